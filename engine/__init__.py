@@ -1,0 +1,24 @@
+"""DP Posterior Lab engine: Bayesian inference from differentially private releases.
+
+Methods: ``naive`` (conjugate update on s_dp as if exact), ``da_mcmc`` (Ju et al. 2022, Alg. 1),
+``abc_rejection`` (Gong 2020, Alg. 3), ``ops`` (one-posterior sampling) and ``exact`` (the
+finite-mixture posterior). The engine imports neither streamlit nor plotly.
+"""
+from .api import METHODS, check_s_dp, confidential_posterior, data_rng, method_rng, prepare, run, run_method
+from .custom import CustomModel
+from .diagnostics import draws_frame, summary, summary_dict, to_inference_data, write_outputs
+from .exact import exact_mixture, has_closed_form
+from .mechanisms import MECHANISM_NAMES, budget_from_scale, make_mechanism, scale_from_budget
+from .models import MODEL_INFO, MODEL_NAMES, make_model
+from .results import Problem, Result
+from .spec import METHOD_NAMES, Spec, load_spec, spec_from_dict, spec_to_dict, spec_to_toml
+
+__all__ = [
+    "METHODS", "METHOD_NAMES", "MECHANISM_NAMES", "MODEL_NAMES", "MODEL_INFO",
+    "Problem", "Result", "Spec", "CustomModel",
+    "prepare", "run", "run_method", "confidential_posterior", "check_s_dp", "data_rng", "method_rng",
+    "load_spec", "spec_from_dict", "spec_to_dict", "spec_to_toml",
+    "make_model", "make_mechanism", "scale_from_budget", "budget_from_scale",
+    "exact_mixture", "has_closed_form",
+    "summary", "summary_dict", "draws_frame", "to_inference_data", "write_outputs",
+]

@@ -1,0 +1,113 @@
+"""The library entry points: prepare a scenario, run a method on it, run a whole spec.
+
+Seeding: ``SeedSequence(seed).spawn(2)`` gives a data stream (simulation and privatization) and a
+method stream; DA-MCMC chains spawn from the method stream. The same spec and seed therefore give
+identical draws in any process, and chain c is the same whether 1 or many chains run.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .abc_rejection import abc_rejection
+from .conjugate import confidential_posterior as _confidential, naive
+from .da_mcmc import da_mcmc
+from .data import load_records_csv, privatize
+from .exact import exact
+from .mechanisms import RandomizedResponse, check_release_value
+from .models import make_model
+from .ops import ops
+from .results import Problem, Result
+from .spec import Spec, _resolve, build_mechanism, spec_from_dict, validate_method
+from .validation import fail, number_list
+
+__all__ = ["prepare", "run_method", "run", "confidential_posterior", "data_rng", "method_rng", "check_s_dp",
+           "METHODS"]
+
+METHODS = {"naive": naive, "da_mcmc": da_mcmc, "abc_rejection": abc_rejection, "ops": ops, "exact": exact}
+
+
+def data_rng(seed: int) -> np.random.Generator:
+    return np.random.default_rng(np.random.SeedSequence(seed).spawn(2)[0])
+
+
+def method_rng(seed: int) -> np.random.Generator:
+    return np.random.default_rng(np.random.SeedSequence(seed).spawn(2)[1])
+
+
+def check_s_dp(model, mechanism, value, field: str = "data.s_dp") -> np.ndarray:
+    """Validate a release: right length, finite, whole numbers for discrete mechanisms, and for
+    randomized response non-negative counts (summing to n over k > 2 cells)."""
+    rr = isinstance(mechanism, RandomizedResponse)
+    length = 1 if (rr and model.name == "beta_binomial") else model.stat_dim
+    s = number_list(field, value, length)
+    check_release_value(mechanism, s, field)
+    if rr:
+        if (s < 0).any() or (model.name == "beta_binomial" and s[0] > model.n):
+            fail(field, s.tolist(), f"randomized-response counts must lie in 0..n = 0..{model.n}")
+        if model.name != "beta_binomial" and s.sum() != model.n:
+            fail(field, s.tolist(), f"randomized-response counts must sum to model.n = {model.n}")
+    return s
+
+
+def prepare(spec: Spec | dict) -> Problem:
+    """Build model and mechanism, obtain the records (simulate / CSV / inline) and the release."""
+    if not isinstance(spec, Spec):
+        spec = spec_from_dict(spec)
+    model = make_model(spec.model["name"], spec.model)
+    mech = build_mechanism(spec.mechanism, model)
+    kind = spec.data_kind
+    if kind == "s_dp":
+        return Problem(model=model, mechanism=mech, s_dp=check_s_dp(model, mech, spec.data["s_dp"]))
+    rng = data_rng(spec.seed)
+    true = None
+    if kind == "simulate":
+        theta = model.theta_from(spec.data["simulate"])
+        records = model.sample_records(rng, theta)
+        true = dict(zip(model.param_names, theta.tolist()))
+    elif kind == "csv":
+        records = load_records_csv(_resolve(spec.data["csv"], spec.base_dir), spec.data.get("column"))
+        records = model.check_records(records, "data.csv")
+    else:
+        records = model.check_records(number_list("data.records", spec.data["records"]), "data.records")
+    if records.shape[0] != model.n:
+        fail("model.n", model.n, f"must equal the number of records ({records.shape[0]})")
+    s_dp = privatize(model, mech, records, rng)
+    return Problem(model=model, mechanism=mech, s_dp=s_dp, records=records, true_params=true)
+
+
+def run_method(problem: Problem, method: dict, seed: int, on_progress=None) -> Result:
+    """Run one method (a [method] table) on a prepared problem with the seed's method stream."""
+    settings = validate_method(method)
+    name = settings.pop("name")
+    rng = method_rng(seed)
+    if name == "da_mcmc":
+        settings.pop("grid_size", None)
+        return da_mcmc(problem, rng, on_progress=on_progress, **settings)
+    if name == "abc_rejection":
+        settings.pop("warmup", None)
+        chains = settings.pop("chains")
+        settings["draws"] = settings["draws"] * chains
+        return abc_rejection(problem, rng, on_progress=on_progress, **settings)
+    if name == "ops":
+        for key in ("chains", "draws", "warmup", "grid_size"):
+            settings.pop(key, None)
+        return ops(problem, rng, **settings)
+    settings.pop("warmup", None)
+    return METHODS[name](problem, rng, **settings)
+
+
+def run(spec: Spec | dict, method: str | None = None, on_progress=None) -> Result:
+    """Prepare the spec's scenario and run its method (or ``method`` instead)."""
+    if not isinstance(spec, Spec):
+        spec = spec_from_dict(spec)
+    settings = dict(spec.method)
+    if method is not None:
+        settings = {k: v for k, v in settings.items() if k in ("chains", "draws", "warmup", "grid_size")}
+        settings["name"] = method
+    problem = prepare(spec)
+    return run_method(problem, settings, spec.seed, on_progress=on_progress)
+
+
+def confidential_posterior(problem: Problem, seed: int = 0, draws: int = 4000) -> Result:
+    """p(theta | x) from the confidential records (simulation or upload only)."""
+    return _confidential(problem, method_rng(seed), draws=draws)

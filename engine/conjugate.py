@@ -1,0 +1,61 @@
+"""Conjugate-update methods: ``naive`` (s_dp treated as exact) and the confidential-data posterior.
+
+naive
+    The analysis that ignores privacy (Bernstein & Sheldon 2018, Section 5, "naive"): the
+    conjugate posterior p(theta | s = s_dp) with s_dp projected onto the statistic's support
+    (clipped to [0, n] for counts, to the simplex {c >= 0, sum c = n} for cell counts, to
+    [n lo, n hi] for a clamped sum; randomized-response counts are taken at face value).
+    Clamping is ignored as well. It is biased towards the noise and overconfident: its spread
+    is the sampling spread only.
+confidential
+    p(theta | x) from the confidential records themselves (simulation or upload), the
+    reference an exact private posterior can at best approach as epsilon grows.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from .custom import CustomModel
+from .densities import marginal_grid_density
+from .results import Problem, Result
+
+__all__ = ["naive", "confidential_posterior"]
+
+
+def _conjugate_result(method, problem, suff, rng, draws, chains, grid_size, info):
+    model = problem.model
+    t0 = time.perf_counter()
+    theta = model.posterior_sample(rng, suff, chains * draws).reshape(chains, draws, -1)
+    density = marginal_grid_density({k: [(1.0, d)] for k, d in model.posterior_marginals(suff).items()},
+                                    grid_size, model.support)
+    info = dict(info, wall_time_s=time.perf_counter() - t0)
+    return Result(method=method, param_names=tuple(model.param_names), draws=theta, s_dp=problem.s_dp,
+                  info=info, density=density)
+
+
+def naive(problem: Problem, rng: np.random.Generator, *, draws: int = 4000, chains: int = 1,
+          grid_size: int = 400, **_ignored) -> Result:
+    """Conjugate posterior treating the (projected) release as the confidential statistic."""
+    model = problem.model
+    if isinstance(model, CustomModel):
+        raise ValueError("method.name = 'naive' is invalid: a custom model has no conjugate update; use da_mcmc")
+    s_proj = model.project(problem.s_dp)
+    if model.name == "beta_binomial" and problem.s_dp.size == 1 and getattr(problem.mechanism, "name", "") == "randomized_response":
+        s_proj = np.clip(problem.s_dp, 0, model.n)
+    note = ("s_dp treated as the exact statistic" +
+            ("" if np.allclose(s_proj, problem.s_dp) else " after projection onto the statistic's support"))
+    return _conjugate_result("naive", problem, s_proj, rng, draws, chains, grid_size,
+                             {"s_projected": s_proj.tolist(), "note": note})
+
+
+def confidential_posterior(problem: Problem, rng: np.random.Generator, *, draws: int = 4000,
+                           grid_size: int = 400) -> Result:
+    """p(theta | x) given the confidential records (needs ``problem.records``)."""
+    if problem.records is None:
+        raise ValueError("data = s_dp is invalid for the confidential posterior: it needs the records "
+                         "(simulate or csv data)")
+    suff = problem.model.suff(problem.records)
+    return _conjugate_result("confidential", problem, suff, rng, draws, 1, grid_size,
+                             {"statistic": problem.model.statistic(problem.records).tolist()})

@@ -1,0 +1,92 @@
+"""Confidential records in, privatized release out: CSV loading, simulation and privatization.
+
+CSV files are parsed as data only (no pickle, no eval): bytes must be UTF-8, there must be a header
+row and at least one record, every cell of the chosen column must be a number, column names must
+be unique, and the file may hold at most ``MAX_RECORDS`` records and ``MAX_BYTES`` bytes.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import math
+import os
+
+import numpy as np
+
+from .mechanisms import RandomizedResponse
+from .validation import fail
+
+__all__ = ["load_records_csv", "privatize", "simulate_records", "MAX_RECORDS", "MAX_BYTES"]
+
+MAX_RECORDS = 1_000_000
+MAX_BYTES = 50 * 1024 * 1024
+
+
+def load_records_csv(source, column: str | None = None, field: str = "data.csv") -> np.ndarray:
+    """Records from a CSV file path or its bytes; returns a 1-D float array.
+
+    ``column`` picks a column by name; without it the file must have exactly one column.
+    """
+    if isinstance(source, (bytes, bytearray)):
+        raw = bytes(source)
+        label = "uploaded file"
+    else:
+        if not os.path.isfile(source):
+            fail(field, source, "must be an existing CSV file")
+        if os.path.getsize(source) > MAX_BYTES:
+            fail(field, source, f"must be at most {MAX_BYTES // (1024 * 1024)} MB")
+        with open(source, "rb") as fh:
+            raw = fh.read()
+        label = source
+    if len(raw) > MAX_BYTES:
+        fail(field, label, f"must be at most {MAX_BYTES // (1024 * 1024)} MB (got {len(raw) / 1e6:.1f} MB)")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        fail(field, label, f"must be UTF-8 text; byte {exc.start} is not")
+    if not text.strip():
+        fail(field, label, "is empty; it needs a header row and at least one record")
+    rows = list(csv.reader(io.StringIO(text)))
+    rows = [r for r in rows if any(c.strip() for c in r)]
+    header = [h.strip() for h in rows[0]]
+    if len(set(header)) != len(header):
+        dup = next(h for h in header if header.count(h) > 1)
+        fail(f"{field} header", dup, "column names must be unique")
+    if len(rows) < 2:
+        fail(field, label, "has a header but no records; it needs at least one record")
+    if len(rows) - 1 > MAX_RECORDS:
+        fail(field, label, f"has {len(rows) - 1} records; at most {MAX_RECORDS} are allowed")
+    if column is None:
+        if len(header) != 1:
+            fail("data.column", None, f"is required: the file has columns {header}; name the one with the records")
+        idx = 0
+    else:
+        if column not in header:
+            fail("data.column", column, f"must be one of the file's columns {header}")
+        idx = header.index(column)
+    out = np.empty(len(rows) - 1)
+    for i, row in enumerate(rows[1:]):
+        cell = row[idx].strip() if idx < len(row) else ""
+        try:
+            v = float(cell)
+        except ValueError:
+            fail(f"{field} row {i + 2} column {header[idx]!r}", cell, "must be a number")
+        if not math.isfinite(v):
+            fail(f"{field} row {i + 2} column {header[idx]!r}", cell, "must be a finite number")
+        out[i] = v
+    return out
+
+
+def simulate_records(model, theta, rng: np.random.Generator) -> np.ndarray:
+    """n confidential records from f(. | theta)."""
+    return model.sample_records(rng, theta)
+
+
+def privatize(model, mechanism, records, rng: np.random.Generator) -> np.ndarray:
+    """The release s_dp: additive noise on the statistic, or per-record randomized response
+    reported as counts per category (for beta_binomial, the reported number of ones)."""
+    if isinstance(mechanism, RandomizedResponse):
+        z = mechanism.sample_records(rng, model.categories(records))
+        counts = np.bincount(z, minlength=mechanism.k).astype(float)
+        return counts[1:2] if model.name == "beta_binomial" else counts
+    return mechanism.sample(rng, model.statistic(records))

@@ -1,0 +1,461 @@
+"""Conjugate data models with a record-additive statistic (Ju et al. 2022, Assumption 2).
+
+Each model knows: its prior and how to draw from it, how to draw confidential records given the
+parameter, the record statistic ``s(x) = sum_i t(x_i)`` that the mechanism privatizes, the
+conjugate posterior given confidential records (Assumption 1, sampled exactly), and its
+sensitivity under the bounded ("replace one record") neighbouring notion used throughout:
+n is public and neighbouring databases differ in the value of one record.
+
+==========================  ==========================  ====================  ==================
+model                       record and statistic         prior                 sensitivity
+==========================  ==========================  ====================  ==================
+``beta_binomial``           x_i in {0, 1}; s = sum x_i   theta ~ Beta(a, b)     1
+``poisson_gamma``           x_i in N; s = sum min(x_i,   lam ~ Gamma(alpha,     upper; 1 without a
+                            upper)                       rate beta)             clamp (counts, see below)
+``dirichlet_multinomial``   x_i in {0..k-1}; s = cell    p ~ Dirichlet(alpha)   L1: 2, L2: sqrt 2
+                            counts (k of them)
+``normal_known_sd``         x_i real; s = sum of x_i     mu ~ N(prior_mean,     hi - lo
+                            clamped to [lo, hi]          prior_sd^2)
+==========================  ==========================  ====================  ==================
+
+Without ``upper`` a Poisson record is unbounded and so is the true sensitivity; the default
+sensitivity 1 then follows Gong (2020)'s privatized count, where the released count is a
+number of people and each person moves it by one. The engine does not claim the exp(-epsilon)
+acceptance bound in that case.
+
+Clamping (``upper``, ``lo``/``hi``) applies to the released statistic only; the latent records
+of DA-MCMC are the unclamped ones, so ``theta | x`` stays conjugate.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+import numpy as np
+from scipy import special, stats
+
+from .validation import fail, finite, number_list, positive, positive_int
+
+__all__ = ["BetaBinomial", "PoissonGamma", "DirichletMultinomial", "NormalKnownSD", "MODEL_NAMES",
+           "make_model", "MODEL_INFO"]
+
+MODEL_NAMES = ("beta_binomial", "poisson_gamma", "dirichlet_multinomial", "normal_known_sd")
+MAX_N = 10_000_000
+
+# Prior keys and their defaults, for the spec loader, the README and the app.
+MODEL_INFO = {
+    "beta_binomial": {"params": ("theta",), "prior": {"a": 1.0, "b": 1.0}},
+    "poisson_gamma": {"params": ("lam",), "prior": {"alpha": 1.0, "beta": 1.0, "upper": None}},
+    "dirichlet_multinomial": {"params": ("p",), "prior": {"alpha": [1.0, 1.0, 1.0]}},
+    "normal_known_sd": {"params": ("mu",),
+                        "prior": {"sd": 1.0, "lo": -3.0, "hi": 3.0, "prior_mean": 0.0, "prior_sd": 10.0}},
+}
+
+
+def _grid_from(dist_list, size=400, lo_q=1e-4, hi_q=1 - 1e-4, support=(-np.inf, np.inf)):
+    lo = min(float(d.ppf(lo_q)) for d in dist_list)
+    hi = max(float(d.ppf(hi_q)) for d in dist_list)
+    lo, hi = max(lo, support[0]), min(hi, support[1])
+    if not hi > lo:
+        hi = lo + 1e-9
+    return np.linspace(lo, hi, size)
+
+
+@dataclass(frozen=True)
+class BetaBinomial:
+    """n Bernoulli(theta) records with a Beta(a, b) prior; s = number of ones."""
+
+    n: int
+    a: float = 1.0
+    b: float = 1.0
+
+    name = "beta_binomial"
+    param_names = ("theta",)
+    stat_dim = 1
+    k = 2
+    integer_statistic = True
+    support = (0.0, 1.0)
+
+    def default_sensitivity(self, l2: bool = False) -> float:
+        return 1.0
+
+    @property
+    def statistic_range(self):
+        return np.array([0.0]), np.array([float(self.n)])
+
+    @property
+    def true_sensitivity(self) -> float | None:
+        return 1.0
+
+    def sample_prior(self, rng, size):
+        return rng.beta(self.a, self.b, size=size)[:, None]
+
+    def sample_records(self, rng, theta, n=None):
+        return (rng.random(n or self.n) < float(theta[0])).astype(np.int64)
+
+    def statistic(self, records):
+        return np.array([float(np.sum(records))])
+
+    def categories(self, records):
+        return np.asarray(records, dtype=np.int64)
+
+    def check_records(self, records, field="records"):
+        r = np.asarray(records, dtype=float)
+        bad = ~np.isin(r, (0.0, 1.0))
+        if bad.any():
+            fail(field, r[bad][0].item(), "beta_binomial records must be 0 or 1")
+        return r.astype(np.int64)
+
+    def suff(self, records):
+        return np.array([float(np.sum(records))])
+
+    def posterior_params(self, suff):
+        s = float(suff[0])
+        return self.a + s, self.b + self.n - s
+
+    def posterior_sample(self, rng, suff, size):
+        al, be = self.posterior_params(suff)
+        return rng.beta(al, be, size=size)[:, None]
+
+    def posterior_marginals(self, suff):
+        return {"theta": stats.beta(*self.posterior_params(suff))}
+
+    def project(self, s_dp):
+        """The nearest value of the statistic's support [0, n] (naive method)."""
+        return np.clip(np.asarray(s_dp, float), 0.0, self.n)
+
+    def sample_statistic(self, rng, theta):
+        return rng.binomial(self.n, theta[:, 0])[:, None].astype(float)
+
+    def theta_from(self, value: Mapping[str, Any], field="data.simulate"):
+        v = value.get("theta")
+        if v is None:
+            fail(field, dict(value), "beta_binomial needs theta")
+        v = finite(f"{field}.theta", v)
+        if not 0.0 <= v <= 1.0:
+            fail(f"{field}.theta", v, "must be in [0, 1]")
+        return np.array([v])
+
+    def prior_dict(self):
+        return {"a": self.a, "b": self.b}
+
+
+@dataclass(frozen=True)
+class PoissonGamma:
+    """n Poisson(lam) records, Gamma(alpha, rate beta) prior; s = sum of records clamped at ``upper``."""
+
+    n: int
+    alpha: float = 1.0
+    beta: float = 1.0
+    upper: int | None = None
+
+    name = "poisson_gamma"
+    param_names = ("lam",)
+    stat_dim = 1
+    k = None
+    integer_statistic = True
+    support = (0.0, np.inf)
+
+    def default_sensitivity(self, l2: bool = False) -> float:
+        return float(self.upper) if self.upper is not None else 1.0
+
+    @property
+    def true_sensitivity(self) -> float | None:
+        return float(self.upper) if self.upper is not None else None
+
+    @property
+    def statistic_range(self):
+        hi = np.inf if self.upper is None else float(self.n * self.upper)
+        return np.array([0.0]), np.array([hi])
+
+    def sample_prior(self, rng, size):
+        return rng.gamma(self.alpha, 1.0 / self.beta, size=size)[:, None]
+
+    def sample_records(self, rng, theta, n=None):
+        return rng.poisson(float(theta[0]), size=n or self.n).astype(np.int64)
+
+    def _clamp(self, records):
+        r = np.asarray(records)
+        return r if self.upper is None else np.minimum(r, self.upper)
+
+    def statistic(self, records):
+        return np.array([float(np.sum(self._clamp(records)))])
+
+    def check_records(self, records, field="records"):
+        r = np.asarray(records, dtype=float)
+        bad = (r < 0) | (np.round(r) != r)
+        if bad.any():
+            fail(field, r[bad][0].item(), "poisson_gamma records must be whole numbers >= 0")
+        return r.astype(np.int64)
+
+    def suff(self, records):
+        return np.array([float(np.sum(records))])
+
+    def posterior_params(self, suff):
+        return self.alpha + float(suff[0]), self.beta + self.n
+
+    def posterior_sample(self, rng, suff, size):
+        sh, rate = self.posterior_params(suff)
+        return rng.gamma(sh, 1.0 / rate, size=size)[:, None]
+
+    def posterior_marginals(self, suff):
+        sh, rate = self.posterior_params(suff)
+        return {"lam": stats.gamma(sh, scale=1.0 / rate)}
+
+    def project(self, s_dp):
+        lo, hi = self.statistic_range
+        return np.clip(np.asarray(s_dp, float), lo, hi)
+
+    def sample_statistic(self, rng, theta):
+        lam = theta[:, 0]
+        if self.upper is None:
+            return rng.poisson(self.n * lam)[:, None].astype(float)
+        # Sum of n clamped Poisson records: counts of each value 0..upper-1 and of ">= upper"
+        # are multinomial(n, pmf), so s = sum_j j N_j + upper N_upper.
+        j = np.arange(self.upper)
+        pm = stats.poisson.pmf(j[None, :], lam[:, None])
+        tail = np.clip(1.0 - pm.sum(axis=1, keepdims=True), 0.0, 1.0)
+        pv = np.concatenate([pm, tail], axis=1)
+        pv /= pv.sum(axis=1, keepdims=True)
+        counts = rng.multinomial(self.n, pv)
+        vals = np.append(j, self.upper).astype(float)
+        return (counts @ vals)[:, None]
+
+    def theta_from(self, value, field="data.simulate"):
+        v = value.get("lam")
+        if v is None:
+            fail(field, dict(value), "poisson_gamma needs lam")
+        return np.array([positive(f"{field}.lam", v)])
+
+    def prior_dict(self):
+        d = {"alpha": self.alpha, "beta": self.beta}
+        if self.upper is not None:
+            d["upper"] = self.upper
+        return d
+
+
+@dataclass(frozen=True)
+class DirichletMultinomial:
+    """n categorical records over k cells, Dirichlet(alpha) prior; s = the k cell counts."""
+
+    n: int
+    alpha: tuple = (1.0, 1.0, 1.0)
+
+    name = "dirichlet_multinomial"
+    integer_statistic = True
+    support = (0.0, 1.0)
+
+    @property
+    def k(self) -> int:
+        return len(self.alpha)
+
+    @property
+    def stat_dim(self) -> int:
+        return self.k
+
+    @property
+    def param_names(self):
+        return tuple(f"p[{j}]" for j in range(self.k))
+
+    def default_sensitivity(self, l2: bool = False) -> float:
+        """Replacing one record moves one count down and another up: L1 = 2, L2 = sqrt(2)."""
+        return math.sqrt(2.0) if l2 else 2.0
+
+    @property
+    def true_sensitivity(self) -> float | None:
+        return 2.0
+
+    @property
+    def statistic_range(self):
+        return np.zeros(self.k), np.full(self.k, float(self.n))
+
+    def sample_prior(self, rng, size):
+        return rng.dirichlet(np.asarray(self.alpha), size=size)
+
+    def sample_records(self, rng, theta, n=None):
+        return rng.choice(self.k, size=n or self.n, p=np.asarray(theta) / np.sum(theta)).astype(np.int64)
+
+    def statistic(self, records):
+        return np.bincount(np.asarray(records, dtype=np.int64), minlength=self.k).astype(float)
+
+    def categories(self, records):
+        return np.asarray(records, dtype=np.int64)
+
+    def check_records(self, records, field="records"):
+        r = np.asarray(records, dtype=float)
+        bad = (r < 0) | (r > self.k - 1) | (np.round(r) != r)
+        if bad.any():
+            fail(field, r[bad][0].item(), f"dirichlet_multinomial records must be category indices 0..{self.k - 1}")
+        return r.astype(np.int64)
+
+    def suff(self, records):
+        return self.statistic(records)
+
+    def posterior_sample(self, rng, suff, size):
+        return rng.dirichlet(np.asarray(self.alpha) + np.asarray(suff, float), size=size)
+
+    def posterior_marginals(self, suff):
+        a = np.asarray(self.alpha) + np.asarray(suff, float)
+        return {f"p[{j}]": stats.beta(a[j], a.sum() - a[j]) for j in range(self.k)}
+
+    def project(self, s_dp):
+        """Euclidean projection of s_dp onto {c >= 0, sum c = n} (Duchi et al. 2008)."""
+        v = np.asarray(s_dp, float)
+        u = np.sort(v)[::-1]
+        css = np.cumsum(u) - self.n
+        idx = np.arange(1, v.size + 1)
+        rho = np.nonzero(u - css / idx > 0)[0][-1]
+        tau = css[rho] / (rho + 1.0)
+        return np.maximum(v - tau, 0.0)
+
+    def sample_statistic(self, rng, theta):
+        return rng.multinomial(self.n, theta).astype(float)
+
+    def theta_from(self, value, field="data.simulate"):
+        v = value.get("p")
+        if v is None:
+            fail(field, dict(value), f"dirichlet_multinomial needs p = [..] with {self.k} probabilities")
+        p = number_list(f"{field}.p", v, self.k)
+        if (p < 0).any() or abs(p.sum() - 1.0) > 1e-6:
+            fail(f"{field}.p", list(v), "must be non-negative and sum to 1")
+        return p / p.sum()
+
+    def prior_dict(self):
+        return {"alpha": list(self.alpha)}
+
+
+@dataclass(frozen=True)
+class NormalKnownSD:
+    """n Normal(mu, sd) records clamped to [lo, hi]; Normal(prior_mean, prior_sd) prior; s = clamped sum."""
+
+    n: int
+    sd: float = 1.0
+    lo: float = -3.0
+    hi: float = 3.0
+    prior_mean: float = 0.0
+    prior_sd: float = 10.0
+
+    name = "normal_known_sd"
+    param_names = ("mu",)
+    stat_dim = 1
+    k = None
+    integer_statistic = False
+    support = (-np.inf, np.inf)
+
+    def default_sensitivity(self, l2: bool = False) -> float:
+        return self.hi - self.lo
+
+    @property
+    def true_sensitivity(self) -> float | None:
+        return self.hi - self.lo
+
+    @property
+    def statistic_range(self):
+        return np.array([self.n * self.lo]), np.array([self.n * self.hi])
+
+    def sample_prior(self, rng, size):
+        return rng.normal(self.prior_mean, self.prior_sd, size=size)[:, None]
+
+    def sample_records(self, rng, theta, n=None):
+        return rng.normal(float(theta[0]), self.sd, size=n or self.n)
+
+    def statistic(self, records):
+        return np.array([float(np.sum(np.clip(records, self.lo, self.hi)))])
+
+    def check_records(self, records, field="records"):
+        r = np.asarray(records, dtype=float)
+        if not np.all(np.isfinite(r)):
+            fail(field, r[~np.isfinite(r)][0].item(), "normal_known_sd records must be finite numbers")
+        return r
+
+    def suff(self, records):
+        return np.array([float(np.sum(records))])
+
+    def posterior_params(self, suff):
+        prec = 1.0 / self.prior_sd**2 + self.n / self.sd**2
+        mean = (self.prior_mean / self.prior_sd**2 + float(suff[0]) / self.sd**2) / prec
+        return mean, 1.0 / math.sqrt(prec)
+
+    def posterior_sample(self, rng, suff, size):
+        m, s = self.posterior_params(suff)
+        return rng.normal(m, s, size=size)[:, None]
+
+    def posterior_marginals(self, suff):
+        m, s = self.posterior_params(suff)
+        return {"mu": stats.norm(m, s)}
+
+    def project(self, s_dp):
+        lo, hi = self.statistic_range
+        return np.clip(np.asarray(s_dp, float), lo, hi)
+
+    def sample_statistic(self, rng, theta):
+        mu = theta[:, 0]
+        out = np.empty(mu.size)
+        chunk = max(1, 2_000_000 // self.n)
+        for i in range(0, mu.size, chunk):
+            m = mu[i : i + chunk]
+            x = rng.normal(m[:, None], self.sd, size=(m.size, self.n))
+            out[i : i + chunk] = np.clip(x, self.lo, self.hi).sum(axis=1)
+        return out[:, None]
+
+    def theta_from(self, value, field="data.simulate"):
+        v = value.get("mu")
+        if v is None:
+            fail(field, dict(value), "normal_known_sd needs mu")
+        return np.array([finite(f"{field}.mu", v)])
+
+    def prior_dict(self):
+        return {"sd": self.sd, "lo": self.lo, "hi": self.hi, "prior_mean": self.prior_mean, "prior_sd": self.prior_sd}
+
+
+_KEYS = {
+    "beta_binomial": {"a", "b"},
+    "poisson_gamma": {"alpha", "beta", "upper"},
+    "dirichlet_multinomial": {"alpha"},
+    "normal_known_sd": {"sd", "lo", "hi", "prior_mean", "prior_sd"},
+}
+
+
+def make_model(name: str, params: Mapping[str, Any]):
+    """Build a model from its spec table (``[model]``): ``n`` plus the model's prior keys."""
+    from .validation import choice
+
+    params = dict(params)
+    params.pop("name", None)
+    choice("model.name", name, MODEL_NAMES)
+    if "n" not in params:
+        fail("model.n", None, "is required: the number of confidential records, an integer >= 1")
+    n = positive_int("model.n", params.pop("n"), 1, MAX_N)
+    unknown = set(params) - _KEYS[name]
+    if unknown:
+        key = sorted(unknown)[0]
+        fail(f"model.{key}", params[key], f"is not a key of {name}; allowed: n, " + ", ".join(sorted(_KEYS[name])))
+    if name == "beta_binomial":
+        return BetaBinomial(n=n, a=positive("model.a", params.get("a", 1.0)), b=positive("model.b", params.get("b", 1.0)))
+    if name == "poisson_gamma":
+        upper = params.get("upper")
+        if upper is not None:
+            upper = positive_int("model.upper", upper, 1, 100_000)
+        return PoissonGamma(n=n, alpha=positive("model.alpha", params.get("alpha", 1.0)),
+                            beta=positive("model.beta", params.get("beta", 1.0)), upper=upper)
+    if name == "dirichlet_multinomial":
+        alpha = number_list("model.alpha", params.get("alpha", [1.0, 1.0, 1.0]))
+        if alpha.size < 2 or alpha.size > 64 or (alpha <= 0).any():
+            fail("model.alpha", params.get("alpha"), "must be a list of 2 to 64 numbers > 0 (one per cell)")
+        return DirichletMultinomial(n=n, alpha=tuple(float(a) for a in alpha))
+    d = MODEL_INFO["normal_known_sd"]["prior"]
+    sd = positive("model.sd", params.get("sd", d["sd"]))
+    lo = finite("model.lo", params.get("lo", d["lo"]))
+    hi = finite("model.hi", params.get("hi", d["hi"]))
+    if not hi > lo:
+        fail("model.hi", hi, f"must be greater than model.lo = {lo}")
+    return NormalKnownSD(n=n, sd=sd, lo=lo, hi=hi, prior_mean=finite("model.prior_mean", params.get("prior_mean", d["prior_mean"])),
+                         prior_sd=positive("model.prior_sd", params.get("prior_sd", d["prior_sd"])))
+
+
+def log_beta_binomial_pmf(s, n, a, b):
+    """log BetaBinomial(s; n, a, b), the prior predictive of the number of ones."""
+    s = np.asarray(s, float)
+    return (special.gammaln(n + 1) - special.gammaln(s + 1) - special.gammaln(n - s + 1)
+            + special.betaln(a + s, b + n - s) - special.betaln(a, b))

@@ -1,0 +1,245 @@
+"""Scenario specs: a frozen, validated description of one run, loadable from TOML or JSON.
+
+Layout (every key is documented in the README)::
+
+    seed = 1
+    [model]      name, n, prior keys (see engine.models.MODEL_INFO)
+    [mechanism]  name, noise scale (scale | sigma) or budget (epsilon | rho | epsilon + delta),
+                 sensitivity; randomized_response: epsilon, or scheme = "coin" + truth_prob
+    [data]       exactly one of: s_dp = [..] · simulate = {theta = 0.3} · csv = "file.csv"
+                 (+ column = "x") · records = [..]
+    [method]     name (naive | da_mcmc | abc_rejection | ops | exact), chains, draws, warmup,
+                 and per method: abc max_proposals, max_seconds, batch_size · ops k, truncation,
+                 epsilon · exact/naive grid_size
+"""
+from __future__ import annotations
+
+
+import json
+import math
+import os
+import tomllib
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from .mechanisms import make_mechanism
+from .models import make_model
+from .validation import choice, fail, positive, positive_int
+
+__all__ = ["Spec", "spec_from_dict", "load_spec", "spec_to_dict", "spec_to_toml", "METHOD_NAMES",
+           "validate_method", "DEFAULT_METHOD"]
+
+METHOD_NAMES = ("naive", "da_mcmc", "abc_rejection", "ops", "exact")
+DEFAULT_METHOD = {"name": "da_mcmc", "chains": 4, "draws": 2000, "warmup": 500}
+_COMMON = {"name", "chains", "draws", "warmup", "grid_size"}
+_METHOD_KEYS = {
+    "naive": _COMMON,
+    "exact": _COMMON,
+    "da_mcmc": _COMMON,
+    "abc_rejection": _COMMON | {"max_proposals", "max_seconds", "batch_size"},
+    "ops": _COMMON | {"k", "truncation", "epsilon"},
+}
+_TOP_KEYS = {"seed", "model", "mechanism", "data", "method"}
+_DATA_KINDS = ("s_dp", "simulate", "csv", "records")
+
+
+def _plain(obj):
+    """Deep-copy into plain dicts/lists (mappingproxy -> dict, tuple -> list)."""
+    if isinstance(obj, Mapping):
+        return {k: _plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_plain(v) for v in obj]
+    return obj
+
+
+def validate_method(method: Mapping[str, Any]) -> dict:
+    """Check a [method] table; returns it with defaults filled in."""
+    if not isinstance(method, Mapping):
+        fail("method", method, "must be a table with at least name")
+    m = dict(method)
+    name = choice("method.name", m.get("name", DEFAULT_METHOD["name"]), METHOD_NAMES)
+    unknown = set(m) - _METHOD_KEYS[name]
+    if unknown:
+        key = sorted(unknown)[0]
+        fail(f"method.{key}", m[key], f"is not a key of {name}; allowed: " + ", ".join(sorted(_METHOD_KEYS[name])))
+    out = {"name": name}
+    out["chains"] = positive_int("method.chains", m.get("chains", DEFAULT_METHOD["chains"]), 1, 64)
+    out["draws"] = positive_int("method.draws", m.get("draws", DEFAULT_METHOD["draws"]), 1, 10_000_000)
+    out["warmup"] = positive_int("method.warmup", m.get("warmup", DEFAULT_METHOD["warmup"]), 0, 10_000_000)
+    if "grid_size" in m:
+        out["grid_size"] = positive_int("method.grid_size", m["grid_size"], 10, 100_000)
+    if name == "abc_rejection":
+        if "max_proposals" in m:
+            out["max_proposals"] = positive_int("method.max_proposals", m["max_proposals"], 1, 10**11)
+        if "max_seconds" in m:
+            out["max_seconds"] = positive("method.max_seconds", m["max_seconds"])
+        if "batch_size" in m:
+            out["batch_size"] = positive_int("method.batch_size", m["batch_size"], 1, 10_000_000)
+    if name == "ops":
+        if "k" in m:
+            out["k"] = positive_int("method.k", m["k"], 1, 1_000_000)
+        if "epsilon" in m:
+            out["epsilon"] = positive("method.epsilon", m["epsilon"])
+        if "truncation" in m:
+            t = m["truncation"]
+            if isinstance(t, (list, tuple)):
+                if len(t) != 2:
+                    fail("method.truncation", t, "must be a number or a [low, high] pair")
+                out["truncation"] = [positive("method.truncation[0]", t[0]), positive("method.truncation[1]", t[1])]
+            else:
+                out["truncation"] = positive("method.truncation", t)
+    return out
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A validated scenario. Build with :func:`spec_from_dict` or :func:`load_spec`."""
+
+    seed: int
+    model: Mapping[str, Any]
+    mechanism: Mapping[str, Any]
+    data: Mapping[str, Any]
+    method: Mapping[str, Any]
+    base_dir: str = "."
+
+    @property
+    def data_kind(self) -> str:
+        return next(k for k in _DATA_KINDS if k in self.data)
+
+
+def _check_data(data, model) -> dict:
+    if not isinstance(data, Mapping):
+        fail("data", data, "must be a table with one of s_dp, simulate, csv, records")
+    present = [k for k in _DATA_KINDS if k in data]
+    if len(present) != 1:
+        fail("data", dict(data), "needs exactly one of s_dp = [..], simulate = {..}, csv = \"file.csv\", records = [..]")
+    allowed = {present[0]} | ({"column"} if present[0] == "csv" else set())
+    extra = set(data) - allowed
+    if extra:
+        key = sorted(extra)[0]
+        fail(f"data.{key}", data[key], f"is not allowed with data.{present[0]}; allowed: " + ", ".join(sorted(allowed)))
+    d = dict(data)
+    if present[0] == "simulate":
+        if not isinstance(d["simulate"], Mapping):
+            fail("data.simulate", d["simulate"], "must be a table of true parameters, e.g. { theta = 0.3 }")
+        model.theta_from(d["simulate"])
+    if present[0] == "csv" and not isinstance(d["csv"], str):
+        fail("data.csv", d["csv"], "must be a file path")
+    return d
+
+
+def spec_from_dict(d: Mapping[str, Any], base_dir: str = ".") -> Spec:
+    """Validate a spec dictionary (the TOML/JSON layout) into a frozen :class:`Spec`."""
+    if not isinstance(d, Mapping):
+        fail("spec", d, "must be a table with seed, model, mechanism, data, method")
+    unknown = set(d) - _TOP_KEYS
+    if unknown:
+        key = sorted(unknown)[0]
+        fail(key, d[key], "is not a top-level key; allowed: " + ", ".join(sorted(_TOP_KEYS)))
+    for key in ("model", "mechanism", "data"):
+        if key not in d:
+            fail(key, None, f"[{key}] table is required")
+        if not isinstance(d[key], Mapping):
+            fail(key, d[key], f"[{key}] must be a table")
+    seed = d.get("seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0 or seed >= 2**63:
+        fail("seed", seed, "must be an integer in [0, 2^63)")
+    model_d = dict(d["model"])
+    data_d = dict(d["data"])
+    if "csv" in data_d and "n" not in model_d:
+        from .data import load_records_csv
+
+        model_d["n"] = int(load_records_csv(_resolve(data_d["csv"], base_dir), data_d.get("column")).shape[0])
+    if "records" in data_d and "n" not in model_d and isinstance(data_d["records"], (list, tuple)):
+        model_d["n"] = len(data_d["records"])
+    if "name" not in model_d:
+        fail("model.name", None, "is required: one of beta_binomial, poisson_gamma, dirichlet_multinomial, normal_known_sd")
+    model = make_model(model_d["name"], model_d)
+    mech_d = dict(d["mechanism"])
+    if "name" not in mech_d:
+        fail("mechanism.name", None, "is required: one of laplace, gaussian, discrete_laplace, discrete_gaussian, randomized_response")
+    build_mechanism(mech_d, model)
+    data = _check_data(data_d, model)
+    method = validate_method(d.get("method", DEFAULT_METHOD))
+    return Spec(seed=seed, model=model_d, mechanism=mech_d, data=data, method=method, base_dir=base_dir)
+
+
+def build_mechanism(mech_d: Mapping[str, Any], model):
+    """The mechanism of a spec for a given model (sensitivity and k default from the model)."""
+    name = mech_d.get("name")
+    params = {k: v for k, v in mech_d.items() if k != "name"}
+    l2 = name in ("gaussian", "discrete_gaussian")
+    if name == "randomized_response" and model.k is None:
+        fail("mechanism.name", name, f"randomized_response needs categorical records; {model.name} has none "
+             "(use it with beta_binomial or dirichlet_multinomial)")
+    if name in ("discrete_laplace", "discrete_gaussian") and not model.integer_statistic:
+        fail("mechanism.name", name, f"discrete noise needs an integer statistic; {model.name} has a real one "
+             "(use laplace or gaussian)")
+    return make_mechanism(name, params, default_sensitivity=model.default_sensitivity(l2=l2), k=model.k or 2)
+
+
+def _resolve(path: str, base_dir: str) -> str:
+    return path if os.path.isabs(path) else os.path.join(base_dir, path)
+
+
+def load_spec(path: str) -> Spec:
+    """Read a TOML (``.toml``) or JSON (``.json``) spec file."""
+    if not os.path.isfile(path):
+        fail("SPEC", path, "must be an existing .toml or .json file")
+    with open(path, "rb") as fh:
+        raw = fh.read()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        fail("SPEC", path, f"must be UTF-8 text (byte {exc.start} is not)")
+    if path.endswith(".json"):
+        try:
+            d = json.loads(text)
+        except json.JSONDecodeError as exc:
+            fail("SPEC", path, f"must be valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}")
+    else:
+        try:
+            d = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            fail("SPEC", path, f"must be valid TOML: {exc}")
+    return spec_from_dict(d, base_dir=os.path.dirname(os.path.abspath(path)))
+
+
+def spec_to_dict(spec: Spec) -> dict:
+    """The plain-dict layout of a spec (round-trips through :func:`spec_from_dict`)."""
+    return {"seed": spec.seed, "model": _plain(spec.model), "mechanism": _plain(spec.mechanism),
+            "data": _plain(spec.data), "method": _plain(spec.method)}
+
+
+def _toml_value(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        if math.isnan(v) or math.isinf(v):
+            raise ValueError(f"spec value {v!r} is invalid: TOML needs finite numbers")
+        return repr(v)
+    if isinstance(v, str):
+        return json.dumps(v)
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    if isinstance(v, Mapping):
+        return "{ " + ", ".join(f"{k} = {_toml_value(x)}" for k, x in v.items()) + " }"
+    raise ValueError(f"spec value {v!r} is invalid: cannot be written as TOML")
+
+
+def spec_to_toml(spec: Spec) -> str:
+    """TOML text that :func:`load_spec` reads back into an identical spec."""
+    d = spec_to_dict(spec)
+    lines = [f"seed = {d['seed']}"]
+    for table in ("model", "mechanism", "data", "method"):
+        lines.append(f"\n[{table}]")
+        for k, v in d[table].items():
+            if v is None:
+                continue
+            lines.append(f"{k} = {_toml_value(v)}")
+    return "\n".join(lines) + "\n"
+
+
+

@@ -1,0 +1,95 @@
+"""Boundary checks that raise ``ValueError`` naming the field, the value and what is allowed."""
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable
+
+import numpy as np
+
+__all__ = [
+    "fail",
+    "positive",
+    "positive_int",
+    "finite",
+    "probability_open",
+    "choice",
+    "number_list",
+]
+
+
+def fail(field: str, value: Any, allowed: str) -> None:
+    """Raise the engine's one error shape: ``<field> = <value> is invalid: <allowed>``."""
+    raise ValueError(f"{field} = {value!r} is invalid: {allowed}")
+
+
+def _as_float(field: str, value: Any, allowed: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        fail(field, value, allowed)
+    return float(value)
+
+
+def finite(field: str, value: Any) -> float:
+    """A finite real number."""
+    v = _as_float(field, value, "must be a finite number")
+    if not math.isfinite(v):
+        fail(field, value, "must be a finite number")
+    return v
+
+
+def positive(field: str, value: Any) -> float:
+    """A finite number > 0."""
+    allowed = "must be a finite number > 0"
+    v = _as_float(field, value, allowed)
+    if not math.isfinite(v) or v <= 0:
+        fail(field, value, allowed)
+    return v
+
+
+def positive_int(field: str, value: Any, minimum: int = 1, maximum: int | None = None) -> int:
+    """An integer in [minimum, maximum]."""
+    allowed = f"must be an integer >= {minimum}" + (f" and <= {maximum}" if maximum else "")
+    if isinstance(value, bool):
+        fail(field, value, allowed)
+    if isinstance(value, (float, np.floating)) and math.isfinite(value) and float(value).is_integer():
+        value = int(value)
+    if not isinstance(value, (int, np.integer)):
+        fail(field, value, allowed)
+    if value < minimum or (maximum is not None and value > maximum):
+        fail(field, value, allowed)
+    return int(value)
+
+
+def probability_open(field: str, value: Any) -> float:
+    """A number strictly between 0 and 1."""
+    allowed = "must be a number strictly between 0 and 1"
+    v = _as_float(field, value, allowed)
+    if not (0.0 < v < 1.0):
+        fail(field, value, allowed)
+    return v
+
+
+def choice(field: str, value: Any, options: Iterable[str]) -> str:
+    """One of a fixed set of names."""
+    options = list(options)
+    if not isinstance(value, str) or value not in options:
+        fail(field, value, "must be one of " + ", ".join(options))
+    return value
+
+
+def number_list(field: str, value: Any, length: int | None = None) -> np.ndarray:
+    """A non-empty list of finite numbers (a bare number counts as a list of one)."""
+    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
+        value = [value]
+    allowed = "must be a list of finite numbers" + (f" of length {length}" if length else "")
+    if not isinstance(value, (list, tuple, np.ndarray)) or len(value) == 0:
+        fail(field, value, allowed)
+    out = []
+    for v in value:
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+            fail(field, value, allowed)
+        if not math.isfinite(float(v)):
+            fail(field, value, allowed)
+        out.append(float(v))
+    if length is not None and len(out) != length:
+        fail(field, value, allowed)
+    return np.asarray(out, dtype=float)
