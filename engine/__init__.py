@@ -11,6 +11,7 @@ from .exact import exact_mixture, has_closed_form
 from .mechanisms import MECHANISM_NAMES, budget_from_scale, make_mechanism, scale_from_budget
 from .models import MODEL_INFO, MODEL_NAMES, make_model
 from .results import Problem, Result
+from .scenarios import DEMO_SPEC, scenario
 from .spec import METHOD_NAMES, Spec, load_spec, spec_from_dict, spec_to_dict, spec_to_toml
 
 __all__ = [
@@ -20,5 +21,6 @@ __all__ = [
     "load_spec", "spec_from_dict", "spec_to_dict", "spec_to_toml",
     "make_model", "make_mechanism", "scale_from_budget", "budget_from_scale",
     "exact_mixture", "has_closed_form",
+    "DEMO_SPEC", "scenario",
     "summary", "summary_dict", "draws_frame", "to_inference_data", "write_outputs",
 ]
