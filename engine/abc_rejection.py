@@ -57,7 +57,11 @@ def abc_rejection(problem: Problem, rng: np.random.Generator, *, draws: int = 40
     if isinstance(model, CustomModel):
         batch_size = min(batch_size, 1000)
     else:
-        batch_size = int(max(100, min(batch_size, 20_000_000 // max(1, model.stat_dim * (model.k or 1)))))
+        # keep one batch's working arrays near 20 million numbers
+        width = model.stat_dim * (model.k or 1) + (model.upper + 1 if getattr(model, "upper", None) else 0)
+        if model.name == "normal_known_sd":
+            width = model.n
+        batch_size = int(max(100, min(batch_size, 20_000_000 // max(1, width))))
     kept, n_acc, proposals = [], 0, 0
     stopped_by = "draws"
     while n_acc < draws:

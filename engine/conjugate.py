@@ -42,8 +42,6 @@ def naive(problem: Problem, rng: np.random.Generator, *, draws: int = 4000, chai
     if isinstance(model, CustomModel):
         raise ValueError("method.name = 'naive' is invalid: a custom model has no conjugate update; use da_mcmc")
     s_proj = model.project(problem.s_dp)
-    if model.name == "beta_binomial" and problem.s_dp.size == 1 and getattr(problem.mechanism, "name", "") == "randomized_response":
-        s_proj = np.clip(problem.s_dp, 0, model.n)
     note = ("s_dp treated as the exact statistic" +
             ("" if np.allclose(s_proj, problem.s_dp) else " after projection onto the statistic's support"))
     return _conjugate_result("naive", problem, s_proj, rng, draws, chains, grid_size,

@@ -10,7 +10,7 @@ epsilon-DP mechanism the ratio is at least exp(-epsilon) (Prop. 3.1), and record
 each step O(1) (Prop. 3.2).
 
 Built-in models run the compiled chains of :mod:`engine.kernels`; custom models
-(:class:`engine.custom.CustomModel`) run :func:`engine.custom.python_chain`, the same algorithm in
+(:class:`engine.custom.CustomModel`) run :class:`engine.custom.PythonRunner`, the same algorithm in
 plain Python. Chains are independent streams ``rng.spawn(chains)`` and run on threads (the
 compiled kernels release the GIL), so chain c's draws do not depend on how many chains run.
 """
@@ -114,7 +114,9 @@ class _Runner:
             return ChainState(x=x, s=0.0, sum_x=0.0, counts=counts)
         if model.name == "normal_known_sd":
             return ChainState(x=x.astype(float), s=float(model.statistic(x)[0]), sum_x=float(x.sum()))
-        return ChainState(x=x.astype(np.int64), s=float(model.statistic(x)[0]), sum_x=float(np.sum(x)))
+        # Bernoulli records fit in one byte: a smaller array keeps n = 10^6 sweeps in cache
+        dtype = np.int8 if model.name == "beta_binomial" else np.int64
+        return ChainState(x=x.astype(dtype), s=float(model.statistic(x)[0]), sum_x=float(np.sum(x)))
 
     def advance(self, rng, st: ChainState, n_iter: int, out_theta, out_acc, out_frac) -> None:
         model = self.problem.model

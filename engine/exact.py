@@ -322,7 +322,7 @@ def exact(problem: Problem, rng: np.random.Generator, *, draws: int = 4000, chai
             for sl in range(0, w.size, 2000):
                 pdf += w[sl:sl + 2000] @ stats.beta.pdf(grid[None, :], a[sl:sl + 2000, None], b[sl:sl + 2000, None])
             density[name] = (grid, pdf)
-        info["n_components"] = int(np.prod([v.size for _, v in mix.wins]))
+        info["count_window_sizes"] = [int(v.size) for _, v in mix.wins]
     else:
         theta = mix.sample(rng, total)
         name = model.param_names[0]
