@@ -18,7 +18,7 @@ import time
 import numpy as np
 
 from .custom import CustomModel
-from .densities import marginal_grid_density
+from .densities import cell_density, range_from_quantiles
 from .results import Problem, Result
 
 __all__ = ["naive", "confidential_posterior"]
@@ -28,8 +28,10 @@ def _conjugate_result(method, problem, suff, rng, draws, chains, grid_size, info
     model = problem.model
     t0 = time.perf_counter()
     theta = model.posterior_sample(rng, suff, chains * draws).reshape(chains, draws, -1)
-    density = marginal_grid_density({k: [(1.0, d)] for k, d in model.posterior_marginals(suff).items()},
-                                    grid_size, model.support)
+    density = {}
+    for name, d in model.posterior_marginals(suff).items():
+        lo, hi = range_from_quantiles(d.ppf(1e-5), d.ppf(1 - 1e-5), model.support)
+        density[name] = cell_density(d.cdf, lo, hi, grid_size)
     info = dict(info, wall_time_s=time.perf_counter() - t0)
     return Result(method=method, param_names=tuple(model.param_names), draws=theta, s_dp=problem.s_dp,
                   info=info, density=density)

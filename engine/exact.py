@@ -40,6 +40,7 @@ import numpy as np
 from scipy import optimize, special, stats
 
 from .custom import CustomModel
+from .densities import cell_density, range_from_quantiles
 from .mechanisms import RandomizedResponse
 from .models import log_beta_binomial_pmf
 from .results import Problem, Result
@@ -87,23 +88,7 @@ class Mixture:
 
     def cdf(self, j: int, x):
         w, p1, p2 = self.marginal_components(j)
-        x = np.asarray(x, float)
-        if self.model.name == "poisson_gamma":
-            return np.sum(w[:, None] * stats.gamma.cdf(x[None, :], p1[:, None], scale=1.0 / p2[:, None]), axis=0)
-        return np.sum(w[:, None] * stats.beta.cdf(x[None, :], p1[:, None], p2[:, None]), axis=0)
-
-    def pdf(self, j: int, x):
-        w, p1, p2 = self.marginal_components(j)
-        x = np.asarray(x, float)
-        out = np.zeros_like(x)
-        for lo in range(0, w.size, 2000):
-            sl = slice(lo, lo + 2000)
-            if self.model.name == "poisson_gamma":
-                d = stats.gamma.pdf(x[None, :], p1[sl, None], scale=1.0 / p2[sl, None])
-            else:
-                d = stats.beta.pdf(x[None, :], p1[sl, None], p2[sl, None])
-            out += w[sl] @ d
-        return out
+        return _mixture_cdf(self.model.name == "poisson_gamma", w, p1, p2, x)
 
     def quantile(self, j: int, q: float) -> float:
         """Mixture quantile by bracketing on the CDF."""
@@ -125,6 +110,20 @@ class Mixture:
             return rng.gamma(m.alpha + v, 1.0 / (m.beta + m.n))[:, None]
         g = rng.gamma(np.asarray(m.alpha)[None, :] + v)
         return g / g.sum(axis=1, keepdims=True)
+
+
+def _mixture_cdf(gamma: bool, w, p1, p2, x):
+    """CDF of a Beta(p1, p2) or Gamma(shape p1, rate p2) mixture, in chunks of components."""
+    x = np.asarray(x, float)
+    out = np.zeros(x.shape)
+    for lo in range(0, w.size, 2000):
+        sl = slice(lo, lo + 2000)
+        if gamma:
+            c = stats.gamma.cdf(x[None, :], p1[sl, None], scale=1.0 / p2[sl, None])
+        else:
+            c = stats.beta.cdf(x[None, :], p1[sl, None], p2[sl, None])
+        out += w[sl] @ c
+    return out
 
 
 def has_closed_form(problem: Problem) -> bool:
@@ -294,10 +293,6 @@ def exact_mixture(problem: Problem):
     return _DMDistribution(problem)
 
 
-def _grid(lo, hi, size):
-    return np.linspace(lo, hi, size)
-
-
 def exact(problem: Problem, rng: np.random.Generator, *, draws: int = 4000, chains: int = 1,
           grid_size: int = 400, **_ignored) -> Result:
     """I.i.d. draws from the exact posterior plus its marginal densities on a grid."""
@@ -315,20 +310,16 @@ def exact(problem: Problem, rng: np.random.Generator, *, draws: int = 4000, chai
             cj, w = mix.marginal(j)
             a = model.alpha[j] + cj
             b = sum(model.alpha) + model.n - a
-            lo = float(np.min(stats.beta.ppf(1e-5, a, b)))
-            hi = float(np.max(stats.beta.ppf(1 - 1e-5, a, b)))
-            grid = _grid(lo, hi, grid_size)
-            pdf = np.zeros_like(grid)
-            for sl in range(0, w.size, 2000):
-                pdf += w[sl:sl + 2000] @ stats.beta.pdf(grid[None, :], a[sl:sl + 2000, None], b[sl:sl + 2000, None])
-            density[name] = (grid, pdf)
+            big = w > 1e-6 * w.max()
+            lo, hi = range_from_quantiles(np.min(stats.beta.ppf(1e-5, a[big], b[big])),
+                                          np.max(stats.beta.ppf(1 - 1e-5, a[big], b[big])), (0.0, 1.0))
+            density[name] = cell_density(lambda x, w=w, a=a, b=b: _mixture_cdf(False, w, a, b, x), lo, hi, grid_size)
         info["count_window_sizes"] = [int(v.size) for _, v in mix.wins]
     else:
         theta = mix.sample(rng, total)
         name = model.param_names[0]
-        lo, hi = mix.quantile(0, 1e-5), mix.quantile(0, 1 - 1e-5)
-        grid = _grid(lo, hi, grid_size)
-        density[name] = (grid, mix.pdf(0, grid))
+        lo, hi = range_from_quantiles(mix.quantile(0, 1e-5), mix.quantile(0, 1 - 1e-5), model.support)
+        density[name] = cell_density(lambda x: mix.cdf(0, x), lo, hi, grid_size)
         info["n_components"] = int(mix.weights.size)
         info["posterior_mean"] = mix.posterior_mean().tolist()
     info["wall_time_s"] = time.perf_counter() - t0
