@@ -47,7 +47,8 @@ def load_records_csv(source, column: str | None = None, field: str = "data.csv")
     if not text.strip():
         fail(field, label, "is empty; it needs a header row and at least one record")
     rows = list(csv.reader(io.StringIO(text)))
-    rows = [r for r in rows if any(c.strip() for c in r)]
+    # blank lines are skipped; a line with empty cells is a record whose cells must be numbers
+    rows = [r for r in rows if r and not (len(r) == 1 and not r[0].strip())]
     header = [h.strip() for h in rows[0]]
     if len(set(header)) != len(header):
         dup = next(h for h in header if header.count(h) > 1)

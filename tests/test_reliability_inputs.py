@@ -1,0 +1,285 @@
+"""Reliability: a corpus of bad inputs, each answered by a ValueError naming the field (library)
+or one line on stderr and exit code 2 (CLI); and property-based specs that either run or raise
+ValueError, never anything else."""
+from __future__ import annotations
+
+import copy
+import json
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import engine
+from engine.data import load_records_csv
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+BASE = {
+    "seed": 1,
+    "model": {"name": "beta_binomial", "n": 30, "a": 1.0, "b": 1.0},
+    "mechanism": {"name": "laplace", "epsilon": 1.0},
+    "data": {"s_dp": [3]},
+    "method": {"name": "naive", "chains": 1, "draws": 100, "warmup": 10},
+}
+
+
+def _with(path, value, base=BASE):
+    """Copy of ``base`` with a dotted path set (value ``...`` deletes the key)."""
+    spec = copy.deepcopy(base)
+    *head, last = path.split(".")
+    node = spec
+    for key in head:
+        node = node[key]
+    if value is ...:
+        node.pop(last, None)
+    else:
+        node[last] = value
+    return spec
+
+
+# (case id, spec, text that must appear in the message: the field)
+SPEC_CASES = [
+    ("unknown model", _with("model.name", "lognormal"), "model.name"),
+    ("model name not a string", _with("model.name", 3), "model.name"),
+    ("missing model name", _with("model.name", ...), "model.name"),
+    ("n zero", _with("model.n", 0), "model.n"),
+    ("n negative", _with("model.n", -5), "model.n"),
+    ("n float", _with("model.n", 2.5), "model.n"),
+    ("n string", _with("model.n", "thirty"), "model.n"),
+    ("n bool", _with("model.n", True), "model.n"),
+    ("n missing", _with("model.n", ...), "model.n"),
+    ("n too big", _with("model.n", 10**8), "model.n"),
+    ("prior a zero", _with("model.a", 0.0), "model.a"),
+    ("prior b negative", _with("model.b", -1.0), "model.b"),
+    ("prior a nan", _with("model.a", float("nan")), "model.a"),
+    ("prior a inf", _with("model.a", float("inf")), "model.a"),
+    ("unknown model key", _with("model.c", 1.0), "model.c"),
+    ("unknown mechanism", _with("mechanism.name", "exponential"), "mechanism.name"),
+    ("epsilon zero", _with("mechanism.epsilon", 0.0), "mechanism.epsilon"),
+    ("epsilon negative", _with("mechanism.epsilon", -1.0), "mechanism.epsilon"),
+    ("epsilon nan", _with("mechanism.epsilon", float("nan")), "mechanism.epsilon"),
+    ("epsilon inf", _with("mechanism.epsilon", float("inf")), "mechanism.epsilon"),
+    ("epsilon string", _with("mechanism.epsilon", "one"), "mechanism.epsilon"),
+    ("scale and epsilon", _with("mechanism.scale", 1.0), "mechanism"),
+    ("no budget", {**BASE, "mechanism": {"name": "laplace"}}, "mechanism"),
+    ("sensitivity zero", _with("mechanism.sensitivity", 0.0), "mechanism.sensitivity"),
+    ("delta one", {**BASE, "mechanism": {"name": "gaussian", "epsilon": 1.0, "delta": 1.0}}, "mechanism.delta"),
+    ("delta zero", {**BASE, "mechanism": {"name": "gaussian", "epsilon": 1.0, "delta": 0.0}}, "mechanism.delta"),
+    ("delta above one", {**BASE, "mechanism": {"name": "gaussian", "epsilon": 1.0, "delta": 1.5}}, "mechanism.delta"),
+    ("gaussian epsilon without delta", {**BASE, "mechanism": {"name": "gaussian", "epsilon": 1.0}}, "mechanism.delta"),
+    ("rho negative", {**BASE, "mechanism": {"name": "discrete_gaussian", "rho": -0.5}}, "mechanism.rho"),
+    ("sigma zero", {**BASE, "mechanism": {"name": "gaussian", "sigma": 0.0}}, "mechanism.sigma"),
+    ("rho on laplace", {**BASE, "mechanism": {"name": "laplace", "rho": 0.5}}, "mechanism.rho"),
+    ("unknown mechanism key", _with("mechanism.budget", 1.0), "mechanism.budget"),
+    ("rr on poisson", {**BASE, "model": {"name": "poisson_gamma", "n": 5},
+                       "mechanism": {"name": "randomized_response", "epsilon": 1.0}}, "mechanism.name"),
+    ("discrete noise on real statistic", {**BASE, "model": {"name": "normal_known_sd", "n": 5},
+                                          "mechanism": {"name": "discrete_laplace", "epsilon": 1.0}}, "mechanism.name"),
+    ("s_dp wrong length", _with("data.s_dp", [1, 2]), "data.s_dp"),
+    ("s_dp empty", _with("data.s_dp", []), "data.s_dp"),
+    ("s_dp nan", _with("data.s_dp", [float("nan")]), "data.s_dp"),
+    ("s_dp inf", _with("data.s_dp", [float("inf")]), "data.s_dp"),
+    ("s_dp text", _with("data.s_dp", ["three"]), "data.s_dp"),
+    ("s_dp non-integer for discrete noise", {**BASE, "mechanism": {"name": "discrete_laplace", "epsilon": 1.0},
+                                             "data": {"s_dp": [3.5]}}, "data.s_dp"),
+    ("two data sources", _with("data.simulate", {"theta": 0.3}), "data"),
+    ("no data source", {**BASE, "data": {}}, "data"),
+    ("simulate theta out of range", {**BASE, "data": {"simulate": {"theta": 1.5}}}, "data.simulate.theta"),
+    ("simulate missing parameter", {**BASE, "data": {"simulate": {"lam": 2.0}}}, "data.simulate"),
+    ("records outside support", {**BASE, "data": {"records": [0, 1, 2]}}, "data.records"),
+    ("dirichlet p not summing to 1", {**BASE, "model": {"name": "dirichlet_multinomial", "n": 5, "alpha": [1, 1]},
+                                      "data": {"simulate": {"p": [0.5, 0.6]}}}, "data.simulate.p"),
+    ("dirichlet alpha negative", {**BASE, "model": {"name": "dirichlet_multinomial", "n": 5, "alpha": [1, -1]}},
+     "model.alpha"),
+    ("rr counts not summing to n", {**BASE, "model": {"name": "dirichlet_multinomial", "n": 10, "alpha": [1, 1]},
+                                    "mechanism": {"name": "randomized_response", "epsilon": 1.0},
+                                    "data": {"s_dp": [3, 3]}}, "data.s_dp"),
+    ("normal hi below lo", {**BASE, "model": {"name": "normal_known_sd", "n": 5, "lo": 2.0, "hi": 1.0}}, "model.hi"),
+    ("unknown method", _with("method.name", "hmc"), "method.name"),
+    ("chains zero", _with("method.chains", 0), "method.chains"),
+    ("draws negative", _with("method.draws", -10), "method.draws"),
+    ("unknown method key", _with("method.step_size", 0.1), "method.step_size"),
+    ("seed negative", _with("seed", -1), "seed"),
+    ("seed text", _with("seed", "abc"), "seed"),
+    ("unknown top-level key", _with("model_name", "x"), "model_name"),
+]
+
+
+@pytest.mark.parametrize("case,spec,field", SPEC_CASES, ids=[c[0] for c in SPEC_CASES])
+def test_bad_spec_raises_value_error_naming_field(case, spec, field):
+    with pytest.raises(ValueError) as info:
+        engine.prepare(engine.spec_from_dict(spec))
+    msg = str(info.value)
+    assert field in msg, f"{case}: message does not name {field!r}: {msg}"
+    assert "invalid" in msg or "required" in msg
+
+
+def test_corpus_is_large():
+    assert len(SPEC_CASES) + len(CSV_CASES) >= 40
+
+
+CSV_CASES = [
+    ("empty file", b"", "empty"),
+    ("whitespace only", b"   \n\n", "empty"),
+    ("header only", b"x\n", "no records"),
+    ("text cell", b"x\n1\n0\nyes\n", "row 4"),
+    ("nan cell", b"x\n1\nnan\n", "finite"),
+    ("inf cell", b"x\n1\ninf\n", "finite"),
+    ("empty cell", b"x\n1\n\n,\n", "must be a number"),
+    ("non-utf8 bytes", b"x\n1\n\xff\xfe\n", "UTF-8"),
+    ("duplicate columns", b"x,x\n1,1\n", "unique"),
+    ("two columns without choice", b"x,y\n1,1\n", "data.column"),
+    ("formula cell", b"x\n=1+1\n", "must be a number"),
+]
+
+
+@pytest.mark.parametrize("case,raw,text", CSV_CASES, ids=[c[0] for c in CSV_CASES])
+def test_bad_csv_raises_value_error(case, raw, text):
+    with pytest.raises(ValueError) as info:
+        load_records_csv(raw)
+    assert text in str(info.value), str(info.value)
+    assert "data.csv" in str(info.value) or "data.column" in str(info.value)
+
+
+def test_csv_too_many_rows_is_refused_without_parsing_forever():
+    from engine import data
+
+    raw = b"x\n" + b"1\n" * (data.MAX_RECORDS + 1)
+    with pytest.raises(ValueError, match="at most"):
+        load_records_csv(raw)
+
+
+def test_csv_oversized_bytes_refused():
+    from engine import data
+
+    with pytest.raises(ValueError, match="MB"):
+        load_records_csv(b"x\n" + b"1" * (data.MAX_BYTES + 10))
+
+
+def test_csv_records_outside_support(tmp_path):
+    path = tmp_path / "r.csv"
+    path.write_text("x\n0\n1\n3\n")
+    spec = dict(BASE, data={"csv": str(path)})
+    spec["model"] = {"name": "beta_binomial"}
+    with pytest.raises(ValueError, match="data.csv"):
+        engine.prepare(engine.spec_from_dict(spec))
+
+
+def _cli(args, cwd):
+    return subprocess.run([sys.executable, "-m", "engine", *args], cwd=cwd, capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=ROOT))
+
+
+CLI_FILES = [
+    ("toml syntax error", "spec.toml", "seed = 1\n[model\nname = 'x'\n", "TOML"),
+    ("json syntax error", "spec.json", "{\"seed\": 1,", "JSON"),
+    ("non-utf8 spec", "spec.toml", b"seed = 1\n\xff\n", "UTF-8"),
+    ("epsilon zero", "spec.json", json.dumps(_with("mechanism.epsilon", 0.0)), "mechanism.epsilon"),
+    ("unknown model", "spec.json", json.dumps(_with("model.name", "foo")), "model.name"),
+    ("s_dp wrong length", "spec.json", json.dumps(_with("data.s_dp", [1, 2, 3])), "data.s_dp"),
+]
+
+
+@pytest.mark.parametrize("case,name,content,text", CLI_FILES, ids=[c[0] for c in CLI_FILES])
+def test_cli_bad_input_one_line_exit_2(tmp_path, case, name, content, text):
+    path = tmp_path / name
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content)
+    proc = _cli(["run", str(path), "--out", str(tmp_path / "out")], tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert text in lines[0]
+
+
+def test_cli_missing_file_and_bad_method(tmp_path):
+    proc = _cli(["run", str(tmp_path / "nope.toml"), "--out", str(tmp_path / "o")], tmp_path)
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1 and "SPEC" in proc.stderr
+    good = tmp_path / "s.json"
+    good.write_text(json.dumps(BASE))
+    proc = _cli(["run", str(good), "--out", str(tmp_path / "o"), "--method", "hmc"], tmp_path)
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1 and "--method" in proc.stderr
+    proc = _cli(["run", str(good)], tmp_path)
+    assert proc.returncode == 2 and "--out" in proc.stderr
+
+
+# ------------------------------------------------------------------ property-based: run or ValueError
+_numbers = st.one_of(st.floats(allow_nan=True, allow_infinity=True, width=64), st.integers(-10**6, 10**6),
+                     st.text(max_size=3), st.none(), st.booleans())
+
+
+@st.composite
+def random_specs(draw):
+    model = draw(st.sampled_from(["beta_binomial", "poisson_gamma", "dirichlet_multinomial", "normal_known_sd", "x"]))
+    mech = draw(st.sampled_from(["laplace", "gaussian", "discrete_laplace", "discrete_gaussian",
+                                 "randomized_response", "y"]))
+    budget_key = draw(st.sampled_from(["epsilon", "rho", "scale", "sigma", "delta"]))
+    spec = {
+        "seed": draw(st.one_of(st.integers(0, 2**31), _numbers)),
+        "model": {"name": model, "n": draw(st.one_of(st.integers(-2, 40), _numbers))},
+        "mechanism": {"name": mech, budget_key: draw(st.one_of(st.floats(1e-3, 1e3), _numbers))},
+        "method": {"name": draw(st.sampled_from(["naive", "exact", "da_mcmc", "abc_rejection", "ops", "z"])),
+                   "chains": 1, "draws": 20, "warmup": 5, "max_proposals": 20000},
+    }
+    if model == "dirichlet_multinomial":
+        spec["model"]["alpha"] = draw(st.lists(st.one_of(st.floats(0.01, 5), _numbers), min_size=0, max_size=4))
+    if draw(st.booleans()):
+        spec["data"] = {"s_dp": draw(st.lists(st.one_of(st.floats(-50, 80), _numbers), min_size=0, max_size=4))}
+    else:
+        spec["data"] = {"simulate": {draw(st.sampled_from(["theta", "lam", "mu", "p"])):
+                                     draw(st.one_of(st.floats(0, 1), _numbers))}}
+    return spec
+
+
+OUTCOMES = {"ran": 0, "value_error": 0}
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(random_specs())
+def test_random_specs_run_or_raise_value_error(spec):
+    if spec["method"]["name"] != "abc_rejection":
+        spec["method"].pop("max_proposals")
+    try:
+        result = engine.run(spec)
+    except ValueError as exc:
+        assert str(exc)
+        OUTCOMES["value_error"] += 1
+        return
+    OUTCOMES["ran"] += 1
+    assert np.all(np.isfinite(result.draws))
+    assert result.draws.shape[2] == len(result.param_names)
+
+
+def test_valid_specs_from_the_same_space_run():
+    """The generator above is not all-invalid: hand-picked members of its space run."""
+    for model, data in [("beta_binomial", {"s_dp": [3.0]}), ("poisson_gamma", {"simulate": {"lam": 2.0}}),
+                        ("normal_known_sd", {"s_dp": [1.0]})]:
+        spec = {"seed": 3, "model": {"name": model, "n": 7}, "mechanism": {"name": "laplace", "epsilon": 0.7},
+                "data": data, "method": {"name": "da_mcmc", "chains": 1, "draws": 20, "warmup": 5}}
+        assert np.all(np.isfinite(engine.run(spec).draws))
+
+
+def test_identical_draws_local_and_dask():
+    """A study cell gives the same numbers in process and on a dask.distributed worker."""
+    from dask.distributed import Client, LocalCluster
+
+    from engine.study import epsilon_sweep
+
+    methods = [{"name": "da_mcmc", "chains": 2, "draws": 200, "warmup": 50}, {"name": "abc_rejection", "chains": 1,
+                                                                                 "draws": 200}]
+    local, local_res = epsilon_sweep(engine.DEMO_SPEC, [0.5, 2.0], methods)
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        remote, remote_res = epsilon_sweep(engine.DEMO_SPEC, [0.5, 2.0], methods, client=client)
+    assert set(local_res) == set(remote_res)
+    for key in local_res:
+        np.testing.assert_array_equal(local_res[key].draws, remote_res[key].draws)
+    assert math.isclose(local["mean"].sum(), remote["mean"].sum(), rel_tol=0, abs_tol=0)
