@@ -71,7 +71,7 @@ def time_repeats(fn, repeats):
 def bench_da_mcmc(n, sweeps, repeats, chains=1):
     problem = _bb_problem(n)
     da_mcmc(problem, np.random.default_rng(0), chains=chains, draws=1, warmup=0)  # load compiled code
-    times = time_repeats(lambda: da_mcmc(problem, np.random.default_rng(1), chains=chains, draws=sweeps, warmup=0,
+    times = time_repeats(lambda: da_mcmc(problem, engine.method_rng(1), chains=chains, draws=sweeps, warmup=0,
                                          parallel=True), repeats)
     return [chains * n * sweeps / t for t in times]
 
