@@ -18,7 +18,7 @@ import time
 import numpy as np
 
 from .custom import CustomModel
-from .mechanisms import RandomizedResponse
+from .mechanisms import MAX_RR_TABLE_N, RandomizedResponse
 from .results import Problem, Result
 
 __all__ = ["abc_rejection", "acceptance_log_prob"]
@@ -31,6 +31,9 @@ def acceptance_log_prob(problem: Problem):
         if model.name != "beta_binomial":
             raise ValueError("method.name = 'abc_rejection' is invalid for randomized_response on more than two "
                              "categories (its count likelihood is not tabulated); use da_mcmc")
+        if model.n > MAX_RR_TABLE_N:
+            raise ValueError(f"model.n = {model.n} is invalid for abc_rejection with randomized_response: at most "
+                             f"{MAX_RR_TABLE_N} (tabulating the count likelihood costs O(n^2)); use da_mcmc")
         s = np.arange(model.n + 1)
         table = mech.count_log_likelihood(problem.s_dp, s, model.n)
         table = table - table.max()

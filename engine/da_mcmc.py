@@ -82,7 +82,7 @@ class _Runner:
         if model.name == "beta_binomial":
             self._prepare_bernoulli()
         elif self.rr:
-            self.log_q = np.log(mech.Q)
+            self.log_q = mech.log_Q
         else:
             self.log_q = np.zeros((1, 1))
 
@@ -90,9 +90,9 @@ class _Runner:
         model, mech = self.problem.model, self.problem.mechanism
         n = model.n
         if self.rr:
-            q = mech.Q
-            # rr_acc[z, x*] = min(1, Q[x*, z] / Q[1 - x*, z])
-            self.rr_acc = np.array([[min(1.0, q[x, zz] / q[1 - x, zz]) for x in (0, 1)] for zz in (0, 1)])
+            lq = mech.log_Q
+            # rr_acc[z, x*] = min(1, Q[x*, z] / Q[1 - x*, z]), from log Q so that it stays finite
+            self.rr_acc = np.array([[math.exp(min(0.0, lq[x, zz] - lq[1 - x, zz])) for x in (0, 1)] for zz in (0, 1)])
             self.acc_up = self.acc_down = np.zeros(1)
         else:
             s = np.arange(n + 1, dtype=float)

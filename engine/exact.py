@@ -41,7 +41,7 @@ from scipy import optimize, special, stats
 
 from .custom import CustomModel
 from .densities import cell_density, range_from_quantiles
-from .mechanisms import RandomizedResponse
+from .mechanisms import MAX_RR_TABLE_N, RandomizedResponse
 from .models import log_beta_binomial_pmf
 from .results import Problem, Result
 
@@ -145,6 +145,9 @@ def _check(problem):
         why = "poisson_gamma with a clamp (model.upper)"
     elif isinstance(mech, RandomizedResponse) and model.name != "beta_binomial":
         why = "randomized_response on more than two categories"
+    elif isinstance(mech, RandomizedResponse) and model.n > MAX_RR_TABLE_N:
+        raise ValueError(f"model.n = {model.n} is invalid for exact with randomized_response: at most "
+                         f"{MAX_RR_TABLE_N} (the count likelihood costs O(n^2)); use da_mcmc")
     if why:
         raise ValueError(f"method.name = 'exact' is invalid for {why}: no closed form; use da_mcmc or abc_rejection")
 
@@ -154,8 +157,6 @@ def _bb_weights(problem):
     s = np.arange(model.n + 1, dtype=float)
     lw = log_beta_binomial_pmf(s, model.n, model.a, model.b)
     if isinstance(mech, RandomizedResponse):
-        if model.n > 20_000:
-            raise ValueError(f"model.n = {model.n} is invalid for exact with randomized_response: at most 20000")
         lw = lw + mech.count_log_likelihood(problem.s_dp, s.astype(np.int64), model.n)
     else:
         lw = lw + mech.noise_log_prob(problem.s_dp[0] - s)
@@ -203,7 +204,13 @@ def _tilted_windows(log_h, n, k):
         lo *= 2
     while total_mean(hi) < 0:
         hi *= 2
-    lam = optimize.brentq(total_mean, lo, hi, xtol=1e-12) if (total_mean(lo) < 0 < total_mean(hi)) else 0.0
+    f_lo, f_hi = total_mean(lo), total_mean(hi)
+    if f_lo == 0.0:  # the doubling landed on a root
+        lam = lo
+    elif f_hi == 0.0:
+        lam = hi
+    else:
+        lam = optimize.brentq(total_mean, lo, hi, xtol=1e-12)
     cut = min(60.0, 700.0 / k)
     wins = []
     for lh in log_h:

@@ -358,11 +358,15 @@ class RandomizedResponse:
       ``p = truth_prob + (1 - truth_prob)/2`` and ``Q[x, z] = p^(m - d) (1 - p)^d`` with ``d`` the
       Hamming distance between the bit patterns of the category indices.
 
+    The matrix is stored as log probabilities, so that a huge epsilon (e^-eps underflows to 0)
+    still gives finite acceptance ratios and the exact guarantee
+    ``epsilon = max_z (max_x log Q[x, z] - min_x log Q[x, z])``.
+
     The release is the vector of reported categories; because records are exchangeable its
     counts per category are sufficient, so ``s_dp`` is the vector of reported counts.
     """
 
-    transition: tuple  # k x k nested tuple, rows sum to 1
+    log_transition: tuple  # k x k nested tuple of log Q[x, z]; rows sum to 1 in probability
     scheme: str = "k_ary"
 
     name = "randomized_response"
@@ -370,17 +374,21 @@ class RandomizedResponse:
     sensitivity = 1.0
 
     @property
+    def log_Q(self) -> np.ndarray:
+        return np.asarray(self.log_transition, dtype=float)
+
+    @property
     def Q(self) -> np.ndarray:
-        return np.asarray(self.transition, dtype=float)
+        return np.exp(self.log_Q)
 
     @property
     def k(self) -> int:
-        return len(self.transition)
+        return len(self.log_transition)
 
     @property
     def guarantee(self) -> dict:
-        q = self.Q
-        return {"kind": "pure", "epsilon": float(np.max(np.log(q.max(axis=0) / q.min(axis=0))))}
+        lq = self.log_Q
+        return {"kind": "pure", "epsilon": float(np.max(lq.max(axis=0) - lq.min(axis=0)))}
 
     @property
     def epsilon(self) -> float:
@@ -394,50 +402,65 @@ class RandomizedResponse:
         z = (u[..., None] > cdf[categories]).sum(axis=-1)
         return np.minimum(z, self.k - 1)
 
-    def count_log_likelihood(self, z_counts, true_count: np.ndarray, n: int) -> np.ndarray:
-        """log P(reported counts | true count of ones) for k = 2, every true count at once.
+    def count_log_likelihood(self, z_counts, true_count, n: int) -> np.ndarray:
+        """log P(reported number of ones = z1 | s true ones), for k = 2 and every s given.
 
-        With s true ones among n records, the reported number of ones is
-        Bin(s, Q[1,1]) + Bin(n - s, Q[0,1]); its pmf at z1 is a convolution.
+        With s true ones among n records the reported number of ones is
+        Bin(s, Q[1,1]) + Bin(n - s, Q[0,1]); its pmf at z1 is the convolution
+        sum_j Bin(j; s, Q[1,1]) Bin(z1 - j; n - s, Q[0,1]), evaluated in log space in blocks of s.
+        Cost O(len(s) * z1): callers cap n (``MAX_RR_TABLE_N``).
         """
         if self.k != 2:
             raise ValueError("randomized_response: count likelihood implemented for k = 2 only")
         z1 = int(round(np.asarray(z_counts, dtype=float).reshape(-1)[-1]))
-        s = np.asarray(true_count, dtype=np.int64)
-        q = self.Q
-        j = np.arange(0, z1 + 1)
-        out = np.empty(s.shape, dtype=float)
-        for idx, si in np.ndenumerate(s):
-            lp = stats.binom.logpmf(j, si, q[1, 1]) + stats.binom.logpmf(z1 - j, n - si, q[0, 1])
-            out[idx] = special.logsumexp(lp)
-        return out
+        s_all = np.asarray(true_count, dtype=np.int64).reshape(-1)
+        lq = self.log_Q
+        j = np.arange(0, z1 + 1, dtype=float)
+        out = np.empty(s_all.size)
+        block = max(1, 4_000_000 // (z1 + 1))
+        for lo in range(0, s_all.size, block):
+            s = s_all[lo:lo + block].astype(float)[:, None]
+            m = n - s
+            a = _log_binom_pmf(j[None, :], s, lq[1, 1], lq[1, 0])
+            b = _log_binom_pmf(z1 - j[None, :], m, lq[0, 1], lq[0, 0])
+            out[lo:lo + block] = special.logsumexp(a + b, axis=1)
+        return out.reshape(np.shape(true_count))
 
     def describe(self) -> str:
         what = "coin-flip" if self.scheme == "coin" else f"{self.k}-ary"
         return f"{what} randomized response per record; pure {self.epsilon:.4g}-DP"
 
 
-def _k_ary_transition(epsilon: float, k: int) -> tuple:
-    # keep = e^eps/(e^eps+k-1), other = 1/(e^eps+k-1); computed from -eps to avoid overflow
-    e = math.exp(-epsilon)
-    keep = 1.0 / (1.0 + (k - 1) * e)
-    other = e * keep
-    return tuple(tuple(keep if i == j else other for j in range(k)) for i in range(k))
+MAX_RR_TABLE_N = 5000  # largest n for which the k = 2 count likelihood is tabulated (exact, ABC)
 
 
-def _coin_transition(truth_prob: float, k: int) -> tuple:
+def _log_binom_pmf(j, m, log_p, log_1mp):
+    """log Bin(j; m, p) from log p and log(1 - p); -inf outside 0 <= j <= m, stable at p in {0, 1}."""
+    with np.errstate(invalid="ignore"):
+        ok = (j >= 0) & (j <= m)
+        jj, mm = np.where(ok, j, 0.0), np.broadcast_to(m, np.broadcast(j, m).shape)
+        mm = np.where(ok, mm, 0.0)
+        coef = special.gammaln(mm + 1) - special.gammaln(jj + 1) - special.gammaln(mm - jj + 1)
+        t1 = np.where(jj > 0, jj * log_p, 0.0)
+        t2 = np.where(mm - jj > 0, (mm - jj) * log_1mp, 0.0)
+        return np.where(ok, coef + t1 + t2, -np.inf)
+
+
+def _k_ary_log_transition(epsilon: float, k: int) -> tuple:
+    # log keep = -log(1 + (k-1) e^-eps), log other = -eps + log keep: finite for any eps > 0
+    log_keep = -math.log1p((k - 1) * math.exp(-epsilon))
+    log_other = -epsilon + log_keep
+    return tuple(tuple(log_keep if i == j else log_other for j in range(k)) for i in range(k))
+
+
+def _coin_log_transition(truth_prob: float, k: int) -> tuple:
     m = int(round(math.log2(k)))
     if 2**m != k:
         fail("mechanism.scheme", "coin", f"needs a number of categories that is a power of 2 (got k = {k})")
-    p = truth_prob + (1.0 - truth_prob) / 2.0
-    rows = []
-    for x in range(k):
-        row = []
-        for z in range(k):
-            d = bin(x ^ z).count("1")
-            row.append(p ** (m - d) * (1.0 - p) ** d)
-        rows.append(tuple(row))
-    return tuple(rows)
+    log_keep = math.log(truth_prob + (1.0 - truth_prob) / 2.0)
+    log_flip = math.log((1.0 - truth_prob) / 2.0)
+    return tuple(tuple((m - bin(x ^ z).count("1")) * log_keep + bin(x ^ z).count("1") * log_flip
+                       for z in range(k)) for x in range(k))
 
 
 # --------------------------------------------------------------------------- factory
@@ -522,17 +545,17 @@ def _make_rr(params: dict, k: int) -> RandomizedResponse:
         if "epsilon" in params:
             fail("mechanism.epsilon", params["epsilon"], "the coin scheme's budget follows from truth_prob; give one of them")
         tp = probability_open("mechanism.truth_prob", params.get("truth_prob", 0.5))
-        return RandomizedResponse(transition=_coin_transition(tp, k), scheme="coin")
+        return RandomizedResponse(log_transition=_coin_log_transition(tp, k), scheme="coin")
     if "epsilon" not in params:
         fail("mechanism.epsilon", None, "randomized_response needs epsilon > 0 (or scheme = \"coin\")")
     eps = positive("mechanism.epsilon", params["epsilon"])
-    return RandomizedResponse(transition=_k_ary_transition(eps, k), scheme="k_ary")
+    return RandomizedResponse(log_transition=_k_ary_log_transition(eps, k), scheme="k_ary")
 
 
 def mechanism_to_params(mech) -> dict:
     """The spec table that rebuilds ``mech`` exactly (noise scale form)."""
     if isinstance(mech, RandomizedResponse):
-        return {"name": mech.name, "transition": [list(r) for r in mech.transition]}
+        return {"name": mech.name, "scheme": mech.scheme, "log_transition": [list(r) for r in mech.log_transition]}
     key = "scale" if mech.name in ("laplace", "discrete_laplace") else "sigma"
     out = {"name": mech.name, key: mech.scale, "sensitivity": mech.sensitivity}
     if getattr(mech, "delta", None) is not None:

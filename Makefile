@@ -1,0 +1,34 @@
+# DP Posterior Lab
+# make run   create .venv if missing, install requirements (once per change), start the app
+# make test  the same install, Debian chromium if missing, then the whole pytest suite
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.requirements-installed
+CHROMIUM := /usr/bin/chromium
+
+.PHONY: run test install chromium
+
+run: $(STAMP)
+	$(PY) -m streamlit run app.py
+
+test: $(STAMP) chromium
+	$(PY) -m pytest -q
+
+install: $(STAMP)
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+# Reinstall only when requirements.txt is newer than the stamp.
+$(STAMP): requirements.txt | $(PY)
+	$(PY) -m pip install -r requirements.txt
+	touch $(STAMP)
+
+# The browser test drives the Debian chromium package (never `playwright install`).
+chromium:
+	@if [ ! -x $(CHROMIUM) ]; then \
+		if [ "$$(id -u)" -eq 0 ]; then SUDO=; else SUDO=sudo; fi; \
+		$$SUDO apt-get update && $$SUDO apt-get install -y chromium; \
+	fi

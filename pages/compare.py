@@ -1,0 +1,84 @@
+"""Compare page (landing): every method's posterior for one privatized release, side by side."""
+import streamlit as st
+
+from ui import compute, keys, plots, tables
+from ui.params import METHOD_LABELS
+from ui.routing import ensure_routed
+from ui.sidebar import MODEL_LABELS, scenario_inputs
+
+ensure_routed()
+
+st.title("Compare posteriors from privatized data")
+st.caption("Naive analysis, exact data-augmentation MCMC (Ju et al. 2022), ABC rejection (Gong 2020), "
+           "one-posterior sampling and the closed-form posterior, for the same release s_dp.")
+note = st.session_state.pop(keys.PRESET_NOTE, None)
+if note:
+    st.success(note)
+
+inputs = scenario_inputs("compare")
+if not inputs.ok:
+    st.warning("Results wait for a valid scenario: fix the input marked in the sidebar. Your entries are kept.")
+    st.stop()
+
+s, prepared = inputs.scenario, inputs.prepared
+release = ", ".join(f"{v:.4g}" for v in prepared.s_dp)
+truth = ""
+if prepared.true_params:
+    truth = " · true " + ", ".join(f"{k} = {v:.4g}" for k, v in prepared.true_params.items())
+st.markdown(f"**{MODEL_LABELS[s.model]}**, n = {prepared.n:,} · release **s_dp = [{release}]**{truth}  \n"
+            f"{prepared.mechanism_text}")
+
+results_area = st.container()
+st.subheader("Run log", divider="gray")
+skipped = {}
+wanted = []
+for m in s.methods:
+    if m == "ops" and not prepared.has_records:
+        skipped[m] = "needs the confidential records (simulate or upload a CSV)"
+    elif m == "exact" and not prepared.exact_available:
+        skipped[m] = "no closed form for this model and mechanism"
+    else:
+        wanted.append(m)
+runs = compute.run_methods(s, inputs.records, wanted)
+conf = compute.confidential(s, inputs.records)
+for m, why in skipped.items():
+    st.caption(f"{METHOD_LABELS[m]}: {why}.")
+
+ok = {m: r for m, r in runs.items() if r.ok}
+with results_area:
+    if not ok:
+        st.info("No method produced draws for this scenario; see the run log below.")
+        st.stop()
+    fig = plots.posterior_densities([r.result for r in ok.values()], true_params=prepared.true_params,
+                                    confidential=conf.result if conf is not None and conf.ok else None,
+                                    title=prepared.mechanism_text)
+    st.plotly_chart(fig, key=keys.POSTERIOR_CHART, width="stretch")
+    for m, run in runs.items():
+        if not run.ok:
+            st.caption(f"{METHOD_LABELS[m]} not shown: {run.error}")
+    table = tables.comparison_table({**ok, **({"confidential": conf} if conf is not None and conf.ok else {})})
+    formats = {c: "{:.4g}" for c in ("mean", "sd", "q5", "q95", "R-hat", "acceptance")}
+    formats |= {"ESS bulk": "{:.0f}", "ESS tail": "{:.0f}", "draws": "{:,}", "wall time (s)": "{:.3f}"}
+    st.dataframe(tables.formatted(table, formats), hide_index=True, width="stretch",
+                 column_config={c: st.column_config.TextColumn(c, alignment="right") for c in formats})
+    st.caption("q5 and q95 bound the 90% central posterior interval. R-hat needs at least two chains; "
+               "acceptance is DA-MCMC's mean acceptance probability per record sweep, or ABC's accepted share.")
+
+    st.subheader("Downloads", divider="gray")
+    results = [r.result for r in ok.values()] + ([conf.result] if conf is not None and conf.ok else [])
+    c1, c2, c3, c4 = st.columns(4)
+    c1.download_button("Draws (CSV)", data=lambda: tables.draws_csv(results), file_name="draws.csv",
+                       mime="text/csv", on_click="ignore")
+    if st.session_state.get(keys.W_NETCDF_METHOD) not in ok:
+        st.session_state[keys.W_NETCDF_METHOD] = next(iter(ok))
+    chosen = c2.selectbox("InferenceData of", list(ok), key=keys.W_NETCDF_METHOD, format_func=METHOD_LABELS.get,
+                          label_visibility="collapsed")
+    picked = ok[chosen].result
+    c2.download_button(f"{METHOD_LABELS[chosen]} InferenceData (NetCDF)", data=lambda: compute.netcdf_bytes(picked),
+                       file_name=f"{chosen}.nc", mime="application/x-netcdf", on_click="ignore")
+    records = inputs.records
+    c3.download_button("Scenario (TOML)", data=lambda: compute.scenario_toml(s, records), file_name="scenario.toml",
+                       mime="application/toml", on_click="ignore")
+    c4.download_button("Figure (HTML)", data=lambda: fig.to_html(include_plotlyjs=True, full_html=True),
+                       file_name="posterior.html", mime="text/html", on_click="ignore")
+    st.caption("The page address holds this scenario: copy it to share (uploaded files are not part of the link).")

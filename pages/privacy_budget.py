@@ -1,0 +1,121 @@
+"""Privacy budget page: how posterior location and width move as epsilon changes."""
+import streamlit as st
+
+from ui import compute, keys, plots
+from ui.params import METHOD_LABELS, log_grid, parse_grid
+from ui.routing import ensure_routed
+from ui.sidebar import scenario_inputs
+
+ensure_routed()
+
+st.title("Privacy budget")
+st.caption("Every ε on the grid gets its own release and posterior: the naive posterior stays narrow while the "
+           "exact one widens as the noise grows. Simulated or uploaded records are the same at every ε (same "
+           "seed); a typed-in s_dp is held fixed and only the budget it is read with changes.")
+
+inputs = scenario_inputs("privacy_budget")
+if not inputs.ok:
+    st.warning("The sweep waits for a valid scenario: fix the input marked in the sidebar. Your entries are kept.")
+    st.stop()
+s, prepared = inputs.scenario, inputs.prepared
+if s.mechanism in ("gaussian", "discrete_gaussian"):
+    st.info("Gaussian mechanisms are swept at ρ = ε²/2 (pure ε-DP implies ε²/2-zCDP), so one ε grid serves "
+            "every mechanism.")
+elif s.mechanism == "randomized_response" and s.budget_form == "coin":
+    st.info("The coin scheme's ε is fixed by its truth probability; the sweep uses k-ary randomized response "
+            "at each ε instead.")
+
+# ---- the grid -----------------------------------------------------------------------------------
+DEFAULT_GRID = (0.1, 10.0, 7)
+if keys.W_GRID not in st.session_state:
+    st.session_state[keys.W_GRID_MIN], st.session_state[keys.W_GRID_MAX] = DEFAULT_GRID[0], DEFAULT_GRID[1]
+    st.session_state[keys.W_GRID_POINTS] = DEFAULT_GRID[2]
+    st.session_state[keys.W_GRID] = log_grid(*DEFAULT_GRID)
+
+
+def _fill_grid():
+    try:
+        st.session_state[keys.W_GRID] = log_grid(st.session_state[keys.W_GRID_MIN], st.session_state[keys.W_GRID_MAX],
+                                                 int(st.session_state[keys.W_GRID_POINTS]))
+    except ValueError:
+        pass  # the grid box keeps its text; the message below the inputs names the problem
+
+
+c1, c2, c3, c4 = st.columns(4, vertical_alignment="bottom")
+lo = c1.number_input("smallest ε", key=keys.W_GRID_MIN, format="%g", step=0.1)
+hi = c2.number_input("largest ε", key=keys.W_GRID_MAX, format="%g", step=1.0)
+c3.number_input("points", key=keys.W_GRID_POINTS, min_value=2, max_value=25, step=1)
+c4.button("Fill log-spaced grid", key=keys.W_GRID_FILL, on_click=_fill_grid)
+if not (lo > 0 and hi > lo):
+    st.error(f"grid = ({lo:g}, {hi:g}) is invalid: needs 0 < smallest ε < largest ε to fill a log-spaced grid")
+grid_text = st.text_input("ε grid (edit freely; comma-separated)", key=keys.W_GRID)
+try:
+    grid = parse_grid(grid_text, "epsilon")
+except ValueError as exc:
+    st.error(str(exc), icon="⚠️")
+    st.stop()
+
+available = [m for m in s.methods
+             if not (m == "ops" and not prepared.has_records) and not (m == "exact" and not prepared.exact_available)]
+if not available:
+    st.info("Switch on at least one method in the sidebar.")
+    st.stop()
+if keys.W_SWEEP_METHODS not in st.session_state or not set(st.session_state[keys.W_SWEEP_METHODS]) <= set(available):
+    st.session_state[keys.W_SWEEP_METHODS] = [m for m in available if m in ("naive", "da_mcmc", "exact")] or available[:1]
+methods = st.multiselect("Methods to sweep", available, key=keys.W_SWEEP_METHODS, format_func=METHOD_LABELS.get,
+                         help="ABC rejection slows down sharply at large ε; it stops at its time limit.")
+if not methods:
+    st.info("Pick at least one method to sweep.")
+    st.stop()
+
+try:
+    sweep = compute.sweep(s, inputs.records, grid, methods)
+except ValueError as exc:
+    st.error(f"The scenario does not run at every ε on the grid: {exc}", icon="⚠️")
+    st.stop()
+if sweep.skipped:
+    with st.expander(f"{len(sweep.skipped)} runs did not produce draws"):
+        for cell, why in sweep.skipped.items():
+            st.caption(f"{cell}: {why}")
+if sweep.table.empty:
+    st.info("No run of the sweep produced draws.")
+    st.stop()
+
+params = list(prepared.param_names)
+param = params[0]
+if len(params) > 1:
+    param = st.selectbox("Parameter", params, key=keys.W_SWEEP_PARAM)
+truth = (prepared.true_params or {}).get(param)
+
+# ---- interval and sd against epsilon ------------------------------------------------------------
+left, right = st.columns(2)
+left.plotly_chart(plots.interval_plot(sweep.table, param, truth=truth), key=keys.INTERVAL_CHART, width="stretch")
+reference = "exact" if "exact" in methods else methods[0]
+ref_sd = sweep.table[(sweep.table["method"] == reference) & (sweep.table["param"] == param)]["sd"]
+if keys.W_TARGET_SD not in st.session_state and not ref_sd.empty:
+    st.session_state[keys.W_TARGET_SD] = float(f"{ref_sd.median():.2g}")
+with right:
+    target = st.number_input(f"Target posterior sd T for {param}", key=keys.W_TARGET_SD, min_value=0.0,
+                             format="%g", step=0.01)
+    st.plotly_chart(plots.sd_plot(sweep.table, param, target=target), key=keys.SD_CHART, width="stretch")
+best = compute.smallest_epsilon(sweep, param, target, method=reference)
+basis = "exact posterior" if reference == "exact" else f"{METHOD_LABELS[reference]} posterior (no exact one here)"
+if best is None:
+    st.warning(f"No ε on the grid gives a {basis} sd of {param} at or below T = {target:g}; extend the grid upwards.")
+else:
+    st.success(f"Smallest ε on the grid whose {basis} sd of {param} is at most T = {target:g}: **ε = {best:g}**")
+
+# ---- step through the grid ----------------------------------------------------------------------
+st.subheader("Posterior at one ε", divider="gray")
+if st.session_state.get(keys.W_STEP) not in grid:
+    st.session_state[keys.W_STEP] = grid[len(grid) // 2]
+value = st.select_slider("ε", options=list(grid), key=keys.W_STEP, format_func=lambda v: f"{v:g}")
+at_value = [r.result for r in sweep.runs.get(value, {}).values() if r.ok]
+conf = compute.confidential(s, inputs.records)
+if at_value:
+    st.plotly_chart(plots.posterior_densities(at_value, true_params=prepared.true_params,
+                                              confidential=conf.result if conf is not None and conf.ok else None,
+                                              title=f"ε = {value:g}"),
+                    key=keys.STEP_CHART, width="stretch")
+else:
+    st.info(f"No method produced draws at ε = {value:g}.")

@@ -1,0 +1,114 @@
+"""One real-browser test: the app served by `streamlit run`, driven by Debian's chromium via Playwright."""
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect, sync_playwright
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update"]
+CHART = '[data-testid="stPlotlyChart"]'
+TABLE = '[data-testid="stDataFrame"]'
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_healthy(proc: subprocess.Popen, url: str, log: Path, timeout: float = 90.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"streamlit exited with {proc.returncode}:\n{log.read_text()}")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.3)
+    raise RuntimeError(f"streamlit not healthy after {timeout} s:\n{log.read_text()}")
+
+
+@pytest.fixture
+def app_url(tmp_path):
+    port = _free_port()
+    log = tmp_path / "streamlit.log"
+    with open(log, "w") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+             "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
+            cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_healthy(proc, url, log)
+        yield url
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)  # the server's own process group, nothing else
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=5)
+
+
+def test_compare_page_updates_when_epsilon_changes(app_url, tmp_path):
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1100})
+            page.goto(app_url)
+            chart = page.locator(CHART).first
+            expect(chart).to_be_visible(timeout=90_000)
+            expect(chart.locator(".gtitle")).to_contain_text("pure 1-DP", timeout=60_000)
+            expect(page.locator(TABLE).first).to_be_visible()
+
+            epsilon = page.get_by_role("spinbutton", name="ε (epsilon)", exact=True)
+            epsilon.fill("2")
+            epsilon.press("Enter")
+
+            expect(chart.locator(".gtitle")).to_contain_text("pure 2-DP", timeout=60_000)
+            expect(page.locator(TABLE).first).to_be_visible()
+            assert page.locator(f"{CHART} .scatterlayer .trace").count() >= 5  # every method + truth
+            box = page.locator(TABLE).first.bounding_box()
+            assert box is not None and box["height"] > 100
+            page.wait_for_function("() => window.location.search.includes('epsilon=2.0')", timeout=10_000)
+            shot = tmp_path / "compare.png"
+            page.screenshot(path=str(shot))
+            assert shot.stat().st_size > 20_000
+        finally:
+            browser.close()
+
+
+def test_shared_deep_link_opens_through_the_router(app_url):
+    """First visit to a fresh server is a shared link to the Privacy budget page: the router's
+    navigation and the linked scenario (Gong's count) must show, not Streamlit's pages/ fallback."""
+    from urllib.parse import urlencode
+
+    from ui import params
+    from ui.presets import PRESETS
+
+    gong = next(p.scenario for p in PRESETS if p.name == "gong")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1100})
+            page.goto(f"{app_url}/privacy_budget?{urlencode(params.to_query(gong))}")
+            expect(page.get_by_role("heading", name="Privacy budget")).to_be_visible(timeout=90_000)
+            nav = page.locator('[data-testid="stSidebarNav"]')
+            expect(nav.get_by_text("Compare methods")).to_be_visible()
+            expect(nav.get_by_text("app", exact=True)).to_have_count(0)
+            expect(page.get_by_role("spinbutton", name="ε (epsilon)", exact=True)).to_have_value("0.2")
+            expect(page.locator(CHART).first).to_be_visible(timeout=60_000)
+            expect(page.get_by_text("Page not found")).to_have_count(0)
+        finally:
+            browser.close()

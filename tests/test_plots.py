@@ -1,0 +1,193 @@
+"""Figure builders of ui.plots, fed hand-built Results and inspected through fig.to_dict()."""
+import base64
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from engine.results import Result
+from ui import plots
+
+
+def _result(method, draws, params=("theta",), **kw):
+    draws = np.asarray(draws, float)
+    if draws.ndim == 2:
+        draws = draws[:, :, None]
+    return Result(method=method, param_names=tuple(params), draws=draws, s_dp=np.array([10.4]), **kw)
+
+
+def _decode(obj):
+    """fig.to_dict() stores numeric arrays as base64 typed arrays; turn them back into ndarrays."""
+    if isinstance(obj, dict) and "bdata" in obj:
+        arr = np.frombuffer(base64.b64decode(obj["bdata"]), dtype=np.dtype(obj["dtype"]))
+        return arr.reshape([int(n) for n in str(obj["shape"]).split(",")]) if "shape" in obj else arr
+    if isinstance(obj, dict):
+        return {k: _decode(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)) and obj and not isinstance(obj[0], (dict, str)):
+        return np.asarray(obj)
+    if isinstance(obj, list):
+        return [_decode(v) for v in obj]
+    return obj
+
+
+def _traces(fig, kind=None, param=None):
+    data = [_decode(t) for t in fig.to_dict()["data"]]
+    return [t for t in data if (kind is None or t.get("meta", {}).get("kind") == kind)
+            and (param is None or t.get("meta", {}).get("param") == param)]
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(20240607)
+
+
+def test_posterior_densities_overlays_methods_truth_and_confidential(rng):
+    grid = np.linspace(0.0, 1.0, 101)
+    naive = _result("naive", rng.beta(11, 21, (1, 400)), density={"theta": (grid, stats.beta.pdf(grid, 11, 21))})
+    da = _result("da_mcmc", rng.beta(10, 20, (2, 1000)))
+    ops = _result("ops", rng.uniform(0.1, 0.9, (1, 20)))
+    conf = _result("confidential", rng.beta(9, 23, (1, 400)), density={"theta": (grid, stats.beta.pdf(grid, 9, 23))})
+
+    fig = plots.posterior_densities([naive, da, ops], true_params={"theta": 0.3}, confidential=conf)
+
+    by_method = {t["meta"]["method"]: t for t in _traces(fig)}
+    assert set(by_method) == {"naive", "da_mcmc", "ops", "confidential", "truth"}
+    # the method's own grid density is drawn as given, solid
+    assert by_method["naive"]["meta"]["kind"] == "density"
+    np.testing.assert_allclose(by_method["naive"]["x"], grid)
+    np.testing.assert_allclose(by_method["naive"]["y"], stats.beta.pdf(grid, 11, 21))
+    assert by_method["naive"]["line"]["dash"] == "solid"
+    # draws become a KDE that integrates to ~1 and peaks near the draws' mode
+    kde = by_method["da_mcmc"]
+    assert kde["meta"]["kind"] == "kde" and kde["line"]["dash"] == "dash"
+    x, y = np.asarray(kde["x"]), np.asarray(kde["y"])
+    assert np.trapezoid(y, x) == pytest.approx(1.0, abs=0.02)
+    assert x[np.argmax(y)] == pytest.approx(9 / 28, abs=0.04)
+    # too few draws for a KDE: a normalised histogram
+    assert by_method["ops"]["type"] == "histogram" and by_method["ops"]["histnorm"] == "probability density"
+    assert len(by_method["ops"]["x"]) == 20
+    # confidential posterior dotted, truth a vertical dashed line spanning the tallest curve
+    assert by_method["confidential"]["line"]["dash"] == "dot"
+    truth = by_method["truth"]
+    assert list(truth["x"]) == [0.3, 0.3]
+    tallest = max(np.max(by_method[m]["y"]) for m in ("naive", "da_mcmc", "confidential"))
+    assert truth["y"][0] == 0.0 and truth["y"][1] >= tallest
+
+
+def test_posterior_densities_one_panel_per_parameter_and_legend_once(rng):
+    params = ("p[0]", "p[1]", "p[2]")
+    a = _result("da_mcmc", rng.dirichlet([3, 4, 5], (2, 300)).reshape(2, 300, 3), params)
+    b = _result("abc_rejection", rng.dirichlet([3, 4, 5], (1, 300)).reshape(1, 300, 3), params)
+
+    fig = plots.posterior_densities([a, b], true_params={"p[0]": 0.25, "p[1]": 0.35, "p[2]": 0.4})
+    layout = fig.to_dict()["layout"]
+
+    assert {"xaxis", "xaxis2", "xaxis3"} <= set(layout)
+    assert [layout[k]["title"]["text"] for k in ("xaxis", "xaxis2", "xaxis3")] == list(params)
+    for p in params:
+        assert {t["meta"]["method"] for t in _traces(fig, param=p)} == {"da_mcmc", "abc_rejection", "truth"}
+    shown = [t["meta"]["method"] for t in _traces(fig) if t.get("showlegend")]
+    assert sorted(shown) == ["abc_rejection", "da_mcmc", "truth"]
+
+
+def test_posterior_densities_needs_a_result():
+    with pytest.raises(ValueError, match="at least one Result"):
+        plots.posterior_densities([])
+
+
+def test_trace_plot_one_line_per_chain_and_parameter(rng):
+    draws = rng.normal(size=(3, 50, 2))
+    fig = plots.trace_plot(_result("da_mcmc", draws, ("mu", "tau")))
+
+    traces = _traces(fig, "trace")
+    assert len(traces) == 6
+    for t in traces:
+        c, j = t["meta"]["chain"], ("mu", "tau").index(t["meta"]["param"])
+        np.testing.assert_allclose(t["y"], draws[c, :, j])
+        np.testing.assert_array_equal(t["x"], np.arange(50))
+
+
+def test_trace_plot_thins_long_chains(rng):
+    fig = plots.trace_plot(_result("da_mcmc", rng.normal(size=(1, 10_000))), max_points=1000)
+    (trace,) = _traces(fig, "trace")
+    assert len(trace["x"]) == 1000 and trace["x"][1] - trace["x"][0] == 10
+
+
+def test_acceptance_plot_bound_mean_and_min_per_chain(rng):
+    acc = rng.uniform(0.4, 1.0, (2, 200))
+    result = _result("da_mcmc", rng.normal(size=(2, 200)), sample_stats={"acceptance_rate": acc},
+                     info={"epsilon_bound": math.exp(-1.0)})
+    fig = plots.acceptance_plot(result)
+
+    (bound,) = _traces(fig, "bound")
+    assert list(bound["y"]) == [pytest.approx(math.exp(-1.0))] * 2
+    for c in range(2):
+        (mean,) = [t for t in _traces(fig, "acceptance_mean") if t["meta"]["chain"] == c]
+        (low,) = [t for t in _traces(fig, "acceptance_min") if t["meta"]["chain"] == c]
+        assert mean["y"][0] == pytest.approx(acc[c].mean())
+        assert low["y"][0] == pytest.approx(acc[c].min())
+        assert f"{acc[c].min():.3f}" in low["name"]
+    assert fig.to_dict()["layout"]["yaxis"]["range"] == [0, 1.02]
+
+
+def test_acceptance_plot_without_bound_and_without_stats(rng):
+    result = _result("da_mcmc", rng.normal(size=(1, 20)), sample_stats={"acceptance_rate": np.ones((1, 20))},
+                     info={"epsilon_bound": None})
+    assert _traces(plots.acceptance_plot(result), "bound") == []
+    with pytest.raises(ValueError, match="acceptance_rate"):
+        plots.acceptance_plot(_result("naive", rng.normal(size=(1, 20))))
+
+
+def test_rank_plot_counts_every_draw_once(rng):
+    draws = rng.normal(size=(4, 500))
+    draws[3] += 2.0  # a chain stuck elsewhere piles up at high ranks
+    fig = plots.rank_plot(_result("da_mcmc", draws), bins=10)
+
+    ranks = _traces(fig, "rank")
+    assert len(ranks) == 4
+    for t in ranks:
+        assert int(np.sum(t["y"], dtype=np.int64)) == 500
+    (expected,) = _traces(fig, "rank_expected")
+    assert expected["y"][0] == pytest.approx(50.0)
+    stuck = next(t for t in ranks if t["meta"]["chain"] == 3)
+    assert stuck["y"][-1] > 3 * expected["y"][0]
+
+
+def _sweep_table():
+    rows = []
+    for eps in (0.1, 1.0, 10.0):
+        for method, sd in (("naive", 0.05), ("exact", 0.3 / (1 + eps))):
+            rows.append({"method": method, "epsilon": eps, "param": "theta", "mean": 0.3, "sd": sd,
+                         "q5": 0.3 - 1.6 * sd, "q50": 0.3, "q95": 0.3 + 1.6 * sd})
+    return pd.DataFrame(rows)
+
+
+def test_interval_plot_error_bars_are_the_90_percent_interval():
+    table = _sweep_table()
+    fig = plots.interval_plot(table, "theta", symbol="ε", truth=0.3)
+
+    exact = next(t for t in _traces(fig, "interval") if t["meta"]["method"] == "exact")
+    rows = table[table["method"] == "exact"].sort_values("epsilon")
+    np.testing.assert_allclose(exact["error_y"]["array"], rows["q95"] - rows["mean"])
+    np.testing.assert_allclose(exact["error_y"]["arrayminus"], rows["mean"] - rows["q5"])
+    np.testing.assert_allclose(np.asarray(exact["x"]) / rows["epsilon"].to_numpy(), exact["x"][0] / 0.1)
+    layout = fig.to_dict()["layout"]
+    assert layout["xaxis"]["type"] == "log" and "ε" in layout["xaxis"]["title"]["text"]
+    assert list(layout["xaxis"]["ticktext"]) == ["0.1", "1", "10"]
+    assert list(_traces(fig, "truth")[0]["y"]) == [0.3, 0.3]
+
+
+def test_sd_plot_log_axes_and_target_line():
+    fig = plots.sd_plot(_sweep_table().rename(columns={"epsilon": "rho"}), "theta", symbol="ρ", budget="rho",
+                        target=0.1)
+
+    lines = {t["meta"]["method"]: t for t in _traces(fig, "sd")}
+    assert set(lines) == {"naive", "exact"}
+    np.testing.assert_allclose(lines["exact"]["y"], [0.3 / 1.1, 0.3 / 2, 0.3 / 11])
+    (target,) = _traces(fig, "target")
+    assert list(target["y"]) == [0.1, 0.1]
+    layout = fig.to_dict()["layout"]
+    assert layout["xaxis"]["type"] == "log" and layout["yaxis"]["type"] == "log"
+    assert "ρ" in layout["xaxis"]["title"]["text"]

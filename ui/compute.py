@@ -1,0 +1,318 @@
+"""Cached wrappers around the engine: the only place the app calls engine functions that compute.
+
+Caching
+    ``st.cache_data`` keys every run on the canonical JSON of the spec and of the ``[method]``
+    table, so the Compare, Privacy budget and Diagnostics pages share runs. A
+    :class:`engine.Result` holds read-only ``MappingProxyType`` fields, which cannot be pickled, so
+    cached functions return a plain dict and :func:`_from_plain` rebuilds the Result outside the
+    cache. Prepared problems are immutable and go through ``st.cache_resource`` (no copy).
+
+Progress
+    Each cached run opens an ``st.status`` box with an ``st.progress`` bar and passes the engine an
+    ``on_progress(done, total)`` callback that moves the bar. Both elements are created inside the
+    cached function, so Streamlit replays them (finished) on a cache hit: the run log stays.
+
+Errors
+    The engine raises ``ValueError`` naming the field; a failed method run is cached as its
+    message (``MethodRun.error``) so the page can say why quietly and keep the other methods.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+import engine
+from engine.data import load_records_csv
+from engine.spec import build_mechanism, validate_method as _validate_method
+from engine.study import epsilon_spec, epsilon_sweep, smallest_epsilon_meeting
+
+from .params import METHOD_LABELS, Scenario, mechanism_table, method_settings, model_table, to_spec_dict
+
+__all__ = [
+    "MethodRun",
+    "Prepared",
+    "METHOD_LABELS",
+    "spec_json",
+    "check_model",
+    "describe_mechanism",
+    "validate_method",
+    "prepare",
+    "run_method",
+    "run_methods",
+    "confidential",
+    "parse_upload",
+    "netcdf_bytes",
+    "Sweep",
+    "sweep",
+    "smallest_epsilon",
+]
+
+
+
+# --------------------------------------------------------------------------- records
+@dataclass(frozen=True)
+class MethodRun:
+    """One method's outcome: a Result with its summary table, or the engine's message."""
+
+    method: str
+    result: engine.Result | None = None
+    summary: pd.DataFrame | None = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.result is not None
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What the page shows about a prepared scenario."""
+
+    s_dp: tuple[float, ...]
+    true_params: Mapping[str, Any] | None
+    has_records: bool
+    mechanism_text: str
+    param_names: tuple[str, ...]
+    n: int
+    epsilon: float | None
+    exact_available: bool
+
+
+def spec_json(spec: Mapping[str, Any]) -> str:
+    """Canonical JSON (sorted keys) so equal specs share a cache entry."""
+    return json.dumps(spec, sort_keys=True, separators=(",", ":"))
+
+
+def _plain(value):
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _to_plain(result: engine.Result) -> dict:
+    return {
+        "method": result.method,
+        "param_names": tuple(result.param_names),
+        "draws": np.array(result.draws),
+        "s_dp": np.array(result.s_dp),
+        "sample_stats": {k: np.array(v) for k, v in result.sample_stats.items()},
+        "info": _plain(result.info),
+        "density": None if result.density is None else
+        {k: (np.array(g), np.array(p)) for k, (g, p) in result.density.items()},
+    }
+
+
+def _from_plain(d: Mapping[str, Any]) -> engine.Result:
+    return engine.Result(**d)
+
+
+def _run_record(method: str, payload: Mapping[str, Any]) -> MethodRun:
+    if "error" in payload:
+        return MethodRun(method=method, error=payload["error"])
+    summary = pd.DataFrame(payload["summary"]["data"], index=payload["summary"]["index"],
+                           columns=payload["summary"]["columns"])
+    return MethodRun(method=method, result=_from_plain(payload["result"]), summary=summary)
+
+
+def _payload(result: engine.Result) -> dict:
+    return {"result": _to_plain(result), "summary": engine.summary(result).to_dict(orient="split")}
+
+
+# --------------------------------------------------------------------------- progress
+class _Progress:
+    """``on_progress(done, total)`` that moves an ``st.progress`` bar (at most ~50 updates)."""
+
+    def __init__(self, bar, label: str):
+        self.bar, self.label = bar, label
+        self.owner = threading.get_ident()
+        self.last = -1.0
+
+    def __call__(self, done: int, total: int) -> None:
+        if threading.get_ident() != self.owner or total <= 0:
+            return  # Streamlit elements may only be touched from the script thread
+        frac = min(max(done / total, 0.0), 1.0)
+        if frac - self.last < 0.02 and frac < 1.0:
+            return
+        self.last = frac
+        self.bar.progress(frac, text=f"{self.label}: {done:,} / {total:,}")
+
+
+# --------------------------------------------------------------------------- validation stages
+def check_model(scenario: Scenario, records=None) -> None:
+    """Raise the engine's ValueError if the [model] table is invalid."""
+    table = model_table(scenario, records)
+    engine.make_model(table["name"], table)
+
+
+def describe_mechanism(scenario: Scenario, records=None) -> str:
+    """The mechanism's own description (noise scale and guarantee); raises ValueError."""
+    table = model_table(scenario, records)
+    return build_mechanism(mechanism_table(scenario), engine.make_model(table["name"], table)).describe()
+
+
+def validate_method(settings: Mapping[str, Any]) -> dict:
+    """The engine's check of a [method] table; raises ValueError naming the field."""
+    return _validate_method(settings)
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def _problem(spec_text: str) -> engine.Problem:
+    return engine.prepare(json.loads(spec_text))
+
+
+def prepare(spec_text: str) -> Prepared:
+    """Validate and prepare a spec (simulation / upload / release); raises ValueError."""
+    problem = _problem(spec_text)
+    return Prepared(
+        s_dp=tuple(float(v) for v in problem.s_dp),
+        true_params=None if problem.true_params is None else dict(problem.true_params),
+        has_records=problem.records is not None,
+        mechanism_text=problem.mechanism.describe(),
+        param_names=tuple(problem.model.param_names),
+        n=int(problem.model.n),
+        epsilon=getattr(problem.mechanism, "epsilon", None),
+        exact_available=engine.has_closed_form(problem),
+    )
+
+
+# --------------------------------------------------------------------------- method runs
+@st.cache_data(show_spinner=False, max_entries=256)
+def _run_cached(spec_text: str, settings_text: str) -> dict:
+    settings = json.loads(settings_text)
+    seed = json.loads(spec_text)["seed"]
+    label = METHOD_LABELS[settings["name"]]
+    with st.status(f"{label}: running…", expanded=False) as status:
+        bar = st.progress(0.0, text=label)
+        t0 = time.perf_counter()
+        try:
+            result = engine.run_method(_problem(spec_text), settings, seed, on_progress=_Progress(bar, label))
+        except ValueError as exc:
+            status.update(label=f"{label}: not run — {exc}", state="error", expanded=False)
+            return {"error": str(exc)}
+        bar.progress(1.0, text=f"{label}: done")
+        status.update(label=f"{label}: {result.draws.shape[0]} × {result.draws.shape[1]:,} draws in "
+                            f"{time.perf_counter() - t0:.2f} s", state="complete", expanded=False)
+        return _payload(result)
+
+
+def run_method(spec_text: str, settings: Mapping[str, Any]) -> MethodRun:
+    """Run (or fetch from the cache) one method on one spec."""
+    try:
+        _problem(spec_text)
+    except ValueError as exc:
+        return MethodRun(method=settings["name"], error=str(exc))
+    return _run_record(settings["name"], _run_cached(spec_text, spec_json(settings)))
+
+
+def run_methods(scenario: Scenario, records=None, methods: Sequence[str] | None = None) -> dict[str, MethodRun]:
+    """Every switched-on method of the scenario, in the order of ``scenario.methods``."""
+    text = spec_json(to_spec_dict(scenario, records))
+    chosen = scenario.methods if methods is None else methods
+    return {m: run_method(text, method_settings(scenario, m)) for m in chosen}
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _confidential_cached(spec_text: str) -> dict:
+    problem = _problem(spec_text)
+    try:
+        result = engine.confidential_posterior(problem, seed=json.loads(spec_text)["seed"])
+    except ValueError as exc:
+        return {"error": str(exc)}
+    return _payload(result)
+
+
+def confidential(scenario: Scenario, records=None) -> MethodRun | None:
+    """The posterior given the confidential records (simulation / upload), else None."""
+    text = spec_json(to_spec_dict(scenario, records))
+    if _problem(text).records is None:
+        return None
+    return _run_record("confidential", _confidential_cached(text))
+
+
+# --------------------------------------------------------------------------- uploads and exports
+@st.cache_data(show_spinner=False, max_entries=16)
+def _parse_upload_cached(data: bytes, column: str | None) -> np.ndarray:
+    return load_records_csv(data, column or None, field="data.csv")
+
+
+def parse_upload(data: bytes, column: str | None) -> np.ndarray:
+    """Records of an uploaded CSV (engine rules: UTF-8, header, numbers, at most 50 MB)."""
+    return _parse_upload_cached(bytes(data), (column or "").strip() or None)
+
+
+def netcdf_bytes(result: engine.Result) -> bytes:
+    """The InferenceData of a result as NetCDF bytes (called lazily by the download button)."""
+    idata = engine.to_inference_data(result)
+    fd, path = tempfile.mkstemp(suffix=".nc")
+    os.close(fd)
+    try:
+        idata.to_netcdf(path)
+        with open(path, "rb") as fh:
+            return fh.read()
+    finally:
+        os.unlink(path)
+
+
+def scenario_toml(scenario: Scenario, records=None) -> str:
+    """The scenario as a TOML spec the CLI reads back (engine.spec_to_toml)."""
+    return engine.spec_to_toml(engine.spec_from_dict(to_spec_dict(scenario, records)))
+
+
+# --------------------------------------------------------------------------- budget sweep
+@dataclass(frozen=True)
+class Sweep:
+    """An epsilon sweep (engine.study.epsilon_sweep): a tidy table (epsilon, method, param, mean,
+    sd, q5, q95, r_hat, ess_bulk, wall_time_s), the runs behind it per epsilon, and the cells that
+    did not run with the engine's reason."""
+
+    table: pd.DataFrame
+    runs: Mapping[float, Mapping[str, MethodRun]]
+    skipped: Mapping[str, str]
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _sweep_cached(spec_text: str, grid_text: str, methods_text: str) -> dict:
+    grid, methods = json.loads(grid_text), json.loads(methods_text)
+    with st.status(f"Sweeping {len(grid)} ε values × {len(methods)} methods…", expanded=False) as status:
+        bar = st.progress(0.0)
+        frame, results = epsilon_sweep(json.loads(spec_text), grid, methods, on_progress=_Progress(bar, "runs"))
+        status.update(label=f"Sweep: {len(grid) * len(methods)} runs in {frame.attrs['wall_time_s']:.2f} s",
+                      state="complete", expanded=False)
+    return {"table": frame.to_dict(orient="split"), "skipped": dict(frame.attrs.get("skipped", {})),
+            "runs": [(eps, name, _payload(r)) for (eps, name), r in results.items()]}
+
+
+def sweep(scenario: Scenario, records, grid: Sequence[float], methods: Sequence[str]) -> Sweep:
+    """Run ``methods`` at every epsilon of ``grid`` on the scenario (engine.study.epsilon_sweep).
+
+    Raises the engine's ValueError if the scenario is invalid at some epsilon."""
+    spec = to_spec_dict(scenario, records)
+    text = spec_json(spec)
+    for eps in grid:  # a bad grid value fails here, before anything runs
+        _problem(spec_json(epsilon_spec(spec, float(eps))))
+    chosen = [method_settings(scenario, m) for m in methods]
+    out = _sweep_cached(text, json.dumps([float(g) for g in grid]), json.dumps(chosen))
+    split = out["table"]
+    table = pd.DataFrame(split["data"], index=split["index"], columns=split["columns"])
+    runs: dict[float, dict[str, MethodRun]] = {}
+    for eps, name, payload in out["runs"]:
+        runs.setdefault(float(eps), {})[name] = _run_record(name, payload)
+    return Sweep(table=table, runs=runs, skipped=out["skipped"])
+
+
+def smallest_epsilon(sweep_: Sweep, param: str, target_sd: float, method: str = "exact") -> float | None:
+    """Smallest epsilon on the grid whose ``method`` posterior sd of ``param`` is at most the target."""
+    if sweep_.table.empty:
+        return None
+    return smallest_epsilon_meeting(sweep_.table, target_sd, method=method, param=param)

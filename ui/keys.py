@@ -1,0 +1,96 @@
+"""Session-state keys: every ``st.session_state`` name the app uses, in one place.
+
+``SCENARIO`` holds the canonical :class:`ui.params.Scenario`. The scenario widgets in the sidebar
+all start with :data:`SCENARIO_WIDGET_PREFIX`; they are re-seeded from ``SCENARIO`` whenever
+Streamlit drops a widget's state (a page switch) and cleared together when a preset loads. Keys
+that depend on the model, mechanism or method are built by the functions at the bottom, never by
+string literals in pages.
+"""
+from __future__ import annotations
+
+# Canonical state (not widgets) ------------------------------------------------------------------
+SCENARIO = "scenario"  # ui.params.Scenario currently shown
+LINK_NOTE = "link_note"  # why a shared link could not be read (shown once)
+UPLOAD = "upload"  # {"name": str, "size": int, "records": ndarray} of the last valid CSV upload
+PRESET_NOTE = "preset_note"  # which preset was just loaded (shown once on the Compare page)
+LAST_PAGE = "last_page"  # page of the previous run: a page switch re-seeds the sidebar widgets
+
+# Scenario widgets (sidebar, shared by Compare, Privacy budget and Diagnostics) --------------------
+SCENARIO_WIDGET_PREFIX = "sw_"
+W_MODEL = "sw_model"
+W_N = "sw_n"
+W_MECHANISM = "sw_mechanism"
+W_EPSILON = "sw_epsilon"
+W_RHO = "sw_rho"
+W_DELTA = "sw_delta"
+W_TRUTH_PROB = "sw_truth_prob"
+W_SENS_OVERRIDE = "sw_sensitivity_override"
+W_SENSITIVITY = "sw_sensitivity"
+W_DATA = "sw_data"
+W_SEED = "sw_seed"
+W_CSV = "sw_csv"
+W_CSV_COLUMN = "sw_csv_column"
+W_CHAINS = "sw_chains"
+W_DRAWS = "sw_draws"
+W_WARMUP = "sw_warmup"
+W_ABC_SECONDS = "sw_abc_max_seconds"
+W_ABC_PROPOSALS = "sw_abc_max_proposals"
+W_OPS_K = "sw_ops_k"
+
+# Compare page -----------------------------------------------------------------------------------
+W_NETCDF_METHOD = "pw_netcdf_method"
+POSTERIOR_CHART = "pw_posterior_chart"
+
+# Privacy budget page ----------------------------------------------------------------------------
+W_GRID = "pw_budget_grid"
+W_GRID_MIN = "pw_budget_grid_min"
+W_GRID_MAX = "pw_budget_grid_max"
+W_GRID_POINTS = "pw_budget_grid_points"
+W_GRID_FILL = "pw_budget_grid_fill"
+W_SWEEP_METHODS = "pw_sweep_methods"
+W_SWEEP_PARAM = "pw_sweep_param"
+W_TARGET_SD = "pw_target_sd"
+W_STEP = "pw_budget_step"
+INTERVAL_CHART = "pw_interval_chart"
+SD_CHART = "pw_sd_chart"
+STEP_CHART = "pw_step_chart"
+
+# Diagnostics page -------------------------------------------------------------------------------
+W_DIAG_METHOD = "pw_diag_method"
+TRACE_CHART = "pw_trace_chart"
+ACCEPTANCE_CHART = "pw_acceptance_chart"
+RANK_CHART = "pw_rank_chart"
+
+
+def prior_key(model: str, field: str) -> str:
+    """Widget of one prior field of one model (each model keeps its own values)."""
+    return f"{SCENARIO_WIDGET_PREFIX}prior_{model}_{field}"
+
+
+def truth_key(model: str) -> str:
+    """Widget of the true parameter used to simulate data under ``model``."""
+    return f"{SCENARIO_WIDGET_PREFIX}truth_{model}"
+
+
+def s_dp_key(model: str) -> str:
+    """Widget of a typed-in release for ``model`` (its length depends on the model)."""
+    return f"{SCENARIO_WIDGET_PREFIX}s_dp_{model}"
+
+
+def budget_form_key(mechanism: str) -> str:
+    """Widget choosing how ``mechanism``'s budget is stated (e.g. rho or epsilon + delta)."""
+    return f"{SCENARIO_WIDGET_PREFIX}budget_form_{mechanism}"
+
+
+def method_key(method: str) -> str:
+    """On/off switch of one method."""
+    return f"{SCENARIO_WIDGET_PREFIX}method_{method}"
+
+
+def preset_key(name: str) -> str:
+    """Button that loads one preset on the Learn page."""
+    return f"pw_preset_{name}"
+
+
+def is_scenario_widget(key: str) -> bool:
+    return key.startswith(SCENARIO_WIDGET_PREFIX)

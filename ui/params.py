@@ -1,0 +1,371 @@
+"""Widget values as one frozen record, and its two outside forms: the engine's spec dict and the URL.
+
+A :class:`Scenario` is what the sidebar shows: model, prior, mechanism and budget, data source,
+seed, which methods run and their settings. Free-text fields (a list of released values, a
+Dirichlet prior, a vector of true probabilities) are kept exactly as typed, so a bad entry stays
+in its box; they are parsed only when the spec is built, and a bad one raises ``ValueError``
+naming the spec field, the value and what is allowed (the engine's error shape).
+
+Nothing here imports streamlit; tests call these functions directly.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, fields
+from typing import Any, Mapping
+
+__all__ = [
+    "Scenario",
+    "MODELS",
+    "MECHANISMS",
+    "METHODS",
+    "DATA_SOURCES",
+    "METHOD_LABELS",
+    "BUDGET_FORMS",
+    "DEFAULT_PRIORS",
+    "budget_forms",
+    "truth_key",
+    "default_truth",
+    "parse_numbers",
+    "to_spec_dict",
+    "model_table",
+    "mechanism_table",
+    "method_settings",
+    "to_query",
+    "from_query",
+    "log_grid",
+    "parse_grid",
+]
+
+MODELS = ("beta_binomial", "poisson_gamma", "dirichlet_multinomial", "normal_known_sd")
+MECHANISMS = ("laplace", "gaussian", "discrete_laplace", "discrete_gaussian", "randomized_response")
+METHODS = ("naive", "da_mcmc", "abc_rejection", "ops", "exact")
+DATA_SOURCES = ("simulate", "csv", "s_dp")
+METHOD_LABELS = {
+    "naive": "Naive",
+    "da_mcmc": "DA-MCMC",
+    "abc_rejection": "ABC rejection",
+    "ops": "OPS",
+    "exact": "Exact",
+    "confidential": "Confidential data",
+}
+
+# How each mechanism's budget can be stated. "k_ary" and "coin" are the two randomized-response
+# constructions (epsilon, or the coin scheme's truth probability).
+BUDGET_FORMS = {
+    "laplace": ("epsilon",),
+    "discrete_laplace": ("epsilon",),
+    "gaussian": ("rho", "epsilon_delta"),
+    "discrete_gaussian": ("rho",),
+    "randomized_response": ("k_ary", "coin"),
+}
+
+DEFAULT_PRIORS: dict[str, dict[str, Any]] = {
+    "beta_binomial": {"a": 1.0, "b": 1.0},
+    "poisson_gamma": {"alpha": 1.0, "beta": 1.0, "upper": None},
+    "dirichlet_multinomial": {"alpha": "1, 1, 1"},
+    "normal_known_sd": {"sd": 1.0, "lo": -3.0, "hi": 3.0, "prior_mean": 0.0, "prior_sd": 10.0},
+}
+
+_TRUTH_KEYS = {"beta_binomial": "theta", "poisson_gamma": "lam", "dirichlet_multinomial": "p",
+               "normal_known_sd": "mu"}
+_NUMBER = re.compile(r"[,;\s]+")
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """Everything the sidebar holds. Defaults are the demo scenario of the Compare page."""
+
+    model: str = "beta_binomial"
+    n: int = 30
+    prior: tuple[tuple[str, Any], ...] = (("a", 1.0), ("b", 1.0))
+    mechanism: str = "laplace"
+    budget_form: str = "epsilon"
+    epsilon: float = 1.0
+    rho: float = 0.5
+    delta: float = 1e-6
+    truth_prob: float = 0.5
+    sensitivity: float | None = None  # None: the model's default sensitivity
+    data: str = "simulate"
+    truth: str = "0.3"
+    seed: int = 1
+    s_dp: str = ""
+    csv_column: str = ""
+    methods: tuple[str, ...] = METHODS
+    chains: int = 2
+    draws: int = 2000
+    warmup: int = 500
+    abc_max_seconds: float = 10.0
+    abc_max_proposals: int = 20_000_000
+    ops_k: int = 100
+
+    @property
+    def prior_dict(self) -> dict[str, Any]:
+        return dict(self.prior)
+
+
+# --------------------------------------------------------------------------- small helpers
+def budget_forms(mechanism: str) -> tuple[str, ...]:
+    """The budget forms a mechanism accepts (first one is the default)."""
+    return BUDGET_FORMS.get(mechanism, ("epsilon",))
+
+
+def log_grid(lo: float, hi: float, points: int) -> str:
+    """``points`` log-spaced values from ``lo`` to ``hi`` as grid text (3 significant digits)."""
+    if not (lo > 0 and hi > lo and points >= 2):
+        raise ValueError(f"grid = ({lo!r}, {hi!r}, {points!r}) is invalid: needs 0 < low < high and at least 2 points")
+    ratio = (hi / lo) ** (1.0 / (points - 1))
+    return ", ".join(f"{lo * ratio**i:.3g}" for i in range(points))
+
+
+def parse_grid(text: str, symbol: str = "epsilon", max_points: int = 25) -> tuple[float, ...]:
+    """A budget grid typed as text: positive numbers, at most ``max_points``, returned sorted and
+    without duplicates. Raises ValueError naming the grid."""
+    values = parse_numbers(f"{symbol} grid", text)
+    bad = [v for v in values if v <= 0]
+    if bad:
+        raise ValueError(f"{symbol} grid = {text!r} is invalid: every value must be > 0 (got {bad[0]:g})")
+    grid = tuple(sorted(set(values)))
+    if len(grid) > max_points:
+        raise ValueError(f"{symbol} grid = {text!r} is invalid: at most {max_points} values (got {len(grid)})")
+    return grid
+
+
+def truth_key(model: str) -> str:
+    """The key of ``[data] simulate = {..}`` for a model (theta, lam, p or mu)."""
+    return _TRUTH_KEYS[model]
+
+
+def default_truth(model: str, prior: Mapping[str, Any] | None = None) -> str:
+    """A sensible true parameter for simulation, as the text the widget shows."""
+    if model == "beta_binomial":
+        return "0.3"
+    if model == "poisson_gamma":
+        return "3.0"
+    if model == "normal_known_sd":
+        return "0.5"
+    try:
+        k = len(parse_numbers("model.alpha", (prior or {}).get("alpha", DEFAULT_PRIORS[model]["alpha"])))
+    except ValueError:
+        k = 3
+    share = round(1.0 / k, 4)
+    return ", ".join([f"{share:g}"] * (k - 1) + [f"{round(1.0 - share * (k - 1), 4):g}"])
+
+
+def parse_numbers(field: str, text: Any) -> list[float]:
+    """``"104, 120, 74, 102"`` -> ``[104.0, 120.0, 74.0, 102.0]``; commas, semicolons or spaces
+    separate. Raises ValueError naming ``field`` for empty text or a token that is not a number."""
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        return [float(text)]
+    if isinstance(text, (list, tuple)):
+        text = ", ".join(str(t) for t in text)
+    raw = str(text if text is not None else "").strip().strip("[]")
+    tokens = [t for t in _NUMBER.split(raw) if t]
+    allowed = "must be a list of numbers separated by commas, e.g. 104, 120, 74, 102"
+    if not tokens:
+        raise ValueError(f"{field} = {str(text)!r} is invalid: {allowed}")
+    out = []
+    for tok in tokens:
+        try:
+            v = float(tok)
+        except ValueError:
+            raise ValueError(f"{field} = {str(text)!r} is invalid: {allowed} ({tok!r} is not a number)") from None
+        if not math.isfinite(v):
+            raise ValueError(f"{field} = {str(text)!r} is invalid: every entry must be a finite number")
+        out.append(v)
+    return out
+
+
+# --------------------------------------------------------------------------- spec dict
+def model_table(s: Scenario, records=None) -> dict:
+    """The ``[model]`` table; with CSV records, ``n`` is their number."""
+    n_records = len(records) if (s.data == "csv" and records is not None) else None
+    table: dict[str, Any] = {"name": s.model, "n": int(n_records if n_records is not None else s.n)}
+    for key, value in s.prior:
+        if value is None:
+            continue
+        if s.model == "dirichlet_multinomial" and key == "alpha":
+            value = parse_numbers("model.alpha", value)
+        table[key] = value
+    return table
+
+
+def mechanism_table(s: Scenario) -> dict:
+    """The ``[mechanism]`` table: name, the budget in the chosen form, optional sensitivity."""
+    table: dict[str, Any] = {"name": s.mechanism}
+    form = s.budget_form if s.budget_form in budget_forms(s.mechanism) else budget_forms(s.mechanism)[0]
+    if form in ("epsilon", "k_ary"):
+        table["epsilon"] = s.epsilon
+    elif form == "rho":
+        table["rho"] = s.rho
+    elif form == "epsilon_delta":
+        table["epsilon"], table["delta"] = s.epsilon, s.delta
+    else:  # coin
+        table["scheme"], table["truth_prob"] = "coin", s.truth_prob
+    if s.sensitivity is not None and s.mechanism != "randomized_response":
+        table["sensitivity"] = s.sensitivity
+    return table
+
+
+def _data_table(s: Scenario, records) -> dict:
+    if s.data == "simulate":
+        values = parse_numbers(f"data.simulate.{truth_key(s.model)}", s.truth)
+        if s.model == "dirichlet_multinomial":
+            return {"simulate": {"p": values}}
+        if len(values) != 1:
+            raise ValueError(f"data.simulate.{truth_key(s.model)} = {s.truth!r} is invalid: must be one number")
+        return {"simulate": {truth_key(s.model): values[0]}}
+    if s.data == "s_dp":
+        return {"s_dp": parse_numbers("data.s_dp", s.s_dp)}
+    if s.data == "csv":
+        if records is None:
+            raise ValueError("data.csv = None is invalid: upload a CSV file of records (one record per row)")
+        return {"records": [float(r) for r in records]}
+    raise ValueError(f"data = {s.data!r} is invalid: must be one of " + ", ".join(DATA_SOURCES))
+
+
+def method_settings(s: Scenario, method: str) -> dict:
+    """The ``[method]`` table the engine runs for one method of the scenario."""
+    if method == "ops":
+        return {"name": "ops", "k": s.ops_k}
+    table: dict[str, Any] = {"name": method, "chains": s.chains, "draws": s.draws}
+    if method == "da_mcmc":
+        table["warmup"] = s.warmup
+    if method == "abc_rejection":
+        table.update(chains=1, draws=s.chains * s.draws, max_seconds=s.abc_max_seconds,
+                     max_proposals=s.abc_max_proposals)
+    return table
+
+
+def to_spec_dict(s: Scenario, records=None, method: str = "da_mcmc") -> dict:
+    """The engine's spec layout (``seed``, ``[model]``, ``[mechanism]``, ``[data]``, ``[method]``).
+
+    ``records`` are the parsed rows of an uploaded CSV (data source ``csv``); they go into the
+    spec inline, and ``model.n`` follows their number.
+    """
+    return {
+        "seed": int(s.seed),
+        "model": model_table(s, records),
+        "mechanism": mechanism_table(s),
+        "data": _data_table(s, records),
+        "method": method_settings(s, method),
+    }
+
+
+# --------------------------------------------------------------------------- query string
+_QUERY_FIELDS = {
+    "model": "model", "n": "n", "mech": "mechanism", "budget": "budget_form", "epsilon": "epsilon",
+    "rho": "rho", "delta": "delta", "truth_prob": "truth_prob", "sens": "sensitivity", "data": "data",
+    "truth": "truth", "seed": "seed", "s_dp": "s_dp", "column": "csv_column", "chains": "chains",
+    "draws": "draws", "warmup": "warmup", "abc_s": "abc_max_seconds", "abc_p": "abc_max_proposals",
+    "ops_k": "ops_k",
+}
+_INT_FIELDS = {"n", "seed", "chains", "draws", "warmup", "abc_max_proposals", "ops_k"}
+_FLOAT_FIELDS = {"epsilon", "rho", "delta", "truth_prob", "sensitivity", "abc_max_seconds"}
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return repr(v)
+    return str(v)
+
+
+def to_query(s: Scenario) -> dict[str, str]:
+    """A short, readable query string for the scenario (only the fields its forms use)."""
+    q = {"model": s.model, "n": _fmt(s.n)}
+    for key, value in s.prior:
+        if value is not None:
+            q[f"prior.{key}"] = _fmt(value)
+    q["mech"] = s.mechanism
+    q["budget"] = s.budget_form
+    if s.budget_form in ("epsilon", "k_ary", "epsilon_delta"):
+        q["epsilon"] = _fmt(s.epsilon)
+    if s.budget_form == "epsilon_delta":
+        q["delta"] = _fmt(s.delta)
+    if s.budget_form == "rho":
+        q["rho"] = _fmt(s.rho)
+    if s.budget_form == "coin":
+        q["truth_prob"] = _fmt(s.truth_prob)
+    if s.sensitivity is not None:
+        q["sens"] = _fmt(s.sensitivity)
+    q["data"] = s.data
+    if s.data == "simulate":
+        q["truth"] = s.truth
+    elif s.data == "s_dp":
+        q["s_dp"] = s.s_dp
+    elif s.csv_column:
+        q["column"] = s.csv_column
+    q["seed"] = _fmt(s.seed)
+    q["methods"] = ",".join(s.methods)
+    for qk in ("chains", "draws", "warmup", "abc_s", "abc_p", "ops_k"):
+        q[qk] = _fmt(getattr(s, _QUERY_FIELDS[qk]))
+    return q
+
+
+def _link_error(key: str, value: Any, allowed: str) -> ValueError:
+    return ValueError(f"link parameter {key} = {value!r} is invalid: {allowed}")
+
+
+def _convert(key: str, name: str, raw: str) -> Any:
+    if name in _INT_FIELDS:
+        try:
+            return int(raw)
+        except ValueError:
+            raise _link_error(key, raw, "must be a whole number") from None
+    if name in _FLOAT_FIELDS:
+        try:
+            v = float(raw)
+        except ValueError:
+            raise _link_error(key, raw, "must be a number") from None
+        if not math.isfinite(v):
+            raise _link_error(key, raw, "must be a finite number")
+        return v
+    return raw
+
+
+def from_query(query: Mapping[str, Any]) -> Scenario | None:
+    """The scenario a shared link describes, or None when the link carries none.
+
+    Values outside the widgets' choices raise ValueError; numeric values are not range-checked
+    here (the engine does that and the app shows its message next to the input).
+    """
+    q = {k: (v[-1] if isinstance(v, (list, tuple)) and v else v) for k, v in dict(query).items()}
+    if "model" not in q:
+        return None
+    model = q["model"]
+    if model not in MODELS:
+        raise _link_error("model", model, "must be one of " + ", ".join(MODELS))
+    values: dict[str, Any] = {"model": model}
+    for key, name in _QUERY_FIELDS.items():
+        if key in q and key != "model":
+            values[name] = _convert(key, name, str(q[key]))
+    mech = values.get("mechanism", Scenario.mechanism)
+    if mech not in MECHANISMS:
+        raise _link_error("mech", mech, "must be one of " + ", ".join(MECHANISMS))
+    form = values.get("budget_form", budget_forms(mech)[0])
+    if form not in budget_forms(mech):
+        raise _link_error("budget", form, f"must be one of {', '.join(budget_forms(mech))} for {mech}")
+    if values.get("data", "simulate") not in DATA_SOURCES:
+        raise _link_error("data", values["data"], "must be one of " + ", ".join(DATA_SOURCES))
+    prior = dict(DEFAULT_PRIORS[model])
+    for key in list(prior):
+        if f"prior.{key}" in q:
+            raw = str(q[f"prior.{key}"])
+            if model == "dirichlet_multinomial":
+                prior[key] = raw
+            elif key == "upper":
+                prior[key] = _convert("prior.upper", "n", raw)
+            else:
+                prior[key] = _convert(f"prior.{key}", "epsilon", raw)
+    values["prior"] = tuple(prior.items())
+    if "methods" in q:
+        chosen = tuple(m for m in str(q["methods"]).split(",") if m)
+        bad = [m for m in chosen if m not in METHODS]
+        if bad:
+            raise _link_error("methods", q["methods"], "must be a comma-separated subset of " + ", ".join(METHODS))
+        values["methods"] = chosen
+    if "truth" not in values:
+        values["truth"] = default_truth(model, prior)
+    known = {f.name for f in fields(Scenario)}
+    return Scenario(**{k: v for k, v in values.items() if k in known})

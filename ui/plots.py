@@ -1,0 +1,291 @@
+"""Pure figure builders: engine Results (or tidy sweep tables) in, ``plotly.graph_objects.Figure`` out.
+
+Nothing here touches streamlit or the engine's samplers; tests build Results by hand and inspect
+``fig.to_dict()``. Every trace carries ``meta = {"kind": ..., "method": ..., "param": ...}`` so a
+test (or a reader of the exported HTML) can tell what a curve is without relying on colours.
+
+Figures
+    :func:`posterior_densities`   marginal posteriors per parameter, all methods overlaid
+    :func:`trace_plot`            draws per chain (Ju et al. 2022, Fig. 1b style mixing check)
+    :func:`acceptance_plot`       DA-MCMC acceptance per sweep vs the exp(-epsilon) bound
+                                  (Ju et al. 2022, Prop. 3.1)
+    :func:`rank_plot`             rank histograms per chain (Vehtari et al. 2021)
+    :func:`interval_plot`         90% posterior intervals against the privacy budget
+    :func:`sd_plot`               posterior sd against the privacy budget
+"""
+from __future__ import annotations
+
+import math
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+from scipy import stats
+
+from .params import METHOD_LABELS
+
+__all__ = [
+    "METHOD_COLORS",
+    "posterior_densities",
+    "trace_plot",
+    "acceptance_plot",
+    "rank_plot",
+    "interval_plot",
+    "sd_plot",
+    "density_curve",
+]
+
+METHOD_COLORS = {
+    "naive": "#d62728",
+    "da_mcmc": "#1f77b4",
+    "abc_rejection": "#2ca02c",
+    "ops": "#9467bd",
+    "exact": "#ff7f0e",
+    "confidential": "#7f7f7f",
+}
+CHAIN_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")
+TRUTH_COLOR = "#000000"
+_KDE_MIN_DRAWS = 50
+_GRID = 256
+
+
+def _label(method: str) -> str:
+    return METHOD_LABELS.get(method, method)
+
+
+def _grid_shape(k: int) -> tuple[int, int]:
+    cols = 1 if k == 1 else 2
+    return math.ceil(k / cols), cols
+
+
+def _cell(j: int, cols: int) -> dict:
+    return {"row": j // cols + 1, "col": j % cols + 1}
+
+
+def _subplots(titles: Sequence[str], height_per_row: int = 300, **kw) -> tuple[go.Figure, int]:
+    rows, cols = _grid_shape(len(titles))
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=list(titles) if len(titles) > 1 else None, **kw)
+    fig.update_layout(template="plotly_white", height=max(360, height_per_row * rows + 80),
+                      margin={"l": 60, "r": 20, "t": 60, "b": 50})
+    return fig, cols
+
+
+def density_curve(result, param: str) -> tuple[str, np.ndarray, np.ndarray]:
+    """How a result's marginal of ``param`` is drawn: ("density", grid, pdf) from the method's own
+    grid density, ("kde", grid, pdf) from a Gaussian KDE of the draws, or ("histogram", draws,
+    empty) when there are too few or identical draws for a KDE."""
+    if result.density is not None and param in result.density:
+        grid, pdf = result.density[param]
+        return "density", np.asarray(grid, float), np.asarray(pdf, float)
+    x = result.flat(param)
+    x = x[np.isfinite(x)]
+    if x.size < _KDE_MIN_DRAWS or np.ptp(x) == 0:
+        return "histogram", x, np.empty(0)
+    kde = stats.gaussian_kde(x)
+    bw = float(np.sqrt(kde.covariance[0, 0]))
+    grid = np.linspace(x.min() - bw, x.max() + bw, _GRID)
+    return "kde", grid, kde(grid)
+
+
+def posterior_densities(results: Sequence, *, true_params: Mapping[str, float] | None = None,
+                        confidential=None, params: Sequence[str] | None = None,
+                        title: str | None = None) -> go.Figure:
+    """Marginal posterior of each parameter, one subplot per parameter, methods overlaid.
+
+    Grid densities (exact, naive, confidential) are solid lines; draws-only methods (DA-MCMC, ABC,
+    OPS) are a Gaussian KDE (dashed), or a histogram when they have fewer than 50 draws. The true
+    parameter (simulation) is a dashed vertical black line and the confidential-data posterior
+    p(theta | x) a dotted grey line.
+    """
+    results = [r for r in results if r is not None]
+    if not results and confidential is None:
+        raise ValueError("results = [] is invalid: posterior_densities needs at least one Result")
+    names = list(params or (results[0] if results else confidential).param_names)
+    fig, cols = _subplots(names)
+    seen: set[str] = set()
+    for j, param in enumerate(names):
+        ymax = 0.0
+        entries = [(r, False) for r in results] + ([(confidential, True)] if confidential is not None else [])
+        for r, is_conf in entries:
+            if param not in r.param_names:
+                continue
+            method = "confidential" if is_conf else r.method
+            kind, x, y = density_curve(r, param)
+            meta = {"kind": kind, "method": method, "param": param}
+            common = {"name": _label(method) if not is_conf else "Confidential-data posterior",
+                      "legendgroup": method, "showlegend": method not in seen, "meta": meta}
+            color = METHOD_COLORS.get(method, "#333333")
+            if kind == "histogram":
+                fig.add_trace(go.Histogram(x=x, histnorm="probability density", opacity=0.45, nbinsx=30,
+                                           marker_color=color, **common), **_cell(j, cols))
+                if x.size:
+                    counts, _ = np.histogram(x, bins=30, density=True)
+                    ymax = max(ymax, float(counts.max()))
+            else:
+                dash = "dot" if is_conf else ("solid" if kind == "density" else "dash")
+                fig.add_trace(go.Scatter(x=x, y=y, mode="lines", line={"color": color, "dash": dash, "width": 2},
+                                         **common), **_cell(j, cols))
+                ymax = max(ymax, float(np.max(y)) if y.size else 0.0)
+            seen.add(method)
+        if true_params and param in true_params:
+            v = float(true_params[param])
+            fig.add_trace(go.Scatter(x=[v, v], y=[0.0, ymax * 1.05 if ymax > 0 else 1.0], mode="lines",
+                                     line={"color": TRUTH_COLOR, "dash": "dash", "width": 1.5},
+                                     name="True value", legendgroup="truth", showlegend="truth" not in seen,
+                                     meta={"kind": "truth", "method": "truth", "param": param}),
+                          **_cell(j, cols))
+            seen.add("truth")
+        fig.update_xaxes(title_text=param, **_cell(j, cols))
+        fig.update_yaxes(title_text="density", rangemode="tozero", **_cell(j, cols))
+    fig.update_layout(barmode="overlay", title=title)
+    return fig
+
+
+def _thin(n: int, max_points: int) -> np.ndarray:
+    step = max(1, math.ceil(n / max_points))
+    return np.arange(0, n, step)
+
+
+def trace_plot(result, params: Sequence[str] | None = None, max_points: int = 2000) -> go.Figure:
+    """Draws against iteration, one line per chain, one subplot per parameter (thinned to at most
+    ``max_points`` per chain for the browser)."""
+    names = list(params or result.param_names)
+    fig, cols = _subplots(names)
+    idx = _thin(result.n_draws, max_points)
+    for j, param in enumerate(names):
+        p = result.param_names.index(param)
+        for c in range(result.n_chains):
+            fig.add_trace(go.Scatter(x=idx, y=result.draws[c, idx, p], mode="lines", name=f"chain {c}",
+                                     legendgroup=f"chain {c}", showlegend=j == 0,
+                                     line={"width": 1, "color": CHAIN_COLORS[c % len(CHAIN_COLORS)]},
+                                     meta={"kind": "trace", "chain": c, "param": param}), **_cell(j, cols))
+        fig.update_xaxes(title_text="draw", **_cell(j, cols))
+        fig.update_yaxes(title_text=param, **_cell(j, cols))
+    fig.update_layout(title=f"{_label(result.method)}: trace per chain")
+    return fig
+
+
+def acceptance_plot(result, max_points: int = 2000) -> go.Figure:
+    """Mean Metropolis acceptance probability of each record sweep, per chain, with each chain's
+    mean (dashed) and minimum (dotted) and the exp(-epsilon) lower bound of Ju et al. (2022,
+    Prop. 3.1) when the engine reports one (``info["epsilon_bound"]``)."""
+    if "acceptance_rate" not in result.sample_stats:
+        raise ValueError(f"result.method = {result.method!r} is invalid for acceptance_plot: "
+                         "it needs sample_stats['acceptance_rate'] (DA-MCMC)")
+    acc = np.asarray(result.sample_stats["acceptance_rate"], float)
+    fig = go.Figure()
+    n_chains, n_draws = acc.shape
+    idx = _thin(n_draws, max_points)
+    for c in range(n_chains):
+        color = CHAIN_COLORS[c % len(CHAIN_COLORS)]
+        group = f"chain {c}"
+        fig.add_trace(go.Scatter(x=idx, y=acc[c, idx], mode="lines", name=f"chain {c}", legendgroup=group,
+                                 line={"width": 1, "color": color}, opacity=0.6,
+                                 meta={"kind": "acceptance", "chain": c}))
+        for stat, value, dash in (("mean", acc[c].mean(), "dash"), ("min", acc[c].min(), "dot")):
+            fig.add_trace(go.Scatter(x=[0, n_draws - 1], y=[float(value)] * 2, mode="lines",
+                                     name=f"chain {c} {stat} = {value:.3f}", legendgroup=group,
+                                     line={"width": 2, "color": color, "dash": dash},
+                                     meta={"kind": f"acceptance_{stat}", "chain": c, "value": float(value)}))
+    bound = result.info.get("epsilon_bound")
+    if bound is not None:
+        fig.add_trace(go.Scatter(x=[0, n_draws - 1], y=[float(bound)] * 2, mode="lines",
+                                 name=f"exp(-ε) bound = {bound:.3f}", line={"width": 2.5, "color": "#d62728"},
+                                 meta={"kind": "bound", "value": float(bound)}))
+    fig.update_layout(template="plotly_white", height=380, title="DA-MCMC acceptance rate per sweep",
+                      xaxis_title="sweep (draw)", yaxis_title="mean acceptance probability",
+                      yaxis_range=[0, 1.02], margin={"l": 60, "r": 20, "t": 60, "b": 50})
+    return fig
+
+
+def rank_plot(result, params: Sequence[str] | None = None, bins: int = 20) -> go.Figure:
+    """Rank histogram of each chain (ranks over all chains pooled); flat histograms near the
+    dashed expected count mean the chains sample the same distribution."""
+    names = list(params or result.param_names)
+    fig, cols = _subplots(names)
+    n_chains, n_draws = result.n_chains, result.n_draws
+    edges = np.linspace(0, n_chains * n_draws, bins + 1)
+    centers = 0.5 * (edges[:-1] + edges[1:])
+    for j, param in enumerate(names):
+        x = result.draws[:, :, result.param_names.index(param)]
+        ranks = stats.rankdata(x.reshape(-1), method="average").reshape(x.shape)
+        for c in range(n_chains):
+            counts, _ = np.histogram(ranks[c], bins=edges)
+            fig.add_trace(go.Scatter(x=centers, y=counts, mode="lines", line_shape="hvh", name=f"chain {c}",
+                                     legendgroup=f"chain {c}", showlegend=j == 0,
+                                     line={"color": CHAIN_COLORS[c % len(CHAIN_COLORS)]},
+                                     meta={"kind": "rank", "chain": c, "param": param}), **_cell(j, cols))
+        expected = n_draws / bins
+        fig.add_trace(go.Scatter(x=[edges[0], edges[-1]], y=[expected, expected], mode="lines",
+                                 name="uniform", legendgroup="uniform", showlegend=j == 0,
+                                 line={"color": "#333333", "dash": "dash"},
+                                 meta={"kind": "rank_expected", "param": param, "value": expected}),
+                      **_cell(j, cols))
+        fig.update_xaxes(title_text=f"rank of {param}", **_cell(j, cols))
+        fig.update_yaxes(title_text="count", rangemode="tozero", **_cell(j, cols))
+    fig.update_layout(title=f"{_label(result.method)}: rank plot per chain")
+    return fig
+
+
+def _budget_axis(symbol: str, budgets) -> dict:
+    """Log axis labelled at the grid values themselves (plotly's own minor labels read 2, 5, 2...)."""
+    ticks = sorted({float(b) for b in budgets})
+    axis = {"type": "log", "title": f"privacy budget {symbol} (log scale)"}
+    if 0 < len(ticks) <= 12:
+        axis |= {"tickvals": ticks, "ticktext": [f"{t:g}" for t in ticks]}
+    return axis
+
+
+def interval_plot(table: pd.DataFrame, param: str, *, symbol: str = "ε", budget: str = "epsilon",
+                  truth: float | None = None) -> go.Figure:
+    """Posterior mean with its 90% interval (q5..q95) against the budget, one colour per method.
+
+    ``table`` is tidy, as ``engine.study.epsilon_sweep`` returns it: columns method, ``budget``
+    (default ``epsilon``), param, mean, q5, q95. Methods are nudged sideways by a few percent on
+    the log axis so their bars do not hide each other.
+    """
+    rows = table[table["param"] == param].rename(columns={budget: "budget"})
+    fig = go.Figure()
+    for i, (method, g) in enumerate(rows.groupby("method", sort=False)):
+        g = g.sort_values("budget")
+        nudge = 1.0 + 0.04 * (i - 1)
+        fig.add_trace(go.Scatter(
+            x=g["budget"].to_numpy() * nudge, y=g["mean"], mode="markers+lines", name=_label(method),
+            line={"color": METHOD_COLORS.get(method, "#333333"), "width": 1},
+            error_y={"type": "data", "symmetric": False, "array": (g["q95"] - g["mean"]).to_numpy(),
+                     "arrayminus": (g["mean"] - g["q5"]).to_numpy()},
+            customdata=np.c_[g["budget"], g["q5"], g["q95"]],
+            hovertemplate=f"{symbol} = %{{customdata[0]:.3g}}<br>mean %{{y:.4g}}<br>"
+                          "90%: [%{customdata[1]:.4g}, %{customdata[2]:.4g}]<extra></extra>",
+            meta={"kind": "interval", "method": method, "param": param}))
+    if truth is not None and not rows.empty:
+        fig.add_trace(go.Scatter(x=[rows["budget"].min() * 0.9, rows["budget"].max() * 1.1], y=[truth, truth],
+                                 mode="lines", name="True value", line={"color": TRUTH_COLOR, "dash": "dash"},
+                                 meta={"kind": "truth", "param": param}))
+    fig.update_layout(template="plotly_white", height=400, title=f"{param}: 90% posterior interval vs {symbol}",
+                      xaxis=_budget_axis(symbol, rows["budget"]), yaxis_title=param,
+                      margin={"l": 60, "r": 20, "t": 60, "b": 50})
+    return fig
+
+
+def sd_plot(table: pd.DataFrame, param: str, *, symbol: str = "ε", budget: str = "epsilon",
+            target: float | None = None) -> go.Figure:
+    """Posterior sd against the budget (log-log), one line per method, with the target sd dashed."""
+    rows = table[table["param"] == param].rename(columns={budget: "budget"})
+    fig = go.Figure()
+    for method, g in rows.groupby("method", sort=False):
+        g = g.sort_values("budget")
+        fig.add_trace(go.Scatter(x=g["budget"], y=g["sd"], mode="markers+lines", name=_label(method),
+                                 line={"color": METHOD_COLORS.get(method, "#333333")},
+                                 meta={"kind": "sd", "method": method, "param": param}))
+    if target is not None and not rows.empty:
+        fig.add_trace(go.Scatter(x=[rows["budget"].min(), rows["budget"].max()], y=[target, target], mode="lines",
+                                 name=f"target sd = {target:g}", line={"color": TRUTH_COLOR, "dash": "dash"},
+                                 meta={"kind": "target", "param": param, "value": float(target)}))
+    fig.update_layout(template="plotly_white", height=400, title=f"{param}: posterior sd vs {symbol}",
+                      xaxis=_budget_axis(symbol, rows["budget"]),
+                      yaxis={"type": "log", "title": "posterior sd (log scale)"},
+                      margin={"l": 60, "r": 20, "t": 60, "b": 50})
+    return fig

@@ -1,0 +1,380 @@
+"""The scenario sidebar shared by the Compare, Privacy budget and Diagnostics pages.
+
+:func:`scenario_inputs` renders the widgets, reads them into a frozen :class:`~ui.params.Scenario`,
+validates it in the order a reader fills it in (model, mechanism, data, methods) through the
+engine, and puts each ``ValueError`` message in an ``st.error`` directly under the section whose
+field it names. The widgets keep what the user typed; only the results wait for a valid input.
+
+State: the canonical scenario lives in ``st.session_state[keys.SCENARIO]``; widget keys are seeded
+from it when missing (first visit, after a page switch, after a preset), and the scenario is
+mirrored into the URL query string so a copied link reopens it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Mapping
+
+import numpy as np
+import streamlit as st
+
+from . import compute, keys
+from .params import (DATA_SOURCES, DEFAULT_PRIORS, METHOD_LABELS, METHODS, MECHANISMS, MODELS, Scenario,
+                     budget_forms, default_truth, from_query, method_settings, parse_numbers, to_query,
+                     to_spec_dict)
+from .presets import DEMO
+
+__all__ = ["Inputs", "scenario_inputs", "load_scenario", "current_scenario", "MODEL_LABELS", "MECHANISM_LABELS"]
+
+MODEL_LABELS = {
+    "beta_binomial": "Beta-binomial (proportion θ)",
+    "poisson_gamma": "Poisson-gamma (rate λ)",
+    "dirichlet_multinomial": "Dirichlet-multinomial (cell probabilities p)",
+    "normal_known_sd": "Normal with known sd (mean μ)",
+}
+MECHANISM_LABELS = {
+    "laplace": "Laplace",
+    "gaussian": "Gaussian",
+    "discrete_laplace": "Discrete Laplace",
+    "discrete_gaussian": "Discrete Gaussian",
+    "randomized_response": "Randomized response",
+}
+BUDGET_LABELS = {
+    "epsilon": "ε (pure DP)",
+    "rho": "ρ (zero-concentrated DP)",
+    "epsilon_delta": "(ε, δ) approximate DP",
+    "k_ary": "k-ary, set ε",
+    "coin": "coin flips (dapper Example 1)",
+}
+DATA_LABELS = {"simulate": "Simulate records", "csv": "Upload CSV of records", "s_dp": "Enter the release s_dp"}
+SECTIONS = ("model", "mechanism", "data", "methods")
+_PRIOR_LABELS = {
+    "a": "prior a (Beta)", "b": "prior b (Beta)", "alpha": "prior shape α (Gamma)", "beta": "prior rate β (Gamma)",
+    "upper": "clamp records at", "sd": "record sd (known)", "lo": "clamp low (lo)", "hi": "clamp high (hi)",
+    "prior_mean": "prior mean of μ", "prior_sd": "prior sd of μ",
+}
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What a page needs from the sidebar."""
+
+    scenario: Scenario
+    records: np.ndarray | None
+    errors: Mapping[str, str] = field(default_factory=dict)
+    prepared: compute.Prepared | None = None
+    spec_text: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors and self.prepared is not None
+
+
+# --------------------------------------------------------------------------- canonical state
+def current_scenario() -> Scenario:
+    """The session's scenario: from the URL on a session's first run, else the demo."""
+    state = st.session_state
+    if keys.SCENARIO not in state:
+        scenario = DEMO
+        try:
+            linked = from_query(st.query_params.to_dict())
+            if linked is not None:
+                scenario = linked
+        except ValueError as exc:
+            state[keys.LINK_NOTE] = f"The link's scenario could not be read ({exc}); showing the demo instead."
+        state[keys.SCENARIO] = scenario
+    return state[keys.SCENARIO]
+
+
+def load_scenario(scenario: Scenario) -> None:
+    """Make ``scenario`` current and re-seed every sidebar widget from it (presets)."""
+    state = st.session_state
+    for key in [k for k in state if keys.is_scenario_widget(str(k))]:
+        del state[key]
+    state[keys.SCENARIO] = scenario
+
+
+def _seed(key: str, value: Any) -> None:
+    if key not in st.session_state:
+        st.session_state[key] = value
+
+
+def _seed_all(s: Scenario) -> None:
+    _seed(keys.W_MODEL, s.model)
+    _seed(keys.W_N, int(s.n))
+    for model in MODELS:
+        prior = s.prior_dict if model == s.model else DEFAULT_PRIORS[model]
+        for name, default in DEFAULT_PRIORS[model].items():
+            value = prior.get(name, default)
+            if name == "upper":
+                _seed(keys.prior_key(model, "use_upper"), value is not None)
+                _seed(keys.prior_key(model, name), int(value) if value is not None else 10)
+            elif model == "dirichlet_multinomial":
+                _seed(keys.prior_key(model, name), str(value))
+            else:
+                _seed(keys.prior_key(model, name), float(value))
+        truth = s.truth if model == s.model else default_truth(model, prior)
+        if model == "dirichlet_multinomial":
+            _seed(keys.truth_key(model), truth)
+        else:
+            try:
+                _seed(keys.truth_key(model), float(parse_numbers("truth", truth)[0]))
+            except ValueError:
+                _seed(keys.truth_key(model), float(default_truth(model)))
+        _seed(keys.s_dp_key(model), s.s_dp if model == s.model else "")
+    _seed(keys.W_MECHANISM, s.mechanism)
+    for mech in MECHANISMS:
+        forms = budget_forms(mech)
+        _seed(keys.budget_form_key(mech), s.budget_form if (mech == s.mechanism and s.budget_form in forms) else forms[0])
+    _seed(keys.W_EPSILON, float(s.epsilon))
+    _seed(keys.W_RHO, float(s.rho))
+    _seed(keys.W_DELTA, float(s.delta))
+    _seed(keys.W_TRUTH_PROB, float(s.truth_prob))
+    _seed(keys.W_SENS_OVERRIDE, s.sensitivity is not None)
+    _seed(keys.W_SENSITIVITY, float(s.sensitivity) if s.sensitivity is not None else 1.0)
+    _seed(keys.W_DATA, s.data)
+    _seed(keys.W_SEED, int(s.seed))
+    _seed(keys.W_CSV_COLUMN, s.csv_column)
+    for m in METHODS:
+        _seed(keys.method_key(m), m in s.methods)
+    _seed(keys.W_CHAINS, int(s.chains))
+    _seed(keys.W_DRAWS, int(s.draws))
+    _seed(keys.W_WARMUP, int(s.warmup))
+    _seed(keys.W_ABC_SECONDS, float(s.abc_max_seconds))
+    _seed(keys.W_ABC_PROPOSALS, int(s.abc_max_proposals))
+    _seed(keys.W_OPS_K, int(s.ops_k))
+
+
+# --------------------------------------------------------------------------- widget sections
+def _model_section(records) -> tuple[str, int, tuple]:
+    st.subheader("Model", divider="gray")
+    model = st.selectbox("Model", MODELS, key=keys.W_MODEL, format_func=MODEL_LABELS.get)
+    if records is not None:
+        st.caption(f"n = {len(records):,} records, from the uploaded file")
+        n = int(st.session_state[keys.W_N])
+    else:
+        n = int(st.number_input("n (number of confidential records)", min_value=1, step=1, key=keys.W_N))
+    prior = []
+    if model == "dirichlet_multinomial":
+        alpha = st.text_input("Dirichlet prior α (one per cell, k = how many)", key=keys.prior_key(model, "alpha"),
+                              help="e.g. 1, 1, 1, 1 for a flat prior on 4 cells")
+        prior.append(("alpha", alpha))
+    else:
+        cols = st.columns(2)
+        names = [k for k in DEFAULT_PRIORS[model] if k != "upper"]
+        for i, name in enumerate(names):
+            with cols[i % 2]:
+                prior.append((name, float(st.number_input(_PRIOR_LABELS[name], key=keys.prior_key(model, name),
+                                                          step=0.1, format="%g"))))
+        if "upper" in DEFAULT_PRIORS[model]:
+            use = st.checkbox("Clamp records (bounded sensitivity)", key=keys.prior_key(model, "use_upper"))
+            upper = None
+            if use:
+                upper = int(st.number_input(_PRIOR_LABELS["upper"], min_value=1, step=1,
+                                            key=keys.prior_key(model, "upper")))
+            prior.append(("upper", upper))
+    return model, n, tuple(prior)
+
+
+def _mechanism_section(model: str) -> dict:
+    st.subheader("Privacy mechanism", divider="gray")
+    mech = st.selectbox("Mechanism", MECHANISMS, key=keys.W_MECHANISM, format_func=MECHANISM_LABELS.get)
+    forms = budget_forms(mech)
+    form_key = keys.budget_form_key(mech)
+    if st.session_state.get(form_key) not in forms:
+        st.session_state[form_key] = forms[0]
+    form = forms[0]
+    if len(forms) > 1:
+        form = st.radio("Budget stated as", forms, key=form_key, format_func=BUDGET_LABELS.get, horizontal=True)
+    out: dict[str, Any] = {"mechanism": mech, "budget_form": form}
+    if form in ("epsilon", "k_ary", "epsilon_delta"):
+        out["epsilon"] = float(st.number_input("ε (epsilon)", key=keys.W_EPSILON, step=0.1, format="%g",
+                                               help="Privacy-loss budget; must be > 0. Smaller = more noise."))
+    if form == "epsilon_delta":
+        out["delta"] = float(st.number_input("δ (delta)", key=keys.W_DELTA, format="%g", step=1e-6,
+                                             help="Must be strictly between 0 and 1."))
+    if form == "rho":
+        out["rho"] = float(st.number_input("ρ (rho, zCDP)", key=keys.W_RHO, step=0.1, format="%g",
+                                           help="Zero-concentrated DP budget; must be > 0."))
+    if form == "coin":
+        out["truth_prob"] = float(st.number_input(
+            "P(first coin says: answer truthfully)", key=keys.W_TRUTH_PROB, step=0.05, format="%g",
+            help="0.5 = fair coin: each answer is kept with probability 3/4 (dapper Example 1)."))
+    out["sensitivity"] = None
+    if mech != "randomized_response":
+        with st.expander("Sensitivity"):
+            if st.checkbox("Override the model's sensitivity", key=keys.W_SENS_OVERRIDE):
+                out["sensitivity"] = float(st.number_input("sensitivity Δ", key=keys.W_SENSITIVITY, step=0.5,
+                                                           format="%g"))
+    return out
+
+
+def _data_section(model: str) -> dict:
+    st.subheader("Data", divider="gray")
+    source = st.radio("Data source", DATA_SOURCES, key=keys.W_DATA, format_func=DATA_LABELS.get)
+    out: dict[str, Any] = {"data": source}
+    if source == "simulate":
+        if model == "dirichlet_multinomial":
+            out["truth"] = st.text_input("True cell probabilities p (sum to 1)", key=keys.truth_key(model))
+        else:
+            out["truth"] = repr(float(st.number_input(f"True {_truth_symbol(model)}", key=keys.truth_key(model),
+                                                      step=0.05, format="%g")))
+    elif source == "s_dp":
+        out["s_dp"] = st.text_input("Released s_dp", key=keys.s_dp_key(model),
+                                    placeholder="e.g. 10.4  or  104, 120, 74, 102",
+                                    help="The privatized statistic: one number, or one per cell for "
+                                         "the Dirichlet-multinomial model.")
+    else:
+        st.file_uploader("CSV of confidential records (header row, one record per row)", type=["csv"],
+                         key=keys.W_CSV, on_change=_upload_changed)
+        out["csv_column"] = st.text_input("Column (blank if the file has one column)", key=keys.W_CSV_COLUMN)
+        kept = st.session_state.get(keys.UPLOAD)
+        if kept is not None and st.session_state.get(keys.W_CSV) is None:
+            st.caption(f"Using {kept['name']} ({len(kept['records']):,} records).")
+    out["seed"] = int(st.number_input("Seed", min_value=0, step=1, key=keys.W_SEED,
+                                      help="Same scenario and seed give identical results."))
+    return out
+
+
+def _truth_symbol(model: str) -> str:
+    return {"beta_binomial": "θ (theta)", "poisson_gamma": "λ (lam)", "normal_known_sd": "μ (mu)"}[model]
+
+
+def _upload_changed() -> None:
+    if st.session_state.get(keys.W_CSV) is None:
+        st.session_state.pop(keys.UPLOAD, None)
+
+
+def _read_upload() -> tuple[np.ndarray | None, str | None]:
+    """Parse the uploaded CSV before any widget is drawn, so n and the data section agree.
+
+    A valid upload is remembered in ``keys.UPLOAD``: the uploader widget itself forgets its file
+    when the user switches pages."""
+    state = st.session_state
+    if state.get(keys.W_DATA) != "csv":
+        return None, None
+    uploaded = state.get(keys.W_CSV)
+    if uploaded is None:
+        kept = state.get(keys.UPLOAD)
+        return (kept["records"], None) if kept is not None else (None, None)
+    try:
+        records = compute.parse_upload(uploaded.getvalue(), state.get(keys.W_CSV_COLUMN, ""))
+    except ValueError as exc:
+        state.pop(keys.UPLOAD, None)
+        return None, str(exc)
+    state[keys.UPLOAD] = {"name": uploaded.name, "size": uploaded.size, "records": records}
+    return records, None
+
+
+def _methods_section() -> dict:
+    st.subheader("Methods", divider="gray")
+    chosen = tuple(m for m in METHODS if st.toggle(METHOD_LABELS[m], key=keys.method_key(m)))
+    with st.expander("Method settings"):
+        c1, c2, c3 = st.columns(3)
+        chains = int(c1.number_input("chains", min_value=1, max_value=16, step=1, key=keys.W_CHAINS))
+        draws = int(c2.number_input("draws", min_value=10, step=500, key=keys.W_DRAWS))
+        warmup = int(c3.number_input("warmup", min_value=0, step=100, key=keys.W_WARMUP))
+        abc_s = float(st.number_input("ABC: stop after (seconds)", min_value=0.5, step=1.0, key=keys.W_ABC_SECONDS))
+        abc_p = int(st.number_input("ABC: at most this many proposals", min_value=1000, step=1_000_000,
+                                    key=keys.W_ABC_PROPOSALS))
+        ops_k = int(st.number_input("OPS: number of released samples k", min_value=1, step=10, key=keys.W_OPS_K))
+    return {"methods": chosen, "chains": chains, "draws": draws, "warmup": warmup, "abc_max_seconds": abc_s,
+            "abc_max_proposals": abc_p, "ops_k": ops_k}
+
+
+# --------------------------------------------------------------------------- validation
+def _section_of(message: str) -> str:
+    head = message.split(" = ", 1)[0].split(" ", 1)[0]
+    if head.startswith("model"):
+        return "model"
+    if head.startswith("mechanism"):
+        return "mechanism"
+    if head.startswith("method"):
+        return "methods"
+    return "data"
+
+
+def _validate(s: Scenario, records, upload_error: str | None) -> tuple[dict, compute.Prepared | None, str | None,
+                                                                        str | None]:
+    errors: dict[str, str] = {}
+    noise = None
+    if upload_error:
+        errors["data"] = upload_error
+    try:
+        compute.check_model(s, records)
+    except ValueError as exc:
+        errors["model"] = str(exc)
+    if "model" not in errors:
+        try:
+            noise = compute.describe_mechanism(s, records)
+        except ValueError as exc:
+            errors["model" if _section_of(str(exc)) == "model" else "mechanism"] = str(exc)
+    for m in s.methods:
+        try:
+            compute.validate_method(method_settings(s, m))
+        except ValueError as exc:
+            errors.setdefault("methods", str(exc))
+    if errors:
+        return errors, None, None, noise
+    try:
+        text = compute.spec_json(to_spec_dict(s, records))
+        return errors, compute.prepare(text), text, noise
+    except ValueError as exc:
+        errors[_section_of(str(exc))] = str(exc)
+        return errors, None, None, noise
+
+
+def _sync_query(s: Scenario) -> None:
+    q = to_query(s)
+    if st.query_params.to_dict() != q:
+        st.query_params.from_dict(q)
+
+
+def _reseed_on_page_switch(page: str) -> None:
+    """Streamlit ties a widget's state to the page that drew it; on a page switch the sidebar
+    widgets would come back at their defaults, so drop them and seed again from the scenario."""
+    state = st.session_state
+    if state.get(keys.LAST_PAGE, page) != page:
+        for key in [k for k in state if keys.is_scenario_widget(str(k)) and k != keys.W_CSV]:
+            del state[key]
+    state[keys.LAST_PAGE] = page
+
+
+def scenario_inputs(page: str, *, show_methods: bool = True) -> Inputs:
+    """Render the sidebar and return the validated scenario (errors shown next to the inputs).
+
+    ``page`` names the calling page; a change of page re-seeds the widgets from the scenario.
+    """
+    base = current_scenario()
+    _reseed_on_page_switch(page)
+    _seed_all(base)
+    slots: dict[str, Any] = {}
+    with st.sidebar:
+        note = st.session_state.pop(keys.LINK_NOTE, None)
+        if note:
+            st.warning(note)
+        records, upload_error = _read_upload()
+        model, n, prior = _model_section(records)
+        slots["model"] = st.empty()
+        mech = _mechanism_section(model)
+        slots["noise"] = st.empty()
+        slots["mechanism"] = st.empty()
+        data = _data_section(model)
+        slots["data"] = st.empty()
+        methods = _methods_section() if show_methods else {}
+        slots["methods"] = st.empty()
+    values = {"model": model, "n": n, "prior": prior, **mech, **data, **methods}
+    scenario = _replace(base, values)
+    st.session_state[keys.SCENARIO] = scenario
+    _sync_query(scenario)
+    errors, prepared, text, noise = _validate(scenario, records, upload_error)
+    if noise:
+        slots["noise"].caption(f"Implied noise: {noise}")
+    for section in SECTIONS:
+        if section in errors:
+            slots[section].error(errors[section], icon="⚠️")
+    return Inputs(scenario=scenario, records=records, errors=errors, prepared=prepared, spec_text=text)
+
+
+def _replace(base: Scenario, values: Mapping[str, Any]) -> Scenario:
+    names = {f.name for f in fields(Scenario)}
+    return replace(base, **{k: v for k, v in values.items() if k in names})

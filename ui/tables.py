@@ -1,0 +1,108 @@
+"""Pure display tables and file exports built from method runs (no streamlit)."""
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+import engine
+
+from .params import METHOD_LABELS
+
+__all__ = [
+    "comparison_table",
+    "acceptance_of",
+    "escape_spreadsheet_cell",
+    "draws_csv",
+    "abc_report",
+    "formatted",
+]
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def acceptance_of(result) -> float:
+    """DA-MCMC: mean acceptance probability of the record sweeps; ABC: accepted / proposed;
+    NaN for methods without an accept step."""
+    if "acceptance_rate" in result.sample_stats:
+        return float(np.mean(result.sample_stats["acceptance_rate"]))
+    if "acceptance_rate" in result.info:
+        return float(result.info["acceptance_rate"])
+    return math.nan
+
+
+def comparison_table(runs: Mapping[str, Any]) -> pd.DataFrame:
+    """One row per (method, parameter): mean, sd, 90% interval, R-hat, ESS, acceptance, wall time.
+
+    ``runs`` maps method name to an object with ``.result`` (engine Result or None) and
+    ``.summary`` (``engine.summary`` frame); failed runs are skipped.
+    """
+    rows = []
+    for method, run in runs.items():
+        if run is None or getattr(run, "result", None) is None:
+            continue
+        result, summary = run.result, run.summary
+        for param, s in summary.iterrows():
+            rows.append({
+                "method": METHOD_LABELS.get(method, method),
+                "parameter": param,
+                "mean": s["mean"],
+                "sd": s["sd"],
+                "q5": s["q5"],
+                "q95": s["q95"],
+                "R-hat": s["r_hat"],
+                "ESS bulk": s["ess_bulk"],
+                "ESS tail": s["ess_tail"],
+                "acceptance": acceptance_of(result),
+                "draws": int(result.n_chains * result.n_draws),
+                "wall time (s)": float(result.info.get("wall_time_s", math.nan)),
+            })
+    columns = ["method", "parameter", "mean", "sd", "q5", "q95", "R-hat", "ESS bulk", "ESS tail", "acceptance",
+               "draws", "wall time (s)"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def escape_spreadsheet_cell(value: Any) -> Any:
+    """Prefix text that a spreadsheet would read as a formula (= + - @, tab, CR) with a quote.
+
+    Numbers are left alone: a negative draw stays a number, only text cells can inject formulas.
+    """
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
+
+
+def draws_csv(results: Sequence) -> bytes:
+    """All methods' draws in one long CSV: method, chain, draw, one column per parameter."""
+    frames = []
+    for r in results:
+        f = engine.draws_frame(r)
+        f.insert(0, "method", r.method)
+        frames.append(f)
+    frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["method", "chain", "draw"])
+    frame.columns = [escape_spreadsheet_cell(str(c)) for c in frame.columns]
+    for col in frame.columns:
+        if frame[col].dtype == object or pd.api.types.is_string_dtype(frame[col]):
+            frame[col] = frame[col].map(escape_spreadsheet_cell)
+    return frame.to_csv(index=False).encode("utf-8")
+
+
+def formatted(table: pd.DataFrame, formats: Mapping[str, str], missing: str = "—") -> pd.DataFrame:
+    """Columns named in ``formats`` as text (``"{:.4g}"``-style), NaN shown as ``missing``: a table
+    for reading, where "not applicable" should not look like a number or like None."""
+    out = table.copy()
+    for col, fmt in formats.items():
+        if col in out.columns:
+            out[col] = [missing if (v is None or (isinstance(v, float) and math.isnan(v))) else fmt.format(v)
+                        for v in table[col]]
+    return out
+
+
+def abc_report(result) -> dict:
+    """ABC rejection's proposals, accepted draws, acceptance rate and why it stopped."""
+    info = result.info
+    return {"proposals": int(info.get("proposals", 0)), "accepted": int(info.get("accepted", 0)),
+            "acceptance_rate": float(info.get("acceptance_rate", math.nan)),
+            "stopped_by": str(info.get("stopped_by", "")), "requested": int(info.get("requested", 0))}
