@@ -21,9 +21,11 @@ install: $(STAMP)
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 
-# Reinstall only when requirements.txt is newer than the stamp.
-$(STAMP): requirements.txt | $(PY)
+# Reinstall only when requirements.txt or pyproject.toml is newer than the stamp. The project itself
+# is installed editable (no dependencies) for the `dp-posterior` console script.
+$(STAMP): requirements.txt pyproject.toml | $(PY)
 	$(PY) -m pip install -r requirements.txt
+	$(PY) -m pip install --no-deps -e .
 	touch $(STAMP)
 
 # The browser test drives the Debian chromium package (never `playwright install`).

@@ -6,18 +6,22 @@ finite-mixture posterior). The engine imports neither streamlit nor plotly.
 """
 from .api import METHODS, check_s_dp, confidential_posterior, data_rng, method_rng, prepare, run, run_method
 from .custom import CustomModel
+from .data import load_records_csv, privatize
 from .diagnostics import draws_frame, summary, summary_dict, to_inference_data, write_outputs
 from .exact import exact_mixture, has_closed_form
 from .mechanisms import MECHANISM_NAMES, budget_from_scale, make_mechanism, scale_from_budget
 from .models import MODEL_INFO, MODEL_NAMES, make_model
 from .results import Problem, Result
 from .scenarios import DEMO_SPEC, scenario
-from .spec import METHOD_NAMES, Spec, load_spec, spec_from_dict, spec_to_dict, spec_to_toml
+from .spec import METHOD_NAMES, Spec, build_mechanism, load_spec, spec_from_dict, spec_to_dict, spec_to_toml, validate_method
+from .study import epsilon_spec, epsilon_sweep, smallest_epsilon_meeting
 
 __all__ = [
     "METHODS", "METHOD_NAMES", "MECHANISM_NAMES", "MODEL_NAMES", "MODEL_INFO",
     "Problem", "Result", "Spec", "CustomModel",
     "prepare", "run", "run_method", "confidential_posterior", "check_s_dp", "data_rng", "method_rng",
+    "load_records_csv", "privatize", "build_mechanism", "validate_method",
+    "epsilon_spec", "epsilon_sweep", "smallest_epsilon_meeting",
     "load_spec", "spec_from_dict", "spec_to_dict", "spec_to_toml",
     "make_model", "make_mechanism", "scale_from_budget", "budget_from_scale",
     "exact_mixture", "has_closed_form",

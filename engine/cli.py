@@ -63,9 +63,13 @@ def main(argv=None) -> int:
         sys.stderr.write(f"error: --out = {args.out!r} is invalid: {exc.strerror}\n")
         return 2
     s = diagnostics.summary(result)
-    print(f"{result.method}: {result.n_chains} chain(s) x {result.n_draws} draws in "
-          f"{result.info.get('wall_time_s', float('nan')):.2f} s -> {args.out}")
-    print(s.round(4).to_string())
+    try:
+        print(f"{result.method}: {result.n_chains} chain(s) x {result.n_draws} draws in "
+              f"{result.info.get('wall_time_s', float('nan')):.2f} s -> {args.out}")
+        print(s.round(4).to_string())
+        sys.stdout.flush()
+    except BrokenPipeError:  # e.g. piped into `head`: the outputs are written, stay quiet
+        sys.stdout = None
     return 0
 
 

@@ -67,6 +67,12 @@ class Result:
         if self.density is not None:
             object.__setattr__(self, "density", _frozen_mapping(self.density))
 
+    def __reduce__(self):
+        # mappingproxy fields do not pickle; rebuild from plain dicts (st.cache_data, dask, multiprocessing)
+        return (Result, (self.method, self.param_names, np.array(self.draws), np.array(self.s_dp),
+                         dict(self.sample_stats), dict(self.info),
+                         None if self.density is None else dict(self.density)))
+
     @property
     def n_chains(self) -> int:
         return self.draws.shape[0]
@@ -104,3 +110,8 @@ class Problem:
             object.__setattr__(self, "records", r)
         if self.true_params is not None:
             object.__setattr__(self, "true_params", _frozen_mapping(self.true_params))
+
+    def __reduce__(self):
+        return (Problem, (self.model, self.mechanism, np.array(self.s_dp),
+                          None if self.records is None else np.array(self.records),
+                          None if self.true_params is None else dict(self.true_params)))

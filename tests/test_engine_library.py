@@ -282,3 +282,23 @@ def test_abc_reports_a_partial_run():
     assert result.info["proposals"] == 2000 and 0 < result.n_draws < 10_000
     assert result.info["acceptance_rate"] == pytest.approx(result.info["accepted"] / 2000)
     assert math.isfinite(result.draws.sum())
+
+
+def test_results_and_problems_pickle_round_trip():
+    """Results travel through st.cache_data, dask and multiprocessing: they must pickle."""
+    import pickle
+
+    problem = engine.prepare(engine.DEMO_SPEC)
+    back = pickle.loads(pickle.dumps(problem))
+    np.testing.assert_array_equal(back.s_dp, problem.s_dp)
+    np.testing.assert_array_equal(back.records, problem.records)
+    assert dict(back.true_params) == dict(problem.true_params)
+    for method in ("exact", "da_mcmc"):
+        result = engine.run_method(problem, {"name": method, "chains": 2, "draws": 50, "warmup": 10}, seed=4)
+        again = pickle.loads(pickle.dumps(result))
+        np.testing.assert_array_equal(again.draws, result.draws)
+        assert dict(again.info).keys() == dict(result.info).keys()
+        for key, value in result.sample_stats.items():
+            np.testing.assert_array_equal(again.sample_stats[key], value)
+        if result.density is not None:
+            np.testing.assert_array_equal(again.density["theta"][1], result.density["theta"][1])
