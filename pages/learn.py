@@ -47,8 +47,9 @@ for preset in PRESETS:
             st.switch_page("pages/compare.py")
 
 st.markdown("""
-**What to look for.** In *Gong's privatized count* the naive posterior sits on 37.4 although the noise has
-standard deviation 7; the exact posterior is wider and pulled towards the prior. In the *admissions table*
+**What to look for.** In *Gong's privatized count* the naive posterior trusts 37.4 as the true count
+(posterior mean about 31 with sd 4) although the noise alone has standard deviation 7; the exact posterior is
+wider (sd about 4.7) and pulled further towards the prior (mean about 28.6). In the *admissions table*
 the naive analysis takes the randomized answers at face value, while DA-MCMC recovers the uncertainty the
 coin flips add; with *discrete Gaussian* noise on the cells instead, the exact posterior is available too
 and DA-MCMC should match it. In *naive analysis is biased* compare the naive curve with the dashed true value, then open
