@@ -30,15 +30,8 @@ st.markdown(f"**{MODEL_LABELS[s.model]}**, n = {prepared.n:,} · release **s_dp 
 
 results_area = st.container()
 st.subheader("Run log", divider="gray")
-skipped = {}
-wanted = []
-for m in s.methods:
-    if m == "ops" and not prepared.has_records:
-        skipped[m] = "needs the confidential records (simulate or upload a CSV)"
-    elif m == "exact" and not prepared.exact_available:
-        skipped[m] = "no closed form for this model and mechanism"
-    else:
-        wanted.append(m)
+skipped = {m: prepared.unavailable_reason(m) for m in s.methods if prepared.unavailable_reason(m)}
+wanted = prepared.runnable(s.methods)
 runs = compute.run_methods(s, inputs.records, wanted)
 conf = compute.confidential(s, inputs.records)
 for m, why in skipped.items():

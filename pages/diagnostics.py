@@ -21,8 +21,7 @@ if not inputs.ok:
     st.stop()
 s, prepared = inputs.scenario, inputs.prepared
 
-choices = [m for m in ("da_mcmc", "abc_rejection", "naive", "exact", "ops") if m in s.methods
-           and not (m == "ops" and not prepared.has_records) and not (m == "exact" and not prepared.exact_available)]
+choices = prepared.runnable(m for m in ("da_mcmc", "abc_rejection", "naive", "exact", "ops") if m in s.methods)
 if not choices:
     st.info("Switch on a method in the sidebar (DA-MCMC has the most to diagnose).")
     st.stop()

@@ -55,8 +55,7 @@ except ValueError as exc:
     st.error(str(exc), icon="⚠️")
     st.stop()
 
-available = [m for m in s.methods
-             if not (m == "ops" and not prepared.has_records) and not (m == "exact" and not prepared.exact_available)]
+available = prepared.runnable(s.methods)
 if not available:
     st.info("Switch on at least one method in the sidebar.")
     st.stop()

@@ -86,6 +86,18 @@ class Prepared:
     epsilon: float | None
     exact_available: bool
 
+    def unavailable_reason(self, method: str) -> str | None:
+        """Why a method cannot run on this scenario, or None when it can."""
+        if method == "ops" and not self.has_records:
+            return "needs the confidential records (simulate or upload a CSV)"
+        if method == "exact" and not self.exact_available:
+            return "no closed form for this model and mechanism"
+        return None
+
+    def runnable(self, methods) -> list[str]:
+        """The methods, in the order given, that can run on this scenario."""
+        return [m for m in methods if self.unavailable_reason(m) is None]
+
 
 def spec_json(spec: Mapping[str, Any]) -> str:
     """Canonical JSON (sorted keys) so equal specs share a cache entry."""
