@@ -1,64 +1,14 @@
 """One real-browser test: the app served by `streamlit run`, driven by Debian's chromium via Playwright."""
-import os
-import signal
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from pathlib import Path
-
 import pytest
 from playwright.sync_api import expect, sync_playwright
 
-ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update"]
-CHART = '[data-testid="stPlotlyChart"]'
-TABLE = '[data-testid="stDataFrame"]'
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_healthy(proc: subprocess.Popen, url: str, log: Path, timeout: float = 90.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"streamlit exited with {proc.returncode}:\n{log.read_text()}")
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                if r.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.3)
-    raise RuntimeError(f"streamlit not healthy after {timeout} s:\n{log.read_text()}")
+from browser_support import CHART, CHROMIUM, CHROMIUM_ARGS, TABLE, streamlit_server
 
 
 @pytest.fixture
 def app_url(tmp_path):
-    port = _free_port()
-    log = tmp_path / "streamlit.log"
-    with open(log, "w") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-             "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
-            cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_healthy(proc, url, log)
+    with streamlit_server(tmp_path / "streamlit.log") as url:
         yield url
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)  # the server's own process group, nothing else
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=5)
 
 
 def test_compare_page_updates_when_epsilon_changes(app_url, tmp_path):

@@ -1,0 +1,65 @@
+"""What the real-browser tests share: the app served by `streamlit run` on a free port, and how to
+launch Debian's chromium through Playwright (never `playwright install`)."""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update"]
+CHART = '[data-testid="stPlotlyChart"]'
+TABLE = '[data-testid="stDataFrame"]'
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_healthy(proc: subprocess.Popen, url: str, log: Path, timeout: float = 90.0) -> None:
+    """Poll ``/_stcore/health`` until the server answers 200; fail early if it exits."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"streamlit exited with {proc.returncode}:\n{log.read_text()}")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.3)
+    raise RuntimeError(f"streamlit not healthy after {timeout} s:\n{log.read_text()}")
+
+
+@contextmanager
+def streamlit_server(log: Path) -> Iterator[str]:
+    """``streamlit run app.py`` on a free port in its own process group; yields the base URL and
+    always stops that process group (and nothing else) on exit."""
+    port = free_port()
+    with open(log, "w") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+             "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
+            cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(proc, url, log)
+        yield url
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)  # the server's own process group, nothing else
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=5)
