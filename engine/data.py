@@ -46,17 +46,16 @@ def load_records_csv(source, column: str | None = None, field: str = "data.csv")
         fail(field, label, f"must be UTF-8 text; byte {exc.start} is not")
     if not text.strip():
         fail(field, label, "is empty; it needs a header row and at least one record")
-    rows = list(csv.reader(io.StringIO(text)))
-    # blank lines are skipped; a line with empty cells is a record whose cells must be numbers
-    rows = [r for r in rows if r and not (len(r) == 1 and not r[0].strip())]
-    header = [h.strip() for h in rows[0]]
+    reader = csv.reader(io.StringIO(text))
+    header = None
+    for row in reader:
+        if _blank(row):
+            continue
+        header = [h.strip() for h in row]
+        break
     if len(set(header)) != len(header):
         dup = next(h for h in header if header.count(h) > 1)
         fail(f"{field} header", dup, "column names must be unique")
-    if len(rows) < 2:
-        fail(field, label, "has a header but no records; it needs at least one record")
-    if len(rows) - 1 > MAX_RECORDS:
-        fail(field, label, f"has {len(rows) - 1} records; at most {MAX_RECORDS} are allowed")
     if column is None:
         if len(header) != 1:
             fail("data.column", None, f"is required: the file has columns {header}; name the one with the records")
@@ -65,17 +64,29 @@ def load_records_csv(source, column: str | None = None, field: str = "data.csv")
         if column not in header:
             fail("data.column", column, f"must be one of the file's columns {header}")
         idx = header.index(column)
-    out = np.empty(len(rows) - 1)
-    for i, row in enumerate(rows[1:]):
+    values = []
+    for row in reader:  # streamed, so an oversized file is refused as soon as it passes the limit
+        if _blank(row):
+            continue
+        if len(values) == MAX_RECORDS:
+            fail(field, label, f"has more than {MAX_RECORDS} records; at most {MAX_RECORDS} are allowed")
         cell = row[idx].strip() if idx < len(row) else ""
+        where = f"{field} line {reader.line_num} column {header[idx]!r}"
         try:
             v = float(cell)
         except ValueError:
-            fail(f"{field} row {i + 2} column {header[idx]!r}", cell, "must be a number")
+            fail(where, cell, "must be a number")
         if not math.isfinite(v):
-            fail(f"{field} row {i + 2} column {header[idx]!r}", cell, "must be a finite number")
-        out[i] = v
-    return out
+            fail(where, cell, "must be a finite number")
+        values.append(v)
+    if not values:
+        fail(field, label, "has a header but no records; it needs at least one record")
+    return np.asarray(values)
+
+
+def _blank(row) -> bool:
+    """Blank lines are skipped; a line with empty cells is a record whose cells must be numbers."""
+    return not row or (len(row) == 1 and not row[0].strip())
 
 
 def simulate_records(model, theta, rng: np.random.Generator) -> np.ndarray:

@@ -87,7 +87,7 @@ def _set_grid(text):
 
 BAD_INPUTS = [
     ("pages/compare.py", _set_epsilon_zero, "mechanism.epsilon = 0.0 is invalid: must be a finite number > 0"),
-    ("pages/compare.py", _upload(b"x\n1\nyes\n0\n"), "data.csv row 3 column 'x' = 'yes' is invalid: must be a number"),
+    ("pages/compare.py", _upload(b"x\n1\nyes\n0\n"), "data.csv line 3 column 'x' = 'yes' is invalid: must be a number"),
     ("pages/compare.py", _upload(b""), "data.csv = 'uploaded file' is invalid: is empty"),
     ("pages/compare.py", _upload(b"x\n0\n2\n"), "data.records = 2.0 is invalid: beta_binomial records must be 0 or 1"),
     ("pages/compare.py", _set_s_dp("3, 4"), "data.s_dp = [3.0, 4.0] is invalid: must be a list of finite numbers of "

@@ -127,7 +127,8 @@ CSV_CASES = [
     ("empty file", b"", "empty"),
     ("whitespace only", b"   \n\n", "empty"),
     ("header only", b"x\n", "no records"),
-    ("text cell", b"x\n1\n0\nyes\n", "row 4"),
+    ("text cell", b"x\n1\n0\nyes\n", "line 4"),
+    ("text cell after blank lines", b"x\n1\n\n\n0\nyes\n", "line 6"),
     ("nan cell", b"x\n1\nnan\n", "finite"),
     ("inf cell", b"x\n1\ninf\n", "finite"),
     ("empty cell", b"x\n1\n\n,\n", "must be a number"),
@@ -151,6 +152,14 @@ def test_csv_too_many_rows_is_refused_without_parsing_forever():
 
     raw = b"x\n" + b"1\n" * (data.MAX_RECORDS + 1)
     with pytest.raises(ValueError, match="at most"):
+        load_records_csv(raw)
+
+
+def test_csv_with_ten_million_rows_is_refused_quickly():
+    """10^7 one-digit records (20 MB, under the byte cap) are refused by the record limit as soon as
+    the parser passes it (the loader streams rows), not after reading them all."""
+    raw = b"x\n" + b"1\n" * 10_000_000
+    with pytest.raises(ValueError, match="more than 1000000 records"):
         load_records_csv(raw)
 
 
