@@ -1,4 +1,4 @@
-"""Confidential records in, privatized release out: CSV loading, simulation and privatization.
+"""Confidential records in, privatized release out: CSV loading and privatization.
 
 CSV files are parsed as data only (no pickle, no eval): bytes must be UTF-8, there must be a header
 row and at least one record, every cell of the chosen column must be a number, column names must
@@ -16,7 +16,7 @@ import numpy as np
 from .mechanisms import RandomizedResponse
 from .validation import fail
 
-__all__ = ["load_records_csv", "privatize", "simulate_records", "MAX_RECORDS", "MAX_BYTES"]
+__all__ = ["load_records_csv", "privatize", "MAX_RECORDS", "MAX_BYTES"]
 
 MAX_RECORDS = 1_000_000
 MAX_BYTES = 50 * 1024 * 1024
@@ -87,11 +87,6 @@ def load_records_csv(source, column: str | None = None, field: str = "data.csv")
 def _blank(row) -> bool:
     """Blank lines are skipped; a line with empty cells is a record whose cells must be numbers."""
     return not row or (len(row) == 1 and not row[0].strip())
-
-
-def simulate_records(model, theta, rng: np.random.Generator) -> np.ndarray:
-    """n confidential records from f(. | theta)."""
-    return model.sample_records(rng, theta)
 
 
 def privatize(model, mechanism, records, rng: np.random.Generator) -> np.ndarray:

@@ -30,9 +30,9 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 import numpy as np
-from scipy import optimize, special, stats
+from scipy import optimize, special
 
-from .validation import fail, finite, positive, positive_int, probability_open
+from .validation import fail, positive, positive_int, probability_open
 
 __all__ = [
     "Laplace",
@@ -550,17 +550,6 @@ def _make_rr(params: dict, k: int) -> RandomizedResponse:
         fail("mechanism.epsilon", None, "randomized_response needs epsilon > 0 (or scheme = \"coin\")")
     eps = positive("mechanism.epsilon", params["epsilon"])
     return RandomizedResponse(log_transition=_k_ary_log_transition(eps, k), scheme="k_ary")
-
-
-def mechanism_to_params(mech) -> dict:
-    """The spec table that rebuilds ``mech`` exactly (noise scale form)."""
-    if isinstance(mech, RandomizedResponse):
-        return {"name": mech.name, "scheme": mech.scheme, "log_transition": [list(r) for r in mech.log_transition]}
-    key = "scale" if mech.name in ("laplace", "discrete_laplace") else "sigma"
-    out = {"name": mech.name, key: mech.scale, "sensitivity": mech.sensitivity}
-    if getattr(mech, "delta", None) is not None:
-        out["delta"] = mech.delta
-    return out
 
 
 def check_release_value(mech, s_dp: np.ndarray, field: str = "data.s_dp") -> None:

@@ -53,15 +53,6 @@ MODEL_INFO = {
 }
 
 
-def _grid_from(dist_list, size=400, lo_q=1e-4, hi_q=1 - 1e-4, support=(-np.inf, np.inf)):
-    lo = min(float(d.ppf(lo_q)) for d in dist_list)
-    hi = max(float(d.ppf(hi_q)) for d in dist_list)
-    lo, hi = max(lo, support[0]), min(hi, support[1])
-    if not hi > lo:
-        hi = lo + 1e-9
-    return np.linspace(lo, hi, size)
-
-
 @dataclass(frozen=True)
 class BetaBinomial:
     """n Bernoulli(theta) records with a Beta(a, b) prior; s = number of ones."""

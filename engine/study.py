@@ -19,12 +19,12 @@ import time
 import numpy as np
 import pandas as pd
 
-from .api import confidential_posterior, prepare, run_method
+from .api import prepare, run_method
 from .diagnostics import summary
 from .results import Result
 from .validation import fail, number_list
 
-__all__ = ["epsilon_spec", "run_cell", "epsilon_sweep", "smallest_epsilon_meeting", "confidential_reference"]
+__all__ = ["epsilon_spec", "run_cell", "epsilon_sweep", "smallest_epsilon_meeting"]
 
 
 def epsilon_spec(spec: dict, epsilon: float) -> dict:
@@ -113,11 +113,6 @@ def _safe_cell(spec, e, m):
         return run_cell(spec, e, m)
     except ValueError as exc:
         return str(exc)
-
-
-def confidential_reference(spec: dict) -> Result:
-    """The confidential-data posterior of a simulation spec (does not depend on epsilon)."""
-    return confidential_posterior(prepare(spec), seed=spec.get("seed", 0))
 
 
 def smallest_epsilon_meeting(frame: pd.DataFrame, target_sd: float, method: str = "exact", param=None):
