@@ -16,12 +16,21 @@ also shows the running icon); when the run ends nothing is stale. An interaction
 nothing is stale, nothing runs and the screen is exactly the expected one; a foreign result or an
 error element ends the wait at once. Its latency runs from the change (Enter in the ε box, a click
 on a method switch) to the updated figure on screen. p50/p95 are printed (even without -s) and
-written to load_latency.json in the test's tmp dir.
+written to load_latency.json in the test's tmp dir (and to the path in ``DPL_LOAD_REPORT``, which the
+browser benchmark sets).
+
+No clock decides a verdict. Before any session starts, the fixture makes one visit with a long wait
+(the cold start: imports and, on a fresh clone, compiling the kernels) and then measures one session
+alone on the warm server (open, two ε changes, a method switch). The wait for one screen under load is
+derived from that baseline (WAIT_PER_BASELINE single-session latencies per concurrent session, never
+below WAIT_FLOOR_MS), and every session runs at least MIN_ITERATIONS however long they take: a slow
+machine shows as a slower latency report, not as a failure. What each session must see is unchanged.
 """
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import time
 from dataclasses import dataclass, field
 
@@ -35,10 +44,11 @@ from ui.params import METHOD_LABELS, METHODS
 
 SESSIONS = 6
 MAX_ITERATIONS = 9      # k < 10 keeps ε = 0.2 + 0.1 i + 0.01 k unique across sessions
-MIN_ITERATIONS = 2      # a session that managed fewer did not really take part
-LOOP_SECONDS = 30.0     # each session stops starting iterations after this long
-P95_LIMIT_S = 20.0      # sanity bound on a 2-core machine, not a performance target
-WAIT_MS = 30_000        # longest wait for one screen; beyond P95_LIMIT_S so slow shows as slow
+MIN_ITERATIONS = 2      # every session completes at least this many, however long they take
+LOOP_SECONDS = 30.0     # after MIN_ITERATIONS, a session stops starting iterations after this long
+COLD_WAIT_MS = 300_000  # the warm-up visit on a fresh server: imports and, on a fresh clone, kernel compilation
+WAIT_FLOOR_MS = 30_000  # the derived wait for one screen is never shorter than this
+WAIT_PER_BASELINE = 8   # ... and at least this many single-session latencies per concurrent session
 VIEWPORT = {"width": 1400, "height": 1100}
 EPSILON_LABEL = "ε (epsilon)"
 ALL_ON = tuple(METHODS)
@@ -150,6 +160,7 @@ class Session:
     iterations: int = 0
     failure: str | None = None
     open_s: float | None = None
+    wait_ms: float = WAIT_FLOOR_MS
 
     @property
     def expected(self) -> dict:
@@ -157,7 +168,7 @@ class Session:
 
     async def open(self, url: str) -> None:
         t0 = time.monotonic()
-        await self.page.goto(url)
+        await self.page.goto(url, timeout=self.wait_ms)
         await self.settle(allowed_titles={mechanism_text(self.epsilon)})
         self.open_s = time.monotonic() - t0
 
@@ -214,17 +225,18 @@ class Session:
 
     async def _until(self, predicate: str, arg, polling: int = 50) -> None:
         try:
-            await self.page.wait_for_function(predicate, arg=arg, polling=polling, timeout=WAIT_MS)
+            await self.page.wait_for_function(predicate, arg=arg, polling=polling, timeout=self.wait_ms)
         except PlaywrightError as exc:
-            raise WrongScreen(await self.describe_mismatch(f"not shown within {WAIT_MS / 1000:g} s: "
+            raise WrongScreen(await self.describe_mismatch(f"not shown within {self.wait_ms / 1000:.3g} s: "
                                                            f"{type(exc).__name__}")) from None
 
     async def run(self, seconds: float) -> None:
-        """Alternate ε changes and method switches until the time or the iteration budget is used."""
+        """Alternate ε changes and method switches: at least MIN_ITERATIONS, then more until the time
+        or the iteration budget is used (a slow machine runs fewer iterations, never too few)."""
         stop = time.monotonic() + seconds
         try:
             for k in range(MAX_ITERATIONS):
-                if time.monotonic() >= stop:
+                if k >= MIN_ITERATIONS and time.monotonic() >= stop:
                     break
                 await self.change_epsilon(session_epsilon(self.index, k))
                 # switch one method off on even k and back on on odd k: never fewer than four on
@@ -234,17 +246,54 @@ class Session:
             self.failure = f"{type(exc).__name__}: {exc}"
 
 
-async def new_session(browser: Browser, index: int) -> Session:
+async def new_session(browser: Browser, index: int, wait_ms: float = WAIT_FLOOR_MS) -> Session:
     context = await browser.new_context(viewport=VIEWPORT)
     await context.add_init_script(PROBE)
-    return Session(index=index, page=await context.new_page())
+    return Session(index=index, page=await context.new_page(), wait_ms=wait_ms)
 
 
 # --------------------------------------------------------------------------- fixtures
+@dataclass(frozen=True)
+class Warm:
+    """A served app that has answered one visit (imports done, kernels compiled or loaded, the demo's
+    results cached), and what one session alone measured on it: the baseline the waits derive from."""
+
+    url: str
+    cold_open_s: float
+    baseline: dict
+
+    @property
+    def wait_ms(self) -> float:
+        """Longest wait for one screen with SESSIONS sessions at once: WAIT_PER_BASELINE single-session
+        latencies per session (they share two cores), never below WAIT_FLOOR_MS."""
+        return max(WAIT_FLOOR_MS, WAIT_PER_BASELINE * SESSIONS * 1000 * self.baseline["max_s"])
+
+
+async def _warm_up(url: str) -> tuple[float, dict]:
+    """One visit with a long wait (the cold start), then one session alone: open, two ε changes and
+    a method switch on values no load-test session uses (1.5, 1.6)."""
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            cold = await new_session(browser, -1, wait_ms=COLD_WAIT_MS)
+            await cold.open(url)
+            alone = await new_session(browser, -2, wait_ms=COLD_WAIT_MS)
+            await alone.open(url)
+            await alone.change_epsilon("1.5")
+            await alone.toggle_method(METHODS[0])
+            await alone.change_epsilon("1.6")
+            times = [alone.open_s] + [t for _, t in alone.latencies]
+            return cold.open_s, {"open_s": round(alone.open_s, 3), "changes_s": [round(t, 3) for t in times[1:]],
+                                 "max_s": max(times)}
+        finally:
+            await browser.close()
+
+
 @pytest.fixture(scope="module")
-def app_url(tmp_path_factory):
+def app(tmp_path_factory) -> Warm:
     with streamlit_server(tmp_path_factory.mktemp("load") / "streamlit.log") as url:
-        yield url
+        cold, baseline = asyncio.run(_warm_up(url))
+        yield Warm(url=url, cold_open_s=cold, baseline=baseline)
 
 
 def _percentiles(values: list[float]) -> dict:
@@ -254,7 +303,17 @@ def _percentiles(values: list[float]) -> dict:
 
 
 # --------------------------------------------------------------------------- tests
-def test_six_concurrent_sessions_only_ever_see_their_own_results(app_url, tmp_path, capsys, record_property):
+def _write_report(report: dict, tmp_path) -> None:
+    """load_latency.json in the test's tmp dir, and where DPL_LOAD_REPORT points (bench/app.py sets it)."""
+    text = json.dumps(report, indent=2)
+    (tmp_path / "load_latency.json").write_text(text)
+    target = os.environ.get("DPL_LOAD_REPORT")
+    if target:
+        with open(target, "w") as fh:
+            fh.write(text)
+
+
+def test_six_concurrent_sessions_only_ever_see_their_own_results(app, tmp_path, capsys, record_property):
     assert len({session_epsilon(i, k) for i in range(SESSIONS) for k in range(MAX_ITERATIONS)}) \
         == SESSIONS * MAX_ITERATIONS
 
@@ -262,11 +321,11 @@ def test_six_concurrent_sessions_only_ever_see_their_own_results(app_url, tmp_pa
         async with async_playwright() as p:
             browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             try:
-                sessions = [await new_session(browser, i) for i in range(SESSIONS)]
+                sessions = [await new_session(browser, i, wait_ms=app.wait_ms) for i in range(SESSIONS)]
 
                 async def one(s: Session) -> None:
                     try:
-                        await s.open(app_url)
+                        await s.open(app.url)
                     except Exception as exc:
                         s.failure = f"opening the page: {type(exc).__name__}: {exc}"
                         return
@@ -283,6 +342,9 @@ def test_six_concurrent_sessions_only_ever_see_their_own_results(app_url, tmp_pa
     latencies = [t for s in sessions for _, t in s.latencies]
     report = {
         "sessions": SESSIONS,
+        "cold_first_view_s": round(app.cold_open_s, 1),
+        "single_session_baseline": app.baseline,
+        "wait_limit_s": round(app.wait_ms / 1000, 1),
         "wall_time_s": round(wall, 1),
         "iterations_per_session": [s.iterations for s in sessions],
         "first_load_s": [None if s.open_s is None else round(s.open_s, 1) for s in sessions],
@@ -290,7 +352,7 @@ def test_six_concurrent_sessions_only_ever_see_their_own_results(app_url, tmp_pa
         "by_change": {kind: _percentiles([t for s in sessions for k, t in s.latencies if k == kind])
                       for kind in ("epsilon", "methods") if any(k == kind for s in sessions for k, _ in s.latencies)},
     }
-    (tmp_path / "load_latency.json").write_text(json.dumps(report, indent=2))
+    _write_report(report, tmp_path)
     record_property("load_latency", json.dumps(report))
     with capsys.disabled():
         print(f"\nload test: {json.dumps(report)}\n(also in {tmp_path / 'load_latency.json'})")
@@ -298,10 +360,9 @@ def test_six_concurrent_sessions_only_ever_see_their_own_results(app_url, tmp_pa
     failures = [f"session {s.index}: {s.failure}" for s in sessions if s.failure]
     assert not failures, "\n".join(failures)
     assert all(s.iterations >= MIN_ITERATIONS for s in sessions), report["iterations_per_session"]
-    assert report["all"]["p95_s"] < P95_LIMIT_S, report
 
 
-def test_a_change_during_a_run_leaves_only_the_latest_result(app_url, capsys):
+def test_a_change_during_a_run_leaves_only_the_latest_result(app, capsys):
     """ε changed twice in a row, the second time while the rerun for the first change is still
     running: the page ends on the second value's result, stays there, and draws nothing but the
     previous, the first and the second value's results. A last round commits both values back to
@@ -325,7 +386,7 @@ def test_a_change_during_a_run_leaves_only_the_latest_result(app_url, capsys):
                                  if (x.stale > 0 && x.noise.includes(n)) return "running";
                                  if (x.stale === 0 && x.titles.includes(t)) return "finished";
                                  return false; }""",
-                arg=[f"Implied noise: {mechanism_text(first)}", mechanism_text(first)], polling=10, timeout=WAIT_MS)
+                arg=[f"Implied noise: {mechanism_text(first)}", mechanism_text(first)], polling=10, timeout=s.wait_ms)
             during = await state.json_value() == "running"
         await box.fill(second)
         await box.press("Enter")
@@ -341,8 +402,8 @@ def test_a_change_during_a_run_leaves_only_the_latest_result(app_url, capsys):
         async with async_playwright() as p:
             browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             try:
-                s = await new_session(browser, SESSIONS)
-                await s.open(app_url)
+                s = await new_session(browser, SESSIONS, wait_ms=app.wait_ms)
+                await s.open(app.url)
                 box = s.page.get_by_role("spinbutton", name=EPSILON_LABEL, exact=True)
                 rounds = []
                 for _ in range(max_tries):
