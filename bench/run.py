@@ -29,8 +29,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 import engine  # noqa: E402
-from engine.abc_rejection import abc_rejection  # noqa: E402
-from engine.da_mcmc import da_mcmc  # noqa: E402
+from engine.methods.abc_rejection import abc_rejection  # noqa: E402
+from engine.methods.da_mcmc import da_mcmc  # noqa: E402
 from engine.study import epsilon_sweep  # noqa: E402
 
 ALL_METHODS = [{"name": "naive"}, {"name": "exact"}, {"name": "da_mcmc", "chains": 2, "draws": 2000, "warmup": 500},
@@ -121,7 +121,7 @@ def bench_sweep(repeats):
 
 
 def bench_first_run(repeats):
-    code = ("import numpy as np, engine; from engine.da_mcmc import da_mcmc; "
+    code = ("import numpy as np, engine; from engine.methods.da_mcmc import da_mcmc; "
             "p = engine.prepare(engine.DEMO_SPEC); da_mcmc(p, np.random.default_rng(0), chains=1, draws=10, warmup=0)")
     env = dict(os.environ, PYTHONPATH=ROOT)
     subprocess.run([sys.executable, "-c", code], check=True, env=env)  # populate numba's cache

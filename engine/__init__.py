@@ -8,7 +8,7 @@ from .api import METHODS, check_s_dp, confidential_posterior, data_rng, method_r
 from .custom import CustomModel
 from .data import load_records_csv, privatize
 from .diagnostics import draws_frame, summary, summary_dict, to_inference_data, write_outputs
-from .exact import exact_mixture, has_closed_form
+from .methods.exact import exact_mixture, has_closed_form
 from .mechanisms import MECHANISM_NAMES, budget_from_scale, make_mechanism, scale_from_budget
 from .models import MODEL_INFO, MODEL_NAMES, make_model
 from .results import Problem, Result

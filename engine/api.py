@@ -10,14 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .abc_rejection import abc_rejection
-from .conjugate import confidential_posterior as _confidential, naive
-from .da_mcmc import da_mcmc
+from .conjugate import confidential_posterior as _confidential
 from .data import load_records_csv, privatize
-from .exact import exact
 from .mechanisms import RandomizedResponse, check_release_value
+from .methods import REGISTRY
 from .models import make_model
-from .ops import ops
 from .results import Problem, Result
 from .spec import Spec, _resolve, build_mechanism, spec_from_dict, validate_method
 from .validation import fail, number_list
@@ -25,7 +22,7 @@ from .validation import fail, number_list
 __all__ = ["prepare", "run_method", "run", "confidential_posterior", "data_rng", "method_rng", "check_s_dp",
            "METHODS"]
 
-METHODS = {"naive": naive, "da_mcmc": da_mcmc, "abc_rejection": abc_rejection, "ops": ops, "exact": exact}
+METHODS = REGISTRY  # name -> engine.methods.Method (one module per algorithm in engine/methods/)
 
 
 def data_rng(seed: int) -> np.random.Generator:
@@ -81,21 +78,7 @@ def run_method(problem: Problem, method: dict, seed: int, on_progress=None) -> R
     """Run one method (a [method] table) on a prepared problem with the seed's method stream."""
     settings = validate_method(method)
     name = settings.pop("name")
-    rng = method_rng(seed)
-    if name == "da_mcmc":
-        settings.pop("grid_size", None)
-        return da_mcmc(problem, rng, on_progress=on_progress, **settings)
-    if name == "abc_rejection":
-        settings.pop("warmup", None)
-        chains = settings.pop("chains")
-        settings["draws"] = settings["draws"] * chains
-        return abc_rejection(problem, rng, on_progress=on_progress, **settings)
-    if name == "ops":
-        for key in ("chains", "draws", "warmup", "grid_size"):
-            settings.pop(key, None)
-        return ops(problem, rng, **settings)
-    settings.pop("warmup", None)
-    return METHODS[name](problem, rng, **settings)
+    return REGISTRY[name](problem, method_rng(seed), settings, on_progress=on_progress)
 
 
 def run(spec: Spec | dict, method: str | None = None, on_progress=None) -> Result:

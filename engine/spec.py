@@ -23,22 +23,14 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from .mechanisms import make_mechanism
+from .methods import COMMON_KEYS, METHOD_NAMES, REGISTRY
 from .models import make_model
-from .validation import choice, fail, positive, positive_int
+from .validation import choice, fail, positive_int
 
 __all__ = ["Spec", "spec_from_dict", "load_spec", "spec_to_dict", "spec_to_toml", "METHOD_NAMES",
            "validate_method", "DEFAULT_METHOD"]
 
-METHOD_NAMES = ("naive", "da_mcmc", "abc_rejection", "ops", "exact")
 DEFAULT_METHOD = {"name": "da_mcmc", "chains": 4, "draws": 2000, "warmup": 500}
-_COMMON = {"name", "chains", "draws", "warmup", "grid_size"}
-_METHOD_KEYS = {
-    "naive": _COMMON,
-    "exact": _COMMON,
-    "da_mcmc": _COMMON,
-    "abc_rejection": _COMMON | {"max_proposals", "max_seconds", "batch_size"},
-    "ops": _COMMON | {"k", "truncation", "epsilon"},
-}
 _TOP_KEYS = {"seed", "model", "mechanism", "data", "method"}
 _DATA_KINDS = ("s_dp", "simulate", "csv", "records")
 
@@ -58,36 +50,19 @@ def validate_method(method: Mapping[str, Any]) -> dict:
         fail("method", method, "must be a table with at least name")
     m = dict(method)
     name = choice("method.name", m.get("name", DEFAULT_METHOD["name"]), METHOD_NAMES)
-    unknown = set(m) - _METHOD_KEYS[name]
+    entry = REGISTRY[name]
+    allowed = COMMON_KEYS | entry.keys
+    unknown = set(m) - allowed
     if unknown:
         key = sorted(unknown)[0]
-        fail(f"method.{key}", m[key], f"is not a key of {name}; allowed: " + ", ".join(sorted(_METHOD_KEYS[name])))
+        fail(f"method.{key}", m[key], f"is not a key of {name}; allowed: " + ", ".join(sorted(allowed)))
     out = {"name": name}
     out["chains"] = positive_int("method.chains", m.get("chains", DEFAULT_METHOD["chains"]), 1, 64)
     out["draws"] = positive_int("method.draws", m.get("draws", DEFAULT_METHOD["draws"]), 1, 10_000_000)
     out["warmup"] = positive_int("method.warmup", m.get("warmup", DEFAULT_METHOD["warmup"]), 0, 10_000_000)
     if "grid_size" in m:
         out["grid_size"] = positive_int("method.grid_size", m["grid_size"], 10, 100_000)
-    if name == "abc_rejection":
-        if "max_proposals" in m:
-            out["max_proposals"] = positive_int("method.max_proposals", m["max_proposals"], 1, 10**11)
-        if "max_seconds" in m:
-            out["max_seconds"] = positive("method.max_seconds", m["max_seconds"])
-        if "batch_size" in m:
-            out["batch_size"] = positive_int("method.batch_size", m["batch_size"], 1, 10_000_000)
-    if name == "ops":
-        if "k" in m:
-            out["k"] = positive_int("method.k", m["k"], 1, 1_000_000)
-        if "epsilon" in m:
-            out["epsilon"] = positive("method.epsilon", m["epsilon"])
-        if "truncation" in m:
-            t = m["truncation"]
-            if isinstance(t, (list, tuple)):
-                if len(t) != 2:
-                    fail("method.truncation", t, "must be a number or a [low, high] pair")
-                out["truncation"] = [positive("method.truncation[0]", t[0]), positive("method.truncation[1]", t[1])]
-            else:
-                out["truncation"] = positive("method.truncation", t)
+    entry.validate(m, out)
     return out
 
 

@@ -33,9 +33,9 @@ import pytest
 from scipy import integrate, optimize, special, stats
 
 import engine
-from engine.abc_rejection import abc_rejection
-from engine.da_mcmc import da_mcmc
-from engine.exact import _DMDistribution
+from engine.methods.abc_rejection import abc_rejection
+from engine.methods.da_mcmc import da_mcmc
+from engine.methods.exact import _DMDistribution
 
 Z = 4.0
 ALPHA = 2 * stats.norm.sf(Z)  # the same per-test level for KS

@@ -21,7 +21,7 @@ import pytest
 
 import engine
 from engine import kernels
-from engine.da_mcmc import _Runner, da_mcmc
+from engine.methods.da_mcmc import _Runner, da_mcmc
 
 ABS, SQUARE = 0, 1
 

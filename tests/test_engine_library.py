@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import engine
-from engine.da_mcmc import da_mcmc
+from engine.methods.da_mcmc import da_mcmc
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -16,7 +16,7 @@ import pytest
 
 import engine
 from engine.models import make_model
-from engine.ops import ops_setup, ops_release_log_pdf
+from engine.methods.ops import ops_setup, ops_release_log_pdf
 
 BUDGETS = [(1.0, 1), (1.0, 10), (0.1, 100), (5.0, 3)]
 SLACK = 1e-9  # rounding in log densities, not a statistical margin

@@ -15,7 +15,7 @@ import pytest
 from scipy import stats
 
 import engine
-from engine.da_mcmc import da_mcmc
+from engine.methods.da_mcmc import da_mcmc
 from engine.mechanisms import make_mechanism
 from engine.models import make_model
 

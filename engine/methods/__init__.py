@@ -1,0 +1,30 @@
+"""Inference methods, one module per algorithm, and the registry that names them.
+
+==================  ==========================================  =========================================
+``method.name``     module                                      algorithm
+==================  ==========================================  =========================================
+``naive``           :mod:`engine.methods.naive`                 conjugate update on s_dp as if exact
+                                                                (Bernstein & Sheldon 2018, Sec. 5)
+``da_mcmc``         :mod:`engine.methods.da_mcmc`               data-augmentation Metropolis-within-Gibbs
+                                                                (Ju, Gong, Awan & Rao 2022, Alg. 1)
+``abc_rejection``   :mod:`engine.methods.abc_rejection`         ABC rejection, exact for DP data
+                                                                (Gong 2020, Alg. 3)
+``ops``             :mod:`engine.methods.ops`                   one-posterior sampling baseline
+                                                                (Wang et al. 2015)
+``exact``           :mod:`engine.methods.exact`                 closed-form finite mixture
+==================  ==========================================  =========================================
+
+Each module defines ``METHOD`` (an :class:`engine.methods.base.Method`): its claim (exact,
+approximate, baseline, estimator), its own ``[method]`` keys and validation, and the entry point
+that :func:`engine.run_method` calls. A new method is a new module plus one line here.
+"""
+from __future__ import annotations
+
+from . import abc_rejection, da_mcmc, exact, naive, ops
+from .base import COMMON_KEYS, Method
+
+__all__ = ["REGISTRY", "METHOD_NAMES", "Method", "COMMON_KEYS"]
+
+REGISTRY: dict[str, Method] = {m.name: m for m in (naive.METHOD, da_mcmc.METHOD, abc_rejection.METHOD,
+                                                     ops.METHOD, exact.METHOD)}
+METHOD_NAMES: tuple[str, ...] = tuple(REGISTRY)

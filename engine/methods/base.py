@@ -1,0 +1,54 @@
+"""What a method is to the registry: a name, what it claims, its [method] keys and one entry point.
+
+Every method module defines ``METHOD = Method(...)``; :mod:`engine.methods` collects them. The
+entry point takes the validated ``[method]`` table (the common keys ``chains``, ``draws``,
+``warmup``, ``grid_size`` with defaults filled in, plus the method's own keys) and adapts it to the
+algorithm's keyword arguments, so :func:`engine.run_method` never special-cases a method.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+__all__ = ["Method", "COMMON_KEYS"]
+
+COMMON_KEYS = frozenset({"name", "chains", "draws", "warmup", "grid_size"})
+
+
+def _no_keys(table: Mapping[str, Any], out: dict) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class Method:
+    """One inference method.
+
+    Attributes
+    ----------
+    name : str
+        The spec's ``method.name`` and the CLI's ``--method`` value.
+    claim : str
+        ``"exact"`` (draws from p(theta | s_dp), up to Monte Carlo error), ``"approximate"``
+        (labelled as such everywhere), ``"baseline"`` (a comparison that is not the private
+        posterior) or ``"estimator"`` (a point estimate with a standard error).
+    paper : str
+        Where the algorithm comes from.
+    run : callable(problem, rng, settings, on_progress) -> Result
+    keys : frozenset of str
+        ``[method]`` keys this method accepts beyond :data:`COMMON_KEYS`.
+    validate : callable(table, out)
+        Checks the method's own keys in ``table`` and writes them to ``out`` (raise ValueError
+        naming ``method.<key>``).
+    """
+
+    name: str
+    claim: str
+    paper: str
+    run: Callable[..., Any]
+    keys: frozenset = field(default_factory=frozenset)
+    validate: Callable[[Mapping[str, Any], dict], None] = _no_keys
+
+    def __call__(self, problem, rng: np.random.Generator, settings: Mapping[str, Any], on_progress=None):
+        return self.run(problem, rng, dict(settings), on_progress)

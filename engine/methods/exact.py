@@ -1,0 +1,344 @@
+"""The exact private posterior as a finite mixture of conjugate posteriors.
+
+For an integer statistic s with conjugate prior, conditioning on s_dp only through s gives
+
+    p(theta | s_dp) = sum_s w_s p(theta | s),   w_s ∝ m(s) eta(s_dp | s),
+
+where m(s) is the prior predictive of the confidential statistic and eta the mechanism's
+likelihood; each p(theta | s) is conjugate. Derivations per model:
+
+beta_binomial
+    m(s) = BetaBinomial(s; n, a, b), p(theta | s) = Beta(a + s, b + n - s), s = 0..n.
+    Additive noise: eta(s_dp | s) = noise(s_dp - s). Randomized response (k = 2): the reported
+    number of ones is Bin(s, Q[1,1]) + Bin(n - s, Q[0,1]), whose pmf at s_dp is a convolution.
+poisson_gamma (no clamp)
+    s = sum x_i ~ Poisson(n lam), so m(s) = NegBin: Gamma(alpha + s) / (Gamma(alpha) s!)
+    (beta/(beta+n))^alpha (n/(beta+n))^s, and p(lam | s) = Gamma(alpha + s, beta + n). The sum runs
+    over s = 0..S with S grown until the remaining weight is below 1e-16 of the total
+    (the neglected mass is reported as ``truncated_mass_bound``). Gong (2020)'s privatized count
+    is n = 1.
+dirichlet_multinomial
+    c = cell counts with sum c = n; m(c) ∝ prod_j Gamma(alpha_j + c_j) / (Gamma(alpha_j) c_j!),
+    eta = prod_j noise(s_dp_j - c_j), p(p | c) = Dirichlet(alpha + c). The weights factor as
+    prod_j h_j(c_j) under the constraint sum c_j = n, so the distribution of c is computed by
+    convolving the h_j (O(k W^2) for window width W) instead of enumerating compositions. Each
+    h_j is first exponentially tilted by e^(lambda c) with lambda chosen so that the tilted
+    means add to n (this leaves the constrained distribution unchanged because sum c = n is
+    fixed) and then cut where it falls below e^-T of its maximum (T = min(60, 700/k)), which
+    keeps the convolution in floating-point range. Draws pick c by sequential conditioning
+    (c_k, then c_{k-1} | c_k, ...) and then p ~ Dirichlet(alpha + c); the marginal of p_j is a
+    mixture of Beta(alpha_j + c_j, alpha_0 + n - alpha_j - c_j).
+
+Other combinations (clamped Poisson, the normal model, k > 2 randomized response, custom models)
+have no finite-mixture form here and raise ``ValueError``; use da_mcmc or abc_rejection.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from scipy import optimize, special, stats
+
+from ..custom import CustomModel
+from ..densities import cell_density, range_from_quantiles
+from ..mechanisms import MAX_RR_TABLE_N, RandomizedResponse
+from ..models import log_beta_binomial_pmf
+from ..results import Problem, Result
+from .base import Method
+
+__all__ = ["exact", "exact_mixture", "Mixture", "has_closed_form", "METHOD"]
+
+MAX_COMPONENTS = 50_000_000
+
+
+class Mixture:
+    """Mixture weights over statistic values with the conjugate posterior of each."""
+
+    def __init__(self, model, values, log_w):
+        self.model = model
+        self.values = np.asarray(values, dtype=float)  # (m,) or (m, k)
+        w = np.exp(log_w - special.logsumexp(log_w))
+        keep = w > 1e-17 * w.max()
+        self.values, self.weights = self.values[keep], w[keep] / w[keep].sum()
+
+    def posterior_mean(self) -> np.ndarray:
+        """E[theta | s_dp], exactly (the mixture of conjugate means)."""
+        m = self.model
+        v = self.values
+        if m.name == "beta_binomial":
+            means = (m.a + v) / (m.a + m.b + m.n)
+            return np.array([np.dot(self.weights, means)])
+        if m.name == "poisson_gamma":
+            return np.array([np.dot(self.weights, (m.alpha + v) / (m.beta + m.n))])
+        a = np.asarray(m.alpha)[None, :] + v
+        return self.weights @ (a / a.sum(axis=1, keepdims=True))
+
+    def marginal_components(self, j: int):
+        """(weights, a, b) of a Beta mixture or (weights, shape, rate) of a Gamma mixture for parameter j."""
+        m = self.model
+        if m.name == "beta_binomial":
+            return self.weights, m.a + self.values, m.b + m.n - self.values
+        if m.name == "poisson_gamma":
+            return self.weights, m.alpha + self.values, np.full(self.values.shape, m.beta + m.n)
+        alpha = np.asarray(m.alpha)
+        cj = self.values[:, j]
+        # aggregate identical c_j values: the marginal only depends on c_j
+        uniq, inv = np.unique(cj, return_inverse=True)
+        w = np.bincount(inv, weights=self.weights)
+        return w, alpha[j] + uniq, alpha.sum() + m.n - alpha[j] - uniq
+
+    def cdf(self, j: int, x):
+        w, p1, p2 = self.marginal_components(j)
+        return _mixture_cdf(self.model.name == "poisson_gamma", w, p1, p2, x)
+
+    def quantile(self, j: int, q: float) -> float:
+        """Mixture quantile by bracketing on the CDF."""
+        w, p1, p2 = self.marginal_components(j)
+        if self.model.name == "poisson_gamma":
+            lo = float(np.min(stats.gamma.ppf(min(q, 1e-9), p1, scale=1 / p2)))
+            hi = float(np.max(stats.gamma.ppf(max(q, 1 - 1e-12), p1, scale=1 / p2)))
+        else:
+            lo, hi = 0.0, 1.0
+        return optimize.brentq(lambda t: self.cdf(j, [t])[0] - q, lo, hi, xtol=1e-12)
+
+    def sample(self, rng, size) -> np.ndarray:
+        idx = rng.choice(self.weights.size, size=size, p=self.weights)
+        v = self.values[idx]
+        m = self.model
+        if m.name == "beta_binomial":
+            return rng.beta(m.a + v, m.b + m.n - v)[:, None]
+        if m.name == "poisson_gamma":
+            return rng.gamma(m.alpha + v, 1.0 / (m.beta + m.n))[:, None]
+        g = rng.gamma(np.asarray(m.alpha)[None, :] + v)
+        return g / g.sum(axis=1, keepdims=True)
+
+
+def _mixture_cdf(gamma: bool, w, p1, p2, x):
+    """CDF of a Beta(p1, p2) or Gamma(shape p1, rate p2) mixture, in chunks of components."""
+    x = np.asarray(x, float)
+    out = np.zeros(x.shape)
+    for lo in range(0, w.size, 2000):
+        sl = slice(lo, lo + 2000)
+        if gamma:
+            c = stats.gamma.cdf(x[None, :], p1[sl, None], scale=1.0 / p2[sl, None])
+        else:
+            c = stats.beta.cdf(x[None, :], p1[sl, None], p2[sl, None])
+        out += w[sl] @ c
+    return out
+
+
+def has_closed_form(problem: Problem) -> bool:
+    try:
+        _check(problem)
+    except ValueError:
+        return False
+    return True
+
+
+def _check(problem):
+    model, mech = problem.model, problem.mechanism
+    why = None
+    if isinstance(model, CustomModel):
+        why = "a custom model"
+    elif model.name == "normal_known_sd":
+        why = "normal_known_sd (its clamped sum has no finite-mixture form)"
+    elif model.name == "poisson_gamma" and model.upper is not None:
+        why = "poisson_gamma with a clamp (model.upper)"
+    elif isinstance(mech, RandomizedResponse) and model.name != "beta_binomial":
+        why = "randomized_response on more than two categories"
+    elif isinstance(mech, RandomizedResponse) and model.n > MAX_RR_TABLE_N:
+        raise ValueError(f"model.n = {model.n} is invalid for exact with randomized_response: at most "
+                         f"{MAX_RR_TABLE_N} (the count likelihood costs O(n^2)); use da_mcmc")
+    if why:
+        raise ValueError(f"method.name = 'exact' is invalid for {why}: no closed form; use da_mcmc or abc_rejection")
+
+
+def _bb_weights(problem):
+    model, mech = problem.model, problem.mechanism
+    s = np.arange(model.n + 1, dtype=float)
+    lw = log_beta_binomial_pmf(s, model.n, model.a, model.b)
+    if isinstance(mech, RandomizedResponse):
+        lw = lw + mech.count_log_likelihood(problem.s_dp, s.astype(np.int64), model.n)
+    else:
+        lw = lw + mech.noise_log_prob(problem.s_dp[0] - s)
+    return s, lw
+
+
+def _pg_weights(problem):
+    model, mech = problem.model, problem.mechanism
+    a, b, n = model.alpha, model.beta, model.n
+    log_p, log_q = np.log(b / (b + n)), np.log(n / (b + n))
+
+    def lw(s):
+        return (special.gammaln(a + s) - special.gammaln(a) - special.gammaln(s + 1) + a * log_p + s * log_q
+                + mech.noise_log_prob(problem.s_dp[0] - s))
+
+    mean = a * n / b
+    sd = np.sqrt(mean * (b + n) / b)
+    upper = int(max(mean + 40 * sd, problem.s_dp[0] + 80 * mech.noise_sd, 100))
+    while True:
+        if upper > MAX_COMPONENTS:
+            raise ValueError(f"data.s_dp = {problem.s_dp.tolist()} is invalid for exact: the mixture needs more than "
+                             f"{MAX_COMPONENTS} components")
+        s = np.arange(upper + 1, dtype=float)
+        w = lw(s)
+        tail = w[-1] - special.logsumexp(w)
+        if tail < np.log(1e-18) and np.all(np.diff(w[-10:]) < 0):
+            return s, w, float(np.exp(tail) * upper)
+        upper *= 2
+
+
+def _tilted_windows(log_h, n, k):
+    """Tilt each log h_j by lambda c so the tilted means sum to n, then cut the negligible tails."""
+    c = np.arange(n + 1, dtype=float)
+
+    def total_mean(lam):
+        tot = 0.0
+        for lh in log_h:
+            z = lh + lam * c
+            z = z - special.logsumexp(z)
+            tot += float(np.dot(np.exp(z), c))
+        return tot - n
+
+    lo, hi = -1.0, 1.0
+    while total_mean(lo) > 0:
+        lo *= 2
+    while total_mean(hi) < 0:
+        hi *= 2
+    f_lo, f_hi = total_mean(lo), total_mean(hi)
+    if f_lo == 0.0:  # the doubling landed on a root
+        lam = lo
+    elif f_hi == 0.0:
+        lam = hi
+    else:
+        lam = optimize.brentq(total_mean, lo, hi, xtol=1e-12)
+    cut = min(60.0, 700.0 / k)
+    wins = []
+    for lh in log_h:
+        z = lh + lam * c
+        z = z - z.max()
+        idx = np.nonzero(z > -cut)[0]
+        lo_i, hi_i = int(idx[0]), int(idx[-1])
+        wins.append((lo_i, np.exp(z[lo_i:hi_i + 1])))
+    return wins
+
+
+def _conv(a, b):
+    """Convolution of windowed sequences (offset, values)."""
+    return a[0] + b[0], np.convolve(a[1], b[1])
+
+
+def _at(seq, idx):
+    off, vals = seq
+    i = np.asarray(idx) - off
+    ok = (i >= 0) & (i < vals.size)
+    out = np.zeros(np.shape(i))
+    out[ok] = vals[i[ok]]
+    return out
+
+
+def _dm_mixture(problem, rng_for_draws=None):
+    model, mech = problem.model, problem.mechanism
+    n, k = model.n, model.k
+    alpha = np.asarray(model.alpha)
+    c = np.arange(n + 1, dtype=float)
+    log_h = [special.gammaln(alpha[j] + c) - special.gammaln(alpha[j]) - special.gammaln(c + 1)
+             + mech.noise_log_prob(problem.s_dp[j] - c) for j in range(k)]
+    return _tilted_windows(log_h, n, k)
+
+
+class _DMDistribution:
+    """Distribution of the true cell counts c given s_dp, via windowed convolutions."""
+
+    def __init__(self, problem):
+        self.model = problem.model
+        self.n, self.k = self.model.n, self.model.k
+        self.wins = _dm_mixture(problem)
+        self.prefix = [self.wins[0]]
+        for j in range(1, self.k):
+            self.prefix.append(_conv(self.prefix[-1], self.wins[j]))
+        if _at(self.prefix[-1], [self.n])[0] <= 0:
+            raise ValueError("data.s_dp is invalid for exact: the release is numerically impossible under the model")
+
+    def marginal(self, j):
+        """(values, weights) of c_j."""
+        others = None
+        for i in range(self.k):
+            if i != j:
+                others = self.wins[i] if others is None else _conv(others, self.wins[i])
+        off, vals = self.wins[j]
+        cj = off + np.arange(vals.size)
+        w = vals * _at(others, self.n - cj)
+        keep = w > 0
+        return cj[keep].astype(float), w[keep] / w[keep].sum()
+
+    def sample_counts(self, rng, size):
+        out = np.empty((size, self.k))
+        remaining = np.full(size, self.n)
+        for j in range(self.k - 1, 0, -1):
+            off, vals = self.wins[j]
+            cj = off + np.arange(vals.size)
+            for r in np.unique(remaining):
+                rows = np.nonzero(remaining == r)[0]
+                w = vals * _at(self.prefix[j - 1], r - cj)
+                w = np.where(cj <= r, w, 0.0)
+                w = w / w.sum()
+                out[rows, j] = rng.choice(cj, size=rows.size, p=w)
+            remaining = remaining - out[:, j].astype(int)
+        out[:, 0] = remaining
+        return out
+
+
+def exact_mixture(problem: Problem):
+    """The mixture object for beta_binomial / poisson_gamma (``Mixture``) or dirichlet (``_DMDistribution``)."""
+    _check(problem)
+    if problem.model.name == "beta_binomial":
+        s, lw = _bb_weights(problem)
+        return Mixture(problem.model, s, lw)
+    if problem.model.name == "poisson_gamma":
+        s, lw, _ = _pg_weights(problem)
+        return Mixture(problem.model, s, lw)
+    return _DMDistribution(problem)
+
+
+def exact(problem: Problem, rng: np.random.Generator, *, draws: int = 4000, chains: int = 1,
+          grid_size: int = 400, **_ignored) -> Result:
+    """I.i.d. draws from the exact posterior plus its marginal densities on a grid."""
+    t0 = time.perf_counter()
+    model = problem.model
+    mix = exact_mixture(problem)
+    total = draws * chains
+    density = {}
+    info = {}
+    if isinstance(mix, _DMDistribution):
+        counts = mix.sample_counts(rng, total)
+        g = rng.gamma(np.asarray(model.alpha)[None, :] + counts)
+        theta = g / g.sum(axis=1, keepdims=True)
+        for j, name in enumerate(model.param_names):
+            cj, w = mix.marginal(j)
+            a = model.alpha[j] + cj
+            b = sum(model.alpha) + model.n - a
+            big = w > 1e-6 * w.max()
+            lo, hi = range_from_quantiles(np.min(stats.beta.ppf(1e-5, a[big], b[big])),
+                                          np.max(stats.beta.ppf(1 - 1e-5, a[big], b[big])), (0.0, 1.0))
+            density[name] = cell_density(lambda x, w=w, a=a, b=b: _mixture_cdf(False, w, a, b, x), lo, hi, grid_size)
+        info["count_window_sizes"] = [int(v.size) for _, v in mix.wins]
+    else:
+        theta = mix.sample(rng, total)
+        name = model.param_names[0]
+        lo, hi = range_from_quantiles(mix.quantile(0, 1e-5), mix.quantile(0, 1 - 1e-5), model.support)
+        density[name] = cell_density(lambda x: mix.cdf(0, x), lo, hi, grid_size)
+        info["n_components"] = int(mix.weights.size)
+        info["posterior_mean"] = mix.posterior_mean().tolist()
+    info["wall_time_s"] = time.perf_counter() - t0
+    return Result(method="exact", param_names=tuple(model.param_names),
+                  draws=theta.reshape(chains, draws, -1), s_dp=problem.s_dp, info=info, density=density)
+
+
+def _run(problem, rng, settings, on_progress):
+    settings.pop("warmup", None)
+    return exact(problem, rng, **settings)
+
+
+METHOD = Method(name="exact", claim="exact", paper="finite mixture of conjugate posteriors (Gong 2020, Sec. 3)",
+                run=_run)

@@ -1,0 +1,38 @@
+"""The naive posterior: the analysis that ignores privacy (Bernstein & Sheldon 2018, Section 5).
+
+The conjugate posterior p(theta | s = s_dp) with s_dp projected onto the statistic's support
+(clipped to [0, n] for counts, to the simplex {c >= 0, sum c = n} for cell counts, to [n lo, n hi]
+for a clamped sum; randomized-response counts are taken at face value). Clamping is ignored as
+well. It is biased towards the noise and overconfident: its spread is the sampling spread only.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..conjugate import conjugate_result
+from ..custom import CustomModel
+from ..results import Problem, Result
+from .base import Method
+
+__all__ = ["naive", "METHOD"]
+
+
+def naive(problem: Problem, rng: np.random.Generator, *, draws: int = 4000, chains: int = 1,
+          grid_size: int = 400, **_ignored) -> Result:
+    """Conjugate posterior treating the (projected) release as the confidential statistic."""
+    model = problem.model
+    if isinstance(model, CustomModel):
+        raise ValueError("method.name = 'naive' is invalid: a custom model has no conjugate update; use da_mcmc")
+    s_proj = model.project(problem.s_dp)
+    note = ("s_dp treated as the exact statistic" +
+            ("" if np.allclose(s_proj, problem.s_dp) else " after projection onto the statistic's support"))
+    return conjugate_result("naive", problem, s_proj, rng, draws, chains, grid_size,
+                            {"s_projected": s_proj.tolist(), "note": note})
+
+
+def _run(problem, rng, settings, on_progress):
+    settings.pop("warmup", None)
+    return naive(problem, rng, **settings)
+
+
+METHOD = Method(name="naive", claim="baseline", paper="Bernstein & Sheldon 2018, Sec. 5", run=_run)
