@@ -63,6 +63,12 @@ def main(argv=None) -> int:
         sys.stderr.write(f"error: --out = {args.out!r} is invalid: {exc.strerror}\n")
         return 2
     s = diagnostics.summary(result)
+    verdict = diagnostics.convergence(result, s)
+    if verdict.applicable and not verdict.converged:
+        try:
+            sys.stderr.write("warning: " + verdict.message(result.method) + "\n")
+        except BrokenPipeError:
+            pass
     try:
         print(f"{result.method}: {result.n_chains} chain(s) x {result.n_draws} draws in "
               f"{result.info.get('wall_time_s', float('nan')):.2f} s -> {args.out}")

@@ -1,8 +1,22 @@
-"""The one adapter to ArviZ: InferenceData conversion, summaries (R-hat, ESS) and file output."""
+"""The one adapter to ArviZ: InferenceData conversion, summaries (R-hat, ESS), the convergence
+verdict and file output.
+
+Convergence verdict (Vehtari, Gelman, Simpson, Carpenter & Bürkner 2021, "Rank-normalization,
+folding, and localization")
+    An MCMC result is *converged* when, for every parameter, the rank-normalised split R-hat is at
+    most 1.01 and the bulk and tail effective sample sizes are at least 400; otherwise it is not, and
+    the verdict lists each failed criterion with the parameter and value. With one chain R-hat is
+    computed on the chain's two halves (split R-hat of one chain), so a single-chain run is judged
+    too. Methods whose draws are independent (exact, ABC rejection, naive, OPS) get no verdict
+    (``applicable`` is False). No MCMC number travels without it: :func:`summary` puts it in
+    ``DataFrame.attrs["convergence"]``, :func:`summary_dict` (summary.json) under ``convergence``.
+"""
 from __future__ import annotations
 
 import json
+import math
 import os
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -19,7 +33,85 @@ def _arviz():
         import arviz as az
     return az
 
-__all__ = ["to_inference_data", "summary", "draws_frame", "write_outputs", "summary_dict"]
+__all__ = ["to_inference_data", "summary", "draws_frame", "write_outputs", "summary_dict", "convergence",
+           "Convergence", "RHAT_MAX", "ESS_MIN"]
+
+RHAT_MAX = 1.01
+ESS_MIN = 400.0
+
+
+@dataclass(frozen=True)
+class Convergence:
+    """The verdict on one result. ``applicable`` is False for methods with independent draws."""
+
+    applicable: bool
+    converged: bool
+    reasons: tuple[str, ...] = ()
+    r_hat_max: float = float("nan")
+    ess_bulk_min: float = float("nan")
+    ess_tail_min: float = float("nan")
+
+    def as_dict(self) -> dict:
+        clean = (lambda v: None if not math.isfinite(v) else float(v))
+        return {"applicable": self.applicable, "converged": self.converged, "reasons": list(self.reasons),
+                "r_hat_max": clean(self.r_hat_max), "ess_bulk_min": clean(self.ess_bulk_min),
+                "ess_tail_min": clean(self.ess_tail_min),
+                "criteria": {"r_hat_max": RHAT_MAX, "ess_bulk_min": ESS_MIN, "ess_tail_min": ESS_MIN}}
+
+    def message(self, label: str) -> str:
+        """One line for people: the verdict, and when it fails what failed and what to do."""
+        if not self.applicable:
+            return f"{label}: independent draws (no convergence check needed)"
+        if self.converged:
+            ess = min(self.ess_bulk_min, self.ess_tail_min)
+            return f"{label}: converged (R-hat ≤ {self.r_hat_max:.3f}, ESS ≥ {ess:.0f})"
+        return (f"{label} has not converged: " + "; ".join(self.reasons)
+                + ". Run more draws, or use the pseudo-marginal sampler (method pseudo_marginal) when ε is small.")
+
+
+def _is_mcmc(result: Result) -> bool:
+    from .methods import REGISTRY
+
+    entry = REGISTRY.get(result.method)
+    return bool(entry is not None and entry.mcmc) or bool(result.info.get("mcmc", False))
+
+
+def _rhat(az, x: np.ndarray) -> float:
+    """Rank-normalised split R-hat; one chain is split into its two halves."""
+    if x.shape[0] == 1:
+        h = x.shape[1] // 2
+        x = np.stack([x[0, :h], x[0, h:2 * h]])
+    if x.shape[1] < 4:
+        return float("nan")
+    return float(az.rhat(x))
+
+
+def convergence(result: Result, table: pd.DataFrame | None = None) -> Convergence:
+    """The convergence verdict of a result (see the module docstring for the criteria)."""
+    if not _is_mcmc(result):
+        return Convergence(applicable=False, converged=True)
+    az = _arviz()
+    table = summary(result, verdict=False) if table is None else table
+    reasons = []
+    rh, eb, et = [], [], []
+    for j, name in enumerate(result.param_names):
+        x = result.draws[:, :, j]
+        if np.ptp(x) == 0.0:
+            reasons.append(f"{name} never moved")
+            rh.append(float("inf")), eb.append(0.0), et.append(0.0)
+            continue
+        r = _rhat(az, x)
+        b, t = float(table.loc[name, "ess_bulk"]), float(table.loc[name, "ess_tail"])
+        rh.append(r), eb.append(b), et.append(t)
+        if not (r <= RHAT_MAX):
+            reasons.append(f"R-hat of {name} is {r:.3f} > {RHAT_MAX}")
+        if not (b >= ESS_MIN):
+            reasons.append(f"bulk ESS of {name} is {b:.0f} < {ESS_MIN:.0f}")
+        if not (t >= ESS_MIN):
+            reasons.append(f"tail ESS of {name} is {t:.0f} < {ESS_MIN:.0f}")
+    finite = lambda v, f: f(v) if v else float("nan")  # noqa: E731
+    return Convergence(applicable=True, converged=not reasons, reasons=tuple(reasons),
+                       r_hat_max=finite(rh, max), ess_bulk_min=finite(eb, min), ess_tail_min=finite(et, min))
 
 
 def _var_name(param: str) -> str:
@@ -43,9 +135,10 @@ def to_inference_data(result: Result):
                         attrs={"method": result.method})
 
 
-def summary(result: Result) -> pd.DataFrame:
+def summary(result: Result, verdict: bool = True) -> pd.DataFrame:
     """mean, sd, q5, q50, q95, r_hat, ess_bulk, ess_tail per parameter (R-hat needs >= 2 chains
-    of >= 4 draws; otherwise NaN)."""
+    of >= 4 draws; otherwise NaN). ``attrs["convergence"]`` holds the verdict as a dict
+    (:func:`convergence`)."""
     az = _arviz()
 
     rows = {}
@@ -60,7 +153,10 @@ def summary(result: Result) -> pd.DataFrame:
         row["ess_bulk"] = float(az.ess(x, method="bulk")) if enough else float("nan")
         row["ess_tail"] = float(az.ess(x, method="tail")) if enough else float("nan")
         rows[name] = row
-    return pd.DataFrame.from_dict(rows, orient="index")
+    table = pd.DataFrame.from_dict(rows, orient="index")
+    if verdict:
+        table.attrs["convergence"] = convergence(result, table).as_dict()
+    return table
 
 
 def draws_frame(result: Result) -> pd.DataFrame:
@@ -85,6 +181,7 @@ def summary_dict(result: Result) -> dict:
                              "epsilon_bound": info.get("epsilon_bound")}
     elif "acceptance_rate" in info:
         out["acceptance"] = {"mean": float(info["acceptance_rate"])}
+    out["convergence"] = s.attrs["convergence"]
     out["wall_time_s"] = float(info.get("wall_time_s", float("nan")))
     out["info"] = {k: v for k, v in info.items() if isinstance(v, (int, float, str, list, type(None), bool))}
     return out

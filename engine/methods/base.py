@@ -41,6 +41,9 @@ class Method:
     validate : callable(table, out)
         Checks the method's own keys in ``table`` and writes them to ``out`` (raise ValueError
         naming ``method.<key>``).
+    mcmc : bool
+        Its draws are a Markov chain: every summary carries the convergence verdict
+        (:func:`engine.diagnostics.convergence`).
     """
 
     name: str
@@ -49,6 +52,7 @@ class Method:
     run: Callable[..., Any]
     keys: frozenset = field(default_factory=frozenset)
     validate: Callable[[Mapping[str, Any], dict], None] = _no_keys
+    mcmc: bool = False
 
     def __call__(self, problem, rng: np.random.Generator, settings: Mapping[str, Any], on_progress=None):
         return self.run(problem, rng, dict(settings), on_progress)

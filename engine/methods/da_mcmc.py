@@ -232,4 +232,4 @@ def _run(problem, rng, settings, on_progress):
     return da_mcmc(problem, rng, on_progress=on_progress, **settings)
 
 
-METHOD = Method(name="da_mcmc", claim="exact", paper="Ju, Gong, Awan & Rao 2022, Alg. 1", run=_run)
+METHOD = Method(name="da_mcmc", claim="exact", paper="Ju, Gong, Awan & Rao 2022, Alg. 1", run=_run, mcmc=True)

@@ -1,0 +1,108 @@
+"""The convergence verdict (Vehtari et al. 2021: R-hat <= 1.01, bulk and tail ESS >= 400) travels with
+every MCMC summary: summary().attrs, summary.json and a warning line from the CLI."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import engine
+from engine.diagnostics import ESS_MIN, RHAT_MAX, convergence
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _mcmc_result(draws: np.ndarray, method: str = "da_mcmc") -> engine.Result:
+    return engine.Result(method=method, param_names=("theta",), draws=draws[:, :, None], s_dp=np.array([1.0]))
+
+
+def test_independent_chains_are_converged():
+    draws = np.random.default_rng(0).normal(size=(4, 1000))
+    v = convergence(_mcmc_result(draws))
+    assert v.applicable and v.converged and v.reasons == ()
+    assert v.r_hat_max <= RHAT_MAX and v.ess_bulk_min >= ESS_MIN and v.ess_tail_min >= ESS_MIN
+
+
+def test_chains_stuck_in_different_places_are_not_converged_and_say_why():
+    rng = np.random.default_rng(1)
+    draws = rng.normal(size=(4, 1000)) * 0.1 + np.array([0.0, 0.0, 0.0, 3.0])[:, None]
+    v = convergence(_mcmc_result(draws))
+    assert v.applicable and not v.converged
+    assert any(r.startswith("R-hat of theta") for r in v.reasons)
+    assert "pseudo_marginal" in v.message("da_mcmc")
+
+
+def test_a_slowly_mixing_chain_fails_on_ess_even_with_good_r_hat():
+    # AR(1) with phi = 0.995: R-hat can look fine over a long run, but the ESS is about 4000 * 0.0025 = 10
+    rng = np.random.default_rng(2)
+    x = np.zeros((4, 4000))
+    for c in range(4):
+        e = rng.normal(size=4000)
+        for t in range(1, 4000):
+            x[c, t] = 0.995 * x[c, t - 1] + e[t]
+    v = convergence(_mcmc_result(x))
+    assert not v.converged and any("bulk ESS" in r for r in v.reasons)
+
+
+def test_one_chain_is_judged_on_its_two_halves():
+    rng = np.random.default_rng(3)
+    good = convergence(_mcmc_result(rng.normal(size=(1, 4000))))
+    assert good.converged and np.isfinite(good.r_hat_max)
+    drift = np.concatenate([rng.normal(size=2000), 5 + rng.normal(size=2000)])[None, :]
+    assert not convergence(_mcmc_result(drift)).converged
+
+
+def test_a_chain_that_never_moves_is_not_converged():
+    v = convergence(_mcmc_result(np.full((4, 100), 0.3)))
+    assert not v.converged and v.reasons == ("theta never moved",)
+
+
+def test_independent_draw_methods_get_no_verdict():
+    draws = np.random.default_rng(4).normal(size=(1, 50))  # too few for any MCMC verdict
+    for method in ("exact", "abc_rejection", "naive", "ops"):
+        v = convergence(_mcmc_result(draws, method))
+        assert not v.applicable
+
+
+SMALL_EPS = {
+    "seed": 1,
+    "model": {"name": "beta_binomial", "n": 20000},
+    "mechanism": {"name": "laplace", "scale": 1000.0},
+    "data": {"s_dp": [6000]},
+    "method": {"name": "da_mcmc", "chains": 2, "draws": 300, "warmup": 100},
+}
+
+
+def test_summary_and_summary_json_carry_the_verdict_of_a_stalled_run():
+    """Issue 12's measured case: n = 20000, Laplace scale 1000. A short DA-MCMC run there cannot mix."""
+    result = engine.run(SMALL_EPS)
+    table = engine.summary(result)
+    verdict = table.attrs["convergence"]
+    assert verdict["applicable"] and not verdict["converged"] and verdict["reasons"]
+    out = engine.summary_dict(result)
+    assert out["convergence"] == verdict
+    json.dumps(out)  # plain JSON
+
+
+def test_cli_warns_on_stderr_and_still_exits_zero(tmp_path):
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps(SMALL_EPS))
+    proc = subprocess.run([sys.executable, "-m", "engine", "run", str(spec), "--out", str(tmp_path / "out"), "--quiet"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    warnings = [line for line in proc.stderr.splitlines() if line.startswith("warning: ")]
+    assert len(warnings) == 1 and "has not converged" in warnings[0]
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["convergence"]["converged"] is False
+
+
+def test_cli_is_silent_for_independent_draws(tmp_path):
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({**SMALL_EPS, "method": {"name": "exact"}}))
+    proc = subprocess.run([sys.executable, "-m", "engine", "run", str(spec), "--out", str(tmp_path / "out"), "--quiet"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "warning" not in proc.stderr
