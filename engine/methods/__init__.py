@@ -12,6 +12,8 @@
 ``ops``             :mod:`engine.methods.ops`                   one-posterior sampling baseline
                                                                 (Wang et al. 2015)
 ``exact``           :mod:`engine.methods.exact`                 closed-form finite mixture
+``pseudo_marginal`` :mod:`engine.methods.pseudo_marginal`       pseudo-marginal Metropolis–Hastings on
+                                                                theta (Andrieu & Roberts 2009)
 ==================  ==========================================  =========================================
 
 Each module defines ``METHOD`` (an :class:`engine.methods.base.Method`): its claim (exact,
@@ -20,11 +22,11 @@ that :func:`engine.run_method` calls. A new method is a new module plus one line
 """
 from __future__ import annotations
 
-from . import abc_rejection, da_mcmc, exact, naive, ops
+from . import abc_rejection, da_mcmc, exact, naive, ops, pseudo_marginal
 from .base import COMMON_KEYS, Method
 
 __all__ = ["REGISTRY", "METHOD_NAMES", "Method", "COMMON_KEYS"]
 
 REGISTRY: dict[str, Method] = {m.name: m for m in (naive.METHOD, da_mcmc.METHOD, abc_rejection.METHOD,
-                                                     ops.METHOD, exact.METHOD)}
+                                                     ops.METHOD, exact.METHOD, pseudo_marginal.METHOD)}
 METHOD_NAMES: tuple[str, ...] = tuple(REGISTRY)
