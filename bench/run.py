@@ -10,7 +10,10 @@ Python/NumPy, what a user would write without this package), speedup, abc_propos
 default settings, warm), eps_sweep_s (10 epsilons x all methods on the demo scenario),
 first_run_s (fresh interpreter to the first DA-MCMC result, numba loading from its cache),
 scaling (seconds per iteration for n = 10^3 .. 10^6), two_chain_record_updates_per_s, and the
-versions / CPU count of the machine.
+versions / CPU count of the machine. From bench/exact_everywhere.py (issue "Exact at every ε"):
+small_eps_ess_per_s (da_mcmc vs pseudo_marginal, bulk ESS per second on the issue's two small-ε
+cases), small_eps_speedup, and live_map (``auto`` over 4 models x 5 n x 4 ε: cells reaching 400 ESS/s
+with R-hat <= 1.01, the slowest cells).
 """
 from __future__ import annotations
 
@@ -32,6 +35,9 @@ import engine  # noqa: E402
 from engine.methods.abc_rejection import abc_rejection  # noqa: E402
 from engine.methods.da_mcmc import da_mcmc  # noqa: E402
 from engine.study import epsilon_sweep  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import exact_everywhere  # noqa: E402
 
 ALL_METHODS = [{"name": "naive"}, {"name": "exact"}, {"name": "da_mcmc", "chains": 2, "draws": 2000, "warmup": 500},
                {"name": "abc_rejection", "chains": 1, "draws": 2000}, {"name": "ops"}]
@@ -156,6 +162,8 @@ def main(argv=None):
     scen = bench_scenario(reps)
     sweep = bench_sweep(2 if args.quick else 3)
     first = bench_first_run(2 if args.quick else 5)
+    small = exact_everywhere.small_eps(2000 if args.quick else 5000, 500 if args.quick else 1000)
+    live = exact_everywhere.live_map()
     import numba
 
     res = {
@@ -168,6 +176,9 @@ def main(argv=None):
         "eps_sweep_s": statistics.median(sweep),
         "first_run_s": statistics.median(first),
         "scaling": bench_scaling(args.quick),
+        "small_eps_ess_per_s": small,
+        "small_eps_speedup": {k: v["speedup"] for k, v in small.items()},
+        "live_map": live,
         "detail": {"da_mcmc": _stat(da), "reference": _stat(ref), "two_chain": _stat(two), "abc": _stat(abc),
                    "scenario": _stat(scen), "eps_sweep": _stat(sweep), "first_run": _stat(first)},
         "numba": numba.__version__, "numpy": np.__version__, "python": platform.python_version(),
@@ -185,6 +196,10 @@ def main(argv=None):
     print(f"speedup over reference: {res['speedup']:.0f}x")
     for n_, row in res["scaling"].items():
         print(f"n = {int(n_):>8d}: {row['seconds_per_iteration'] * 1e3:9.3f} ms per iteration")
+    for name, row in small.items():
+        print(f"small eps, {name}: pseudo_marginal {row['pseudo_marginal']['ess_per_s']:.0f} ESS/s vs da_mcmc "
+              f"{row['da_mcmc']['ess_per_s']:.0f} ESS/s ({row['speedup']:.0f}x)")
+    print(f"live map: {live['reached']}/{live['total']} cells reach 400 ESS/s with R-hat <= 1.01 {live['by_model']}")
     print(f"numba {res['numba']}, numpy {res['numpy']}, {res['cpu_count']} CPUs")
     return 0
 

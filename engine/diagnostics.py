@@ -70,10 +70,9 @@ class Convergence:
 
 
 def _is_mcmc(result: Result) -> bool:
-    from .methods import REGISTRY
-
-    entry = REGISTRY.get(result.method)
-    return bool(entry is not None and entry.mcmc) or bool(result.info.get("mcmc", False))
+    """MCMC methods mark their results with ``info["mcmc"] = True`` (the registry's Method adds it
+    when a method declared ``mcmc=True`` forgot)."""
+    return bool(result.info.get("mcmc", False))
 
 
 def _rhat(az, x: np.ndarray) -> float:

@@ -17,7 +17,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _mcmc_result(draws: np.ndarray, method: str = "da_mcmc") -> engine.Result:
-    return engine.Result(method=method, param_names=("theta",), draws=draws[:, :, None], s_dp=np.array([1.0]))
+    """A hand-made result; MCMC methods mark theirs with info["mcmc"] = True."""
+    mcmc = method in ("da_mcmc", "pseudo_marginal")
+    return engine.Result(method=method, param_names=("theta",), draws=draws[:, :, None], s_dp=np.array([1.0]),
+                         info={"mcmc": True} if mcmc else {})
 
 
 def test_independent_chains_are_converged():
@@ -59,6 +62,16 @@ def test_one_chain_is_judged_on_its_two_halves():
 def test_a_chain_that_never_moves_is_not_converged():
     v = convergence(_mcmc_result(np.full((4, 100), 0.3)))
     assert not v.converged and v.reasons == ("theta never moved",)
+
+
+def test_every_registered_mcmc_method_marks_its_results():
+    problem = engine.prepare({**SMALL_EPS, "model": {"name": "beta_binomial", "n": 20}, "data": {"s_dp": [7]}})
+    for name, entry in engine.METHODS.items():
+        if name in ("ops",):
+            continue
+        result = entry(problem, engine.method_rng(0), engine.validate_method({"name": name, "chains": 2, "draws": 50,
+                                                                              "warmup": 20}))
+        assert bool(result.info.get("mcmc", False)) == (entry.mcmc or name == "auto" and result.info["mcmc"]), name
 
 
 def test_independent_draw_methods_get_no_verdict():

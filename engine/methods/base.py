@@ -7,7 +7,7 @@ algorithm's keyword arguments, so :func:`engine.run_method` never special-cases 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -55,4 +55,8 @@ class Method:
     mcmc: bool = False
 
     def __call__(self, problem, rng: np.random.Generator, settings: Mapping[str, Any], on_progress=None):
-        return self.run(problem, rng, dict(settings), on_progress)
+        settings = {k: v for k, v in settings.items() if k != "name"}
+        result = self.run(problem, rng, settings, on_progress)
+        if self.mcmc and "mcmc" not in result.info:
+            result = replace(result, info={**result.info, "mcmc": True})
+        return result

@@ -222,6 +222,7 @@ def da_mcmc(problem: Problem, rng: np.random.Generator, *, chains: int = 4, draw
             "mean_acceptance": float(acc.mean()) if acc.size else float("nan"),
             "chains": chains, "draws": draws, "warmup": warmup,
             "compiled": not custom,
+            "mcmc": True,
             "wall_time_s": time.perf_counter() - t0,
         },
     )

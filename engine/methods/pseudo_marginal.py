@@ -76,7 +76,8 @@ from ..results import Problem, Result
 from ..validation import positive_int
 from .base import Method
 
-__all__ = ["pseudo_marginal", "choose_particles", "METHOD", "TARGET_LOG_SD", "DEFAULT_MAX_PARTICLES"]
+__all__ = ["pseudo_marginal", "choose_particles", "moment_estimate", "METHOD", "TARGET_LOG_SD",
+           "DEFAULT_MAX_PARTICLES"]
 
 TARGET_LOG_SD = 1.2             # sd of log L_hat at the posterior bulk (Doucet et al. 2015)
 DEFAULT_MAX_PARTICLES = 20_000  # beyond this the noise is too narrow for the estimator: use da_mcmc
@@ -149,6 +150,46 @@ def _to_phi(setup: _Setup, theta: np.ndarray) -> np.ndarray:
     return np.log(p[:, :-1]) - np.log(p[:, -1:])
 
 
+def moment_estimate(problem: Problem) -> np.ndarray:
+    """theta at which the statistic's mean E[s | theta] equals the (projected) release: a cheap centre
+    for the pilot that sizes M and for the chains' start. Unlike the naive posterior it accounts for
+    clamping: E[min(X, U)] = sum_{j<U} P(X > j) for Poisson records, and for a normal record clamped
+    to [lo, hi], E = lo Phi(a) + hi (1 - Phi(b)) + mu (Phi(b) - Phi(a)) + sd (phi(a) - phi(b)) with
+    a = (lo - mu)/sd, b = (hi - mu)/sd. Randomized response and the simplex use the naive centre."""
+    from scipy import optimize, stats
+
+    model = problem.model
+    target = model.project(problem.s_dp)
+    if isinstance(problem.mechanism, RandomizedResponse) or model.name == "dirichlet_multinomial":
+        return np.asarray(model.posterior_sample(np.random.default_rng(0), target, 2000).mean(axis=0))
+    per = float(target[0]) / model.n
+    if model.name == "beta_binomial":
+        return np.array([min(max(per, 1e-6), 1 - 1e-6)])
+    if model.name == "poisson_gamma":
+        if model.upper is None:
+            return np.array([max(per, 1e-6)])
+        j = np.arange(model.upper)
+        mean = lambda lam: float(np.sum(stats.poisson.sf(j, lam)))  # noqa: E731
+        if per <= 0:
+            return np.array([1e-6])
+        if per >= model.upper - 1e-9:
+            return np.array([float(model.upper) * 10])
+        hi = max(1.0, per)
+        while mean(hi) < per:
+            hi *= 2
+        return np.array([optimize.brentq(lambda lam: mean(lam) - per, 1e-12, hi, xtol=1e-12)])
+    lo, hi, sd = model.lo, model.hi, model.sd
+
+    def mean(mu):
+        a, b = (lo - mu) / sd, (hi - mu) / sd
+        return (lo * stats.norm.cdf(a) + hi * stats.norm.sf(b) + mu * (stats.norm.cdf(b) - stats.norm.cdf(a))
+                + sd * (stats.norm.pdf(a) - stats.norm.pdf(b)))
+
+    per = min(max(per, lo + 1e-9 * (hi - lo)), hi - 1e-9 * (hi - lo))
+    width = (hi - lo) + 10 * sd
+    return np.array([optimize.brentq(lambda mu: mean(mu) - per, lo - width, hi + width, xtol=1e-12)])
+
+
 def _target_acceptance(setup: _Setup) -> float:
     base = {1: 0.44, 2: 0.35, 3: 0.30, 4: 0.28}.get(setup.d, 0.234)
     return base if setup.exact_likelihood else 0.6 * base
@@ -217,21 +258,31 @@ class _Chain:
     capped: bool
 
 
-def _start(problem, setup, rng, particles, cap) -> _Chain:
-    model = problem.model
-    theta0 = model.posterior_sample(rng, model.project(problem.s_dp), 1)[0]
+def _clean(setup, theta):
+    theta = np.asarray(theta, float)
     if setup.code in (0, 1):
-        theta0 = np.clip(theta0, 1e-9, 1 - 1e-9)
-    elif setup.code >= 5:
-        theta0 = np.maximum(theta0, 1e-9)
-        theta0 = theta0 / theta0.sum()
-    phi = np.ascontiguousarray(_to_phi(setup, theta0)[0])
+        return np.clip(theta, 1e-9, 1 - 1e-9)
+    if setup.code >= 5:
+        theta = np.maximum(theta, 1e-9)
+        return theta / theta.sum()
+    return theta
+
+
+def _start(problem, setup, rng, particles, cap, centre) -> _Chain:
+    """Start at the moment estimate displaced by a naive-posterior deviation (dispersed starts, for
+    R-hat), and size M at the moment estimate (the pilot should look where the posterior is)."""
+    model = problem.model
+    naive = _clean(setup, model.posterior_sample(rng, model.project(problem.s_dp), 201))
+    dev = _to_phi(setup, naive[:1])[0] - np.median(_to_phi(setup, naive[1:]), axis=0)
+    phi = np.ascontiguousarray(_to_phi(setup, centre)[0] + dev)
+    theta0 = np.empty(setup.k)
+    pm_kernels.to_theta(setup.code, phi, theta0)
     chol = _initial_chol(problem, setup, rng, theta0)
     if particles is not None:
         m, cv2 = (1, 0.0) if setup.exact_likelihood else (int(particles), float("nan"))
         capped = False
     else:
-        m, cv2 = choose_particles(rng, setup, theta0, cap)
+        m, cv2 = choose_particles(rng, setup, centre, cap)
         capped = cv2 / TARGET_LOG_SD**2 > cap
     ch = _Chain(phi=phi, lp=0.0, ll=0.0, chol=chol, log_scale=0.0, particles=m, cv2=cv2, capped=capped)
     _refresh(setup, rng, ch)
@@ -258,13 +309,13 @@ def _advance(setup, rng, ch: _Chain, n_iter, theta, acc, accepted, ll) -> None:
                                        theta, acc, accepted, ll)
 
 
-def _run_chain(problem, setup, rng, warmup, draws, particles, cap, progress, c):
+def _run_chain(problem, setup, rng, warmup, draws, particles, cap, centre, progress, c):
     total = warmup + draws
     theta = np.empty((total, setup.k))
     acc = np.empty(total)
     accepted = np.zeros(total, dtype=np.bool_)
     ll = np.empty(total)
-    ch = _start(problem, setup, rng, particles, cap)
+    ch = _start(problem, setup, rng, particles, cap, centre)
     target = _target_acceptance(setup)
     block = int(max(10, min(100, warmup // 20 if warmup else 100)))
     half = warmup // 2
@@ -340,11 +391,13 @@ def pseudo_marginal(problem: Problem, rng: np.random.Generator, *, chains: int =
     """
     t0 = time.perf_counter()
     setup = _setup(problem)
+    centre = _clean(setup, moment_estimate(problem))
     streams = rng.spawn(chains)
     progress = np.zeros(chains, dtype=np.int64)
     total = chains * (warmup + draws)
     workers = min(chains, os.cpu_count() or 1) if parallel else 1
-    args = [(problem, setup, streams[c], warmup, draws, particles, max_particles, progress, c) for c in range(chains)]
+    args = [(problem, setup, streams[c], warmup, draws, particles, max_particles, centre, progress, c)
+            for c in range(chains)]
     if workers > 1:
         with ThreadPoolExecutor(max_workers=workers) as pool:
             futs = [pool.submit(_run_chain, *a) for a in args]
@@ -365,6 +418,7 @@ def pseudo_marginal(problem: Problem, rng: np.random.Generator, *, chains: int =
     per = [o[4] for o in outs]
     info = {
         "likelihood": "exact" if setup.exact_likelihood else "estimated",
+        "mcmc": True,
         "particles": [p["particles"] for p in per],
         "log_lik_sd": [None if not np.isfinite(p["cv2"]) else math.sqrt(p["cv2"] / p["particles"]) for p in per],
         "particles_capped": any(p["capped"] for p in per),

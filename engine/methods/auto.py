@@ -1,0 +1,162 @@
+"""``auto``: the exact method that is cheapest for this scenario ("Exact (best method)" in the app).
+
+Every candidate is exact; they differ only in cost, and each has a regime where it is slow:
+
+* ``exact`` (closed form or numerical grid) costs no Markov chain at all: i.i.d. draws. It is used
+  whenever :func:`engine.methods.exact.has_closed_form` says it exists for the model and mechanism.
+* ``da_mcmc`` (Ju et al. 2022, Alg. 1) costs n record updates per iteration and moves theta in steps
+  of the confidential posterior's width sd_x, inside a private posterior of width
+  sd_p ≈ sqrt(sd_x^2 + (noise sd / n)^2) (in the parameter's own units, statistic per record).
+  A random walk whose steps are sd_x inside a target of width sd_p needs about (sd_p / sd_x)^2
+  iterations per effective draw, so its cost per effective draw is about
+  n t_record (sd_p / sd_x)^2.
+* ``pseudo_marginal`` costs M statistic draws per iteration, with M ≈ CV^2 / 1.2^2 where CV^2 is the
+  squared coefficient of variation of eta(s_dp - s) over s ~ p(s | theta) at the naive estimate
+  (measured by a pilot, :func:`engine.methods.pseudo_marginal.choose_particles`), and a tuned random
+  walk delivers about one effective draw per 5 iterations in one dimension: cost about
+  5 M t_statistic (more in higher dimension, 5 d).
+
+Rule: exact when available; otherwise the cheaper of the two chains by the estimates above (unit
+costs t_record and t_statistic per model are measured constants of the compiled kernels, see
+``_UNIT_COST_NS``; only their ratio matters). The rule is cheap: a pilot of a few thousand
+statistic draws. Fallback: if the chosen chain's convergence verdict fails (R-hat > 1.01 or ESS <
+400, :func:`engine.diagnostics.convergence`), the other chain runs too, and if neither converges the
+better one reruns with four times the draws; the result is the converged run (or the one with the
+largest minimum ESS), and ``info`` says what was picked, why, and every attempt with its verdict.
+Custom models go to DA-MCMC (the only chain that needs no prior density).
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from ..custom import CustomModel
+from ..diagnostics import convergence, summary
+from ..results import Problem, Result
+from .base import Method
+from .da_mcmc import da_mcmc
+from .exact import exact, has_closed_form
+from .pseudo_marginal import _clean, _setup, choose_particles, moment_estimate, pseudo_marginal
+
+__all__ = ["auto", "choose", "METHOD"]
+
+# nanoseconds per record update (da_mcmc sweep) and per statistic draw (pseudo-marginal), per model;
+# measured with bench/run.py on the project's machine (only ratios enter the rule)
+_UNIT_COST_NS = {
+    "beta_binomial": (5.0, 70.0),
+    "poisson_gamma": (15.0, 60.0),
+    "normal_known_sd": (25.0, 25.0),   # x n: the normal statistic is a sum of n record draws
+    "dirichlet_multinomial": (20.0, 70.0),
+}
+
+
+def _noise_sd_per_record(problem: Problem) -> float:
+    sd = getattr(problem.mechanism, "noise_sd", None)
+    return float(sd) / problem.model.n if sd else 0.0
+
+
+def choose(problem: Problem, rng: np.random.Generator) -> tuple[str, str, dict]:
+    """(method, reason, numbers behind it) by the rule in the module docstring."""
+    model = problem.model
+    if isinstance(model, CustomModel):
+        return "da_mcmc", "a custom model: DA-MCMC is the chain that needs no prior density", {}
+    if has_closed_form(problem):
+        return "exact", "the exact posterior is available in closed form or on a numerical grid: i.i.d. draws", {}
+    setup = _setup(problem)
+    m, cv2 = choose_particles(rng, setup, _clean(setup, moment_estimate(problem)), cap=10**7)
+    naive = model.posterior_sample(rng, model.project(problem.s_dp), 400)
+    sd_x = float(np.mean(np.std(naive, axis=0)))
+    sd_noise = _noise_sd_per_record(problem)
+    if setup.exact_likelihood:  # randomized response: the likelihood is exact, no particles needed
+        m, sd_noise = 1, max(sd_noise, sd_x)
+    inflation = (sd_x**2 + sd_noise**2) / max(sd_x**2, 1e-300)
+    t_rec, t_stat = _UNIT_COST_NS.get(model.name, (20.0, 70.0))
+    if model.name == "normal_known_sd":
+        t_stat *= model.n
+    if model.name == "poisson_gamma" and model.upper is not None:
+        t_stat *= model.upper + 1
+    cost_da = model.n * t_rec * inflation
+    cost_pm = 5.0 * setup.d * m * t_stat
+    numbers = {"particles_needed": m, "cv2": cv2, "da_mcmc_ns_per_ess": cost_da, "pseudo_marginal_ns_per_ess": cost_pm}
+    if cost_pm <= cost_da:
+        why = (f"the noise is wide relative to the statistic's spread: {m} particle(s) give a precise likelihood "
+               f"estimate, while DA-MCMC would need about {inflation:.3g} sweeps of n = {model.n:,} records per "
+               "effective draw")
+        return "pseudo_marginal", why, numbers
+    why = (f"the noise is narrow relative to the statistic's spread: the pseudo-marginal sampler would need "
+           f"about {m:,} particles per step, while DA-MCMC's record sweep mixes well here")
+    return "da_mcmc", why, numbers
+
+
+def _attempt(name, problem, rng, chains, draws, warmup, on_progress):
+    t0 = time.perf_counter()
+    if name == "exact":
+        result = exact(problem, rng, draws=draws, chains=chains)
+    elif name == "pseudo_marginal":
+        result = pseudo_marginal(problem, rng, chains=chains, draws=draws, warmup=warmup, on_progress=on_progress)
+    else:
+        result = da_mcmc(problem, rng, chains=chains, draws=draws, warmup=warmup, on_progress=on_progress)
+    verdict = convergence(result)
+    record = {"method": name, "chains": chains, "draws": draws, "warmup": warmup,
+              "converged": verdict.converged, "r_hat_max": verdict.r_hat_max,
+              "ess_bulk_min": verdict.ess_bulk_min, "ess_tail_min": verdict.ess_tail_min,
+              "wall_time_s": time.perf_counter() - t0}
+    return result, verdict, record
+
+
+def _score(verdict) -> float:
+    if not verdict.applicable:
+        return math.inf
+    return min(verdict.ess_bulk_min, verdict.ess_tail_min) if np.isfinite(verdict.ess_bulk_min) else -1.0
+
+
+def auto(problem: Problem, rng: np.random.Generator, *, chains: int = 4, draws: int = 1000, warmup: int = 500,
+         on_progress=None, **_ignored) -> Result:
+    """Run the cheapest exact method for this scenario, with the fallback of the module docstring.
+
+    Returns the chosen run's draws as a Result with ``method = "auto"``; ``info`` has ``picked``,
+    ``why``, ``rule`` (the cost estimates), ``attempts`` (each run with its verdict and time) and the
+    picked method's own info under ``picked_info``; ``info["mcmc"]`` tells the convergence verdict
+    whether the draws form a Markov chain.
+    """
+    t0 = time.perf_counter()
+    rule_rng, run_rng = rng.spawn(2)
+    picked, why, numbers = choose(problem, rule_rng)
+    streams = iter(run_rng.spawn(4))
+    result, verdict, record = _attempt(picked, problem, next(streams), chains, draws, warmup, on_progress)
+    attempts = [record]
+    best = (result, verdict)
+    if verdict.applicable and not verdict.converged and not isinstance(problem.model, CustomModel):
+        other = "da_mcmc" if picked == "pseudo_marginal" else "pseudo_marginal"
+        r2, v2, rec2 = _attempt(other, problem, next(streams), chains, draws, warmup, on_progress)
+        attempts.append(rec2)
+        if v2.converged or _score(v2) > _score(best[1]):
+            best, picked = (r2, v2), other
+            why += f"; {attempts[0]['method']} did not converge, so {other} ran as well and did better"
+        if not best[1].converged:
+            r3, v3, rec3 = _attempt(picked, problem, next(streams), chains, 4 * draws, warmup, on_progress)
+            attempts.append(rec3)
+            if v3.converged or _score(v3) > _score(best[1]):
+                best = (r3, v3)
+                why += f"; neither converged at {draws} draws, so {picked} reran with {4 * draws}"
+    result, verdict = best
+    info = {"picked": picked, "why": why, "rule": numbers, "attempts": attempts,
+            "mcmc": verdict.applicable, "picked_info": {k: v for k, v in result.info.items()
+                                                        if isinstance(v, (int, float, str, bool, list, type(None)))},
+            "wall_time_s": time.perf_counter() - t0}
+    for key in ("epsilon_bound", "particles", "mean_acceptance"):
+        if key in result.info:
+            info[key] = result.info[key]
+    return Result(method="auto", param_names=result.param_names, draws=result.draws, s_dp=result.s_dp,
+                  sample_stats=dict(result.sample_stats), info=info, density=result.density)
+
+
+def _run(problem, rng, settings, on_progress):
+    settings.pop("grid_size", None)
+    return auto(problem, rng, on_progress=on_progress, **settings)
+
+
+METHOD = Method(name="auto", claim="exact", paper="picks exact, da_mcmc or pseudo_marginal by cost (this project)",
+                run=_run)
