@@ -57,12 +57,13 @@ def _noise_sd_per_record(problem: Problem) -> float:
     return float(sd) / problem.model.n if sd else 0.0
 
 
-def choose(problem: Problem, rng: np.random.Generator) -> tuple[str, str, dict]:
-    """(method, reason, numbers behind it) by the rule in the module docstring."""
+def choose(problem: Problem, rng: np.random.Generator, allow_exact: bool = True) -> tuple[str, str, dict]:
+    """(method, reason, numbers behind it) by the rule in the module docstring (``allow_exact=False``
+    compares the two chains even where the exact posterior exists)."""
     model = problem.model
     if isinstance(model, CustomModel):
         return "da_mcmc", "a custom model: DA-MCMC is the chain that needs no prior density", {}
-    if has_closed_form(problem):
+    if allow_exact and has_closed_form(problem):
         return "exact", "the exact posterior is available in closed form or on a numerical grid: i.i.d. draws", {}
     setup = _setup(problem)
     m, cv2 = choose_particles(rng, setup, _clean(setup, moment_estimate(problem)), cap=10**7)
@@ -130,17 +131,18 @@ def auto(problem: Problem, rng: np.random.Generator, *, chains: int = 4, draws: 
     best = (result, verdict)
     if verdict.applicable and not verdict.converged and not isinstance(problem.model, CustomModel):
         other = "da_mcmc" if picked == "pseudo_marginal" else "pseudo_marginal"
+        why += f"; {picked} did not converge at {draws} draws per chain, so {other} ran as well"
         r2, v2, rec2 = _attempt(other, problem, next(streams), chains, draws, warmup, on_progress)
         attempts.append(rec2)
         if v2.converged or _score(v2) > _score(best[1]):
             best, picked = (r2, v2), other
-            why += f"; {attempts[0]['method']} did not converge, so {other} ran as well and did better"
+        why += f" and {picked} did better"
         if not best[1].converged:
             r3, v3, rec3 = _attempt(picked, problem, next(streams), chains, 4 * draws, warmup, on_progress)
             attempts.append(rec3)
+            why += f"; neither converged, so {picked} reran with {4 * draws} draws per chain"
             if v3.converged or _score(v3) > _score(best[1]):
                 best = (r3, v3)
-                why += f"; neither converged at {draws} draws, so {picked} reran with {4 * draws}"
     result, verdict = best
     info = {"picked": picked, "why": why, "rule": numbers, "attempts": attempts,
             "mcmc": verdict.applicable, "picked_info": {k: v for k, v in result.info.items()
