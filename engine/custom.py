@@ -10,6 +10,9 @@ A :class:`CustomModel` is built from plain Python callables:
 * ``log_mechanism(s_dp, s)`` -> log eta(s_dp | s) up to a constant. When omitted, the problem's
   engine mechanism supplies it.
 
+Optional: ``prior_sampler(rng, size)`` (ABC rejection) and ``log_prior(theta)`` -> log p(theta) up to a
+constant, -inf outside the support (the pseudo-marginal sampler, which needs the prior density).
+
 DA-MCMC then runs Algorithm 1 in plain Python (:class:`PythonRunner`): correct for any model,
 roughly a microsecond per record instead of nanoseconds, so keep n moderate. The built-in models
 use the same interface for the pure-Python reference in the tests.
@@ -38,6 +41,7 @@ class CustomModel:
     log_mechanism: Callable | None = None
     prior_sampler: Callable | None = None
     epsilon: float | None = None
+    log_prior: Callable | None = None
     name: str = field(default="custom")
 
     def __post_init__(self):

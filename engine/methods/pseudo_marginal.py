@@ -58,6 +58,12 @@ the estimate lowers the best attainable rate; Sherlock, Thiery, Roberts & Rosent
 
 Chains run on threads (the compiled kernel releases the GIL), each on its own stream of
 ``rng.spawn(chains)``, and adapt independently, so chain c's draws do not depend on how many run.
+
+Custom models (:class:`engine.CustomModel`) run the same algorithm in plain Python through their
+pieces: a statistic draw is ``sum_i record_statistic(latent_sampler(rng, theta, n))``, eta is
+``log_mechanism`` (or the engine mechanism), and the random walk is on theta itself with the
+model's ``log_prior`` (required: the four dapper pieces carry no prior density), -inf outside the
+support rejecting the move. Chains then run one after another (Python holds the GIL).
 """
 from __future__ import annotations
 
@@ -75,6 +81,65 @@ from ..mechanisms import RandomizedResponse
 from ..results import Problem, Result
 from ..validation import positive_int
 from .base import Method
+
+_NEG_INF = -math.inf
+
+
+class _PythonKernels:
+    """:mod:`engine.pm_kernels`' interface in plain Python for a custom model (identity transform:
+    phi = theta). Arguments the compiled kernels need and a custom model does not are ignored."""
+
+    def __init__(self, problem: Problem):
+        model = problem.model
+        self.model = model
+        if model.log_mechanism is not None:
+            self.log_eta = lambda s: float(model.log_mechanism(problem.s_dp, s))
+        elif problem.mechanism is not None:
+            self.log_eta = lambda s: float(problem.mechanism.log_prob(problem.s_dp, s))
+        else:
+            raise ValueError("mechanism = None is invalid: a custom model needs log_mechanism or an engine mechanism")
+
+    def to_theta(self, code, phi, out):
+        out[:] = phi
+
+    def log_prior_jac(self, code, phi, par, work):
+        v = float(self.model.log_prior(np.array(phi, float)))
+        return v if math.isfinite(v) or v == _NEG_INF else _NEG_INF
+
+    def _log_eta_draw(self, rng, theta):
+        m = self.model
+        recs = m.latent_sampler(rng, np.array(theta, float), m.n)
+        s = np.sum(np.asarray(m.record_statistic(recs), float).reshape(m.n, -1), axis=0)
+        return self.log_eta(s)
+
+    def log_eta_draws(self, code, rng, theta, par, sdp, kernel, scale, size, out):
+        for i in range(size):
+            out[i] = self._log_eta_draw(rng, theta)
+
+    def loglik_estimate(self, code, rng, theta, par, sdp, kernel, scale, log_q, n_particles, *buffers):
+        vals = np.array([self._log_eta_draw(rng, theta) for _ in range(n_particles)])
+        top = vals.max()
+        if top == _NEG_INF:
+            return _NEG_INF
+        return float(top + math.log(np.mean(np.exp(vals - top))))
+
+    def pm_chain(self, rng, code, par, sdp, kernel, scale, log_q, n_particles, chol, phi, lp_cur, ll_cur, n_iter,
+                 out_theta, out_acc, out_accepted, out_ll):
+        """The loop of :func:`engine.pm_kernels.pm_chain`, line for line."""
+        for t in range(n_iter):
+            prop = phi + chol @ rng.standard_normal(phi.size)
+            lp = self.log_prior_jac(code, prop, par, None)
+            acc, moved = 0.0, False
+            if lp > _NEG_INF:
+                ll = self.loglik_estimate(code, rng, prop, par, sdp, kernel, scale, log_q, n_particles)
+                lr = (lp + ll) - (lp_cur + ll_cur)
+                acc = 1.0 if lr >= 0 else (math.exp(lr) if lr > -745.0 else 0.0)
+                if acc >= 1.0 or rng.random() < acc:
+                    phi[:] = prop
+                    lp_cur, ll_cur, moved = lp, ll, True
+            out_theta[t] = phi
+            out_acc[t], out_accepted[t], out_ll[t] = acc, moved, ll_cur
+        return lp_cur, ll_cur
 
 __all__ = ["pseudo_marginal", "choose_particles", "moment_estimate", "METHOD", "TARGET_LOG_SD",
            "DEFAULT_MAX_PARTICLES"]
@@ -100,13 +165,19 @@ class _Setup:
     k: int          # number of parameters reported
     exact_likelihood: bool
     pilot_cost: int  # random draws per statistic sample (n for the normal model)
+    kern: object = pm_kernels  # the compiled kernels, or _PythonKernels for a custom model
 
 
 def _setup(problem: Problem) -> _Setup:
     model, mech = problem.model, problem.mechanism
     if isinstance(model, CustomModel):
-        raise ValueError("method.name = 'pseudo_marginal' is invalid for a custom model: it needs the prior "
-                         "density, which the four dapper pieces do not give; use da_mcmc")
+        if model.log_prior is None:
+            raise ValueError("model.log_prior = None is invalid for pseudo_marginal: the sampler needs the prior "
+                             "density, which the four dapper pieces do not give; add log_prior or use da_mcmc")
+        k = len(model.param_names)
+        return _Setup(code=-1, par=np.zeros(4), sdp=np.asarray(problem.s_dp, float), kernel=0, scale=1.0,
+                      log_q=np.zeros((1, 1)), d=k, k=k, exact_likelihood=False, pilot_cost=model.n,
+                      kern=_PythonKernels(problem))
     rr = isinstance(mech, RandomizedResponse)
     code = _CODES[model.name]
     sdp = np.asarray(problem.s_dp, float)
@@ -139,6 +210,8 @@ def _setup(problem: Problem) -> _Setup:
 def _to_phi(setup: _Setup, theta: np.ndarray) -> np.ndarray:
     """phi(theta) for rows of theta (the inverse of pm_kernels.to_theta)."""
     th = np.atleast_2d(np.asarray(theta, float))
+    if setup.code == -1:
+        return th.copy()
     if setup.code in (0, 1):
         t = np.clip(th[:, 0], 1e-300, 1 - 1e-16)
         return (np.log(t) - np.log1p(-t))[:, None]
@@ -206,10 +279,12 @@ def choose_particles(rng: np.random.Generator, setup: _Setup, theta: np.ndarray,
         return 1, 0.0
     theta = np.ascontiguousarray(np.asarray(theta, float).reshape(-1))
     top = max(200, min(_PILOT_MAX, _PILOT_WORK // max(setup.pilot_cost, 1)))
+    if setup.code == -1:  # plain Python: a few thousand statistic draws at most
+        top = 2000
     n_pilot = min(_PILOT_MIN, top)
     while True:
         out = np.empty(n_pilot)
-        pm_kernels.log_eta_draws(setup.code, rng, theta, setup.par, setup.sdp, setup.kernel, setup.scale,
+        setup.kern.log_eta_draws(setup.code, rng, theta, setup.par, setup.sdp, setup.kernel, setup.scale,
                                  n_pilot, out)
         w = np.exp(out - out.max())
         ess = w.sum() ** 2 / np.sum(w * w)
@@ -225,6 +300,11 @@ def _initial_chol(problem: Problem, setup: _Setup, rng: np.random.Generator, the
     """Diagonal proposal scale: the naive posterior's sd in phi plus the noise's contribution
     noise_sd / (n dtheta/dphi), times 2.38 / sqrt(d)."""
     model = problem.model
+    if setup.code == -1:
+        spread = 0.1 * np.maximum(np.abs(np.asarray(theta0, float)), 1.0)
+        if model.prior_sampler is not None:
+            spread = 0.2 * np.std(np.asarray(model.sample_prior(rng, 200), float), axis=0)
+        return np.diag(2.38 / math.sqrt(setup.d) * np.maximum(spread, 1e-8))
     naive = model.posterior_sample(rng, model.project(problem.s_dp), 400)
     sd = np.std(_to_phi(setup, naive), axis=0)
     noise_sd = float(getattr(problem.mechanism, "noise_sd", 0.0) or 0.0)
@@ -272,11 +352,15 @@ def _start(problem, setup, rng, particles, cap, centre) -> _Chain:
     """Start at the moment estimate displaced by a naive-posterior deviation (dispersed starts, for
     R-hat), and size M at the moment estimate (the pilot should look where the posterior is)."""
     model = problem.model
-    naive = _clean(setup, model.posterior_sample(rng, model.project(problem.s_dp), 201))
-    dev = _to_phi(setup, naive[:1])[0] - np.median(_to_phi(setup, naive[1:]), axis=0)
-    phi = np.ascontiguousarray(_to_phi(setup, centre)[0] + dev)
+    if setup.code == -1:  # a custom model starts at init_theta, or at a prior draw when it can draw one
+        start = model.sample_prior(rng, 1)[0] if model.prior_sampler is not None else centre
+        phi = np.array(start, float)
+    else:
+        naive = _clean(setup, model.posterior_sample(rng, model.project(problem.s_dp), 201))
+        dev = _to_phi(setup, naive[:1])[0] - np.median(_to_phi(setup, naive[1:]), axis=0)
+        phi = np.ascontiguousarray(_to_phi(setup, centre)[0] + dev)
     theta0 = np.empty(setup.k)
-    pm_kernels.to_theta(setup.code, phi, theta0)
+    setup.kern.to_theta(setup.code, phi, theta0)
     chol = _initial_chol(problem, setup, rng, theta0)
     if particles is not None:
         m, cv2 = (1, 0.0) if setup.exact_likelihood else (int(particles), float("nan"))
@@ -295,16 +379,16 @@ def _refresh(setup, rng, ch: _Chain) -> None:
     size = max(k, int(setup.par[3]) + 1 if setup.code == 3 else 1)
     work = np.empty(size)
     theta = np.empty(k)
-    pm_kernels.to_theta(setup.code, ch.phi, theta)
-    ch.lp = float(pm_kernels.log_prior_jac(setup.code, ch.phi, setup.par, work))
-    ch.ll = float(pm_kernels.loglik_estimate(setup.code, rng, theta, setup.par, setup.sdp, setup.kernel,
+    setup.kern.to_theta(setup.code, ch.phi, theta)
+    ch.lp = float(setup.kern.log_prior_jac(setup.code, ch.phi, setup.par, work))
+    ch.ll = float(setup.kern.loglik_estimate(setup.code, rng, theta, setup.par, setup.sdp, setup.kernel,
                                              setup.scale, setup.log_q, ch.particles, np.empty(size),
                                              np.empty(size), work))
 
 
 def _advance(setup, rng, ch: _Chain, n_iter, theta, acc, accepted, ll) -> None:
     chol = np.ascontiguousarray(ch.chol * math.exp(ch.log_scale))
-    ch.lp, ch.ll = pm_kernels.pm_chain(rng, setup.code, setup.par, setup.sdp, setup.kernel, setup.scale,
+    ch.lp, ch.ll = setup.kern.pm_chain(rng, setup.code, setup.par, setup.sdp, setup.kernel, setup.scale,
                                        setup.log_q, ch.particles, chol, ch.phi, ch.lp, ch.ll, n_iter,
                                        theta, acc, accepted, ll)
 
@@ -355,7 +439,7 @@ def _midway(setup, rng, ch: _Chain, theta_q2, particles, cap) -> None:
             pass
     if particles is None and not setup.exact_likelihood:
         centre = np.empty(setup.k)
-        pm_kernels.to_theta(setup.code, np.ascontiguousarray(phi.mean(axis=0)), centre)
+        setup.kern.to_theta(setup.code, np.ascontiguousarray(phi.mean(axis=0)), centre)
         m, cv2 = choose_particles(rng, setup, centre, cap)
         ch.particles, ch.cv2, ch.capped = m, cv2, cv2 / TARGET_LOG_SD**2 > cap
         _refresh(setup, rng, ch)
@@ -391,11 +475,14 @@ def pseudo_marginal(problem: Problem, rng: np.random.Generator, *, chains: int =
     """
     t0 = time.perf_counter()
     setup = _setup(problem)
-    centre = _clean(setup, moment_estimate(problem))
+    if setup.code == -1:
+        centre = np.asarray(problem.model.init_theta, float)
+    else:
+        centre = _clean(setup, moment_estimate(problem))
     streams = rng.spawn(chains)
     progress = np.zeros(chains, dtype=np.int64)
     total = chains * (warmup + draws)
-    workers = min(chains, os.cpu_count() or 1) if parallel else 1
+    workers = min(chains, os.cpu_count() or 1) if (parallel and setup.code != -1) else 1
     args = [(problem, setup, streams[c], warmup, draws, particles, max_particles, centre, progress, c)
             for c in range(chains)]
     if workers > 1:
@@ -419,6 +506,7 @@ def pseudo_marginal(problem: Problem, rng: np.random.Generator, *, chains: int =
     info = {
         "likelihood": "exact" if setup.exact_likelihood else "estimated",
         "mcmc": True,
+        "compiled": setup.code != -1,
         "particles": [p["particles"] for p in per],
         "log_lik_sd": [None if not np.isfinite(p["cv2"]) else math.sqrt(p["cv2"] / p["particles"]) for p in per],
         "particles_capped": any(p["capped"] for p in per),
