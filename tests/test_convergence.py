@@ -119,3 +119,4 @@ def test_cli_is_silent_for_independent_draws(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "engine", "run", str(spec), "--out", str(tmp_path / "out"), "--quiet"],
                           cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and "warning" not in proc.stderr
+

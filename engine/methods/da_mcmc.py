@@ -17,14 +17,13 @@ compiled kernels release the GIL), so chain c's draws do not depend on how many 
 from __future__ import annotations
 
 import math
-import os
 import time
-from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
 import numpy as np
 
 from .. import kernels
+from ..chains import kept, run_chains
 from ..custom import CustomModel
 from ..mechanisms import RandomizedResponse
 from ..results import Problem, Result
@@ -142,7 +141,7 @@ class _Runner:
             st.s, st.sum_x = float(s), float(sx)
 
 
-def _run_chain(runner, rng, warmup, draws, block, progress, c):
+def _run_chain(runner, rng, warmup, draws, block, progress, c, tick, stop):
     n_par = len(runner.problem.model.param_names)
     total = warmup + draws
     theta = np.empty((total, n_par))
@@ -150,12 +149,13 @@ def _run_chain(runner, rng, warmup, draws, block, progress, c):
     frac = np.empty(total)
     st = runner.init_state(rng)
     done = 0
-    while done < total:
+    while done < total and not stop.is_set():
         m = min(block, total - done)
         runner.advance(rng, st, m, theta[done:done + m], acc[done:done + m], frac[done:done + m])
         done += m
         progress[c] = done
-    return theta[warmup:], acc[warmup:], frac[warmup:]
+        tick()
+    return theta, acc, frac
 
 
 def da_mcmc(problem: Problem, rng: np.random.Generator, *, chains: int = 4, draws: int = 1000,
@@ -171,7 +171,9 @@ def da_mcmc(problem: Problem, rng: np.random.Generator, *, chains: int = 4, draw
     chains, draws, warmup : int
         Number of chains, kept iterations per chain, and discarded iterations per chain.
     on_progress : callable(done, total), optional
-        Called from the calling thread as iterations complete.
+        Called from the calling thread as iterations complete; returning ``False`` stops the run at
+        the next block, keeping the draws made so far (``info["stopped"] = "cancelled"``; see
+        :mod:`engine.chains`).
 
     Returns
     -------
@@ -190,26 +192,14 @@ def da_mcmc(problem: Problem, rng: np.random.Generator, *, chains: int = 4, draw
         block = max(1, min(warmup + draws, 20_000 // max(n, 1)))
     streams = rng.spawn(chains)
     progress = np.zeros(chains, dtype=np.int64)
-    total = chains * (warmup + draws)
-    workers = min(chains, os.cpu_count() or 1) if (parallel and not custom) else 1
-    if workers > 1:
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            futs = [pool.submit(_run_chain, runner, streams[c], warmup, draws, block, progress, c) for c in range(chains)]
-            pending = set(futs)
-            while pending:
-                _, pending = wait(pending, timeout=0.1)
-                if on_progress is not None:
-                    on_progress(int(progress.sum()), total)
-            outs = [f.result() for f in futs]
-    else:
-        outs = []
-        for c in range(chains):
-            outs.append(_run_chain(runner, streams[c], warmup, draws, block, progress, c))
-            if on_progress is not None:
-                on_progress(int(progress.sum()), total)
-    theta = np.stack([o[0] for o in outs])
-    acc = np.stack([o[1] for o in outs])
-    frac = np.stack([o[2] for o in outs])
+    outs, stopped = run_chains(
+        lambda c, tick, stop: _run_chain(runner, streams[c], warmup, draws, block, progress, c, tick, stop),
+        chains, warmup + draws, progress, on_progress, parallel=parallel and not custom)
+    keep, n_kept = kept(progress, warmup, draws)
+    sl = slice(warmup, warmup + n_kept)
+    theta = np.stack([outs[c][0][sl] for c in keep])
+    acc = np.stack([outs[c][1][sl] for c in keep])
+    frac = np.stack([outs[c][2][sl] for c in keep])
     return Result(
         method="da_mcmc",
         param_names=tuple(model.param_names),
@@ -220,7 +210,8 @@ def da_mcmc(problem: Problem, rng: np.random.Generator, *, chains: int = 4, draw
             "epsilon_bound": acceptance_bound(problem),
             "min_acceptance_per_chain": [float(a.min()) for a in acc] if acc.size else [],
             "mean_acceptance": float(acc.mean()) if acc.size else float("nan"),
-            "chains": chains, "draws": draws, "warmup": warmup,
+            "chains": len(keep), "draws": n_kept, "warmup": warmup,
+            "stopped": "cancelled" if stopped else None,
             "compiled": not custom,
             "mcmc": True,
             "wall_time_s": time.perf_counter() - t0,

@@ -68,14 +68,13 @@ support rejecting the move. Chains then run one after another (Python holds the 
 from __future__ import annotations
 
 import math
-import os
 import time
-from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
 import numpy as np
 
 from .. import pm_kernels
+from ..chains import kept, run_chains
 from ..custom import CustomModel
 from ..mechanisms import RandomizedResponse
 from ..results import Problem, Result
@@ -393,7 +392,7 @@ def _advance(setup, rng, ch: _Chain, n_iter, theta, acc, accepted, ll) -> None:
                                        theta, acc, accepted, ll)
 
 
-def _run_chain(problem, setup, rng, warmup, draws, particles, cap, centre, progress, c):
+def _run_chain(problem, setup, rng, warmup, draws, particles, cap, centre, progress, c, tick, stop):
     total = warmup + draws
     theta = np.empty((total, setup.k))
     acc = np.empty(total)
@@ -404,7 +403,7 @@ def _run_chain(problem, setup, rng, warmup, draws, particles, cap, centre, progr
     block = int(max(10, min(100, warmup // 20 if warmup else 100)))
     half = warmup // 2
     done, t_rm = 0, 0
-    while done < total:
+    while done < total and not stop.is_set():
         end = min(done + block, total)
         if done < half:
             end = min(end, half)
@@ -420,7 +419,8 @@ def _run_chain(problem, setup, rng, warmup, draws, particles, cap, centre, progr
             _midway(setup, rng, ch, theta[half // 2:half], particles, cap)
             t_rm = 0
         progress[c] = done
-    return (theta[warmup:], acc[warmup:], accepted[warmup:].astype(float), ll[warmup:],
+        tick()
+    return (theta, acc, accepted.astype(float), ll,
             {"particles": ch.particles, "cv2": ch.cv2, "capped": ch.capped,
              "proposal_sd": np.sqrt(np.diag(ch.chol @ ch.chol.T)).tolist() if ch.chol.size else [],
              "scale_factor": math.exp(ch.log_scale)})
@@ -462,6 +462,8 @@ def pseudo_marginal(problem: Problem, rng: np.random.Generator, *, chains: int =
         sd(log L_hat) ≈ 1.2 (capped at ``max_particles``). Ignored with randomized response (exact
         likelihood).
     on_progress : callable(done, total), optional
+        Returning ``False`` stops the run at the next block, keeping what was drawn
+        (``info["stopped"] = "cancelled"``; :mod:`engine.chains`).
 
     Returns
     -------
@@ -481,25 +483,13 @@ def pseudo_marginal(problem: Problem, rng: np.random.Generator, *, chains: int =
         centre = _clean(setup, moment_estimate(problem))
     streams = rng.spawn(chains)
     progress = np.zeros(chains, dtype=np.int64)
-    total = chains * (warmup + draws)
-    workers = min(chains, os.cpu_count() or 1) if (parallel and setup.code != -1) else 1
-    args = [(problem, setup, streams[c], warmup, draws, particles, max_particles, centre, progress, c)
-            for c in range(chains)]
-    if workers > 1:
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            futs = [pool.submit(_run_chain, *a) for a in args]
-            pending = set(futs)
-            while pending:
-                _, pending = wait(pending, timeout=0.1)
-                if on_progress is not None:
-                    on_progress(int(progress.sum()), total)
-            outs = [f.result() for f in futs]
-    else:
-        outs = []
-        for a in args:
-            outs.append(_run_chain(*a))
-            if on_progress is not None:
-                on_progress(int(progress.sum()), total)
+    outs, stopped = run_chains(
+        lambda c, tick, stop: _run_chain(problem, setup, streams[c], warmup, draws, particles, max_particles, centre,
+                                         progress, c, tick, stop),
+        chains, warmup + draws, progress, on_progress, parallel=parallel and setup.code != -1)
+    keep, n_kept = kept(progress, warmup, draws)
+    sl = slice(warmup, warmup + n_kept)
+    outs = [(o[0][sl], o[1][sl], o[2][sl], o[3][sl], o[4]) for o in (outs[c] for c in keep)]
     theta = np.stack([o[0] for o in outs])
     acc = np.stack([o[1] for o in outs])
     per = [o[4] for o in outs]
@@ -514,7 +504,8 @@ def pseudo_marginal(problem: Problem, rng: np.random.Generator, *, chains: int =
         "target_acceptance": _target_acceptance(setup),
         "mean_acceptance": float(acc.mean()) if acc.size else float("nan"),
         "proposal_sd": [p["proposal_sd"] for p in per],
-        "chains": chains, "draws": draws, "warmup": warmup,
+        "chains": len(keep), "draws": n_kept, "warmup": warmup,
+        "stopped": "cancelled" if stopped else None,
         "wall_time_s": time.perf_counter() - t0,
     }
     if info["particles_capped"]:
