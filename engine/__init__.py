@@ -5,6 +5,8 @@ Methods: ``naive`` (conjugate update on s_dp as if exact), ``da_mcmc`` (Ju et al
 finite-mixture posterior). The engine imports neither streamlit nor plotly.
 """
 from .api import METHODS, check_s_dp, confidential_posterior, data_rng, method_rng, prepare, run, run_method
+from .budget import BudgetExceeded, Cost, estimate_cost, fit_to_budget
+from .chains import Cancelled
 from .custom import CustomModel
 from .data import load_records_csv, privatize
 from .diagnostics import draws_frame, summary, summary_dict, to_inference_data, write_outputs
@@ -25,6 +27,7 @@ __all__ = [
     "load_spec", "spec_from_dict", "spec_to_dict", "spec_to_toml",
     "make_model", "make_mechanism", "scale_from_budget", "budget_from_scale",
     "exact_mixture", "has_closed_form",
+    "estimate_cost", "fit_to_budget", "Cost", "BudgetExceeded", "Cancelled",
     "DEMO_SPEC", "scenario",
     "summary", "summary_dict", "draws_frame", "to_inference_data", "write_outputs",
 ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .budget import BudgetExceeded, estimate_cost, fit_to_budget
 from .conjugate import confidential_posterior as _confidential
 from .data import load_records_csv, privatize
 from .mechanisms import RandomizedResponse, check_release_value
@@ -20,7 +21,7 @@ from .spec import Spec, _resolve, build_mechanism, spec_from_dict, validate_meth
 from .validation import fail, number_list
 
 __all__ = ["prepare", "run_method", "run", "confidential_posterior", "data_rng", "method_rng", "check_s_dp",
-           "METHODS"]
+           "check_budget", "METHODS"]
 
 METHODS = REGISTRY  # name -> engine.methods.Method (one module per algorithm in engine/methods/)
 
@@ -74,14 +75,31 @@ def prepare(spec: Spec | dict) -> Problem:
     return Problem(model=model, mechanism=mech, s_dp=s_dp, records=records, true_params=true)
 
 
-def run_method(problem: Problem, method: dict, seed: int, on_progress=None) -> Result:
-    """Run one method (a [method] table) on a prepared problem with the seed's method stream."""
+def run_method(problem: Problem, method: dict, seed: int, on_progress=None, max_seconds: float | None = None) -> Result:
+    """Run one method (a [method] table) on a prepared problem with the seed's method stream.
+
+    ``max_seconds``: refuse (:class:`engine.budget.BudgetExceeded`, a ValueError naming the settings that
+    do fit) when the run's estimated cost on this machine is above it; no budget unless asked."""
     settings = validate_method(method)
+    if max_seconds is not None:
+        check_budget(problem, settings, max_seconds)
     name = settings.pop("name")
     return REGISTRY[name](problem, method_rng(seed), settings, on_progress=on_progress)
 
 
-def run(spec: Spec | dict, method: str | None = None, on_progress=None) -> Result:
+def check_budget(problem: Problem, settings: dict, max_seconds: float) -> None:
+    """Raise BudgetExceeded when the estimated cost of ``settings`` is over ``max_seconds``."""
+    cost = estimate_cost(problem, settings)
+    if cost.seconds <= max_seconds:
+        return
+    fits = fit_to_budget(problem, settings, max_seconds)
+    hint = ("no settings of this method fit; try a smaller n or another method" if fits is None else
+            "settings that fit: " + ", ".join(f"{k} = {fits[k]:,}" for k in ("chains", "draws", "warmup")))
+    raise BudgetExceeded(f"method.draws = {settings['draws']} is invalid: {settings['name']} would take "
+                         f"{cost.describe()} on this machine, over the budget of {max_seconds:g} s; {hint}")
+
+
+def run(spec: Spec | dict, method: str | None = None, on_progress=None, max_seconds: float | None = None) -> Result:
     """Prepare the spec's scenario and run its method (or ``method`` instead)."""
     if not isinstance(spec, Spec):
         spec = spec_from_dict(spec)
@@ -90,7 +108,7 @@ def run(spec: Spec | dict, method: str | None = None, on_progress=None) -> Resul
         settings = {k: v for k, v in settings.items() if k in ("chains", "draws", "warmup", "grid_size")}
         settings["name"] = method
     problem = prepare(spec)
-    return run_method(problem, settings, spec.seed, on_progress=on_progress)
+    return run_method(problem, settings, spec.seed, on_progress=on_progress, max_seconds=max_seconds)
 
 
 def confidential_posterior(problem: Problem, seed: int = 0, draws: int = 4000) -> Result:

@@ -47,6 +47,8 @@ def main(argv=None) -> int:
     run_p.add_argument("--out", required=True, metavar="DIR", help="output directory")
     run_p.add_argument("--method", choices=METHOD_NAMES, help="override the spec's method")
     run_p.add_argument("--quiet", action="store_true", help="no progress bar")
+    run_p.add_argument("--max-seconds", type=float, metavar="S",
+                       help="refuse a run whose estimated cost on this machine is above S seconds")
     args = parser.parse_args(argv)
 
     from . import api, diagnostics, spec as spec_mod
@@ -54,7 +56,9 @@ def main(argv=None) -> int:
     try:
         spec = spec_mod.load_spec(args.spec)
         progress = None if args.quiet or not sys.stderr.isatty() else _progress_bar(sys.stderr)
-        result = api.run(spec, method=args.method, on_progress=progress)
+        if args.max_seconds is not None and not args.max_seconds > 0:
+            raise ValueError(f"--max-seconds = {args.max_seconds:g} is invalid: must be a number of seconds > 0")
+        result = api.run(spec, method=args.method, on_progress=progress, max_seconds=args.max_seconds)
         diagnostics.write_outputs(result, args.out)
     except ValueError as exc:
         sys.stderr.write(f"error: {exc}\n")

@@ -1,0 +1,88 @@
+"""Cost estimates before a run (engine/budget.py) and the opt-in budget of the library and the CLI.
+
+Structural checks only (no clock decides a verdict): the work units follow the formulas, seconds
+grow with the work, fitted settings are within the budget by the estimator's own account, and a
+run over budget is refused with a one-line error that names settings which fit.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import engine
+from engine.budget import estimate_cost, fit_to_budget, machine_rates
+
+ROOT = Path(__file__).resolve().parents[1]
+BIG = {"seed": 1, "model": {"name": "beta_binomial", "n": 1_000_000}, "mechanism": {"name": "laplace", "epsilon": 1.0},
+       "data": {"s_dp": [300_000]}}
+
+
+@pytest.fixture(scope="module")
+def big():
+    return engine.prepare(BIG)
+
+
+def test_rates_are_measured_per_model_and_positive():
+    rates = machine_rates()
+    for model in ("beta_binomial", "poisson_gamma", "normal_known_sd", "dirichlet_multinomial"):
+        assert rates[model]["record_update_s"] > 0 and rates[model]["statistic_draw_s"] > 0
+    assert rates["cores"] >= 1
+
+
+def test_da_mcmc_work_is_chains_times_iterations_times_n(big):
+    cost = estimate_cost(big, {"name": "da_mcmc", "chains": 16, "draws": 10_000_000, "warmup": 0})
+    assert cost.unit == "record updates" and cost.units == 16 * 10_000_000 * 1_000_000
+    small = estimate_cost(big, {"name": "da_mcmc", "chains": 16, "draws": 1000, "warmup": 0})
+    assert cost.seconds == pytest.approx(small.seconds * 10_000, rel=1e-9)
+    assert cost.seconds > 3600  # the issue's example: hours of CPU
+    assert "h" in cost.describe()
+
+
+def test_pseudo_marginal_work_uses_the_samplers_own_particle_count():
+    problem = engine.prepare({**BIG, "model": {"name": "beta_binomial", "n": 20_000},
+                              "mechanism": {"name": "laplace", "scale": 1000.0}, "data": {"s_dp": [6000]}})
+    cost = estimate_cost(problem, {"name": "pseudo_marginal", "chains": 4, "draws": 1000, "warmup": 500})
+    assert cost.units == 4 * 1500 * 1  # wide noise: M = 1
+    fixed = estimate_cost(problem, {"name": "pseudo_marginal", "chains": 4, "draws": 1000, "warmup": 500,
+                                    "particles": 50})
+    assert fixed.units == 4 * 1500 * 50
+
+
+def test_fit_to_budget_scales_draws_then_chains(big):
+    asked = {"name": "da_mcmc", "chains": 16, "draws": 10_000_000, "warmup": 1000}
+    fits = fit_to_budget(big, asked, 20.0)
+    assert fits is not None and fits["draws"] >= 100 and fits["chains"] <= 16
+    assert estimate_cost(big, fits).seconds <= 20.0
+    cheap = {"name": "da_mcmc", "chains": 2, "draws": 200, "warmup": 100}
+    assert fit_to_budget(big, cheap, 10**6) == engine.validate_method(cheap)
+    assert fit_to_budget(big, asked, 1e-6) is None
+
+
+def test_library_has_no_budget_unless_asked_and_refuses_over_it(big):
+    with pytest.raises(engine.BudgetExceeded, match=r"method\.draws = 10000000 is invalid: .*settings that fit"):
+        engine.run_method(big, {"name": "da_mcmc", "chains": 16, "draws": 10_000_000}, 1, max_seconds=20)
+    small = engine.prepare({**BIG, "model": {"name": "beta_binomial", "n": 50}, "data": {"s_dp": [20]}})
+    result = engine.run_method(small, {"name": "da_mcmc", "chains": 2, "draws": 100, "warmup": 50}, 1, max_seconds=60)
+    assert result.n_draws == 100
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "engine", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=180)
+
+
+def test_cli_max_seconds_refuses_with_one_line_and_exit_2(tmp_path):
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({**BIG, "method": {"name": "da_mcmc", "chains": 16, "draws": 10_000_000}}))
+    proc = _cli("run", str(spec), "--out", str(tmp_path / "out"), "--quiet", "--max-seconds", "20")
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: method.draws = 10000000 is invalid")
+    assert "settings that fit" in lines[0]
+    assert not (tmp_path / "out").exists()
+    bad = _cli("run", str(spec), "--out", str(tmp_path / "out"), "--max-seconds", "0")
+    assert bad.returncode == 2 and bad.stderr.startswith("error: --max-seconds = 0 is invalid")
