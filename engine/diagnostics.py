@@ -1,5 +1,6 @@
-"""The one adapter to ArviZ: InferenceData conversion, summaries (R-hat, ESS), the convergence
-verdict and file output.
+"""The one adapter to ArviZ (InferenceData conversion, NetCDF output), summaries (R-hat and ESS by
+ArviZ's definitions, computed in :mod:`engine.rank_diagnostics`), the convergence verdict and file
+output.
 
 Convergence verdict (Vehtari, Gelman, Simpson, Carpenter & Bürkner 2021, "Rank-normalization,
 folding, and localization")
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from . import rank_diagnostics
 from .results import Result
 
 
@@ -75,21 +77,20 @@ def _is_mcmc(result: Result) -> bool:
     return bool(result.info.get("mcmc", False))
 
 
-def _rhat(az, x: np.ndarray) -> float:
+def _rhat(x: np.ndarray) -> float:
     """Rank-normalised split R-hat; one chain is split into its two halves."""
     if x.shape[0] == 1:
         h = x.shape[1] // 2
         x = np.stack([x[0, :h], x[0, h:2 * h]])
     if x.shape[1] < 4:
         return float("nan")
-    return float(az.rhat(x))
+    return rank_diagnostics.rhat(x)
 
 
 def convergence(result: Result, table: pd.DataFrame | None = None) -> Convergence:
     """The convergence verdict of a result (see the module docstring for the criteria)."""
     if not _is_mcmc(result):
         return Convergence(applicable=False, converged=True)
-    az = _arviz()
     table = summary(result, verdict=False) if table is None else table
     reasons = []
     rh, eb, et = [], [], []
@@ -99,7 +100,7 @@ def convergence(result: Result, table: pd.DataFrame | None = None) -> Convergenc
             reasons.append(f"{name} never moved")
             rh.append(float("inf")), eb.append(0.0), et.append(0.0)
             continue
-        r = _rhat(az, x)
+        r = _rhat(x)
         b, t = float(table.loc[name, "ess_bulk"]), float(table.loc[name, "ess_tail"])
         rh.append(r), eb.append(b), et.append(t)
         if not (r <= RHAT_MAX):
@@ -137,9 +138,8 @@ def to_inference_data(result: Result):
 def summary(result: Result, verdict: bool = True) -> pd.DataFrame:
     """mean, sd, q5, q50, q95, r_hat, ess_bulk, ess_tail per parameter (R-hat needs >= 2 chains
     of >= 4 draws; otherwise NaN). ``attrs["convergence"]`` holds the verdict as a dict
-    (:func:`convergence`)."""
-    az = _arviz()
-
+    (:func:`convergence`). R-hat and ESS come from :mod:`engine.rank_diagnostics` (ArviZ's
+    definitions, without importing ArviZ)."""
     rows = {}
     for j, name in enumerate(result.param_names):
         x = result.draws[:, :, j]
@@ -148,9 +148,9 @@ def summary(result: Result, verdict: bool = True) -> pd.DataFrame:
                "q5": float(np.quantile(flat, 0.05)), "q50": float(np.quantile(flat, 0.5)),
                "q95": float(np.quantile(flat, 0.95))}
         enough = x.shape[1] >= 4
-        row["r_hat"] = float(az.rhat(x)) if (x.shape[0] >= 2 and enough) else float("nan")
-        row["ess_bulk"] = float(az.ess(x, method="bulk")) if enough else float("nan")
-        row["ess_tail"] = float(az.ess(x, method="tail")) if enough else float("nan")
+        row["r_hat"] = rank_diagnostics.rhat(x) if (x.shape[0] >= 2 and enough) else float("nan")
+        row["ess_bulk"] = rank_diagnostics.ess_bulk(x) if enough else float("nan")
+        row["ess_tail"] = rank_diagnostics.ess_tail(x) if enough else float("nan")
         rows[name] = row
     table = pd.DataFrame.from_dict(rows, orient="index")
     if verdict:

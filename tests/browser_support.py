@@ -43,15 +43,16 @@ def wait_healthy(proc: subprocess.Popen, url: str, log: Path, timeout: float = 9
 
 
 @contextmanager
-def streamlit_server(log: Path) -> Iterator[str]:
-    """``streamlit run app.py`` on a free port in its own process group; yields the base URL and
-    always stops that process group (and nothing else) on exit."""
+def streamlit_server(log: Path, script: str = "app.py", env: dict | None = None) -> Iterator[str]:
+    """``streamlit run <script>`` (the app by default) on a free port in its own process group; yields
+    the base URL and always stops that process group (and nothing else) on exit."""
     port = free_port()
     with open(log, "w") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+            [sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true",
              "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
-            cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+            cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+            env=None if env is None else {**os.environ, **env})
     url = f"http://127.0.0.1:{port}"
     try:
         wait_healthy(proc, url, log)

@@ -1,0 +1,132 @@
+"""Rank-normalised split R-hat and bulk / tail effective sample size, in NumPy.
+
+Vehtari, Gelman, Simpson, Carpenter & Bürkner (2021), "Rank-normalization, folding, and
+localization: an improved R-hat for assessing convergence of MCMC", Bayesian Analysis 16(2).
+For draws x of shape (chain, draw):
+
+split
+    Each chain is cut into its first and last ⌊N/2⌋ draws, giving M = 2 × chains chains of
+    N' = ⌊N/2⌋ draws (a trend within a chain then shows as disagreement between its halves).
+rank normalisation
+    z = Φ⁻¹((r − 3/8) / (S − 3/4 + 1)), r the average rank of each draw among all S draws
+    (Blom 1958); it makes R-hat and ESS well defined for heavy tails and invariant to monotone maps.
+R-hat (eq. 4 of the paper on z)
+    W = mean of the within-chain variances, B = N' × variance of the chain means, and
+    R̂ = sqrt(((N' − 1)/N' W + B/N') / W). The rank R-hat is max(R̂(z(split x)),
+    R̂(z(split |x − median x|))): the second, "folded", catches chains that differ in scale only.
+ESS (eqs. 10–11; Geyer 1992's initial monotone sequence)
+    ρ̂_t = 1 − (W − mean over chains of the lag-t autocovariance) / var⁺ with
+    var⁺ = (N'−1)/N' W + var(chain means); pairs ρ̂_{2k} + ρ̂_{2k+1} are summed while positive
+    and made monotone; τ̂ = −1 + 2 Σ ρ̂_t (at least 1/log10(M N')), ESS = M N' / τ̂.
+    Bulk ESS is the ESS of z(split x); tail ESS the smaller ESS of the indicators
+    1{x ≤ q5} and 1{x ≤ q95} (split).
+
+This follows ArviZ 0.23's ``rhat(method="rank")`` and ``ess(method="bulk" / "tail")`` step for
+step (tests/test_convergence.py checks agreement to round-off). It exists because importing ArviZ
+costs seconds on a cold server (its plotting modules compile numba ufuncs at import) and every
+summary needs these three numbers; ArviZ stays the adapter for InferenceData
+(:mod:`engine.diagnostics`).
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy import special
+from scipy.stats import rankdata
+
+__all__ = ["rhat", "ess_bulk", "ess_tail"]
+
+
+def _split(x: np.ndarray) -> np.ndarray:
+    half = x.shape[1] // 2
+    return np.concatenate([x[:, :half], x[:, x.shape[1] - half:]], axis=0)
+
+
+def _z_scale(x: np.ndarray) -> np.ndarray:
+    ranks = rankdata(x, method="average").reshape(x.shape)
+    return special.ndtri((ranks - 0.375) / (x.size - 0.75 + 1.0))
+
+
+def _valid(x: np.ndarray, min_chains: int = 1, min_draws: int = 4) -> bool:
+    return bool(np.isfinite(x).all()) and x.shape[0] >= min_chains and x.shape[1] >= min_draws
+
+
+def _rhat_plain(x: np.ndarray) -> float:
+    n = x.shape[1]
+    between = n * np.var(x.mean(axis=1), ddof=1)
+    within = np.mean(np.var(x, axis=1, ddof=1))
+    with np.errstate(invalid="ignore", divide="ignore"):  # chains that never move: NaN, as ArviZ
+        return float(np.sqrt((between / within + n - 1) / n))
+
+
+def _autocov(x: np.ndarray) -> np.ndarray:
+    """Autocovariance of each chain at every lag (FFT, zero-padded to a fast length ≥ 2N)."""
+    from scipy.fft import next_fast_len
+
+    n = x.shape[1]
+    m = next_fast_len(2 * n)
+    centred = x - x.mean(axis=1, keepdims=True)
+    f = np.fft.rfft(centred, n=m, axis=1)
+    f *= np.conjugate(f)
+    return np.fft.irfft(f, n=m, axis=1)[:, :n] / n
+
+
+def _ess(x: np.ndarray) -> float:
+    x = np.asarray(x, dtype=float)
+    if not np.isfinite(x).all():
+        return float("nan")
+    if np.max(x) - np.min(x) < np.finfo(float).resolution:
+        return float(x.size)
+    chains, n = x.shape
+    acov = _autocov(x)
+    mean_var = np.mean(acov[:, 0]) * n / (n - 1.0)
+    var_plus = mean_var * (n - 1.0) / n
+    if chains > 1:
+        var_plus += np.var(x.mean(axis=1), ddof=1)
+    rho = np.zeros(n)
+    even, odd = 1.0, 1.0 - (mean_var - np.mean(acov[:, 1])) / var_plus
+    rho[0], rho[1] = even, odd
+    t = 1
+    while t < n - 3 and even + odd > 0.0:  # Geyer's initial positive sequence
+        even = 1.0 - (mean_var - np.mean(acov[:, t + 1])) / var_plus
+        odd = 1.0 - (mean_var - np.mean(acov[:, t + 2])) / var_plus
+        if even + odd >= 0:
+            rho[t + 1], rho[t + 2] = even, odd
+        t += 2
+    max_t = t - 2
+    if even > 0:
+        rho[max_t + 1] = even
+    t = 1
+    while t <= max_t - 2:  # ... made monotone
+        if rho[t + 1] + rho[t + 2] > rho[t - 1] + rho[t]:
+            rho[t + 1] = rho[t + 2] = (rho[t - 1] + rho[t]) / 2.0
+        t += 2
+    total = chains * n
+    tau = -1.0 + 2.0 * np.sum(rho[: max_t + 1]) + np.sum(rho[max_t + 1: max_t + 2])
+    tau = max(tau, 1.0 / np.log10(total))
+    return float("nan") if np.isnan(rho).any() else float(total / tau)
+
+
+def rhat(x: np.ndarray) -> float:
+    """Rank-normalised split R-hat of draws shaped (chain, draw); NaN below 2 chains or 4 draws."""
+    x = np.asarray(x, dtype=float)
+    if not _valid(x, min_chains=2):
+        return float("nan")
+    split = _split(x)
+    folded = np.abs(split - np.median(split))
+    return max(_rhat_plain(_z_scale(split)), _rhat_plain(_z_scale(folded)))
+
+
+def ess_bulk(x: np.ndarray) -> float:
+    """Bulk effective sample size (ESS of the rank-normalised split chains); NaN below 4 draws."""
+    x = np.asarray(x, dtype=float)
+    if not _valid(x):
+        return float("nan")
+    return _ess(_z_scale(_split(x)))
+
+
+def ess_tail(x: np.ndarray) -> float:
+    """Tail effective sample size: the smaller ESS of 1{x ≤ q5} and 1{x ≤ q95}; NaN below 4 draws."""
+    x = np.asarray(x, dtype=float)
+    if not _valid(x):
+        return float("nan")
+    return min(_ess(_split((x <= np.quantile(x, p)).astype(float))) for p in (0.05, 0.95))
