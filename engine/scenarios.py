@@ -5,11 +5,14 @@ import copy
 
 __all__ = ["DEMO_SPEC", "GONG_COUNT_SPEC", "ADMISSIONS_RR_SPEC", "ADMISSIONS_DG_SPEC", "scenario"]
 
-#: The dashboard's landing scenario: 30 Bernoulli records, Laplace noise at epsilon = 1.
+#: The dashboard's landing scenario: 40 Bernoulli records (theta = 0.3), Laplace noise at epsilon = 0.3.
+#: At this design naive 90% intervals cover the truth in about two replicates of three, exact ones in
+#: nine of ten (tests/test_demo.py measures it); seed 7 is a release where naive's interval misses
+#: theta and the exact posterior's covers it, the picture the landing page explains.
 DEMO_SPEC = {
-    "seed": 1,
-    "model": {"name": "beta_binomial", "n": 30, "a": 1.0, "b": 1.0},
-    "mechanism": {"name": "laplace", "epsilon": 1.0},
+    "seed": 7,
+    "model": {"name": "beta_binomial", "n": 40, "a": 1.0, "b": 1.0},
+    "mechanism": {"name": "laplace", "epsilon": 0.3},
     "data": {"simulate": {"theta": 0.3}},
     "method": {"name": "da_mcmc", "chains": 2, "draws": 2000, "warmup": 500},
 }

@@ -1,7 +1,7 @@
 """Compare page (landing): every method's posterior for one privatized release, side by side."""
 import streamlit as st
 
-from ui import compute, keys, plots, tables
+from ui import compute, keys, narrative, plots, tables
 from ui.params import METHOD_LABELS
 from ui.routing import ensure_routed
 from ui.sidebar import MODEL_LABELS, scenario_inputs
@@ -10,7 +10,18 @@ ensure_routed()
 
 st.title("Compare posteriors from privatized data")
 st.caption("Naive analysis, exact data-augmentation MCMC (Ju et al. 2022), ABC rejection (Gong 2020), "
-           "one-posterior sampling and the closed-form posterior, for the same release s_dp.")
+           "one-posterior sampling, the pseudo-marginal sampler and the exact posterior, for the same release s_dp.")
+with st.expander("What am I looking at?"):
+    st.markdown(
+        "A data curator released **s_dp**, a statistic of confidential records plus random noise calibrated to the "
+        "privacy budget ε (smaller ε, more noise). Each curve is a posterior for the parameter given only that "
+        "release. **Naive** pretends s_dp is the exact statistic: it is too narrow and often centred in the wrong "
+        "place. The **exact** methods (closed form, DA-MCMC, ABC rejection, pseudo-marginal; *Exact (best method)* "
+        "picks the cheapest) account for the noise and agree with each other. **OPS** is a private release of "
+        "posterior draws, wider by design. The dashed vertical line is the true value of the simulation; the "
+        "dotted grey curve is what the confidential records themselves would say. The table gives each method's "
+        "mean, sd and 90% interval (q5–q95) with its convergence verdict: a sampler's numbers count only when "
+        "R-hat ≤ 1.01 and ESS ≥ 400.")
 note = st.session_state.pop(keys.PRESET_NOTE, None)
 if note:
     st.success(note)
@@ -42,10 +53,21 @@ with results_area:
     if not ok:
         st.info("No method produced draws for this scenario; see the run log below.")
         st.stop()
+    sentence = narrative.headline(ok, prepared.true_params)
+    if sentence:
+        st.markdown(f"##### {sentence}")
+    stalled = narrative.convergence_warning(ok)
+    if stalled:
+        st.warning(stalled, icon=":material/hourglass_empty:")
     fig = plots.posterior_densities([r.result for r in ok.values()], true_params=prepared.true_params,
                                     confidential=conf.result if conf is not None and conf.ok else None,
-                                    title=prepared.mechanism_text)
+                                    title=prepared.mechanism_text,
+                                    not_converged={m for m, r in ok.items() if r.stalled})
     st.plotly_chart(fig, key=keys.POSTERIOR_CHART, width="stretch")
+    if "auto" in ok and ok["auto"].result.info.get("picked"):
+        info = ok["auto"].result.info
+        st.caption(f"{METHOD_LABELS['auto']} ran **{METHOD_LABELS.get(info['picked'], info['picked'])}**"
+                   + (f": {info['why']}" if info.get("why") else "") + ".")
     for m, run in runs.items():
         if not run.ok:
             st.caption(f"{METHOD_LABELS[m]} not shown: {run.error}")
@@ -54,8 +76,10 @@ with results_area:
     formats |= {"ESS bulk": "{:.0f}", "ESS tail": "{:.0f}", "draws": "{:,}", "wall time (s)": "{:.3f}"}
     st.dataframe(tables.formatted(table, formats), hide_index=True, width="stretch",
                  column_config={c: st.column_config.TextColumn(c, alignment="right") for c in formats})
-    st.caption("q5 and q95 bound the 90% central posterior interval. R-hat needs at least two chains; "
-               "acceptance is DA-MCMC's mean acceptance probability per record sweep, or ABC's accepted share.")
+    st.caption("q5 and q95 bound the 90% central posterior interval. R-hat needs at least two chains; a sampler "
+               "has converged when R-hat ≤ 1.01 and bulk and tail ESS ≥ 400. Acceptance is DA-MCMC's mean "
+               "acceptance probability per record sweep, the pseudo-marginal sampler's share of accepted moves, "
+               "or ABC's accepted share.")
 
     st.subheader("Downloads", divider="gray")
     results = [r.result for r in ok.values()] + ([conf.result] if conf is not None and conf.ok else [])

@@ -3,7 +3,7 @@ import math
 
 import streamlit as st
 
-from ui import compute, keys, plots, tables
+from ui import compute, keys, narrative, plots, tables
 from ui.params import METHOD_LABELS
 from ui.routing import ensure_routed
 from ui.sidebar import scenario_inputs
@@ -14,6 +14,15 @@ st.title("Diagnostics")
 st.caption("DA-MCMC mixes well when its acceptance rate stays high; for a pure ε-DP mechanism it never "
            "falls below exp(-ε) (Ju et al. 2022, Prop. 3.1). ABC rejection is exact but slows as its "
            "acceptance rate falls.")
+with st.expander("What am I looking at?"):
+    st.markdown(
+        "A Markov chain's draws are only as good as its mixing. The **verdict** at the top applies the rule of "
+        "Vehtari et al. (2021): every parameter needs rank-normalised split **R-hat ≤ 1.01** (the chains agree) "
+        "and bulk and tail **effective sample size ≥ 400** (enough independent information for the mean and the "
+        "interval ends). **Traces** should look like one fuzzy band per parameter with the chains overlapping; "
+        "**rank plots** should be flat for every chain. For DA-MCMC the **acceptance** of each record sweep "
+        "should stay above the exp(−ε) line, as Proposition 3.1 of Ju et al. guarantees. Methods with "
+        "independent draws (closed form, ABC, naive, OPS) need no verdict.")
 
 inputs = scenario_inputs("diagnostics")
 if not inputs.ok:
@@ -21,7 +30,8 @@ if not inputs.ok:
     st.stop()
 s, prepared = inputs.scenario, inputs.prepared
 
-choices = prepared.runnable(m for m in ("da_mcmc", "abc_rejection", "naive", "exact", "ops") if m in s.methods)
+choices = prepared.runnable(m for m in ("da_mcmc", "pseudo_marginal", "auto", "abc_rejection", "naive", "exact", "ops")
+                            if m in s.methods)
 if not choices:
     st.info("Switch on a method in the sidebar (DA-MCMC has the most to diagnose).")
     st.stop()
@@ -35,21 +45,28 @@ if not run.ok:
     st.stop()
 result = run.result
 
+verdict = run.convergence or {}
+if not verdict.get("applicable"):
+    st.info(f"{METHOD_LABELS[method]}: independent draws — no convergence verdict is needed.",
+            icon=":material/check_circle:")
+elif verdict.get("converged"):
+    st.success(f"{METHOD_LABELS[method]} has converged: R-hat ≤ {verdict['r_hat_max']:.3f}, bulk ESS ≥ "
+               f"{verdict['ess_bulk_min']:.0f}, tail ESS ≥ {verdict['ess_tail_min']:.0f} (needs R-hat ≤ 1.01, ESS ≥ 400).",
+               icon=":material/check_circle:")
+else:
+    st.warning(narrative.convergence_warning({method: run}) + " Failed: " + "; ".join(verdict.get("reasons", [])) + ".",
+               icon=":material/hourglass_empty:")
+
 st.subheader("R-hat and effective sample size", divider="gray")
 summary = run.summary.rename(columns={"r_hat": "R-hat", "ess_bulk": "ESS bulk", "ess_tail": "ESS tail"})
 formats = {c: "{:.4g}" for c in ("mean", "sd", "q5", "q50", "q95")} | {"R-hat": "{:.3f}", "ESS bulk": "{:.0f}",
                                                                       "ESS tail": "{:.0f}"}
 st.dataframe(tables.formatted(summary, formats), width="stretch",
              column_config={c: st.column_config.TextColumn(c, alignment="right") for c in formats})
-worst = run.summary["r_hat"].max()
-if math.isnan(worst):
-    st.caption("R-hat needs at least two chains.")
-elif worst > 1.01:
-    st.warning(f"R-hat up to {worst:.3f} (> 1.01): the chains disagree; run longer or more chains.")
-else:
-    st.caption(f"R-hat ≤ {worst:.3f}: the chains agree.")
+if math.isnan(run.summary["r_hat"].max()):
+    st.caption("R-hat needs at least two chains (the verdict splits a single chain into halves).")
 
-if "acceptance_rate" in result.sample_stats:
+if "accepted_fraction" in result.sample_stats:  # a DA-MCMC record sweep (also when auto picked it)
     st.subheader("Acceptance per record sweep", divider="gray")
     acc = result.sample_stats["acceptance_rate"]
     bound = result.info.get("epsilon_bound")
@@ -61,6 +78,11 @@ if "acceptance_rate" in result.sample_stats:
         st.caption("No exp(-ε) bound here: the mechanism is not pure ε-DP, or its sensitivity does not cover "
                    "the model's records.")
     st.plotly_chart(plots.acceptance_plot(result), key=keys.ACCEPTANCE_CHART, width="stretch")
+
+if "mean_acceptance" in result.info and "accepted_fraction" not in result.sample_stats:
+    st.caption(f"Pseudo-marginal acceptance: {result.info['mean_acceptance']:.3f} of proposed moves of θ "
+               f"(target {result.info.get('target_acceptance', float('nan')):.3f}); "
+               f"{result.info.get('particles', '—')} statistic draws per likelihood estimate.")
 
 if "proposals" in result.info:
     st.subheader("ABC rejection", divider="gray")

@@ -12,6 +12,13 @@ st.title("Privacy budget")
 st.caption("Every ε on the grid gets its own release and posterior: the naive posterior stays narrow while the "
            "exact one widens as the noise grows. Simulated or uploaded records are the same at every ε (same "
            "seed); a typed-in s_dp is held fixed and only the budget it is read with changes.")
+with st.expander("What am I looking at?"):
+    st.markdown(
+        "Before choosing ε, a curator asks what each budget costs in accuracy. Left: each method's posterior mean "
+        "and 90% interval at every ε on the grid (Ju et al. 2022, Fig. 1a). Right: the posterior sd against ε on "
+        "log scales, with the target sd T you type; the message under the plots names the smallest ε on the grid "
+        "that meets it. A circled x marks a sampler run that has not converged at that ε (R-hat > 1.01 or "
+        "ESS < 400): read its point with suspicion. The slider at the bottom shows every posterior at one ε.")
 
 inputs = scenario_inputs("privacy_budget")
 if not inputs.ok:
@@ -60,7 +67,8 @@ if not available:
     st.info("Switch on at least one method in the sidebar.")
     st.stop()
 if keys.W_SWEEP_METHODS not in st.session_state or not set(st.session_state[keys.W_SWEEP_METHODS]) <= set(available):
-    st.session_state[keys.W_SWEEP_METHODS] = [m for m in available if m in ("naive", "da_mcmc", "exact")] or available[:1]
+    st.session_state[keys.W_SWEEP_METHODS] = [m for m in available if m in ("naive", "da_mcmc", "exact", "auto")] \
+        or available[:1]
 methods = st.multiselect("Methods to sweep", available, key=keys.W_SWEEP_METHODS, format_func=METHOD_LABELS.get,
                          help="ABC rejection slows down sharply at large ε; it stops at its time limit.")
 if not methods:
@@ -89,7 +97,7 @@ truth = (prepared.true_params or {}).get(param)
 # ---- interval and sd against epsilon ------------------------------------------------------------
 left, right = st.columns(2)
 left.plotly_chart(plots.interval_plot(sweep.table, param, truth=truth), key=keys.INTERVAL_CHART, width="stretch")
-reference = "exact" if "exact" in methods else methods[0]
+reference = next((m for m in ("exact", "auto") if m in methods), methods[0])
 ref_sd = sweep.table[(sweep.table["method"] == reference) & (sweep.table["param"] == param)]["sd"]
 if keys.W_TARGET_SD not in st.session_state and not ref_sd.empty:
     st.session_state[keys.W_TARGET_SD] = float(f"{ref_sd.median():.2g}")
@@ -98,7 +106,7 @@ with right:
                              format="%g", step=0.01)
     st.plotly_chart(plots.sd_plot(sweep.table, param, target=target), key=keys.SD_CHART, width="stretch")
 best = compute.smallest_epsilon(sweep, param, target, method=reference)
-basis = "exact posterior" if reference == "exact" else f"{METHOD_LABELS[reference]} posterior (no exact one here)"
+basis = "exact posterior" if reference in ("exact", "auto") else f"{METHOD_LABELS[reference]} posterior (no exact one here)"
 if best is None:
     st.warning(f"No ε on the grid gives a {basis} sd of {param} at or below T = {target:g}; extend the grid upwards.")
 else:
@@ -109,12 +117,17 @@ st.subheader("Posterior at one ε", divider="gray")
 if st.session_state.get(keys.W_STEP) not in grid:
     st.session_state[keys.W_STEP] = grid[len(grid) // 2]
 value = st.select_slider("ε", options=list(grid), key=keys.W_STEP, format_func=lambda v: f"{v:g}")
-at_value = [r.result for r in sweep.runs.get(value, {}).values() if r.ok]
+at_runs = {m: r for m, r in sweep.runs.get(value, {}).items() if r.ok}
+at_value = [r.result for r in at_runs.values()]
+if "converged" in sweep.table and not sweep.table["converged"].all():
+    st.caption("Circled x: a sampler run that has not converged at that ε — raise its draws, or sweep "
+               "Exact (best method) instead.")
 conf = compute.confidential(s, inputs.records)
 if at_value:
     st.plotly_chart(plots.posterior_densities(at_value, true_params=prepared.true_params,
                                               confidential=conf.result if conf is not None and conf.ok else None,
-                                              title=f"ε = {value:g}"),
+                                              title=f"ε = {value:g}",
+                                              not_converged={m for m, r in at_runs.items() if r.stalled}),
                     key=keys.STEP_CHART, width="stretch")
 else:
     st.info(f"No method produced draws at ε = {value:g}.")

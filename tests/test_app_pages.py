@@ -27,6 +27,11 @@ def _texts(elements) -> list[str]:
     return [e.value for e in elements]
 
 
+def _scenario_line(at: AppTest) -> str:
+    """The Compare page's one-line statement of the scenario (model, n, release, truth, mechanism)."""
+    return next(t for t in _texts(at.markdown) if "release **s_dp" in t)
+
+
 def _assert_clean(at: AppTest) -> None:
     assert not at.exception, _texts(at.exception)
     assert not at.error, _texts(at.error)
@@ -41,15 +46,20 @@ def test_page_renders_with_defaults(page):
     if page == "pages/compare.py":
         assert len(at.get("plotly_chart")) == 1
         table = at.dataframe[0].value
-        assert {"Naive", "DA-MCMC", "ABC rejection", "OPS", "Exact", "Confidential data"} == set(table["method"])
+        assert {"Naive", "DA-MCMC", "ABC rejection", "OPS", "Exact (best method)", "Confidential data"} == \
+            set(table["method"])
+        assert set(table["converged"]) <= {"yes", "— (independent draws)"}
         assert len(at.download_button) == 4
-        assert "pure 1-DP" in at.markdown[0].value and "true theta = 0.3" in at.markdown[0].value
+        texts = _texts(at.markdown)
+        assert any("pure 0.3-DP" in t and "true theta = 0.3" in t for t in texts)
+        assert any(t.startswith("##### Naive is") and "misses θ = 0.3" in t for t in texts)  # the demo's point
     elif page == "pages/privacy_budget.py":
         assert len(at.get("plotly_chart")) == 3  # interval, sd, posterior at one epsilon
         assert any("Smallest ε on the grid" in s for s in _texts(at.success))
     elif page == "pages/diagnostics.py":
         assert len(at.get("plotly_chart")) == 3  # acceptance, trace, rank
-        assert any(m.label == "exp(-ε) bound" and m.value == "0.368" for m in at.metric)
+        assert any(m.label == "exp(-ε) bound" and m.value == "0.741" for m in at.metric)
+        assert any("has converged" in t for t in _texts(at.success))  # the verdict at the top
     else:
         assert {b.key for b in at.button} >= {keys.preset_key(p.name) for p in PRESETS}
 
@@ -124,7 +134,7 @@ def test_bad_entry_is_kept_and_fixing_it_brings_results_back():
     assert not at.get("plotly_chart")
     at.number_input(key=keys.W_EPSILON).set_value(2.0).run()
     _assert_clean(at)
-    assert "pure 2-DP" in at.markdown[0].value and len(at.get("plotly_chart")) == 1
+    assert "pure 2-DP" in _scenario_line(at) and len(at.get("plotly_chart")) == 1
 
 
 def test_text_entry_is_kept_after_error():
@@ -147,7 +157,7 @@ def test_link_reopens_the_scenario():
     gong = next(p for p in PRESETS if p.name == "gong").scenario
     at = _open(query=params.to_query(gong))
     _assert_clean(at)
-    assert "s_dp = [37.4]" in at.markdown[0].value and "scale b = 5" in at.markdown[0].value
+    assert "s_dp = [37.4]" in _scenario_line(at) and "scale b = 5" in _scenario_line(at)
     assert at.selectbox(key=keys.W_MODEL).value == "poisson_gamma"
     assert any("OPS: needs the confidential records" in c for c in _texts(at.caption))
 
@@ -163,7 +173,7 @@ def test_unreadable_link_falls_back_to_demo_with_a_warning():
     at = _open(query={"model": "beta_binomial", "epsilon": "lots"})
     assert not at.exception
     assert any("link parameter epsilon = 'lots' is invalid" in w for w in _texts(at.warning))
-    assert at.number_input(key=keys.W_EPSILON).value == 1.0
+    assert at.number_input(key=keys.W_EPSILON).value == params.Scenario().epsilon
 
 
 @pytest.mark.parametrize("preset", PRESETS, ids=lambda p: p.name)
@@ -181,10 +191,11 @@ def test_learn_preset_loads_into_the_compare_widgets(preset):
 
 def test_exact_without_closed_form_is_quiet():
     at = _open()
+    at.toggle(key=keys.method_key("exact")).set_value(True).run()
     at.selectbox(key=keys.W_MODEL).set_value("normal_known_sd").run()
     _assert_clean(at)
-    assert any("Exact: no closed form" in c for c in _texts(at.caption))
-    assert "Exact" not in set(at.dataframe[0].value["method"])
+    assert any("Exact (closed form): no closed form" in c for c in _texts(at.caption))
+    assert "Exact (closed form)" not in set(at.dataframe[0].value["method"])
 
 
 # the combinations the engine refuses, with the reason it gives

@@ -20,9 +20,9 @@ from ui.presets import DEMO, PRESETS
 def test_demo_scenario_is_the_documented_demo():
     spec = params.to_spec_dict(DEMO)
     assert spec == {
-        "seed": 1,
-        "model": {"name": "beta_binomial", "n": 30, "a": 1.0, "b": 1.0},
-        "mechanism": {"name": "laplace", "epsilon": 1.0},
+        "seed": 7,
+        "model": {"name": "beta_binomial", "n": 40, "a": 1.0, "b": 1.0},
+        "mechanism": {"name": "laplace", "epsilon": 0.3},
         "data": {"simulate": {"theta": 0.3}},
         "method": {"name": "da_mcmc", "chains": 2, "draws": 2000, "warmup": 500},
     }
@@ -55,12 +55,12 @@ def test_admissions_preset_is_dapper_example_1():
 
 
 @pytest.mark.parametrize("mechanism, form, expected", [
-    ("laplace", "epsilon", {"epsilon": 1.0}),
-    ("discrete_laplace", "epsilon", {"epsilon": 1.0}),
+    ("laplace", "epsilon", {"epsilon": 0.3}),
+    ("discrete_laplace", "epsilon", {"epsilon": 0.3}),
     ("gaussian", "rho", {"rho": 0.5}),
-    ("gaussian", "epsilon_delta", {"epsilon": 1.0, "delta": 1e-6}),
+    ("gaussian", "epsilon_delta", {"epsilon": 0.3, "delta": 1e-6}),
     ("discrete_gaussian", "rho", {"rho": 0.5}),
-    ("randomized_response", "k_ary", {"epsilon": 1.0}),
+    ("randomized_response", "k_ary", {"epsilon": 0.3}),
     ("randomized_response", "coin", {"scheme": "coin", "truth_prob": 0.5}),
 ])
 def test_every_mechanism_budget_form_builds_an_engine_mechanism(mechanism, form, expected):

@@ -40,7 +40,7 @@ from playwright.async_api import Browser, Page, async_playwright
 from playwright.async_api import Error as PlaywrightError
 
 from browser_support import CHROMIUM, CHROMIUM_ARGS, streamlit_server
-from ui.params import METHOD_LABELS, METHODS
+from ui.params import DEFAULT_METHODS, METHOD_LABELS, METHODS, Scenario
 
 SESSIONS = 6
 MAX_ITERATIONS = 9      # k < 10 keeps ε = 0.2 + 0.1 i + 0.01 k unique across sessions
@@ -51,7 +51,8 @@ WAIT_FLOOR_MS = 30_000  # the derived wait for one screen is never shorter than 
 WAIT_PER_BASELINE = 8   # ... and at least this many single-session latencies per concurrent session
 VIEWPORT = {"width": 1400, "height": 1100}
 EPSILON_LABEL = "ε (epsilon)"
-ALL_ON = tuple(METHODS)
+OPENING = tuple(DEFAULT_METHODS)  # what a fresh session has switched on
+OPENING_EPSILON = f"{Scenario().epsilon:g}"
 
 PROBE = """
 (() => {
@@ -63,14 +64,16 @@ PROBE = """
                + '[data-testid="stAlertContentWarning"]';
   const titles = () => all(TITLES).map(text);
   const noise = () => all(CAPTIONS).map(text).filter((t) => t.startsWith("Implied noise"));
-  const errors = () => all(ERRORS).map(text);
+  // The convergence warning is information about a run, not something gone wrong: a session may show it.
+  const errors = () => all(ERRORS).map(text).filter((t) => !t.startsWith("Not converged:"));
   const snapshot = () => {
     const eps = document.querySelector('[data-testid="stSidebar"] input[aria-label="ε (epsilon)"]');
     const query = new URLSearchParams(location.search);
     return {
       titles: titles(),
       noise: noise(),
-      legend: all('[data-testid="stPlotlyChart"] .legendtext').map(text),
+      // A sampler that has not converged keeps its name with " (not converged)" after it.
+      legend: all('[data-testid="stPlotlyChart"] .legendtext').map(text).map((t) => t.replace(/ \(not converged\)$/, "")),
       table: all('[data-testid="stDataFrame"] table tbody tr').map((r) => (r.cells.length ? text(r.cells[0]) : "")),
       errors: errors(),
       stale: all('[data-stale="true"]').length,
@@ -107,7 +110,7 @@ PROBE = """
              || seen.errors.size > 0;
     },
     showsTitle: (title) => titles().includes(title),
-    showsLegend: (legend) => JSON.stringify(all('[data-testid="stPlotlyChart"] .legendtext').map(text))
+    showsLegend: (legend) => JSON.stringify(snapshot().legend)
                              === JSON.stringify(legend),
   };
   new MutationObserver(record).observe(document, {childList: true, subtree: true, characterData: true});
@@ -154,8 +157,8 @@ class WrongScreen(AssertionError):
 class Session:
     index: int
     page: Page
-    epsilon: str = "1"
-    methods: tuple[str, ...] = ALL_ON
+    epsilon: str = OPENING_EPSILON
+    methods: tuple[str, ...] = OPENING
     latencies: list[tuple[str, float]] = field(default_factory=list)
     iterations: int = 0
     failure: str | None = None

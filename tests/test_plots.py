@@ -85,7 +85,8 @@ def test_posterior_densities_one_panel_per_parameter_and_legend_once(rng):
     layout = fig.to_dict()["layout"]
 
     assert {"xaxis", "xaxis2", "xaxis3"} <= set(layout)
-    assert [layout[k]["title"]["text"] for k in ("xaxis", "xaxis2", "xaxis3")] == list(params)
+    titles = [layout[k]["title"]["text"] for k in ("xaxis", "xaxis2", "xaxis3")]
+    assert titles == [f"{p}: cell probability" for p in params]  # the parameter and what it measures
     for p in params:
         assert {t["meta"]["method"] for t in _traces(fig, param=p)} == {"da_mcmc", "abc_rejection", "truth"}
     shown = [t["meta"]["method"] for t in _traces(fig) if t.get("showlegend")]
@@ -191,3 +192,84 @@ def test_sd_plot_log_axes_and_target_line():
     layout = fig.to_dict()["layout"]
     assert layout["xaxis"]["type"] == "log" and layout["yaxis"]["type"] == "log"
     assert "ρ" in layout["xaxis"]["title"]["text"]
+
+
+def _spike_scenario(rng):
+    """n = 20,000 at ε = 0.001 in miniature: naive and confidential are spikes (peak ~120), the private
+    posteriors are wide (peak ~6)."""
+    grid = np.linspace(0.0, 1.0, 2001)
+    naive = _result("naive", rng.beta(6000, 14000, (1, 400)),
+                    density={"theta": (grid, stats.norm.pdf(grid, 0.3, 1 / 300))})
+    exact = _result("exact", rng.normal(0.3, 0.065, (1, 4000)),
+                    density={"theta": (grid, stats.norm.pdf(grid, 0.3, 0.065))})
+    da = _result("da_mcmc", rng.normal(0.29, 0.06, (2, 2000)))
+    conf = _result("confidential", rng.normal(0.3, 0.003, (1, 400)),
+                   density={"theta": (grid, stats.norm.pdf(grid, 0.3, 0.003))})
+    return naive, exact, da, conf
+
+
+def test_a_spike_does_not_flatten_the_private_posteriors(rng):
+    naive, exact, da, conf = _spike_scenario(rng)
+    fig = plots.posterior_densities([naive, exact, da], confidential=conf, true_params={"theta": 0.3})
+    layout = fig.to_dict()["layout"]
+    by_method = {t["meta"]["method"]: t for t in _traces(fig)}
+    exact_peak = float(np.max(by_method["exact"]["y"]))
+    da_peak = float(np.max(by_method["da_mcmc"]["y"]))
+    top = layout["yaxis"]["range"][1]
+    # every private posterior keeps its shape: its peak sits between 70% and 100% of the axis height
+    assert max(exact_peak, da_peak) <= top <= 1.2 * max(exact_peak, da_peak)
+    assert exact_peak / top > 0.7
+    # each clipped spike is labelled with its real height, in its own colour
+    clipped = {a["name"].split(":")[1]: a for a in layout["annotations"] if a.get("name", "").startswith("clipped:")}
+    assert set(clipped) == {"naive", "confidential"}
+    assert float(clipped["naive"]["name"].split(":")[2]) == pytest.approx(float(np.max(by_method["naive"]["y"])))
+    assert "Naive peaks at" in clipped["naive"]["text"]
+    assert clipped["naive"]["font"]["color"] == plots.METHOD_COLORS["naive"]
+
+
+def test_no_cap_when_nothing_towers(rng):
+    grid = np.linspace(0.0, 1.0, 201)
+    naive = _result("naive", rng.beta(11, 21, (1, 400)), density={"theta": (grid, stats.beta.pdf(grid, 11, 21))})
+    exact = _result("exact", rng.beta(9, 19, (1, 400)), density={"theta": (grid, stats.beta.pdf(grid, 9, 19))})
+    layout = plots.posterior_densities([naive, exact]).to_dict()["layout"]
+    assert "range" not in layout["yaxis"]
+    assert not [a for a in layout.get("annotations", []) if a.get("name", "").startswith("clipped:")]
+    # with only the naive spike there is nothing to protect: no cap either
+    assert plots.y_cap({"naive": 120.0}) is None and plots.y_cap({"naive": 120.0, "exact": 6.0}) == pytest.approx(6.9)
+
+
+def test_not_converged_methods_are_faded_and_say_so(rng):
+    da = _result("da_mcmc", rng.normal(0.3, 0.05, (2, 500)))
+    ops = _result("ops", rng.normal(0.3, 0.05, (1, 500)))
+    fig = plots.posterior_densities([da, ops], not_converged={"da_mcmc"})
+    by_method = {t["meta"]["method"]: t for t in _traces(fig)}
+    assert by_method["da_mcmc"]["name"] == "DA-MCMC (not converged)"
+    assert by_method["da_mcmc"]["meta"]["converged"] is False and by_method["da_mcmc"]["opacity"] < 1
+    assert by_method["da_mcmc"]["line"]["dash"] == "dashdot"
+    assert by_method["ops"]["name"] == "OPS" and by_method["ops"]["meta"]["converged"] is True
+
+
+def test_every_method_keeps_one_colour_on_every_figure(rng):
+    """The palette is one module: the density, interval and sd figures colour a method alike."""
+    from ui import palette
+
+    da = _result("da_mcmc", rng.normal(0.3, 0.05, (2, 500)))
+    table = pd.DataFrame({"epsilon": [0.5, 1.0], "method": ["da_mcmc", "da_mcmc"], "param": ["theta", "theta"],
+                          "mean": [0.3, 0.31], "sd": [0.05, 0.04], "q5": [0.2, 0.23], "q95": [0.4, 0.38]})
+    colours = {t["line"]["color"] for fig in (plots.posterior_densities([da]), plots.interval_plot(table, "theta"),
+                                              plots.sd_plot(table, "theta")) for t in _traces(fig)
+               if t.get("meta", {}).get("method") == "da_mcmc"}
+    assert colours == {palette.METHOD_COLORS["da_mcmc"]}
+    assert len(set(palette.METHOD_COLORS.values())) == len(palette.METHOD_COLORS)
+
+
+def test_sweep_cells_that_did_not_converge_are_marked():
+    table = pd.DataFrame({"epsilon": [0.1, 1.0, 0.1, 1.0], "method": ["da_mcmc", "da_mcmc", "exact", "exact"],
+                          "param": ["theta"] * 4, "mean": [0.3, 0.31, 0.29, 0.3], "sd": [0.1, 0.04, 0.12, 0.04],
+                          "q5": [0.1, 0.25, 0.1, 0.24], "q95": [0.5, 0.37, 0.5, 0.36],
+                          "converged": [False, True, True, True]})
+    for fig, column in ((plots.interval_plot(table, "theta"), "mean"), (plots.sd_plot(table, "theta"), "sd")):
+        marks = _traces(fig, kind="not_converged")
+        assert [t["meta"]["method"] for t in marks] == ["da_mcmc"]
+        assert list(marks[0]["y"]) == [table[column][0]]
+    assert not _traces(plots.sd_plot(table.assign(converged=True), "theta"), kind="not_converged")

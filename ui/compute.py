@@ -67,10 +67,17 @@ class MethodRun:
     result: engine.Result | None = None
     summary: pd.DataFrame | None = None
     error: str | None = None
+    convergence: Mapping[str, Any] | None = None  # engine.diagnostics.Convergence.as_dict()
 
     @property
     def ok(self) -> bool:
         return self.result is not None
+
+    @property
+    def stalled(self) -> bool:
+        """An MCMC run whose convergence verdict failed (its numbers must not pass unflagged)."""
+        v = self.convergence or {}
+        return bool(v.get("applicable")) and not v.get("converged", True)
 
 
 @dataclass(frozen=True)
@@ -134,11 +141,15 @@ def _run_record(method: str, payload: Mapping[str, Any]) -> MethodRun:
         return MethodRun(method=method, error=payload["error"])
     summary = pd.DataFrame(payload["summary"]["data"], index=payload["summary"]["index"],
                            columns=payload["summary"]["columns"])
-    return MethodRun(method=method, result=_from_plain(payload["result"]), summary=summary)
+    summary.attrs["convergence"] = payload["convergence"]
+    return MethodRun(method=method, result=_from_plain(payload["result"]), summary=summary,
+                     convergence=payload["convergence"])
 
 
 def _payload(result: engine.Result) -> dict:
-    return {"result": _to_plain(result), "summary": engine.summary(result).to_dict(orient="split")}
+    table = engine.summary(result)
+    return {"result": _to_plain(result), "summary": table.to_dict(orient="split"),
+            "convergence": table.attrs["convergence"]}
 
 
 # --------------------------------------------------------------------------- progress
@@ -320,6 +331,9 @@ def sweep(scenario: Scenario, records, grid: Sequence[float], methods: Sequence[
     runs: dict[float, dict[str, MethodRun]] = {}
     for eps, name, payload in out["runs"]:
         runs.setdefault(float(eps), {})[name] = _run_record(name, payload)
+    if not table.empty:  # each cell's convergence verdict travels with its numbers
+        table["converged"] = [not runs.get(float(e), {}).get(m, MethodRun(m)).stalled
+                              for e, m in zip(table["epsilon"], table["method"])]
     return Sweep(table=table, runs=runs, skipped=out["skipped"])
 
 

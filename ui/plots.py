@@ -24,6 +24,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 from scipy import stats
 
+from .palette import BOUND_COLOR, CHAIN_COLORS, METHOD_COLORS, TRUTH_COLOR, color_of
 from .params import METHOD_LABELS
 
 __all__ = [
@@ -35,18 +36,19 @@ __all__ = [
     "interval_plot",
     "sd_plot",
     "density_curve",
+    "axis_title",
+    "y_cap",
 ]
 
-METHOD_COLORS = {
-    "naive": "#d62728",
-    "da_mcmc": "#1f77b4",
-    "abc_rejection": "#2ca02c",
-    "ops": "#9467bd",
-    "exact": "#ff7f0e",
-    "confidential": "#7f7f7f",
+#: The posteriors that ignore the privacy noise: spikes at small ε (see :func:`y_cap`).
+REFERENCE_METHODS = frozenset({"naive", "confidential"})
+#: What each parameter is, for axis titles.
+PARAM_AXIS = {
+    "theta": "success probability θ (share of records equal to 1)",
+    "lam": "Poisson rate λ (events per record)",
+    "mu": "mean μ of a record (record units)",
+    "p": "cell probability",
 }
-CHAIN_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")
-TRUTH_COLOR = "#000000"
 _KDE_MIN_DRAWS = 50
 _GRID = 256
 
@@ -67,7 +69,7 @@ def _cell(j: int, cols: int) -> dict:
 def _subplots(titles: Sequence[str], height_per_row: int = 300, **kw) -> tuple[go.Figure, int]:
     rows, cols = _grid_shape(len(titles))
     fig = make_subplots(rows=rows, cols=cols, subplot_titles=list(titles) if len(titles) > 1 else None, **kw)
-    fig.update_layout(template="plotly_white", height=max(360, height_per_row * rows + 80),
+    fig.update_layout(height=max(360, height_per_row * rows + 80),
                       margin={"l": 60, "r": 20, "t": 60, "b": 50})
     return fig, cols
 
@@ -89,57 +91,118 @@ def density_curve(result, param: str) -> tuple[str, np.ndarray, np.ndarray]:
     return "kde", grid, kde(grid)
 
 
+def axis_title(param: str) -> str:
+    """An axis title that says what the parameter is and its unit."""
+    base = param.split("[")[0]
+    what = PARAM_AXIS.get(base)
+    return f"{param}: {what}" if what else param
+
+
+def _peak(kind: str, x: np.ndarray, y: np.ndarray) -> float:
+    if kind == "histogram":
+        return float(np.histogram(x, bins=30, density=True)[0].max()) if x.size else 0.0
+    return float(np.max(y)) if y.size else 0.0
+
+
+def _density_traces(results, confidential, param: str, axes: dict, seen: set, not_converged) -> tuple[list, dict]:
+    """Trace dicts of one subplot and each trace's peak height (keyed by method)."""
+    traces, peaks = [], {}
+    entries = [(r, False) for r in results] + ([(confidential, True)] if confidential is not None else [])
+    for r, is_conf in entries:
+        if param not in r.param_names:
+            continue
+        method = "confidential" if is_conf else r.method
+        kind, x, y = density_curve(r, param)
+        stalled = method in not_converged
+        name = "Confidential-data posterior" if is_conf else _label(method) + (" (not converged)" if stalled else "")
+        common = {"name": name, "legendgroup": method, "showlegend": method not in seen,
+                  "meta": {"kind": kind, "method": method, "param": param, "converged": not stalled}, **axes}
+        color = color_of(method)
+        if kind == "histogram":
+            traces.append({"type": "histogram", "x": x, "histnorm": "probability density", "nbinsx": 30,
+                           "opacity": 0.25 if stalled else 0.45, "marker": {"color": color}, **common})
+        else:
+            dash = "dot" if is_conf else ("dashdot" if stalled else ("solid" if kind == "density" else "dash"))
+            traces.append({"type": "scatter", "x": x, "y": y, "mode": "lines", "opacity": 0.45 if stalled else 1.0,
+                           "line": {"color": color, "dash": dash, "width": 2}, **common})
+        peaks[method] = _peak(kind, x, y)
+        seen.add(method)
+    return traces, peaks
+
+
+def y_cap(peaks: Mapping[str, float]) -> float | None:
+    """The y-axis top of a density panel, or None to let plotly fit everything.
+
+    The naive and the confidential-data posteriors ignore the privacy noise, so at small ε they are
+    spikes far taller than every private posterior (n = 20,000, ε = 0.001: naive peaks near 120, the
+    exact posterior near 6) and would flatten those onto the axis. The axis is then capped at 1.15 ×
+    the tallest private-posterior peak, and each clipped curve is labelled with its height.
+    """
+    private = [v for m, v in peaks.items() if m not in REFERENCE_METHODS and v > 0]
+    if not private:
+        return None
+    cap = 1.15 * max(private)
+    return cap if any(v > 1.3 * cap for m, v in peaks.items() if m in REFERENCE_METHODS) else None
+
+
 def posterior_densities(results: Sequence, *, true_params: Mapping[str, float] | None = None,
                         confidential=None, params: Sequence[str] | None = None,
-                        title: str | None = None) -> go.Figure:
+                        title: str | None = None, not_converged=()) -> go.Figure:
     """Marginal posterior of each parameter, one subplot per parameter, methods overlaid.
 
     Grid densities (exact, naive, confidential) are solid lines; draws-only methods (DA-MCMC, ABC,
-    OPS) are a Gaussian KDE (dashed), or a histogram when they have fewer than 50 draws. The true
-    parameter (simulation) is a dashed vertical black line and the confidential-data posterior
-    p(theta | x) a dotted grey line.
+    OPS, pseudo-marginal) are a Gaussian KDE (dashed), or a histogram when they have fewer than 50
+    draws. The true parameter (simulation) is a dashed vertical line and the confidential-data
+    posterior p(theta | x) a dotted grey line. Methods named in ``not_converged`` are drawn faded
+    (dash-dot) with "(not converged)" in the legend. When the naive or confidential curve is a spike
+    that would flatten the others, the y-axis is capped (:func:`y_cap`) and the clipped peak labelled.
+    Colours are fixed per method (:mod:`ui.palette`).
     """
     results = [r for r in results if r is not None]
     if not results and confidential is None:
         raise ValueError("results = [] is invalid: posterior_densities needs at least one Result")
     names = list(params or (results[0] if results else confidential).param_names)
-    fig, cols = _subplots(names)
+    rows, cols = _grid_shape(len(names))
+    if len(names) > 1:
+        fig = make_subplots(rows=rows, cols=cols, subplot_titles=names)
+    else:
+        fig = go.Figure()
+    not_converged = set(not_converged)
     seen: set[str] = set()
+    traces, layout = [], {}
     for j, param in enumerate(names):
-        ymax = 0.0
-        entries = [(r, False) for r in results] + ([(confidential, True)] if confidential is not None else [])
-        for r, is_conf in entries:
-            if param not in r.param_names:
-                continue
-            method = "confidential" if is_conf else r.method
-            kind, x, y = density_curve(r, param)
-            meta = {"kind": kind, "method": method, "param": param}
-            common = {"name": _label(method) if not is_conf else "Confidential-data posterior",
-                      "legendgroup": method, "showlegend": method not in seen, "meta": meta}
-            color = METHOD_COLORS.get(method, "#333333")
-            if kind == "histogram":
-                fig.add_trace(go.Histogram(x=x, histnorm="probability density", opacity=0.45, nbinsx=30,
-                                           marker_color=color, **common), **_cell(j, cols))
-                if x.size:
-                    counts, _ = np.histogram(x, bins=30, density=True)
-                    ymax = max(ymax, float(counts.max()))
-            else:
-                dash = "dot" if is_conf else ("solid" if kind == "density" else "dash")
-                fig.add_trace(go.Scatter(x=x, y=y, mode="lines", line={"color": color, "dash": dash, "width": 2},
-                                         **common), **_cell(j, cols))
-                ymax = max(ymax, float(np.max(y)) if y.size else 0.0)
-            seen.add(method)
+        suffix = "" if j == 0 else str(j + 1)
+        axes = {"xaxis": f"x{suffix}", "yaxis": f"y{suffix}"}
+        panel, peaks = _density_traces(results, confidential, param, axes, seen, not_converged)
+        traces += panel
+        cap = y_cap(peaks)
+        top = cap if cap is not None else max(peaks.values(), default=1.0) or 1.0
         if true_params and param in true_params:
             v = float(true_params[param])
-            fig.add_trace(go.Scatter(x=[v, v], y=[0.0, ymax * 1.05 if ymax > 0 else 1.0], mode="lines",
-                                     line={"color": TRUTH_COLOR, "dash": "dash", "width": 1.5},
-                                     name="True value", legendgroup="truth", showlegend="truth" not in seen,
-                                     meta={"kind": "truth", "method": "truth", "param": param}),
-                          **_cell(j, cols))
+            traces.append({"type": "scatter", "x": [v, v], "y": [0.0, top * 1.05], "mode": "lines",
+                           "line": {"color": TRUTH_COLOR, "dash": "dash", "width": 2}, "name": "True value",
+                           "legendgroup": "truth", "showlegend": "truth" not in seen,
+                           "meta": {"kind": "truth", "method": "truth", "param": param}, **axes})
             seen.add("truth")
-        fig.update_xaxes(title_text=param, **_cell(j, cols))
-        fig.update_yaxes(title_text="density", rangemode="tozero", **_cell(j, cols))
-    fig.update_layout(barmode="overlay", title=title)
+        yaxis = {"title": {"text": "posterior density"}, "rangemode": "tozero"}
+        if cap is not None:
+            yaxis["range"] = [0.0, cap]
+            for method, height in peaks.items():
+                if height > cap:
+                    curve = next(t for t in panel if t["meta"]["method"] == method)
+                    at = float(curve["x"][int(np.argmax(curve["y"]))]) if curve["type"] == "scatter" else \
+                        float(np.median(curve["x"]))
+                    label = "Confidential" if method == "confidential" else _label(method)
+                    layout.setdefault("annotations", []).append(
+                        {"x": at, "y": cap, "xref": axes["xaxis"], "yref": axes["yaxis"], "yanchor": "top",
+                         "text": f"{label} peaks at {height:.3g} ↑", "showarrow": False,
+                         "font": {"color": color_of(method)}, "name": f"clipped:{method}:{height!r}"})
+        layout[f"xaxis{suffix}"] = {"title": {"text": axis_title(param)}}
+        layout[f"yaxis{suffix}"] = yaxis
+    fig.add_traces(traces)
+    annotations = list(fig.layout.annotations) + layout.pop("annotations", [])
+    fig.update_layout(barmode="overlay", title=title, height=max(360, 300 * rows + 80),
+                      margin={"l": 60, "r": 20, "t": 60, "b": 50}, annotations=annotations, **layout)
     return fig
 
 
@@ -192,9 +255,9 @@ def acceptance_plot(result, max_points: int = 2000) -> go.Figure:
     bound = result.info.get("epsilon_bound")
     if bound is not None:
         fig.add_trace(go.Scatter(x=[0, n_draws - 1], y=[float(bound)] * 2, mode="lines",
-                                 name=f"exp(-ε) bound = {bound:.3f}", line={"width": 2.5, "color": "#d62728"},
+                                 name=f"exp(-ε) bound = {bound:.3f}", line={"width": 2.5, "color": BOUND_COLOR},
                                  meta={"kind": "bound", "value": float(bound)}))
-    fig.update_layout(template="plotly_white", height=380, title="DA-MCMC acceptance rate per sweep",
+    fig.update_layout(height=380, title="DA-MCMC acceptance rate per sweep",
                       xaxis_title="sweep (draw)", yaxis_title="mean acceptance probability",
                       yaxis_range=[0, 1.02], margin={"l": 60, "r": 20, "t": 60, "b": 50})
     return fig
@@ -220,7 +283,7 @@ def rank_plot(result, params: Sequence[str] | None = None, bins: int = 20) -> go
         expected = n_draws / bins
         fig.add_trace(go.Scatter(x=[edges[0], edges[-1]], y=[expected, expected], mode="lines",
                                  name="uniform", legendgroup="uniform", showlegend=j == 0,
-                                 line={"color": "#333333", "dash": "dash"},
+                                 line={"color": "#7f7f7f", "dash": "dash"},
                                  meta={"kind": "rank_expected", "param": param, "value": expected}),
                       **_cell(j, cols))
         fig.update_xaxes(title_text=f"rank of {param}", **_cell(j, cols))
@@ -238,6 +301,22 @@ def _budget_axis(symbol: str, budgets) -> dict:
     return axis
 
 
+def _mark_not_converged(fig: go.Figure, rows: pd.DataFrame, column: str, nudges: bool = False) -> None:
+    """Circle-x markers on the sweep cells whose MCMC run has not converged (``converged`` False)."""
+    if "converged" not in rows or rows["converged"].all():
+        return
+    for i, (method, g) in enumerate(rows.groupby("method", sort=False)):
+        bad = g[~g["converged"].astype(bool)]
+        if bad.empty:
+            continue
+        x = bad["budget"].to_numpy() * ((1.0 + 0.04 * (i - 1)) if nudges else 1.0)
+        fig.add_trace(go.Scatter(x=x, y=bad[column], mode="markers", name=f"{_label(method)}: not converged",
+                                 marker={"symbol": "circle-x-open", "size": 16, "color": color_of(method),
+                                         "line": {"width": 2}},
+                                 hovertemplate="not converged: R-hat > 1.01 or ESS < 400<extra></extra>",
+                                 meta={"kind": "not_converged", "method": method}))
+
+
 def interval_plot(table: pd.DataFrame, param: str, *, symbol: str = "ε", budget: str = "epsilon",
                   truth: float | None = None) -> go.Figure:
     """Posterior mean with its 90% interval (q5..q95) against the budget, one colour per method.
@@ -253,18 +332,19 @@ def interval_plot(table: pd.DataFrame, param: str, *, symbol: str = "ε", budget
         nudge = 1.0 + 0.04 * (i - 1)
         fig.add_trace(go.Scatter(
             x=g["budget"].to_numpy() * nudge, y=g["mean"], mode="markers+lines", name=_label(method),
-            line={"color": METHOD_COLORS.get(method, "#333333"), "width": 1},
+            line={"color": color_of(method), "width": 1},
             error_y={"type": "data", "symmetric": False, "array": (g["q95"] - g["mean"]).to_numpy(),
                      "arrayminus": (g["mean"] - g["q5"]).to_numpy()},
             customdata=np.c_[g["budget"], g["q5"], g["q95"]],
             hovertemplate=f"{symbol} = %{{customdata[0]:.3g}}<br>mean %{{y:.4g}}<br>"
                           "90%: [%{customdata[1]:.4g}, %{customdata[2]:.4g}]<extra></extra>",
             meta={"kind": "interval", "method": method, "param": param}))
+    _mark_not_converged(fig, rows, "mean", nudges=True)
     if truth is not None and not rows.empty:
         fig.add_trace(go.Scatter(x=[rows["budget"].min() * 0.9, rows["budget"].max() * 1.1], y=[truth, truth],
                                  mode="lines", name="True value", line={"color": TRUTH_COLOR, "dash": "dash"},
                                  meta={"kind": "truth", "param": param}))
-    fig.update_layout(template="plotly_white", height=400, title=f"{param}: 90% posterior interval vs {symbol}",
+    fig.update_layout(height=400, title=f"{param}: 90% posterior interval vs {symbol}",
                       xaxis=_budget_axis(symbol, rows["budget"]), yaxis_title=param,
                       margin={"l": 60, "r": 20, "t": 60, "b": 50})
     return fig
@@ -278,13 +358,14 @@ def sd_plot(table: pd.DataFrame, param: str, *, symbol: str = "ε", budget: str 
     for method, g in rows.groupby("method", sort=False):
         g = g.sort_values("budget")
         fig.add_trace(go.Scatter(x=g["budget"], y=g["sd"], mode="markers+lines", name=_label(method),
-                                 line={"color": METHOD_COLORS.get(method, "#333333")},
+                                 line={"color": color_of(method)},
                                  meta={"kind": "sd", "method": method, "param": param}))
+    _mark_not_converged(fig, rows, "sd")
     if target is not None and not rows.empty:
         fig.add_trace(go.Scatter(x=[rows["budget"].min(), rows["budget"].max()], y=[target, target], mode="lines",
                                  name=f"target sd = {target:g}", line={"color": TRUTH_COLOR, "dash": "dash"},
                                  meta={"kind": "target", "param": param, "value": float(target)}))
-    fig.update_layout(template="plotly_white", height=400, title=f"{param}: posterior sd vs {symbol}",
+    fig.update_layout(height=400, title=f"{param}: posterior sd vs {symbol}",
                       xaxis=_budget_axis(symbol, rows["budget"]),
                       yaxis={"type": "log", "title": "posterior sd (log scale)"},
                       margin={"l": 60, "r": 20, "t": 60, "b": 50})

@@ -16,7 +16,7 @@ class Preset:
     scenario: Scenario
 
 
-# Beta-binomial, n = 30, flat prior, Laplace epsilon = 1, simulated theta = 0.3, seed 1.
+# Beta-binomial, n = 40, flat prior, Laplace epsilon = 0.3, simulated theta = 0.3, seed 7 (engine.DEMO_SPEC).
 DEMO = Scenario()
 
 GONG_COUNT = Scenario(

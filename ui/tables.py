@@ -13,6 +13,7 @@ from .params import METHOD_LABELS
 
 __all__ = [
     "comparison_table",
+    "verdict_text",
     "acceptance_of",
     "escape_spreadsheet_cell",
     "draws_csv",
@@ -33,8 +34,19 @@ def acceptance_of(result) -> float:
     return math.nan
 
 
+def verdict_text(convergence: Mapping[str, Any] | None) -> str:
+    """The convergence verdict in a table cell: "yes", "NO: <reasons>" or "—" (independent draws)."""
+    v = convergence or {}
+    if not v.get("applicable"):
+        return "— (independent draws)"
+    if v.get("converged"):
+        return "yes"
+    return "NO: " + "; ".join(v.get("reasons", [])) if v.get("reasons") else "NO"
+
+
 def comparison_table(runs: Mapping[str, Any]) -> pd.DataFrame:
-    """One row per (method, parameter): mean, sd, 90% interval, R-hat, ESS, acceptance, wall time.
+    """One row per (method, parameter): mean, sd, 90% interval, R-hat, ESS, the convergence verdict,
+    acceptance, wall time.
 
     ``runs`` maps method name to an object with ``.result`` (engine Result or None) and
     ``.summary`` (``engine.summary`` frame); failed runs are skipped.
@@ -55,12 +67,13 @@ def comparison_table(runs: Mapping[str, Any]) -> pd.DataFrame:
                 "R-hat": s["r_hat"],
                 "ESS bulk": s["ess_bulk"],
                 "ESS tail": s["ess_tail"],
+                "converged": verdict_text(getattr(run, "convergence", None)),
                 "acceptance": acceptance_of(result),
                 "draws": int(result.n_chains * result.n_draws),
                 "wall time (s)": float(result.info.get("wall_time_s", math.nan)),
             })
-    columns = ["method", "parameter", "mean", "sd", "q5", "q95", "R-hat", "ESS bulk", "ESS tail", "acceptance",
-               "draws", "wall time (s)"]
+    columns = ["method", "parameter", "mean", "sd", "q5", "q95", "R-hat", "ESS bulk", "ESS tail", "converged",
+               "acceptance", "draws", "wall time (s)"]
     return pd.DataFrame(rows, columns=columns)
 
 

@@ -1,0 +1,96 @@
+"""The landing demo makes the product's point, checked with calibration numbers rather than by eye,
+and the sentence above the figure says only what the runs show (issue "The first minute")."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+import engine
+from ui import narrative
+from ui.params import Scenario, to_spec_dict
+
+THETA = 0.3
+
+
+@dataclass(frozen=True)
+class _Run:
+    result: object
+    summary: pd.DataFrame
+    stalled: bool = False
+
+
+def _runs(spec: dict, methods=("naive", "exact")) -> dict:
+    problem = engine.prepare(engine.spec_from_dict(spec))
+    out = {}
+    for m in methods:
+        r = engine.run_method(problem, {"name": m, "chains": 1, "draws": 2000}, seed=spec["seed"])
+        out[m] = _Run(result=r, summary=engine.summary(r))
+    return out
+
+
+def test_the_app_opens_on_the_engine_demo():
+    spec = to_spec_dict(Scenario())
+    for table in ("model", "mechanism", "data"):
+        assert spec[table] == engine.DEMO_SPEC[table]
+    assert spec["seed"] == engine.DEMO_SPEC["seed"]
+
+
+def test_at_the_demo_design_naive_is_miscalibrated_and_exact_is_not():
+    """200 releases of the demo design (n = 40, θ = 0.3, Laplace ε = 0.3): naive's 90% intervals cover θ
+    far less often than 90% (binomial test), exact's are consistent with 90%."""
+    replicates = 200
+    covered = {"naive": 0, "exact": 0}
+    for seed in range(100, 100 + replicates):
+        for m, run in _runs(dict(engine.DEMO_SPEC, seed=seed)).items():
+            row = run.summary.loc["theta"]
+            covered[m] += bool(row["q5"] <= THETA <= row["q95"])
+    naive_p = stats.binomtest(covered["naive"], replicates, 0.9, alternative="less").pvalue
+    exact_p = stats.binomtest(covered["exact"], replicates, 0.9, alternative="less").pvalue
+    assert naive_p < 1e-6, covered
+    assert exact_p > 0.01, covered
+    assert covered["naive"] / replicates < 0.8 < covered["exact"] / replicates
+
+
+def test_the_landing_release_shows_naive_missing_and_exact_covering():
+    runs = _runs(engine.DEMO_SPEC)
+    naive, exact = runs["naive"].summary.loc["theta"], runs["exact"].summary.loc["theta"]
+    assert not naive["q5"] <= THETA <= naive["q95"]
+    assert exact["q5"] <= THETA <= exact["q95"]
+    sentence = narrative.headline(runs, {"theta": THETA})
+    ratio = exact["sd"] / naive["sd"]
+    assert sentence.startswith(f"Naive is {ratio:.1f}× too narrow")
+    assert "its 90% interval misses θ = 0.3" in sentence and "the exact posterior's covers it" in sentence
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
+def test_the_sentence_says_nothing_false(seed):
+    """Whatever the release, each clause matches the numbers: the width ratio, the distance from the truth
+    and which intervals cover it."""
+    spec = dict(engine.DEMO_SPEC, seed=seed)
+    runs = _runs(spec)
+    n, e = runs["naive"].summary.loc["theta"], runs["exact"].summary.loc["theta"]
+    sentence = narrative.headline(runs, {"theta": THETA})
+    assert f"{e['sd'] / n['sd']:.1f}× too narrow" in sentence
+    assert f"centred {abs(n['mean'] - THETA):.2g} away from the truth" in sentence
+    assert ("its 90% interval covers" in sentence) == bool(n["q5"] <= THETA <= n["q95"])
+    assert ("exact posterior's covers it" in sentence) == bool(e["q5"] <= THETA <= e["q95"])
+
+
+def test_when_the_noise_is_small_the_sentence_says_naive_and_exact_agree():
+    spec = {**engine.DEMO_SPEC, "model": {**engine.DEMO_SPEC["model"], "n": 2000},
+            "mechanism": {"name": "laplace", "epsilon": 20.0}}
+    sentence = narrative.headline(_runs(spec), {"theta": THETA})
+    assert sentence.startswith("At this ε the noise is small relative to the data: naive and exact agree")
+
+
+def test_no_sentence_without_a_trustworthy_exact_posterior():
+    runs = _runs(engine.DEMO_SPEC, methods=("naive", "da_mcmc"))
+    assert narrative.headline({"naive": runs["naive"]}) is None
+    stalled = {"naive": runs["naive"], "da_mcmc": _Run(runs["da_mcmc"].result, runs["da_mcmc"].summary, True)}
+    assert narrative.headline(stalled, {"theta": THETA}) is None  # a chain that has not converged is no reference
+    # a converged sampler is: the sentence names it
+    assert "(DA-MCMC)" in narrative.headline({"naive": runs["naive"], "da_mcmc": runs["da_mcmc"]}, {"theta": THETA})
