@@ -94,6 +94,14 @@ def named_seed(parent: np.random.SeedSequence, name: str) -> int:
     return int(np.random.SeedSequence(words).generate_state(1, np.uint64)[0] >> np.uint64(1))
 
 
+def _window(executor) -> int:
+    """Tasks kept in flight: enough to keep every worker busy, few enough that a cancel is prompt."""
+    if isinstance(executor, InlineExecutor):
+        return 1
+    workers = getattr(executor, "_max_workers", None)
+    return 4 * workers if workers else 64
+
+
 def _run_batch(fn: Callable[[Any], list[dict]], payloads: Sequence[Any]) -> list[list[dict]]:
     return [fn(p) for p in payloads]
 
@@ -201,14 +209,18 @@ def run_units(fn: Callable[[Any], list[dict]], units: Sequence[Unit], key_column
     try:
         if on_progress is not None and on_progress(done, total) is False:
             cancelled = True
-        batches = [pending[i:i + batch_size] for i in range(0, len(pending), batch_size)]
-        if not cancelled:
-            for batch in batches:
-                futures[executor.submit(_run_batch, fn, [u.payload for u in batch])] = batch
-        for future in cf.as_completed(futures) if futures else ():
-            if cancelled:
-                break
-            done += take(future)
+        batches = [pending[i:i + batch_size] for i in range(0, len(pending), batch_size)][::-1]
+        window = _window(executor)
+        running: set = set()
+        while not cancelled and (batches or running):
+            while batches and len(running) < window:
+                batch = batches.pop()
+                future = executor.submit(_run_batch, fn, [u.payload for u in batch])
+                futures[future] = batch
+                running.add(future)
+            finished_now, running = cf.wait(running, return_when=cf.FIRST_COMPLETED)
+            for future in sorted(finished_now, key=lambda f: futures[f][0].key):
+                done += take(future)
             if store is not None and time.monotonic() - last_flush >= FLUSH_SECONDS:
                 _write_part(store, unflushed)
                 unflushed, last_flush = [], time.monotonic()
