@@ -10,6 +10,7 @@ pages = [
     st.Page("pages/privacy_budget.py", title="Privacy budget", icon=":material/tune:"),
     st.Page("pages/diagnostics.py", title="Diagnostics", icon=":material/monitor_heart:"),
     st.Page("pages/learn.py", title="Learn", icon=":material/school:"),
+    st.Page("pages/calibration.py", title="Calibration", icon=":material/verified:"),
 ]
 page = st.navigation(pages)
 with routed():
