@@ -15,6 +15,7 @@ if __name__ == "__main__":
         st.Page("pages/compare.py", title="Compare methods", icon=":material/compare:", default=True),
         st.Page("pages/privacy_budget.py", title="Privacy budget", icon=":material/tune:"),
         st.Page("pages/diagnostics.py", title="Diagnostics", icon=":material/monitor_heart:"),
+        st.Page("pages/calibration.py", title="Calibration", icon=":material/verified:"),
         st.Page("pages/learn.py", title="Learn", icon=":material/school:"),
     ]
     page = st.navigation(pages)

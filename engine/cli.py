@@ -1,4 +1,5 @@
-"""Command line: ``python -m engine run SPEC --out DIR [--method NAME] [--quiet]``.
+"""Command line: ``python -m engine run SPEC --out DIR [--method NAME] [--quiet]`` and
+``python -m engine study PRESET|calibration ...`` (:mod:`engine.studies.cli`).
 
 Writes DIR/draws.csv, DIR/posterior.nc and DIR/summary.json. Invalid input prints one line,
 ``error: <field> = <value> is invalid: <what is allowed>``, and exits with status 2.
@@ -49,7 +50,12 @@ def main(argv=None) -> int:
     run_p.add_argument("--quiet", action="store_true", help="no progress bar")
     run_p.add_argument("--max-seconds", type=float, metavar="S",
                        help="refuse a run whose estimated cost on this machine is above S seconds")
+    from .studies import cli as study_cli
+
+    study_cli.add_parser(sub)
     args = parser.parse_args(argv)
+    if args.command == "study":
+        return study_cli.run(args)
 
     from . import api, diagnostics, spec as spec_mod
 

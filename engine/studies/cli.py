@@ -1,0 +1,181 @@
+"""``python -m engine study``: the papers' presets and calibration studies from the command line.
+
+::
+
+    python -m engine study PRESET [--quick] [--out DIR] [--workers N] [--scheduler ADDRESS]
+    python -m engine study calibration SPEC.toml --replicates M [--methods a,b,...] [--seed S]
+                                                 [--out DIR] [--workers N] [--scheduler ADDRESS]
+
+A preset writes its tables as CSV, ``comparison.txt`` (the paper's numbers against ours) and each
+figure as HTML and PNG. A calibration study writes ``calibration.csv`` (one row per replicate,
+method and parameter), ``calibration_summary.csv`` (KS, coverage, MMD per method) and its
+figures; its finished replicates are kept in ``DIR/store/`` (Parquet), so running the same command
+again after an interruption resumes where it stopped. ``--scheduler tcp://host:8786`` runs the
+replicates on a Dask cluster (``Client(address).get_executor()``); ``--workers N`` sizes the local
+process pool instead. Figures need plotly (imported here only, never by ``import engine``); PNGs
+need kaleido and Chromium (``ui/export.py``), else the HTML alone is written and a note says why.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(sub) -> None:
+    from .presets import PRESETS
+
+    p = sub.add_parser("study", help="run a paper preset or a calibration study")
+    p.add_argument("preset", metavar="PRESET", help="one of " + ", ".join(PRESETS) + ", or calibration")
+    p.add_argument("spec", metavar="SPEC", nargs="?", help="calibration only: the scenario file (.toml or .json)")
+    p.add_argument("--quick", action="store_true", help="the small size (CI)")
+    p.add_argument("--out", metavar="DIR", help="output directory (default study-PRESET)")
+    p.add_argument("--workers", type=int, metavar="N", help="local worker processes (default: all cores)")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler address, e.g. tcp://10.0.0.1:8786")
+    p.add_argument("--replicates", type=int, metavar="M", help="calibration: number of replicates")
+    p.add_argument("--methods", metavar="LIST", help="calibration: comma-separated methods "
+                   "(default: naive and the spec's method, plus exact where it has a closed form)")
+    p.add_argument("--seed", type=int, metavar="S", help="calibration: study seed (default: the spec's)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _progress(quiet: bool):
+    if quiet or not sys.stderr.isatty():
+        return None
+    from ..cli import _progress_bar
+
+    return _progress_bar(sys.stderr)
+
+
+def _ui(module: str):
+    """Import ``ui.<module>`` (plotly figures live in the app's package, next to engine/ in the repo)."""
+    import importlib
+
+    try:
+        return importlib.import_module(f"ui.{module}")
+    except ModuleNotFoundError:
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        if not os.path.isfile(os.path.join(root, "ui", f"{module}.py")):
+            raise
+        sys.path.append(root)
+        return importlib.import_module(f"ui.{module}")
+
+
+def _write_figures(figs: dict, out: str) -> list[str]:
+    export = _ui("export")
+    StaticExportUnavailable, png_bytes = export.StaticExportUnavailable, export.png_bytes
+
+    notes = []
+    png_ok = True
+    for name, fig in figs.items():
+        fig.write_html(os.path.join(out, f"{name}.html"), include_plotlyjs="cdn")
+        if not png_ok:
+            continue
+        try:
+            data = png_bytes(fig)
+        except StaticExportUnavailable as exc:
+            png_ok = False
+            notes.append(f"note: PNG figures not written ({exc})")
+            continue
+        with open(os.path.join(out, f"{name}.png"), "wb") as fh:
+            fh.write(data)
+    return notes
+
+
+def _executor(args):
+    if args.scheduler:
+        from dask.distributed import Client
+
+        client = Client(args.scheduler)
+        return client, client.get_executor()
+    if args.workers is not None and args.workers < 1:
+        raise ValueError(f"--workers = {args.workers} is invalid: must be an integer >= 1")
+    return None, None
+
+
+def _default_methods(spec) -> list:
+    from ..api import prepare
+    from ..methods.exact import has_closed_form
+
+    names = ["naive"]
+    own = dict(spec.method)
+    if own["name"] not in names:
+        names.append(own["name"])
+    try:
+        exact_ok = has_closed_form(prepare(spec))
+    except ValueError:
+        exact_ok = False
+    if exact_ok and "exact" not in names:
+        names.append("exact")
+    common = {k: own[k] for k in ("chains", "draws", "warmup") if k in own}
+    return [own if n == own["name"] else {"name": n, **({} if n == "naive" else common)} for n in names]
+
+
+def _calibration(args, executor) -> int:
+    from .. import spec as spec_mod
+    from .calibration import calibration_study, calibration_summary
+
+    if not args.spec:
+        raise ValueError("SPEC = None is invalid: study calibration needs a scenario file, e.g. "
+                         "python -m engine study calibration spec.toml --replicates 200")
+    if args.replicates is None:
+        raise ValueError("--replicates = None is invalid: give the number of replicates M, e.g. --replicates 200")
+    spec = spec_mod.load_spec(args.spec)
+    methods = ([m.strip() for m in args.methods.split(",") if m.strip()] if args.methods else _default_methods(spec))
+    out = args.out or "study-calibration"
+    os.makedirs(out, exist_ok=True)
+    t0 = time.perf_counter()
+    table = calibration_study(spec, methods, args.replicates, seed=args.seed, executor=executor, workers=args.workers,
+                              on_progress=_progress(args.quiet), store=os.path.join(out, "store"))
+    summary = calibration_summary(table)
+    table.to_csv(os.path.join(out, "calibration.csv"), index=False)
+    summary.to_csv(os.path.join(out, "calibration_summary.csv"), index=False)
+    notes = []
+    for param in table["param"].unique()[:1]:
+        notes += _write_figures(_ui("study_plots").calibration_figures(table, param), out)
+    cols = ["method", "param", "M", "failed", "ks_stat", "ks_pvalue", "coverage_50", "coverage_90", "mmd2_mean"]
+    print(f"calibration: {args.replicates} replicates in {time.perf_counter() - t0:.1f} s -> {out}")
+    print(summary[cols].round(4).to_string(index=False))
+    for n in notes:
+        sys.stderr.write(n + "\n")
+    return 0
+
+
+def _preset(args, executor) -> int:
+    from .presets import run_preset, write_preset
+
+    out = args.out or f"study-{args.preset}"
+    t0 = time.perf_counter()
+    result = run_preset(args.preset, quick=args.quick, executor=executor, workers=args.workers)
+    write_preset(result, out)
+    notes = _write_figures(_ui("study_plots").preset_figures(result), out)
+    print(f"{args.preset}{' (quick)' if args.quick else ''}: {time.perf_counter() - t0:.1f} s -> {out}")
+    print(result.text)
+    for n in notes:
+        sys.stderr.write(n + "\n")
+    return 0
+
+
+def run(args) -> int:
+    """Entry point of ``python -m engine study`` (args from :func:`add_parser`)."""
+    from .presets import PRESETS
+
+    client = None
+    try:
+        if args.preset != "calibration" and args.preset not in PRESETS:
+            raise ValueError(f"PRESET = {args.preset!r} is invalid: must be one of {', '.join(PRESETS)}, calibration")
+        if args.preset != "calibration" and args.spec:
+            raise ValueError(f"SPEC = {args.spec!r} is invalid: only study calibration takes a scenario file")
+        client, executor = _executor(args)
+        return _calibration(args, executor) if args.preset == "calibration" else _preset(args, executor)
+    except ValueError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 2
+    except OSError as exc:
+        sys.stderr.write(f"error: --out = {args.out!r} is invalid: {exc.strerror}\n")
+        return 2
+    finally:
+        if client is not None:
+            client.close()

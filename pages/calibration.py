@@ -1,0 +1,102 @@
+"""Calibration page: prove that exact methods are calibrated and naive ones are not; the papers' presets."""
+import streamlit as st
+
+from ui import studies, study_plots
+from ui.params import METHOD_LABELS
+from ui.routing import ensure_routed
+
+ensure_routed()
+
+st.title("Calibration")
+st.caption("Repeat M times: θ from the prior, records from the model, a fresh private release, every method. A "
+           "calibrated method puts the true θ at a uniformly distributed quantile U of its draws (Cook, Gelman & "
+           "Rubin; Bernstein & Sheldon 2018, Sec. 4): its ECDF follows the diagonal, its KS test passes and its "
+           "intervals cover at their nominal rate. The confidential-data posterior is the reference.")
+
+MODELS = tuple(studies.PRIORS)
+MECHANISMS = ("laplace", "discrete_laplace", "gaussian", "discrete_gaussian")
+METHODS = ("naive", "exact", "da_mcmc", "pseudo_marginal", "abc_rejection", "ops")
+state = st.session_state
+defaults = studies.CalibrationInputs()
+for key, value in ((studies.W_CAL_MODEL, defaults.model), (studies.W_CAL_MECHANISM, defaults.mechanism),
+                   (studies.W_CAL_EPSILON, defaults.epsilon), (studies.W_CAL_N, defaults.n),
+                   (studies.W_CAL_METHODS, list(defaults.methods)), (studies.W_CAL_M, defaults.replicates)):
+    state.setdefault(key, value)
+
+tab_study, tab_presets = st.tabs(["Your study", "The papers' results"])
+
+with tab_study:
+    c1, c2, c3, c4 = st.columns(4)
+    c1.selectbox("Model (prior fixed)", MODELS, key=studies.W_CAL_MODEL)
+    c2.selectbox("Mechanism", MECHANISMS, key=studies.W_CAL_MECHANISM)
+    c3.number_input("ε (Gaussian: ρ = ε²/2)", key=studies.W_CAL_EPSILON, min_value=0.001, max_value=100.0,
+                    format="%g", step=0.1)
+    c4.number_input("n records", key=studies.W_CAL_N, min_value=1, max_value=5000, step=10)
+    c5, c6 = st.columns([3, 1])
+    c5.multiselect("Methods", METHODS, key=studies.W_CAL_METHODS, format_func=lambda m: METHOD_LABELS.get(m, m))
+    c6.number_input("Replicates M", key=studies.W_CAL_M, min_value=10, max_value=2000, step=10)
+    inputs = studies.CalibrationInputs(model=state[studies.W_CAL_MODEL], mechanism=state[studies.W_CAL_MECHANISM],
+                                       epsilon=float(state[studies.W_CAL_EPSILON]), n=int(state[studies.W_CAL_N]),
+                                       methods=tuple(state[studies.W_CAL_METHODS]), replicates=int(state[studies.W_CAL_M]))
+
+    def _request():
+        state[studies.STUDY_REQUEST] = inputs
+
+    def _cancel():
+        state.pop(studies.STUDY_REQUEST, None)
+
+    st.button("Run study", key=studies.W_CAL_RUN, type="primary", on_click=_request, disabled=not inputs.methods)
+    table = None
+    request = state.get(studies.STUDY_REQUEST)
+    if request is not None:
+        st.button("Cancel", key=studies.W_CAL_CANCEL, on_click=_cancel,
+                  help="Stops after the replicate in progress; finished replicates are kept and Run resumes from them.")
+        try:
+            table = studies.run_calibration(request)
+        except ValueError as exc:
+            st.error(str(exc), icon="⚠️")
+        state.pop(studies.STUDY_REQUEST, None)
+        if table is not None:
+            state[studies.STUDY_RESULT] = request
+    elif state.get(studies.STUDY_RESULT) is not None:
+        table = studies.run_calibration(state[studies.STUDY_RESULT])  # from the cache: instant
+    if table is None:
+        st.info("Pick the study and press **Run study**; nothing runs until you do.")
+    else:
+        shown = state[studies.STUDY_RESULT]
+        if shown != inputs:
+            st.caption("Showing the last study run; the inputs above have changed since (press Run to update).")
+        errors = table[table["error"].fillna("") != ""]
+        for method, msg in errors.drop_duplicates("method")[["method", "error"]].itertuples(index=False):
+            st.caption(f"{METHOD_LABELS.get(method, method)} did not run: {msg}")
+        summary = studies.summary(table)
+        params = list(table["param"].unique())
+        param = st.selectbox("Parameter", params) if len(params) > 1 else params[0]
+        left, right = st.columns(2)
+        left.plotly_chart(study_plots.ecdf_plot(table, param), width="stretch")
+        right.plotly_chart(study_plots.coverage_plot(summary, param), width="stretch")
+        left.plotly_chart(study_plots.ks_plot(summary, param), width="stretch")
+        if table["mmd2"].notna().any():
+            right.plotly_chart(study_plots.mmd_plot(table), width="stretch")
+        st.plotly_chart(study_plots.sbc_plot(table, param), width="stretch")
+        cols = ["method", "param", "M", "failed", "ks_stat", "ks_pvalue", "coverage_50", "coverage_80", "coverage_90",
+                "coverage_95", "mmd2_mean"]
+        st.dataframe(summary[cols].round(4), hide_index=True)
+        st.download_button("Download the replicate table (CSV)", table.to_csv(index=False).encode(),
+                           file_name="calibration.csv", mime="text/csv", key=studies.W_CAL_DOWNLOAD)
+
+with tab_presets:
+    st.caption("Each preset reproduces a paper's result at its quick size (the CLI's `python -m engine study PRESET` "
+               "runs the full size). The first run takes seconds to a minute; then it is cached.")
+    name = st.selectbox("Preset", list(studies.PRESET_TITLES), key=studies.W_CAL_PRESET,
+                        format_func=studies.PRESET_TITLES.get)
+    if st.button("Run preset", key=studies.W_CAL_PRESET_RUN):
+        state[studies.PRESET_RESULT] = name
+    if state.get(studies.PRESET_RESULT) == name:
+        result = studies.run_preset_cached(name)
+        st.code(result.text, language=None)
+        for fig in study_plots.preset_figures(result).values():
+            st.plotly_chart(fig, width="stretch")
+        for tname, t in result.tables.items():
+            st.download_button(f"{tname}.csv", t.to_csv(index=False).encode(), file_name=f"{name}_{tname}.csv",
+                               mime="text/csv", key=f"pw_cal_dl_{name}_{tname}")

@@ -1,0 +1,47 @@
+"""AppTest smoke test of the Calibration page: nothing runs until Run; a run shows the ECDF, KS,
+coverage, MMD and SBC figures, the summary and a CSV download; reopening the same study is served
+from the cache; a preset shows its comparison text and figures."""
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from ui import studies
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+PAGE = "pages/calibration.py"
+
+
+def _open() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.run()
+    at.switch_page(PAGE).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_calibration_page_runs_on_click_and_reopens_from_cache():
+    at = _open()
+    assert at.title[0].value == "Calibration"
+    assert not at.get("plotly_chart") and any("nothing runs until" in i.value for i in at.info)
+    at.number_input(key=studies.W_CAL_M).set_value(20).run()
+    assert not at.get("plotly_chart")  # a widget change starts nothing
+    at.multiselect(key=studies.W_CAL_METHODS).set_value(["naive", "exact"]).run()
+    at.button(key=studies.W_CAL_RUN).click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    assert len(at.get("plotly_chart")) == 5  # ECDF, coverage, KS, MMD, SBC
+    table = at.dataframe[0].value
+    assert set(table["method"]) == {"confidential", "naive", "exact"} and (table["M"] == 20).all()
+    assert len(at.get("download_button")) == 1
+    at.switch_page("pages/learn.py").run()
+    at.switch_page(PAGE).run()  # the last study is shown again from the cache
+    assert not at.exception and len(at.get("plotly_chart")) == 5
+
+
+def test_preset_is_one_click_away():
+    at = _open()
+    at.selectbox(key=studies.W_CAL_PRESET).set_value("gong2020_count").run()
+    at.button(key=studies.W_CAL_PRESET_RUN).click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("37.237" in c.value for c in at.code)
+    assert len(at.get("plotly_chart")) == 1 and len(at.get("download_button")) == 2

@@ -1,0 +1,140 @@
+"""Cached wrappers around engine.studies for the Calibration page, and its session-state keys.
+
+Caching
+    ``st.cache_data`` keys a calibration study on the canonical JSON of its inputs
+    (:class:`CalibrationInputs`), so reopening the same study is instant; a preset is keyed on its
+    name. Studies run in process (:class:`engine.studies.InlineExecutor`: the page's studies are
+    sized for seconds, and a process pool would cost more to start than it saves) and each finished
+    replicate moves an ``st.progress`` bar.
+
+Cancel
+    The Run button stores the inputs in ``STUDY_REQUEST``; the study runs on that rerun only (a
+    widget change never starts one). The Cancel button, shown while it runs, triggers a rerun:
+    Streamlit stops the script at the next progress update, ``run_units`` cancels what had not
+    started, and the replicates that finished stay in a store directory keyed by the study, so
+    pressing Run again resumes from them.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass
+
+import pandas as pd
+import streamlit as st
+
+from engine.studies import InlineExecutor, calibration_study, calibration_summary
+from engine.studies.presets import PRESET_TITLES, run_preset
+
+__all__ = ["CalibrationInputs", "run_calibration", "run_preset_cached", "STUDY_REQUEST", "STUDY_RESULT", "PRESET_RESULT",
+           "W_CAL_MODEL", "W_CAL_MECHANISM", "W_CAL_EPSILON", "W_CAL_N", "W_CAL_METHODS", "W_CAL_M", "W_CAL_RUN",
+           "W_CAL_CANCEL", "W_CAL_PRESET", "W_CAL_PRESET_RUN", "PRESET_TITLES"]
+
+# Session-state keys of the Calibration page ------------------------------------------------------
+STUDY_REQUEST = "cal_request"  # CalibrationInputs to run on this rerun (set by the Run button)
+STUDY_RESULT = "cal_result"  # CalibrationInputs of the last finished study (re-read from the cache)
+PRESET_RESULT = "cal_preset_result"  # name of the last preset run
+W_CAL_MODEL = "pw_cal_model"
+W_CAL_MECHANISM = "pw_cal_mechanism"
+W_CAL_EPSILON = "pw_cal_epsilon"
+W_CAL_N = "pw_cal_n"
+W_CAL_METHODS = "pw_cal_methods"
+W_CAL_M = "pw_cal_replicates"
+W_CAL_RUN = "pw_cal_run"
+W_CAL_CANCEL = "pw_cal_cancel"
+W_CAL_PRESET = "pw_cal_preset"
+W_CAL_PRESET_RUN = "pw_cal_preset_run"
+W_CAL_DOWNLOAD = "pw_cal_download"
+
+#: priors of the calibration page's models (theta is drawn from them)
+PRIORS = {"beta_binomial": {"a": 2.0, "b": 2.0}, "poisson_gamma": {"alpha": 4.0, "beta": 1.0},
+          "dirichlet_multinomial": {"alpha": [2.0, 2.0, 2.0]}}
+METHOD_SIZES = {"naive": {"chains": 1, "draws": 1000}, "exact": {"chains": 1, "draws": 1000, "grid_size": 10},
+                "da_mcmc": {"chains": 2, "draws": 500, "warmup": 300},
+                "pseudo_marginal": {"chains": 2, "draws": 500, "warmup": 300},
+                "abc_rejection": {"chains": 1, "draws": 500, "max_seconds": 5}, "ops": {"truncation": 0.1}}
+
+
+@dataclass(frozen=True)
+class CalibrationInputs:
+    """What the page's widgets say: model, mechanism, epsilon, n, methods and M."""
+
+    model: str = "beta_binomial"
+    mechanism: str = "laplace"
+    epsilon: float = 0.2
+    n: int = 50
+    methods: tuple[str, ...] = ("naive", "exact", "da_mcmc")
+    replicates: int = 100
+
+    def spec(self) -> dict:
+        mech = {"name": self.mechanism}
+        if self.mechanism in ("gaussian", "discrete_gaussian"):
+            mech["rho"] = self.epsilon**2 / 2.0
+        else:
+            mech["epsilon"] = self.epsilon
+        simulate = {"beta_binomial": {"theta": 0.5}, "poisson_gamma": {"lam": 4.0},
+                    "dirichlet_multinomial": {"p": [1 / 3, 1 / 3, 1 / 3]}}[self.model]
+        return {"seed": 1, "model": {"name": self.model, "n": int(self.n), **PRIORS[self.model]}, "mechanism": mech,
+                "data": {"simulate": simulate}}
+
+    def method_tables(self) -> list[dict]:
+        return [{"name": m, **METHOD_SIZES.get(m, {})} for m in self.methods]
+
+    def key(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+
+def _store(key: str) -> str:
+    digest = hashlib.sha256(key.encode()).hexdigest()[:16]
+    return os.path.join(tempfile.gettempdir(), "dpl-calibration", digest)
+
+
+class _Bar:
+    def __init__(self, bar):
+        self.bar = bar
+
+    def __call__(self, done, total):
+        self.bar.progress(done / total if total else 1.0, text=f"replicates: {done} / {total}")
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _calibration_cached(key: str) -> dict:
+    inputs = CalibrationInputs(**{k: tuple(v) if isinstance(v, list) else v for k, v in json.loads(key).items()})
+    bar = st.progress(0.0, text="replicates")
+    table = calibration_study(inputs.spec(), inputs.method_tables(), inputs.replicates, executor=InlineExecutor(),
+                              on_progress=_Bar(bar), store=_store(key), mmd_draws=200)
+    bar.empty()
+    return {"table": table.to_dict(orient="split")}
+
+
+def run_calibration(inputs: CalibrationInputs) -> pd.DataFrame:
+    """The study's tidy table (engine.studies.calibration_study), from the cache when it ran before.
+
+    Raises the engine's ValueError for an invalid combination (e.g. exact without a closed form is
+    recorded per row in ``error`` instead)."""
+    out = _calibration_cached(inputs.key())["table"]
+    return pd.DataFrame(out["data"], columns=out["columns"])
+
+
+def summary(table: pd.DataFrame) -> pd.DataFrame:
+    return calibration_summary(table)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _preset_cached(name: str) -> dict:
+    with st.spinner(f"Running {PRESET_TITLES[name]} (quick size)…"):
+        result = run_preset(name, quick=True, executor=InlineExecutor())
+    return {"name": result.name, "title": result.title, "quick": result.quick, "text": result.text,
+            "checks": dict(result.checks), "data": dict(result.data),
+            "tables": {k: v.to_dict(orient="split") for k, v in result.tables.items()}}
+
+
+def run_preset_cached(name: str):
+    """A preset's quick run (engine.studies.presets.run_preset) as a PresetResult, cached by name."""
+    from engine.studies.presets import PresetResult
+
+    d = _preset_cached(name)
+    tables = {k: pd.DataFrame(v["data"], columns=v["columns"]) for k, v in d["tables"].items()}
+    return PresetResult(d["name"], d["title"], d["quick"], tables, d["text"], d["checks"], d["data"])
