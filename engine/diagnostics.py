@@ -181,6 +181,11 @@ def summary_dict(result: Result) -> dict:
     elif "acceptance_rate" in info:
         out["acceptance"] = {"mean": float(info["acceptance_rate"])}
     out["convergence"] = s.attrs["convergence"]
+    if info.get("unknown_n") and "n" in result.param_names:
+        values, probs = np.unique(np.rint(result.flat("n")).astype(np.int64), return_counts=True)
+        out["n_pmf"] = {str(int(v)): float(c) / float(probs.sum()) for v, c in zip(values, probs)}
+        out["jump_acceptance"] = {"add": info.get("add_acceptance"), "delete": info.get("delete_acceptance"),
+                                  "jumps_per_iteration": info.get("jumps")}
     out["wall_time_s"] = float(info.get("wall_time_s", float("nan")))
     out["info"] = {k: v for k, v in info.items() if isinstance(v, (int, float, str, list, type(None), bool))}
     return out
