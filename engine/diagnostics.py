@@ -138,6 +138,8 @@ def summary(result: Result, verdict: bool = True) -> pd.DataFrame:
     """mean, sd, q5, q50, q95, r_hat, ess_bulk, ess_tail per parameter (R-hat needs >= 2 chains
     of >= 4 draws; otherwise NaN). ``attrs["convergence"]`` holds the verdict as a dict
     (:func:`convergence`)."""
+    if result.info.get("estimator"):
+        return _estimator_table(result)
     az = _arviz()
 
     rows = {}
@@ -155,6 +157,19 @@ def summary(result: Result, verdict: bool = True) -> pd.DataFrame:
     table = pd.DataFrame.from_dict(rows, orient="index")
     if verdict:
         table.attrs["convergence"] = convergence(result, table).as_dict()
+    return table
+
+
+def _estimator_table(result: Result) -> pd.DataFrame:
+    """A point estimator (mcem): mean = the estimate, sd = its standard error, q5/q95 = the 90% Wald
+    interval, q50 = the estimate; no R-hat or ESS (its draws are not a posterior sample)."""
+    rows = {}
+    for name, m in result.info["mle"].items():
+        rows[name] = {"mean": m["estimate"], "sd": m["se"], "q5": m["q5"], "q50": m["estimate"], "q95": m["q95"],
+                      "r_hat": float("nan"), "ess_bulk": float("nan"), "ess_tail": float("nan")}
+    table = pd.DataFrame.from_dict(rows, orient="index")
+    table.attrs["convergence"] = Convergence(applicable=False, converged=True).as_dict()
+    table.attrs["estimator"] = True
     return table
 
 
@@ -186,6 +201,9 @@ def summary_dict(result: Result) -> dict:
         out["n_pmf"] = {str(int(v)): float(c) / float(probs.sum()) for v, c in zip(values, probs)}
         out["jump_acceptance"] = {"add": info.get("add_acceptance"), "delete": info.get("delete_acceptance"),
                                   "jumps_per_iteration": info.get("jumps")}
+    if info.get("estimator"):
+        out["mle"] = {k: dict(v) for k, v in info["mle"].items()}
+        out["history"] = [dict(h) for h in info.get("history", [])]
     out["wall_time_s"] = float(info.get("wall_time_s", float("nan")))
     out["info"] = {k: v for k, v in info.items() if isinstance(v, (int, float, str, list, type(None), bool))}
     return out
