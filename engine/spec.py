@@ -168,6 +168,9 @@ def _check_unknown_n(d, model_d, data_d) -> dict:
     if model_d["name"] not in _UNKNOWN_N_MODELS:
         fail("model.n_prior", model_d["n_prior"], f"{model_d['name']} has fixed-n tables and does not support an "
              "unknown n; use " + ", ".join(_UNKNOWN_N_MODELS))
+    if isinstance(d["mechanism"], Mapping) and d["mechanism"].get("name") == "randomized_response":
+        fail("mechanism.name", "randomized_response", "is not available with an unknown n (the reports reveal n); "
+             "use additive noise on the statistic")
     if "n_mechanism" not in d:
         fail("n_mechanism", None, "[n_mechanism] table is required with model.n_prior: the noise on the released "
              "size (name and a scale or budget, as in [mechanism])")

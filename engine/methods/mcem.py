@@ -76,7 +76,7 @@ from ..validation import choice, positive, positive_int
 from .base import Method
 from .rjmcmc import RJRunner, check_unknown_n, default_jumps, new_outputs
 
-__all__ = ["mcem", "METHOD", "WALD_Z"]
+__all__ = ["mcem", "METHOD", "WALD_Z", "estep_kind", "expected_draws"]
 
 WALD_Z = float(stats.norm.ppf(0.95))
 _GROWTH = 1.5
@@ -195,21 +195,37 @@ def _start(problem) -> float:
     return _clip(model.name, float(next(iter(th.values())).mean()))
 
 
-def _choose_estep(problem, rng, estep, theta0, warmup):
+def estep_kind(problem, rng, estep: str, theta0: float) -> str:
+    """``mcmc`` or ``importance``: the E-step ``estep`` (auto, mcmc, importance) stands for here."""
     if estep == "importance" and not _ImportanceEStep.applies(problem):
         raise ValueError(f"method.estep = 'importance' is invalid for {problem.model.name}"
                          f"{' with a clamp' if problem.model.name == 'poisson_gamma' else ''}: the complete-data "
                          "statistic is not a function of the released one; use mcmc or auto")
-    if estep == "auto" and _ImportanceEStep.applies(problem):
-        imp = _ImportanceEStep(problem, rng)
-        _, _, w = imp.draw(theta0, 2000)
-        frac = 1.0 / float(np.sum(w**2)) / 2000.0
-        n_cost = problem.model.n if problem.unknown_n is None else max(problem.model.n, problem.unknown_n.prior.mean)
-        if frac * n_cost >= 1.0:
-            return imp
-    if estep == "importance":
-        return _ImportanceEStep(problem, rng)
-    return _MCMCEStep(problem, rng, theta0, warmup)
+    if estep != "auto":
+        return estep
+    if not _ImportanceEStep.applies(problem):
+        return "mcmc"
+    _, _, w = _ImportanceEStep(problem, rng).draw(theta0, 2000)
+    frac = 1.0 / float(np.sum(w**2)) / 2000.0
+    return "importance" if frac * _size_guess(problem) >= 1.0 else "mcmc"
+
+
+def _size_guess(problem) -> float:
+    unk = problem.unknown_n
+    return float(problem.model.n if unk is None else max(problem.model.n, unk.prior.mean))
+
+
+def expected_draws(draws: int, max_iter: int) -> float:
+    """E-step draws of a typical run (for cost estimates): the geometric ramp to ``draws`` plus three
+    iterations at it, each MCMC iteration with its re-equilibration sweeps (m / 10)."""
+    m0 = max(50, draws // 20)
+    total = 0.0
+    for it in range(max_iter):
+        m = min(draws, math.ceil(m0 * _GROWTH**it))
+        total += 1.1 * m
+        if m >= draws and it >= _EM_STEPS:
+            return total + 3 * 1.1 * draws
+    return total
 
 
 def mcem(problem: Problem, rng: np.random.Generator, *, draws: int = 2000, warmup: int = 500,
@@ -245,7 +261,8 @@ def mcem(problem: Problem, rng: np.random.Generator, *, draws: int = 2000, warmu
     check_unknown_n(problem, "mcem")
     name, param = model.name, model.param_names[0]
     theta = _start(problem)
-    sampler = _choose_estep(problem, rng, estep, theta, warmup)
+    kind = estep_kind(problem, rng, estep, theta)
+    sampler = _ImportanceEStep(problem, rng) if kind == "importance" else _MCMCEStep(problem, rng, theta, warmup)
     m0 = max(50, draws // 20)
     history, converged, stopped, mc_ok = [], False, False, False
     est, se, mc_se = theta, float("nan"), float("nan")

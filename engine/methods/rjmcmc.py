@@ -82,12 +82,13 @@ class RJState:
 def check_unknown_n(problem: Problem, method: str) -> None:
     """Refuse problems the reversible-jump kernels do not serve, with one line."""
     model, mech = problem.model, problem.mechanism
+    where = f"{method} with an unknown n" if problem.unknown_n is not None else method
     if getattr(model, "name", "custom") not in SUPPORTED_MODELS:
-        raise ValueError(f"model.name = {getattr(model, 'name', 'custom')!r} is invalid for {method} with an unknown "
-                         f"n: supported models are " + ", ".join(SUPPORTED_MODELS))
+        raise ValueError(f"model.name = {getattr(model, 'name', 'custom')!r} is invalid for {where}: supported "
+                         "models are " + ", ".join(SUPPORTED_MODELS))
     if isinstance(mech, RandomizedResponse):
-        raise ValueError(f"mechanism.name = 'randomized_response' is invalid for {method} with an unknown n: "
-                         "use additive noise (laplace, gaussian, discrete_laplace, discrete_gaussian)")
+        raise ValueError(f"mechanism.name = 'randomized_response' is invalid for {where}: use additive noise "
+                         "(laplace, gaussian, discrete_laplace, discrete_gaussian)")
 
 
 def default_jumps(problem: Problem) -> int:
