@@ -205,7 +205,8 @@ def summary_dict(result: Result) -> dict:
         out["mle"] = {k: dict(v) for k, v in info["mle"].items()}
         out["history"] = [dict(h) for h in info.get("history", [])]
     out["wall_time_s"] = float(info.get("wall_time_s", float("nan")))
-    out["info"] = {k: v for k, v in info.items() if isinstance(v, (int, float, str, list, type(None), bool))}
+    out["info"] = {k: v for k, v in info.items() if isinstance(v, (int, float, str, list, type(None), bool))
+                   and k not in out}
     return out
 
 

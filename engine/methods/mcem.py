@@ -254,7 +254,9 @@ def mcem(problem: Problem, rng: np.random.Generator, *, draws: int = 2000, warmu
         ``draws`` is the single point estimate (not posterior draws); ``info``: ``estimator`` (True),
         ``mle`` {param: {estimate, se, q5, q95}}, ``mc_se``, ``history`` (one dict per iteration:
         theta, E-step draws, step kind, score and its Monte Carlo error, observed information),
-        ``converged``, ``mc_error_ok``, ``estep``, ``iterations``, ``stopping_rule``, ``wall_time_s``.
+        ``converged``, ``mc_error_ok``, ``estep``, ``iterations``, ``stopping_rule``, ``at_boundary``
+        (the estimate sits on the edge of the parameter space: the Wald interval is not valid there),
+        ``note``, ``wall_time_s``.
     """
     t0 = time.perf_counter()
     model = problem.model
@@ -293,6 +295,12 @@ def mcem(problem: Problem, rng: np.random.Generator, *, draws: int = 2000, warmu
     if not converged:
         est = theta if not history or not math.isfinite(est) else est
     wald = (est - WALD_Z * se, est + WALD_Z * se)
+    edge = {"beta_binomial": (0.0, 1.0), "poisson_gamma": (0.0, math.inf)}.get(name, (-math.inf, math.inf))
+    at_boundary = bool(min(est - edge[0], edge[1] - est) < 1e-3 * se) if math.isfinite(se) else False
+    note = ("maximum-likelihood estimate with a 90% Wald interval; draws holds the single estimate, not posterior "
+            "draws")
+    if at_boundary:
+        note += "; the estimate is at the boundary of the parameter space, where the Wald interval is not valid"
     mle = {param: {"estimate": float(est), "se": float(se), "q5": float(wald[0]), "q95": float(wald[1])}}
     return Result(
         method="mcem", param_names=(param,), draws=np.array([[[est]]]), s_dp=problem.s_dp,
@@ -301,8 +309,7 @@ def mcem(problem: Problem, rng: np.random.Generator, *, draws: int = 2000, warmu
             "converged": converged, "mc_error_ok": bool(mc_ok), "estep": sampler.kind, "iterations": len(history),
             "stopped": "cancelled" if stopped else None, "unknown_n": problem.unknown_n is not None,
             "stopping_rule": f"|score| <= 2 mcse(score) and mcse(estimate) <= {tol:g} se (or E-step size at {draws})",
-            "note": "maximum-likelihood estimate with a 90% Wald interval; draws holds the single estimate, "
-                    "not posterior draws",
+            "at_boundary": at_boundary, "note": note,
             "wall_time_s": time.perf_counter() - t0,
         },
     )
