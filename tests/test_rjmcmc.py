@@ -181,7 +181,7 @@ def test_rjmcmc_sampler_distinguishes_a_wrong_prior_on_n():
 L = 99
 
 
-def _sbc_ranks(model, mech, n_mech, prior: SizePrior, reps, seed):
+def _sbc_ranks(model, mech, n_mech, prior: SizePrior, reps, seed, sampler_prior: SizePrior | None = None):
     ranks_theta, ranks_n = [], []
     for child in np.random.SeedSequence(seed).spawn(reps):
         rng = np.random.default_rng(child)
@@ -194,7 +194,7 @@ def _sbc_ranks(model, mech, n_mech, prior: SizePrior, reps, seed):
         from dataclasses import replace
 
         problem = engine.Problem(model=replace(model, n=plug), mechanism=mech, s_dp=s_dp,
-                                 unknown_n=UnknownSize(prior, n_mech, n_dp))
+                                 unknown_n=UnknownSize(sampler_prior or prior, n_mech, n_dp))
         res = rjmcmc(problem, rng, chains=1, draws=10 * L, warmup=200, parallel=False)
         th = res.draws[0, 9::10, 0]
         nd = res.draws[0, 9::10, 1]
@@ -226,6 +226,16 @@ def test_rjmcmc_sbc(case):
     for name, ranks in (("theta", ranks_theta), ("n", ranks_n)):
         p, counts = _uniform_p(ranks)
         assert p > 1e-3, f"{name}: rank counts {counts.tolist()}, p = {p:.2g}"
+
+
+def test_rjmcmc_sbc_detects_a_wrong_prior_on_n():
+    """Negative control: a sampler whose prior on n (mean 6) differs from the simulation's (mean 8) must
+    fail the same SBC for n, so the passes above are informative."""
+    _, model, mech, n_mech = SBC_CASES[1]
+    _, ranks_n = _sbc_ranks(model, mech, n_mech, SizePrior("poisson", 8.0), reps=300, seed=77,
+                            sampler_prior=SizePrior("poisson", 6.0))
+    p, counts = _uniform_p(ranks_n)
+    assert p < 1e-3, f"wrong prior passed SBC: {counts.tolist()}, p = {p:.2g}"
 
 
 # --------------------------------------------------------------------------- deterministic pieces
