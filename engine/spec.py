@@ -11,9 +11,11 @@ Layout (every key is documented in the README)::
     unknown n    model.n_prior = { name = "poisson", mean = .. } (or negative_binomial with
                  dispersion), an [n_mechanism] table (the keys of [mechanism]) and, with s_dp,
                  data.n_dp; model.n is then the true size, used only when the engine releases
-    [method]     name (naive | da_mcmc | abc_rejection | ops | exact), chains, draws, warmup,
+                 the data itself (simulate, csv, records; simulation without it draws n)
+    [method]     name (naive | da_mcmc | abc_rejection | ops | exact | pseudo_marginal | auto |
+                 rjmcmc | mcem), chains, draws, warmup,
                  and per method: abc max_proposals, max_seconds, batch_size · ops k, truncation,
-                 epsilon · exact/naive grid_size
+                 epsilon · exact/naive grid_size · rjmcmc jumps · mcem max_iter, tol, estep
 """
 from __future__ import annotations
 
