@@ -1,8 +1,9 @@
 """DP Posterior Lab engine: Bayesian inference from differentially private releases.
 
 Methods: ``naive`` (conjugate update on s_dp as if exact), ``da_mcmc`` (Ju et al. 2022, Alg. 1),
-``abc_rejection`` (Gong 2020, Alg. 3), ``ops`` (one-posterior sampling) and ``exact`` (the
-finite-mixture posterior). The engine imports neither streamlit nor plotly.
+``abc_rejection`` (Gong 2020, Alg. 3), ``ops`` (one-posterior sampling), ``exact`` (the
+finite-mixture posterior), ``pseudo_marginal``, ``auto``, ``rjmcmc`` (unknown n, paper 002 Alg. 1)
+and ``mcem`` (the MLE by Monte Carlo EM, paper 002 Alg. 2). The engine imports neither streamlit nor plotly.
 """
 from .api import METHODS, check_s_dp, confidential_posterior, data_rng, method_rng, prepare, run, run_method
 from .budget import BudgetExceeded, Cost, estimate_cost, fit_to_budget
@@ -11,6 +12,8 @@ from .custom import CustomModel
 from .data import load_records_csv, privatize
 from .diagnostics import draws_frame, summary, summary_dict, to_inference_data, write_outputs
 from .methods.exact import exact_mixture, has_closed_form
+from .methods.rjmcmc import n_pmf
+from .sample_size import SizePrior, UnknownSize, plug_in_n
 from .mechanisms import MECHANISM_NAMES, budget_from_scale, make_mechanism, scale_from_budget
 from .models import MODEL_INFO, MODEL_NAMES, make_model
 from .results import Problem, Result
@@ -26,7 +29,7 @@ __all__ = [
     "epsilon_spec", "epsilon_sweep", "smallest_epsilon_meeting",
     "load_spec", "spec_from_dict", "spec_to_dict", "spec_to_toml",
     "make_model", "make_mechanism", "scale_from_budget", "budget_from_scale",
-    "exact_mixture", "has_closed_form",
+    "exact_mixture", "has_closed_form", "n_pmf", "SizePrior", "UnknownSize", "plug_in_n",
     "estimate_cost", "fit_to_budget", "Cost", "BudgetExceeded", "Cancelled",
     "DEMO_SPEC", "scenario",
     "summary", "summary_dict", "draws_frame", "to_inference_data", "write_outputs",

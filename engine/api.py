@@ -17,6 +17,7 @@ from .mechanisms import RandomizedResponse, check_release_value
 from .methods import REGISTRY
 from .models import make_model
 from .results import Problem, Result
+from .sample_size import UnknownSize, check_n_dp, make_size_mechanism, make_size_prior, plug_in_n
 from .spec import Spec, _resolve, build_mechanism, spec_from_dict, validate_method
 from .validation import fail, number_list
 
@@ -53,6 +54,8 @@ def prepare(spec: Spec | dict) -> Problem:
     """Build model and mechanism, obtain the records (simulate / CSV / inline) and the release."""
     if not isinstance(spec, Spec):
         spec = spec_from_dict(spec)
+    if spec.unknown_n:
+        return _prepare_unknown_n(spec)
     model = make_model(spec.model["name"], spec.model)
     mech = build_mechanism(spec.mechanism, model)
     kind = spec.data_kind
@@ -73,6 +76,48 @@ def prepare(spec: Spec | dict) -> Problem:
         fail("model.n", model.n, f"must equal the number of records ({records.shape[0]})")
     s_dp = privatize(model, mech, records, rng)
     return Problem(model=model, mechanism=mech, s_dp=s_dp, records=records, true_params=true)
+
+
+def _prepare_unknown_n(spec: Spec) -> Problem:
+    """An unknown-n scenario (paper 002): with s_dp given, the model's n is the plug-in round(n_dp);
+    otherwise the true size is model.n (or, in simulation without it, a draw from the prior on n),
+    the engine releases s_dp with [mechanism] and n_dp with [n_mechanism], and model.n becomes the
+    plug-in size. ``true_params["n"]`` is the true size when known."""
+    from dataclasses import replace
+
+    prior = make_size_prior(spec.model["n_prior"])
+    n_mech = make_size_mechanism(spec.n_mechanism)
+    table = {k: v for k, v in spec.model.items() if k != "n_prior"}
+    kind = spec.data_kind
+    if kind == "s_dp":
+        n_dp = check_n_dp(n_mech, spec.data["n_dp"])
+        model = make_model(table["name"], {**table, "n": plug_in_n(n_dp)})
+        mech = build_mechanism(spec.mechanism, model, unbounded=True)
+        return Problem(model=model, mechanism=mech, s_dp=check_s_dp(model, mech, spec.data["s_dp"]),
+                       unknown_n=UnknownSize(prior, n_mech, n_dp))
+    rng = data_rng(spec.seed)
+    true = None
+    if kind == "simulate":
+        n_true = int(table["n"]) if "n" in table else int(prior.sample(rng))
+        model = replace(make_model(table["name"], {**table, "n": max(n_true, 1)}), n=n_true)
+        theta = model.theta_from(spec.data["simulate"])
+        records = model.sample_records(rng, theta)
+        true = {**dict(zip(model.param_names, theta.tolist())), "n": n_true}
+    else:
+        model = make_model(table["name"], table)
+        if kind == "csv":
+            records = model.check_records(load_records_csv(_resolve(spec.data["csv"], spec.base_dir),
+                                                           spec.data.get("column")), "data.csv")
+        else:
+            records = model.check_records(number_list("data.records", spec.data["records"]), "data.records")
+        if records.shape[0] != model.n:
+            fail("model.n", model.n, f"must equal the number of records ({records.shape[0]})")
+    mech = build_mechanism(spec.mechanism, model, unbounded=True)
+    s_dp = privatize(model, mech, records, rng)
+    n_dp = float(n_mech.sample(rng, np.array([float(records.shape[0])]))[0])
+    plug = replace(model, n=plug_in_n(n_dp))
+    return Problem(model=plug, mechanism=mech, s_dp=s_dp, records=records, true_params=true,
+                   unknown_n=UnknownSize(prior, n_mech, n_dp))
 
 
 def run_method(problem: Problem, method: dict, seed: int, on_progress=None, max_seconds: float | None = None) -> Result:

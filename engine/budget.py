@@ -17,6 +17,11 @@ abc_rejection      draws wanted / acceptance rate proposals, the      a pilot of
 exact              one evaluation of the exact posterior: measured    a timed run with 10 draws
                    (it takes well under a second for every built-in   (exact is cheap, so the
                    model; the time is what the estimate reports)      pilot is the run itself)
+rjmcmc             chains x (warmup + draws) x (n + jumps) record       the model's compiled sweep
+                   updates, n = max(plug-in n, prior mean of n)
+mcem               E-step draws of a typical run (geometric ramp to   the model's compiled sweep
+                   draws, three iterations there) x n record updates  (MCMC E-step) or statistic
+                   (MCMC E-step), or x 1 statistic draw (importance)  draw (importance)
 naive, ops         conjugate draws: negligible                        -
 auto               the cost of the method it would pick               as above
 =================  =================================================  ===========================
@@ -159,6 +164,19 @@ def estimate_cost(problem: Problem, method: dict, rates: dict | None = None) -> 
         secs = units * per_draw / _parallel(chains, rates)
         return Cost(name, units, "statistic draws", secs, f"{chains} chains x {warmup + draws:,} iterations x "
                                                               f"M = {m:,} particles")
+    if name == "rjmcmc":
+        from .methods.rjmcmc import default_jumps
+
+        if getattr(problem, "unknown_n", None) is None:
+            return Cost(name, 0.0, "record updates", 0.0, "rjmcmc needs an unknown n; it will refuse this problem")
+        jumps = settings.get("jumps") or default_jumps(problem)
+        size = max(model.n, problem.unknown_n.prior.mean)
+        units = float(iters) * (size + jumps)
+        secs = units * family["record_update_s"] / _parallel(chains, rates)
+        return Cost(name, units, "record updates", secs, f"{chains} chains x {warmup + draws:,} iterations x "
+                                                            f"(n ~ {size:,.0f} records + {jumps} jumps)")
+    if name == "mcem":
+        return _mcem_cost(problem, settings, family)
     if name == "abc_rejection":
         return _abc_cost(problem, settings)
     if name == "exact":
@@ -169,6 +187,21 @@ def estimate_cost(problem: Problem, method: dict, rates: dict | None = None) -> 
         secs = time.perf_counter() - t0 + 2e-7 * chains * draws
         return Cost(name, 1.0, "exact evaluation", secs, "measured: one evaluation of the exact posterior")
     return Cost(name, float(chains * draws), "conjugate draws", 1e-7 * chains * draws + 0.01, "closed-form draws")
+
+
+def _mcem_cost(problem: Problem, settings: dict, family: dict) -> Cost:
+    from .methods import mcem
+
+    size = problem.model.n if problem.unknown_n is None else max(problem.model.n, problem.unknown_n.prior.mean)
+    kind = mcem.estep_kind(problem, np.random.default_rng(0), settings.get("estep", "auto"),
+                           mcem._start(problem))
+    m = mcem.expected_draws(settings["draws"], settings.get("max_iter", 60))
+    if kind == "importance":
+        return Cost("mcem", m, "statistic draws", m * family["statistic_draw_s"] + 0.01,
+                    f"importance-sampled E-steps, about {m:,.0f} draws in all")
+    units = (m + settings["warmup"]) * size
+    return Cost("mcem", units, "record updates", units * family["record_update_s"] + 0.01,
+                f"MCMC E-steps, about {m:,.0f} sweeps of n ~ {size:,.0f} records")
 
 
 def _abc_cost(problem: Problem, settings: dict) -> Cost:
@@ -203,7 +236,7 @@ def fit_to_budget(problem: Problem, method: dict, max_seconds: float, rates: dic
     cost = estimate_cost(problem, settings, rates)
     if cost.seconds <= max_seconds:
         return settings
-    if settings["name"] not in ("da_mcmc", "pseudo_marginal", "abc_rejection", "auto"):
+    if settings["name"] not in ("da_mcmc", "pseudo_marginal", "abc_rejection", "auto", "rjmcmc"):
         return None
     for chains in sorted({settings["chains"], min(settings["chains"], 2)}, reverse=True):
         trial = {**settings, "chains": chains}

@@ -80,8 +80,12 @@ def main(argv=None) -> int:
         except BrokenPipeError:
             pass
     try:
-        print(f"{result.method}: {result.n_chains} chain(s) x {result.n_draws} draws in "
-              f"{result.info.get('wall_time_s', float('nan')):.2f} s -> {args.out}")
+        secs = result.info.get("wall_time_s", float("nan"))
+        if result.info.get("estimator"):  # a point estimate, not draws: say what it is
+            print(f"{result.method}: maximum-likelihood estimate (mean = estimate, sd = standard error, q5/q95 = "
+                  f"90% Wald interval) after {result.info.get('iterations')} iterations in {secs:.2f} s -> {args.out}")
+        else:
+            print(f"{result.method}: {result.n_chains} chain(s) x {result.n_draws} draws in {secs:.2f} s -> {args.out}")
         print(s.round(4).to_string())
         sys.stdout.flush()
     except BrokenPipeError:  # e.g. piped into `head`: the outputs are written, stay quiet

@@ -36,6 +36,10 @@ def confidential_posterior(problem: Problem, rng: np.random.Generator, *, draws:
     if problem.records is None:
         raise ValueError("data = s_dp is invalid for the confidential posterior: it needs the records "
                          "(simulate or csv data)")
+    if problem.unknown_n is not None:  # the confidential records know their own size
+        from dataclasses import replace
+
+        problem = replace(problem, model=replace(problem.model, n=int(problem.records.shape[0])))
     suff = problem.model.suff(problem.records)
     return conjugate_result("confidential", problem, suff, rng, draws, 1, grid_size,
                              {"statistic": problem.model.statistic(problem.records).tolist()})

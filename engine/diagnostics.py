@@ -140,6 +140,8 @@ def summary(result: Result, verdict: bool = True) -> pd.DataFrame:
     of >= 4 draws; otherwise NaN). ``attrs["convergence"]`` holds the verdict as a dict
     (:func:`convergence`). R-hat and ESS come from :mod:`engine.rank_diagnostics` (ArviZ's
     definitions, without importing ArviZ)."""
+    if result.info.get("estimator"):
+        return _estimator_table(result)
     rows = {}
     for j, name in enumerate(result.param_names):
         x = result.draws[:, :, j]
@@ -155,6 +157,19 @@ def summary(result: Result, verdict: bool = True) -> pd.DataFrame:
     table = pd.DataFrame.from_dict(rows, orient="index")
     if verdict:
         table.attrs["convergence"] = convergence(result, table).as_dict()
+    return table
+
+
+def _estimator_table(result: Result) -> pd.DataFrame:
+    """A point estimator (mcem): mean = the estimate, sd = its standard error, q5/q95 = the 90% Wald
+    interval, q50 = the estimate; no R-hat or ESS (its draws are not a posterior sample)."""
+    rows = {}
+    for name, m in result.info["mle"].items():
+        rows[name] = {"mean": m["estimate"], "sd": m["se"], "q5": m["q5"], "q50": m["estimate"], "q95": m["q95"],
+                      "r_hat": float("nan"), "ess_bulk": float("nan"), "ess_tail": float("nan")}
+    table = pd.DataFrame.from_dict(rows, orient="index")
+    table.attrs["convergence"] = Convergence(applicable=False, converged=True).as_dict()
+    table.attrs["estimator"] = True
     return table
 
 
@@ -181,8 +196,17 @@ def summary_dict(result: Result) -> dict:
     elif "acceptance_rate" in info:
         out["acceptance"] = {"mean": float(info["acceptance_rate"])}
     out["convergence"] = s.attrs["convergence"]
+    if info.get("unknown_n") and "n" in result.param_names:
+        values, probs = np.unique(np.rint(result.flat("n")).astype(np.int64), return_counts=True)
+        out["n_pmf"] = {str(int(v)): float(c) / float(probs.sum()) for v, c in zip(values, probs)}
+        out["jump_acceptance"] = {"add": info.get("add_acceptance"), "delete": info.get("delete_acceptance"),
+                                  "jumps_per_iteration": info.get("jumps")}
+    if info.get("estimator"):
+        out["mle"] = {k: dict(v) for k, v in info["mle"].items()}
+        out["history"] = [dict(h) for h in info.get("history", [])]
     out["wall_time_s"] = float(info.get("wall_time_s", float("nan")))
-    out["info"] = {k: v for k, v in info.items() if isinstance(v, (int, float, str, list, type(None), bool))}
+    out["info"] = {k: v for k, v in info.items() if isinstance(v, (int, float, str, list, type(None), bool))
+                   and k not in out}
     return out
 
 

@@ -17,6 +17,10 @@ alpha = 1 and needs no uniform draw. For the Bernoulli model the acceptance prob
 the only two possible moves (s -> s + 1, s -> s - 1) are tabulated once per run, since they
 depend on s and s_dp only. Randomness comes from the ``numpy.random.Generator`` passed in.
 
+Step 2 of each chain is its own compiled function (``*_sweep``: one pass over the records at a
+given theta) so that the reversible-jump sampler and the Monte Carlo EM E-step of
+:mod:`engine.rj_kernels` run the very same record sweep.
+
 Noise kernels (``kernel``): 0 = log eta(r) = -|r|/scale (Laplace, discrete Laplace),
 1 = -r^2/(2 scale^2) (Gaussian, discrete Gaussian); normalising constants cancel in alpha.
 ``mode`` 0 = additive noise on the statistic, 1 = per-record randomized response, where the
@@ -29,7 +33,8 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["bernoulli_chain", "categorical_chain", "poisson_chain", "normal_chain", "log_noise"]
+__all__ = ["bernoulli_chain", "categorical_chain", "poisson_chain", "normal_chain", "log_noise",
+           "bernoulli_sweep", "poisson_sweep", "normal_sweep", "normal_sums"]
 
 
 @njit(cache=True, nogil=True)
@@ -37,6 +42,31 @@ def log_noise(kernel, scale, r):
     if kernel == 0:
         return -abs(r) / scale
     return -0.5 * (r / scale) * (r / scale)
+
+
+@njit(cache=True, nogil=True)
+def bernoulli_sweep(rng, x, s, theta, mode, acc_up, acc_down, z, rr_acc):
+    """Step 2 of Algorithm 1 for Bernoulli records at a given theta: one pass over ``x``.
+    Returns (s, sum of alpha, number of accepted records)."""
+    asum = 0.0
+    nacc = 0
+    for i in range(x.size):
+        xi = x[i]
+        prop = 1 if rng.random() < theta else 0
+        if prop == xi:
+            asum += 1.0
+            nacc += 1
+            continue
+        if mode == 0:
+            al = acc_up[s] if prop == 1 else acc_down[s]
+        else:
+            al = rr_acc[z[i], prop]
+        asum += al
+        if al >= 1.0 or rng.random() < al:
+            x[i] = prop
+            s += 1 if prop == 1 else -1
+            nacc += 1
+    return s, asum, nacc
 
 
 @njit(cache=True, nogil=True)
@@ -49,24 +79,7 @@ def bernoulli_chain(rng, x, s, a, b, mode, acc_up, acc_down, z, rr_acc, n_iter,
     for t in range(n_iter):
         theta = rng.beta(a + s, b + n - s)
         out_theta[t, 0] = theta
-        asum = 0.0
-        nacc = 0
-        for i in range(n):
-            xi = x[i]
-            prop = 1 if rng.random() < theta else 0
-            if prop == xi:
-                asum += 1.0
-                nacc += 1
-                continue
-            if mode == 0:
-                al = acc_up[s] if prop == 1 else acc_down[s]
-            else:
-                al = rr_acc[z[i], prop]
-            asum += al
-            if al >= 1.0 or rng.random() < al:
-                x[i] = prop
-                s += 1 if prop == 1 else -1
-                nacc += 1
+        s, asum, nacc = bernoulli_sweep(rng, x, s, theta, mode, acc_up, acc_down, z, rr_acc)
         out_acc[t] = asum / n
         out_frac[t] = nacc / n
     return s
@@ -126,6 +139,42 @@ def categorical_chain(rng, x, counts, alpha, mode, s_dp, kernel, scale, z, log_q
 
 
 @njit(cache=True, nogil=True)
+def poisson_sweep(rng, x, s, sum_x, lam, upper, s_dp, kernel, scale):
+    """Step 2 of Algorithm 1 for Poisson records at a given lam (statistic sum min(x_i, upper),
+    ``upper < 0``: no clamp). Returns (s, sum_x, sum of alpha, number of accepted records)."""
+    asum = 0.0
+    nacc = 0
+    cur = log_noise(kernel, scale, s_dp - s)
+    for i in range(x.size):
+        prop = rng.poisson(lam)
+        xi = x[i]
+        if prop == xi:
+            asum += 1.0
+            nacc += 1
+            continue
+        ti = xi
+        tp = prop
+        if upper >= 0:
+            ti = min(xi, upper)
+            tp = min(prop, upper)
+        if tp == ti:
+            al = 1.0
+            new = cur
+        else:
+            new = log_noise(kernel, scale, s_dp - (s - ti + tp))
+            lr = new - cur
+            al = 1.0 if lr >= 0.0 else math.exp(lr)
+        asum += al
+        if al >= 1.0 or rng.random() < al:
+            x[i] = prop
+            s += tp - ti
+            sum_x += prop - xi
+            cur = new
+            nacc += 1
+    return s, sum_x, asum, nacc
+
+
+@njit(cache=True, nogil=True)
 def poisson_chain(rng, x, s, sum_x, alpha, beta, upper, s_dp, kernel, scale, n_iter,
                   out_theta, out_acc, out_frac):
     """Gamma-Poisson chain; the statistic is sum min(x_i, upper) (``upper < 0``: no clamp).
@@ -135,38 +184,50 @@ def poisson_chain(rng, x, s, sum_x, alpha, beta, upper, s_dp, kernel, scale, n_i
     for t in range(n_iter):
         lam = rng.gamma(alpha + sum_x, 1.0 / (beta + n))
         out_theta[t, 0] = lam
-        asum = 0.0
-        nacc = 0
-        cur = log_noise(kernel, scale, s_dp - s)
-        for i in range(n):
-            prop = rng.poisson(lam)
-            xi = x[i]
-            if prop == xi:
-                asum += 1.0
-                nacc += 1
-                continue
-            ti = xi
-            tp = prop
-            if upper >= 0:
-                ti = min(xi, upper)
-                tp = min(prop, upper)
-            if tp == ti:
-                al = 1.0
-                new = cur
-            else:
-                new = log_noise(kernel, scale, s_dp - (s - ti + tp))
-                lr = new - cur
-                al = 1.0 if lr >= 0.0 else math.exp(lr)
-            asum += al
-            if al >= 1.0 or rng.random() < al:
-                x[i] = prop
-                s += tp - ti
-                sum_x += prop - xi
-                cur = new
-                nacc += 1
+        s, sum_x, asum, nacc = poisson_sweep(rng, x, s, sum_x, lam, upper, s_dp, kernel, scale)
         out_acc[t] = asum / n
         out_frac[t] = nacc / n
     return s, sum_x
+
+
+@njit(cache=True, nogil=True)
+def normal_sums(x, lo, hi):
+    """(clamped sum, plain sum) of the records, recomputed so rounding cannot accumulate."""
+    s = 0.0
+    sum_x = 0.0
+    for i in range(x.size):
+        s += min(max(x[i], lo), hi)
+        sum_x += x[i]
+    return s, sum_x
+
+
+@njit(cache=True, nogil=True)
+def normal_sweep(rng, x, s, sum_x, mu, sd, lo, hi, s_dp, kernel, scale):
+    """Step 2 of Algorithm 1 for normal records at a given mu (statistic: the sum clamped to
+    [lo, hi]). Returns (s, sum_x, sum of alpha, number of accepted records)."""
+    asum = 0.0
+    nacc = 0
+    cur = log_noise(kernel, scale, s_dp - s)
+    for i in range(x.size):
+        prop = rng.normal(mu, sd)
+        xi = x[i]
+        ti = min(max(xi, lo), hi)
+        tp = min(max(prop, lo), hi)
+        if tp == ti:
+            al = 1.0
+            new = cur
+        else:
+            new = log_noise(kernel, scale, s_dp - (s - ti + tp))
+            lr = new - cur
+            al = 1.0 if lr >= 0.0 else math.exp(lr)
+        asum += al
+        if al >= 1.0 or rng.random() < al:
+            x[i] = prop
+            s += tp - ti
+            sum_x += prop - xi
+            cur = new
+            nacc += 1
+    return s, sum_x, asum, nacc
 
 
 @njit(cache=True, nogil=True)
@@ -180,36 +241,11 @@ def normal_chain(rng, x, s, sum_x, sd, lo, hi, prior_mean, prior_sd, s_dp, kerne
     post_sd = 1.0 / math.sqrt(prec)
     for t in range(n_iter):
         # resynchronise the running sums so rounding error cannot accumulate across sweeps
-        s = 0.0
-        sum_x = 0.0
-        for i in range(n):
-            s += min(max(x[i], lo), hi)
-            sum_x += x[i]
+        s, sum_x = normal_sums(x, lo, hi)
         m = (prior_mean / (prior_sd * prior_sd) + sum_x / (sd * sd)) / prec
         mu = rng.normal(m, post_sd)
         out_theta[t, 0] = mu
-        asum = 0.0
-        nacc = 0
-        cur = log_noise(kernel, scale, s_dp - s)
-        for i in range(n):
-            prop = rng.normal(mu, sd)
-            xi = x[i]
-            ti = min(max(xi, lo), hi)
-            tp = min(max(prop, lo), hi)
-            if tp == ti:
-                al = 1.0
-                new = cur
-            else:
-                new = log_noise(kernel, scale, s_dp - (s - ti + tp))
-                lr = new - cur
-                al = 1.0 if lr >= 0.0 else math.exp(lr)
-            asum += al
-            if al >= 1.0 or rng.random() < al:
-                x[i] = prop
-                s += tp - ti
-                sum_x += prop - xi
-                cur = new
-                nacc += 1
+        s, sum_x, asum, nacc = normal_sweep(rng, x, s, sum_x, mu, sd, lo, hi, s_dp, kernel, scale)
         out_acc[t] = asum / n
         out_frac[t] = nacc / n
     return s, sum_x

@@ -92,6 +92,10 @@ class Problem:
 
     ``records`` and ``true_params`` are present only when the confidential data are known
     (simulation or CSV upload); ``ops`` and the confidential-data posterior need them.
+
+    ``unknown_n`` (an :class:`engine.sample_size.UnknownSize`: prior on n, size mechanism, n_dp) is
+    set when the sample size is private; ``model.n`` is then the naive plug-in round(n_dp), which
+    methods that need a known n use, and ``true_params["n"]`` is the true size when it is known.
     """
 
     model: Any
@@ -99,6 +103,7 @@ class Problem:
     s_dp: np.ndarray
     records: np.ndarray | None = None
     true_params: Mapping[str, Any] | None = None
+    unknown_n: Any = None
 
     def __post_init__(self):
         s = np.asarray(self.s_dp, dtype=float)
@@ -114,4 +119,4 @@ class Problem:
     def __reduce__(self):
         return (Problem, (self.model, self.mechanism, np.array(self.s_dp),
                           None if self.records is None else np.array(self.records),
-                          None if self.true_params is None else dict(self.true_params)))
+                          None if self.true_params is None else dict(self.true_params), self.unknown_n))

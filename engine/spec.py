@@ -8,9 +8,14 @@ Layout (every key is documented in the README)::
                  sensitivity; randomized_response: epsilon, or scheme = "coin" + truth_prob
     [data]       exactly one of: s_dp = [..] · simulate = {theta = 0.3} · csv = "file.csv"
                  (+ column = "x") · records = [..]
-    [method]     name (naive | da_mcmc | abc_rejection | ops | exact), chains, draws, warmup,
+    unknown n    model.n_prior = { name = "poisson", mean = .. } (or negative_binomial with
+                 dispersion), an [n_mechanism] table (the keys of [mechanism]) and, with s_dp,
+                 data.n_dp; model.n is then the true size, used only when the engine releases
+                 the data itself (simulate, csv, records; simulation without it draws n)
+    [method]     name (naive | da_mcmc | abc_rejection | ops | exact | pseudo_marginal | auto |
+                 rjmcmc | mcem), chains, draws, warmup,
                  and per method: abc max_proposals, max_seconds, batch_size · ops k, truncation,
-                 epsilon · exact/naive grid_size
+                 epsilon · exact/naive grid_size · rjmcmc jumps · mcem max_iter, tol, estep
 """
 from __future__ import annotations
 
@@ -25,13 +30,15 @@ from typing import Any, Mapping
 from .mechanisms import make_mechanism
 from .methods import COMMON_KEYS, METHOD_NAMES, REGISTRY
 from .models import make_model
+from .sample_size import check_n_dp, make_size_mechanism, make_size_prior, plug_in_n
 from .validation import choice, fail, positive_int
 
 __all__ = ["Spec", "spec_from_dict", "load_spec", "spec_to_dict", "spec_to_toml", "METHOD_NAMES",
            "validate_method", "DEFAULT_METHOD"]
 
 DEFAULT_METHOD = {"name": "da_mcmc", "chains": 4, "draws": 2000, "warmup": 500}
-_TOP_KEYS = {"seed", "model", "mechanism", "data", "method"}
+_TOP_KEYS = {"seed", "model", "mechanism", "data", "method", "n_mechanism"}
+_UNKNOWN_N_MODELS = ("beta_binomial", "poisson_gamma", "normal_known_sd")
 _DATA_KINDS = ("s_dp", "simulate", "csv", "records")
 
 
@@ -76,6 +83,12 @@ class Spec:
     data: Mapping[str, Any]
     method: Mapping[str, Any]
     base_dir: str = "."
+    n_mechanism: Mapping[str, Any] | None = None
+
+    @property
+    def unknown_n(self) -> bool:
+        """True when the sample size is private (``model.n_prior`` given)."""
+        return "n_prior" in self.model
 
     @property
     def data_kind(self) -> str:
@@ -129,18 +142,70 @@ def spec_from_dict(d: Mapping[str, Any], base_dir: str = ".") -> Spec:
         model_d["n"] = len(data_d["records"])
     if "name" not in model_d:
         fail("model.name", None, "is required: one of beta_binomial, poisson_gamma, dirichlet_multinomial, normal_known_sd")
-    model = make_model(model_d["name"], model_d)
+    unknown_n = "n_prior" in model_d
+    n_mech_d = _check_unknown_n(d, model_d, data_d) if unknown_n else None
+    if not unknown_n and "n_mechanism" in d:
+        fail("n_mechanism", d["n_mechanism"], "needs model.n_prior (a prior on the unknown n) instead of model.n")
+    if not unknown_n and "n_dp" in data_d:
+        fail("data.n_dp", data_d["n_dp"], "needs model.n_prior and an [n_mechanism] table (an unknown n)")
+    model = make_model(model_d["name"], _model_table(model_d, data_d))
     mech_d = dict(d["mechanism"])
     if "name" not in mech_d:
         fail("mechanism.name", None, "is required: one of laplace, gaussian, discrete_laplace, discrete_gaussian, randomized_response")
-    build_mechanism(mech_d, model)
-    data = _check_data(data_d, model)
+    build_mechanism(mech_d, model, unbounded=unknown_n)
+    data = _check_data({k: v for k, v in data_d.items() if k != "n_dp"}, model)
+    if unknown_n and "n_dp" in data_d:
+        data["n_dp"] = data_d["n_dp"]
     method = validate_method(d.get("method", DEFAULT_METHOD))
-    return Spec(seed=seed, model=model_d, mechanism=mech_d, data=data, method=method, base_dir=base_dir)
+    if method["name"] == "rjmcmc" and not unknown_n:
+        fail("method.name", "rjmcmc", "needs an unknown n: give model.n_prior, an [n_mechanism] table and data.n_dp "
+             "instead of model.n (for a known n use da_mcmc)")
+    return Spec(seed=seed, model=model_d, mechanism=mech_d, data=data, method=method, base_dir=base_dir,
+                n_mechanism=n_mech_d)
 
 
-def build_mechanism(mech_d: Mapping[str, Any], model):
-    """The mechanism of a spec for a given model (sensitivity and k default from the model)."""
+def _check_unknown_n(d, model_d, data_d) -> dict:
+    """Validate the unknown-n pieces (model.n_prior, [n_mechanism], data.n_dp); returns [n_mechanism]."""
+    make_size_prior(model_d["n_prior"])
+    if model_d["name"] not in _UNKNOWN_N_MODELS:
+        fail("model.n_prior", model_d["n_prior"], f"{model_d['name']} has fixed-n tables and does not support an "
+             "unknown n; use " + ", ".join(_UNKNOWN_N_MODELS))
+    if isinstance(d["mechanism"], Mapping) and d["mechanism"].get("name") == "randomized_response":
+        fail("mechanism.name", "randomized_response", "is not available with an unknown n (the reports reveal n); "
+             "use additive noise on the statistic")
+    if "n_mechanism" not in d:
+        fail("n_mechanism", None, "[n_mechanism] table is required with model.n_prior: the noise on the released "
+             "size (name and a scale or budget, as in [mechanism])")
+    n_mech = make_size_mechanism(d["n_mechanism"])
+    if "s_dp" in data_d:
+        if "n" in model_d:
+            fail("model.n", model_d["n"], "must be omitted with model.n_prior and data.s_dp: the size is unknown "
+                 "(model.n is the true size only when the engine releases the data)")
+        check_n_dp(n_mech, data_d.get("n_dp"))
+    elif "n_dp" in data_d:
+        fail("data.n_dp", data_d["n_dp"], "is released by the engine from the records; give it only with data.s_dp")
+    return dict(d["n_mechanism"])
+
+
+def _model_table(model_d, data_d) -> dict:
+    """The [model] table make_model checks: without n_prior, and with n the plug-in round(n_dp) (s_dp data)
+    or, for simulation before n is drawn, the prior mean."""
+    if "n_prior" not in model_d:
+        return model_d
+    table = {k: v for k, v in model_d.items() if k != "n_prior"}
+    if "s_dp" in data_d:
+        table["n"] = plug_in_n(data_d["n_dp"])
+    elif "n" not in table:
+        table["n"] = plug_in_n(make_size_prior(model_d["n_prior"]).mean)
+    return table
+
+
+def build_mechanism(mech_d: Mapping[str, Any], model, unbounded: bool = False):
+    """The mechanism of a spec for a given model (sensitivity and k default from the model).
+
+    ``unbounded``: the size is private (add/delete neighbours), so the default sensitivity is what one
+    added or deleted record can do: the same as replace-one for counts, max(|lo|, |hi|) for the
+    clamped normal sum (paper 002 uses the unbounded sensitivity)."""
     name = mech_d.get("name")
     params = {k: v for k, v in mech_d.items() if k != "name"}
     l2 = name in ("gaussian", "discrete_gaussian")
@@ -150,7 +215,10 @@ def build_mechanism(mech_d: Mapping[str, Any], model):
     if name in ("discrete_laplace", "discrete_gaussian") and not model.integer_statistic:
         fail("mechanism.name", name, f"discrete noise needs an integer statistic; {model.name} has a real one "
              "(use laplace or gaussian)")
-    return make_mechanism(name, params, default_sensitivity=model.default_sensitivity(l2=l2), k=model.k or 2)
+    sens = model.default_sensitivity(l2=l2)
+    if unbounded and getattr(model, "name", "") == "normal_known_sd":
+        sens = max(abs(model.lo), abs(model.hi))
+    return make_mechanism(name, params, default_sensitivity=sens, k=model.k or 2)
 
 
 def _resolve(path: str, base_dir: str) -> str:
@@ -182,8 +250,11 @@ def load_spec(path: str) -> Spec:
 
 def spec_to_dict(spec: Spec) -> dict:
     """The plain-dict layout of a spec (round-trips through :func:`spec_from_dict`)."""
-    return {"seed": spec.seed, "model": _plain(spec.model), "mechanism": _plain(spec.mechanism),
-            "data": _plain(spec.data), "method": _plain(spec.method)}
+    d = {"seed": spec.seed, "model": _plain(spec.model), "mechanism": _plain(spec.mechanism),
+         "data": _plain(spec.data), "method": _plain(spec.method)}
+    if spec.n_mechanism is not None:
+        d["n_mechanism"] = _plain(spec.n_mechanism)
+    return d
 
 
 def _toml_value(v) -> str:
@@ -208,7 +279,9 @@ def spec_to_toml(spec: Spec) -> str:
     """TOML text that :func:`load_spec` reads back into an identical spec."""
     d = spec_to_dict(spec)
     lines = [f"seed = {d['seed']}"]
-    for table in ("model", "mechanism", "data", "method"):
+    for table in ("model", "mechanism", "n_mechanism", "data", "method"):
+        if table not in d:
+            continue
         lines.append(f"\n[{table}]")
         for k, v in d[table].items():
             if v is None:

@@ -66,10 +66,12 @@ def test_a_chain_that_never_moves_is_not_converged():
 
 def test_every_registered_mcmc_method_marks_its_results():
     problem = engine.prepare({**SMALL_EPS, "model": {"name": "beta_binomial", "n": 20}, "data": {"s_dp": [7]}})
+    unknown_n = engine.prepare({**SMALL_EPS, "model": {"name": "beta_binomial", "n_prior": {"name": "poisson", "mean": 20}},
+                                "n_mechanism": {"name": "laplace", "scale": 1.0}, "data": {"s_dp": [7], "n_dp": 20.4}})
     for name, entry in engine.METHODS.items():
         if name in ("ops",):
             continue
-        result = entry(problem, engine.method_rng(0), engine.validate_method({"name": name, "chains": 2, "draws": 50,
+        result = entry(unknown_n if name == "rjmcmc" else problem, engine.method_rng(0), engine.validate_method({"name": name, "chains": 2, "draws": 50,
                                                                               "warmup": 20}))
         assert bool(result.info.get("mcmc", False)) == (entry.mcmc or name == "auto" and result.info["mcmc"]), name
 

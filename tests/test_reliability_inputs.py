@@ -42,8 +42,54 @@ def _with(path, value, base=BASE):
     return spec
 
 
+# An unknown-n spec (issue 9): model.n_prior, [n_mechanism], data.n_dp, method rjmcmc
+UNKNOWN_N = {
+    "seed": 3,
+    "model": {"name": "beta_binomial", "a": 1.0, "b": 1.0, "n_prior": {"name": "poisson", "mean": 20.0}},
+    "mechanism": {"name": "laplace", "scale": 2.0},
+    "n_mechanism": {"name": "laplace", "scale": 1.0},
+    "data": {"s_dp": [7.3], "n_dp": 21.4},
+    "method": {"name": "rjmcmc", "chains": 1, "draws": 100, "warmup": 10},
+}
+
 # (case id, spec, text that must appear in the message: the field)
 SPEC_CASES = [
+    ("n prior mean zero", _with("model.n_prior.mean", 0.0, UNKNOWN_N), "model.n_prior.mean"),
+    ("n prior mean negative", _with("model.n_prior.mean", -3.0, UNKNOWN_N), "model.n_prior.mean"),
+    ("n prior mean missing", _with("model.n_prior.mean", ..., UNKNOWN_N), "model.n_prior.mean"),
+    ("n prior unknown name", _with("model.n_prior.name", "geometric", UNKNOWN_N), "model.n_prior.name"),
+    ("n prior not a table", _with("model.n_prior", 20, UNKNOWN_N), "model.n_prior"),
+    ("negbin prior without dispersion", _with("model.n_prior", {"name": "negative_binomial", "mean": 20.0}, UNKNOWN_N),
+     "model.n_prior.dispersion"),
+    ("negbin dispersion zero", _with("model.n_prior", {"name": "negative_binomial", "mean": 20.0, "dispersion": 0.0},
+                                     UNKNOWN_N), "model.n_prior.dispersion"),
+    ("n prior unknown key", _with("model.n_prior.sd", 2.0, UNKNOWN_N), "model.n_prior.sd"),
+    ("n mechanism without scale or budget", _with("n_mechanism", {"name": "laplace"}, UNKNOWN_N), "n_mechanism"),
+    ("n mechanism scale zero", _with("n_mechanism.scale", 0.0, UNKNOWN_N), "n_mechanism.scale"),
+    ("n mechanism randomized response", _with("n_mechanism", {"name": "randomized_response", "epsilon": 1.0},
+                                              UNKNOWN_N), "n_mechanism.name"),
+    ("n mechanism missing", _with("n_mechanism", ..., UNKNOWN_N), "n_mechanism"),
+    ("n_dp missing", _with("data.n_dp", ..., UNKNOWN_N), "data.n_dp"),
+    ("n_dp text", _with("data.n_dp", "twenty", UNKNOWN_N), "data.n_dp"),
+    ("n_dp nan", _with("data.n_dp", float("nan"), UNKNOWN_N), "data.n_dp"),
+    ("n_dp non-integer for discrete noise", _with("n_mechanism", {"name": "discrete_laplace", "scale": 1.0},
+                                                  UNKNOWN_N), "data.n_dp"),
+    ("unknown n with model.n and s_dp", _with("model.n", 20, UNKNOWN_N), "model.n"),
+    ("unknown n on dirichlet", {**UNKNOWN_N, "model": {"name": "dirichlet_multinomial", "alpha": [1, 1],
+                                                       "n_prior": {"name": "poisson", "mean": 20.0}},
+                                "data": {"s_dp": [3, 4], "n_dp": 7.0}}, "model.n_prior"),
+    ("rjmcmc with a known n", _with("method.name", "rjmcmc"), "method.name"),
+    ("n_mechanism with a known n", {**BASE, "n_mechanism": {"name": "laplace", "scale": 1.0}}, "n_mechanism"),
+    ("n_dp with a known n", _with("data.n_dp", 30.0), "data.n_dp"),
+    ("n_dp with simulated data", {**UNKNOWN_N, "data": {"simulate": {"theta": 0.3}, "n_dp": 20.0}}, "data.n_dp"),
+    ("rjmcmc jumps zero", _with("method.jumps", 0, UNKNOWN_N), "method.jumps"),
+    ("mcem unknown estep", _with("method", {"name": "mcem", "estep": "exact"}), "method.estep"),
+    ("mcem importance on clamped poisson", {**BASE, "model": {"name": "poisson_gamma", "n": 5, "upper": 3},
+                                            "method": {"name": "mcem", "estep": "importance"}}, "method.estep"),
+    ("mcem on dirichlet", {**BASE, "model": {"name": "dirichlet_multinomial", "n": 5, "alpha": [1, 1]},
+                           "data": {"s_dp": [2, 3]}, "method": {"name": "mcem"}}, "model.name"),
+    ("rjmcmc with randomized response", {**UNKNOWN_N, "mechanism": {"name": "randomized_response", "epsilon": 1.0},
+                                         "data": {"s_dp": [7], "n_dp": 21.4}}, "mechanism.name"),
     ("unknown model", _with("model.name", "lognormal"), "model.name"),
     ("model name not a string", _with("model.name", 3), "model.name"),
     ("missing model name", _with("model.name", ...), "model.name"),
@@ -113,7 +159,8 @@ SPEC_CASES = [
 @pytest.mark.parametrize("case,spec,field", SPEC_CASES, ids=[c[0] for c in SPEC_CASES])
 def test_bad_spec_raises_value_error_naming_field(case, spec, field):
     with pytest.raises(ValueError) as info:
-        engine.prepare(engine.spec_from_dict(spec))
+        spec = engine.spec_from_dict(spec)
+        engine.run_method(engine.prepare(spec), dict(spec.method), spec.seed)
     msg = str(info.value)
     assert field in msg, f"{case}: message does not name {field!r}: {msg}"
     assert "invalid" in msg or "required" in msg

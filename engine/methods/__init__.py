@@ -15,6 +15,10 @@
 ``pseudo_marginal`` :mod:`engine.methods.pseudo_marginal`       pseudo-marginal Metropolis–Hastings on
                                                                 theta (Andrieu & Roberts 2009)
 ``auto``            :mod:`engine.methods.auto`                  the cheapest exact method for the scenario
+``rjmcmc``          :mod:`engine.methods.rjmcmc`                reversible jump for an unknown n
+                                                                (paper 002, Alg. 1; Green 1995)
+``mcem``            :mod:`engine.methods.mcem`                  Monte Carlo EM: the MLE with Louis's se
+                                                                (paper 002, Alg. 2; Gong 2020)
 ==================  ==========================================  =========================================
 
 Each module defines ``METHOD`` (an :class:`engine.methods.base.Method`): its claim (exact,
@@ -23,12 +27,12 @@ that :func:`engine.run_method` calls. A new method is a new module plus one line
 """
 from __future__ import annotations
 
-from . import abc_rejection, auto, da_mcmc, exact, naive, ops, pseudo_marginal
+from . import abc_rejection, auto, da_mcmc, exact, naive, mcem, ops, pseudo_marginal, rjmcmc
 from .base import COMMON_KEYS, Method
 
 __all__ = ["REGISTRY", "METHOD_NAMES", "Method", "COMMON_KEYS"]
 
 REGISTRY: dict[str, Method] = {m.name: m for m in (naive.METHOD, da_mcmc.METHOD, abc_rejection.METHOD,
                                                      ops.METHOD, exact.METHOD, pseudo_marginal.METHOD,
-                                                     auto.METHOD)}
+                                                     auto.METHOD, rjmcmc.METHOD, mcem.METHOD)}
 METHOD_NAMES: tuple[str, ...] = tuple(REGISTRY)

@@ -44,6 +44,10 @@ class Method:
     mcmc : bool
         Its draws are a Markov chain: every summary carries the convergence verdict
         (:func:`engine.diagnostics.convergence`).
+    unknown_n : bool
+        It handles an unknown sample size (``problem.unknown_n``). Any other method run on such a
+        problem runs at the naive plug-in n = round(n_dp) (the problem's ``model.n``), and its
+        result says so: ``info["plug_in_n"]`` and a ``note``.
     """
 
     name: str
@@ -53,10 +57,17 @@ class Method:
     keys: frozenset = field(default_factory=frozenset)
     validate: Callable[[Mapping[str, Any], dict], None] = _no_keys
     mcmc: bool = False
+    unknown_n: bool = False
 
     def __call__(self, problem, rng: np.random.Generator, settings: Mapping[str, Any], on_progress=None):
         settings = {k: v for k, v in settings.items() if k != "name"}
         result = self.run(problem, rng, settings, on_progress)
         if self.mcmc and "mcmc" not in result.info:
             result = replace(result, info={**result.info, "mcmc": True})
+        if getattr(problem, "unknown_n", None) is not None and not self.unknown_n:
+            n = int(problem.model.n)
+            note = f"n unknown: run at the naive plug-in n = round(n_dp) = {n}"
+            old = result.info.get("note")
+            result = replace(result, info={**result.info, "plug_in_n": n,
+                                           "note": f"{note}; {old}" if old else note})
         return result
