@@ -1,7 +1,7 @@
 """Compare page (landing): every method's posterior for one privatized release, side by side."""
 import streamlit as st
 
-from ui import compute, keys, narrative, plots, tables
+from ui import compute, export, keys, narrative, plots, tables
 from ui.params import METHOD_LABELS
 from ui.routing import ensure_routed
 from ui.sidebar import MODEL_LABELS, scenario_inputs
@@ -63,7 +63,8 @@ with results_area:
                                     confidential=conf.result if conf is not None and conf.ok else None,
                                     title=prepared.mechanism_text,
                                     not_converged={m for m, r in ok.items() if r.stalled})
-    st.plotly_chart(fig, key=keys.POSTERIOR_CHART, width="stretch")
+    st.plotly_chart(fig, key=keys.POSTERIOR_CHART, width="stretch",
+                    config={"toImageButtonOptions": {"format": "png", "filename": "posterior", "scale": 2}})
     if "auto" in ok and ok["auto"].result.info.get("picked"):
         info = ok["auto"].result.info
         st.caption(f"{METHOD_LABELS['auto']} ran **{METHOD_LABELS.get(info['picked'], info['picked'])}**"
@@ -83,7 +84,7 @@ with results_area:
 
     st.subheader("Downloads", divider="gray")
     results = [r.result for r in ok.values()] + ([conf.result] if conf is not None and conf.ok else [])
-    c1, c2, c3, c4 = st.columns(4)
+    c1, c2, c3, c4, c5 = st.columns(5)
     c1.download_button("Draws (CSV)", data=lambda: tables.draws_csv(results), file_name="draws.csv",
                        mime="text/csv", on_click="ignore")
     if st.session_state.get(keys.W_NETCDF_METHOD) not in ok:
@@ -98,4 +99,9 @@ with results_area:
                        mime="application/toml", on_click="ignore")
     c4.download_button("Figure (HTML)", data=lambda: fig.to_html(include_plotlyjs=True, full_html=True),
                        file_name="posterior.html", mime="text/html", on_click="ignore")
+    if export.static_export_available():
+        c5.download_button("Figure (PNG)", data=lambda: export.png_bytes(fig), file_name="posterior.png",
+                           mime="image/png", on_click="ignore")
+    else:
+        c5.caption("PNG: the camera icon on the figure")
     st.caption("The page address holds this scenario: copy it to share (uploaded files are not part of the link).")

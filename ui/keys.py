@@ -61,6 +61,18 @@ TRACE_CHART = "pw_trace_chart"
 ACCEPTANCE_CHART = "pw_acceptance_chart"
 RANK_CHART = "pw_rank_chart"
 
+# Calibration page figures (their download buttons derive their keys from these)
+CAL_ECDF_CHART = "pw_cal_ecdf_chart"
+CAL_COVERAGE_CHART = "pw_cal_coverage_chart"
+CAL_KS_CHART = "pw_cal_ks_chart"
+CAL_MMD_CHART = "pw_cal_mmd_chart"
+CAL_SBC_CHART = "pw_cal_sbc_chart"
+
+
+def preset_chart_key(preset: str, figure: str) -> str:
+    """Key of one figure of a paper preset on the Calibration page."""
+    return f"pw_cal_preset_{preset}_{figure}"
+
 
 def prior_key(model: str, field: str) -> str:
     """Widget of one prior field of one model (each model keeps its own values)."""

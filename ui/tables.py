@@ -35,10 +35,11 @@ def acceptance_of(result) -> float:
 
 
 def verdict_text(convergence: Mapping[str, Any] | None) -> str:
-    """The convergence verdict in a table cell: "yes", "NO: <reasons>" or "—" (independent draws)."""
+    """The convergence verdict in a table cell: "yes", "NO: <reasons>" or "i.i.d." (independent draws
+    need none)."""
     v = convergence or {}
     if not v.get("applicable"):
-        return "— (independent draws)"
+        return "i.i.d."
     if v.get("converged"):
         return "yes"
     return "NO: " + "; ".join(v.get("reasons", [])) if v.get("reasons") else "NO"
