@@ -4,6 +4,7 @@ import streamlit as st
 from ui import compute, export, keys, narrative, plots, tables
 from ui.params import METHOD_LABELS
 from ui.routing import ensure_routed
+from ui import sidebar
 from ui.sidebar import MODEL_LABELS, scenario_inputs
 
 ensure_routed()
@@ -43,7 +44,29 @@ results_area = st.container()
 st.subheader("Run log", divider="gray")
 skipped = {m: prepared.unavailable_reason(m) for m in s.methods if prepared.unavailable_reason(m)}
 wanted = prepared.runnable(s.methods)
+scenario_key = compute.scenario_key(s, inputs.records)
+if st.session_state.get(keys.STOPPED_RUN) == scenario_key:
+    st.info("You stopped this run. Change an input, or run it again.", icon=":material/stop_circle:")
+    st.button("Run again", key=keys.W_STOP + "_again", on_click=sidebar.clear_stop)
+    st.stop()
+stop_slot = st.empty()
+stop_slot.button("Stop", key=keys.W_STOP, icon=":material/stop_circle:", on_click=sidebar.request_stop,
+                 args=(scenario_key,), help="Stop the runs in progress; what you entered stays.")
 runs = compute.run_methods(s, inputs.records, wanted)
+stop_slot.empty()
+for m, run in runs.items():
+    if run.over_budget:
+        cost, fit = run.over_budget, run.over_budget["fit"]
+        st.info(f"{METHOD_LABELS[m]} was not run: it would take about {cost['seconds']:.3g} s here "
+                f"({cost['detail']}), over this server's budget of {cost['budget']:g} s per run.",
+                icon=":material/timer:")
+        if fit:
+            offer = (f"stop ABC after {fit['max_seconds']:g} s" if m == "abc_rejection" else
+                     f"{fit['chains']} chains × {fit['draws']:,} draws (warm-up {fit.get('warmup', 0):,})")
+            st.button(f"Use settings that fit: {offer}", key=f"{keys.W_FIT_BUDGET}_{m}",
+                      on_click=sidebar.apply_method_settings, args=(m, fit))
+        else:
+            st.caption("Even 2 chains × 100 draws do not fit: reduce n, or use Exact (best method).")
 conf = compute.confidential(s, inputs.records)
 for m, why in skipped.items():
     st.caption(f"{METHOD_LABELS[m]}: {why}.")
@@ -70,7 +93,7 @@ with results_area:
         st.caption(f"{METHOD_LABELS['auto']} ran **{METHOD_LABELS.get(info['picked'], info['picked'])}**"
                    + (f": {info['why']}" if info.get("why") else "") + ".")
     for m, run in runs.items():
-        if not run.ok:
+        if not run.ok and not run.over_budget:
             st.caption(f"{METHOD_LABELS[m]} not shown: {run.error}")
     table = tables.comparison_table({**ok, **({"confidential": conf} if conf is not None and conf.ok else {})})
     formats = {c: "{:.4g}" for c in ("mean", "sd", "q5", "q95", "R-hat", "acceptance")}
