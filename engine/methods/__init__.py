@@ -19,6 +19,9 @@
                                                                 (paper 002, Alg. 1; Green 1995)
 ``mcem``            :mod:`engine.methods.mcem`                  Monte Carlo EM: the MLE with Louis's se
                                                                 (paper 002, Alg. 2; Gong 2020)
+``bernstein_sheldon`` :mod:`engine.methods.bernstein_sheldon`   APPROXIMATE: Gibbs on the sufficient
+                                                                statistic, CLT for p(s | theta)
+                                                                (paper 003, Alg. 1-3)
 ==================  ==========================================  =========================================
 
 Each module defines ``METHOD`` (an :class:`engine.methods.base.Method`): its claim (exact,
@@ -27,12 +30,13 @@ that :func:`engine.run_method` calls. A new method is a new module plus one line
 """
 from __future__ import annotations
 
-from . import abc_rejection, auto, da_mcmc, exact, naive, mcem, ops, pseudo_marginal, rjmcmc
+from . import abc_rejection, auto, bernstein_sheldon, da_mcmc, exact, naive, mcem, ops, pseudo_marginal, rjmcmc
 from .base import COMMON_KEYS, Method
 
 __all__ = ["REGISTRY", "METHOD_NAMES", "Method", "COMMON_KEYS"]
 
 REGISTRY: dict[str, Method] = {m.name: m for m in (naive.METHOD, da_mcmc.METHOD, abc_rejection.METHOD,
                                                      ops.METHOD, exact.METHOD, pseudo_marginal.METHOD,
-                                                     auto.METHOD, rjmcmc.METHOD, mcem.METHOD)}
+                                                     auto.METHOD, rjmcmc.METHOD, mcem.METHOD,
+                                                     bernstein_sheldon.METHOD)}
 METHOD_NAMES: tuple[str, ...] = tuple(REGISTRY)
