@@ -186,7 +186,8 @@ def test_learn_preset_loads_into_the_compare_widgets(preset):
     assert at.selectbox(key=keys.W_MECHANISM).value == preset.scenario.mechanism
     assert len(at.get("plotly_chart")) == 1
     methods = set(at.dataframe[0].value["method"])
-    assert {"Naive", "DA-MCMC"} <= methods
+    runnable = [m for m in preset.scenario.methods if not (m == "ops" and preset.scenario.data == "s_dp")]
+    assert {params.METHOD_LABELS[m] for m in runnable} <= methods  # every method it switches on that can run, ran
 
 
 def test_exact_without_closed_form_is_quiet():

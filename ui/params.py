@@ -41,7 +41,7 @@ __all__ = [
 
 MODELS = ("beta_binomial", "poisson_gamma", "dirichlet_multinomial", "normal_known_sd")
 MECHANISMS = ("laplace", "gaussian", "discrete_laplace", "discrete_gaussian", "randomized_response")
-METHODS = ("naive", "da_mcmc", "abc_rejection", "ops", "exact", "pseudo_marginal", "auto")
+METHODS = ("naive", "da_mcmc", "abc_rejection", "ops", "exact", "pseudo_marginal", "auto", "bernstein_sheldon")
 #: Switched on when the app opens: the baseline that fails, the best exact method (``auto``: the closed
 #: form or numerical grid where one exists, else the faster-mixing exact sampler) and the papers' samplers.
 DEFAULT_METHODS = ("naive", "da_mcmc", "abc_rejection", "ops", "auto")
@@ -54,6 +54,7 @@ METHOD_LABELS = {
     "exact": "Exact (closed form)",
     "pseudo_marginal": "Pseudo-marginal",
     "auto": "Exact (best method)",
+    "bernstein_sheldon": "Bernstein–Sheldon (approximate)",
     "confidential": "Confidential data",
 }
 
@@ -237,7 +238,7 @@ def method_settings(s: Scenario, method: str) -> dict:
     if method == "ops":
         return {"name": "ops", "k": s.ops_k}
     table: dict[str, Any] = {"name": method, "chains": s.chains, "draws": s.draws}
-    if method in ("da_mcmc", "pseudo_marginal", "auto"):
+    if method in ("da_mcmc", "pseudo_marginal", "auto", "bernstein_sheldon"):
         table["warmup"] = s.warmup
     if method == "abc_rejection":
         table.update(chains=1, draws=s.chains * s.draws, max_seconds=s.abc_max_seconds,
