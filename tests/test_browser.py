@@ -19,7 +19,7 @@ def test_compare_page_updates_when_epsilon_changes(app_url, tmp_path):
             page.goto(app_url)
             chart = page.locator(CHART).first
             expect(chart).to_be_visible(timeout=90_000)
-            expect(chart.locator(".gtitle")).to_contain_text("pure 1-DP", timeout=60_000)
+            expect(chart.locator(".gtitle")).to_contain_text("pure 0.3-DP", timeout=60_000)
             expect(page.locator(TABLE).first).to_be_visible()
 
             epsilon = page.get_by_role("spinbutton", name="ε (epsilon)", exact=True)

@@ -65,7 +65,7 @@ PROBE = """
   const titles = () => all(TITLES).map(text);
   const noise = () => all(CAPTIONS).map(text).filter((t) => t.startsWith("Implied noise"));
   // The convergence warning is information about a run, not something gone wrong: a session may show it.
-  const errors = () => all(ERRORS).map(text).filter((t) => !t.startsWith("Not converged:"));
+  const errors = () => all(ERRORS).map(text).filter((t) => !t.includes("Not converged:"));
   const snapshot = () => {
     const eps = document.querySelector('[data-testid="stSidebar"] input[aria-label="ε (epsilon)"]');
     const query = new URLSearchParams(location.search);
@@ -73,7 +73,7 @@ PROBE = """
       titles: titles(),
       noise: noise(),
       // A sampler that has not converged keeps its name with " (not converged)" after it.
-      legend: all('[data-testid="stPlotlyChart"] .legendtext').map(text).map((t) => t.replace(/ \(not converged\)$/, "")),
+      legend: all('[data-testid="stPlotlyChart"] .legendtext').map(text).map((t) => t.replace(/ [(]not converged[)]$/, "")),
       table: all('[data-testid="stDataFrame"] table tbody tr').map((r) => (r.cells.length ? text(r.cells[0]) : "")),
       errors: errors(),
       stale: all('[data-stale="true"]').length,
