@@ -71,8 +71,8 @@ with results_area:
         st.plotly_chart(plots.n_pmf_plot(values, probs, n_dp=prepared.n_dp, plug_in=prepared.n,
                                          true_n=(prepared.true_params or {}).get("n")), key=keys.N_PMF_CHART,
                         width="stretch")
-    if "mcem" in ok and ok["mcem"].result.info.get("note"):
-        st.caption(f"{METHOD_LABELS['mcem']}: {ok['mcem'].result.info['note']}.")
+    if "mcem" in ok:
+        st.caption(narrative.mle_caption(ok["mcem"].result.info))
     if "auto" in ok and ok["auto"].result.info.get("picked"):
         info = ok["auto"].result.info
         st.caption(f"{METHOD_LABELS['auto']} ran **{METHOD_LABELS.get(info['picked'], info['picked'])}**"

@@ -30,8 +30,8 @@ if not inputs.ok:
     st.stop()
 s, prepared = inputs.scenario, inputs.prepared
 
-choices = prepared.runnable(m for m in ("rjmcmc", "da_mcmc", "pseudo_marginal", "auto", "abc_rejection", "naive", "exact",
-                                        "ops")
+choices = prepared.runnable(m for m in ("rjmcmc", "da_mcmc", "pseudo_marginal", "auto", "abc_rejection", "naive",
+                                        "exact", "ops")
                             if m in s.methods)
 if not choices:
     st.info("Switch on a method in the sidebar (DA-MCMC has the most to diagnose).")

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from ui import keys, params
+from ui import keys, narrative, params
 from ui.presets import BAYES_VS_MLE, DEMO
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
@@ -114,6 +114,8 @@ def test_the_mle_is_a_marker_and_a_table_row():
     # a typed release: n_dp against the pmf, no truth
     assert {m["kind"] for m in _metas(_figure(at, 1))} == {"n_pmf", "n_dp", "plug_in"}
     assert "Naive at plug-in n = 21" in set(table["method"])
+    assert any(c.startswith("MLE (Monte Carlo EM): the diamond is the maximum-likelihood estimate")
+               for c in _texts(at.caption))
 
 
 def test_the_link_carries_the_unknown_n_and_reopens_it():
@@ -170,3 +172,29 @@ def test_a_known_n_keeps_the_landing_link_and_spec():
     assert params.from_query(params.to_query(BAYES_VS_MLE.scenario)) == BAYES_VS_MLE.scenario
     with pytest.raises(ValueError, match="link parameter size = 'maybe' is invalid"):
         params.from_query({**params.to_query(DEMO), "size": "maybe"})
+
+
+def test_back_to_a_known_n_switches_rjmcmc_off_and_drops_the_labels():
+    at = _open()
+    at.radio(key=keys.W_SAMPLE_SIZE).set_value("unknown").run()
+    at.radio(key=keys.W_SAMPLE_SIZE).set_value("known").run()
+    _assert_clean(at)
+    assert at.toggle(key=keys.method_key("rjmcmc")).value is False
+    assert set(at.dataframe[0].value["method"]) == {"Naive", "DA-MCMC", "Confidential data"}
+    assert len(at.get("plotly_chart")) == 1 and "size" not in _query(at)
+
+
+def test_privacy_budget_sweeps_rjmcmc_as_the_exact_posterior_under_an_unknown_n():
+    at = _open("pages/privacy_budget.py", scenario=BAYES_VS_MLE.scenario)
+    _assert_clean(at)
+    assert "rjmcmc" in at.multiselect(key=keys.W_SWEEP_METHODS).value
+    assert any("exact posterior sd of theta" in s for s in _texts(at.success) + _texts(at.warning))
+    step = _figure(at, 2)
+    assert {m["param"] for m in _metas(step) if "param" in m} == {"theta"}
+
+
+def test_the_mle_caption_says_when_the_wald_interval_or_convergence_is_in_doubt():
+    plain = narrative.mle_caption({"converged": True, "at_boundary": False})
+    assert "90% Wald interval" in plain and "edge" not in plain and "stopped" not in plain
+    doubtful = narrative.mle_caption({"converged": False, "at_boundary": True, "iterations": 12})
+    assert "edge of the parameter space" in doubtful and "stopped after 12 iterations" in doubtful

@@ -30,7 +30,6 @@ __all__ = [
     "N_MECHANISMS",
     "N_BUDGET_FORMS",
     "UNKNOWN_N_MODELS",
-    "PLUG_IN_METHODS",
     "budget_forms",
     "truth_key",
     "default_truth",
@@ -77,8 +76,6 @@ N_MECHANISMS = ("laplace", "discrete_laplace")
 N_BUDGET_FORMS = ("epsilon", "scale")
 #: The models the engine accepts an unknown n for (the Dirichlet tables have a fixed n).
 UNKNOWN_N_MODELS = ("beta_binomial", "poisson_gamma", "normal_known_sd")
-#: Methods that handle an unknown n themselves; every other one runs at the plug-in n = round(n_dp).
-PLUG_IN_METHODS = frozenset(set(METHODS) - {"rjmcmc", "mcem"})
 
 # How each mechanism's budget can be stated. "k_ary" and "coin" are the two randomized-response
 # constructions (epsilon, or the coin scheme's truth probability).

@@ -270,7 +270,8 @@ def n_pmf_plot(values, probs, *, n_dp: float, true_n: int | None = None, plug_in
                                  meta={"kind": kind, "param": "n", "value": x}))
     mean = float(np.sum(values * probs))
     fig.update_layout(height=360, title=f"Posterior of the number of records n (mean {mean:.4g})",
-                      xaxis_title="number of records n", yaxis={"title": "posterior probability", "rangemode": "tozero"},
+                      xaxis_title="number of records n",
+                      yaxis={"title": "posterior probability", "rangemode": "tozero"},
                       bargap=0.05, margin={"l": 60, "r": 20, "t": 60, "b": 50})
     return fig
 

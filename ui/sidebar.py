@@ -193,9 +193,9 @@ def _model_section(records) -> tuple[str, int, tuple]:
 
 
 def _size_changed() -> None:
-    """Switching to an unknown n switches RJMCMC on: it is the method that answers that question."""
-    if st.session_state.get(keys.W_SAMPLE_SIZE) == "unknown":
-        st.session_state[keys.method_key("rjmcmc")] = True
+    """Switching to an unknown n switches RJMCMC on (it is the method that answers that question), and
+    back to a known n switches it off (it cannot run there)."""
+    st.session_state[keys.method_key("rjmcmc")] = st.session_state.get(keys.W_SAMPLE_SIZE) == "unknown"
 
 
 def _size_section() -> dict:
