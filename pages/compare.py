@@ -69,7 +69,7 @@ with results_area:
     if "rjmcmc" in ok:  # the unknown n's own posterior, against what was released and the truth
         values, probs = compute.n_pmf(ok["rjmcmc"].result)
         st.plotly_chart(plots.n_pmf_plot(values, probs, n_dp=prepared.n_dp, plug_in=prepared.n,
-                                         true_n=(prepared.true_params or {}).get("n")), key=keys.N_PMF_CHART,
+                                         true_n=prepared.n_true), key=keys.N_PMF_CHART,
                         width="stretch")
     if "mcem" in ok:
         st.caption(narrative.mle_caption(ok["mcem"].result.info))

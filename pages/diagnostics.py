@@ -110,6 +110,10 @@ if "proposals" in result.info:
 st.subheader("Traces", divider="gray")
 st.plotly_chart(plots.trace_plot(result), key=keys.TRACE_CHART, width="stretch")
 st.subheader("Rank plots", divider="gray")
-st.plotly_chart(plots.rank_plot(result), key=keys.RANK_CHART, width="stretch")
+ranked = [p for p in result.param_names if not (p == "n" and result.info.get("unknown_n"))]  # n: ties
+st.plotly_chart(plots.rank_plot(result, params=ranked), key=keys.RANK_CHART, width="stretch")
 st.caption("Ranks of all draws pooled, histogrammed per chain: flat bars near the dashed line mean the chains "
            "explore the same distribution (Vehtari et al. 2021).")
+if len(ranked) < len(result.param_names):
+    st.caption("n is left out: a whole number has many tied draws, which make rank histograms spiky; its R-hat "
+               "and ESS are in the table above.")

@@ -101,7 +101,7 @@ def test_other_bad_unknown_n_inputs_are_named(act, message):
 
 
 def test_the_mle_is_a_marker_and_a_table_row():
-    at = _open(scenario=BAYES_VS_MLE.scenario)
+    at = _open(scenario=replace(BAYES_VS_MLE.scenario, seed=11))  # a seed of its own: a fresh run, a fresh log
     _assert_clean(at)
     table = at.dataframe[0].value
     row = table[table["method"] == "MLE (Monte Carlo EM)"]
@@ -116,6 +116,7 @@ def test_the_mle_is_a_marker_and_a_table_row():
     assert "Naive at plug-in n = 21" in set(table["method"])
     assert any(c.startswith("MLE (Monte Carlo EM): the diamond is the maximum-likelihood estimate")
                for c in _texts(at.caption))
+    assert any(s.label.startswith("MLE (Monte Carlo EM): estimate after ") for s in at.status)  # the run log
 
 
 def test_the_link_carries_the_unknown_n_and_reopens_it():
@@ -152,6 +153,10 @@ def test_diagnostics_shows_the_jump_rates_and_the_trace_of_n():
     traces = next(f for f in (_figure(at, i) for i in range(len(at.get("plotly_chart"))))
                   if any(m.get("kind") == "trace" for m in _metas(f)))
     assert {m["param"] for m in _metas(traces)} == {"theta", "n"}
+    ranks = next(f for f in (_figure(at, i) for i in range(len(at.get("plotly_chart"))))
+                 if any(m.get("kind") == "rank" for m in _metas(f)))
+    assert {m["param"] for m in _metas(ranks) if m.get("kind") == "rank"} == {"theta"}
+    assert any(c.startswith("n is left out") for c in _texts(at.caption))
 
 
 def test_learn_section_loads_the_bayes_vs_mle_preset():
@@ -198,3 +203,13 @@ def test_the_mle_caption_says_when_the_wald_interval_or_convergence_is_in_doubt(
     assert "90% Wald interval" in plain and "edge" not in plain and "stopped" not in plain
     doubtful = narrative.mle_caption({"converged": False, "at_boundary": True, "iterations": 12})
     assert "edge of the parameter space" in doubtful and "stopped after 12 iterations" in doubtful
+
+
+def test_an_uploaded_file_is_the_true_n_behind_n_dp():
+    at = _open()
+    at.radio(key=keys.W_DATA).set_value("csv").run()
+    at.file_uploader(key=keys.W_CSV).set_value(("r.csv", b"x\n" + b"1\n0\n0\n" * 10, "text/csv")).run()
+    at.radio(key=keys.W_SAMPLE_SIZE).set_value("unknown").run()
+    _assert_clean(at)
+    truth = next(t for t in _figure(at, 1)["data"] if t["meta"]["kind"] == "truth")
+    assert truth["x"] == [30.0, 30.0]

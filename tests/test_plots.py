@@ -332,3 +332,12 @@ def test_n_pmf_plot_shows_the_pmf_against_n_dp_the_plug_in_and_the_truth():
     assert {t["meta"]["kind"] for t in _traces(plots.n_pmf_plot(values, probs, n_dp=21.4))} == {"n_pmf", "n_dp"}
     with pytest.raises(ValueError, match="values"):
         plots.n_pmf_plot([], [], n_dp=3.0)
+
+
+def test_rjmcmc_acceptance_plot_is_named_for_rjmcmc(rng):
+    acc = rng.uniform(0.8, 1.0, (2, 50))
+    rj = _result("rjmcmc", np.stack([rng.beta(3, 5, (2, 50)), rng.poisson(20, (2, 50))], axis=2), params=("theta", "n"),
+                 sample_stats={"acceptance_rate": acc}, info={"epsilon_bound": None})
+    fig = plots.acceptance_plot(rj)
+    assert fig.layout.title.text.startswith("RJMCMC (unknown n)")
+    assert not _traces(fig, kind="bound")

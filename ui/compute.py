@@ -97,6 +97,7 @@ class Prepared:
     epsilon: float | None
     exact_available: bool
     n_dp: float | None = None  # the released noisy size (unknown n); n is then the plug-in round(n_dp)
+    n_true: int | None = None  # the true size behind n_dp when the app holds the records (simulation, CSV)
 
     @property
     def unknown_n(self) -> bool:
@@ -242,6 +243,7 @@ def prepare(spec_text: str) -> Prepared:
         epsilon=getattr(problem.mechanism, "epsilon", None),
         exact_available=engine.has_closed_form(problem),
         n_dp=None if problem.unknown_n is None else float(problem.unknown_n.n_dp),
+        n_true=None if problem.unknown_n is None or problem.records is None else int(problem.records.shape[0]),
     )
 
 
@@ -260,8 +262,9 @@ def _run_cached(spec_text: str, settings_text: str) -> dict:
             status.update(label=f"{label}: not run — {exc}", state="error", expanded=False)
             return {"error": str(exc)}
         bar.progress(1.0, text=f"{label}: done")
-        status.update(label=f"{label}: {result.draws.shape[0]} × {result.draws.shape[1]:,} draws in "
-                            f"{time.perf_counter() - t0:.2f} s", state="complete", expanded=False)
+        size = f"estimate after {result.info.get('iterations', 0)} iterations" if result.info.get("estimator") else \
+            f"{result.draws.shape[0]} × {result.draws.shape[1]:,} draws"
+        status.update(label=f"{label}: {size} in {time.perf_counter() - t0:.2f} s", state="complete", expanded=False)
         return _payload(result)
 
 

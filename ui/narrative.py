@@ -69,7 +69,8 @@ def headline(runs: Mapping[str, Any], true_params: Mapping[str, Any] | None = No
     param = max(params, key=shift)
     n, e = _row(naive, param), _row(exact, param)
     where = "" if len(params) == 1 else f" for {param}"
-    exact_name = "the exact posterior" if ref in ("exact", "auto") else f"the exact posterior ({METHOD_LABELS[ref]})"
+    exact_name = "the exact posterior" if ref in ("exact", "auto") else \
+        "the exact posterior (RJMCMC, n unknown)" if ref == "rjmcmc" else f"the exact posterior ({METHOD_LABELS[ref]})"
     ratio = e["sd"] / n["sd"] if n["sd"] > 0 else math.inf
     if 1 / AGREE_SD_RATIO <= ratio <= AGREE_SD_RATIO and shift(param) <= AGREE_SHIFT:
         return (f"At this ε the noise is small relative to the data: naive and exact agree{where} "

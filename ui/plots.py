@@ -327,7 +327,9 @@ def acceptance_plot(result, max_points: int = 2000) -> go.Figure:
         fig.add_trace(go.Scatter(x=[0, n_draws - 1], y=[float(bound)] * 2, mode="lines",
                                  name=f"exp(-ε) bound = {bound:.3f}", line={"width": 2.5, "color": BOUND_COLOR},
                                  meta={"kind": "bound", "value": float(bound)}))
-    fig.update_layout(height=380, title="DA-MCMC acceptance rate per sweep",
+    title = "DA-MCMC acceptance rate per sweep" if result.method != "rjmcmc" else \
+        f"{_label(result.method)}: acceptance rate per record sweep (within the current n)"
+    fig.update_layout(height=380, title=title,
                       xaxis_title="sweep (draw)", yaxis_title="mean acceptance probability",
                       yaxis_range=[0, 1.02], margin={"l": 60, "r": 20, "t": 60, "b": 50})
     return fig
