@@ -13,7 +13,8 @@ scaling (seconds per iteration for n = 10^3 .. 10^6), two_chain_record_updates_p
 versions / CPU count of the machine. From bench/exact_everywhere.py (issue "Exact at every ε"):
 small_eps_ess_per_s (da_mcmc vs pseudo_marginal, bulk ESS per second on the issue's two small-ε
 cases), small_eps_speedup, and live_map (``auto`` over 4 models x 5 n x 4 ε: cells reaching 400 ESS/s
-with R-hat <= 1.01, the slowest cells).
+with R-hat <= 1.01, the slowest cells). From bench/bernstein_sheldon.py: bernstein_sheldon_iterations_per_s
+(one chain, per model; the approximate sampler's iterations cost the same at every n).
 """
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ from engine.methods.da_mcmc import da_mcmc  # noqa: E402
 from engine.study import epsilon_sweep  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bernstein_sheldon as bench_bs  # noqa: E402
 import exact_everywhere  # noqa: E402
 
 ALL_METHODS = [{"name": "naive"}, {"name": "exact"}, {"name": "da_mcmc", "chains": 2, "draws": 2000, "warmup": 500},
@@ -164,6 +166,7 @@ def main(argv=None):
     first = bench_first_run(2 if args.quick else 5)
     small = exact_everywhere.small_eps(2000 if args.quick else 5000, 500 if args.quick else 1000)
     live = exact_everywhere.live_map()
+    bs = bench_bs.iterations_per_s(args.quick)
     import numba
 
     res = {
@@ -179,6 +182,7 @@ def main(argv=None):
         "small_eps_ess_per_s": small,
         "small_eps_speedup": {k: v["speedup"] for k, v in small.items()},
         "live_map": live,
+        "bernstein_sheldon_iterations_per_s": bs,
         "detail": {"da_mcmc": _stat(da), "reference": _stat(ref), "two_chain": _stat(two), "abc": _stat(abc),
                    "scenario": _stat(scen), "eps_sweep": _stat(sweep), "first_run": _stat(first)},
         "numba": numba.__version__, "numpy": np.__version__, "python": platform.python_version(),

@@ -22,6 +22,8 @@ rjmcmc             chains x (warmup + draws) x (n + jumps) record       the mode
 mcem               E-step draws of a typical run (geometric ramp to   the model's compiled sweep
                    draws, three iterations there) x n record updates  (MCMC E-step) or statistic
                    (MCMC E-step), or x 1 statistic draw (importance)  draw (importance)
+bernstein_sheldon  chains x (warmup + draws) iterations, O(1) in n    a timed 20,000-iteration chain
+                   (x k^2 / 4 for k cells)                            (:func:`bernstein_sheldon_rate`)
 naive, ops         conjugate draws: negligible                        -
 auto               the cost of the method it would pick               as above
 =================  =================================================  ===========================
@@ -44,7 +46,7 @@ import numpy as np
 from .methods.pseudo_marginal import _clean, _setup, choose_particles, moment_estimate
 from .results import Problem
 
-__all__ = ["Cost", "estimate_cost", "fit_to_budget", "machine_rates", "BudgetExceeded"]
+__all__ = ["Cost", "estimate_cost", "fit_to_budget", "machine_rates", "bernstein_sheldon_rate", "BudgetExceeded"]
 
 _PILOT_PROPOSALS = 20_000
 
@@ -126,6 +128,24 @@ def machine_rates() -> dict:
     return rates
 
 
+@functools.lru_cache(maxsize=1)
+def bernstein_sheldon_rate() -> float:
+    """Seconds per iteration of the compiled bernstein_sheldon chain (beta_binomial + laplace), measured here."""
+    from .methods.bernstein_sheldon import chain_1d
+
+    par = np.array([1000.0, 1.0, 1.0])
+    iters = 20_000
+    out = np.empty(iters)
+    track = np.empty(iters)
+    rng = np.random.default_rng(0)
+
+    def once():
+        chain_1d(rng, 0, par, 300.0, True, 1.0, np.array([300.0, 300.0, 2.0]), iters, out, track)
+
+    once()  # compile or load from the cache
+    return _time(once) / iters
+
+
 def _parallel(chains: int, rates: dict) -> int:
     return max(1, min(chains, rates["cores"]))
 
@@ -136,10 +156,17 @@ def estimate_cost(problem: Problem, method: dict, rates: dict | None = None) -> 
 
     settings = validate_method(method)
     name = settings["name"]
-    rates = rates or machine_rates()
     model = problem.model
     chains, draws, warmup = settings["chains"], settings["draws"], settings["warmup"]
     iters = chains * (warmup + draws)
+    if name == "bernstein_sheldon":  # its own rate: no need to time the record sweeps
+        k = getattr(model, "k", None) if getattr(model, "name", "") == "dirichlet_multinomial" else None
+        factor = max(1.0, k * k / 4.0) if k else 1.0
+        cores = (rates or {}).get("cores") or os.cpu_count() or 1
+        secs = iters * factor * bernstein_sheldon_rate() / max(1, min(chains, cores)) + 0.01
+        return Cost(name, float(iters), "iterations", secs, f"{chains} chains x {warmup + draws:,} iterations, "
+                                                             "each O(1) in n")
+    rates = rates or machine_rates()
     family = rates.get(getattr(model, "name", ""), rates["beta_binomial"])
     if name == "auto":
         from .methods.auto import choose
@@ -236,7 +263,7 @@ def fit_to_budget(problem: Problem, method: dict, max_seconds: float, rates: dic
     cost = estimate_cost(problem, settings, rates)
     if cost.seconds <= max_seconds:
         return settings
-    if settings["name"] not in ("da_mcmc", "pseudo_marginal", "abc_rejection", "auto", "rjmcmc"):
+    if settings["name"] not in ("da_mcmc", "pseudo_marginal", "abc_rejection", "auto", "rjmcmc", "bernstein_sheldon"):
         return None
     for chains in sorted({settings["chains"], min(settings["chains"], 2)}, reverse=True):
         trial = {**settings, "chains": chains}

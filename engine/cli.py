@@ -86,6 +86,8 @@ def main(argv=None) -> int:
                   f"90% Wald interval) after {result.info.get('iterations')} iterations in {secs:.2f} s -> {args.out}")
         else:
             print(f"{result.method}: {result.n_chains} chain(s) x {result.n_draws} draws in {secs:.2f} s -> {args.out}")
+        if result.info.get("claim") == "approximate":  # an approximation says so wherever its numbers go
+            print(f"{result.method} is {result.info.get('approximation', 'approximate')}")
         print(s.round(4).to_string())
         sys.stdout.flush()
     except BrokenPipeError:  # e.g. piped into `head`: the outputs are written, stay quiet

@@ -1,7 +1,7 @@
 """Calibration page: prove that exact methods are calibrated and naive ones are not; the papers' presets."""
 import streamlit as st
 
-from ui import studies, study_plots
+from ui import downloads, keys, studies, study_plots
 from ui.params import METHOD_LABELS
 from ui.routing import ensure_routed
 
@@ -12,6 +12,16 @@ st.caption("Repeat M times: θ from the prior, records from the model, a fresh p
            "calibrated method puts the true θ at a uniformly distributed quantile U of its draws (Cook, Gelman & "
            "Rubin; Bernstein & Sheldon 2018, Sec. 4): its ECDF follows the diagonal, its KS test passes and its "
            "intervals cover at their nominal rate. The confidential-data posterior is the reference.")
+with st.expander("What am I looking at?"):
+    st.markdown(
+        "One posterior is a picture; calibration is proof. Each replicate draws a true θ from the prior, fresh "
+        "records and a fresh release, and records where θ falls among each method's draws (its quantile U). "
+        "**ECDF of U**: a calibrated method follows the diagonal; naive's S-shape means its intervals are too "
+        "narrow. **KS**: the distance from the diagonal with its p-value. **Coverage**: how often the 50/80/90/95% "
+        "intervals contain θ, with binomial error bars — a calibrated method sits on the nominal line. **MMD**: "
+        "how far each method's draws are from the confidential-data posterior (smaller is more useful). **SBC "
+        "ranks** (Talts et al.): flat histograms for a calibrated sampler. *The papers' results* reproduces "
+        "published figures at a quick size, with the paper's numbers beside ours.")
 
 MODELS = tuple(studies.PRIORS)
 MECHANISMS = ("laplace", "discrete_laplace", "gaussian", "discrete_gaussian")
@@ -73,12 +83,15 @@ with tab_study:
         params = list(table["param"].unique())
         param = st.selectbox("Parameter", params) if len(params) > 1 else params[0]
         left, right = st.columns(2)
-        left.plotly_chart(study_plots.ecdf_plot(table, param), width="stretch")
-        right.plotly_chart(study_plots.coverage_plot(summary, param), width="stretch")
-        left.plotly_chart(study_plots.ks_plot(summary, param), width="stretch")
+        downloads.chart(study_plots.ecdf_plot(table, param), key=keys.CAL_ECDF_CHART, name=f"calibration_ecdf_{param}",
+                        container=left)
+        downloads.chart(study_plots.coverage_plot(summary, param), key=keys.CAL_COVERAGE_CHART,
+                        name=f"calibration_coverage_{param}", container=right)
+        downloads.chart(study_plots.ks_plot(summary, param), key=keys.CAL_KS_CHART, name=f"calibration_ks_{param}",
+                        container=left)
         if table["mmd2"].notna().any():
-            right.plotly_chart(study_plots.mmd_plot(table), width="stretch")
-        st.plotly_chart(study_plots.sbc_plot(table, param), width="stretch")
+            downloads.chart(study_plots.mmd_plot(table), key=keys.CAL_MMD_CHART, name="calibration_mmd", container=right)
+        downloads.chart(study_plots.sbc_plot(table, param), key=keys.CAL_SBC_CHART, name=f"calibration_sbc_{param}")
         cols = ["method", "param", "M", "failed", "ks_stat", "ks_pvalue", "coverage_50", "coverage_80", "coverage_90",
                 "coverage_95", "mmd2_mean"]
         st.dataframe(summary[cols].round(4), hide_index=True)
@@ -95,8 +108,8 @@ with tab_presets:
     if state.get(studies.PRESET_RESULT) == name:
         result = studies.run_preset_cached(name)
         st.code(result.text, language=None)
-        for fig in study_plots.preset_figures(result).values():
-            st.plotly_chart(fig, width="stretch")
+        for fname, fig in study_plots.preset_figures(result).items():
+            downloads.chart(fig, key=keys.preset_chart_key(name, fname), name=f"{name}_{fname}")
         for tname, t in result.tables.items():
             st.download_button(f"{tname}.csv", t.to_csv(index=False).encode(), file_name=f"{name}_{tname}.csv",
                                mime="text/csv", key=f"pw_cal_dl_{name}_{tname}")

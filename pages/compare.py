@@ -1,9 +1,10 @@
 """Compare page (landing): every method's posterior for one privatized release, side by side."""
 import streamlit as st
 
-from ui import compute, keys, narrative, plots, tables
+from ui import compute, export, keys, narrative, plots, tables
 from ui.params import METHOD_LABELS
 from ui.routing import ensure_routed
+from ui import sidebar
 from ui.sidebar import MODEL_LABELS, scenario_inputs
 
 ensure_routed()
@@ -45,7 +46,29 @@ results_area = st.container()
 st.subheader("Run log", divider="gray")
 skipped = {m: prepared.unavailable_reason(m) for m in s.methods if prepared.unavailable_reason(m)}
 wanted = prepared.runnable(s.methods)
+scenario_key = compute.scenario_key(s, inputs.records)
+if st.session_state.get(keys.STOPPED_RUN) == scenario_key:
+    st.info("You stopped this run. Change an input, or run it again.", icon=":material/stop_circle:")
+    st.button("Run again", key=keys.W_STOP + "_again", on_click=sidebar.clear_stop)
+    st.stop()
+stop_slot = st.empty()
+stop_slot.button("Stop", key=keys.W_STOP, icon=":material/stop_circle:", on_click=sidebar.request_stop,
+                 args=(scenario_key,), help="Stop the runs in progress; what you entered stays.")
 runs = compute.run_methods(s, inputs.records, wanted)
+stop_slot.empty()
+for m, run in runs.items():
+    if run.over_budget:
+        cost, fit = run.over_budget, run.over_budget["fit"]
+        st.info(f"{METHOD_LABELS[m]} was not run: it would take about {cost['seconds']:.3g} s here "
+                f"({cost['detail']}), over this server's budget of {cost['budget']:g} s per run.",
+                icon=":material/timer:")
+        if fit:
+            offer = (f"stop ABC after {fit['max_seconds']:g} s" if m == "abc_rejection" else
+                     f"{fit['chains']} chains × {fit['draws']:,} draws (warm-up {fit.get('warmup', 0):,})")
+            st.button(f"Use settings that fit: {offer}", key=f"{keys.W_FIT_BUDGET}_{m}",
+                      on_click=sidebar.apply_method_settings, args=(m, fit))
+        else:
+            st.caption("Even 2 chains × 100 draws do not fit: reduce n, or use Exact (best method).")
 conf = compute.confidential(s, inputs.records)
 for m, why in skipped.items():
     st.caption(f"{METHOD_LABELS[m]}: {why}.")
@@ -65,12 +88,14 @@ with results_area:
                                     confidential=conf.result if conf is not None and conf.ok else None,
                                     title=prepared.mechanism_text, params=prepared.param_names,
                                     not_converged={m for m, r in ok.items() if r.stalled})
-    st.plotly_chart(fig, key=keys.POSTERIOR_CHART, width="stretch")
+    st.plotly_chart(fig, key=keys.POSTERIOR_CHART, width="stretch",
+                    config={"toImageButtonOptions": {"format": "png", "filename": "posterior", "scale": 2}})
     if "rjmcmc" in ok:  # the unknown n's own posterior, against what was released and the truth
         values, probs = compute.n_pmf(ok["rjmcmc"].result)
         st.plotly_chart(plots.n_pmf_plot(values, probs, n_dp=prepared.n_dp, plug_in=prepared.n,
                                          true_n=prepared.n_true), key=keys.N_PMF_CHART,
-                        width="stretch")
+                        width="stretch",
+                        config={"toImageButtonOptions": {"format": "png", "filename": "n_posterior", "scale": 2}})
     if "mcem" in ok:
         st.caption(narrative.mle_caption(ok["mcem"].result.info))
     if "auto" in ok and ok["auto"].result.info.get("picked"):
@@ -78,7 +103,7 @@ with results_area:
         st.caption(f"{METHOD_LABELS['auto']} ran **{METHOD_LABELS.get(info['picked'], info['picked'])}**"
                    + (f": {info['why']}" if info.get("why") else "") + ".")
     for m, run in runs.items():
-        if not run.ok:
+        if not run.ok and not run.over_budget:
             st.caption(f"{METHOD_LABELS[m]} not shown: {run.error}")
     table = tables.comparison_table({**ok, **({"confidential": conf} if conf is not None and conf.ok else {})})
     formats = {c: "{:.4g}" for c in ("mean", "sd", "q5", "q95", "R-hat", "acceptance")}
@@ -92,7 +117,7 @@ with results_area:
 
     st.subheader("Downloads", divider="gray")
     results = [r.result for r in ok.values()] + ([conf.result] if conf is not None and conf.ok else [])
-    c1, c2, c3, c4 = st.columns(4)
+    c1, c2, c3, c4, c5 = st.columns(5)
     c1.download_button("Draws (CSV)", data=lambda: tables.draws_csv(results), file_name="draws.csv",
                        mime="text/csv", on_click="ignore")
     if st.session_state.get(keys.W_NETCDF_METHOD) not in ok:
@@ -107,4 +132,9 @@ with results_area:
                        mime="application/toml", on_click="ignore")
     c4.download_button("Figure (HTML)", data=lambda: fig.to_html(include_plotlyjs=True, full_html=True),
                        file_name="posterior.html", mime="text/html", on_click="ignore")
+    if export.static_export_available():
+        c5.download_button("Figure (PNG)", data=lambda: export.png_bytes(fig), file_name="posterior.png",
+                           mime="image/png", on_click="ignore")
+    else:
+        c5.caption("PNG: the camera icon on the figure")
     st.caption("The page address holds this scenario: copy it to share (uploaded files are not part of the link).")

@@ -9,6 +9,10 @@ from ui.sidebar import load_scenario
 ensure_routed()
 
 st.title("Learn: inference from privatized data")
+with st.expander("What am I looking at?"):
+    st.markdown("A five-minute walkthrough of why analysing a differentially private release as if it were exact "
+                "goes wrong, and how the exact methods fix it. Each preset button loads a worked example from the "
+                "papers into the sidebar and opens it on the Compare page.")
 
 st.markdown("""
 **1. What is released.** A data holder computes a statistic *s* of *n* confidential records (a count, a sum,

@@ -1,7 +1,7 @@
 """Privacy budget page: how posterior location and width move as epsilon changes."""
 import streamlit as st
 
-from ui import compute, keys, plots
+from ui import compute, downloads, keys, plots
 from ui.params import METHOD_LABELS, log_grid, parse_grid
 from ui.routing import ensure_routed
 from ui.sidebar import scenario_inputs
@@ -97,7 +97,8 @@ truth = (prepared.true_params or {}).get(param)
 
 # ---- interval and sd against epsilon ------------------------------------------------------------
 left, right = st.columns(2)
-left.plotly_chart(plots.interval_plot(sweep.table, param, truth=truth), key=keys.INTERVAL_CHART, width="stretch")
+downloads.chart(plots.interval_plot(sweep.table, param, truth=truth), key=keys.INTERVAL_CHART,
+                name=f"interval_vs_epsilon_{param}", container=left)
 reference = next((m for m in ("rjmcmc", "exact", "auto") if m in methods), methods[0])  # rjmcmc: n unknown
 ref_sd = sweep.table[(sweep.table["method"] == reference) & (sweep.table["param"] == param)]["sd"]
 if keys.W_TARGET_SD not in st.session_state and not ref_sd.empty:
@@ -105,7 +106,7 @@ if keys.W_TARGET_SD not in st.session_state and not ref_sd.empty:
 with right:
     target = st.number_input(f"Target posterior sd T for {param}", key=keys.W_TARGET_SD, min_value=0.0,
                              format="%g", step=0.01)
-    st.plotly_chart(plots.sd_plot(sweep.table, param, target=target), key=keys.SD_CHART, width="stretch")
+    downloads.chart(plots.sd_plot(sweep.table, param, target=target), key=keys.SD_CHART, name=f"sd_vs_epsilon_{param}")
 best = compute.smallest_epsilon(sweep, param, target, method=reference)
 basis = "exact posterior" if reference in ("rjmcmc", "exact", "auto") else \
     f"{METHOD_LABELS[reference]} posterior (no exact one here)"
@@ -126,10 +127,10 @@ if "converged" in sweep.table and not sweep.table["converged"].all():
                "Exact (best method) instead.")
 conf = compute.confidential(s, inputs.records)
 if at_value:
-    st.plotly_chart(plots.posterior_densities(at_value, true_params=prepared.true_params,
+    downloads.chart(plots.posterior_densities(at_value, true_params=prepared.true_params,
                                               confidential=conf.result if conf is not None and conf.ok else None,
                                               title=f"ε = {value:g}", params=prepared.param_names,
                                               not_converged={m for m, r in at_runs.items() if r.stalled}),
-                    key=keys.STEP_CHART, width="stretch")
+                    key=keys.STEP_CHART, name=f"posterior_at_epsilon_{value:g}")
 else:
     st.info(f"No method produced draws at ε = {value:g}.")

@@ -32,7 +32,10 @@ def test_calibration_page_runs_on_click_and_reopens_from_cache():
     assert len(at.get("plotly_chart")) == 5  # ECDF, coverage, KS, MMD, SBC
     table = at.dataframe[0].value
     assert set(table["method"]) == {"confidential", "naive", "exact"} and (table["M"] == 20).all()
-    assert len(at.get("download_button")) == 1
+    data_downloads = [b for b in at.get("download_button") if b.label not in ("PNG", "HTML")]
+    assert len(data_downloads) == 1
+    # every figure has its PNG and HTML download
+    assert sum(b.label == "PNG" for b in at.get("download_button")) == len(at.get("plotly_chart"))
     at.switch_page("pages/learn.py").run()
     at.switch_page(PAGE).run()  # the last study is shown again from the cache
     assert not at.exception and len(at.get("plotly_chart")) == 5
@@ -44,4 +47,5 @@ def test_preset_is_one_click_away():
     at.button(key=studies.W_CAL_PRESET_RUN).click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert any("37.237" in c.value for c in at.code)
-    assert len(at.get("plotly_chart")) == 1 and len(at.get("download_button")) == 2
+    csvs = [b for b in at.get("download_button") if b.label.endswith(".csv")]
+    assert len(at.get("plotly_chart")) == 1 and len(csvs) == 2

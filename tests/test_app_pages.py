@@ -48,8 +48,8 @@ def test_page_renders_with_defaults(page):
         table = at.dataframe[0].value
         assert {"Naive", "DA-MCMC", "ABC rejection", "OPS", "Exact (best method)", "Confidential data"} == \
             set(table["method"])
-        assert set(table["converged"]) <= {"yes", "— (independent draws)"}
-        assert len(at.download_button) == 4
+        assert set(table["converged"]) <= {"yes", "i.i.d."}
+        assert len(at.download_button) == 5  # draws, InferenceData, scenario, figure HTML and PNG
         texts = _texts(at.markdown)
         assert any("pure 0.3-DP" in t and "true theta = 0.3" in t for t in texts)
         assert any(t.startswith("##### Naive is") and "misses θ = 0.3" in t for t in texts)  # the demo's point

@@ -236,6 +236,7 @@ def test_no_cap_when_nothing_towers(rng):
     assert not [a for a in layout.get("annotations", []) if a.get("name", "").startswith("clipped:")]
     # with only the naive spike there is nothing to protect: no cap either
     assert plots.y_cap({"naive": 120.0}) is None and plots.y_cap({"naive": 120.0, "exact": 6.0}) == pytest.approx(6.9)
+    assert plots.y_cap({"naive": 5.2, "exact": 3.3}) is None  # the landing demo: taller, not a spike
 
 
 def test_not_converged_methods_are_faded_and_say_so(rng):
@@ -273,6 +274,16 @@ def test_sweep_cells_that_did_not_converge_are_marked():
         assert [t["meta"]["method"] for t in marks] == ["da_mcmc"]
         assert list(marks[0]["y"]) == [table[column][0]]
     assert not _traces(plots.sd_plot(table.assign(converged=True), "theta"), kind="not_converged")
+
+
+@pytest.mark.parametrize("draws", ["normal", "skewed", "bimodal", "few"])
+def test_binned_kde_is_scipys_kde(rng, draws):
+    """The fast binned KDE equals scipy's gaussian_kde (Scott's bandwidth) to 1% of the peak."""
+    x = {"normal": rng.normal(0.3, 0.05, 8000), "skewed": rng.beta(1.2, 30, 4000),
+         "bimodal": np.r_[rng.normal(0, 1, 3000), rng.normal(6, 0.5, 1000)], "few": rng.normal(0, 1, 60)}[draws]
+    grid, pdf = plots.binned_kde(x)
+    reference = stats.gaussian_kde(x)(grid)
+    assert np.max(np.abs(pdf - reference)) <= 0.01 * reference.max()
 
 
 # --------------------------------------------------------------------------- unknown n and the MLE (issue 9)

@@ -72,6 +72,7 @@ class MethodRun:
     summary: pd.DataFrame | None = None
     error: str | None = None
     convergence: Mapping[str, Any] | None = None  # engine.diagnostics.Convergence.as_dict()
+    over_budget: Mapping[str, Any] | None = None  # not run: seconds, detail, budget and the settings that fit
 
     @property
     def ok(self) -> bool:
@@ -166,21 +167,74 @@ def _payload(result: engine.Result) -> dict:
 
 # --------------------------------------------------------------------------- progress
 class _Progress:
-    """``on_progress(done, total)`` that moves an ``st.progress`` bar (at most ~50 updates)."""
+    """``on_progress(done, total)`` that moves an ``st.progress`` bar and stops the run when the session
+    moves on.
+
+    The bar moves at most every 2% or every 0.25 s. Touching it is also where Streamlit tells a script
+    run that a newer one was requested (a new input, the Stop button): it raises its rerun/stop signal
+    there. The callback catches that signal, keeps it in ``interrupt`` and returns ``False``, so the
+    engine stops at its next block (:mod:`engine.chains`) instead of finishing a run nobody waits for;
+    :func:`_run_cached` then re-raises the signal, so the stopped run is never cached and the newer run
+    starts at once (preemption, not queueing).
+    """
 
     def __init__(self, bar, label: str):
         self.bar, self.label = bar, label
         self.owner = threading.get_ident()
         self.last = -1.0
+        self.last_time = time.monotonic()
+        self.interrupt: BaseException | None = None
 
-    def __call__(self, done: int, total: int) -> None:
+    def __call__(self, done: int, total: int) -> bool | None:
+        if self.interrupt is not None:
+            return False
         if threading.get_ident() != self.owner or total <= 0:
-            return  # Streamlit elements may only be touched from the script thread
+            return None  # Streamlit elements may only be touched from the script thread
         frac = min(max(done / total, 0.0), 1.0)
-        if frac - self.last < 0.02 and frac < 1.0:
-            return
-        self.last = frac
-        self.bar.progress(frac, text=f"{self.label}: {done:,} / {total:,}")
+        now = time.monotonic()
+        if frac - self.last < 0.02 and frac < 1.0 and now - self.last_time < 0.25:
+            return None
+        self.last, self.last_time = frac, now
+        try:
+            self.bar.progress(frac, text=f"{self.label}: {done:,} / {total:,}")
+        except BaseException as signal:  # noqa: BLE001 - Streamlit's StopException / RerunException
+            self.interrupt = signal
+            return False
+        return None
+
+
+# --------------------------------------------------------------------------- work budget
+BUDGETED_METHODS = frozenset({"da_mcmc", "pseudo_marginal", "abc_rejection", "auto", "rjmcmc"})
+DEFAULT_WORK_BUDGET_S = 20.0
+
+
+def work_budget_s() -> float | None:
+    """Seconds of work one run may take on this server: ``DPL_WORK_BUDGET_S`` in the environment, else
+    ``work_budget_s`` in ``.streamlit/secrets.toml``, else 20. ``0`` or ``none`` switches it off."""
+    raw = os.environ.get("DPL_WORK_BUDGET_S")
+    if raw is None:
+        try:
+            raw = st.secrets.get("work_budget_s")
+        except Exception:  # noqa: BLE001 - no secrets file is the normal case
+            raw = None
+    if raw is None:
+        return DEFAULT_WORK_BUDGET_S
+    if str(raw).strip().lower() in ("0", "none", "off", ""):
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError(f"work budget DPL_WORK_BUDGET_S = {raw!r} is invalid: must be a number of seconds "
+                         "(or 0 / none to switch it off)") from None
+    return value if value > 0 else None
+
+
+@st.cache_data(show_spinner=False, max_entries=512, ttl=3600)
+def _cost_cached(spec_text: str, settings_text: str, budget: float) -> dict:
+    problem, settings = _problem(spec_text), json.loads(settings_text)
+    cost = engine.estimate_cost(problem, settings)
+    fit = engine.fit_to_budget(problem, settings, budget) if cost.seconds > budget else None
+    return {"seconds": cost.seconds, "units": cost.units, "unit": cost.unit, "detail": cost.detail, "fit": fit}
 
 
 # --------------------------------------------------------------------------- validation stages
@@ -256,11 +310,18 @@ def _run_cached(spec_text: str, settings_text: str) -> dict:
     with st.status(f"{label}: running…", expanded=False) as status:
         bar = st.progress(0.0, text=label)
         t0 = time.perf_counter()
+        progress = _Progress(bar, label)
         try:
-            result = engine.run_method(_problem(spec_text), settings, seed, on_progress=_Progress(bar, label))
+            result = engine.run_method(_problem(spec_text), settings, seed, on_progress=progress)
         except ValueError as exc:
             status.update(label=f"{label}: not run — {exc}", state="error", expanded=False)
             return {"error": str(exc)}
+        except engine.Cancelled:
+            if progress.interrupt is not None:
+                raise progress.interrupt from None
+            raise
+        if progress.interrupt is not None:  # stopped for a newer run: never cache a partial result
+            raise progress.interrupt
         bar.progress(1.0, text=f"{label}: done")
         size = f"estimate after {result.info.get('iterations', 0)} iterations" if result.info.get("estimator") else \
             f"{result.draws.shape[0]} × {result.draws.shape[1]:,} draws"
@@ -269,12 +330,27 @@ def _run_cached(spec_text: str, settings_text: str) -> dict:
 
 
 def run_method(spec_text: str, settings: Mapping[str, Any]) -> MethodRun:
-    """Run (or fetch from the cache) one method on one spec."""
+    """Run (or fetch from the cache) one method on one spec, unless its estimated cost is over the
+    server's work budget (:func:`work_budget_s`): then it is not run and ``over_budget`` says what it
+    would cost and which settings fit."""
     try:
         _problem(spec_text)
     except ValueError as exc:
         return MethodRun(method=settings["name"], error=str(exc))
+    budget = work_budget_s()
+    if budget is not None and settings["name"] in BUDGETED_METHODS:
+        try:
+            cost = _cost_cached(spec_text, spec_json(settings), budget)
+        except ValueError as exc:
+            return MethodRun(method=settings["name"], error=str(exc))
+        if cost["seconds"] > budget:
+            return MethodRun(method=settings["name"], over_budget={**cost, "budget": budget})
     return _run_record(settings["name"], _run_cached(spec_text, spec_json(settings)))
+
+
+def scenario_key(scenario: Scenario, records=None) -> str:
+    """The canonical spec JSON of a scenario: what the Stop button remembers as stopped."""
+    return spec_json(to_spec_dict(scenario, records))
 
 
 def run_methods(scenario: Scenario, records=None, methods: Sequence[str] | None = None) -> dict[str, MethodRun]:

@@ -13,6 +13,9 @@ SCENARIO = "scenario"  # ui.params.Scenario currently shown
 LINK_NOTE = "link_note"  # why a shared link could not be read (shown once)
 UPLOAD = "upload"  # {"name": str, "size": int, "records": ndarray} of the last valid CSV upload
 PRESET_NOTE = "preset_note"  # which preset was just loaded (shown once on the Compare page)
+STOPPED_RUN = "stopped_run"  # the scenario (canonical spec JSON) whose run the Stop button stopped
+W_STOP = "pw_stop"  # the Stop button beside a run in progress
+W_FIT_BUDGET = "pw_fit_budget"  # "use settings that fit" button (per method: W_FIT_BUDGET + "_" + method)
 LAST_PAGE = "last_page"  # page of the previous run: a page switch re-seeds the sidebar widgets
 
 # Scenario widgets (sidebar, shared by Compare, Privacy budget and Diagnostics) --------------------
@@ -70,6 +73,18 @@ W_DIAG_METHOD = "pw_diag_method"
 TRACE_CHART = "pw_trace_chart"
 ACCEPTANCE_CHART = "pw_acceptance_chart"
 RANK_CHART = "pw_rank_chart"
+
+# Calibration page figures (their download buttons derive their keys from these)
+CAL_ECDF_CHART = "pw_cal_ecdf_chart"
+CAL_COVERAGE_CHART = "pw_cal_coverage_chart"
+CAL_KS_CHART = "pw_cal_ks_chart"
+CAL_MMD_CHART = "pw_cal_mmd_chart"
+CAL_SBC_CHART = "pw_cal_sbc_chart"
+
+
+def preset_chart_key(preset: str, figure: str) -> str:
+    """Key of one figure of a paper preset on the Calibration page."""
+    return f"pw_cal_preset_{preset}_{figure}"
 
 
 def prior_key(model: str, field: str) -> str:

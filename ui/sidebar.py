@@ -96,6 +96,29 @@ def load_scenario(scenario: Scenario) -> None:
     state[keys.SCENARIO] = scenario
 
 
+def request_stop(scenario_key: str) -> None:
+    """Stop button callback: remember the scenario whose run was stopped (the run in progress ends at
+    its next block, see ui.compute._Progress); nothing the user entered changes."""
+    st.session_state[keys.STOPPED_RUN] = scenario_key
+
+
+def clear_stop() -> None:
+    """"Run again": forget the stop."""
+    st.session_state.pop(keys.STOPPED_RUN, None)
+
+
+def apply_method_settings(method: str, settings: Mapping[str, Any]) -> None:
+    """"Use settings that fit": put a method's chains, draws and warm-up into the Method settings widgets
+    (for ABC rejection, whose draws are chains × draws of the others, only its time limit)."""
+    if method == "abc_rejection":
+        st.session_state[keys.W_ABC_SECONDS] = float(settings.get("max_seconds", st.session_state[keys.W_ABC_SECONDS]))
+        return
+    st.session_state[keys.W_CHAINS] = int(settings["chains"])
+    st.session_state[keys.W_DRAWS] = int(settings["draws"])
+    if "warmup" in settings:
+        st.session_state[keys.W_WARMUP] = int(settings["warmup"])
+
+
 def _seed(key: str, value: Any) -> None:
     if key not in st.session_state:
         st.session_state[key] = value

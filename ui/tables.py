@@ -35,13 +35,13 @@ def acceptance_of(result) -> float:
 
 
 def verdict_text(convergence: Mapping[str, Any] | None) -> str:
-    """The convergence verdict in a table cell: "yes", "NO: <reasons>" or "—" (independent draws, or a
-    point estimator such as MCEM's MLE)."""
+    """The convergence verdict in a table cell: "yes", "NO: <reasons>", "i.i.d." (independent draws
+    need none) or "— (estimator)" (a point estimator such as MCEM's MLE)."""
     v = convergence or {}
     if v.get("estimator"):
         return "— (estimator)"
     if not v.get("applicable"):
-        return "— (independent draws)"
+        return "i.i.d."
     if v.get("converged"):
         return "yes"
     return "NO: " + "; ".join(v.get("reasons", [])) if v.get("reasons") else "NO"

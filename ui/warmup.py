@@ -43,6 +43,7 @@ def warm() -> float:
                    for m in scenario.methods]
         for r in results:
             engine.summary(r)
+        engine.estimate_cost(problem, method_settings(scenario, "da_mcmc"))  # measures this machine's rates
         tables.comparison_table({})
         plots.posterior_densities(results, true_params={"theta": 0.3}).to_json()
     except Exception:  # noqa: BLE001 - an optimisation must never stop the server

@@ -1,25 +1,28 @@
 """Inference methods, one module per algorithm, and the registry that names them.
 
-==================  ==========================================  =========================================
-``method.name``     module                                      algorithm
-==================  ==========================================  =========================================
-``naive``           :mod:`engine.methods.naive`                 conjugate update on s_dp as if exact
+=====================  =======================================  ==========================================
+``method.name``        module                                   algorithm
+=====================  =======================================  ==========================================
+``naive``              :mod:`engine.methods.naive`              conjugate update on s_dp as if exact
                                                                 (Bernstein & Sheldon 2018, Sec. 5)
-``da_mcmc``         :mod:`engine.methods.da_mcmc`               data-augmentation Metropolis-within-Gibbs
+``da_mcmc``            :mod:`engine.methods.da_mcmc`            data-augmentation Metropolis-within-Gibbs
                                                                 (Ju, Gong, Awan & Rao 2022, Alg. 1)
-``abc_rejection``   :mod:`engine.methods.abc_rejection`         ABC rejection, exact for DP data
+``abc_rejection``      :mod:`engine.methods.abc_rejection`      ABC rejection, exact for DP data
                                                                 (Gong 2020, Alg. 3)
-``ops``             :mod:`engine.methods.ops`                   one-posterior sampling baseline
+``ops``                :mod:`engine.methods.ops`                one-posterior sampling baseline
                                                                 (Wang et al. 2015)
-``exact``           :mod:`engine.methods.exact`                 closed-form finite mixture
-``pseudo_marginal`` :mod:`engine.methods.pseudo_marginal`       pseudo-marginal Metropolis–Hastings on
+``exact``              :mod:`engine.methods.exact`              closed-form finite mixture
+``pseudo_marginal``    :mod:`engine.methods.pseudo_marginal`    pseudo-marginal Metropolis–Hastings on
                                                                 theta (Andrieu & Roberts 2009)
-``auto``            :mod:`engine.methods.auto`                  the cheapest exact method for the scenario
-``rjmcmc``          :mod:`engine.methods.rjmcmc`                reversible jump for an unknown n
+``auto``               :mod:`engine.methods.auto`               the cheapest exact method for the scenario
+``rjmcmc``             :mod:`engine.methods.rjmcmc`             reversible jump for an unknown n
                                                                 (paper 002, Alg. 1; Green 1995)
-``mcem``            :mod:`engine.methods.mcem`                  Monte Carlo EM: the MLE with Louis's se
+``mcem``               :mod:`engine.methods.mcem`               Monte Carlo EM: the MLE with Louis's se
                                                                 (paper 002, Alg. 2; Gong 2020)
-==================  ==========================================  =========================================
+``bernstein_sheldon``  :mod:`engine.methods.bernstein_sheldon`  APPROXIMATE: Gibbs on the sufficient
+                                                                statistic, CLT for p(s | theta)
+                                                                (paper 003, Alg. 1-3)
+=====================  =======================================  ==========================================
 
 Each module defines ``METHOD`` (an :class:`engine.methods.base.Method`): its claim (exact,
 approximate, baseline, estimator), its own ``[method]`` keys and validation, and the entry point
@@ -27,12 +30,13 @@ that :func:`engine.run_method` calls. A new method is a new module plus one line
 """
 from __future__ import annotations
 
-from . import abc_rejection, auto, da_mcmc, exact, naive, mcem, ops, pseudo_marginal, rjmcmc
+from . import abc_rejection, auto, bernstein_sheldon, da_mcmc, exact, naive, mcem, ops, pseudo_marginal, rjmcmc
 from .base import COMMON_KEYS, Method
 
 __all__ = ["REGISTRY", "METHOD_NAMES", "Method", "COMMON_KEYS"]
 
 REGISTRY: dict[str, Method] = {m.name: m for m in (naive.METHOD, da_mcmc.METHOD, abc_rejection.METHOD,
                                                      ops.METHOD, exact.METHOD, pseudo_marginal.METHOD,
-                                                     auto.METHOD, rjmcmc.METHOD, mcem.METHOD)}
+                                                     auto.METHOD, rjmcmc.METHOD, mcem.METHOD,
+                                                     bernstein_sheldon.METHOD)}
 METHOD_NAMES: tuple[str, ...] = tuple(REGISTRY)

@@ -1,0 +1,88 @@
+"""Hosted for a class: the work budget per run, the Stop button and preemption of a run nobody waits
+for (issue "Hosted for a class")."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import engine
+from ui import compute, keys
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+
+
+def _open() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    return at
+
+
+def test_a_run_over_the_work_budget_is_not_started_and_settings_that_fit_are_offered(monkeypatch):
+    n = 200_000
+    # the budget is this machine's cost of 2 chains x 2000 iterations at this n (so the test does not
+    # depend on the machine's speed); the run asked for is fifty times that
+    spec = compute.to_spec_dict(compute.Scenario(n=n), method="da_mcmc")
+    problem = engine.prepare(spec)
+    budget = engine.estimate_cost(problem, {**spec["method"], "chains": 2, "draws": 2000, "warmup": 0}).seconds
+    monkeypatch.setenv("DPL_WORK_BUDGET_S", repr(budget))
+    at = _open()
+    at.number_input(key=keys.W_N).set_value(n).run()
+    at.number_input(key=keys.W_DRAWS).set_value(100_000).run()
+    assert not at.exception
+    notes = [i.value for i in at.info if "was not run" in i.value]
+    assert any(n.startswith("DA-MCMC was not run") and f"budget of {budget:g} s" in n for n in notes), notes
+    assert "DA-MCMC" not in set(at.dataframe[0].value["method"])  # the other methods still ran
+    at.button(key=f"{keys.W_FIT_BUDGET}_da_mcmc").click().run()
+    chains, draws, warmup = (at.number_input(key=k).value for k in (keys.W_CHAINS, keys.W_DRAWS, keys.W_WARMUP))
+    assert 100 <= draws < 100_000  # the widgets now hold settings within the budget
+    fitted = compute.to_spec_dict(compute.Scenario(n=n, chains=chains, draws=draws, warmup=warmup), method="da_mcmc")
+    assert engine.estimate_cost(problem, fitted["method"]).seconds <= budget
+    assert "DA-MCMC" in set(at.dataframe[0].value["method"])  # and it ran
+
+
+def test_the_budget_setting_is_checked(monkeypatch):
+    monkeypatch.setenv("DPL_WORK_BUDGET_S", "lots")
+    with pytest.raises(ValueError, match="DPL_WORK_BUDGET_S = 'lots' is invalid"):
+        compute.work_budget_s()
+    monkeypatch.setenv("DPL_WORK_BUDGET_S", "0")
+    assert compute.work_budget_s() is None
+    monkeypatch.delenv("DPL_WORK_BUDGET_S")
+    assert compute.work_budget_s() == compute.DEFAULT_WORK_BUDGET_S
+
+
+def test_stop_keeps_the_inputs_and_run_again_brings_results_back():
+    at = _open()
+    at.number_input(key=keys.W_N).set_value(55).run()
+    # what the Stop button's callback records (the button itself is only on screen while a run is going)
+    from ui.sidebar import request_stop  # noqa: F401 - the callback whose effect this reproduces
+    at.session_state[keys.STOPPED_RUN] = compute.scenario_key(compute.Scenario(n=55))
+    at.run()
+    assert not at.exception
+    assert any("You stopped this run" in i.value for i in at.info)
+    assert at.number_input(key=keys.W_N).value == 55 and not at.get("plotly_chart")
+    at.button(key=keys.W_STOP + "_again").click().run()
+    assert len(at.get("plotly_chart")) == 1 and at.number_input(key=keys.W_N).value == 55
+
+
+class _InterruptedBar:
+    """A progress bar whose update raises, as Streamlit's does when a newer run was requested."""
+
+    class Rerun(Exception):
+        pass
+
+    def progress(self, *args, **kwargs):
+        raise self.Rerun()
+
+
+def test_a_newer_request_stops_the_running_engine_at_its_next_block():
+    problem = engine.prepare({**engine.DEMO_SPEC, "model": {**engine.DEMO_SPEC["model"], "n": 20_000}})
+    progress = compute._Progress(_InterruptedBar(), "DA-MCMC")
+    result = engine.run_method(problem, {"name": "da_mcmc", "chains": 2, "draws": 200_000, "warmup": 100},
+                               seed=1, on_progress=progress)
+    assert isinstance(progress.interrupt, _InterruptedBar.Rerun)
+    assert result.info["stopped"] == "cancelled" and result.n_draws < 200_000
+    assert progress(1, 2) is False  # once interrupted, every later report says stop
+    assert np.isfinite(result.draws).all()

@@ -1,0 +1,35 @@
+"""Every figure with its downloads: a PNG (rendered offline) and a self-contained HTML file.
+
+:func:`chart` replaces ``st.plotly_chart`` on the pages. The PNG is made only when the button is
+clicked (a deferred download), by :func:`ui.export.png_bytes`: kaleido driving Debian's chromium,
+about 4 s for the first figure of a server process and 0.3 s after that. Where no static export is
+possible (no chromium), the button is replaced by a note pointing at the figure's own camera button,
+which saves a PNG in the browser (plotly.js's client-side export, also offline). The camera button
+is configured to save at twice the screen resolution under the same file name.
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+from . import export
+
+__all__ = ["chart"]
+
+
+def chart(fig, *, key: str, name: str, container=None) -> None:
+    """``st.plotly_chart`` at full width plus PNG and HTML download buttons under it.
+
+    ``name`` is the file name without extension; ``key`` the chart's widget key (buttons derive theirs)."""
+    where = container if container is not None else st
+    where.plotly_chart(fig, key=key, width="stretch",
+                       config={"toImageButtonOptions": {"format": "png", "filename": name, "scale": 2},
+                               "displaylogo": False})
+    png, html, _ = where.columns([1, 1, 4])
+    if export.static_export_available():
+        png.download_button("PNG", data=lambda: export.png_bytes(fig), file_name=f"{name}.png", mime="image/png",
+                            on_click="ignore", key=f"{key}_png", icon=":material/image:")
+    else:
+        png.caption("PNG: the camera icon on the figure")
+    html.download_button("HTML", data=lambda: fig.to_html(include_plotlyjs=True, full_html=True),
+                         file_name=f"{name}.html", mime="text/html", on_click="ignore", key=f"{key}_html",
+                         icon=":material/code:")
