@@ -114,6 +114,8 @@ def test_the_mle_is_a_marker_and_a_table_row():
     # a typed release: n_dp against the pmf, no truth
     assert {m["kind"] for m in _metas(_figure(at, 1))} == {"n_pmf", "n_dp", "plug_in"}
     assert "Naive at plug-in n = 21" in set(table["method"])
+    assert any(t.startswith("##### Naive is") and "the exact posterior (RJMCMC, n unknown)" in t
+               for t in _texts(at.markdown))  # the headline compares naive with RJMCMC, not a plug-in run
     assert any(c.startswith("MLE (Monte Carlo EM): the diamond is the maximum-likelihood estimate")
                for c in _texts(at.caption))
     assert any(s.label.startswith("MLE (Monte Carlo EM): estimate after ") for s in at.status)  # the run log
@@ -213,3 +215,35 @@ def test_an_uploaded_file_is_the_true_n_behind_n_dp():
     _assert_clean(at)
     truth = next(t for t in _figure(at, 1)["data"] if t["meta"]["kind"] == "truth")
     assert truth["x"] == [30.0, 30.0]
+
+
+def test_the_mle_with_a_known_n_is_a_row_and_a_marker_without_plug_in_labels():
+    at = _open()
+    at.toggle(key=keys.method_key("mcem")).set_value(True).run()
+    _assert_clean(at)
+    table = at.dataframe[0].value
+    assert {"Naive", "DA-MCMC", "MLE (Monte Carlo EM)", "Confidential data"} == set(table["method"])
+    assert [m["method"] for m in _metas(_figure(at, 0)) if m.get("kind") == "estimate"] == ["mcem"]
+    assert len(at.get("plotly_chart")) == 1  # no pmf of n
+
+
+@pytest.mark.parametrize("n_prior", ["poisson", "negative_binomial"])
+@pytest.mark.parametrize("n_mechanism, form", [("laplace", "epsilon"), ("discrete_laplace", "scale")])
+@pytest.mark.parametrize("data", ["simulate", "s_dp"])
+def test_every_unknown_n_form_round_trips_and_the_engine_accepts_it(n_prior, n_mechanism, form, data):
+    import engine
+
+    s = replace(QUICK, sample_size="unknown", n_prior=n_prior, n_prior_mean=30.0, n_prior_dispersion=5.0,
+                n_mechanism=n_mechanism, n_budget_form=form, n_epsilon=0.7, n_scale=1.5, data=data, s_dp="12.5",
+                n_dp="33")
+    q = params.to_query(s)  # only the fields the scenario uses travel
+    back = params.from_query(q)
+    assert params.to_query(back) == q and params.to_spec_dict(back) == params.to_spec_dict(s)
+    spec = params.to_spec_dict(s)
+    problem = engine.prepare(spec)
+    assert problem.unknown_n.prior.name == n_prior and problem.unknown_n.prior.mean == 30.0
+    assert problem.unknown_n.mechanism.name == n_mechanism
+    if data == "s_dp":
+        assert "n" not in spec["model"] and problem.unknown_n.n_dp == 33.0 and problem.model.n == 33
+    else:
+        assert spec["model"]["n"] == 40 and problem.true_params["n"] == 40
