@@ -37,7 +37,9 @@ release = ", ".join(f"{v:.4g}" for v in prepared.s_dp)
 truth = ""
 if prepared.true_params:
     truth = " · true " + ", ".join(f"{k} = {v:.4g}" for k, v in prepared.true_params.items())
-st.markdown(f"**{MODEL_LABELS[s.model]}**, n = {prepared.n:,} · release **s_dp = [{release}]**{truth}  \n"
+size = f"n = {prepared.n:,}" if not prepared.unknown_n else \
+    f"n unknown: released **n_dp = {prepared.n_dp:.4g}** (plug-in n = {prepared.n:,})"
+st.markdown(f"**{MODEL_LABELS[s.model]}**, {size} · release **s_dp = [{release}]**{truth}  \n"
             f"{prepared.mechanism_text}")
 
 results_area = st.container()
@@ -84,10 +86,18 @@ with results_area:
         st.warning(stalled, icon=":material/hourglass_empty:")
     fig = plots.posterior_densities([r.result for r in ok.values()], true_params=prepared.true_params,
                                     confidential=conf.result if conf is not None and conf.ok else None,
-                                    title=prepared.mechanism_text,
+                                    title=prepared.mechanism_text, params=prepared.param_names,
                                     not_converged={m for m, r in ok.items() if r.stalled})
     st.plotly_chart(fig, key=keys.POSTERIOR_CHART, width="stretch",
                     config={"toImageButtonOptions": {"format": "png", "filename": "posterior", "scale": 2}})
+    if "rjmcmc" in ok:  # the unknown n's own posterior, against what was released and the truth
+        values, probs = compute.n_pmf(ok["rjmcmc"].result)
+        st.plotly_chart(plots.n_pmf_plot(values, probs, n_dp=prepared.n_dp, plug_in=prepared.n,
+                                         true_n=prepared.n_true), key=keys.N_PMF_CHART,
+                        width="stretch",
+                        config={"toImageButtonOptions": {"format": "png", "filename": "n_posterior", "scale": 2}})
+    if "mcem" in ok:
+        st.caption(narrative.mle_caption(ok["mcem"].result.info))
     if "auto" in ok and ok["auto"].result.info.get("picked"):
         info = ok["auto"].result.info
         st.caption(f"{METHOD_LABELS['auto']} ran **{METHOD_LABELS.get(info['picked'], info['picked'])}**"
@@ -97,7 +107,7 @@ with results_area:
             st.caption(f"{METHOD_LABELS[m]} not shown: {run.error}")
     table = tables.comparison_table({**ok, **({"confidential": conf} if conf is not None and conf.ok else {})})
     formats = {c: "{:.4g}" for c in ("mean", "sd", "q5", "q95", "R-hat", "acceptance")}
-    formats |= {"ESS bulk": "{:.0f}", "ESS tail": "{:.0f}", "draws": "{:,}", "wall time (s)": "{:.3f}"}
+    formats |= {"ESS bulk": "{:.0f}", "ESS tail": "{:.0f}", "draws": "{:,.0f}", "wall time (s)": "{:.3f}"}
     st.dataframe(tables.formatted(table, formats), hide_index=True, width="stretch",
                  column_config={c: st.column_config.TextColumn(c, alignment="right") for c in formats})
     st.caption("q5 and q95 bound the 90% central posterior interval. R-hat needs at least two chains; a sampler "

@@ -30,7 +30,8 @@ if not inputs.ok:
     st.stop()
 s, prepared = inputs.scenario, inputs.prepared
 
-choices = prepared.runnable(m for m in ("da_mcmc", "pseudo_marginal", "auto", "abc_rejection", "naive", "exact", "ops")
+choices = prepared.runnable(m for m in ("rjmcmc", "da_mcmc", "pseudo_marginal", "auto", "abc_rejection", "naive",
+                                        "exact", "ops")
                             if m in s.methods)
 if not choices:
     st.info("Switch on a method in the sidebar (DA-MCMC has the most to diagnose).")
@@ -74,10 +75,20 @@ if "accepted_fraction" in result.sample_stats:  # a DA-MCMC record sweep (also w
     m1.metric("mean acceptance", f"{float(acc.mean()):.3f}")
     m2.metric("lowest chain minimum", f"{float(acc.min()):.3f}")
     m3.metric("exp(-ε) bound", "—" if bound is None else f"{bound:.3f}")
-    if bound is None:
+    if bound is None and method != "rjmcmc":
         st.caption("No exp(-ε) bound here: the mechanism is not pure ε-DP, or its sensitivity does not cover "
                    "the model's records.")
     st.plotly_chart(plots.acceptance_plot(result), key=keys.ACCEPTANCE_CHART, width="stretch")
+
+if "add_acceptance" in result.info:  # reversible jump: the moves that change n
+    st.subheader("Jumps in n (add / delete a record)", divider="gray")
+    j1, j2, j3 = st.columns(3)
+    j1.metric("add acceptance", f"{result.info['add_acceptance']:.3f}")
+    j2.metric("delete acceptance", f"{result.info['delete_acceptance']:.3f}")
+    j3.metric("jumps per iteration", f"{result.info['jumps']:,}")
+    st.caption("Per chain: add " + ", ".join(f"{a:.3f}" for a in result.info["add_acceptance_per_chain"])
+               + " · delete " + ", ".join(f"{a:.3f}" for a in result.info["delete_acceptance_per_chain"])
+               + ". The trace of n is the last panel under Traces; rates near 0 mean n barely moves.")
 
 if "mean_acceptance" in result.info and "accepted_fraction" not in result.sample_stats:
     st.caption(f"Pseudo-marginal acceptance: {result.info['mean_acceptance']:.3f} of proposed moves of θ "
@@ -99,6 +110,10 @@ if "proposals" in result.info:
 st.subheader("Traces", divider="gray")
 st.plotly_chart(plots.trace_plot(result), key=keys.TRACE_CHART, width="stretch")
 st.subheader("Rank plots", divider="gray")
-st.plotly_chart(plots.rank_plot(result), key=keys.RANK_CHART, width="stretch")
+ranked = [p for p in result.param_names if not (p == "n" and result.info.get("unknown_n"))]  # n: ties
+st.plotly_chart(plots.rank_plot(result, params=ranked), key=keys.RANK_CHART, width="stretch")
 st.caption("Ranks of all draws pooled, histogrammed per chain: flat bars near the dashed line mean the chains "
            "explore the same distribution (Vehtari et al. 2021).")
+if len(ranked) < len(result.param_names):
+    st.caption("n is left out: a whole number has many tied draws, which make rank histograms spiky; its R-hat "
+               "and ESS are in the table above.")

@@ -2,7 +2,7 @@
 import streamlit as st
 
 from ui import keys
-from ui.presets import PRESETS
+from ui.presets import BAYES_VS_MLE, PRESETS
 from ui.routing import ensure_routed
 from ui.sidebar import load_scenario
 
@@ -59,3 +59,26 @@ coin flips add; with *discrete Gaussian* noise on the cells instead, the exact p
 and DA-MCMC should match it. In *naive analysis is biased* compare the naive curve with the dashed true value, then open
 **Privacy budget** to see the gap close as ε grows.
 """)
+
+st.subheader("Bayesian vs MLE answers from the same release", divider="gray")
+st.markdown("""
+The same release supports two kinds of answer. The **posterior** (every curve on Compare) is a distribution
+for θ given s_dp and the prior; its 90% interval is a probability statement about θ. The **maximum-likelihood
+estimate** maximises p(s_dp | θ) = Σ_s η(s_dp − s) p(s | θ), which no closed form gives: *Monte Carlo EM*
+(paper 002, Alg. 2) fills in the confidential records by MCMC in each E-step and reports the estimate with a
+standard error from Louis's method and a 90% **Wald** interval, drawn on Compare as a marker with a horizontal
+bar under the curves. With much data and little noise the two agree; with strong noise or few records the
+likelihood is flat and skewed, the Wald interval (symmetric by construction) can spill past the parameter's
+range, and the posterior's prior matters.
+
+When the number of records is private too (*unbounded* DP), the curator also releases a noisy size n_dp.
+**RJMCMC** treats n as unknown and adds or deletes records as it samples (reversible jump), so its posterior
+for θ carries the uncertainty about n, and it gives a posterior for n itself. The other methods can only plug
+in n = round(n_dp), and Compare labels them so.
+""")
+with st.container(border=True):
+    st.markdown(f"**{BAYES_VS_MLE.title}**  \n{BAYES_VS_MLE.blurb}")
+    if st.button(f"Load “{BAYES_VS_MLE.title}”", key=keys.preset_key(BAYES_VS_MLE.name)):
+        load_scenario(BAYES_VS_MLE.scenario)
+        st.session_state[keys.PRESET_NOTE] = f"Loaded the preset “{BAYES_VS_MLE.title}”."
+        st.switch_page("pages/compare.py")

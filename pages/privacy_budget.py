@@ -67,7 +67,8 @@ if not available:
     st.info("Switch on at least one method in the sidebar.")
     st.stop()
 if keys.W_SWEEP_METHODS not in st.session_state or not set(st.session_state[keys.W_SWEEP_METHODS]) <= set(available):
-    st.session_state[keys.W_SWEEP_METHODS] = [m for m in available if m in ("naive", "da_mcmc", "exact", "auto")] \
+    st.session_state[keys.W_SWEEP_METHODS] = [m for m in available
+                                              if m in ("naive", "da_mcmc", "exact", "auto", "rjmcmc")] \
         or available[:1]
 methods = st.multiselect("Methods to sweep", available, key=keys.W_SWEEP_METHODS, format_func=METHOD_LABELS.get,
                          help="ABC rejection slows down sharply at large ε; it stops at its time limit.")
@@ -98,7 +99,7 @@ truth = (prepared.true_params or {}).get(param)
 left, right = st.columns(2)
 downloads.chart(plots.interval_plot(sweep.table, param, truth=truth), key=keys.INTERVAL_CHART,
                 name=f"interval_vs_epsilon_{param}", container=left)
-reference = next((m for m in ("exact", "auto") if m in methods), methods[0])
+reference = next((m for m in ("rjmcmc", "exact", "auto") if m in methods), methods[0])  # rjmcmc: n unknown
 ref_sd = sweep.table[(sweep.table["method"] == reference) & (sweep.table["param"] == param)]["sd"]
 if keys.W_TARGET_SD not in st.session_state and not ref_sd.empty:
     st.session_state[keys.W_TARGET_SD] = float(f"{ref_sd.median():.2g}")
@@ -107,7 +108,8 @@ with right:
                              format="%g", step=0.01)
     downloads.chart(plots.sd_plot(sweep.table, param, target=target), key=keys.SD_CHART, name=f"sd_vs_epsilon_{param}")
 best = compute.smallest_epsilon(sweep, param, target, method=reference)
-basis = "exact posterior" if reference in ("exact", "auto") else f"{METHOD_LABELS[reference]} posterior (no exact one here)"
+basis = "exact posterior" if reference in ("rjmcmc", "exact", "auto") else \
+    f"{METHOD_LABELS[reference]} posterior (no exact one here)"
 if best is None:
     st.warning(f"No ε on the grid gives a {basis} sd of {param} at or below T = {target:g}; extend the grid upwards.")
 else:
@@ -127,7 +129,7 @@ conf = compute.confidential(s, inputs.records)
 if at_value:
     downloads.chart(plots.posterior_densities(at_value, true_params=prepared.true_params,
                                               confidential=conf.result if conf is not None and conf.ok else None,
-                                              title=f"ε = {value:g}",
+                                              title=f"ε = {value:g}", params=prepared.param_names,
                                               not_converged={m for m, r in at_runs.items() if r.stalled}),
                     key=keys.STEP_CHART, name=f"posterior_at_epsilon_{value:g}")
 else:

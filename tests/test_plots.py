@@ -284,3 +284,71 @@ def test_binned_kde_is_scipys_kde(rng, draws):
     grid, pdf = plots.binned_kde(x)
     reference = stats.gaussian_kde(x)(grid)
     assert np.max(np.abs(pdf - reference)) <= 0.01 * reference.max()
+
+
+# --------------------------------------------------------------------------- unknown n and the MLE (issue 9)
+def _mle(estimate, se, param="theta", **info):
+    z = stats.norm.ppf(0.95)
+    mle = {param: {"estimate": estimate, "se": se, "q5": estimate - z * se, "q95": estimate + z * se}}
+    return _result("mcem", [[estimate]], params=(param,), info={"estimator": True, "mle": mle, **info})
+
+
+def test_the_mle_is_a_marker_with_its_90_percent_bar_under_the_curves(rng):
+    da = _result("da_mcmc", rng.beta(10, 20, (2, 1000)))
+    mle = _mle(0.31, 0.08)
+    fig = plots.posterior_densities([da, mle], true_params={"theta": 0.3})
+
+    assert {t["meta"]["method"] for t in _traces(fig, kind="kde")} == {"da_mcmc"}  # no density for an estimator
+    assert not [t for t in _traces(fig) if t["meta"]["method"] == "mcem" and t["meta"]["kind"] != "estimate"]
+    (mark,) = _traces(fig, kind="estimate")
+    assert mark["meta"]["method"] == "mcem" and list(mark["x"]) == [0.31]
+    z = stats.norm.ppf(0.95)
+    np.testing.assert_allclose([mark["error_x"]["arrayminus"][0], mark["error_x"]["array"][0]], [z * 0.08, z * 0.08])
+    assert mark["y"][0] < 0  # below the curves, inside the visible range
+    lo, hi = fig.layout.yaxis.range
+    assert lo < mark["y"][0] < 0 < hi
+    assert mark["marker"]["color"] == plots.METHOD_COLORS["mcem"]
+    assert "MLE" in mark["name"]
+
+
+def test_an_mle_alone_still_draws(rng):
+    fig = plots.posterior_densities([_mle(3.0, 0.5, param="lam")])
+    (mark,) = _traces(fig, kind="estimate")
+    assert mark["meta"]["param"] == "lam" and list(mark["x"]) == [3.0]
+
+
+def test_methods_run_at_the_plug_in_n_say_so_in_the_legend(rng):
+    da = _result("da_mcmc", rng.beta(10, 20, (2, 500)), info={"plug_in_n": 21, "note": "n unknown"})
+    rj = _result("rjmcmc", np.stack([rng.beta(10, 20, (2, 500)), rng.poisson(21, (2, 500))], axis=2),
+                 params=("theta", "n"))
+    fig = plots.posterior_densities([rj, da], params=["theta"])
+    names = {t["meta"]["method"]: t["name"] for t in _traces(fig)}
+    assert names == {"rjmcmc": "RJMCMC (unknown n)", "da_mcmc": "DA-MCMC at plug-in n = 21"}
+    assert not _traces(fig, param="n")  # n has its own figure
+
+
+def test_n_pmf_plot_shows_the_pmf_against_n_dp_the_plug_in_and_the_truth():
+    values, probs = np.array([18, 19, 20, 21, 22]), np.array([0.1, 0.2, 0.4, 0.2, 0.1])
+    fig = plots.n_pmf_plot(values, probs, n_dp=21.4, plug_in=21, true_n=20)
+    (bars,) = _traces(fig, kind="n_pmf")
+    np.testing.assert_array_equal(bars["x"], values)
+    np.testing.assert_allclose(bars["y"], probs)
+    assert bars["marker"]["color"] == plots.METHOD_COLORS["rjmcmc"]
+    marks = {t["meta"]["kind"]: t for t in _traces(fig) if t["meta"]["kind"] != "n_pmf"}
+    assert set(marks) == {"n_dp", "plug_in", "truth"}
+    assert list(marks["n_dp"]["x"]) == [21.4, 21.4] and list(marks["truth"]["x"]) == [20.0, 20.0]
+    assert max(marks["truth"]["y"]) >= probs.max()
+    assert "20" in fig.layout.title.text  # the posterior mean 20.0
+    # a typed release has no truth
+    assert {t["meta"]["kind"] for t in _traces(plots.n_pmf_plot(values, probs, n_dp=21.4))} == {"n_pmf", "n_dp"}
+    with pytest.raises(ValueError, match="values"):
+        plots.n_pmf_plot([], [], n_dp=3.0)
+
+
+def test_rjmcmc_acceptance_plot_is_named_for_rjmcmc(rng):
+    acc = rng.uniform(0.8, 1.0, (2, 50))
+    rj = _result("rjmcmc", np.stack([rng.beta(3, 5, (2, 50)), rng.poisson(20, (2, 50))], axis=2), params=("theta", "n"),
+                 sample_stats={"acceptance_rate": acc}, info={"epsilon_bound": None})
+    fig = plots.acceptance_plot(rj)
+    assert fig.layout.title.text.startswith("RJMCMC (unknown n)")
+    assert not _traces(fig, kind="bound")

@@ -32,10 +32,12 @@ import streamlit as st
 
 import engine
 from engine.data import load_records_csv
+from engine.sample_size import make_size_mechanism, make_size_prior
 from engine.spec import build_mechanism, validate_method as _validate_method
 from engine.study import epsilon_spec, epsilon_sweep, smallest_epsilon_meeting
 
-from .params import METHOD_LABELS, Scenario, mechanism_table, method_settings, model_table, to_spec_dict
+from .params import (METHOD_LABELS, UNKNOWN_N_MODELS, Scenario, mechanism_table, method_settings, model_table,
+                     n_mechanism_table, to_spec_dict)
 
 __all__ = [
     "MethodRun",
@@ -44,7 +46,9 @@ __all__ = [
     "spec_json",
     "check_model",
     "describe_mechanism",
+    "describe_size_mechanism",
     "validate_method",
+    "n_pmf",
     "prepare",
     "run_method",
     "run_methods",
@@ -93,9 +97,17 @@ class Prepared:
     n: int
     epsilon: float | None
     exact_available: bool
+    n_dp: float | None = None  # the released noisy size (unknown n); n is then the plug-in round(n_dp)
+    n_true: int | None = None  # the true size behind n_dp when the app holds the records (simulation, CSV)
+
+    @property
+    def unknown_n(self) -> bool:
+        return self.n_dp is not None
 
     def unavailable_reason(self, method: str) -> str | None:
         """Why a method cannot run on this scenario, or None when it can."""
+        if method == "rjmcmc" and not self.unknown_n:
+            return "needs an unknown sample size (set Sample size to unknown in the sidebar)"
         if method == "ops" and not self.has_records:
             return "needs the confidential records (simulate or upload a CSV)"
         if method == "exact" and not self.exact_available:
@@ -226,16 +238,40 @@ def _cost_cached(spec_text: str, settings_text: str, budget: float) -> dict:
 
 
 # --------------------------------------------------------------------------- validation stages
+def _checked_model(scenario: Scenario, records=None):
+    """The engine's model for the [model] table (with an unknown n: the prior on n is checked, and a
+    typed release's missing n is stood in by the widget's n, which only the full spec replaces)."""
+    table = model_table(scenario, records)
+    n_prior = table.pop("n_prior", None)
+    if n_prior is not None:
+        make_size_prior(n_prior)
+        if scenario.model not in UNKNOWN_N_MODELS:
+            raise ValueError(f"model.n_prior = {n_prior!r} is invalid: {scenario.model} has fixed-n tables and does "
+                             "not support an unknown n; use " + ", ".join(UNKNOWN_N_MODELS))
+        table.setdefault("n", max(int(scenario.n), 1))
+    return engine.make_model(table["name"], table)
+
+
 def check_model(scenario: Scenario, records=None) -> None:
     """Raise the engine's ValueError if the [model] table is invalid."""
-    table = model_table(scenario, records)
-    engine.make_model(table["name"], table)
+    _checked_model(scenario, records)
 
 
 def describe_mechanism(scenario: Scenario, records=None) -> str:
-    """The mechanism's own description (noise scale and guarantee); raises ValueError."""
-    table = model_table(scenario, records)
-    return build_mechanism(mechanism_table(scenario), engine.make_model(table["name"], table)).describe()
+    """The mechanism's own description (noise scale and guarantee); raises ValueError. With an
+    unknown n the default sensitivity is the unbounded (add/delete one record) one."""
+    return build_mechanism(mechanism_table(scenario), _checked_model(scenario, records),
+                           unbounded=scenario.unknown_n).describe()
+
+
+def describe_size_mechanism(scenario: Scenario) -> str:
+    """The [n_mechanism]'s description (noise on the released size); raises ValueError."""
+    return make_size_mechanism(n_mechanism_table(scenario)).describe()
+
+
+def n_pmf(result: engine.Result) -> tuple[np.ndarray, np.ndarray]:
+    """The posterior pmf of n from an RJMCMC result (engine.n_pmf)."""
+    return engine.n_pmf(result)
 
 
 def validate_method(settings: Mapping[str, Any]) -> dict:
@@ -260,6 +296,8 @@ def prepare(spec_text: str) -> Prepared:
         n=int(problem.model.n),
         epsilon=getattr(problem.mechanism, "epsilon", None),
         exact_available=engine.has_closed_form(problem),
+        n_dp=None if problem.unknown_n is None else float(problem.unknown_n.n_dp),
+        n_true=None if problem.unknown_n is None or problem.records is None else int(problem.records.shape[0]),
     )
 
 
@@ -285,8 +323,9 @@ def _run_cached(spec_text: str, settings_text: str) -> dict:
         if progress.interrupt is not None:  # stopped for a newer run: never cache a partial result
             raise progress.interrupt
         bar.progress(1.0, text=f"{label}: done")
-        status.update(label=f"{label}: {result.draws.shape[0]} × {result.draws.shape[1]:,} draws in "
-                            f"{time.perf_counter() - t0:.2f} s", state="complete", expanded=False)
+        size = f"estimate after {result.info.get('iterations', 0)} iterations" if result.info.get("estimator") else \
+            f"{result.draws.shape[0]} × {result.draws.shape[1]:,} draws"
+        status.update(label=f"{label}: {size} in {time.perf_counter() - t0:.2f} s", state="complete", expanded=False)
         return _payload(result)
 
 

@@ -39,10 +39,20 @@ W_WARMUP = "sw_warmup"
 W_ABC_SECONDS = "sw_abc_max_seconds"
 W_ABC_PROPOSALS = "sw_abc_max_proposals"
 W_OPS_K = "sw_ops_k"
+W_SAMPLE_SIZE = "sw_sample_size"  # known / unknown (released with noise)
+W_N_PRIOR = "sw_n_prior"
+W_N_PRIOR_MEAN = "sw_n_prior_mean"
+W_N_PRIOR_DISPERSION = "sw_n_prior_dispersion"
+W_N_MECHANISM = "sw_n_mechanism"
+W_N_BUDGET_FORM = "sw_n_budget_form"
+W_N_EPSILON = "sw_n_epsilon"
+W_N_SCALE = "sw_n_scale"
+W_N_DP = "sw_n_dp"
 
 # Compare page -----------------------------------------------------------------------------------
 W_NETCDF_METHOD = "pw_netcdf_method"
 POSTERIOR_CHART = "pw_posterior_chart"
+N_PMF_CHART = "pw_n_pmf_chart"
 
 # Privacy budget page ----------------------------------------------------------------------------
 W_GRID = "pw_budget_grid"

@@ -13,14 +13,15 @@ from typing import Any, Mapping
 
 from .params import METHOD_LABELS
 
-__all__ = ["headline", "reference_method", "convergence_warning", "AGREE_SD_RATIO", "AGREE_SHIFT"]
+__all__ = ["headline", "reference_method", "convergence_warning", "mle_caption", "AGREE_SD_RATIO", "AGREE_SHIFT"]
 
 #: naive and exact "agree" when their sds are within this factor ...
 AGREE_SD_RATIO = 1.25
 #: ... and their means within this many exact posterior sds.
 AGREE_SHIFT = 0.25
-#: the exact methods, best first: closed form, the best-method pick, then the exact samplers
-_EXACT_ORDER = ("exact", "auto", "pseudo_marginal", "da_mcmc", "abc_rejection")
+#: the exact methods, best first: closed form, the best-method pick, then the exact samplers. RJMCMC runs
+#: only when n is unknown, and then it is the one exact posterior (the others assume the plug-in n).
+_EXACT_ORDER = ("rjmcmc", "exact", "auto", "pseudo_marginal", "da_mcmc", "abc_rejection")
 _SYMBOLS = {"theta": "θ", "lam": "λ", "mu": "μ"}
 
 
@@ -68,7 +69,8 @@ def headline(runs: Mapping[str, Any], true_params: Mapping[str, Any] | None = No
     param = max(params, key=shift)
     n, e = _row(naive, param), _row(exact, param)
     where = "" if len(params) == 1 else f" for {param}"
-    exact_name = "the exact posterior" if ref in ("exact", "auto") else f"the exact posterior ({METHOD_LABELS[ref]})"
+    exact_name = "the exact posterior" if ref in ("exact", "auto") else \
+        "the exact posterior (RJMCMC, n unknown)" if ref == "rjmcmc" else f"the exact posterior ({METHOD_LABELS[ref]})"
     ratio = e["sd"] / n["sd"] if n["sd"] > 0 else math.inf
     if 1 / AGREE_SD_RATIO <= ratio <= AGREE_SD_RATIO and shift(param) <= AGREE_SHIFT:
         return (f"At this ε the noise is small relative to the data: naive and exact agree{where} "
@@ -107,3 +109,16 @@ def convergence_warning(runs: Mapping[str, Any]) -> str | None:
     return ("Not converged: " + "; ".join(parts) + ". Its curve is faded and its numbers are not to be trusted "
             "(the verdict needs R-hat ≤ 1.01 and ESS ≥ 400): raise draws or chains in Method settings, or "
             "switch on Pseudo-marginal / Exact (best method), which mix fast when ε is small.")
+
+
+def mle_caption(info: Mapping[str, Any]) -> str:
+    """What the MLE's diamond and bar are, and when its Wald interval or convergence is in doubt
+    (``info`` of an MCEM result: mle, converged, at_boundary, iterations)."""
+    parts = [f"{METHOD_LABELS['mcem']}: the diamond is the maximum-likelihood estimate and its bar the 90% Wald "
+             "interval (estimate ± 1.645 se, se from Louis's method); an estimator, not a posterior"]
+    if info.get("at_boundary"):
+        parts.append("the estimate is at the edge of the parameter space, where the Wald interval is not valid")
+    if not info.get("converged", True):
+        parts.append(f"Monte Carlo EM stopped after {info.get('iterations', '?')} iterations without meeting its "
+                     "stopping rule: raise draws in Method settings")
+    return "; ".join(parts) + "."

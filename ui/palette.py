@@ -17,7 +17,9 @@ METHOD_COLORS = {
     "exact": "#ff7f0e",            # orange
     "pseudo_marginal": "#17becf",  # teal
     "auto": "#e6550d",             # deep orange: the best exact method
-    "bernstein_sheldon": "#8c564b",  # brown: the fast approximation
+    "rjmcmc": "#8c564b",           # brown: the posterior that also learns n
+    "mcem": "#e377c2",             # pink: the maximum-likelihood estimate
+    "bernstein_sheldon": "#5254a3",  # indigo: the fast approximation
     "confidential": "#8c8c8c",     # grey: what the data alone would say
 }
 TRUTH_COLOR = "#bcbd22"   # olive: the true parameter of a simulation

@@ -25,6 +25,11 @@ __all__ = [
     "METHOD_LABELS",
     "BUDGET_FORMS",
     "DEFAULT_PRIORS",
+    "SAMPLE_SIZES",
+    "N_PRIORS",
+    "N_MECHANISMS",
+    "N_BUDGET_FORMS",
+    "UNKNOWN_N_MODELS",
     "budget_forms",
     "truth_key",
     "default_truth",
@@ -32,16 +37,21 @@ __all__ = [
     "to_spec_dict",
     "model_table",
     "mechanism_table",
+    "n_prior_table",
+    "n_mechanism_table",
+    "parse_n_dp",
     "method_settings",
     "to_query",
     "from_query",
     "log_grid",
     "parse_grid",
+    "result_label",
 ]
 
 MODELS = ("beta_binomial", "poisson_gamma", "dirichlet_multinomial", "normal_known_sd")
 MECHANISMS = ("laplace", "gaussian", "discrete_laplace", "discrete_gaussian", "randomized_response")
-METHODS = ("naive", "da_mcmc", "abc_rejection", "ops", "exact", "pseudo_marginal", "auto", "bernstein_sheldon")
+METHODS = ("naive", "da_mcmc", "abc_rejection", "ops", "exact", "pseudo_marginal", "auto", "bernstein_sheldon",
+           "rjmcmc", "mcem")
 #: Switched on when the app opens: the baseline that fails, the best exact method (``auto``: the closed
 #: form or numerical grid where one exists, else the faster-mixing exact sampler) and the papers' samplers.
 DEFAULT_METHODS = ("naive", "da_mcmc", "abc_rejection", "ops", "auto")
@@ -55,8 +65,19 @@ METHOD_LABELS = {
     "pseudo_marginal": "Pseudo-marginal",
     "auto": "Exact (best method)",
     "bernstein_sheldon": "Bernstein–Sheldon (approximate)",
+    "rjmcmc": "RJMCMC (unknown n)",
+    "mcem": "MLE (Monte Carlo EM)",
     "confidential": "Confidential data",
 }
+#: Is the number of records known, or private and released with noise (``n_dp``, paper 002)?
+SAMPLE_SIZES = ("known", "unknown")
+#: ``model.n_prior`` names and the size mechanisms the sidebar offers (``[n_mechanism]``), stated by
+#: a budget epsilon (sensitivity 1: one record more or less moves n by one) or by the noise scale.
+N_PRIORS = ("poisson", "negative_binomial")
+N_MECHANISMS = ("laplace", "discrete_laplace")
+N_BUDGET_FORMS = ("epsilon", "scale")
+#: The models the engine accepts an unknown n for (the Dirichlet tables have a fixed n).
+UNKNOWN_N_MODELS = ("beta_binomial", "poisson_gamma", "normal_known_sd")
 
 # How each mechanism's budget can be stated. "k_ary" and "coin" are the two randomized-response
 # constructions (epsilon, or the coin scheme's truth probability).
@@ -107,6 +128,19 @@ class Scenario:
     abc_max_seconds: float = 10.0
     abc_max_proposals: int = 20_000_000
     ops_k: int = 100
+    sample_size: str = "known"  # "unknown": n is private, released as n_dp (model.n = true size if simulated)
+    n_prior: str = "poisson"
+    n_prior_mean: float = 40.0
+    n_prior_dispersion: float = 10.0
+    n_mechanism: str = "laplace"
+    n_budget_form: str = "epsilon"
+    n_epsilon: float = 0.5
+    n_scale: float = 2.0
+    n_dp: str = ""  # typed release of the size (data source s_dp), kept as typed
+
+    @property
+    def unknown_n(self) -> bool:
+        return self.sample_size == "unknown"
 
     @property
     def prior_dict(self) -> dict[str, Any]:
@@ -117,6 +151,13 @@ class Scenario:
 def budget_forms(mechanism: str) -> tuple[str, ...]:
     """The budget forms a mechanism accepts (first one is the default)."""
     return BUDGET_FORMS.get(mechanism, ("epsilon",))
+
+
+def result_label(result) -> str:
+    """The legend and table name of an engine Result: its method's label and, for a method that needs
+    a known n run on an unknown-n release, the plug-in size it ran at (``info["plug_in_n"]``)."""
+    n = result.info.get("plug_in_n")
+    return METHOD_LABELS.get(result.method, result.method) + (f" at plug-in n = {int(n)}" if n is not None else "")
 
 
 def log_grid(lo: float, hi: float, points: int) -> str:
@@ -187,9 +228,15 @@ def parse_numbers(field: str, text: Any) -> list[float]:
 
 # --------------------------------------------------------------------------- spec dict
 def model_table(s: Scenario, records=None) -> dict:
-    """The ``[model]`` table; with CSV records, ``n`` is their number."""
+    """The ``[model]`` table; with CSV records, ``n`` is their number. With an unknown n it carries
+    ``n_prior``, and ``n`` is the true size only when the engine releases the data (simulation or
+    CSV); a typed release has no n."""
     n_records = len(records) if (s.data == "csv" and records is not None) else None
     table: dict[str, Any] = {"name": s.model, "n": int(n_records if n_records is not None else s.n)}
+    if s.unknown_n:
+        if s.data == "s_dp":
+            del table["n"]
+        table["n_prior"] = n_prior_table(s)
     for key, value in s.prior:
         if value is None:
             continue
@@ -216,6 +263,28 @@ def mechanism_table(s: Scenario) -> dict:
     return table
 
 
+def n_prior_table(s: Scenario) -> dict:
+    """``model.n_prior``: Poisson(mean) or negative binomial(mean, dispersion)."""
+    if s.n_prior == "negative_binomial":
+        return {"name": "negative_binomial", "mean": s.n_prior_mean, "dispersion": s.n_prior_dispersion}
+    return {"name": s.n_prior, "mean": s.n_prior_mean}
+
+
+def n_mechanism_table(s: Scenario) -> dict:
+    """The ``[n_mechanism]`` table: the noise on the released size, by epsilon or by its scale."""
+    if s.n_budget_form == "scale":
+        return {"name": s.n_mechanism, "scale": s.n_scale}
+    return {"name": s.n_mechanism, "epsilon": s.n_epsilon}
+
+
+def parse_n_dp(text: Any) -> float:
+    """``data.n_dp`` typed as text: exactly one number (negative is fine: it is noise)."""
+    values = parse_numbers("data.n_dp", text)
+    if len(values) != 1:
+        raise ValueError(f"data.n_dp = {text!r} is invalid: must be one number, the released noisy size")
+    return values[0]
+
+
 def _data_table(s: Scenario, records) -> dict:
     if s.data == "simulate":
         values = parse_numbers(f"data.simulate.{truth_key(s.model)}", s.truth)
@@ -225,6 +294,8 @@ def _data_table(s: Scenario, records) -> dict:
             raise ValueError(f"data.simulate.{truth_key(s.model)} = {s.truth!r} is invalid: must be one number")
         return {"simulate": {truth_key(s.model): values[0]}}
     if s.data == "s_dp":
+        if s.unknown_n:
+            return {"s_dp": parse_numbers("data.s_dp", s.s_dp), "n_dp": parse_n_dp(s.n_dp)}
         return {"s_dp": parse_numbers("data.s_dp", s.s_dp)}
     if s.data == "csv":
         if records is None:
@@ -238,8 +309,10 @@ def method_settings(s: Scenario, method: str) -> dict:
     if method == "ops":
         return {"name": "ops", "k": s.ops_k}
     table: dict[str, Any] = {"name": method, "chains": s.chains, "draws": s.draws}
-    if method in ("da_mcmc", "pseudo_marginal", "auto", "bernstein_sheldon"):
+    if method in ("da_mcmc", "pseudo_marginal", "auto", "bernstein_sheldon", "rjmcmc", "mcem"):
         table["warmup"] = s.warmup
+    if method == "mcem":
+        del table["chains"]
     if method == "abc_rejection":
         table.update(chains=1, draws=s.chains * s.draws, max_seconds=s.abc_max_seconds,
                      max_proposals=s.abc_max_proposals)
@@ -252,13 +325,16 @@ def to_spec_dict(s: Scenario, records=None, method: str = "da_mcmc") -> dict:
     ``records`` are the parsed rows of an uploaded CSV (data source ``csv``); they go into the
     spec inline, and ``model.n`` follows their number.
     """
-    return {
+    spec = {
         "seed": int(s.seed),
         "model": model_table(s, records),
         "mechanism": mechanism_table(s),
         "data": _data_table(s, records),
         "method": method_settings(s, method),
     }
+    if s.unknown_n:
+        spec["n_mechanism"] = n_mechanism_table(s)
+    return spec
 
 
 # --------------------------------------------------------------------------- query string
@@ -267,10 +343,15 @@ _QUERY_FIELDS = {
     "rho": "rho", "delta": "delta", "truth_prob": "truth_prob", "sens": "sensitivity", "data": "data",
     "truth": "truth", "seed": "seed", "s_dp": "s_dp", "column": "csv_column", "chains": "chains",
     "draws": "draws", "warmup": "warmup", "abc_s": "abc_max_seconds", "abc_p": "abc_max_proposals",
-    "ops_k": "ops_k",
+    "ops_k": "ops_k", "size": "sample_size", "n_prior": "n_prior", "n_mean": "n_prior_mean",
+    "n_disp": "n_prior_dispersion", "n_mech": "n_mechanism", "n_budget": "n_budget_form", "n_eps": "n_epsilon",
+    "n_scale": "n_scale", "n_dp": "n_dp",
 }
 _INT_FIELDS = {"n", "seed", "chains", "draws", "warmup", "abc_max_proposals", "ops_k"}
-_FLOAT_FIELDS = {"epsilon", "rho", "delta", "truth_prob", "sensitivity", "abc_max_seconds"}
+_FLOAT_FIELDS = {"epsilon", "rho", "delta", "truth_prob", "sensitivity", "abc_max_seconds", "n_prior_mean",
+                 "n_prior_dispersion", "n_epsilon", "n_scale"}
+_CHOICES = {"sample_size": ("size", SAMPLE_SIZES), "n_prior": ("n_prior", N_PRIORS),
+            "n_mechanism": ("n_mech", N_MECHANISMS), "n_budget_form": ("n_budget", N_BUDGET_FORMS)}
 
 
 def _fmt(v: Any) -> str:
@@ -304,6 +385,18 @@ def to_query(s: Scenario) -> dict[str, str]:
         q["s_dp"] = s.s_dp
     elif s.csv_column:
         q["column"] = s.csv_column
+    if s.unknown_n:  # a known n adds nothing: the landing page's link stays as it was
+        q["size"] = s.sample_size
+        q["n_prior"], q["n_mean"] = s.n_prior, _fmt(s.n_prior_mean)
+        if s.n_prior == "negative_binomial":
+            q["n_disp"] = _fmt(s.n_prior_dispersion)
+        q["n_mech"], q["n_budget"] = s.n_mechanism, s.n_budget_form
+        if s.n_budget_form == "scale":
+            q["n_scale"] = _fmt(s.n_scale)
+        else:
+            q["n_eps"] = _fmt(s.n_epsilon)
+        if s.data == "s_dp":
+            q["n_dp"] = s.n_dp
     q["seed"] = _fmt(s.seed)
     q["methods"] = ",".join(s.methods)
     for qk in ("chains", "draws", "warmup", "abc_s", "abc_p", "ops_k"):
@@ -354,6 +447,9 @@ def from_query(query: Mapping[str, Any]) -> Scenario | None:
     form = values.get("budget_form", budget_forms(mech)[0])
     if form not in budget_forms(mech):
         raise _link_error("budget", form, f"must be one of {', '.join(budget_forms(mech))} for {mech}")
+    for name, (key, allowed) in _CHOICES.items():
+        if name in values and values[name] not in allowed:
+            raise _link_error(key, values[name], "must be one of " + ", ".join(allowed))
     if values.get("data", "simulate") not in DATA_SOURCES:
         raise _link_error("data", values["data"], "must be one of " + ", ".join(DATA_SOURCES))
     prior = dict(DEFAULT_PRIORS[model])

@@ -5,7 +5,9 @@ Nothing here touches streamlit or the engine's samplers; tests build Results by 
 test (or a reader of the exported HTML) can tell what a curve is without relying on colours.
 
 Figures
-    :func:`posterior_densities`   marginal posteriors per parameter, all methods overlaid
+    :func:`posterior_densities`   marginal posteriors per parameter, all methods overlaid, with a
+                                  point estimator (MCEM's MLE) as a marker and 90% bar under them
+    :func:`n_pmf_plot`            posterior pmf of an unknown n against n_dp and the truth
     :func:`trace_plot`            draws per chain (Ju et al. 2022, Fig. 1b style mixing check)
     :func:`acceptance_plot`       DA-MCMC acceptance per sweep vs the exp(-epsilon) bound
                                   (Ju et al. 2022, Prop. 3.1)
@@ -25,11 +27,13 @@ from plotly.subplots import make_subplots
 from scipy import stats
 
 from .palette import BOUND_COLOR, CHAIN_COLORS, METHOD_COLORS, TRUTH_COLOR, color_of
-from .params import METHOD_LABELS
+from .params import METHOD_LABELS, result_label as method_name
 
 __all__ = [
     "METHOD_COLORS",
     "posterior_densities",
+    "n_pmf_plot",
+    "method_name",
     "trace_plot",
     "acceptance_plot",
     "rank_plot",
@@ -58,6 +62,10 @@ _GRID = 256
 
 def _label(method: str) -> str:
     return METHOD_LABELS.get(method, method)
+
+
+def _is_estimator(result) -> bool:
+    return bool(result.info.get("estimator"))
 
 
 def _grid_shape(k: int) -> tuple[int, int]:
@@ -137,12 +145,12 @@ def _density_traces(results, confidential, param: str, axes: dict, seen: set, no
     traces, peaks = [], {}
     entries = [(r, False) for r in results] + ([(confidential, True)] if confidential is not None else [])
     for r, is_conf in entries:
-        if param not in r.param_names:
+        if param not in r.param_names or _is_estimator(r):
             continue
         method = "confidential" if is_conf else r.method
         kind, x, y = density_curve(r, param)
         stalled = method in not_converged
-        name = "Confidential-data posterior" if is_conf else _label(method) + (" (not converged)" if stalled else "")
+        name = "Confidential-data posterior" if is_conf else method_name(r) + (" (not converged)" if stalled else "")
         common = {"name": name, "legendgroup": method, "showlegend": method not in seen,
                   "meta": {"kind": kind, "method": method, "param": param, "converged": not stalled}, **axes}
         color = color_of(method)
@@ -186,9 +194,13 @@ def posterior_densities(results: Sequence, *, true_params: Mapping[str, float] |
     posterior p(theta | x) a dotted grey line. Methods named in ``not_converged`` are drawn faded
     (dash-dot) with "(not converged)" in the legend. When the naive or confidential curve is a spike
     that would flatten the others, the y-axis is capped (:func:`y_cap`) and the clipped peak labelled.
-    Colours are fixed per method (:mod:`ui.palette`).
+    Colours are fixed per method (:mod:`ui.palette`). A point estimator (``info["estimator"]``: MCEM's
+    maximum-likelihood estimate) has no density: it is a marker at the estimate with a horizontal bar
+    over its 90% Wald interval (``info["mle"][param]``: estimate, q5, q95), drawn just below y = 0 so
+    it sits under the posterior curves. Methods run at a plug-in n say so in the legend.
     """
     results = [r for r in results if r is not None]
+    estimators = [r for r in results if _is_estimator(r)]
     if not results and confidential is None:
         raise ValueError("results = [] is invalid: posterior_densities needs at least one Result")
     names = list(params or (results[0] if results else confidential).param_names)
@@ -207,6 +219,8 @@ def posterior_densities(results: Sequence, *, true_params: Mapping[str, float] |
         traces += panel
         cap = y_cap(peaks)
         top = cap if cap is not None else max(peaks.values(), default=1.0) or 1.0
+        marks = _estimate_traces(estimators, param, -0.06 * top, axes, seen)
+        traces += marks
         if true_params and param in true_params:
             v = float(true_params[param])
             traces.append({"type": "scatter", "x": [v, v], "y": [0.0, top * 1.05], "mode": "lines",
@@ -215,8 +229,10 @@ def posterior_densities(results: Sequence, *, true_params: Mapping[str, float] |
                            "meta": {"kind": "truth", "method": "truth", "param": param}, **axes})
             seen.add("truth")
         yaxis = {"title": {"text": "posterior density"}, "rangemode": "tozero"}
+        if marks:  # room below zero for the estimators' bars
+            yaxis["range"] = [-0.06 * top * (len(marks) + 1), cap if cap is not None else top * 1.08]
         if cap is not None:
-            yaxis["range"] = [0.0, cap]
+            yaxis["range"] = [yaxis.get("range", [0.0])[0], cap]
             for method, height in peaks.items():
                 if height > cap:
                     curve = next(t for t in panel if t["meta"]["method"] == method)
@@ -234,6 +250,60 @@ def posterior_densities(results: Sequence, *, true_params: Mapping[str, float] |
     fig.update_layout(barmode="overlay", title=title, height=max(400, 300 * rows + 140),
                       margin={"l": 60, "r": 20, "t": 60, "b": 50}, annotations=annotations,
                       legend={"orientation": "h", "yanchor": "top", "y": -0.18, "x": 0}, **layout)
+    return fig
+
+
+def _estimate_traces(estimators, param: str, y: float, axes: dict, seen: set) -> list:
+    """A marker at each estimator's estimate with a horizontal bar over its 90% interval, stacked
+    downwards from ``y`` (one row per estimator)."""
+    traces = []
+    for i, r in enumerate(estimators):
+        m = r.info.get("mle", {}).get(param)
+        if m is None:
+            continue
+        est, lo, hi = float(m["estimate"]), float(m["q5"]), float(m["q95"])
+        method = r.method
+        traces.append({
+            "type": "scatter", "x": [est], "y": [y * (i + 1)], "mode": "markers",
+            "marker": {"color": color_of(method), "symbol": "diamond", "size": 11},
+            "error_x": {"type": "data", "symmetric": False, "array": [hi - est], "arrayminus": [est - lo],
+                        "color": color_of(method), "thickness": 2.5, "width": 6},
+            "name": method_name(r) + ": estimate, 90% interval", "legendgroup": method,
+            "showlegend": method not in seen,
+            "hovertemplate": f"{_label(method)}<br>estimate %{{x:.4g}}<br>90%: [{lo:.4g}, {hi:.4g}]<extra></extra>",
+            "meta": {"kind": "estimate", "method": method, "param": param, "estimate": est, "q5": lo, "q95": hi},
+            **axes})
+        seen.add(method)
+    return traces
+
+
+def n_pmf_plot(values, probs, *, n_dp: float, true_n: int | None = None, plug_in: int | None = None) -> go.Figure:
+    """Posterior pmf of the unknown number of records n (bars), with the released noisy size n_dp
+    (solid line), the plug-in size round(n_dp) the known-n methods assume (dotted) and, for a
+    simulation, the true n (dashed). ``values``/``probs`` come from ``engine.n_pmf``."""
+    values, probs = np.asarray(values, float), np.asarray(probs, float)
+    if values.size == 0 or values.shape != probs.shape:
+        raise ValueError("values = [] is invalid: n_pmf_plot needs the posterior pmf of n (values and "
+                         "probabilities of equal length)")
+    top = float(probs.max()) * 1.1
+    fig = go.Figure()
+    fig.add_trace(go.Bar(x=values, y=probs, name="posterior pmf of n", marker={"color": color_of("rjmcmc")},
+                         hovertemplate="n = %{x}<br>probability %{y:.3g}<extra></extra>",
+                         meta={"kind": "n_pmf", "method": "rjmcmc", "param": "n"}))
+    lines = [("n_dp", float(n_dp), f"released n_dp = {n_dp:.4g}", BOUND_COLOR, "solid")]
+    if plug_in is not None:
+        lines.append(("plug_in", float(plug_in), f"plug-in n = {int(plug_in)}", "#7f7f7f", "dot"))
+    if true_n is not None:
+        lines.append(("truth", float(true_n), f"true n = {int(true_n)}", TRUTH_COLOR, "dash"))
+    for kind, x, name, color, dash in lines:
+        fig.add_trace(go.Scatter(x=[x, x], y=[0.0, top], mode="lines", name=name,
+                                 line={"color": color, "dash": dash, "width": 2.5},
+                                 meta={"kind": kind, "param": "n", "value": x}))
+    mean = float(np.sum(values * probs))
+    fig.update_layout(height=360, title=f"Posterior of the number of records n (mean {mean:.4g})",
+                      xaxis_title="number of records n",
+                      yaxis={"title": "posterior probability", "rangemode": "tozero"},
+                      bargap=0.05, margin={"l": 60, "r": 20, "t": 60, "b": 50})
     return fig
 
 
@@ -288,7 +358,9 @@ def acceptance_plot(result, max_points: int = 2000) -> go.Figure:
         fig.add_trace(go.Scatter(x=[0, n_draws - 1], y=[float(bound)] * 2, mode="lines",
                                  name=f"exp(-ε) bound = {bound:.3f}", line={"width": 2.5, "color": BOUND_COLOR},
                                  meta={"kind": "bound", "value": float(bound)}))
-    fig.update_layout(height=380, title="DA-MCMC acceptance rate per sweep",
+    title = "DA-MCMC acceptance rate per sweep" if result.method != "rjmcmc" else \
+        f"{_label(result.method)}: acceptance rate per record sweep (within the current n)"
+    fig.update_layout(height=380, title=title,
                       xaxis_title="sweep (draw)", yaxis_title="mean acceptance probability",
                       yaxis_range=[0, 1.02], margin={"l": 60, "r": 20, "t": 60, "b": 50})
     return fig

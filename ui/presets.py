@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 from .params import Scenario
 
-__all__ = ["Preset", "DEMO", "PRESETS"]
+__all__ = ["Preset", "DEMO", "PRESETS", "BAYES_VS_MLE"]
 
 
 @dataclass(frozen=True)
@@ -77,4 +77,17 @@ PRESETS = (
            "(CLT) approximation, so its cost does not depend on n. Where the CLT holds, as here, it matches "
            "the exact posterior; at small n near 0 or 1 it is miscalibrated (see its tests), so it is always "
            "labelled approximate.", LARGE_N),
+)
+
+# Issue 9's worked example: the size is private too. 7.3 is a count released with Laplace noise of scale 2
+# (epsilon = 0.5 at sensitivity 1), n_dp = 21.4 the size released with Laplace noise of scale 1; Poisson(20)
+# prior on n, flat prior on theta. RJMCMC gives the posterior of (theta, n); MCEM the MLE of theta.
+BAYES_VS_MLE = Preset(
+    "bayes_vs_mle", "Bayesian vs MLE, unknown n",
+    "A count s_dp = 7.3 (Laplace noise, scale 2) of an unknown number of records, released as n_dp = 21.4 "
+    "(Laplace noise, scale 1); Poisson(20) prior on n. RJMCMC's posterior of θ and n, the MLE of θ by Monte "
+    "Carlo EM, and the known-n methods at the plug-in n = 21.",
+    Scenario(model="beta_binomial", n=20, mechanism="laplace", budget_form="epsilon", epsilon=0.5, data="s_dp",
+             s_dp="7.3", sample_size="unknown", n_prior="poisson", n_prior_mean=20.0, n_mechanism="laplace",
+             n_budget_form="scale", n_scale=1.0, n_dp="21.4", methods=("naive", "da_mcmc", "rjmcmc", "mcem")),
 )

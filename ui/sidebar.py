@@ -18,9 +18,9 @@ import numpy as np
 import streamlit as st
 
 from . import compute, keys
-from .params import (DATA_SOURCES, DEFAULT_PRIORS, METHOD_LABELS, METHODS, MECHANISMS, MODELS, Scenario,
-                     budget_forms, default_truth, from_query, method_settings, parse_numbers, to_query,
-                     to_spec_dict)
+from .params import (DATA_SOURCES, DEFAULT_PRIORS, METHOD_LABELS, METHODS, MECHANISMS, MODELS, N_BUDGET_FORMS,
+                     N_MECHANISMS, N_PRIORS, SAMPLE_SIZES, Scenario, budget_forms, default_truth, from_query,
+                     method_settings, parse_numbers, to_query, to_spec_dict)
 from .presets import DEMO
 
 __all__ = ["Inputs", "scenario_inputs", "load_scenario", "current_scenario", "MODEL_LABELS", "MECHANISM_LABELS"]
@@ -46,7 +46,10 @@ BUDGET_LABELS = {
     "coin": "coin flips (dapper Example 1)",
 }
 DATA_LABELS = {"simulate": "Simulate records", "csv": "Upload CSV of records", "s_dp": "Enter the release s_dp"}
-SECTIONS = ("model", "mechanism", "data", "methods")
+SECTIONS = ("model", "size", "mechanism", "data", "methods")
+SIZE_LABELS = {"known": "known", "unknown": "unknown (released with noise)"}
+N_PRIOR_LABELS = {"poisson": "Poisson", "negative_binomial": "Negative binomial"}
+N_BUDGET_LABELS = {"epsilon": "ε", "scale": "noise scale"}
 _PRIOR_LABELS = {
     "a": "prior a (Beta)", "b": "prior b (Beta)", "alpha": "prior shape α (Gamma)", "beta": "prior rate β (Gamma)",
     "upper": "clamp records at", "sd": "record sd (known)", "lo": "clamp low (lo)", "hi": "clamp high (hi)",
@@ -165,17 +168,31 @@ def _seed_all(s: Scenario) -> None:
     _seed(keys.W_ABC_SECONDS, float(s.abc_max_seconds))
     _seed(keys.W_ABC_PROPOSALS, int(s.abc_max_proposals))
     _seed(keys.W_OPS_K, int(s.ops_k))
+    _seed(keys.W_SAMPLE_SIZE, s.sample_size)
+    _seed(keys.W_N_PRIOR, s.n_prior)
+    _seed(keys.W_N_PRIOR_MEAN, float(s.n_prior_mean))
+    _seed(keys.W_N_PRIOR_DISPERSION, float(s.n_prior_dispersion))
+    _seed(keys.W_N_MECHANISM, s.n_mechanism)
+    _seed(keys.W_N_BUDGET_FORM, s.n_budget_form)
+    _seed(keys.W_N_EPSILON, float(s.n_epsilon))
+    _seed(keys.W_N_SCALE, float(s.n_scale))
+    _seed(keys.W_N_DP, s.n_dp)
 
 
 # --------------------------------------------------------------------------- widget sections
 def _model_section(records) -> tuple[str, int, tuple]:
     st.subheader("Model", divider="gray")
     model = st.selectbox("Model", MODELS, key=keys.W_MODEL, format_func=MODEL_LABELS.get)
+    unknown = st.session_state.get(keys.W_SAMPLE_SIZE) == "unknown"
     if records is not None:
         st.caption(f"n = {len(records):,} records, from the uploaded file")
         n = int(st.session_state[keys.W_N])
+    elif unknown and st.session_state.get(keys.W_DATA) == "s_dp":
+        n = int(st.session_state[keys.W_N])  # a typed release has no known n: only n_dp
     else:
-        n = int(st.number_input("n (number of confidential records)", min_value=1, step=1, key=keys.W_N))
+        label = "true n (simulates the records; the analyses see only n_dp)" if unknown else \
+            "n (number of confidential records)"
+        n = int(st.number_input(label, min_value=1, step=1, key=keys.W_N))
     prior = []
     if model == "dirichlet_multinomial":
         alpha = st.text_input("Dirichlet prior α (one per cell, k = how many)", key=keys.prior_key(model, "alpha"),
@@ -196,6 +213,41 @@ def _model_section(records) -> tuple[str, int, tuple]:
                                             key=keys.prior_key(model, "upper")))
             prior.append(("upper", upper))
     return model, n, tuple(prior)
+
+
+def _size_changed() -> None:
+    """Switching to an unknown n switches RJMCMC on (it is the method that answers that question), and
+    back to a known n switches it off (it cannot run there)."""
+    st.session_state[keys.method_key("rjmcmc")] = st.session_state.get(keys.W_SAMPLE_SIZE) == "unknown"
+
+
+def _size_section() -> dict:
+    st.subheader("Sample size", divider="gray")
+    size = st.radio("Sample size n", SAMPLE_SIZES, key=keys.W_SAMPLE_SIZE, format_func=SIZE_LABELS.get,
+                    horizontal=True, on_change=_size_changed,
+                    help="Unknown: the number of records is private too, and released as a noisy n_dp "
+                         "(unbounded DP, paper 002).")
+    out: dict[str, Any] = {"sample_size": size}
+    if size != "unknown":
+        return out
+    c1, c2 = st.columns(2)
+    out["n_prior"] = c1.selectbox("prior on n", N_PRIORS, key=keys.W_N_PRIOR, format_func=N_PRIOR_LABELS.get)
+    out["n_prior_mean"] = float(c2.number_input("prior mean of n", key=keys.W_N_PRIOR_MEAN, step=1.0, format="%g"))
+    if out["n_prior"] == "negative_binomial":
+        out["n_prior_dispersion"] = float(st.number_input(
+            "dispersion r (variance = mean + mean²/r)", key=keys.W_N_PRIOR_DISPERSION, step=1.0, format="%g"))
+    c3, c4 = st.columns(2)
+    out["n_mechanism"] = c3.selectbox("noise on n", N_MECHANISMS, key=keys.W_N_MECHANISM,
+                                      format_func=MECHANISM_LABELS.get)
+    out["n_budget_form"] = c4.radio("stated as", N_BUDGET_FORMS, key=keys.W_N_BUDGET_FORM,
+                                    format_func=N_BUDGET_LABELS.get, horizontal=True)
+    if out["n_budget_form"] == "scale":
+        out["n_scale"] = float(st.number_input("noise scale on n", key=keys.W_N_SCALE, step=0.5, format="%g",
+                                               help="Laplace scale b of the noise added to n; must be > 0."))
+    else:
+        out["n_epsilon"] = float(st.number_input("ε for n", key=keys.W_N_EPSILON, step=0.1, format="%g",
+                                                 help="Budget spent on releasing n (sensitivity 1); must be > 0."))
+    return out
 
 
 def _mechanism_section(model: str) -> dict:
@@ -246,6 +298,9 @@ def _data_section(model: str) -> dict:
                                     placeholder="e.g. 10.4  or  104, 120, 74, 102",
                                     help="The privatized statistic: one number, or one per cell for "
                                          "the Dirichlet-multinomial model.")
+        if st.session_state.get(keys.W_SAMPLE_SIZE) == "unknown":
+            out["n_dp"] = st.text_input("Released n_dp (noisy number of records)", key=keys.W_N_DP,
+                                        placeholder="e.g. 21.4", help="One number; negative is possible (it is noise).")
     else:
         st.file_uploader("CSV of confidential records (header row, one record per row)", type=["csv"],
                          key=keys.W_CSV, on_change=_upload_changed)
@@ -307,6 +362,8 @@ def _methods_section() -> dict:
 # --------------------------------------------------------------------------- validation
 def _section_of(message: str) -> str:
     head = message.split(" = ", 1)[0].split(" ", 1)[0]
+    if head.startswith("model.n_prior") or head.startswith("n_mechanism"):
+        return "size"
     if head.startswith("model"):
         return "model"
     if head.startswith("mechanism"):
@@ -326,11 +383,19 @@ def _validate(s: Scenario, records, upload_error: str | None) -> tuple[dict, com
         compute.check_model(s, records)
     except ValueError as exc:
         errors["model"] = str(exc)
-    if "model" not in errors:
+    if "model" in errors and _section_of(errors["model"]) == "size":
+        errors["size"] = errors.pop("model")
+    if "model" not in errors and "size" not in errors:
         try:
             noise = compute.describe_mechanism(s, records)
         except ValueError as exc:
-            errors["model" if _section_of(str(exc)) == "model" else "mechanism"] = str(exc)
+            section = _section_of(str(exc))
+            errors[section if section in ("model", "size") else "mechanism"] = str(exc)
+    if s.unknown_n and "size" not in errors:
+        try:
+            compute.describe_size_mechanism(s)
+        except ValueError as exc:
+            errors["size"] = str(exc)
     for m in s.methods:
         try:
             compute.validate_method(method_settings(s, m))
@@ -378,6 +443,8 @@ def scenario_inputs(page: str, *, show_methods: bool = True) -> Inputs:
         records, upload_error = _read_upload()
         model, n, prior = _model_section(records)
         slots["model"] = st.empty()
+        size = _size_section()
+        slots["size"] = st.empty()
         mech = _mechanism_section(model)
         slots["noise"] = st.empty()
         slots["mechanism"] = st.empty()
@@ -385,13 +452,15 @@ def scenario_inputs(page: str, *, show_methods: bool = True) -> Inputs:
         slots["data"] = st.empty()
         methods = _methods_section() if show_methods else {}
         slots["methods"] = st.empty()
-    values = {"model": model, "n": n, "prior": prior, **mech, **data, **methods}
+    values = {"model": model, "n": n, "prior": prior, **size, **mech, **data, **methods}
     scenario = _replace(base, values)
     st.session_state[keys.SCENARIO] = scenario
     _sync_query(scenario)
     errors, prepared, text, noise = _validate(scenario, records, upload_error)
     if noise:
         slots["noise"].caption(f"Implied noise: {noise}")
+    if scenario.unknown_n and "size" not in errors:
+        slots["size"].caption(f"Noise on n: {compute.describe_size_mechanism(scenario)}")
     for section in SECTIONS:
         if section in errors:
             slots[section].error(errors[section], icon="⚠️")

@@ -9,7 +9,7 @@ import pandas as pd
 
 import engine
 
-from .params import METHOD_LABELS
+from .params import METHOD_LABELS, result_label
 
 __all__ = [
     "comparison_table",
@@ -35,9 +35,11 @@ def acceptance_of(result) -> float:
 
 
 def verdict_text(convergence: Mapping[str, Any] | None) -> str:
-    """The convergence verdict in a table cell: "yes", "NO: <reasons>" or "i.i.d." (independent draws
-    need none)."""
+    """The convergence verdict in a table cell: "yes", "NO: <reasons>", "i.i.d." (independent draws
+    need none) or "— (estimator)" (a point estimator such as MCEM's MLE)."""
     v = convergence or {}
+    if v.get("estimator"):
+        return "— (estimator)"
     if not v.get("applicable"):
         return "i.i.d."
     if v.get("converged"):
@@ -50,16 +52,21 @@ def comparison_table(runs: Mapping[str, Any]) -> pd.DataFrame:
     acceptance, wall time.
 
     ``runs`` maps method name to an object with ``.result`` (engine Result or None) and
-    ``.summary`` (``engine.summary`` frame); failed runs are skipped.
+    ``.summary`` (``engine.summary`` frame); failed runs are skipped. A point estimator (MCEM) gives
+    its estimate as the mean, its standard error as the sd and its 90% Wald interval as q5/q95, with
+    no draws; a method run at the plug-in n of an unknown-n release is named with that n.
     """
     rows = []
     for method, run in runs.items():
         if run is None or getattr(run, "result", None) is None:
             continue
         result, summary = run.result, run.summary
+        estimator = bool(result.info.get("estimator"))
+        verdict = {"estimator": True} if estimator else getattr(run, "convergence", None)
+        label = result_label(result) if method != "confidential" else METHOD_LABELS.get(method, method)
         for param, s in summary.iterrows():
             rows.append({
-                "method": METHOD_LABELS.get(method, method),
+                "method": label,
                 "parameter": param,
                 "mean": s["mean"],
                 "sd": s["sd"],
@@ -68,9 +75,9 @@ def comparison_table(runs: Mapping[str, Any]) -> pd.DataFrame:
                 "R-hat": s["r_hat"],
                 "ESS bulk": s["ess_bulk"],
                 "ESS tail": s["ess_tail"],
-                "converged": verdict_text(getattr(run, "convergence", None)),
+                "converged": verdict_text(verdict),
                 "acceptance": acceptance_of(result),
-                "draws": int(result.n_chains * result.n_draws),
+                "draws": math.nan if estimator else int(result.n_chains * result.n_draws),
                 "wall time (s)": float(result.info.get("wall_time_s", math.nan)),
             })
     columns = ["method", "parameter", "mean", "sd", "q5", "q95", "R-hat", "ESS bulk", "ESS tail", "converged",
@@ -91,7 +98,7 @@ def escape_spreadsheet_cell(value: Any) -> Any:
 def draws_csv(results: Sequence) -> bytes:
     """All methods' draws in one long CSV: method, chain, draw, one column per parameter."""
     frames = []
-    for r in results:
+    for r in (r for r in results if not r.info.get("estimator")):  # an estimate is not a draw
         f = engine.draws_frame(r)
         f.insert(0, "method", r.method)
         frames.append(f)
