@@ -1,7 +1,7 @@
 """Compare page (landing): every method's posterior for one privatized release, side by side."""
 import streamlit as st
 
-from ui import compute, export, keys, narrative, plots, tables
+from ui import compute, downloads, export, keys, narrative, plots, tables
 from ui.params import METHOD_LABELS
 from ui.routing import ensure_routed
 from ui import sidebar
@@ -92,10 +92,8 @@ with results_area:
                     config={"toImageButtonOptions": {"format": "png", "filename": "posterior", "scale": 2}})
     if "rjmcmc" in ok:  # the unknown n's own posterior, against what was released and the truth
         values, probs = compute.n_pmf(ok["rjmcmc"].result)
-        st.plotly_chart(plots.n_pmf_plot(values, probs, n_dp=prepared.n_dp, plug_in=prepared.n,
-                                         true_n=prepared.n_true), key=keys.N_PMF_CHART,
-                        width="stretch",
-                        config={"toImageButtonOptions": {"format": "png", "filename": "n_posterior", "scale": 2}})
+        downloads.chart(plots.n_pmf_plot(values, probs, n_dp=prepared.n_dp, plug_in=prepared.n,
+                                         true_n=prepared.n_true), key=keys.N_PMF_CHART, name="n_posterior")
     if "mcem" in ok:
         st.caption(narrative.mle_caption(ok["mcem"].result.info))
     if "auto" in ok and ok["auto"].result.info.get("picked"):

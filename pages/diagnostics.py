@@ -3,7 +3,7 @@ import math
 
 import streamlit as st
 
-from ui import compute, keys, narrative, plots, tables
+from ui import compute, downloads, keys, narrative, plots, tables
 from ui.params import METHOD_LABELS
 from ui.routing import ensure_routed
 from ui.sidebar import scenario_inputs
@@ -78,7 +78,7 @@ if "accepted_fraction" in result.sample_stats:  # a DA-MCMC record sweep (also w
     if bound is None and method != "rjmcmc":
         st.caption("No exp(-ε) bound here: the mechanism is not pure ε-DP, or its sensitivity does not cover "
                    "the model's records.")
-    st.plotly_chart(plots.acceptance_plot(result), key=keys.ACCEPTANCE_CHART, width="stretch")
+    downloads.chart(plots.acceptance_plot(result), key=keys.ACCEPTANCE_CHART, name=f"{method}_acceptance")
 
 if "add_acceptance" in result.info:  # reversible jump: the moves that change n
     st.subheader("Jumps in n (add / delete a record)", divider="gray")
@@ -108,10 +108,10 @@ if "proposals" in result.info:
                    "requested draws; raise its limits in Method settings for more.")
 
 st.subheader("Traces", divider="gray")
-st.plotly_chart(plots.trace_plot(result), key=keys.TRACE_CHART, width="stretch")
+downloads.chart(plots.trace_plot(result), key=keys.TRACE_CHART, name=f"{method}_trace")
 st.subheader("Rank plots", divider="gray")
 ranked = [p for p in result.param_names if not (p == "n" and result.info.get("unknown_n"))]  # n: ties
-st.plotly_chart(plots.rank_plot(result, params=ranked), key=keys.RANK_CHART, width="stretch")
+downloads.chart(plots.rank_plot(result, params=ranked), key=keys.RANK_CHART, name=f"{method}_ranks")
 st.caption("Ranks of all draws pooled, histogrammed per chain: flat bars near the dashed line mean the chains "
            "explore the same distribution (Vehtari et al. 2021).")
 if len(ranked) < len(result.param_names):
