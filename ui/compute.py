@@ -19,6 +19,7 @@ Errors
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 import threading
@@ -338,7 +339,9 @@ def run_method(spec_text: str, settings: Mapping[str, Any]) -> MethodRun:
     except ValueError as exc:
         return MethodRun(method=settings["name"], error=str(exc))
     budget = work_budget_s()
-    if budget is not None and settings["name"] in BUDGETED_METHODS:
+    self_limited = settings["name"] == "abc_rejection" and settings.get("max_seconds", math.inf) <= budget \
+        if budget is not None else True  # ABC stops itself at its own time limit: no pilot needed
+    if budget is not None and settings["name"] in BUDGETED_METHODS and not self_limited:
         try:
             cost = _cost_cached(spec_text, spec_json(settings), budget)
         except ValueError as exc:
