@@ -96,6 +96,8 @@ with results_area:
                                          true_n=prepared.n_true), key=keys.N_PMF_CHART, name="n_posterior")
     if "mcem" in ok:
         st.caption(narrative.mle_caption(ok["mcem"].result.info))
+    if "pseudo_marginal" in ok and ok["pseudo_marginal"].result.info.get("particles_capped"):
+        st.caption(f"{METHOD_LABELS['pseudo_marginal']}: {ok['pseudo_marginal'].result.info['note']}")
     if "auto" in ok and ok["auto"].result.info.get("picked"):
         info = ok["auto"].result.info
         st.caption(f"{METHOD_LABELS['auto']} ran **{METHOD_LABELS.get(info['picked'], info['picked'])}**"
