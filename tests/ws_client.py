@@ -76,11 +76,6 @@ class Run:
         found = [p for p in self.of_type(kind) if p.label == label]
         return found[0] if found else None
 
-    def number_value(self, label: str) -> float | None:
-        w = self.widget("number_input", label)
-        if w is None:
-            return None
-        return w.value if w.HasField("value") else (w.default if w.HasField("default") else None)
 
     @property
     def status_labels(self) -> list[str]:
@@ -139,6 +134,18 @@ class Session:
     async def __aexit__(self, *exc) -> None:
         if self._ws is not None:
             await self._ws.close()
+
+    def number_value(self, run: Run, label: str) -> float | None:
+        """The value a browser would show in the number input ``label`` after ``run``: the value this
+        client sent for it, unless the run set it (``set_value``, e.g. from session state), else the
+        value the server drew it with. (The server does not echo a value the client set.)"""
+        w = run.widget("number_input", label)
+        if w is None:
+            return None
+        if w.set_value or w.id not in self.widget_states:
+            return w.value if w.HasField("value") else (w.default if w.HasField("default") else None)
+        sent = self.widget_states[w.id]
+        return getattr(sent, sent.WhichOneof("value"))
 
     # ---- requests
     async def open(self, query_string: str = "", page_name: str = "") -> Run:
