@@ -62,6 +62,12 @@ class Run:
     errors_drawn: list[str] = field(default_factory=list)   # exception and error-alert texts
     warnings_drawn: list[str] = field(default_factory=list)
     messages: int = 0
+    query_string: str = ""                        # the page's query string after this run
+
+    def query(self) -> dict[str, str]:
+        from urllib.parse import parse_qs
+
+        return {k: v[-1] for k, v in parse_qs(self.query_string).items()}
 
     # ---- the settled screen
     def of_type(self, kind: str) -> list[Any]:
@@ -147,6 +153,13 @@ class Session:
         sent = self.widget_states[w.id]
         return getattr(sent, sent.WhichOneof("value"))
 
+    @staticmethod
+    def widget_id(run: Run, kind: str, label: str) -> str:
+        w = run.widget(kind, label)
+        if w is None:
+            raise ProtocolError(f"no {kind} labelled {label!r} on the page (run {run.run_id})")
+        return w.id
+
     # ---- requests
     async def open(self, query_string: str = "", page_name: str = "") -> Run:
         """The first run, as a fresh tab at ``/page_name?query_string`` asks for it."""
@@ -184,8 +197,9 @@ class Session:
             raise ProtocolError(f"send failed: {type(exc).__name__}: {exc}") from None
 
     # ---- replies
-    async def wait_run(self, timeout: float | None = None) -> Run:
-        """Read until a run that started after the last request finishes successfully; returns it.
+    async def wait_run(self, timeout: float | None = None, until=None) -> Run:
+        """Read until a run that started after the last request finishes successfully (and, if given,
+        satisfies ``until(run)``: e.g. the run of the latest of several requests); returns it.
         Runs replaced by a newer one (FINISHED_EARLY_FOR_RERUN) are read through, their drawings kept
         in ``self.drawn_since_request`` so a caller can check nothing foreign flashed by."""
         deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
@@ -206,11 +220,14 @@ class Session:
             kind = msg.WhichOneof("type")
             if kind == "new_session":
                 self.runs_seen += 1
-                run = Run(run_id=msg.metadata.run.script_run_id, page_script_hash=msg.new_session.page_script_hash)
+                run = Run(run_id=msg.metadata.run.script_run_id, page_script_hash=msg.new_session.page_script_hash,
+                          query_string=self.query_string)
                 self.drawn_since_request.append(run)
                 continue
             if kind == "page_info_changed":
                 self.query_string = msg.page_info_changed.query_string
+                if run is not None:
+                    run.query_string = self.query_string
                 continue
             if kind == "ref_hash":
                 raise ProtocolError("server sent a ref_hash though the client reported no cached messages")
@@ -225,7 +242,10 @@ class Session:
                 run.finished = msg.script_finished
                 if run.finished == FINISHED_SUCCESSFULLY:
                     self.last = run
-                    return run
+                    if until is None or until(run):
+                        return run
+                    run = None
+                    continue
                 if run.finished != FINISHED_EARLY_FOR_RERUN:
                     raise ProtocolError(f"run {run.run_id} ended with status "
                                         f"{ForwardMsg.ScriptFinishedStatus.Name(run.finished)}: {run.errors_drawn}")
