@@ -174,10 +174,14 @@ class Session:
 
     async def send_widget(self, widget_id: str, value: Any, kind: str = "double_value") -> None:
         """Change one widget and ask for a rerun without waiting for it."""
+        self.stage_widget(widget_id, value, kind)
+        await self._send_rerun()
+
+    def stage_widget(self, widget_id: str, value: Any, kind: str = "double_value") -> None:
+        """Change one widget's value for the next rerun request, without sending anything."""
         state = WidgetState(id=widget_id)
         setattr(state, kind, value)
         self.widget_states[widget_id] = state
-        await self._send_rerun()
 
     async def rerun(self, page_name: str = "") -> Run:
         await self._send_rerun(page_name)

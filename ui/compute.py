@@ -13,7 +13,8 @@ Progress
     bar on a cache hit; the box's final label (the run log line) is set outside the cache, so a hit
     says "(cached)": computed once, by whichever session asked first (the caches are shared and
     Streamlit computes one key once, other askers wait for it). Every cache has ``max_entries`` and
-    a ``ttl`` where its entries are a session's results, so a long day of use stays bounded.
+    a ``ttl`` where its entries are a session's results, and the caches of draws a ``max_size`` (pickled
+    bytes: one run may hold 16 chains × 10⁷ draws), so a long day of use stays bounded.
 
 Errors
     The engine raises ``ValueError`` naming the field; a failed method run is cached as its
@@ -309,7 +310,7 @@ def prepare(spec_text: str) -> Prepared:
 _fresh = threading.local()  # set by the body of _run_cached: this call computed (a cache miss)
 
 
-@st.cache_data(show_spinner=False, max_entries=256, ttl=RESULT_TTL_S)
+@st.cache_data(show_spinner=False, max_entries=256, max_size="1GiB", ttl=RESULT_TTL_S)
 def _run_cached(spec_text: str, settings_text: str) -> dict:
     """One run and its log line. Called inside the caller's ``st.status`` box: the progress bar made here
     is replayed into that box on a cache hit, and the caller sets the box's final label (a status
@@ -380,7 +381,7 @@ def run_methods(scenario: Scenario, records=None, methods: Sequence[str] | None 
     return {m: run_method(text, method_settings(scenario, m)) for m in chosen}
 
 
-@st.cache_data(show_spinner=False, max_entries=64, ttl=RESULT_TTL_S)
+@st.cache_data(show_spinner=False, max_entries=64, max_size="256MiB", ttl=RESULT_TTL_S)
 def _confidential_cached(spec_text: str) -> dict:
     problem = _problem(spec_text)
     try:
@@ -439,7 +440,7 @@ class Sweep:
     skipped: Mapping[str, str]
 
 
-@st.cache_data(show_spinner=False, max_entries=32, ttl=RESULT_TTL_S)
+@st.cache_data(show_spinner=False, max_entries=32, max_size="512MiB", ttl=RESULT_TTL_S)
 def _sweep_cached(spec_text: str, grid_text: str, methods_text: str) -> dict:
     grid, methods = json.loads(grid_text), json.loads(methods_text)
     with st.status(f"Sweeping {len(grid)} ε values × {len(methods)} methods…", expanded=False) as status:
