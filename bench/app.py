@@ -21,8 +21,12 @@ page_switch_s
 load
     With ``--load``: ``tests/test_load.py`` (six concurrent browser sessions) is run and its
     latency report (p50 / p95 per change kind) is included.
+thirty
+    With ``--thirty``: ``tests/test_load_thirty.py`` (thirty concurrent websocket sessions on one
+    server, DPL_CHAIN_THREADS=1) is run and its report is included: p50 / p95 of the ε change (request
+    to finished run) and of the first view, runs per second, the server's memory.
 
-    python bench/app.py [--json] [--changes N] [--load] [--prime]
+    python bench/app.py [--json] [--changes N] [--load] [--thirty] [--prime]
 """
 from __future__ import annotations
 
@@ -110,11 +114,12 @@ def prime() -> None:
                    cwd=ROOT, check=True)
 
 
-def load_report() -> dict | None:
+def load_report(test: str = "tests/test_load.py", variable: str = "DPL_LOAD_REPORT") -> dict | None:
+    """Run a load test with ``variable`` pointing at a report file; its report, or None if it wrote none."""
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "load.json"
-        subprocess.run([sys.executable, "-m", "pytest", "-q", "tests/test_load.py"], cwd=ROOT, check=True,
-                       env={**os.environ, "DPL_LOAD_REPORT": str(report)})
+        subprocess.run([sys.executable, "-m", "pytest", "-q", test], cwd=ROOT, check=True,
+                       env={**os.environ, variable: str(report)})
         return json.loads(report.read_text()) if report.exists() else None
 
 
@@ -123,6 +128,8 @@ def main(argv=None) -> int:
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     ap.add_argument("--changes", type=int, default=12, help="ε edits on the warm page (default 12)")
     ap.add_argument("--load", action="store_true", help="also run the six-session load test and report it")
+    ap.add_argument("--thirty", action="store_true",
+                    help="also run the thirty-session websocket load test and report it")
     ap.add_argument("--prime", action="store_true", help="warm the numba cache in a separate process first")
     args = ap.parse_args(argv)
     if args.prime:
@@ -148,6 +155,8 @@ def main(argv=None) -> int:
             "page_switch_s": switches}
     if args.load:
         out["load"] = load_report()
+    if args.thirty:
+        out["thirty"] = load_report("tests/test_load_thirty.py", "DPL_LOAD_REPORT30")
     if args.json:
         print(json.dumps(out))
     else:

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .chains import chain_threads
 from .methods.pseudo_marginal import _clean, _setup, choose_particles, moment_estimate
 from .results import Problem
 
@@ -147,7 +148,8 @@ def bernstein_sheldon_rate() -> float:
 
 
 def _parallel(chains: int, rates: dict) -> int:
-    return max(1, min(chains, rates["cores"]))
+    """Chains that run at once: no more than the cores, nor than DPL_CHAIN_THREADS allows a run."""
+    return max(1, min(chains, rates["cores"], chain_threads()))
 
 
 def estimate_cost(problem: Problem, method: dict, rates: dict | None = None) -> Cost:
@@ -162,7 +164,7 @@ def estimate_cost(problem: Problem, method: dict, rates: dict | None = None) -> 
     if name == "bernstein_sheldon":  # its own rate: no need to time the record sweeps
         k = getattr(model, "k", None) if getattr(model, "name", "") == "dirichlet_multinomial" else None
         factor = max(1.0, k * k / 4.0) if k else 1.0
-        cores = (rates or {}).get("cores") or os.cpu_count() or 1
+        cores = min((rates or {}).get("cores") or os.cpu_count() or 1, chain_threads())
         secs = iters * factor * bernstein_sheldon_rate() / max(1, min(chains, cores)) + 0.01
         return Cost(name, float(iters), "iterations", secs, f"{chains} chains x {warmup + draws:,} iterations, "
                                                              "each O(1) in n")

@@ -7,6 +7,11 @@ GIL) or one after another, and reports ``on_progress(done, total)`` from the cal
 callback that returns ``False`` asks the run to stop: every chain ends at its next block boundary
 and the sampler keeps what was drawn (:func:`kept` says which chains and how many post-warm-up
 iterations). Cancellation never changes the draws made before it.
+
+Threads per run: at most :func:`chain_threads` chains run at once (``DPL_CHAIN_THREADS``, default
+every core). A server hosting many sessions sets it to 1 so that thirty concurrent runs share the
+cores instead of each asking for all of them. Each chain draws from its own stream, whatever thread
+runs it and in whatever order, so the draws do not depend on the number of threads.
 """
 from __future__ import annotations
 
@@ -17,11 +22,30 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["Cancelled", "run_chains", "kept"]
+__all__ = ["Cancelled", "run_chains", "kept", "chain_threads", "CHAIN_THREADS_ENV"]
+
+CHAIN_THREADS_ENV = "DPL_CHAIN_THREADS"
 
 
 class Cancelled(Exception):
     """A run stopped by its caller before any draw worth keeping existed."""
+
+
+def chain_threads() -> int:
+    """Threads one run's chains may use: ``DPL_CHAIN_THREADS`` (a whole number >= 1) if set, else every
+    core (``os.cpu_count()``). Read at every run, so a server's setting applies without a restart of
+    the engine. Raises ValueError naming the variable for anything else."""
+    raw = os.environ.get(CHAIN_THREADS_ENV, "").strip()
+    if not raw:
+        return os.cpu_count() or 1
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ValueError(f"{CHAIN_THREADS_ENV} = {raw!r} is invalid: must be a whole number of threads >= 1 "
+                         "(or unset for every core)")
+    return value
 
 
 def run_chains(run_one: Callable, chains: int, per_chain: int, progress: np.ndarray, on_progress=None,
@@ -34,7 +58,7 @@ def run_chains(run_one: Callable, chains: int, per_chain: int, progress: np.ndar
         if on_progress is not None and on_progress(int(progress.sum()), total) is False:
             stop.set()
 
-    workers = min(chains, os.cpu_count() or 1) if parallel else 1
+    workers = min(chains, chain_threads()) if parallel else 1
     if workers > 1:
         with ThreadPoolExecutor(max_workers=workers) as pool:
             futs = [pool.submit(run_one, c, lambda: None, stop) for c in range(chains)]

@@ -46,6 +46,15 @@ def wait_healthy(proc: subprocess.Popen, url: str, log: Path, timeout: float = 9
 def streamlit_server(log: Path, script: str = "app.py", env: dict | None = None) -> Iterator[str]:
     """``streamlit run <script>`` (the app by default) on a free port in its own process group; yields
     the base URL and always stops that process group (and nothing else) on exit."""
+    with streamlit_process(log, script, env) as (url, _):
+        yield url
+
+
+@contextmanager
+def streamlit_process(log: Path, script: str = "app.py", env: dict | None = None
+                      ) -> Iterator[tuple[str, subprocess.Popen]]:
+    """:func:`streamlit_server` that also yields the server process (the Python interpreter running
+    Streamlit, leader of its process group), e.g. to sample its memory."""
     port = free_port()
     with open(log, "w") as out:
         proc = subprocess.Popen(
@@ -56,7 +65,7 @@ def streamlit_server(log: Path, script: str = "app.py", env: dict | None = None)
     url = f"http://127.0.0.1:{port}"
     try:
         wait_healthy(proc, url, log)
-        yield url
+        yield url, proc
     finally:
         os.killpg(proc.pid, signal.SIGTERM)  # the server's own process group, nothing else
         try:

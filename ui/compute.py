@@ -8,9 +8,13 @@ Caching
     cache. Prepared problems are immutable and go through ``st.cache_resource`` (no copy).
 
 Progress
-    Each cached run opens an ``st.status`` box with an ``st.progress`` bar and passes the engine an
-    ``on_progress(done, total)`` callback that moves the bar. Both elements are created inside the
-    cached function, so Streamlit replays them (finished) on a cache hit: the run log stays.
+    Each run opens an ``st.status`` box; the cached function draws an ``st.progress`` bar in it and
+    passes the engine an ``on_progress(done, total)`` callback that moves the bar. Streamlit replays the
+    bar on a cache hit; the box's final label (the run log line) is set outside the cache, so a hit
+    says "(cached)": computed once, by whichever session asked first (the caches are shared and
+    Streamlit computes one key once, other askers wait for it). Every cache has ``max_entries`` and
+    a ``ttl`` where its entries are a session's results, and the caches of draws a ``max_size`` (pickled
+    bytes: one run may hold 16 chains × 10⁷ draws), so a long day of use stays bounded.
 
 Errors
     The engine raises ``ValueError`` naming the field; a failed method run is cached as its
@@ -205,6 +209,7 @@ class _Progress:
 
 
 # --------------------------------------------------------------------------- work budget
+RESULT_TTL_S = 3600  # cached runs and studies: a class's session; memory is freed after it
 BUDGETED_METHODS = frozenset({"da_mcmc", "pseudo_marginal", "abc_rejection", "auto", "rjmcmc"})
 DEFAULT_WORK_BUDGET_S = 20.0
 
@@ -280,7 +285,7 @@ def validate_method(settings: Mapping[str, Any]) -> dict:
     return _validate_method(settings)
 
 
-@st.cache_resource(show_spinner=False, max_entries=64)
+@st.cache_resource(show_spinner=False, max_entries=64, ttl=RESULT_TTL_S)
 def _problem(spec_text: str) -> engine.Problem:
     return engine.prepare(json.loads(spec_text))
 
@@ -303,31 +308,47 @@ def prepare(spec_text: str) -> Prepared:
 
 
 # --------------------------------------------------------------------------- method runs
-@st.cache_data(show_spinner=False, max_entries=256)
+_fresh = threading.local()  # set by the body of _run_cached: this call computed (a cache miss)
+
+
+@st.cache_data(show_spinner=False, max_entries=256, max_size="1GiB", ttl=RESULT_TTL_S)
 def _run_cached(spec_text: str, settings_text: str) -> dict:
+    """One run and its log line. Called inside the caller's ``st.status`` box: the progress bar made here
+    is replayed into that box on a cache hit, and the caller sets the box's final label (a status
+    update made in here would not be replayed, leaving a hit's box "running…" for ever)."""
+    _fresh.value = True
     settings = json.loads(settings_text)
     seed = json.loads(spec_text)["seed"]
     label = METHOD_LABELS[settings["name"]]
-    with st.status(f"{label}: running…", expanded=False) as status:
-        bar = st.progress(0.0, text=label)
-        t0 = time.perf_counter()
-        progress = _Progress(bar, label)
-        try:
-            result = engine.run_method(_problem(spec_text), settings, seed, on_progress=progress)
-        except ValueError as exc:
-            status.update(label=f"{label}: not run — {exc}", state="error", expanded=False)
-            return {"error": str(exc)}
-        except engine.Cancelled:
-            if progress.interrupt is not None:
-                raise progress.interrupt from None
-            raise
-        if progress.interrupt is not None:  # stopped for a newer run: never cache a partial result
-            raise progress.interrupt
-        bar.progress(1.0, text=f"{label}: done")
-        size = f"estimate after {result.info.get('iterations', 0)} iterations" if result.info.get("estimator") else \
-            f"{result.draws.shape[0]} × {result.draws.shape[1]:,} draws"
-        status.update(label=f"{label}: {size} in {time.perf_counter() - t0:.2f} s", state="complete", expanded=False)
-        return _payload(result)
+    bar = st.progress(0.0, text=label)
+    t0 = time.perf_counter()
+    progress = _Progress(bar, label)
+    try:
+        result = engine.run_method(_problem(spec_text), settings, seed, on_progress=progress)
+    except ValueError as exc:
+        return {"error": str(exc), "log": f"{label}: not run — {exc}"}
+    except engine.Cancelled:
+        if progress.interrupt is not None:
+            raise progress.interrupt from None
+        raise
+    if progress.interrupt is not None:  # stopped for a newer run: never cache a partial result
+        raise progress.interrupt
+    bar.progress(1.0, text=f"{label}: done")
+    size = f"estimate after {result.info.get('iterations', 0)} iterations" if result.info.get("estimator") else \
+        f"{result.draws.shape[0]} × {result.draws.shape[1]:,} draws"
+    return {**_payload(result), "log": f"{label}: {size} in {time.perf_counter() - t0:.2f} s"}
+
+
+def _run_logged(spec_text: str, settings_text: str, name: str) -> dict:
+    """:func:`_run_cached` in a status box whose label ends as the run's log line; a result another
+    run computed earlier (this session's or another's: the cache is shared) says "(cached)"."""
+    with st.status(f"{METHOD_LABELS[name]}: running…", expanded=False) as status:
+        _fresh.value = False
+        payload = _run_cached(spec_text, settings_text)
+        cached = "" if _fresh.value else " (cached)"
+        status.update(label=payload["log"] + cached, state="error" if "error" in payload else "complete",
+                      expanded=False)
+    return payload
 
 
 def run_method(spec_text: str, settings: Mapping[str, Any]) -> MethodRun:
@@ -348,7 +369,7 @@ def run_method(spec_text: str, settings: Mapping[str, Any]) -> MethodRun:
             return MethodRun(method=settings["name"], error=str(exc))
         if cost["seconds"] > budget:
             return MethodRun(method=settings["name"], over_budget={**cost, "budget": budget})
-    return _run_record(settings["name"], _run_cached(spec_text, spec_json(settings)))
+    return _run_record(settings["name"], _run_logged(spec_text, spec_json(settings), settings["name"]))
 
 
 def scenario_key(scenario: Scenario, records=None) -> str:
@@ -363,7 +384,7 @@ def run_methods(scenario: Scenario, records=None, methods: Sequence[str] | None 
     return {m: run_method(text, method_settings(scenario, m)) for m in chosen}
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@st.cache_data(show_spinner=False, max_entries=64, max_size="256MiB", ttl=RESULT_TTL_S)
 def _confidential_cached(spec_text: str) -> dict:
     problem = _problem(spec_text)
     try:
@@ -382,7 +403,7 @@ def confidential(scenario: Scenario, records=None) -> MethodRun | None:
 
 
 # --------------------------------------------------------------------------- uploads and exports
-@st.cache_data(show_spinner=False, max_entries=16)
+@st.cache_data(show_spinner=False, max_entries=16, ttl=600)  # uploads: up to 50 MB each
 def _parse_upload_cached(data: bytes, column: str | None) -> np.ndarray:
     return load_records_csv(data, column or None, field="data.csv")
 
@@ -422,7 +443,7 @@ class Sweep:
     skipped: Mapping[str, str]
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
+@st.cache_data(show_spinner=False, max_entries=32, max_size="512MiB", ttl=RESULT_TTL_S)
 def _sweep_cached(spec_text: str, grid_text: str, methods_text: str) -> dict:
     grid, methods = json.loads(grid_text), json.loads(methods_text)
     with st.status(f"Sweeping {len(grid)} ε values × {len(methods)} methods…", expanded=False) as status:

@@ -99,7 +99,7 @@ class _Bar:
         self.bar.progress(done / total if total else 1.0, text=f"replicates: {done} / {total}")
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
+@st.cache_data(show_spinner=False, max_entries=16, ttl=3600)
 def _calibration_cached(key: str) -> dict:
     inputs = CalibrationInputs(**{k: tuple(v) if isinstance(v, list) else v for k, v in json.loads(key).items()})
     bar = st.progress(0.0, text="replicates")

@@ -1,0 +1,127 @@
+"""Soak (issue 14, "Hosted for a class": bounded memory): one `streamlit run` server for a bounded time,
+SEATS websocket sessions at once (tests/ws_client.py), each a student who opens the app, asks STEPS
+questions and leaves, a new student taking the seat. Every question is a new scenario (a new ε, unique
+over the whole soak; n cycling through N_VALUES; one method switched off or back on), so every run is a
+cache miss and the caches fill past their ``max_entries`` (the test checks it did: the distinct
+(scenario, method) runs outnumber the ``max_entries`` of ``ui.compute._run_cached`` at least twice)
+and keep evicting.
+
+Memory: the resident set (VmRSS in /proc/<pid>/status) of the server process, the Python interpreter
+that leads the process group `streamlit_server` starts (checked from its command line), sampled every
+SAMPLE_S. Bounded memory means it levels off once the caches are full: the mean of the last third of
+the samples exceeds the mean of the middle third by less than 5% (an unbounded cache would keep the
+growth of the first third going: each run adds its draws). Means of thirds, not single samples, so the
+sawtooth of the garbage collector and of freed arenas does not decide. The figures are printed.
+
+A student who leaves leaves a disconnected session, which Streamlit keeps for
+``server.disconnectedSessionTTL`` (120 s by default) in case the tab reconnects: on a real server the
+number kept levels off after 120 s. The soak is shorter than that, so it runs the server with a TTL of
+SESSION_TTL_S, which brings that steady state inside the measured window instead of counting the
+retained sessions of a soak that ends too soon as growth.
+"""
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import os
+import time
+
+import numpy as np
+
+from browser_support import streamlit_process
+from test_load_thirty import EPSILON, mechanism_text, problems, rss_kib
+from ui.params import METHOD_LABELS, Scenario
+from ws_client import Session
+
+SOAK_SECONDS = 60.0     # students keep coming for this long after the warm-up
+SEATS = 6
+STEPS = 4               # questions per student before they leave
+N_VALUES = (20, 40, 60)
+N_LABEL = "n (number of confidential records)"
+SAMPLE_S = 0.5
+MAX_GROWTH = 0.05
+TIMEOUT_S = 120.0
+TOGGLED = ("da_mcmc", "abc_rejection", "ops")
+SESSION_TTL_S = "10"
+
+
+def test_the_servers_memory_levels_off_while_sessions_cycle_through_scenarios(tmp_path, capsys):
+    from ui.compute import _run_cached
+
+    max_entries = _run_cached._info.max_entries
+    epsilons = (round(0.3 + 0.001 * j, 3) for j in itertools.count(1))  # unique over the soak
+    samples: list[tuple[float, int]] = []
+    asked: set[tuple] = set()
+    failures: list[str] = []
+    students = [0]
+
+    async def student(url: str, seat: int, stop: float) -> None:
+        async with Session(url, timeout=TIMEOUT_S) as s:
+            run = await s.open()
+            eps_id = s.widget_id(run, "number_input", EPSILON)
+            n_id = s.widget_id(run, "number_input", N_LABEL)
+            toggles = {m: s.widget_id(run, "checkbox", METHOD_LABELS[m]) for m in TOGGLED}
+            on = {m: True for m in TOGGLED}
+            for step in range(STEPS):
+                if time.monotonic() >= stop:
+                    break
+                eps, n = next(epsilons), N_VALUES[(seat + step) % len(N_VALUES)]
+                m = TOGGLED[(seat + step) % len(TOGGLED)]
+                on[m] = not on[m]
+                s.stage_widget(n_id, n, "int_value")
+                s.stage_widget(toggles[m], on[m], "bool_value")
+                await s.send_widget(eps_id, eps)  # one rerun with all three changes
+                run = await s.wait_run(until=lambda r: r.query().get("epsilon") == repr(eps))
+                bad = problems(run)
+                if run.figure_titles != [mechanism_text(eps)] or bad:
+                    failures.append(f"seat {seat} ε = {eps}: {run.figure_titles} {bad}")
+                    return
+                methods = run.query().get("methods", "")
+                asked.update((eps, n, name) for name in methods.split(",") if name)
+
+    async def seat(url: str, index: int, stop: float) -> None:
+        for _ in range(10_000):
+            if time.monotonic() >= stop or failures:
+                return
+            students[0] += 1
+            await student(url, index, stop)
+
+    async def sampler(pid: int, t0: float) -> None:
+        while True:  # cancelled at the end
+            samples.append((time.monotonic() - t0, rss_kib(pid)["VmRSS"]))
+            await asyncio.sleep(SAMPLE_S)
+
+    async def soak(url: str, pid: int) -> float:
+        async with Session(url, timeout=300.0) as warm:  # the cold start, outside the measured window
+            await warm.open()
+        t0 = time.monotonic()
+        sampling = asyncio.create_task(sampler(pid, t0))
+        await asyncio.gather(*(seat(url, i, t0 + SOAK_SECONDS) for i in range(SEATS)))
+        sampling.cancel()
+        return time.monotonic() - t0
+
+    with streamlit_process(tmp_path / "streamlit.log", env={"DPL_CHAIN_THREADS": "1",
+                                                                  "STREAMLIT_SERVER_DISCONNECTED_SESSION_TTL": SESSION_TTL_S}
+                           ) as (url, proc):
+        with open(f"/proc/{proc.pid}/cmdline", "rb") as fh:
+            cmd = fh.read().split(b"\0")
+        assert b"streamlit" in cmd and b"python" in os.path.basename(cmd[0]), cmd
+        wall = asyncio.run(soak(url, proc.pid))
+        peak = rss_kib(proc.pid)["VmHWM"]
+
+    rss = np.array([kib for _, kib in samples], dtype=float) / 1024
+    thirds = np.array_split(rss, 3)
+    first, middle, last = (float(t.mean()) for t in thirds)
+    growth = last / middle - 1.0
+    report = {"wall_s": round(wall, 1), "students": students[0], "seats": SEATS, "runs_asked": len(asked),
+              "run_cache_max_entries": max_entries, "samples": len(rss),
+              "rss_mib": {"start": round(float(rss[0]), 1), "first_third_mean": round(first, 1),
+                          "middle_third_mean": round(middle, 1), "last_third_mean": round(last, 1),
+                          "end": round(float(rss[-1]), 1), "peak": round(peak / 1024, 1)},
+              "last_vs_middle_growth": round(growth, 4)}
+    with capsys.disabled():
+        print(f"\nsoak: {json.dumps(report)}")
+    assert not failures, failures
+    assert len(asked) >= 2 * max_entries, report  # the caches filled and kept evicting
+    assert growth < MAX_GROWTH, report
