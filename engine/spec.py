@@ -29,7 +29,8 @@ from typing import Any, Mapping
 
 from .mechanisms import make_mechanism
 from .methods import COMMON_KEYS, METHOD_NAMES, REGISTRY
-from .models import make_model
+from .methods.base import check_model_supported
+from .models import make_model, record_columns
 from .sample_size import check_n_dp, make_size_mechanism, make_size_prior, plug_in_n
 from .validation import choice, fail, positive_int
 
@@ -113,6 +114,15 @@ def _check_data(data, model) -> dict:
         model.theta_from(d["simulate"])
     if present[0] == "csv" and not isinstance(d["csv"], str):
         fail("data.csv", d["csv"], "must be a file path")
+    columns = getattr(model, "csv_columns", None)
+    if present[0] == "s_dp" and columns:
+        sizes = " + ".join(f"{model.class_levels}x{jk}" for jk in model.feature_levels)
+        s = d["s_dp"]
+        if not isinstance(s, (list, tuple)) or len(s) != model.stat_dim:
+            fail("data.s_dp", s, f"must list the {model.n_features} tables in order, {sizes} = {model.stat_dim} "
+                 "numbers, each table row-major over (class, level)")
+    if present[0] == "csv" and columns and "column" in d:
+        fail("data.column", d["column"], f"is not used by {model.name}: the csv has the columns {','.join(columns)}")
     return d
 
 
@@ -137,11 +147,13 @@ def spec_from_dict(d: Mapping[str, Any], base_dir: str = ".") -> Spec:
     if "csv" in data_d and "n" not in model_d:
         from .data import load_records_csv
 
-        model_d["n"] = int(load_records_csv(_resolve(data_d["csv"], base_dir), data_d.get("column")).shape[0])
+        columns = record_columns(model_d) or data_d.get("column")
+        model_d["n"] = int(load_records_csv(_resolve(data_d["csv"], base_dir), columns).shape[0])
     if "records" in data_d and "n" not in model_d and isinstance(data_d["records"], (list, tuple)):
         model_d["n"] = len(data_d["records"])
     if "name" not in model_d:
-        fail("model.name", None, "is required: one of beta_binomial, poisson_gamma, dirichlet_multinomial, normal_known_sd")
+        fail("model.name", None, "is required: one of beta_binomial, poisson_gamma, dirichlet_multinomial, normal_known_sd, "
+             "naive_bayes_loglinear")
     unknown_n = "n_prior" in model_d
     n_mech_d = _check_unknown_n(d, model_d, data_d) if unknown_n else None
     if not unknown_n and "n_mechanism" in d:
@@ -157,6 +169,7 @@ def spec_from_dict(d: Mapping[str, Any], base_dir: str = ".") -> Spec:
     if unknown_n and "n_dp" in data_d:
         data["n_dp"] = data_d["n_dp"]
     method = validate_method(d.get("method", DEFAULT_METHOD))
+    check_model_supported(method["name"], model)
     if method["name"] == "rjmcmc" and not unknown_n:
         fail("method.name", "rjmcmc", "needs an unknown n: give model.n_prior, an [n_mechanism] table and data.n_dp "
              "instead of model.n (for a known n use da_mcmc)")
