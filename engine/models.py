@@ -635,13 +635,15 @@ def record_columns(model_table: Mapping[str, Any]) -> list | None:
 
 
 def _feature_levels(value) -> tuple:
-    allowed = "must be a non-empty list of integers >= 2 (the number of levels J_k of each feature)"
+    allowed = "must be a non-empty list of at most 64 integers in 2..1000 (the number of levels J_k of each feature)"
     if not isinstance(value, (list, tuple)) or not value or len(value) > 64:
         fail("model.feature_levels", value, allowed)
     out = []
     for v in value:
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 2 or v > 1000:
-            fail("model.feature_levels", value, allowed + " and <= 1000")
+        if isinstance(v, (float, np.floating)) and math.isfinite(v) and float(v).is_integer():
+            v = int(v)
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 2 <= v <= 1000:
+            fail("model.feature_levels", value, allowed)
         out.append(int(v))
     return tuple(out)
 

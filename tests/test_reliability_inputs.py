@@ -52,8 +52,51 @@ UNKNOWN_N = {
     "method": {"name": "rjmcmc", "chains": 1, "draws": 100, "warmup": 10},
 }
 
+# The naive-Bayes log-linear model (issue 11): I = 2 classes, K = 2 features with J = (2, 3) levels
+LOGLIN = {
+    "seed": 1,
+    "model": {"name": "naive_bayes_loglinear", "n": 20, "class_levels": 2, "feature_levels": [2, 3]},
+    "mechanism": {"name": "laplace", "epsilon": 1.0},
+    "data": {"simulate": {"pi": [0.4, 0.6], "p": [[[0.5, 0.5], [0.2, 0.8]], [[0.2, 0.3, 0.5], [0.6, 0.2, 0.2]]]}},
+    "method": {"name": "naive", "chains": 1, "draws": 100, "warmup": 10},
+}
+LOGLIN_S_DP = {**LOGLIN, "data": {"s_dp": [1.0] * 10}}
+
 # (case id, spec, text that must appear in the message: the field)
 SPEC_CASES = [
+    ("loglinear one class", _with("model.class_levels", 1, LOGLIN), "model.class_levels"),
+    ("loglinear class levels float", _with("model.class_levels", 2.5, LOGLIN), "model.class_levels"),
+    ("loglinear no features", _with("model.feature_levels", [], LOGLIN), "model.feature_levels"),
+    ("loglinear feature with one level", _with("model.feature_levels", [2, 1], LOGLIN), "model.feature_levels"),
+    ("loglinear feature levels not a list", _with("model.feature_levels", 3, LOGLIN), "model.feature_levels"),
+    ("loglinear alpha zero", _with("model.alpha", 0.0, LOGLIN), "model.alpha"),
+    ("loglinear alpha negative", _with("model.alpha", -1.0, LOGLIN), "model.alpha"),
+    ("loglinear unknown model key", _with("model.beta", 1.0, LOGLIN), "model.beta"),
+    ("loglinear s_dp too short", _with("data.s_dp", [1.0] * 9, LOGLIN_S_DP), "data.s_dp"),
+    ("loglinear s_dp too long", _with("data.s_dp", [1.0] * 12, LOGLIN_S_DP), "data.s_dp"),
+    ("loglinear pi does not sum to 1", _with("data.simulate.pi", [0.5, 0.6], LOGLIN), "data.simulate.pi"),
+    ("loglinear pi negative", _with("data.simulate.pi", [1.2, -0.2], LOGLIN), "data.simulate.pi"),
+    ("loglinear pi wrong length", _with("data.simulate.pi", [0.2, 0.3, 0.5], LOGLIN), "data.simulate.pi"),
+    ("loglinear p missing a table", _with("data.simulate.p", [[[0.5, 0.5], [0.2, 0.8]]], LOGLIN), "data.simulate.p"),
+    ("loglinear p row of wrong length", _with("data.simulate.p", [[[0.5, 0.5], [0.2, 0.8]], [[0.5, 0.5], [0.6, 0.2, 0.2]]],
+                                              LOGLIN), "data.simulate.p[1][0]"),
+    ("loglinear p row not summing to 1", _with("data.simulate.p", [[[0.5, 0.6], [0.2, 0.8]], [[0.2, 0.3, 0.5], [0.6, 0.2, 0.2]]],
+                                               LOGLIN), "data.simulate.p[0][0]"),
+    ("loglinear p missing", _with("data.simulate.p", ..., LOGLIN), "data.simulate"),
+    ("loglinear from_prior false", _with("data.simulate", {"from_prior": False}, LOGLIN), "data.simulate.from_prior"),
+    ("loglinear record level out of range", _with("data", {"records": [[0, 1, 3], [1, 0, 0]]}, LOGLIN),
+     "data.records column x2"),
+    ("loglinear class out of range", _with("data", {"records": [[2, 1, 0], [1, 0, 0]]}, LOGLIN), "data.records column y"),
+    ("loglinear records of wrong width", _with("data", {"records": [[0, 1], [1, 0]]}, LOGLIN), "data.records"),
+    ("loglinear randomized response", _with("mechanism", {"name": "randomized_response", "epsilon": 1.0}, LOGLIN),
+     "mechanism.name"),
+    ("loglinear exact", _with("method", {"name": "exact"}, LOGLIN), "method.name"),
+    ("loglinear abc", _with("method", {"name": "abc_rejection"}, LOGLIN), "method.name"),
+    ("loglinear pseudo-marginal", _with("method", {"name": "pseudo_marginal"}, LOGLIN), "method.name"),
+    ("loglinear unknown n", {**LOGLIN_S_DP, "model": {**{k: v for k, v in LOGLIN["model"].items() if k != "n"},
+                                                      "n_prior": {"name": "poisson", "mean": 20.0}},
+                             "n_mechanism": {"name": "laplace", "scale": 1.0},
+                             "data": {"s_dp": [1.0] * 10, "n_dp": 20.0}}, "model.n_prior"),
     ("n prior mean zero", _with("model.n_prior.mean", 0.0, UNKNOWN_N), "model.n_prior.mean"),
     ("n prior mean negative", _with("model.n_prior.mean", -3.0, UNKNOWN_N), "model.n_prior.mean"),
     ("n prior mean missing", _with("model.n_prior.mean", ..., UNKNOWN_N), "model.n_prior.mean"),
