@@ -89,7 +89,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="10 releases of 1500 iterations per eps")
     ap.add_argument("--coverage", action="store_true", help="also Table 1 (coverage over fresh data sets)")
-    ap.add_argument("--out", default="bench_out/ju2022_loglinear", help="output directory")
+    ap.add_argument("--out", default="out/ju2022_loglinear", help="output directory")
     ap.add_argument("--workers", type=int, default=None)
     args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
