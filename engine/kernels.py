@@ -21,6 +21,10 @@ Step 2 of each chain is its own compiled function (``*_sweep``: one pass over th
 given theta) so that the reversible-jump sampler and the Monte Carlo EM E-step of
 :mod:`engine.rj_kernels` run the very same record sweep.
 
+``loglinear_chain`` runs the same algorithm for the naive-Bayes log-linear model (records
+(y, x_1..x_K), statistic the K two-way tables): a record move changes two cells of each table, so
+the Metropolis ratio costs O(K) per record.
+
 Noise kernels (``kernel``): 0 = log eta(r) = -|r|/scale (Laplace, discrete Laplace),
 1 = -r^2/(2 scale^2) (Gaussian, discrete Gaussian); normalising constants cancel in alpha.
 ``mode`` 0 = additive noise on the statistic, 1 = per-record randomized response, where the

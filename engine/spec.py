@@ -7,7 +7,8 @@ Layout (every key is documented in the README)::
     [mechanism]  name, noise scale (scale | sigma) or budget (epsilon | rho | epsilon + delta),
                  sensitivity; randomized_response: epsilon, or scheme = "coin" + truth_prob
     [data]       exactly one of: s_dp = [..] · simulate = {theta = 0.3} · csv = "file.csv"
-                 (+ column = "x") · records = [..]
+                 (+ column = "x") · records = [..]; naive_bayes_loglinear: s_dp = the K tables,
+                 simulate = {pi, p} or {from_prior = true}, csv with columns y,x1..xK
     unknown n    model.n_prior = { name = "poisson", mean = .. } (or negative_binomial with
                  dispersion), an [n_mechanism] table (the keys of [mechanism]) and, with s_dp,
                  data.n_dp; model.n is then the true size, used only when the engine releases
@@ -96,7 +97,7 @@ class Spec:
         return next(k for k in _DATA_KINDS if k in self.data)
 
 
-def _check_data(data, model) -> dict:
+def _check_data(data, model, base_dir: str = ".") -> dict:
     if not isinstance(data, Mapping):
         fail("data", data, "must be a table with one of s_dp, simulate, csv, records")
     present = [k for k in _DATA_KINDS if k in data]
@@ -123,6 +124,11 @@ def _check_data(data, model) -> dict:
                  "numbers, each table row-major over (class, level)")
     if present[0] == "csv" and columns and "column" in d:
         fail("data.column", d["column"], f"is not used by {model.name}: the csv has the columns {','.join(columns)}")
+    if columns and present[0] in ("csv", "records"):  # multi-column records: levels checked here, not at run time
+        from .data import load_records_csv
+
+        rows = (load_records_csv(_resolve(d["csv"], base_dir), columns) if present[0] == "csv" else d["records"])
+        model.check_records(rows, f"data.{present[0]}")
     return d
 
 
@@ -165,7 +171,7 @@ def spec_from_dict(d: Mapping[str, Any], base_dir: str = ".") -> Spec:
     if "name" not in mech_d:
         fail("mechanism.name", None, "is required: one of laplace, gaussian, discrete_laplace, discrete_gaussian, randomized_response")
     build_mechanism(mech_d, model, unbounded=unknown_n)
-    data = _check_data({k: v for k, v in data_d.items() if k != "n_dp"}, model)
+    data = _check_data({k: v for k, v in data_d.items() if k != "n_dp"}, model, base_dir)
     if unknown_n and "n_dp" in data_d:
         data["n_dp"] = data_d["n_dp"]
     method = validate_method(d.get("method", DEFAULT_METHOD))

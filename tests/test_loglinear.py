@@ -291,5 +291,5 @@ def test_bad_csv_records_name_the_field(tmp_path, body, column, field):
     data = {"csv": "r.csv"} if column is None else {"csv": "r.csv", "column": column}
     spec = {**SPEC, "model": {k: v for k, v in SPEC["model"].items() if k != "n"}, "data": data}
     with pytest.raises(ValueError) as info:
-        prepare(engine.spec_from_dict(spec, base_dir=str(tmp_path)))
+        engine.spec_from_dict(spec, base_dir=str(tmp_path))  # refused by the spec check, before any run
     assert str(info.value).startswith(field), str(info.value)
