@@ -12,6 +12,7 @@ Plus the naive projection, the spec/CSV/CLI round trip and reproducibility.
 from __future__ import annotations
 
 import itertools
+import json
 import math
 
 import numpy as np
@@ -267,6 +268,10 @@ def test_cli_writes_flattened_names_and_is_reproducible(tmp_path):
     assert [c for c in draws.columns if c not in ("chain", "draw")] == list(model.param_names)
     assert "p[1][1][2]" in draws.columns and len(draws) == 200
     assert (tmp_path / "a" / "draws.csv").read_bytes() == (tmp_path / "b" / "draws.csv").read_bytes()
+    idata = engine.diagnostics.to_inference_data(engine.run(engine.load_spec(str(tmp_path / "spec.toml"))))
+    assert idata.posterior["pi"].shape == (2, 100, 2) and idata.posterior["p"].shape == (2, 100, 10)  # p flattened
+    summary = json.loads((tmp_path / "a" / "summary.json").read_text())
+    assert set(summary["parameters"]) == set(model.param_names) and "convergence" in summary
     problem = prepare(engine.load_spec(str(tmp_path / "spec.toml")))
     np.testing.assert_array_equal(problem.records, rec)
     assert main(["run", str(tmp_path / "spec.toml"), "--out", str(tmp_path / "c"), "--quiet", "--method", "ops"]) == 2
