@@ -588,7 +588,8 @@ class NaiveBayesLoglinear:
         return np.concatenate(out)
 
     def theta_from(self, value, field="data.simulate"):
-        """``{pi = [..], p = [[[..]..]..]}`` (p[k][i] a probability vector over J_k levels), or
+        """``{pi = [..], p = [[[..]..]..]}`` (p[k][i] a probability vector over J_k levels; or p flat,
+        table by table and row-major, in the order of the parameter names ``p[k][i][j]``), or
         ``{from_prior = true}`` (returns None: the caller draws theta from the prior)."""
         value = dict(value)
         if "from_prior" in value:
@@ -603,7 +604,11 @@ class NaiveBayesLoglinear:
         pi = _probability_vector(f"{field}.pi", value["pi"], big_i)
         p = value["p"]
         shape = (f"must be a list of K = {self.n_features} tables, table k a list of I = {big_i} rows of "
-                 f"J_k = {list(self.feature_levels)} probabilities")
+                 f"J_k = {list(self.feature_levels)} probabilities (or all {self.stat_dim} flattened in the order "
+                 "of s_dp)")
+        if isinstance(p, (list, tuple)) and len(p) == self.stat_dim and all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) for v in p):
+            p = [np.asarray(t).tolist() for t in self._tables(p)]  # flat, table by table, row-major
         if not isinstance(p, (list, tuple)) or len(p) != self.n_features:
             fail(f"{field}.p", p, shape)
         parts = [pi]

@@ -248,6 +248,8 @@ def test_spec_round_trip_and_from_prior(tmp_path):
     path.write_text(engine.spec_to_toml(spec))
     assert engine.spec_to_dict(engine.load_spec(str(path))) == engine.spec_to_dict(spec)
     prior = {**SPEC, "data": {"simulate": {"from_prior": True}}}
+    flat = {**SPEC, "data": {"simulate": {"pi": [0.3, 0.7], "p": [v for tab in P_TRUE for row in tab for v in row]}}}
+    assert prepare(flat).true_params == prepare(SPEC).true_params  # p flattened in the order of the names
     p1, p2 = prepare(prior), prepare(prior)
     assert p1.true_params == p2.true_params and set(p1.true_params) == set(p1.model.param_names)
     assert p1.records.shape == (30, 3)
