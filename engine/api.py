@@ -63,13 +63,18 @@ def prepare(spec: Spec | dict) -> Problem:
         return Problem(model=model, mechanism=mech, s_dp=check_s_dp(model, mech, spec.data["s_dp"]))
     rng = data_rng(spec.seed)
     true = None
+    columns = getattr(model, "csv_columns", None)  # multi-column records (naive_bayes_loglinear)
     if kind == "simulate":
         theta = model.theta_from(spec.data["simulate"])
+        if theta is None:  # simulate = { from_prior = true }
+            theta = model.sample_prior(rng, 1)[0]
         records = model.sample_records(rng, theta)
         true = dict(zip(model.param_names, theta.tolist()))
     elif kind == "csv":
-        records = load_records_csv(_resolve(spec.data["csv"], spec.base_dir), spec.data.get("column"))
+        records = load_records_csv(_resolve(spec.data["csv"], spec.base_dir), columns or spec.data.get("column"))
         records = model.check_records(records, "data.csv")
+    elif columns:
+        records = model.check_records(spec.data["records"], "data.records")
     else:
         records = model.check_records(number_list("data.records", spec.data["records"]), "data.records")
     if records.shape[0] != model.n:

@@ -179,6 +179,8 @@ def estimate_cost(problem: Problem, method: dict, rates: dict | None = None) -> 
     if name == "da_mcmc":
         units = float(iters) * model.n
         per = family["record_update_s"] * (50.0 if getattr(model, "name", "custom") == "custom" else 1.0)
+        if getattr(model, "name", "") == "naive_bayes_loglinear":  # a record is 1 + K categorical draws
+            per = rates["dirichlet_multinomial"]["record_update_s"] * (1 + model.n_features)
         secs = units * per / _parallel(chains, rates)
         return Cost(name, units, "record updates", secs, f"{chains} chains x {warmup + draws:,} iterations x "
                                                             f"n = {model.n:,} records")

@@ -22,10 +22,11 @@ MAX_RECORDS = 1_000_000
 MAX_BYTES = 50 * 1024 * 1024
 
 
-def load_records_csv(source, column: str | None = None, field: str = "data.csv") -> np.ndarray:
+def load_records_csv(source, column: str | list | None = None, field: str = "data.csv") -> np.ndarray:
     """Records from a CSV file path or its bytes; returns a 1-D float array.
 
-    ``column`` picks a column by name; without it the file must have exactly one column.
+    ``column`` picks a column by name; without it the file must have exactly one column. A list of
+    names (multi-column records, e.g. ``y, x1..xK``) returns a 2-D array with those columns in order.
     """
     if isinstance(source, (bytes, bytearray)):
         raw = bytes(source)
@@ -56,29 +57,38 @@ def load_records_csv(source, column: str | None = None, field: str = "data.csv")
     if len(set(header)) != len(header):
         dup = next(h for h in header if header.count(h) > 1)
         fail(f"{field} header", dup, "column names must be unique")
-    if column is None:
+    multi = isinstance(column, (list, tuple))
+    if multi:
+        missing = [c for c in column if c not in header]
+        if missing:
+            fail(f"{field} header", header, f"must have the columns {', '.join(column)} (missing {missing[0]})")
+        idxs = [header.index(c) for c in column]
+    elif column is None:
         if len(header) != 1:
             fail("data.column", None, f"is required: the file has columns {header}; name the one with the records")
-        idx = 0
+        idxs = [0]
     else:
         if column not in header:
             fail("data.column", column, f"must be one of the file's columns {header}")
-        idx = header.index(column)
+        idxs = [header.index(column)]
     values = []
     for row in reader:  # streamed, so an oversized file is refused as soon as it passes the limit
         if _blank(row):
             continue
         if len(values) == MAX_RECORDS:
             fail(field, label, f"has more than {MAX_RECORDS} records; at most {MAX_RECORDS} are allowed")
-        cell = row[idx].strip() if idx < len(row) else ""
-        where = f"{field} line {reader.line_num} column {header[idx]!r}"
-        try:
-            v = float(cell)
-        except ValueError:
-            fail(where, cell, "must be a number")
-        if not math.isfinite(v):
-            fail(where, cell, "must be a finite number")
-        values.append(v)
+        vals = []
+        for idx in idxs:
+            cell = row[idx].strip() if idx < len(row) else ""
+            where = f"{field} line {reader.line_num} column {header[idx]!r}"
+            try:
+                v = float(cell)
+            except ValueError:
+                fail(where, cell, "must be a number")
+            if not math.isfinite(v):
+                fail(where, cell, "must be a finite number")
+            vals.append(v)
+        values.append(vals if multi else vals[0])
     if not values:
         fail(field, label, "has a header but no records; it needs at least one record")
     return np.asarray(values)

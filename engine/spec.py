@@ -7,7 +7,8 @@ Layout (every key is documented in the README)::
     [mechanism]  name, noise scale (scale | sigma) or budget (epsilon | rho | epsilon + delta),
                  sensitivity; randomized_response: epsilon, or scheme = "coin" + truth_prob
     [data]       exactly one of: s_dp = [..] · simulate = {theta = 0.3} · csv = "file.csv"
-                 (+ column = "x") · records = [..]
+                 (+ column = "x") · records = [..]; naive_bayes_loglinear: s_dp = the K tables,
+                 simulate = {pi, p} or {from_prior = true}, csv with columns y,x1..xK
     unknown n    model.n_prior = { name = "poisson", mean = .. } (or negative_binomial with
                  dispersion), an [n_mechanism] table (the keys of [mechanism]) and, with s_dp,
                  data.n_dp; model.n is then the true size, used only when the engine releases
@@ -29,7 +30,8 @@ from typing import Any, Mapping
 
 from .mechanisms import make_mechanism
 from .methods import COMMON_KEYS, METHOD_NAMES, REGISTRY
-from .models import make_model
+from .methods.base import check_model_supported
+from .models import make_model, record_columns
 from .sample_size import check_n_dp, make_size_mechanism, make_size_prior, plug_in_n
 from .validation import choice, fail, positive_int
 
@@ -95,7 +97,7 @@ class Spec:
         return next(k for k in _DATA_KINDS if k in self.data)
 
 
-def _check_data(data, model) -> dict:
+def _check_data(data, model, base_dir: str = ".") -> dict:
     if not isinstance(data, Mapping):
         fail("data", data, "must be a table with one of s_dp, simulate, csv, records")
     present = [k for k in _DATA_KINDS if k in data]
@@ -113,6 +115,20 @@ def _check_data(data, model) -> dict:
         model.theta_from(d["simulate"])
     if present[0] == "csv" and not isinstance(d["csv"], str):
         fail("data.csv", d["csv"], "must be a file path")
+    columns = getattr(model, "csv_columns", None)
+    if present[0] == "s_dp" and columns:
+        sizes = " + ".join(f"{model.class_levels}x{jk}" for jk in model.feature_levels)
+        s = d["s_dp"]
+        if not isinstance(s, (list, tuple)) or len(s) != model.stat_dim:
+            fail("data.s_dp", s, f"must list the {model.n_features} tables in order, {sizes} = {model.stat_dim} "
+                 "numbers, each table row-major over (class, level)")
+    if present[0] == "csv" and columns and "column" in d:
+        fail("data.column", d["column"], f"is not used by {model.name}: the csv has the columns {','.join(columns)}")
+    if columns and present[0] in ("csv", "records"):  # multi-column records: levels checked here, not at run time
+        from .data import load_records_csv
+
+        rows = (load_records_csv(_resolve(d["csv"], base_dir), columns) if present[0] == "csv" else d["records"])
+        model.check_records(rows, f"data.{present[0]}")
     return d
 
 
@@ -137,11 +153,13 @@ def spec_from_dict(d: Mapping[str, Any], base_dir: str = ".") -> Spec:
     if "csv" in data_d and "n" not in model_d:
         from .data import load_records_csv
 
-        model_d["n"] = int(load_records_csv(_resolve(data_d["csv"], base_dir), data_d.get("column")).shape[0])
+        columns = record_columns(model_d) or data_d.get("column")
+        model_d["n"] = int(load_records_csv(_resolve(data_d["csv"], base_dir), columns).shape[0])
     if "records" in data_d and "n" not in model_d and isinstance(data_d["records"], (list, tuple)):
         model_d["n"] = len(data_d["records"])
     if "name" not in model_d:
-        fail("model.name", None, "is required: one of beta_binomial, poisson_gamma, dirichlet_multinomial, normal_known_sd")
+        fail("model.name", None, "is required: one of beta_binomial, poisson_gamma, dirichlet_multinomial, normal_known_sd, "
+             "naive_bayes_loglinear")
     unknown_n = "n_prior" in model_d
     n_mech_d = _check_unknown_n(d, model_d, data_d) if unknown_n else None
     if not unknown_n and "n_mechanism" in d:
@@ -153,10 +171,11 @@ def spec_from_dict(d: Mapping[str, Any], base_dir: str = ".") -> Spec:
     if "name" not in mech_d:
         fail("mechanism.name", None, "is required: one of laplace, gaussian, discrete_laplace, discrete_gaussian, randomized_response")
     build_mechanism(mech_d, model, unbounded=unknown_n)
-    data = _check_data({k: v for k, v in data_d.items() if k != "n_dp"}, model)
+    data = _check_data({k: v for k, v in data_d.items() if k != "n_dp"}, model, base_dir)
     if unknown_n and "n_dp" in data_d:
         data["n_dp"] = data_d["n_dp"]
     method = validate_method(d.get("method", DEFAULT_METHOD))
+    check_model_supported(method["name"], model)
     if method["name"] == "rjmcmc" and not unknown_n:
         fail("method.name", "rjmcmc", "needs an unknown n: give model.n_prior, an [n_mechanism] table and data.n_dp "
              "instead of model.n (for a known n use da_mcmc)")

@@ -12,13 +12,21 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-__all__ = ["Method", "COMMON_KEYS"]
+__all__ = ["Method", "COMMON_KEYS", "check_model_supported"]
 
 COMMON_KEYS = frozenset({"name", "chains", "draws", "warmup", "grid_size"})
 
 
 def _no_keys(table: Mapping[str, Any], out: dict) -> None:
     return None
+
+
+def check_model_supported(method: str, model) -> None:
+    """A model that lists the methods serving it (``model.methods``) refuses every other one."""
+    allowed = getattr(model, "methods", None)
+    if allowed is not None and method not in allowed:
+        raise ValueError(f"method.name = {method!r} is invalid for model {model.name}: supported methods are "
+                         + ", ".join(allowed))
 
 
 @dataclass(frozen=True)
@@ -61,6 +69,7 @@ class Method:
 
     def __call__(self, problem, rng: np.random.Generator, settings: Mapping[str, Any], on_progress=None):
         settings = {k: v for k, v in settings.items() if k != "name"}
+        check_model_supported(self.name, problem.model)
         result = self.run(problem, rng, settings, on_progress)
         if self.mcmc and "mcmc" not in result.info:
             result = replace(result, info={**result.info, "mcmc": True})

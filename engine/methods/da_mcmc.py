@@ -40,6 +40,7 @@ class ChainState:
     s: float
     sum_x: float
     counts: np.ndarray | None = None
+    class_counts: np.ndarray | None = None
 
 
 def acceptance_bound(problem: Problem) -> float | None:
@@ -112,6 +113,10 @@ class _Runner:
         if model.name == "dirichlet_multinomial":
             counts = np.bincount(x, minlength=model.k).astype(float)
             return ChainState(x=x, s=0.0, sum_x=0.0, counts=counts)
+        if model.name == "naive_bayes_loglinear":
+            class_counts = np.bincount(x[:, 0], minlength=model.class_levels).astype(float)
+            return ChainState(x=np.ascontiguousarray(x), s=0.0, sum_x=0.0, counts=model.statistic(x),
+                              class_counts=class_counts)
         if model.name == "normal_known_sd":
             return ChainState(x=x.astype(float), s=float(model.statistic(x)[0]), sum_x=float(x.sum()))
         # Bernoulli records fit in one byte: a smaller array keeps n = 10^6 sweeps in cache
@@ -129,6 +134,10 @@ class _Runner:
             kernels.categorical_chain(rng, st.x, st.counts, np.asarray(model.alpha), mode,
                                       np.asarray(sdp, float) if not self.rr else np.zeros(model.k),
                                       self.kernel, self.scale, self.z, self.log_q, n_iter, out_theta, out_acc, out_frac)
+        elif model.name == "naive_bayes_loglinear":
+            kernels.loglinear_chain(rng, st.x, st.counts, st.class_counts, np.asarray(model.feature_levels, np.int64),
+                                    model.offsets, float(model.alpha), np.asarray(sdp, float), self.kernel,
+                                    self.scale, n_iter, out_theta, out_acc, out_frac)
         elif model.name == "poisson_gamma":
             upper = -1 if model.upper is None else int(model.upper)
             s, sx = kernels.poisson_chain(rng, st.x, int(st.s), int(st.sum_x), model.alpha, model.beta, upper,

@@ -2,7 +2,9 @@
 
 The conjugate posterior p(theta | s = s_dp) with s_dp projected onto the statistic's support
 (clipped to [0, n] for counts, to the simplex {c >= 0, sum c = n} for cell counts, to [n lo, n hi]
-for a clamped sum; randomized-response counts are taken at face value). Clamping is ignored as
+for a clamped sum; randomized-response counts are taken at face value; for the naive-Bayes
+log-linear tables, class totals combined over the K tables and projected onto the simplex, then
+each table's rows projected onto those totals, see ``NaiveBayesLoglinear.project``). Clamping is ignored as
 well. It is biased towards the noise and overconfident: its spread is the sampling spread only.
 """
 from __future__ import annotations

@@ -14,8 +14,8 @@ preset                      what it reproduces
                             eps in {0.01, 0.1}, the ECDF panel at n = 1000, eps = 0.01, and MMD, for
                             naive, exact samplers, OPS and the confidential posterior.
 ``ju2022_loglinear``        Ju et al. (2022), Sec. 4, Fig. 1a/1b and Table 1 shape, on the
-                            dirichlet_multinomial model (the class counts of the naive-Bayes
-                            log-linear model; the full log-linear model is not built yet).
+                            naive_bayes_loglinear model (N = 100, I = 5, K = 5, J_k = 3, every
+                            two-way table with Laplace(2K/eps) noise); tables report pi[i].
 ==========================  ==========================================================================
 
 Each preset has a ``quick`` size (CI; under a minute on two cores) and a full size. It returns a
@@ -287,22 +287,26 @@ JU_TABLE1 = {0.1: (1, 1, 1, .36, 1), 0.3: (.97, 1, 1, .59, 1), 1.0: (.94, .99, .
 
 def _ju(quick: bool, executor) -> PresetResult:
     p = np.asarray(JU_TRUE_P) / np.sum(JU_TRUE_P)  # the paper's rounded values sum to 0.999
-    spec = {"seed": 2022, "model": {"name": "dirichlet_multinomial", "n": 100, "alpha": [2.0] * 5},
-            "mechanism": {"name": "laplace", "epsilon": 1.0, "sensitivity": 10.0},
-            "data": {"simulate": {"p": p.tolist()}}}
+    rows = np.random.default_rng(2022)  # the feature rows p[k][i]: one draw from the Dirichlet(2) prior
+    features = [[rows.dirichlet(np.full(3, 2.0)).tolist() for _ in range(5)] for _ in range(5)]
+    spec = {"seed": 2022, "model": {"name": "naive_bayes_loglinear", "n": 100, "class_levels": 5,
+                                    "feature_levels": [3] * 5, "alpha": 2.0},
+            "mechanism": {"name": "laplace", "epsilon": 1.0},  # sensitivity 2K = 10 (the model's default)
+            "data": {"simulate": {"pi": p.tolist(), "p": features}}}
     r = 12 if quick else 100
     method = ({"name": "da_mcmc", "chains": 1, "draws": 1000, "warmup": 500} if quick else
               {"name": "da_mcmc", "chains": 1, "draws": 5000, "warmup": 5000})
     fixed = epsilon_replicates(spec, JU_EPSILONS, r, method=method, data="fixed", executor=executor, batch_size=5)
     fresh = epsilon_replicates(spec, JU_EPSILONS, 2 * r if quick else r, method=method, data="fresh",
                                executor=executor, batch_size=5)
+    fixed, fresh = (t[t["param"].str.startswith("pi[")].reset_index(drop=True) for t in (fixed, fresh))  # Fig. 1a: P(Y = i)
     fixed_s, cov = replicate_summary(fixed), coverage_pivot(fresh)
-    paper = pd.DataFrame(JU_TABLE1, index=[f"p[{j}]" for j in range(5)]).T
+    paper = pd.DataFrame(JU_TABLE1, index=[f"pi[{j}]" for j in range(5)]).T
     paper.index.name = "epsilon"
     cov_long = []
     for eps in JU_EPSILONS:
         for j in range(5):
-            cov_long.append({"epsilon": eps, "param": f"p[{j}]", "true_p": float(p[j]), "coverage_ours": cov.loc[eps, f"p[{j}]"],
+            cov_long.append({"epsilon": eps, "param": f"pi[{j}]", "true_p": float(p[j]), "coverage_ours": cov.loc[eps, f"pi[{j}]"],
                              "coverage_paper": JU_TABLE1[eps][j]})
     cov_long = pd.DataFrame(cov_long)
     acc = fixed_s.groupby("epsilon")[["acceptance_mean", "acceptance_min", "bound"]].min()
@@ -315,13 +319,12 @@ def _ju(quick: bool, executor) -> PresetResult:
             bool((abs(small["post_mean_mean"] - small["prior_mean"]) < 0.05).all()),
         "posterior means near the confidential posterior means at eps = 10 (within 0.02)":
             bool((abs(large["post_mean_mean"] - large["confidential_mean"]) < 0.02).all()),
-        "p[3] (true 0.446, far from the prior mean) has the lowest coverage at eps = 0.1, as in Table 1":
-            bool(cov.loc[0.1].idxmin() == "p[3]"),
+        "pi[3] (true 0.446, far from the prior mean) has the lowest coverage at eps = 0.1, as in Table 1":
+            bool(cov.loc[0.1].idxmin() == "pi[3]"),
     }
-    lines = ["Ju, Gong, Awan & Rao (2022), Sec. 4, on the dirichlet_multinomial model: the class counts of the naive-Bayes "
-             "log-linear model (I = 5 classes, N = 100, Dirichlet(2, ..., 2)), each count with Laplace noise of the "
-             "paper's scale 2K/eps = 10/eps. The paper also releases the K = 5 feature tables, whose margins are "
-             "further noisy copies of the class counts, so its posterior is narrower at the same eps.",
+    lines = ["Ju, Gong, Awan & Rao (2022), Sec. 4, on the naive_bayes_loglinear model: N = 100, I = 5 classes, K = 5 "
+             "features with 3 levels, Dirichlet(2) priors, every two-way table n_ij^k with Laplace noise of scale "
+             "2K/eps = 10/eps; pi as in the paper's Table 1, the rows p[k][i] one draw from the prior.",
              f"{r} releases per eps, one DA-MCMC chain each ({method['warmup'] + method['draws']} iterations, "
              f"{method['warmup']} burn-in; the paper: 100 releases, 10000 iterations, 5000 burn-in).",
              "Acceptance (Fig. 1b): eps, mean over chains, minimum over sweeps, exp(-eps):"]
@@ -330,7 +333,7 @@ def _ju(quick: bool, executor) -> PresetResult:
     lines.append("Coverage of 90% intervals (Table 1), ours / paper's:")
     for eps in JU_EPSILONS:
         lines.append(f"  eps = {eps:>4g}: " + "  ".join(
-            f"p{j + 1} {cov.loc[eps, f'p[{j}]']:.2f}/{JU_TABLE1[eps][j]:.2f}" for j in range(5)))
+            f"pi{j + 1} {cov.loc[eps, f'pi[{j}]']:.2f}/{JU_TABLE1[eps][j]:.2f}" for j in range(5)))
     text = "\n".join(lines) + "\n" + _fmt_checks(checks)
     return PresetResult("ju2022_loglinear", PRESET_TITLES["ju2022_loglinear"], quick,
                         {"posterior_means": fixed, "posterior_means_summary": fixed_s, "coverage_replicates": fresh,

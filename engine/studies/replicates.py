@@ -51,6 +51,9 @@ def prior_mean(model) -> np.ndarray:
         return a / a.sum()
     if model.name == "normal_known_sd":
         return np.array([model.prior_mean])
+    if model.name == "naive_bayes_loglinear":  # symmetric Dirichlet(alpha) rows: 1/I for pi, 1/J_k for p[k][i]
+        return np.concatenate([np.full(model.class_levels, 1.0 / model.class_levels)] +
+                              [np.full(model.class_levels * jk, 1.0 / jk) for jk in model.feature_levels])
     return np.full(len(model.param_names), math.nan)
 
 
