@@ -11,10 +11,10 @@ Construction (:func:`build`):
 
 1. A coarse grid around the caller's guesses of the posterior's centre and width is widened by
    doubling until log g at both ends is CUT = 35 below its maximum (or the coordinate's cap is hit).
-2. Adaptive refinement where the density is: every cell whose mass share is above 1e-14 gets its
+2. Adaptive refinement where the density is: every cell whose mass share is above 1e-9 gets its
    midpoint evaluated and compared with the not-a-knot cubic spline through the current nodes; a
-   cell whose prediction misses by more than ``tol_log`` (default 1e-6 in log g) is split, until no
-   cell fails (or ``max_nodes``). So log L is evaluated only where it matters and only as often as
+   cell whose prediction misses by more than ``tol_log`` (default 1e-5 in log g) is split, until no
+   cell fails (or ``max_nodes``; ``refined`` says which). So log L is evaluated only where it matters and only as often as
    its smoothness requires.
 3. The validated spline is evaluated on a fine sub-grid, fine enough that the piecewise
    log-linear interpolant is within 1e-7 of it (sub-cell width h with h^2 max|(log g)''| / 8 <= 1e-7).
@@ -25,8 +25,8 @@ Construction (:func:`build`):
    prior exactly: the tail segments carry mass L(end) P_prior(beyond) and are sampled from the
    prior truncated to the tail (inverse prior CDF). Their total is reported as ``tail_mass``.
 
-Error: the density differs from p(theta | s_dp) by the interpolation error (relative 1e-6 where
-there is mass) plus whatever error the caller's log L carries (each likelihood states its own
+Error: the density differs from p(theta | s_dp) by the interpolation error (relative 1e-5 where
+there is mass; cells holding less than 1e-9 of it are not refined) plus whatever error the caller's log L carries (each likelihood states its own
 bound; :mod:`engine.statistic_laws`); ``tail_mass`` bounds the mass handled by the tail rule.
 """
 from __future__ import annotations
