@@ -160,6 +160,9 @@ def poisson_loglik(log_mean, sdp, kernel, scale, c0, half, out):
     for i in range(log_mean.size):
         lm = log_mean[i]
         m = math.exp(lm)
+        if m > 1e15 and sdp < 1e14:  # S is beyond any release by 3e7 sds: L is 0 in double precision
+            out[i] = -np.inf
+            continue
         lo, hi = _window(m, math.sqrt(m), 1e300, sdp, half, kernel)
         if lo > hi:
             out[i] = -np.inf
