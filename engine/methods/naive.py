@@ -5,11 +5,13 @@ The conjugate posterior p(theta | s = s_dp) with s_dp projected onto the statist
 for a clamped sum; randomized-response counts are taken at face value). It is biased towards the
 noise and overconfident: its spread is the sampling spread only.
 
-Clamped statistics (poisson_gamma with ``upper``, normal_known_sd) have no conjugate update given
-the clamped sum, so their naive posterior is p(theta | s = s_projected) with the clamping respected,
-computed by the same grid machinery as ``exact`` (:func:`engine.methods.exact.grid_posterior_of`
-with the noise-free likelihood P(S = s | theta): the clamped Poisson sum rounded to an integer, the
-clamped normal sum's lattice law read at s).
+The clamped Poisson (poisson_gamma with ``upper``) has no conjugate update given the clamped sum, so
+its naive posterior is p(lam | S = s_projected) with the clamping respected, computed by the same
+grid machinery as ``exact`` (:func:`engine.methods.exact.grid_posterior_of` with the noise-free
+likelihood P(S = s | lam), s rounded to an integer). normal_known_sd keeps the conjugate update that
+ignores the clamp (the grid version exists, ``grid_posterior_of(problem, noise_free=True,
+s_value=s)``, but costs about a second per call, which the SBC negative control's 400 runs cannot
+afford).
 """
 from __future__ import annotations
 
@@ -34,11 +36,11 @@ def naive(problem: Problem, rng: np.random.Generator, *, draws: int = 4000, chai
     s_proj = model.project(problem.s_dp)
     note = ("s_dp treated as the exact statistic" +
             ("" if np.allclose(s_proj, problem.s_dp) else " after projection onto the statistic's support"))
-    if model.name == "normal_known_sd" or (model.name == "poisson_gamma" and model.upper is not None):
+    if model.name == "poisson_gamma" and model.upper is not None:
         from .exact import grid_posterior_of, grid_result
 
         t0 = time.perf_counter()
-        s_val = float(s_proj[0]) if model.name == "normal_known_sd" else float(np.round(s_proj[0]))
+        s_val = float(np.round(s_proj[0]))
         gp, info = grid_posterior_of(problem, noise_free=True, s_value=s_val)
         info.update(s_projected=[s_val], note=note + "; clamping respected (grid posterior given the clamped sum)")
         return grid_result("naive", problem, gp, info, rng, draws, chains, grid_size, t0)
