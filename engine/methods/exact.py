@@ -401,10 +401,13 @@ def grid_posterior_of(problem: Problem, noise_free: bool = False, s_value=None):
         mus = np.array(list(disc))
         near = float(mus[np.argmin(np.abs(mus - gp.ppf(0.5)[0]))])
         lik_info["discretisation_sd"], lik_info["discretisation_ratio"] = disc[near]
-    bound = float(np.exp(floor.worst - gp.log_z)) if np.isfinite(floor.worst) else 0.0
+    # relative to the evidence Z = p(s_dp); capped at 1 (= no useful bound: a release so far from
+    # anything the model produces that Z is below e^-50 eta_max)
+    log_terms = [floor.worst - gp.log_z] if np.isfinite(floor.worst) else []
     mech = None if noise_free else problem.mechanism
     if mech is not None and not isinstance(mech, RandomizedResponse):
-        bound += 3.0 * float(np.exp(-T_NOISE + noise_of(mech)[2] - gp.log_z))
+        log_terms.append(math.log(3.0) - T_NOISE + noise_of(mech)[2] - gp.log_z)
+    bound = float(min(1.0, np.exp(min(special.logsumexp(log_terms), 0.0)))) if log_terms else 0.0
     info = {"representation": "grid", "grid_nodes": int(gp.x.size), "likelihood_evaluations": int(gp.n_evaluations),
             "neglected_mass_bound": bound, "tail_mass": gp.tail_left + gp.tail_right,
             "interpolation_tol": 1e-5, "refinement_converged": gp.refined, **lik_info}
