@@ -38,7 +38,8 @@ import numpy as np
 from numba import njit
 
 __all__ = ["bernoulli_chain", "categorical_chain", "poisson_chain", "normal_chain", "loglinear_chain", "log_noise",
-           "bernoulli_sweep", "poisson_sweep", "normal_sweep", "normal_sums"]
+           "bernoulli_sweep", "poisson_sweep", "normal_sweep", "normal_sums", "abc_conjugate_batch", "alias_table",
+           "abc_beta_binomial_batch"]
 
 
 @njit(cache=True, nogil=True)
@@ -352,3 +353,86 @@ def loglinear_chain(rng, rec, counts, class_counts, levels, offsets, alpha, s_dp
                 nacc += 1
         out_acc[t] = asum / n
         out_frac[t] = nacc / n
+
+
+@njit(cache=True, nogil=True)
+def abc_conjugate_batch(rng, family, p1, p2, n, acc_table, s_dp, kernel, scale, m, out):
+    """ABC rejection proposals (Gong 2020, Alg. 3) for beta_binomial (``family`` 0: theta ~ Beta(p1, p2),
+    s ~ Binomial(n, theta)) and poisson_gamma without a clamp (1: lam ~ Gamma(p1, rate p2),
+    s ~ Poisson(n lam)); accept with probability eta(s_dp - s) / eta(0), read from ``acc_table[s]``
+    when s is inside it, else computed from the noise kernel. Writes accepted draws to ``out`` in
+    proposal order and returns how many."""
+    k = 0
+    top = acc_table.size
+    for _ in range(m):
+        if family == 0:
+            theta = rng.beta(p1, p2)
+            s = rng.binomial(n, theta)
+        else:
+            theta = rng.gamma(p1, 1.0 / p2)
+            s = rng.poisson(n * theta)
+        if s < top:
+            acc = acc_table[s]
+        else:
+            acc = math.exp(log_noise(kernel, scale, s_dp - s))
+        if rng.random() < acc:
+            out[k] = theta
+            k += 1
+    return k
+
+
+@njit(cache=True)
+def alias_table(p):
+    """Walker/Vose alias table of a pmf ``p`` (sums to 1): returns (prob, alias) such that
+    i = floor(K u), s = i if frac(K u) < prob[i] else alias[i] is a draw from p."""
+    k = p.size
+    prob = np.empty(k)
+    alias = np.arange(k)
+    scaled = p * k
+    small = np.empty(k, np.int64)
+    large = np.empty(k, np.int64)
+    ns = 0
+    nl = 0
+    for i in range(k):
+        if scaled[i] < 1.0:
+            small[ns] = i
+            ns += 1
+        else:
+            large[nl] = i
+            nl += 1
+    while ns > 0 and nl > 0:
+        ns -= 1
+        sm = small[ns]
+        lg = large[nl - 1]
+        prob[sm] = scaled[sm]
+        alias[sm] = lg
+        scaled[lg] = (scaled[lg] + scaled[sm]) - 1.0
+        if scaled[lg] < 1.0:
+            nl -= 1
+            small[ns] = lg
+            ns += 1
+    for i in range(nl):
+        prob[large[i]] = 1.0
+    for i in range(ns):
+        prob[small[i]] = 1.0
+    return prob, alias
+
+
+@njit(cache=True, nogil=True)
+def abc_beta_binomial_batch(rng, prob, alias, acc_table, a, b, n, m, out):
+    """ABC rejection proposals for beta_binomial with the prior draw of (theta, s) made as
+    s ~ BetaBinomial(n, a, b) (alias table, one uniform) then theta | s ~ Beta(a + s, b + n - s):
+    the same joint law as theta ~ Beta(a, b), s ~ Binomial(n, theta). Acceptance depends on s only,
+    so theta is drawn for accepted proposals only. Returns the number accepted (written to ``out``)."""
+    k = 0
+    size = prob.size
+    for _ in range(m):
+        u = rng.random() * size
+        i = int(u)
+        if i >= size:
+            i = size - 1
+        s = i if u - i < prob[i] else alias[i]
+        if rng.random() < acc_table[s]:
+            out[k] = rng.beta(a + s, b + n - s)
+            k += 1
+    return k

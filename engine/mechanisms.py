@@ -431,7 +431,7 @@ class RandomizedResponse:
         return f"{what} randomized response per record; pure {self.epsilon:.4g}-DP"
 
 
-MAX_RR_TABLE_N = 5000  # largest n for which the k = 2 count likelihood is tabulated (exact, ABC)
+MAX_RR_TABLE_N = 5000  # largest n for which the k = 2 count likelihood is tabulated (ABC, exact_mixture)
 
 
 def _log_binom_pmf(j, m, log_p, log_1mp):

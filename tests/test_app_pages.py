@@ -193,7 +193,9 @@ def test_learn_preset_loads_into_the_compare_widgets(preset):
 def test_exact_without_closed_form_is_quiet():
     at = _open()
     at.toggle(key=keys.method_key("exact")).set_value(True).run()
-    at.selectbox(key=keys.W_MODEL).set_value("normal_known_sd").run()
+    # three-cell tables under randomized response: no closed form or grid (every one-parameter model has one)
+    at.selectbox(key=keys.W_MODEL).set_value("dirichlet_multinomial").run()
+    at.selectbox(key=keys.W_MECHANISM).set_value("randomized_response").run()
     _assert_clean(at)
     assert any("Exact (closed form): no closed form" in c for c in _texts(at.caption))
     assert "Exact (closed form)" not in set(at.dataframe[0].value["method"])

@@ -8,16 +8,28 @@ P(theta accepted, theta in A) ∝ ∫_A p(theta) ∫ eta(s_dp | s) p(s | theta) 
 zero noise, so the bound is noise(0) per coordinate. For randomized response with k = 2 the
 likelihood of the reported count is tabulated over the true count and its maximum used.
 
-Proposals are vectorised in batches; the run stops at the requested number of accepted draws,
-or when ``max_proposals`` or ``max_seconds`` is reached, and says which.
+Proposals run in batches; the run stops at the requested number of accepted draws, or when
+``max_proposals`` or ``max_seconds`` is reached (checked between batches), and says which. For
+beta_binomial and poisson_gamma without a clamp under additive noise the proposal loop is compiled
+(:mod:`engine.kernels`: prior draw, statistic draw, acceptance read from a table of
+eta(s_dp - s)/eta(0) over s). For beta_binomial the joint prior draw of (theta, s) is made in the
+other order, s from its prior predictive BetaBinomial(n, a, b) by an alias table and then
+theta | s ~ Beta(a + s, b + n - s) -- the same joint law -- and since acceptance depends on s only,
+theta is drawn for accepted proposals only (``abc_beta_binomial_batch``). Each batch is split over two threads with their own streams
+(``rng.spawn(2)`` once per run); accepted draws are kept in a fixed order (thread 0's, then thread
+1's, each in proposal order), which does not depend on their values, so the first ``draws`` of them
+are still i.i.d. from the posterior and the run is reproducible. Other models use vectorised NumPy.
 """
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from ..custom import CustomModel
+from ..kernels import abc_beta_binomial_batch, abc_conjugate_batch, alias_table
+from ..models import log_beta_binomial_pmf
 from ..mechanisms import MAX_RR_TABLE_N, RandomizedResponse
 from ..results import Problem, Result
 from ..validation import positive, positive_int
@@ -59,6 +71,9 @@ def abc_rejection(problem: Problem, rng: np.random.Generator, *, draws: int = 40
     t0 = time.perf_counter()
     model = problem.model
     log_acc = acceptance_log_prob(problem)
+    compiled = _compiled_setup(problem)
+    if compiled is not None:
+        return _abc_compiled(problem, rng, compiled, draws, max_proposals, max_seconds, batch_size, on_progress, t0)
     if isinstance(model, CustomModel):
         batch_size = min(batch_size, 1000)
     else:
@@ -86,14 +101,82 @@ def abc_rejection(problem: Problem, rng: np.random.Generator, *, draws: int = 40
             n_acc += int(acc.sum())
         if on_progress is not None:
             on_progress(min(n_acc, draws), draws)
+    return _finish(problem, kept, n_acc, proposals, draws, stopped_by, max_proposals, t0)
+
+
+_TABLE_MAX = 4_000_000
+
+
+def _compiled_setup(problem):
+    """(family, p1, p2, acceptance table, kernel, scale) for the compiled loop, or None."""
+    model, mech = problem.model, problem.mechanism
+    if isinstance(model, CustomModel) or isinstance(mech, RandomizedResponse) or not hasattr(mech, "kernel"):
+        return None
+    sdp = float(problem.s_dp[0])
+    if model.name == "beta_binomial":
+        family, p1, p2, top = 0, model.a, model.b, model.n + 1
+    elif model.name == "poisson_gamma" and model.upper is None:
+        family, p1, p2 = 1, model.alpha, model.beta
+        top = int(max(0.0, sdp + 60 * mech.noise_sd)) + 1
+    else:
+        return None
+    s = np.arange(min(top, _TABLE_MAX), dtype=float)
+    peak = float(mech.noise_log_prob(np.zeros(1))[0])
+    table = np.exp(mech.noise_log_prob(sdp - s) - peak)
+    alias = None
+    if family == 0 and model.n + 1 <= _TABLE_MAX:
+        pmf = np.exp(log_beta_binomial_pmf(s, model.n, model.a, model.b))
+        alias = alias_table(pmf / pmf.sum())
+    return family, float(p1), float(p2), table, int(mech.kernel), float(mech.scale), alias
+
+
+def _abc_compiled(problem, rng, setup, draws, max_proposals, max_seconds, batch_size, on_progress, t0):
+    family, p1, p2, table, kernel, scale, alias = setup
+    n, sdp = int(problem.model.n), float(problem.s_dp[0])
+    streams = rng.spawn(2)
+    batch_size = max(batch_size, 2_000_000)
+    kept, n_acc, proposals = [], 0, 0
+    stopped_by = "draws"
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        while n_acc < draws:
+            if proposals >= max_proposals:
+                stopped_by = "max_proposals"
+                break
+            if time.perf_counter() - t0 > max_seconds:
+                stopped_by = "max_seconds"
+                break
+            # size the batch from the acceptance so far (a first batch of 50,000), at most batch_size
+            want = 50_000 if n_acc == 0 else 1.2 * (draws - n_acc) * proposals / n_acc + 10_000
+            m = int(min(batch_size, max(want, 10_000), max_proposals - proposals))
+            parts = [m // 2, m - m // 2]
+            outs = [np.empty(k) for k in parts]
+            if alias is not None:
+                futures = [pool.submit(abc_beta_binomial_batch, streams[i], alias[0], alias[1], table, p1, p2, n,
+                                       parts[i], outs[i]) for i in range(2)]
+            else:
+                futures = [pool.submit(abc_conjugate_batch, streams[i], family, p1, p2, n, table, sdp, kernel, scale,
+                                       parts[i], outs[i]) for i in range(2)]
+            counts = [f.result() for f in futures]
+            proposals += m
+            for out, k in zip(outs, counts):
+                if k:
+                    kept.append(out[:k])
+                    n_acc += k
+            if on_progress is not None:
+                on_progress(min(n_acc, draws), draws)
+    return _finish(problem, kept, n_acc, proposals, draws, stopped_by, max_proposals, t0)
+
+
+def _finish(problem, kept, n_acc, proposals, draws, stopped_by, max_proposals, t0):
     if n_acc == 0:
         raise ValueError(
             f"method.max_proposals = {max_proposals} is invalid for this release: abc_rejection accepted 0 of "
             f"{proposals} proposals (stopped by {stopped_by}); the acceptance rate is below {1 / max(proposals, 1):.2g}. "
             "Raise max_proposals / max_seconds or use da_mcmc")
-    theta = np.concatenate(kept)[:draws]
+    theta = np.concatenate(kept)[:draws].reshape(-1, len(problem.model.param_names))
     return Result(
-        method="abc_rejection", param_names=tuple(model.param_names), draws=theta[None, :, :], s_dp=problem.s_dp,
+        method="abc_rejection", param_names=tuple(problem.model.param_names), draws=theta[None, :, :],
+        s_dp=problem.s_dp,
         info={"proposals": proposals, "accepted": n_acc, "acceptance_rate": n_acc / proposals,
               "requested": draws, "stopped_by": stopped_by, "wall_time_s": time.perf_counter() - t0},
     )

@@ -4,12 +4,22 @@ The conjugate posterior p(theta | s = s_dp) with s_dp projected onto the statist
 (clipped to [0, n] for counts, to the simplex {c >= 0, sum c = n} for cell counts, to [n lo, n hi]
 for a clamped sum; randomized-response counts are taken at face value; for the naive-Bayes
 log-linear tables, class totals combined over the K tables and projected onto the simplex, then
-each table's rows projected onto those totals, see ``NaiveBayesLoglinear.project``). Clamping is ignored as
-well. It is biased towards the noise and overconfident: its spread is the sampling spread only.
+each table's rows projected onto those totals, see ``NaiveBayesLoglinear.project``). It is biased
+towards the noise and overconfident: its spread is the sampling spread only.
+
+The clamped Poisson (poisson_gamma with ``upper``) has no conjugate update given the clamped sum, so
+its naive posterior is p(lam | S = s_projected) with the clamping respected, computed by the same
+grid machinery as ``exact`` (:func:`engine.methods.exact.grid_posterior_of` with the noise-free
+likelihood P(S = s | lam), s rounded to an integer). normal_known_sd keeps the conjugate update that
+ignores the clamp (the grid version exists, ``grid_posterior_of(problem, noise_free=True,
+s_value=s)``, but costs about a second per call, which the SBC negative control's 400 runs cannot
+afford).
 """
 from __future__ import annotations
 
 import numpy as np
+
+import time
 
 from ..conjugate import conjugate_result
 from ..custom import CustomModel
@@ -28,6 +38,14 @@ def naive(problem: Problem, rng: np.random.Generator, *, draws: int = 4000, chai
     s_proj = model.project(problem.s_dp)
     note = ("s_dp treated as the exact statistic" +
             ("" if np.allclose(s_proj, problem.s_dp) else " after projection onto the statistic's support"))
+    if model.name == "poisson_gamma" and model.upper is not None:
+        from .exact import grid_posterior_of, grid_result
+
+        t0 = time.perf_counter()
+        s_val = float(np.round(s_proj[0]))
+        gp, info = grid_posterior_of(problem, noise_free=True, s_value=s_val)
+        info.update(s_projected=[s_val], note=note + "; clamping respected (grid posterior given the clamped sum)")
+        return grid_result("naive", problem, gp, info, rng, draws, chains, grid_size, t0)
     return conjugate_result("naive", problem, s_proj, rng, draws, chains, grid_size,
                             {"s_projected": s_proj.tolist(), "note": note})
 
