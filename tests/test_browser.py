@@ -62,3 +62,27 @@ def test_shared_deep_link_opens_through_the_router(app_url):
             expect(page.get_by_text("Page not found")).to_have_count(0)
         finally:
             browser.close()
+
+
+def test_compare_page_is_usable_at_1024_px(app_url):
+    """At 1024 px the figure and the results table fit the window (the table scrolls inside its own frame,
+    nothing is cut off at the window's edge) and the sidebar can be collapsed for more room."""
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1024, "height": 900})
+            page.goto(app_url)
+            chart = page.locator(CHART).first
+            expect(chart).to_be_visible(timeout=90_000)
+            table = page.locator(TABLE).first
+            expect(table).to_be_visible(timeout=60_000)
+            for element in (chart, table):
+                box = element.bounding_box()
+                assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 1024
+            sidebar = page.locator('[data-testid="stSidebar"]')
+            expect(sidebar).to_have_attribute("data-collapsed", "false")
+            sidebar.hover()  # the collapse control shows on hover
+            page.get_by_role("button", name="Collapse sidebar").click()
+            expect(sidebar).to_have_attribute("data-collapsed", "true", timeout=10_000)
+        finally:
+            browser.close()
