@@ -1,7 +1,7 @@
 """Compare page (landing): every method's posterior for one privatized release, side by side."""
 import streamlit as st
 
-from ui import compute, downloads, export, keys, narrative, plots, tables
+from ui import compute, downloads, export, keys, narrative, picker, plots, tables
 from ui.params import METHOD_LABELS
 from ui.routing import ensure_routed
 from ui import sidebar
@@ -36,7 +36,9 @@ s, prepared = inputs.scenario, inputs.prepared
 release = ", ".join(f"{v:.4g}" for v in prepared.s_dp)
 truth = ""
 if prepared.true_params:
-    truth = " · true " + ", ".join(f"{k} = {v:.4g}" for k, v in prepared.true_params.items())
+    shown = list(prepared.true_params.items())
+    truth = " · true " + ", ".join(f"{k} = {v:.4g}" for k, v in shown[:4]) + \
+        (f", … ({len(shown)} parameters: see the table)" if len(shown) > 4 else "")
 size = f"n = {prepared.n:,}" if not prepared.unknown_n else \
     f"n unknown: released **n_dp = {prepared.n_dp:.4g}** (plug-in n = {prepared.n:,})"
 st.markdown(f"**{MODEL_LABELS[s.model]}**, {size} · release **s_dp = [{release}]**{truth}  \n"
@@ -84,10 +86,14 @@ with results_area:
     stalled = narrative.convergence_warning(ok)
     if stalled:
         st.warning(stalled, icon=":material/hourglass_empty:")
+    names = list(prepared.param_names)
+    multi = len(names) > 1
+    picked = picker.parameter_picker(names, keys.W_PARAM_COMPARE)
+    conf_result = conf.result if conf is not None and conf.ok else None
+    not_converged = {m for m, r in ok.items() if r.stalled}
     fig = plots.posterior_densities([r.result for r in ok.values()], true_params=prepared.true_params,
-                                    confidential=conf.result if conf is not None and conf.ok else None,
-                                    title=prepared.mechanism_text, params=prepared.param_names,
-                                    not_converged={m for m, r in ok.items() if r.stalled})
+                                    confidential=conf_result, title=prepared.mechanism_text,
+                                    params=[picked] if multi else names, not_converged=not_converged)
     st.plotly_chart(fig, key=keys.POSTERIOR_CHART, width="stretch",
                     config={"toImageButtonOptions": {"format": "png", "filename": "posterior", "scale": 2}})
     if "rjmcmc" in ok:  # the unknown n's own posterior, against what was released and the truth
@@ -106,6 +112,10 @@ with results_area:
         if not run.ok and not run.over_budget:
             st.caption(f"{METHOD_LABELS[m]} not shown: {run.error}")
     table = tables.comparison_table({**ok, **({"confidential": conf} if conf is not None and conf.ok else {})})
+    if multi:
+        if not st.toggle(f"Every parameter in the table ({len(names)})", value=len(names) <= 4,
+                         key=keys.table_all_key(s.model)):
+            table = table[(table["parameter"] == picked) | ~table["parameter"].isin(names)]
     formats = {c: "{:.4g}" for c in ("mean", "sd", "q5", "q95", "R-hat", "acceptance")}
     formats |= {"ESS bulk": "{:.0f}", "ESS tail": "{:.0f}", "draws": "{:,.0f}", "wall time (s)": "{:.3f}"}
     st.dataframe(tables.formatted(table, formats), hide_index=True, width="stretch",
@@ -114,6 +124,13 @@ with results_area:
                "has converged when R-hat ≤ 1.01 and bulk and tail ESS ≥ 400. Acceptance is DA-MCMC's mean "
                "acceptance probability per record sweep, the pseudo-marginal sampler's share of accepted moves, "
                "or ABC's accepted share.")
+    if multi:
+        with st.expander(f"Every parameter: small multiples ({len(names)} panels)", expanded=False):
+            page = picker.multiples_page(names)
+            downloads.chart(plots.posterior_densities(
+                [r.result for r in ok.values()], true_params=prepared.true_params, confidential=conf_result,
+                params=page, not_converged=not_converged, columns=picker.MULTIPLES_COLUMNS, panel_height=230),
+                key=keys.MULTIPLES_CHART, name="posterior_all_parameters")
 
     st.subheader("Downloads", divider="gray")
     results = [r.result for r in ok.values()] + ([conf.result] if conf is not None and conf.ok else [])

@@ -3,7 +3,7 @@ import math
 
 import streamlit as st
 
-from ui import compute, downloads, keys, narrative, plots, tables
+from ui import compute, downloads, keys, narrative, picker, plots, tables
 from ui.params import METHOD_LABELS
 from ui.routing import ensure_routed
 from ui.sidebar import scenario_inputs
@@ -108,12 +108,16 @@ if "proposals" in result.info:
                    "requested draws; raise its limits in Method settings for more.")
 
 st.subheader("Traces", divider="gray")
-downloads.chart(plots.trace_plot(result), key=keys.TRACE_CHART, name=f"{method}_trace")
+names = list(prepared.param_names)
+shown = list(result.param_names)
+if len(names) > 1:  # one parameter at a time, the same pick as on Compare
+    shown = [picker.parameter_picker(names, keys.W_PARAM_DIAG)]
+downloads.chart(plots.trace_plot(result, params=shown), key=keys.TRACE_CHART, name=f"{method}_trace")
 st.subheader("Rank plots", divider="gray")
-ranked = [p for p in result.param_names if not (p == "n" and result.info.get("unknown_n"))]  # n: ties
+ranked = [p for p in shown if not (p == "n" and result.info.get("unknown_n"))]  # n: ties
 downloads.chart(plots.rank_plot(result, params=ranked), key=keys.RANK_CHART, name=f"{method}_ranks")
 st.caption("Ranks of all draws pooled, histogrammed per chain: flat bars near the dashed line mean the chains "
            "explore the same distribution (Vehtari et al. 2021).")
-if len(ranked) < len(result.param_names):
+if len(ranked) < len(shown):
     st.caption("n is left out: a whole number has many tied draws, which make rank histograms spiky; its R-hat "
                "and ESS are in the table above.")

@@ -1,7 +1,7 @@
 """Privacy budget page: how posterior location and width move as epsilon changes."""
 import streamlit as st
 
-from ui import compute, downloads, keys, plots
+from ui import compute, downloads, keys, picker, plots
 from ui.params import METHOD_LABELS, log_grid, parse_grid
 from ui.routing import ensure_routed
 from ui.sidebar import scenario_inputs
@@ -89,10 +89,7 @@ if sweep.table.empty:
     st.info("No run of the sweep produced draws.")
     st.stop()
 
-params = list(prepared.param_names)
-param = params[0]
-if len(params) > 1:
-    param = st.selectbox("Parameter", params, key=keys.W_SWEEP_PARAM)
+param = picker.parameter_picker(prepared.param_names, keys.W_SWEEP_PARAM)
 truth = (prepared.true_params or {}).get(param)
 
 # ---- interval and sd against epsilon ------------------------------------------------------------
@@ -129,7 +126,7 @@ conf = compute.confidential(s, inputs.records)
 if at_value:
     downloads.chart(plots.posterior_densities(at_value, true_params=prepared.true_params,
                                               confidential=conf.result if conf is not None and conf.ok else None,
-                                              title=f"ε = {value:g}", params=prepared.param_names,
+                                              title=f"ε = {value:g}", params=[param],
                                               not_converged={m for m, r in at_runs.items() if r.stalled}),
                     key=keys.STEP_CHART, name=f"posterior_at_epsilon_{value:g}")
 else:

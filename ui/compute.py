@@ -104,6 +104,8 @@ class Prepared:
     exact_available: bool
     n_dp: float | None = None  # the released noisy size (unknown n); n is then the plug-in round(n_dp)
     n_true: int | None = None  # the true size behind n_dp when the app holds the records (simulation, CSV)
+    model_name: str = ""
+    supported_methods: tuple[str, ...] | None = None  # the model's own list (model.methods); None: all
 
     @property
     def unknown_n(self) -> bool:
@@ -111,6 +113,9 @@ class Prepared:
 
     def unavailable_reason(self, method: str) -> str | None:
         """Why a method cannot run on this scenario, or None when it can."""
+        if self.supported_methods is not None and method not in self.supported_methods:
+            return (f"not available for the {self.model_name} model (it supports "
+                    + ", ".join(METHOD_LABELS.get(m, m) for m in self.supported_methods) + ")")
         if method == "rjmcmc" and not self.unknown_n:
             return "needs an unknown sample size (set Sample size to unknown in the sidebar)"
         if method == "ops" and not self.has_records:
@@ -304,6 +309,8 @@ def prepare(spec_text: str) -> Prepared:
         exact_available=engine.has_closed_form(problem),
         n_dp=None if problem.unknown_n is None else float(problem.unknown_n.n_dp),
         n_true=None if problem.unknown_n is None or problem.records is None else int(problem.records.shape[0]),
+        model_name=str(getattr(problem.model, "name", "")),
+        supported_methods=None if getattr(problem.model, "methods", None) is None else tuple(problem.model.methods),
     )
 
 
@@ -404,12 +411,15 @@ def confidential(scenario: Scenario, records=None) -> MethodRun | None:
 
 # --------------------------------------------------------------------------- uploads and exports
 @st.cache_data(show_spinner=False, max_entries=16, ttl=600)  # uploads: up to 50 MB each
-def _parse_upload_cached(data: bytes, column: str | None) -> np.ndarray:
-    return load_records_csv(data, column or None, field="data.csv")
+def _parse_upload_cached(data: bytes, column: str | tuple | None) -> np.ndarray:
+    return load_records_csv(data, list(column) if isinstance(column, tuple) else column or None, field="data.csv")
 
 
-def parse_upload(data: bytes, column: str | None) -> np.ndarray:
-    """Records of an uploaded CSV (engine rules: UTF-8, header, numbers, at most 50 MB)."""
+def parse_upload(data: bytes, column: str | Sequence[str] | None) -> np.ndarray:
+    """Records of an uploaded CSV (engine rules: UTF-8, header, numbers, at most 50 MB). ``column``
+    names one column, or is a list of columns for multi-column records (``y, x1..xK``: a 2-D array)."""
+    if isinstance(column, (list, tuple)):
+        return _parse_upload_cached(bytes(data), tuple(column))
     return _parse_upload_cached(bytes(data), (column or "").strip() or None)
 
 

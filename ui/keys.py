@@ -48,6 +48,15 @@ W_N_BUDGET_FORM = "sw_n_budget_form"
 W_N_EPSILON = "sw_n_epsilon"
 W_N_SCALE = "sw_n_scale"
 W_N_DP = "sw_n_dp"
+W_TRUTH_P = "sw_truth_p"  # naive_bayes_loglinear: the true p[k][i][j], flat text
+W_FROM_PRIOR = "sw_from_prior"  # naive_bayes_loglinear: draw the true parameters from the prior
+
+# Parameter picker (Compare, Diagnostics, Privacy budget): the canonical pick, then one widget per page
+PICKED_PARAM = "picked_param"  # the parameter whose marginal the main figures show (multi-parameter models)
+W_PARAM_COMPARE = "pw_param_compare"
+W_PARAM_DIAG = "pw_param_diag"
+W_MULTIPLES_PAGE = "pw_multiples_page"  # small multiples: which page of panels
+MULTIPLES_CHART = "pw_multiples_chart"
 
 # Compare page -----------------------------------------------------------------------------------
 W_NETCDF_METHOD = "pw_netcdf_method"
@@ -110,6 +119,12 @@ def budget_form_key(mechanism: str) -> str:
 def method_key(method: str) -> str:
     """On/off switch of one method."""
     return f"{SCENARIO_WIDGET_PREFIX}method_{method}"
+
+
+def table_all_key(model: str) -> str:
+    """Compare table toggle: every parameter, or the picked one only (per model: its default depends on
+    how many parameters the model has)."""
+    return f"pw_table_all_params_{model}"
 
 
 def preset_key(name: str) -> str:

@@ -33,6 +33,9 @@ __all__ = [
     "budget_forms",
     "truth_key",
     "default_truth",
+    "default_truth_p",
+    "PRIOR_KINDS",
+    "record_columns",
     "parse_numbers",
     "to_spec_dict",
     "model_table",
@@ -48,7 +51,7 @@ __all__ = [
     "result_label",
 ]
 
-MODELS = ("beta_binomial", "poisson_gamma", "dirichlet_multinomial", "normal_known_sd")
+MODELS = ("beta_binomial", "poisson_gamma", "dirichlet_multinomial", "normal_known_sd", "naive_bayes_loglinear")
 MECHANISMS = ("laplace", "gaussian", "discrete_laplace", "discrete_gaussian", "randomized_response")
 METHODS = ("naive", "da_mcmc", "abc_rejection", "ops", "exact", "pseudo_marginal", "auto", "bernstein_sheldon",
            "rjmcmc", "mcem")
@@ -94,10 +97,19 @@ DEFAULT_PRIORS: dict[str, dict[str, Any]] = {
     "poisson_gamma": {"alpha": 1.0, "beta": 1.0, "upper": None},
     "dirichlet_multinomial": {"alpha": "1, 1, 1"},
     "normal_known_sd": {"sd": 1.0, "lo": -3.0, "hi": 3.0, "prior_mean": 0.0, "prior_sd": 10.0},
+    "naive_bayes_loglinear": {"class_levels": 2, "feature_levels": "2, 2", "alpha": 2.0},
+}
+#: How each prior field is typed: "text" (a list, kept exactly as typed and parsed when the spec is
+#: built), "int" or "float" (a number box); fields not listed are floats.
+PRIOR_KINDS: dict[tuple[str, str], str] = {
+    ("dirichlet_multinomial", "alpha"): "text",
+    ("poisson_gamma", "upper"): "int",
+    ("naive_bayes_loglinear", "class_levels"): "int",
+    ("naive_bayes_loglinear", "feature_levels"): "text",
 }
 
 _TRUTH_KEYS = {"beta_binomial": "theta", "poisson_gamma": "lam", "dirichlet_multinomial": "p",
-               "normal_known_sd": "mu"}
+               "normal_known_sd": "mu", "naive_bayes_loglinear": "pi"}
 _NUMBER = re.compile(r"[,;\s]+")
 
 
@@ -117,7 +129,9 @@ class Scenario:
     truth_prob: float = 0.5
     sensitivity: float | None = None  # None: the model's default sensitivity
     data: str = "simulate"
-    truth: str = "0.3"
+    truth: str = "0.3"  # the true parameter as typed (naive_bayes_loglinear: pi)
+    truth_p: str = ""  # naive_bayes_loglinear: the true p, flat in the order p[k][i][j] (j fastest)
+    from_prior: bool = False  # naive_bayes_loglinear: simulate = { from_prior = true }
     seed: int = 7
     s_dp: str = ""
     csv_column: str = ""
@@ -186,20 +200,65 @@ def truth_key(model: str) -> str:
     return _TRUTH_KEYS[model]
 
 
+def _simplex_text(k: int, weights=None) -> str:
+    """``k`` probabilities as text, 4 decimals, the last one closing the sum to exactly 1."""
+    w = [1.0] * k if weights is None else [float(v) for v in weights]
+    shares = [round(v / sum(w), 4) for v in w[:-1]]
+    return ", ".join([f"{v:g}" for v in shares] + [f"{round(1.0 - sum(shares), 4):g}"])
+
+
+def _levels(prior: Mapping[str, Any] | None) -> tuple[int, list[int]] | None:
+    """(I, [J_k]) of a naive-Bayes log-linear prior, or None when its fields do not parse."""
+    d = {**DEFAULT_PRIORS["naive_bayes_loglinear"], **dict(prior or {})}
+    try:
+        levels = [int(v) for v in parse_numbers("model.feature_levels", d["feature_levels"])]
+        big_i = int(d["class_levels"])
+    except (TypeError, ValueError):
+        return None
+    if big_i < 2 or not levels or min(levels) < 2 or big_i * sum(levels) > 10_000:
+        return None
+    return big_i, levels
+
+
 def default_truth(model: str, prior: Mapping[str, Any] | None = None) -> str:
-    """A sensible true parameter for simulation, as the text the widget shows."""
+    """A sensible true parameter for simulation, as the text the widget shows (naive_bayes_loglinear:
+    equal class probabilities pi)."""
     if model == "beta_binomial":
         return "0.3"
     if model == "poisson_gamma":
         return "3.0"
     if model == "normal_known_sd":
         return "0.5"
+    if model == "naive_bayes_loglinear":
+        shape = _levels(prior)
+        return _simplex_text(shape[0] if shape else 2)
     try:
         k = len(parse_numbers("model.alpha", (prior or {}).get("alpha", DEFAULT_PRIORS[model]["alpha"])))
     except ValueError:
         k = 3
-    share = round(1.0 / k, 4)
-    return ", ".join([f"{share:g}"] * (k - 1) + [f"{round(1.0 - share * (k - 1), 4):g}"])
+    return _simplex_text(k)
+
+
+def default_truth_p(model: str, prior: Mapping[str, Any] | None = None) -> str:
+    """naive_bayes_loglinear: true feature probabilities p[k][i][j] as flat text (table k, class i,
+    level j fastest), each row weighted 1 + ((i + j) mod J_k) so that the classes differ; "" for
+    other models."""
+    if model != "naive_bayes_loglinear":
+        return ""
+    big_i, levels = _levels(prior) or (2, [2, 2])
+    rows = [_simplex_text(jk, [1 + (i + j) % jk for j in range(jk)]) for jk in levels for i in range(big_i)]
+    return ", ".join(rows)
+
+
+def record_columns(model: str, prior: Mapping[str, Any] | None = None) -> tuple[str, ...] | None:
+    """The CSV columns of a multi-column record (naive_bayes_loglinear: y, x1..xK), else None (one
+    column, chosen by the Column box). None too when the feature levels do not parse yet."""
+    if model != "naive_bayes_loglinear":
+        return None
+    shape = _levels(prior)
+    if shape is None:
+        return None
+    return ("y",) + tuple(f"x{k + 1}" for k in range(len(shape[1])))
 
 
 def parse_numbers(field: str, text: Any) -> list[float]:
@@ -240,8 +299,10 @@ def model_table(s: Scenario, records=None) -> dict:
     for key, value in s.prior:
         if value is None:
             continue
-        if s.model == "dirichlet_multinomial" and key == "alpha":
-            value = parse_numbers("model.alpha", value)
+        if PRIOR_KINDS.get((s.model, key)) == "text":
+            value = parse_numbers(f"model.{key}", value)
+            if s.model == "naive_bayes_loglinear":  # levels are counts; the engine names a non-integer
+                value = [int(v) if float(v).is_integer() else v for v in value]
         table[key] = value
     return table
 
@@ -287,6 +348,11 @@ def parse_n_dp(text: Any) -> float:
 
 def _data_table(s: Scenario, records) -> dict:
     if s.data == "simulate":
+        if s.model == "naive_bayes_loglinear":
+            if s.from_prior:
+                return {"simulate": {"from_prior": True}}
+            return {"simulate": {"pi": parse_numbers("data.simulate.pi", s.truth),
+                                 "p": parse_numbers("data.simulate.p", s.truth_p)}}
         values = parse_numbers(f"data.simulate.{truth_key(s.model)}", s.truth)
         if s.model == "dirichlet_multinomial":
             return {"simulate": {"p": values}}
@@ -300,6 +366,8 @@ def _data_table(s: Scenario, records) -> dict:
     if s.data == "csv":
         if records is None:
             raise ValueError("data.csv = None is invalid: upload a CSV file of records (one record per row)")
+        if getattr(records, "ndim", 1) == 2:  # multi-column records (y, x1..xK): integer levels
+            return {"records": [[int(v) if float(v).is_integer() else float(v) for v in row] for row in records]}
         return {"records": [float(r) for r in records]}
     raise ValueError(f"data = {s.data!r} is invalid: must be one of " + ", ".join(DATA_SOURCES))
 
@@ -345,11 +413,12 @@ _QUERY_FIELDS = {
     "draws": "draws", "warmup": "warmup", "abc_s": "abc_max_seconds", "abc_p": "abc_max_proposals",
     "ops_k": "ops_k", "size": "sample_size", "n_prior": "n_prior", "n_mean": "n_prior_mean",
     "n_disp": "n_prior_dispersion", "n_mech": "n_mechanism", "n_budget": "n_budget_form", "n_eps": "n_epsilon",
-    "n_scale": "n_scale", "n_dp": "n_dp",
+    "n_scale": "n_scale", "n_dp": "n_dp", "truth_p": "truth_p", "from_prior": "from_prior",
 }
 _INT_FIELDS = {"n", "seed", "chains", "draws", "warmup", "abc_max_proposals", "ops_k"}
 _FLOAT_FIELDS = {"epsilon", "rho", "delta", "truth_prob", "sensitivity", "abc_max_seconds", "n_prior_mean",
                  "n_prior_dispersion", "n_epsilon", "n_scale"}
+_BOOL_FIELDS = {"from_prior"}
 _CHOICES = {"sample_size": ("size", SAMPLE_SIZES), "n_prior": ("n_prior", N_PRIORS),
             "n_mechanism": ("n_mech", N_MECHANISMS), "n_budget_form": ("n_budget", N_BUDGET_FORMS)}
 
@@ -379,8 +448,12 @@ def to_query(s: Scenario) -> dict[str, str]:
     if s.sensitivity is not None:
         q["sens"] = _fmt(s.sensitivity)
     q["data"] = s.data
-    if s.data == "simulate":
+    if s.data == "simulate" and s.model == "naive_bayes_loglinear" and s.from_prior:
+        q["from_prior"] = "1"
+    elif s.data == "simulate":
         q["truth"] = s.truth
+        if s.model == "naive_bayes_loglinear":
+            q["truth_p"] = s.truth_p
     elif s.data == "s_dp":
         q["s_dp"] = s.s_dp
     elif s.csv_column:
@@ -409,6 +482,10 @@ def _link_error(key: str, value: Any, allowed: str) -> ValueError:
 
 
 def _convert(key: str, name: str, raw: str) -> Any:
+    if name in _BOOL_FIELDS:
+        if raw not in ("0", "1"):
+            raise _link_error(key, raw, "must be 0 or 1")
+        return raw == "1"
     if name in _INT_FIELDS:
         try:
             return int(raw)
@@ -456,10 +533,11 @@ def from_query(query: Mapping[str, Any]) -> Scenario | None:
     for key in list(prior):
         if f"prior.{key}" in q:
             raw = str(q[f"prior.{key}"])
-            if model == "dirichlet_multinomial":
+            kind = PRIOR_KINDS.get((model, key))
+            if kind == "text":
                 prior[key] = raw
-            elif key == "upper":
-                prior[key] = _convert("prior.upper", "n", raw)
+            elif kind == "int":
+                prior[key] = _convert(f"prior.{key}", "n", raw)
             else:
                 prior[key] = _convert(f"prior.{key}", "epsilon", raw)
     values["prior"] = tuple(prior.items())
@@ -471,5 +549,7 @@ def from_query(query: Mapping[str, Any]) -> Scenario | None:
         values["methods"] = chosen
     if "truth" not in values:
         values["truth"] = default_truth(model, prior)
+    if model == "naive_bayes_loglinear" and "truth_p" not in values:
+        values["truth_p"] = default_truth_p(model, prior)
     known = {f.name for f in fields(Scenario)}
     return Scenario(**{k: v for k, v in values.items() if k in known})

@@ -18,6 +18,7 @@ Figures
 from __future__ import annotations
 
 import math
+import re
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -41,6 +42,9 @@ __all__ = [
     "sd_plot",
     "density_curve",
     "axis_title",
+    "describe_param",
+    "param_label",
+    "pages_of",
     "y_cap",
     "binned_kde",
 ]
@@ -68,8 +72,8 @@ def _is_estimator(result) -> bool:
     return bool(result.info.get("estimator"))
 
 
-def _grid_shape(k: int) -> tuple[int, int]:
-    cols = 1 if k == 1 else 2
+def _grid_shape(k: int, max_cols: int = 2) -> tuple[int, int]:
+    cols = max(1, min(k, max_cols))
     return math.ceil(k / cols), cols
 
 
@@ -127,11 +131,38 @@ def binned_kde(x: np.ndarray, points: int = _GRID) -> tuple[np.ndarray, np.ndarr
     return grid, np.interp(grid, fine, pdf_fine)
 
 
+def describe_param(param: str) -> str | None:
+    """What a parameter is, in words: ``pi[1]`` -> "P(class y = 1)", ``p[0][1][2]`` (naive-Bayes
+    log-linear) -> "P(x1 = 2 | y = 1)", ``beta[0]`` -> "intercept", ``beta[2]`` -> "coefficient of
+    x2"; the one-parameter models' names from :data:`PARAM_AXIS`; None when unknown."""
+    base, idx = param.split("[")[0], [int(i) for i in re.findall(r"\[(\d+)\]", param)]
+    if base == "pi" and len(idx) == 1:
+        return f"P(class y = {idx[0]})"
+    if base == "p" and len(idx) == 3:
+        return f"P(x{idx[0] + 1} = {idx[2]} | y = {idx[1]})"
+    if base == "beta" and len(idx) == 1:
+        return "intercept" if idx[0] == 0 else f"coefficient of x{idx[0]}"
+    return PARAM_AXIS.get(base)
+
+
+def param_label(param: str) -> str:
+    """A picker label: the name and what it is (``p[0][1][0] · P(x1 = 0 | y = 1)``)."""
+    what = describe_param(param)
+    return f"{param} · {what}" if what and "[" in param and what != PARAM_AXIS.get(param.split("[")[0]) else param
+
+
 def axis_title(param: str) -> str:
     """An axis title that says what the parameter is and its unit."""
-    base = param.split("[")[0]
-    what = PARAM_AXIS.get(base)
+    what = describe_param(param)
     return f"{param}: {what}" if what else param
+
+
+def pages_of(names: Sequence[str], per_page: int = 12) -> list[list[str]]:
+    """``names`` cut into pages of at most ``per_page`` panels (small multiples of many parameters)."""
+    names = list(names)
+    if per_page < 1:
+        raise ValueError(f"per_page = {per_page!r} is invalid: must be at least 1")
+    return [names[i:i + per_page] for i in range(0, len(names), per_page)] or [[]]
 
 
 def _peak(kind: str, x: np.ndarray, y: np.ndarray) -> float:
@@ -185,7 +216,8 @@ def y_cap(peaks: Mapping[str, float]) -> float | None:
 
 def posterior_densities(results: Sequence, *, true_params: Mapping[str, float] | None = None,
                         confidential=None, params: Sequence[str] | None = None,
-                        title: str | None = None, not_converged=()) -> go.Figure:
+                        title: str | None = None, not_converged=(), columns: int = 2,
+                        panel_height: int = 300) -> go.Figure:
     """Marginal posterior of each parameter, one subplot per parameter, methods overlaid.
 
     Grid densities (exact, naive, confidential) are solid lines; draws-only methods (DA-MCMC, ABC,
@@ -198,13 +230,15 @@ def posterior_densities(results: Sequence, *, true_params: Mapping[str, float] |
     maximum-likelihood estimate) has no density: it is a marker at the estimate with a horizontal bar
     over its 90% Wald interval (``info["mle"][param]``: estimate, q5, q95), drawn just below y = 0 so
     it sits under the posterior curves. Methods run at a plug-in n say so in the legend.
+
+    ``columns`` and ``panel_height`` lay out the panels (small multiples: more columns, lower panels).
     """
     results = [r for r in results if r is not None]
     estimators = [r for r in results if _is_estimator(r)]
     if not results and confidential is None:
         raise ValueError("results = [] is invalid: posterior_densities needs at least one Result")
     names = list(params or (results[0] if results else confidential).param_names)
-    rows, cols = _grid_shape(len(names))
+    rows, cols = _grid_shape(len(names), columns)
     if len(names) > 1:
         fig = make_subplots(rows=rows, cols=cols, subplot_titles=names)
     else:
@@ -247,7 +281,7 @@ def posterior_densities(results: Sequence, *, true_params: Mapping[str, float] |
         layout[f"yaxis{suffix}"] = yaxis
     fig.add_traces(traces)
     annotations = list(fig.layout.annotations) + layout.pop("annotations", [])
-    fig.update_layout(barmode="overlay", title=title, height=max(400, 300 * rows + 140),
+    fig.update_layout(barmode="overlay", title=title, height=max(400, panel_height * rows + 140),
                       margin={"l": 60, "r": 20, "t": 60, "b": 50}, annotations=annotations,
                       legend={"orientation": "h", "yanchor": "top", "y": -0.18, "x": 0}, **layout)
     return fig

@@ -19,8 +19,9 @@ import streamlit as st
 
 from . import compute, keys
 from .params import (DATA_SOURCES, DEFAULT_PRIORS, METHOD_LABELS, METHODS, MECHANISMS, MODELS, N_BUDGET_FORMS,
-                     N_MECHANISMS, N_PRIORS, SAMPLE_SIZES, Scenario, budget_forms, default_truth, from_query,
-                     method_settings, parse_numbers, to_query, to_spec_dict)
+                     N_MECHANISMS, N_PRIORS, PRIOR_KINDS, SAMPLE_SIZES, Scenario, budget_forms, default_truth,
+                     default_truth_p, from_query, method_settings, parse_numbers, record_columns, to_query,
+                     to_spec_dict)
 from .presets import DEMO
 
 __all__ = ["Inputs", "scenario_inputs", "load_scenario", "current_scenario", "MODEL_LABELS", "MECHANISM_LABELS"]
@@ -30,6 +31,7 @@ MODEL_LABELS = {
     "poisson_gamma": "Poisson-gamma (rate λ)",
     "dirichlet_multinomial": "Dirichlet-multinomial (cell probabilities p)",
     "normal_known_sd": "Normal with known sd (mean μ)",
+    "naive_bayes_loglinear": "Naive-Bayes log-linear (paper 000 §4)",
 }
 MECHANISM_LABELS = {
     "laplace": "Laplace",
@@ -54,6 +56,7 @@ _PRIOR_LABELS = {
     "a": "prior a (Beta)", "b": "prior b (Beta)", "alpha": "prior shape α (Gamma)", "beta": "prior rate β (Gamma)",
     "upper": "clamp records at", "sd": "record sd (known)", "lo": "clamp low (lo)", "hi": "clamp high (hi)",
     "prior_mean": "prior mean of μ", "prior_sd": "prior sd of μ",
+    "class_levels": "classes I (levels of y)", "feature_levels": "feature levels J_1, …, J_K (one per feature)",
 }
 
 
@@ -131,15 +134,20 @@ def _seed_all(s: Scenario) -> None:
         prior = s.prior_dict if model == s.model else DEFAULT_PRIORS[model]
         for name, default in DEFAULT_PRIORS[model].items():
             value = prior.get(name, default)
+            kind = PRIOR_KINDS.get((model, name), "float")
             if name == "upper":
                 _seed(keys.prior_key(model, "use_upper"), value is not None)
                 _seed(keys.prior_key(model, name), int(value) if value is not None else 10)
-            elif model == "dirichlet_multinomial":
+            elif kind == "text":
                 _seed(keys.prior_key(model, name), str(value))
             else:
-                _seed(keys.prior_key(model, name), float(value))
+                _seed(keys.prior_key(model, name), int(value) if kind == "int" else float(value))
         truth = s.truth if model == s.model else default_truth(model, prior)
-        if model == "dirichlet_multinomial":
+        if model == "naive_bayes_loglinear":
+            _seed(keys.truth_key(model), truth)
+            _seed(keys.W_TRUTH_P, s.truth_p if model == s.model else default_truth_p(model, prior))
+            _seed(keys.W_FROM_PRIOR, bool(s.from_prior) if model == s.model else False)
+        elif model == "dirichlet_multinomial":
             _seed(keys.truth_key(model), truth)
         else:
             try:
@@ -194,7 +202,20 @@ def _model_section(records) -> tuple[str, int, tuple]:
             "n (number of confidential records)"
         n = int(st.number_input(label, min_value=1, step=1, key=keys.W_N))
     prior = []
-    if model == "dirichlet_multinomial":
+    if model == "naive_bayes_loglinear":
+        c1, c2 = st.columns(2)
+        levels = int(c1.number_input(_PRIOR_LABELS["class_levels"], step=1, key=keys.prior_key(model, "class_levels"),
+                                     on_change=_levels_changed, args=("class_levels",),
+                                     help="I ≥ 2 classes; y takes the values 0 … I−1."))
+        alpha = float(c2.number_input("Dirichlet α (every row)", step=0.5, format="%g",
+                                      key=keys.prior_key(model, "alpha"),
+                                      help="Dirichlet(α, …, α) prior on π and on every row p[k][i]; must be > 0."))
+        features = st.text_input(_PRIOR_LABELS["feature_levels"], key=keys.prior_key(model, "feature_levels"),
+                                 on_change=_levels_changed, args=("feature_levels",),
+                                 help="K features, one number of levels J_k ≥ 2 each, e.g. 2, 3, 2. The release "
+                                      "is the K two-way tables (class × feature) with Laplace(2K/ε) noise.")
+        prior += [("class_levels", levels), ("feature_levels", features), ("alpha", alpha)]
+    elif model == "dirichlet_multinomial":
         alpha = st.text_input("Dirichlet prior α (one per cell, k = how many)", key=keys.prior_key(model, "alpha"),
                               help="e.g. 1, 1, 1, 1 for a flat prior on 4 cells")
         prior.append(("alpha", alpha))
@@ -213,6 +234,18 @@ def _model_section(records) -> tuple[str, int, tuple]:
                                             key=keys.prior_key(model, "upper")))
             prior.append(("upper", upper))
     return model, n, tuple(prior)
+
+
+def _levels_changed(field: str) -> None:
+    """Changing I or the feature levels changes how many true probabilities there are: put in the
+    default ones for the new shape (π only depends on I), unless the new levels do not parse yet."""
+    state, model = st.session_state, "naive_bayes_loglinear"
+    prior = {name: state.get(keys.prior_key(model, name)) for name in ("class_levels", "feature_levels")}
+    if record_columns(model, prior) is None:
+        return
+    if field == "class_levels":
+        state[keys.truth_key(model)] = default_truth(model, prior)
+    state[keys.W_TRUTH_P] = default_truth_p(model, prior)
 
 
 def _size_changed() -> None:
@@ -288,7 +321,15 @@ def _data_section(model: str) -> dict:
     source = st.radio("Data source", DATA_SOURCES, key=keys.W_DATA, format_func=DATA_LABELS.get)
     out: dict[str, Any] = {"data": source}
     if source == "simulate":
-        if model == "dirichlet_multinomial":
+        if model == "naive_bayes_loglinear":
+            out["from_prior"] = st.checkbox("Draw the true π and p from the prior", key=keys.W_FROM_PRIOR)
+            if not out["from_prior"]:
+                out["truth"] = st.text_input("True class probabilities π (sum to 1)", key=keys.truth_key(model))
+                out["truth_p"] = st.text_input(
+                    "True feature probabilities p[k][i][j]", key=keys.W_TRUTH_P,
+                    help="All K tables in order, each row-major over (class i, level j), j fastest: "
+                         "p[0][0][0], p[0][0][1], …, p[0][1][0], … Every row p[k][i] sums to 1.")
+        elif model == "dirichlet_multinomial":
             out["truth"] = st.text_input("True cell probabilities p (sum to 1)", key=keys.truth_key(model))
         else:
             out["truth"] = repr(float(st.number_input(f"True {_truth_symbol(model)}", key=keys.truth_key(model),
@@ -297,14 +338,21 @@ def _data_section(model: str) -> dict:
         out["s_dp"] = st.text_input("Released s_dp", key=keys.s_dp_key(model),
                                     placeholder="e.g. 10.4  or  104, 120, 74, 102",
                                     help="The privatized statistic: one number, or one per cell for "
-                                         "the Dirichlet-multinomial model.")
+                                         "the Dirichlet-multinomial model; for the naive-Bayes log-linear "
+                                         "model the K tables n_ij^k in order, each row-major over (class i, "
+                                         "level j).")
         if st.session_state.get(keys.W_SAMPLE_SIZE) == "unknown":
             out["n_dp"] = st.text_input("Released n_dp (noisy number of records)", key=keys.W_N_DP,
                                         placeholder="e.g. 21.4", help="One number; negative is possible (it is noise).")
     else:
         st.file_uploader("CSV of confidential records (header row, one record per row)", type=["csv"],
                          key=keys.W_CSV, on_change=_upload_changed)
-        out["csv_column"] = st.text_input("Column (blank if the file has one column)", key=keys.W_CSV_COLUMN)
+        columns = record_columns(model, _widget_prior(model))
+        if model == "naive_bayes_loglinear":
+            st.caption("Columns " + (", ".join(columns) if columns else "y, x1, …, xK") + ": integer levels "
+                       "from 0 (y < I, x_k < J_k), one record per row.")
+        else:
+            out["csv_column"] = st.text_input("Column (blank if the file has one column)", key=keys.W_CSV_COLUMN)
         kept = st.session_state.get(keys.UPLOAD)
         if kept is not None and st.session_state.get(keys.W_CSV) is None:
             st.caption(f"Using {kept['name']} ({len(kept['records']):,} records).")
@@ -315,6 +363,14 @@ def _data_section(model: str) -> dict:
 
 def _truth_symbol(model: str) -> str:
     return {"beta_binomial": "θ (theta)", "poisson_gamma": "λ (lam)", "normal_known_sd": "μ (mu)"}[model]
+
+
+def _widget_prior(model: str | None) -> dict:
+    """The model's prior fields as their widgets hold them (before the model section is drawn)."""
+    if model not in DEFAULT_PRIORS:
+        return {}
+    return {name: st.session_state.get(keys.prior_key(model, name), default)
+            for name, default in DEFAULT_PRIORS[model].items()}
 
 
 def _upload_changed() -> None:
@@ -334,8 +390,12 @@ def _read_upload() -> tuple[np.ndarray | None, str | None]:
     if uploaded is None:
         kept = state.get(keys.UPLOAD)
         return (kept["records"], None) if kept is not None else (None, None)
+    model = state.get(keys.W_MODEL)
+    columns = record_columns(model, _widget_prior(model))
+    if model == "naive_bayes_loglinear" and columns is None:
+        return None, None  # the feature levels do not parse: the model section says why
     try:
-        records = compute.parse_upload(uploaded.getvalue(), state.get(keys.W_CSV_COLUMN, ""))
+        records = compute.parse_upload(uploaded.getvalue(), columns or state.get(keys.W_CSV_COLUMN, ""))
     except ValueError as exc:
         state.pop(keys.UPLOAD, None)
         return None, str(exc)
@@ -461,6 +521,10 @@ def scenario_inputs(page: str, *, show_methods: bool = True) -> Inputs:
         slots["noise"].caption(f"Implied noise: {noise}")
     if scenario.unknown_n and "size" not in errors:
         slots["size"].caption(f"Noise on n: {compute.describe_size_mechanism(scenario)}")
+    if prepared is not None and prepared.supported_methods is not None and show_methods:
+        slots["methods"].caption(f"{MODEL_LABELS.get(scenario.model, scenario.model)} runs "
+                                 + " and ".join(METHOD_LABELS[m] for m in prepared.supported_methods)
+                                 + "; the other methods are skipped for it.")
     for section in SECTIONS:
         if section in errors:
             slots[section].error(errors[section], icon="⚠️")
