@@ -125,12 +125,13 @@ with results_area:
                "acceptance probability per record sweep, the pseudo-marginal sampler's share of accepted moves, "
                "or ABC's accepted share.")
     if multi:
-        with st.expander(f"Every parameter: small multiples ({len(names)} panels)", expanded=False):
-            page = picker.multiples_page(names)
+        multiples = st.expander("Every parameter: small multiples", key=keys.W_MULTIPLES, on_change="rerun")
+        if multiples.open:  # drawn only when open: one panel per parameter is a big figure
+            page = picker.multiples_page(names, container=multiples)
             downloads.chart(plots.posterior_densities(
                 [r.result for r in ok.values()], true_params=prepared.true_params, confidential=conf_result,
                 params=page, not_converged=not_converged, columns=picker.MULTIPLES_COLUMNS, panel_height=230),
-                key=keys.MULTIPLES_CHART, name="posterior_all_parameters")
+                key=keys.MULTIPLES_CHART, name="posterior_all_parameters", container=multiples)
 
     st.subheader("Downloads", divider="gray")
     results = [r.result for r in ok.values()] + ([conf.result] if conf is not None and conf.ok else [])

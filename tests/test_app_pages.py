@@ -207,6 +207,7 @@ _REFUSED = {
     ("normal_known_sd", "randomized_response"): "randomized_response needs categorical records",
     ("normal_known_sd", "discrete_laplace"): "discrete noise needs an integer statistic",
     ("normal_known_sd", "discrete_gaussian"): "discrete noise needs an integer statistic",
+    ("naive_bayes_loglinear", "randomized_response"): "randomized_response needs categorical records",
 }
 
 

@@ -142,6 +142,7 @@ def test_query_round_trip_property(model, mech, data, n, eps, rho, seed, methods
     prior = dict(params.DEFAULT_PRIORS[model])
     s = Scenario(model=model, n=n, prior=tuple(prior.items()), mechanism=mech, budget_form=form, epsilon=eps,
                  rho=rho, seed=seed, data=source, truth=params.default_truth(model, prior),
+                 truth_p=params.default_truth_p(model, prior),
                  s_dp="1, 2" if source == "s_dp" else "", methods=methods)
     back = params.from_query(params.to_query(s))
     # the link carries only the budget fields the chosen form uses; everything it carries survives

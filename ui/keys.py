@@ -55,6 +55,7 @@ W_FROM_PRIOR = "sw_from_prior"  # naive_bayes_loglinear: draw the true parameter
 PICKED_PARAM = "picked_param"  # the parameter whose marginal the main figures show (multi-parameter models)
 W_PARAM_COMPARE = "pw_param_compare"
 W_PARAM_DIAG = "pw_param_diag"
+W_MULTIPLES = "pw_multiples"  # the small-multiples expander (open or not)
 W_MULTIPLES_PAGE = "pw_multiples_page"  # small multiples: which page of panels
 MULTIPLES_CHART = "pw_multiples_chart"
 

@@ -1,0 +1,230 @@
+"""The multi-parameter models in the app: the naive-Bayes log-linear model in the Compare sidebar (its
+inputs, validation next to the input, CSV of y,x1..xK, the URL round trip), the parameter picker that
+chooses the marginal of the main figures (Compare, Diagnostics, Privacy budget) and the small multiples
+of every parameter. Runs are kept small (n = 40, 2 chains x 300 draws)."""
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import engine
+from ui import keys, params, picker, plots
+from ui.params import Scenario
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+TIMEOUT = 120  # the first DA-MCMC run of a model may compile its kernels
+M = "naive_bayes_loglinear"
+PRIOR = params.DEFAULT_PRIORS[M]
+LOGLINEAR = Scenario(model=M, n=40, prior=tuple(PRIOR.items()), truth=params.default_truth(M, PRIOR),
+                     truth_p=params.default_truth_p(M, PRIOR), methods=("naive", "da_mcmc"), chains=2, draws=300,
+                     warmup=100)
+NAMES = ["pi[0]", "pi[1]"] + [f"p[{k}][{i}][{j}]" for k in range(2) for i in range(2) for j in range(2)]
+
+
+def _open(query: dict | None = None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    for k, v in (query or {}).items():
+        at.query_params[k] = v
+    at.run()
+    return at
+
+
+def _clean(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def _chart_params(chart) -> list[str]:
+    """The parameters a posterior figure draws (every trace carries meta.param), in order of appearance."""
+    seen = []
+    for trace in json.loads(chart.proto.spec)["data"]:
+        p = trace.get("meta", {}).get("param")
+        if p is not None and p not in seen:
+            seen.append(p)
+    return seen
+
+
+def _query(at: AppTest) -> dict:
+    return {k: (v[-1] if isinstance(v, list) else v) for k, v in dict(at.query_params).items()}
+
+
+# --------------------------------------------------------------------------- the sidebar
+def test_compare_page_on_loglinear_defaults():
+    at = _open()
+    at.number_input(key=keys.W_DRAWS).set_value(300)
+    at.number_input(key=keys.W_WARMUP).set_value(100)
+    at.toggle(key=keys.method_key("abc_rejection")).set_value(False)
+    at.selectbox(key=keys.W_MODEL).set_value(M).run()
+    _clean(at)
+    # the model's own inputs, seeded with the engine's defaults
+    assert at.number_input(key=keys.prior_key(M, "class_levels")).value == 2
+    assert at.text_input(key=keys.prior_key(M, "feature_levels")).value == "2, 2"
+    assert at.number_input(key=keys.prior_key(M, "alpha")).value == 2.0
+    assert at.text_input(key=keys.truth_key(M)).value == "0.5, 0.5"
+    line = next(m.value for m in at.markdown if "release **s_dp" in m.value)
+    assert line.startswith("**Naive-Bayes log-linear (paper 000 §4)**, n = 40")
+    assert "true pi[0] = 0.5" in line and "(10 parameters: see the table)" in line
+    # Laplace(2K / epsilon) on every cell: K = 2 features, epsilon = 0.3
+    assert any("scale b = 13.33" in c and "sensitivity 4" in c for c in (x.value for x in at.sidebar.caption))
+    # the methods the engine supports ran; the others say why not
+    table = at.dataframe[0].value
+    assert set(table["method"]) == {"Naive", "DA-MCMC", "Confidential data"}
+    captions = [c.value for c in at.caption]
+    for label in ("OPS", "Exact (best method)"):
+        assert f"{label}: not available for the naive_bayes_loglinear model (it supports DA-MCMC, Naive)." in captions
+    assert any("runs DA-MCMC and Naive; the other methods are skipped" in c.value for c in at.sidebar.caption)
+    # one marginal in the main figure, the first parameter; the table follows the pick (10 > 4 parameters)
+    charts = at.get("plotly_chart")
+    assert len(charts) == 1 and _chart_params(charts[0]) == ["pi[0]"]
+    assert at.selectbox(key=keys.W_PARAM_COMPARE).value == "pi[0]"
+    assert set(table["parameter"]) == {"pi[0]"}
+
+
+def test_bad_loglinear_field_is_shown_next_to_it_and_kept():
+    at = _open(params.to_query(LOGLINEAR))
+    _clean(at)
+    at.text_input(key=keys.prior_key(M, "feature_levels")).input("2, 1").run()
+    assert not at.exception
+    message = ("model.feature_levels = [2, 1] is invalid: must be a non-empty list of at most 64 integers in 2..1000")
+    assert any(message in e.value for e in at.sidebar.error), [e.value for e in at.sidebar.error]
+    assert at.text_input(key=keys.prior_key(M, "feature_levels")).value == "2, 1"  # what was typed stays
+    assert not at.get("plotly_chart")
+    at.text_input(key=keys.prior_key(M, "feature_levels")).input("2, 3").run()  # fixed: results come back
+    _clean(at)
+    # the true p follows the new shape (2 x 2 + 2 x 3 probabilities), so the simulation runs at once
+    assert len(params.parse_numbers("p", at.text_input(key=keys.W_TRUTH_P).value)) == 10
+    assert "pi[0]" in set(at.dataframe[0].value["parameter"])
+
+
+def test_bad_true_probabilities_are_named():
+    at = _open(params.to_query(LOGLINEAR))
+    at.text_input(key=keys.W_TRUTH_P).input("0.5, 0.5, 0.5").run()
+    assert not at.exception
+    assert any(e.value.startswith("data.simulate.p = ") for e in at.sidebar.error), [e.value for e in at.sidebar.error]
+    assert at.text_input(key=keys.W_TRUTH_P).value == "0.5, 0.5, 0.5"
+
+
+def test_csv_of_records_y_x1_xk():
+    at = _open(params.to_query(replace(LOGLINEAR, data="csv")))
+    assert any("Columns y, x1, x2: integer levels from 0" in c.value for c in at.sidebar.caption)
+    rows = b"y,x1,x2\n" + b"\n".join([b"0,1,0", b"1,0,1", b"1,1,1"] * 10) + b"\n"
+    at.file_uploader(key=keys.W_CSV).set_value(("records.csv", rows, "text/csv")).run()
+    _clean(at)
+    assert "n = 30 records, from the uploaded file" in [c.value for c in at.sidebar.caption]
+    assert "Confidential data" in set(at.dataframe[0].value["method"])
+    at.file_uploader(key=keys.W_CSV).set_value(("records.csv", b"y,x1,x2\n0,1,2\n", "text/csv")).run()
+    assert any("column x2 = 2.0 is invalid: must be an integer level 0..1" in e.value for e in at.sidebar.error)
+
+
+# --------------------------------------------------------------------------- picker and small multiples
+def test_parameter_picker_switches_the_figure_and_the_table():
+    at = _open(params.to_query(LOGLINEAR))
+    assert at.selectbox(key=keys.W_PARAM_COMPARE).options == [plots.param_label(p) for p in NAMES]
+    at.selectbox(key=keys.W_PARAM_COMPARE).set_value("p[1][0][1]").run()
+    _clean(at)
+    charts = at.get("plotly_chart")
+    assert len(charts) == 1 and _chart_params(charts[0]) == ["p[1][0][1]"]
+    layout = json.loads(charts[0].proto.spec)["layout"]
+    assert layout["xaxis"]["title"]["text"] == "p[1][0][1]: P(x2 = 1 | y = 0)"
+    assert set(at.dataframe[0].value["parameter"]) == {"p[1][0][1]"}
+    at.toggle(key=keys.table_all_key(M)).set_value(True).run()
+    table = at.dataframe[0].value
+    assert list(table[table["method"] == "DA-MCMC"]["parameter"]) == NAMES
+    # the pick follows to Diagnostics (trace and rank plots) and to the Privacy budget page
+    at.switch_page("pages/diagnostics.py").run()
+    _clean(at)
+    assert at.selectbox(key=keys.W_PARAM_DIAG).value == "p[1][0][1]"
+    traces = [c for c in at.get("plotly_chart") if "trace per chain" in json.dumps(json.loads(c.proto.spec)["layout"])]
+    assert len(traces) == 1 and _chart_params(traces[0]) == ["p[1][0][1]"]
+    at.selectbox(key=keys.W_PARAM_DIAG).set_value("pi[1]").run()
+    assert all(_chart_params(c) in ([], ["pi[1]"]) for c in at.get("plotly_chart"))  # acceptance has no param
+    at.switch_page("pages/privacy_budget.py").run()
+    _clean(at)
+    assert at.selectbox(key=keys.W_SWEEP_PARAM).value == "pi[1]"
+    assert _chart_params(at.get("plotly_chart")[-1]) == ["pi[1]"]  # the posterior at one epsilon
+
+
+def test_small_multiples_show_every_parameter_in_pages():
+    at = _open(params.to_query(LOGLINEAR))
+    assert len(at.get("plotly_chart")) == 1  # closed: nothing drawn
+    at.session_state[keys.W_MULTIPLES] = True  # open the expander
+    at.run()
+    _clean(at)
+    charts = at.get("plotly_chart")
+    assert len(charts) == 2 and _chart_params(charts[1]) == NAMES
+    methods = {t["meta"]["method"] for t in json.loads(charts[1].proto.spec)["data"] if "meta" in t}
+    assert {"naive", "da_mcmc", "confidential", "truth"} <= methods
+    # 3 classes and four 3-level features: 3 + 36 = 39 parameters, 12 panels a page
+    # (AppTest does not report an expander's open state back as a browser does: open it again each run)
+    at.number_input(key=keys.prior_key(M, "class_levels")).set_value(3)
+    at.text_input(key=keys.prior_key(M, "feature_levels")).input("3, 3, 3, 3")
+    at.session_state[keys.W_MULTIPLES] = True
+    at.run()
+    _clean(at)
+    pages = at.selectbox(key=keys.W_MULTIPLES_PAGE)
+    assert len(pages.options) == 4 and pages.options[0] == "pi[0] … p[0][2][2]"
+    assert len(_chart_params(at.get("plotly_chart")[1])) == picker.PANELS_PER_PAGE
+    pages.set_value(pages.options[3])
+    at.session_state[keys.W_MULTIPLES] = True
+    at.run()
+    assert _chart_params(at.get("plotly_chart")[1]) == ["p[3][2][0]", "p[3][2][1]", "p[3][2][2]"]  # 36 + 3
+
+
+def test_dirichlet_main_figure_shows_the_picked_cell():
+    s = Scenario(model="dirichlet_multinomial", prior=(("alpha", "1, 1, 1"),), truth="0.2, 0.3, 0.5",
+                 methods=("naive", "exact"))
+    at = _open(params.to_query(s))
+    _clean(at)
+    assert _chart_params(at.get("plotly_chart")[0]) == ["p[0]"]  # the first parameter by default
+    assert set(at.dataframe[0].value["parameter"]) == {"p[0]", "p[1]", "p[2]"}  # three cells: the whole table
+    at.selectbox(key=keys.W_PARAM_COMPARE).set_value("p[2]").run()
+    assert _chart_params(at.get("plotly_chart")[0]) == ["p[2]"]
+
+
+# --------------------------------------------------------------------------- the URL
+@pytest.mark.parametrize("scenario", [
+    LOGLINEAR,
+    replace(LOGLINEAR, prior=(("class_levels", 3), ("feature_levels", "2, 4"), ("alpha", 0.5)),
+            truth="0.2, 0.3, 0.5", truth_p=params.default_truth_p(M, {"class_levels": 3, "feature_levels": "2, 4"})),
+    replace(LOGLINEAR, from_prior=True),
+    replace(LOGLINEAR, data="s_dp", s_dp="10, 12, 9, 11, 8, 14, 13, 7"),
+], ids=["defaults", "three_classes", "from_prior", "s_dp"])
+def test_loglinear_link_round_trip(scenario):
+    q = params.to_query(scenario)
+    assert params.from_query(q) == scenario
+    assert engine.spec_from_dict(params.to_spec_dict(scenario))  # the engine takes the spec as built
+    at = _open(q)
+    _clean(at)
+    assert at.selectbox(key=keys.W_MODEL).value == M
+    prior = dict(scenario.prior)
+    assert at.text_input(key=keys.prior_key(M, "feature_levels")).value == prior["feature_levels"]
+    assert at.number_input(key=keys.prior_key(M, "class_levels")).value == prior["class_levels"]
+    assert _query(at) == q  # the page writes the same link back
+
+
+def test_loglinear_spec_dict_is_the_engine_contract():
+    spec = params.to_spec_dict(LOGLINEAR)
+    assert spec["model"] == {"name": M, "n": 40, "class_levels": 2, "feature_levels": [2, 2], "alpha": 2.0}
+    assert spec["data"] == {"simulate": {"pi": [0.5, 0.5], "p": [0.3333, 0.6667, 0.6667, 0.3333] * 2}}
+    assert params.to_spec_dict(replace(LOGLINEAR, from_prior=True))["data"] == {"simulate": {"from_prior": True}}
+    records = [[0, 1, 0], [1, 0, 1]]
+    import numpy as np
+    spec = params.to_spec_dict(replace(LOGLINEAR, data="csv"), records=np.array(records, float))
+    assert spec["data"] == {"records": records} and spec["model"]["n"] == 2
+    assert params.record_columns(M, {"class_levels": 2, "feature_levels": "2, 3, 2"}) == ("y", "x1", "x2", "x3")
+    assert params.record_columns(M, {"class_levels": 2, "feature_levels": "2, x"}) is None
+    assert params.record_columns("beta_binomial") is None
+
+
+def test_pages_of_and_parameter_descriptions():
+    assert plots.pages_of(list("abcde"), 2) == [["a", "b"], ["c", "d"], ["e"]]
+    assert plots.pages_of([], 3) == [[]]
+    with pytest.raises(ValueError, match="per_page = 0 is invalid"):
+        plots.pages_of(["a"], 0)
+    assert plots.describe_param("pi[2]") == "P(class y = 2)"
+    assert plots.describe_param("p[0][1][2]") == "P(x1 = 2 | y = 1)"
+    assert plots.describe_param("p[3]") == "cell probability"
+    assert plots.describe_param("beta[0]") == "intercept" and plots.describe_param("beta[2]") == "coefficient of x2"
+    assert plots.param_label("theta") == "theta" and plots.param_label("pi[0]") == "pi[0] · P(class y = 0)"
