@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass, fields
 from typing import Any, Mapping
 
+from engine.models import MODEL_NAMES as _ENGINE_MODELS
+
 __all__ = [
     "Scenario",
     "MODELS",
@@ -37,6 +39,9 @@ __all__ = [
     "PRIOR_KINDS",
     "record_columns",
     "parse_numbers",
+    "parse_matrix",
+    "regression_defaults",
+    "APP_MODELS",
     "to_spec_dict",
     "model_table",
     "mechanism_table",
@@ -51,7 +56,11 @@ __all__ = [
     "result_label",
 ]
 
-MODELS = ("beta_binomial", "poisson_gamma", "dirichlet_multinomial", "normal_known_sd", "naive_bayes_loglinear")
+#: The models the app knows, in sidebar order; offered only when the engine can run them (a model the
+#: engine does not have yet stays hidden rather than failing on every run).
+APP_MODELS = ("beta_binomial", "poisson_gamma", "dirichlet_multinomial", "normal_known_sd", "naive_bayes_loglinear",
+              "linear_regression")
+MODELS = tuple(m for m in APP_MODELS if m in _ENGINE_MODELS)
 MECHANISMS = ("laplace", "gaussian", "discrete_laplace", "discrete_gaussian", "randomized_response")
 METHODS = ("naive", "da_mcmc", "abc_rejection", "ops", "exact", "pseudo_marginal", "auto", "bernstein_sheldon",
            "rjmcmc", "mcem")
@@ -98,7 +107,12 @@ DEFAULT_PRIORS: dict[str, dict[str, Any]] = {
     "dirichlet_multinomial": {"alpha": "1, 1, 1"},
     "normal_known_sd": {"sd": 1.0, "lo": -3.0, "hi": 3.0, "prior_mean": 0.0, "prior_sd": 10.0},
     "naive_bayes_loglinear": {"class_levels": 2, "feature_levels": "2, 2", "alpha": 2.0},
+    # paper 000 Sec. 5 / dapper Example 3: x ~ N((0.9, -1.17), I), sigma^2 = 2, clamp [-10, 10], beta ~ N(0, 2^2)
+    "linear_regression": {"p": 2, "x_mean": "0.9, -1.17", "x_cov": "1, 0; 0, 1", "sigma": math.sqrt(2.0),
+                          "lo": "-10", "hi": "10", "prior_sd": 2.0},
 }
+#: paper 000 Sec. 5's true coefficients (beta_0, beta_1, beta_2), the default simulation at p = 2.
+REGRESSION_BETA = "-1.79, -2.89, -0.66"
 #: How each prior field is typed: "text" (a list, kept exactly as typed and parsed when the spec is
 #: built), "int" or "float" (a number box); fields not listed are floats.
 PRIOR_KINDS: dict[tuple[str, str], str] = {
@@ -106,10 +120,15 @@ PRIOR_KINDS: dict[tuple[str, str], str] = {
     ("poisson_gamma", "upper"): "int",
     ("naive_bayes_loglinear", "class_levels"): "int",
     ("naive_bayes_loglinear", "feature_levels"): "text",
+    ("linear_regression", "p"): "int",
+    ("linear_regression", "x_mean"): "text",
+    ("linear_regression", "x_cov"): "matrix",
+    ("linear_regression", "lo"): "bounds",
+    ("linear_regression", "hi"): "bounds",
 }
 
 _TRUTH_KEYS = {"beta_binomial": "theta", "poisson_gamma": "lam", "dirichlet_multinomial": "p",
-               "normal_known_sd": "mu", "naive_bayes_loglinear": "pi"}
+               "normal_known_sd": "mu", "naive_bayes_loglinear": "pi", "linear_regression": "beta"}
 _NUMBER = re.compile(r"[,;\s]+")
 
 
@@ -232,6 +251,8 @@ def default_truth(model: str, prior: Mapping[str, Any] | None = None) -> str:
     if model == "naive_bayes_loglinear":
         shape = _levels(prior)
         return _simplex_text(shape[0] if shape else 2)
+    if model == "linear_regression":
+        return regression_defaults(_regression_p(prior))["truth"]
     try:
         k = len(parse_numbers("model.alpha", (prior or {}).get("alpha", DEFAULT_PRIORS[model]["alpha"])))
     except ValueError:
@@ -250,9 +271,55 @@ def default_truth_p(model: str, prior: Mapping[str, Any] | None = None) -> str:
     return ", ".join(rows)
 
 
+def _regression_p(prior: Mapping[str, Any] | None) -> int:
+    try:
+        p = int((prior or {}).get("p", DEFAULT_PRIORS["linear_regression"]["p"]))
+    except (TypeError, ValueError):
+        return 2
+    return p if 1 <= p <= 10 else 2
+
+
+def regression_defaults(p: int) -> dict[str, str]:
+    """linear_regression's widgets for ``p`` predictors: x_mean, x_cov and the true beta as text. At
+    p = 2 the paper's (000 Sec. 5) values; otherwise standard normal predictors and coefficients
+    alternating 1, -1, ...; the intercept 0.5."""
+    if p == 2:
+        return {"x_mean": DEFAULT_PRIORS["linear_regression"]["x_mean"],
+                "x_cov": DEFAULT_PRIORS["linear_regression"]["x_cov"], "truth": REGRESSION_BETA}
+    return {"x_mean": ", ".join(["0"] * p),
+            "x_cov": "; ".join(", ".join("1" if i == j else "0" for j in range(p)) for i in range(p)),
+            "truth": ", ".join(["0.5"] + ["1" if j % 2 else "-1" for j in range(1, p + 1)])}
+
+
+def parse_matrix(field: str, text: Any) -> list[list[float]]:
+    """A matrix typed as rows separated by semicolons (or new lines), numbers by commas or spaces:
+    ``"1, 0.5; 0.5, 1"`` -> ``[[1.0, 0.5], [0.5, 1.0]]``. Raises ValueError naming ``field`` for a
+    bad number or rows of different lengths (the engine checks the size and positive definiteness)."""
+    if isinstance(text, (list, tuple)):
+        return [[float(v) for v in row] for row in text]
+    raw = str(text if text is not None else "").strip()
+    rows = [r for r in re.split(r"[;\n]+", raw) if r.strip()]
+    allowed = "must be rows of numbers separated by semicolons, e.g. 1, 0.5; 0.5, 1"
+    if not rows:
+        raise ValueError(f"{field} = {raw!r} is invalid: {allowed}")
+    out = []
+    for row in rows:
+        try:
+            out.append(parse_numbers(field, row.replace("[", "").replace("]", "")))
+        except ValueError:
+            raise ValueError(f"{field} = {raw!r} is invalid: {allowed} ({row.strip()!r} is not a row of numbers)") \
+                from None
+    if len({len(r) for r in out}) != 1:
+        raise ValueError(f"{field} = {raw!r} is invalid: every row needs the same number of entries")
+    return out
+
+
 def record_columns(model: str, prior: Mapping[str, Any] | None = None) -> tuple[str, ...] | None:
-    """The CSV columns of a multi-column record (naive_bayes_loglinear: y, x1..xK), else None (one
-    column, chosen by the Column box). None too when the feature levels do not parse yet."""
+    """The CSV columns of a multi-column record (naive_bayes_loglinear: y, x1..xK; linear_regression:
+    x1..xp, y), else None (one column, chosen by the Column box). None too when the feature levels do
+    not parse yet."""
+    if model == "linear_regression":
+        return tuple(f"x{j + 1}" for j in range(_regression_p(prior))) + ("y",)
     if model != "naive_bayes_loglinear":
         return None
     shape = _levels(prior)
@@ -299,10 +366,16 @@ def model_table(s: Scenario, records=None) -> dict:
     for key, value in s.prior:
         if value is None:
             continue
-        if PRIOR_KINDS.get((s.model, key)) == "text":
+        kind = PRIOR_KINDS.get((s.model, key))
+        if kind == "text":
             value = parse_numbers(f"model.{key}", value)
             if s.model == "naive_bayes_loglinear":  # levels are counts; the engine names a non-integer
                 value = [int(v) if float(v).is_integer() else v for v in value]
+        elif kind == "matrix":
+            value = parse_matrix(f"model.{key}", value)
+        elif kind == "bounds":  # one number for every column, or one per column (x1..xp, y)
+            value = parse_numbers(f"model.{key}", value)
+            value = value[0] if len(value) == 1 else value
         table[key] = value
     return table
 
@@ -354,8 +427,8 @@ def _data_table(s: Scenario, records) -> dict:
             return {"simulate": {"pi": parse_numbers("data.simulate.pi", s.truth),
                                  "p": parse_numbers("data.simulate.p", s.truth_p)}}
         values = parse_numbers(f"data.simulate.{truth_key(s.model)}", s.truth)
-        if s.model == "dirichlet_multinomial":
-            return {"simulate": {"p": values}}
+        if s.model in ("dirichlet_multinomial", "linear_regression"):
+            return {"simulate": {truth_key(s.model): values}}
         if len(values) != 1:
             raise ValueError(f"data.simulate.{truth_key(s.model)} = {s.truth!r} is invalid: must be one number")
         return {"simulate": {truth_key(s.model): values[0]}}
@@ -534,7 +607,7 @@ def from_query(query: Mapping[str, Any]) -> Scenario | None:
         if f"prior.{key}" in q:
             raw = str(q[f"prior.{key}"])
             kind = PRIOR_KINDS.get((model, key))
-            if kind == "text":
+            if kind in ("text", "matrix", "bounds"):
                 prior[key] = raw
             elif kind == "int":
                 prior[key] = _convert(f"prior.{key}", "n", raw)

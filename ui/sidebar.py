@@ -20,8 +20,8 @@ import streamlit as st
 from . import compute, keys
 from .params import (DATA_SOURCES, DEFAULT_PRIORS, METHOD_LABELS, METHODS, MECHANISMS, MODELS, N_BUDGET_FORMS,
                      N_MECHANISMS, N_PRIORS, PRIOR_KINDS, SAMPLE_SIZES, Scenario, budget_forms, default_truth,
-                     default_truth_p, from_query, method_settings, parse_numbers, record_columns, to_query,
-                     to_spec_dict)
+                     default_truth_p, from_query, method_settings, parse_numbers, record_columns,
+                     regression_defaults, to_query, to_spec_dict)
 from .presets import DEMO
 
 __all__ = ["Inputs", "scenario_inputs", "load_scenario", "current_scenario", "MODEL_LABELS", "MECHANISM_LABELS"]
@@ -32,6 +32,7 @@ MODEL_LABELS = {
     "dirichlet_multinomial": "Dirichlet-multinomial (cell probabilities p)",
     "normal_known_sd": "Normal with known sd (mean μ)",
     "naive_bayes_loglinear": "Naive-Bayes log-linear (paper 000 §4)",
+    "linear_regression": "Linear regression (paper 000 §5)",
 }
 MECHANISM_LABELS = {
     "laplace": "Laplace",
@@ -138,7 +139,7 @@ def _seed_all(s: Scenario) -> None:
             if name == "upper":
                 _seed(keys.prior_key(model, "use_upper"), value is not None)
                 _seed(keys.prior_key(model, name), int(value) if value is not None else 10)
-            elif kind == "text":
+            elif kind in ("text", "matrix", "bounds"):
                 _seed(keys.prior_key(model, name), str(value))
             else:
                 _seed(keys.prior_key(model, name), int(value) if kind == "int" else float(value))
@@ -147,7 +148,7 @@ def _seed_all(s: Scenario) -> None:
             _seed(keys.truth_key(model), truth)
             _seed(keys.W_TRUTH_P, s.truth_p if model == s.model else default_truth_p(model, prior))
             _seed(keys.W_FROM_PRIOR, bool(s.from_prior) if model == s.model else False)
-        elif model == "dirichlet_multinomial":
+        elif model in ("dirichlet_multinomial", "linear_regression"):
             _seed(keys.truth_key(model), truth)
         else:
             try:
@@ -215,6 +216,8 @@ def _model_section(records) -> tuple[str, int, tuple]:
                                  help="K features, one number of levels J_k ≥ 2 each, e.g. 2, 3, 2. The release "
                                       "is the K two-way tables (class × feature) with Laplace(2K/ε) noise.")
         prior += [("class_levels", levels), ("feature_levels", features), ("alpha", alpha)]
+    elif model == "linear_regression":
+        prior += _regression_prior(model)
     elif model == "dirichlet_multinomial":
         alpha = st.text_input("Dirichlet prior α (one per cell, k = how many)", key=keys.prior_key(model, "alpha"),
                               help="e.g. 1, 1, 1, 1 for a flat prior on 4 cells")
@@ -234,6 +237,44 @@ def _model_section(records) -> tuple[str, int, tuple]:
                                             key=keys.prior_key(model, "upper")))
             prior.append(("upper", upper))
     return model, n, tuple(prior)
+
+
+def _regression_prior(model: str) -> list:
+    """linear_regression's inputs (paper 000 Sec. 5): p, the predictors' known mean and covariance, the
+    known noise sd, the clamp bounds and the prior sd of every coefficient."""
+    c1, c2 = st.columns(2)
+    p = int(c1.number_input("predictors p", step=1, key=keys.prior_key(model, "p"), on_change=_p_changed,
+                            help="Coefficients β0 (intercept), β1, …, βp; 1 ≤ p ≤ 10."))
+    sigma = float(c2.number_input("noise sd σ (known)", step=0.1, format="%g", key=keys.prior_key(model, "sigma"),
+                                  help="y | x ~ N(β0 + xᵀβ, σ²); must be > 0."))
+    x_mean = st.text_input("predictor mean m (p numbers)", key=keys.prior_key(model, "x_mean"),
+                           help="x ~ N(m, Σ) with m and Σ known, e.g. 0.9, -1.17.")
+    x_cov = st.text_input("predictor covariance Σ (rows separated by ;)", key=keys.prior_key(model, "x_cov"),
+                          help="p × p, symmetric positive definite, e.g. 1, 0; 0, 1.")
+    c3, c4, c5 = st.columns(3)
+    lo = c3.text_input("clamp low", key=keys.prior_key(model, "lo"),
+                       help="One number for every column, or p + 1 numbers (x1, …, xp, y).")
+    hi = c4.text_input("clamp high", key=keys.prior_key(model, "hi"),
+                       help="One number for every column, or p + 1 numbers (x1, …, xp, y); above the low one.")
+    prior_sd = float(c5.number_input("prior sd of β", step=0.5, format="%g", key=keys.prior_key(model, "prior_sd"),
+                                     help="βj ~ N(0, sd²) independently; must be > 0."))
+    return [("p", p), ("x_mean", x_mean), ("x_cov", x_cov), ("sigma", sigma), ("lo", lo), ("hi", hi),
+            ("prior_sd", prior_sd)]
+
+
+def _p_changed() -> None:
+    """A new number of predictors needs a mean, a covariance and true coefficients of the new size: put in
+    the defaults for it (paper 000 Sec. 5's at p = 2)."""
+    state, model = st.session_state, "linear_regression"
+    try:
+        p = int(state.get(keys.prior_key(model, "p")))
+    except (TypeError, ValueError):
+        return
+    if not 1 <= p <= 10:
+        return  # the engine's message names the allowed range
+    d = regression_defaults(p)
+    state[keys.prior_key(model, "x_mean")], state[keys.prior_key(model, "x_cov")] = d["x_mean"], d["x_cov"]
+    state[keys.truth_key(model)] = d["truth"]
 
 
 def _levels_changed(field: str) -> None:
@@ -331,6 +372,9 @@ def _data_section(model: str) -> dict:
                          "p[0][0][0], p[0][0][1], …, p[0][1][0], … Every row p[k][i] sums to 1.")
         elif model == "dirichlet_multinomial":
             out["truth"] = st.text_input("True cell probabilities p (sum to 1)", key=keys.truth_key(model))
+        elif model == "linear_regression":
+            out["truth"] = st.text_input("True coefficients β0, β1, …, βp", key=keys.truth_key(model),
+                                         help="p + 1 numbers: the intercept first.")
         else:
             out["truth"] = repr(float(st.number_input(f"True {_truth_symbol(model)}", key=keys.truth_key(model),
                                                       step=0.05, format="%g")))
@@ -340,7 +384,8 @@ def _data_section(model: str) -> dict:
                                     help="The privatized statistic: one number, or one per cell for "
                                          "the Dirichlet-multinomial model; for the naive-Bayes log-linear "
                                          "model the K tables n_ij^k in order, each row-major over (class i, "
-                                         "level j).")
+                                         "level j); for linear regression the d normalised entries "
+                                         "(x̃ᵀỹ, ỹᵀỹ, the unique entries of x̃ᵀx̃ without the constant).")
         if st.session_state.get(keys.W_SAMPLE_SIZE) == "unknown":
             out["n_dp"] = st.text_input("Released n_dp (noisy number of records)", key=keys.W_N_DP,
                                         placeholder="e.g. 21.4", help="One number; negative is possible (it is noise).")
@@ -351,6 +396,9 @@ def _data_section(model: str) -> dict:
         if model == "naive_bayes_loglinear":
             st.caption("Columns " + (", ".join(columns) if columns else "y, x1, …, xK") + ": integer levels "
                        "from 0 (y < I, x_k < J_k), one record per row.")
+        elif model == "linear_regression":
+            st.caption("Columns " + ", ".join(columns) + ": the predictors and the response, one record per "
+                       "row (the engine clamps and normalises them before the release).")
         else:
             out["csv_column"] = st.text_input("Column (blank if the file has one column)", key=keys.W_CSV_COLUMN)
         kept = st.session_state.get(keys.UPLOAD)
