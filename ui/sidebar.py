@@ -570,9 +570,10 @@ def scenario_inputs(page: str, *, show_methods: bool = True) -> Inputs:
     if scenario.unknown_n and "size" not in errors:
         slots["size"].caption(f"Noise on n: {compute.describe_size_mechanism(scenario)}")
     if prepared is not None and prepared.supported_methods is not None and show_methods:
-        slots["methods"].caption(f"{MODEL_LABELS.get(scenario.model, scenario.model)} runs "
-                                 + " and ".join(METHOD_LABELS[m] for m in prepared.supported_methods)
-                                 + "; the other methods are skipped for it.")
+        labels = [METHOD_LABELS[m] for m in prepared.supported_methods]
+        listed = labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
+        slots["methods"].caption(f"{MODEL_LABELS.get(scenario.model, scenario.model)} runs {listed}; the other "
+                                 "methods are skipped for it.")
     for section in SECTIONS:
         if section in errors:
             slots[section].error(errors[section], icon="⚠️")
