@@ -228,3 +228,23 @@ def test_pages_of_and_parameter_descriptions():
     assert plots.describe_param("p[3]") == "cell probability"
     assert plots.describe_param("beta[0]") == "intercept" and plots.describe_param("beta[2]") == "coefficient of x2"
     assert plots.param_label("theta") == "theta" and plots.param_label("pi[0]") == "pi[0] · P(class y = 0)"
+
+
+def test_naive_far_from_every_private_posterior_keeps_the_axis_on_them():
+    import numpy as np
+    from engine.results import Result
+
+    assert plots.x_window({"naive": (-820.0, -805.0), "da_mcmc": (-6.0, 5.0)}, truth=-1.79) == \
+        pytest.approx((-6.55, 5.55))
+    assert plots.x_window({"naive": (-20.0, -10.0), "da_mcmc": (-6.0, 5.0)}) is None  # within two widths
+    assert plots.x_window({"naive": (-820.0, -805.0), "confidential": (0.0, 1.0)}) is None  # nothing private
+    rng = np.random.default_rng(0)
+    naive = Result(method="naive", param_names=("beta[0]",), draws=rng.normal(-812.0, 2.0, (2, 500, 1)),
+                   s_dp=np.zeros(9))
+    exact = Result(method="da_mcmc", param_names=("beta[0]",), draws=rng.normal(-0.6, 1.8, (2, 500, 1)),
+                   s_dp=np.zeros(9))
+    layout = plots.posterior_densities([naive, exact], true_params={"beta[0]": -1.79}).to_dict()["layout"]
+    lo, hi = layout["xaxis"]["range"]
+    assert -15 < lo < -5 and 3 < hi < 10  # the private posterior and the truth, not -812
+    note = next(a for a in layout["annotations"] if a["text"].startswith("Naive: off the axis"))
+    assert note["text"].endswith("←") and -815 < float(note["name"].split(":")[2]) < -809

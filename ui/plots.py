@@ -46,6 +46,7 @@ __all__ = [
     "param_label",
     "pages_of",
     "y_cap",
+    "x_window",
     "binned_kde",
 ]
 
@@ -53,6 +54,8 @@ __all__ = [
 REFERENCE_METHODS = frozenset({"naive", "confidential"})
 #: A reference curve this many times taller than every private posterior gets the y-axis capped.
 SPIKE_FACTOR = 2.5
+#: A reference curve wholly this many private-posterior widths away gets the x-axis kept to the private ones.
+FAR_FACTOR = 2.0
 #: What each parameter is, for axis titles.
 PARAM_AXIS = {
     "theta": "success probability θ (share of records equal to 1)",
@@ -214,6 +217,43 @@ def y_cap(peaks: Mapping[str, float]) -> float | None:
     return 1.15 * tallest if towering else None
 
 
+def _span(trace: Mapping) -> tuple[float, float] | None:
+    """Where a density trace has its mass: the x range where the curve is above 1/1000 of its peak
+    (a histogram: its draws' range)."""
+    x = np.asarray(trace["x"], float)
+    if x.size == 0:
+        return None
+    if trace["type"] == "histogram":
+        return float(x.min()), float(x.max())
+    y = np.asarray(trace["y"], float)
+    keep = y >= 1e-3 * y.max() if y.size and y.max() > 0 else np.ones(x.size, bool)
+    return float(x[keep].min()), float(x[keep].max())
+
+
+def x_window(spans: Mapping[str, tuple[float, float]], truth: float | None = None) -> tuple[float, float] | None:
+    """The x-axis range of a density panel, or None to let plotly fit everything.
+
+    The naive and confidential posteriors ignore the privacy noise; a naive posterior can sit far from
+    every private posterior (the clamped regression's naive β from a noisy, nearly singular x̃ᵀx̃ can be
+    hundreds of units away), and fitting both would squeeze the private curves into spikes. When a
+    reference curve lies wholly more than ``FAR_FACTOR`` widths outside the span of the private
+    posteriors (and the true value), the axis shows that span (5% padding) and the caller labels the
+    curve that is off the axis; otherwise everything is drawn.
+    """
+    private = [v for m, v in spans.items() if m not in REFERENCE_METHODS and v is not None]
+    if not private:
+        return None
+    lo, hi = min(a for a, _ in private), max(b for _, b in private)
+    if truth is not None and math.isfinite(truth):
+        lo, hi = min(lo, truth), max(hi, truth)
+    width = hi - lo if hi > lo else max(abs(hi), 1.0)
+    far = [m for m, v in spans.items() if m in REFERENCE_METHODS and v is not None
+           and (v[1] < lo - FAR_FACTOR * width or v[0] > hi + FAR_FACTOR * width)]
+    if not far:
+        return None
+    return lo - 0.05 * width, hi + 0.05 * width
+
+
 def posterior_densities(results: Sequence, *, true_params: Mapping[str, float] | None = None,
                         confidential=None, params: Sequence[str] | None = None,
                         title: str | None = None, not_converged=(), columns: int = 2,
@@ -231,7 +271,10 @@ def posterior_densities(results: Sequence, *, true_params: Mapping[str, float] |
     over its 90% Wald interval (``info["mle"][param]``: estimate, q5, q95), drawn just below y = 0 so
     it sits under the posterior curves. Methods run at a plug-in n say so in the legend.
 
-    ``columns`` and ``panel_height`` lay out the panels (small multiples: more columns, lower panels).
+    When a reference curve lies far outside every private posterior (:func:`x_window`), the x-axis is
+    kept to the private posteriors and the true value, and the curve off the axis is labelled with
+    where it is. ``columns`` and ``panel_height`` lay out the panels (small multiples: more columns,
+    lower panels).
     """
     results = [r for r in results if r is not None]
     estimators = [r for r in results if _is_estimator(r)]
@@ -278,6 +321,24 @@ def posterior_densities(results: Sequence, *, true_params: Mapping[str, float] |
                          "text": f"{label} peaks at {height:.3g} ↑", "showarrow": False,
                          "font": {"color": color_of(method)}, "name": f"clipped:{method}:{height!r}"})
         layout[f"xaxis{suffix}"] = {"title": {"text": axis_title(param)}}
+        spans = {t["meta"]["method"]: _span(t) for t in panel}
+        truth = float(true_params[param]) if true_params and param in true_params else None
+        window = x_window(spans, truth)
+        if window is not None:
+            layout[f"xaxis{suffix}"]["range"] = list(window)
+            for t in panel:
+                a, b = spans[t["meta"]["method"]] or (math.nan, math.nan)
+                if t["meta"]["method"] not in REFERENCE_METHODS or window[0] <= b and a <= window[1]:
+                    continue
+                method, right = t["meta"]["method"], a > window[1]
+                x = np.asarray(t["x"], float)
+                centre = float(np.median(x)) if t["type"] == "histogram" else float(x[int(np.argmax(t["y"]))])
+                label = "Confidential" if method == "confidential" else _label(method)
+                layout.setdefault("annotations", []).append(
+                    {"x": window[1] if right else window[0], "y": 0.9 * top, "xref": axes["xaxis"],
+                     "yref": axes["yaxis"], "xanchor": "right" if right else "left", "showarrow": False,
+                     "text": f"{label}: off the axis, at {centre:.4g} {'→' if right else '←'}",
+                     "font": {"color": color_of(method)}, "name": f"offaxis:{method}:{centre!r}"})
         layout[f"yaxis{suffix}"] = yaxis
     fig.add_traces(traces)
     annotations = list(fig.layout.annotations) + layout.pop("annotations", [])
