@@ -69,7 +69,7 @@ import math
 
 import numpy as np
 from numba import njit
-from scipy import optimize, signal, special, stats
+from scipy import signal, special, stats
 
 from .mechanisms import DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace, RandomizedResponse
 
