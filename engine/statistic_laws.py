@@ -322,6 +322,11 @@ def _law_at(rec, n, mu, size, s):
     whole = math.floor(total)
     amp = np.exp(n * log_zc)
     s = np.asarray(s, dtype=np.int64)
+    if k.size * s.size > 2 * size:  # a wide window: one inverse FFT of the sparse spectrum is cheaper
+        spectrum = np.zeros(size // 2 + 1, dtype=complex)
+        turns = ((k * whole) % size) / size + k * (total - whole) / size
+        spectrum[k] = amp * np.exp(-2j * np.pi * turns)
+        return np.fft.irfft(spectrum, size)[s % size]
     turns = ((k[:, None] * (s[None, :] - whole)) % size) / size - (k * (total - whole) / size)[:, None]
     weight = np.where((k == 0) | (2 * k == size), 1.0, 2.0)
     return (weight[:, None] * (amp[:, None] * np.exp(2j * np.pi * turns))).real.sum(axis=0) / size
@@ -366,12 +371,8 @@ def clamped_poisson_loglik(phi, n, upper, sdp, noise, floor: _Floor):
             lo, hi = (blo, min(bhi, blo + 63)) if sdp < blo else (max(blo, bhi - 63), bhi)
         s = np.arange(lo, hi + 1)
         mode = math.floor(n * mu_t)
-        if hi - lo + 1 > size // 8:
-            law = _power_law(q, n, mu_t, size)
-            p, peak = law[s % size], law.max()
-        else:
-            both = _law_at(q, n, mu_t, size, np.concatenate([s, [mode, mode + 1]]))
-            p, peak = both[:-2], both[-2:].max()
+        both = _law_at(q, n, mu_t, size, np.concatenate([s, [mode, mode + 1]]))
+        p, peak = both[:-2], both[-2:].max()
         ok = p > 1e-12 * peak
         if not ok.any():
             out[i] = -np.inf

@@ -257,3 +257,14 @@ def test_law_at_window_matches_binomial_and_full_fft(n):
         s = np.arange(math.floor(n * mu) - 40, math.floor(n * mu) + 40)
         full = _power_law(rec, n, mu, size)
         assert np.max(np.abs(_law_at(rec, n, mu, size, s) - full[s % size])) < 1e-9 * full.max()
+
+
+def test_law_at_wide_window_uses_the_sparse_inverse_fft_and_agrees():
+    """A window wider than the direct sum pays for (small epsilon) goes through one inverse FFT of the
+    sparse spectrum; both branches give the Binomial pmf to 1e-13 of its peak."""
+    from engine.statistic_laws import _law_at
+    n, p = 10**6, 0.1
+    size = 1 << int(math.ceil(math.log2(24 * math.sqrt(n * p * (1 - p)) + 120)))
+    wide = np.arange(int(n * p) - 1500, int(n * p) + 1500)
+    ref = stats.binom.pmf(wide, n, p)
+    assert np.max(np.abs(_law_at(np.array([1 - p, p]), n, p, size, wide) - ref)) < 1e-13 * ref.max()
