@@ -58,6 +58,7 @@ def main(argv=None) -> int:
         return study_cli.run(args)
 
     from . import api, diagnostics, spec as spec_mod
+    from .validation import cli_error
 
     try:
         spec = spec_mod.load_spec(args.spec)
@@ -66,12 +67,8 @@ def main(argv=None) -> int:
             raise ValueError(f"--max-seconds = {args.max_seconds:g} is invalid: must be a number of seconds > 0")
         result = api.run(spec, method=args.method, on_progress=progress, max_seconds=args.max_seconds)
         diagnostics.write_outputs(result, args.out)
-    except ValueError as exc:
-        sys.stderr.write(f"error: {exc}\n")
-        return 2
-    except OSError as exc:
-        sys.stderr.write(f"error: --out = {args.out!r} is invalid: {exc.strerror}\n")
-        return 2
+    except (ValueError, OSError) as exc:
+        return cli_error(exc, args.out)
     s = diagnostics.summary(result)
     verdict = diagnostics.convergence(result, s)
     if verdict.applicable and not verdict.converged:

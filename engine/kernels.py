@@ -144,6 +144,22 @@ def categorical_chain(rng, x, counts, alpha, mode, s_dp, kernel, scale, z, log_q
 
 
 @njit(cache=True, nogil=True)
+def record_move(rng, cur, s, ti, tp, s_dp, kernel, scale):
+    """Metropolis step of one record whose statistic contribution would change from ti to tp (the
+    proposal is the model draw, so only the noise density ratio remains; Ju et al. Alg. 1 step 2).
+    ``cur`` is log eta(s_dp - s). Returns (alpha, log eta after the move, accepted); a uniform is
+    drawn only when alpha < 1."""
+    if tp == ti:
+        return 1.0, cur, True
+    new = log_noise(kernel, scale, s_dp - (s - ti + tp))
+    lr = new - cur
+    al = 1.0 if lr >= 0.0 else math.exp(lr)
+    if al >= 1.0:
+        return al, new, True
+    return al, new, rng.random() < al
+
+
+@njit(cache=True, nogil=True)
 def poisson_sweep(rng, x, s, sum_x, lam, upper, s_dp, kernel, scale):
     """Step 2 of Algorithm 1 for Poisson records at a given lam (statistic sum min(x_i, upper),
     ``upper < 0``: no clamp). Returns (s, sum_x, sum of alpha, number of accepted records)."""
@@ -162,15 +178,9 @@ def poisson_sweep(rng, x, s, sum_x, lam, upper, s_dp, kernel, scale):
         if upper >= 0:
             ti = min(xi, upper)
             tp = min(prop, upper)
-        if tp == ti:
-            al = 1.0
-            new = cur
-        else:
-            new = log_noise(kernel, scale, s_dp - (s - ti + tp))
-            lr = new - cur
-            al = 1.0 if lr >= 0.0 else math.exp(lr)
+        al, new, ok = record_move(rng, cur, s, ti, tp, s_dp, kernel, scale)
         asum += al
-        if al >= 1.0 or rng.random() < al:
+        if ok:
             x[i] = prop
             s += tp - ti
             sum_x += prop - xi
@@ -218,15 +228,9 @@ def normal_sweep(rng, x, s, sum_x, mu, sd, lo, hi, s_dp, kernel, scale):
         xi = x[i]
         ti = min(max(xi, lo), hi)
         tp = min(max(prop, lo), hi)
-        if tp == ti:
-            al = 1.0
-            new = cur
-        else:
-            new = log_noise(kernel, scale, s_dp - (s - ti + tp))
-            lr = new - cur
-            al = 1.0 if lr >= 0.0 else math.exp(lr)
+        al, new, ok = record_move(rng, cur, s, ti, tp, s_dp, kernel, scale)
         asum += al
-        if al >= 1.0 or rng.random() < al:
+        if ok:
             x[i] = prop
             s += tp - ti
             sum_x += prop - xi

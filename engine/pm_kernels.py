@@ -68,28 +68,30 @@ def to_theta(code, phi, out):
         out[0] = phi[0]
     else:
         k = phi.size + 1
-        m = 0.0
-        for j in range(k - 1):
-            if phi[j] > m:
-                m = phi[j]
-        tot = math.exp(-m)
-        for j in range(k - 1):
-            tot += math.exp(phi[j] - m)
+        m, tot = _softmax_norm(phi)
         for j in range(k - 1):
             out[j] = math.exp(phi[j] - m) / tot
         out[k - 1] = math.exp(-m) / tot
 
 
 @njit(cache=True, nogil=True)
-def _log_softmax(phi, out):
-    k = phi.size + 1
+def _softmax_norm(phi):
+    """(m, tot) with m = max(0, phi) and tot = e^-m + sum_j e^(phi_j - m): the softmax of (phi, 0)
+    is e^(phi_j - m) / tot, its log phi_j - m - log tot (no overflow for any phi)."""
     m = 0.0
-    for j in range(k - 1):
+    for j in range(phi.size):
         if phi[j] > m:
             m = phi[j]
     tot = math.exp(-m)
-    for j in range(k - 1):
+    for j in range(phi.size):
         tot += math.exp(phi[j] - m)
+    return m, tot
+
+
+@njit(cache=True, nogil=True)
+def _log_softmax(phi, out):
+    k = phi.size + 1
+    m, tot = _softmax_norm(phi)
     lt = m + math.log(tot)
     for j in range(k - 1):
         out[j] = phi[j] - lt

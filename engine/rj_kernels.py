@@ -69,6 +69,26 @@ def _accept(rng, lr):
 
 
 @njit(cache=True, nogil=True)
+def _add_move(rng, n, s, t, sdp, kernel, scale, ndp, nkernel, nscale, pcode, pmean, pdisp, jump_row):
+    """Accept or reject adding a record with statistic t; counts the proposal and its alpha in
+    ``jump_row`` (= out_jump[t])."""
+    al, ok = _accept(rng, jump_log_ratio(True, n, s, t, sdp, kernel, scale, ndp, nkernel, nscale, pcode, pmean, pdisp))
+    jump_row[0] += al
+    jump_row[1] += 1.0
+    return ok
+
+
+@njit(cache=True, nogil=True)
+def _delete_move(rng, n, s, t, sdp, kernel, scale, ndp, nkernel, nscale, pcode, pmean, pdisp, jump_row):
+    """Accept or reject deleting a record with statistic t (the caller counts the proposal, also
+    those made at n = 0, in jump_row[3])."""
+    al, ok = _accept(rng, jump_log_ratio(False, n, s, t, sdp, kernel, scale, ndp, nkernel, nscale, pcode, pmean,
+                                         pdisp))
+    jump_row[2] += al
+    return ok
+
+
+@njit(cache=True, nogil=True)
 def bernoulli_tables(sdp, kernel, scale, size):
     """alpha of s -> s + 1 and s -> s - 1 for s = 0..size-1 (Bernoulli sweep, additive noise)."""
     up = np.zeros(size)
@@ -111,10 +131,7 @@ def rj_bernoulli_chain(rng, x, n, s, a, b, update_theta, theta, sdp, kernel, sca
         for _ in range(jumps):
             if rng.random() < 0.5:
                 xn = 1 if rng.random() < theta else 0
-                al, ok = _accept(rng, jump_log_ratio(True, n, s, xn, sdp, kernel, scale, ndp, nkernel, nscale,
-                                                     pcode, pmean, pdisp))
-                out_jump[t, 0] += al
-                out_jump[t, 1] += 1.0
+                ok = _add_move(rng, n, s, xn, sdp, kernel, scale, ndp, nkernel, nscale, pcode, pmean, pdisp, out_jump[t])
                 if ok:
                     if n == x.size:
                         x = np.concatenate((x, x))
@@ -128,9 +145,7 @@ def rj_bernoulli_chain(rng, x, n, s, a, b, update_theta, theta, sdp, kernel, sca
                     continue
                 i = int(rng.random() * n)
                 ti = int(x[i])
-                al, ok = _accept(rng, jump_log_ratio(False, n, s, ti, sdp, kernel, scale, ndp, nkernel, nscale,
-                                                     pcode, pmean, pdisp))
-                out_jump[t, 2] += al
+                ok = _delete_move(rng, n, s, ti, sdp, kernel, scale, ndp, nkernel, nscale, pcode, pmean, pdisp, out_jump[t])
                 if ok:
                     x[i] = x[n - 1]
                     n -= 1
@@ -160,10 +175,7 @@ def rj_poisson_chain(rng, x, n, s, sum_x, alpha, beta, upper, update_theta, lam,
             if rng.random() < 0.5:
                 xn = rng.poisson(lam)
                 tn = xn if upper < 0 else min(xn, upper)
-                al, ok = _accept(rng, jump_log_ratio(True, n, s, tn, sdp, kernel, scale, ndp, nkernel, nscale,
-                                                     pcode, pmean, pdisp))
-                out_jump[t, 0] += al
-                out_jump[t, 1] += 1.0
+                ok = _add_move(rng, n, s, tn, sdp, kernel, scale, ndp, nkernel, nscale, pcode, pmean, pdisp, out_jump[t])
                 if ok:
                     if n == x.size:
                         x = np.concatenate((x, x))
@@ -178,9 +190,7 @@ def rj_poisson_chain(rng, x, n, s, sum_x, alpha, beta, upper, update_theta, lam,
                 i = int(rng.random() * n)
                 xi = x[i]
                 ti = xi if upper < 0 else min(xi, upper)
-                al, ok = _accept(rng, jump_log_ratio(False, n, s, ti, sdp, kernel, scale, ndp, nkernel, nscale,
-                                                     pcode, pmean, pdisp))
-                out_jump[t, 2] += al
+                ok = _delete_move(rng, n, s, ti, sdp, kernel, scale, ndp, nkernel, nscale, pcode, pmean, pdisp, out_jump[t])
                 if ok:
                     x[i] = x[n - 1]
                     n -= 1
@@ -215,10 +225,7 @@ def rj_normal_chain(rng, x, n, sd, lo, hi, prior_mean, prior_sd, update_theta, m
             if rng.random() < 0.5:
                 xn = rng.normal(mu, sd)
                 tn = min(max(xn, lo), hi)
-                al, ok = _accept(rng, jump_log_ratio(True, n, s, tn, sdp, kernel, scale, ndp, nkernel, nscale,
-                                                     pcode, pmean, pdisp))
-                out_jump[t, 0] += al
-                out_jump[t, 1] += 1.0
+                ok = _add_move(rng, n, s, tn, sdp, kernel, scale, ndp, nkernel, nscale, pcode, pmean, pdisp, out_jump[t])
                 if ok:
                     if n == x.size:
                         x = np.concatenate((x, x))
@@ -233,9 +240,7 @@ def rj_normal_chain(rng, x, n, sd, lo, hi, prior_mean, prior_sd, update_theta, m
                 i = int(rng.random() * n)
                 xi = x[i]
                 ti = min(max(xi, lo), hi)
-                al, ok = _accept(rng, jump_log_ratio(False, n, s, ti, sdp, kernel, scale, ndp, nkernel, nscale,
-                                                     pcode, pmean, pdisp))
-                out_jump[t, 2] += al
+                ok = _delete_move(rng, n, s, ti, sdp, kernel, scale, ndp, nkernel, nscale, pcode, pmean, pdisp, out_jump[t])
                 if ok:
                     x[i] = x[n - 1]
                     n -= 1

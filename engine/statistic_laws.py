@@ -35,6 +35,10 @@ poisson_gamma with ``upper`` = U
     pmf is exponentially tilted (q_j ∝ p_j e^{t j}) so that the tilted sum is centred where the terms
     p(s) eta(s_dp - s) concentrate; then log p(s) = log Q(s) - t s + n log M(t) exactly, and the FFT's
     relative accuracy (about 1e-12 of the peak) is spent where it matters, at every theta.
+    When the noise window is narrow (large epsilon: a few dozen s values), only those values are
+    computed, by the inverse DFT summed over the frequencies whose |DFT|^n exceeds e^-60 (about 70
+    of 16,000 at n = 10^6), with the centred log DFT formed by log1p: 1e-14 relative to the peak
+    against the Binomial closed form, where the full inverse FFT reaches 5e-11 (``_law_at``).
     The normal lattice law (below) is read with a floor of 1e-12 of its peak (FFT round-off), a
     slight over-statement of L far in the tails that is included in the reported bound.
 normal_known_sd
@@ -65,7 +69,7 @@ import math
 
 import numpy as np
 from numba import njit
-from scipy import optimize, signal, special, stats
+from scipy import signal, special, stats
 
 from .mechanisms import DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace, RandomizedResponse
 
@@ -233,27 +237,99 @@ def _product_mode(m, v, sdp, kernel, scale):
 
 
 def _tilt(rec, target_mean):
-    """t with mean of rec_j e^{t j} / M(t) equal to target_mean; returns (t, log M(t), tilted pmf)."""
-    vals = np.arange(rec.size)
+    """t with mean of rec_j e^{t j} / M(t) equal to target_mean; returns (t, log M(t), tilted pmf).
+
+    K(t) = log M(t) is convex with K'(t) the tilted mean and K''(t) the tilted variance, so Newton's
+    method on K'(t) = target, kept inside a bracket that bisection shrinks whenever a Newton step
+    leaves it, converges from any start (tolerance 1e-13 on t, as the root finder it replaces)."""
+    vals = np.arange(rec.size, dtype=float)
     with np.errstate(divide="ignore"):
         log_rec = np.log(rec)
 
     def tilted(t):
         z = log_rec + t * vals
-        lm = special.logsumexp(z)
-        return lm, np.exp(z - lm)
-
-    def excess(t):
-        return float(np.dot(tilted(t)[1], vals)) - target_mean
+        top = z.max()
+        w = np.exp(z - top)
+        total = w.sum()
+        q = w / total
+        mean = float(q @ vals)
+        return top + math.log(total), q, mean, float(q @ (vals - mean) ** 2)
 
     lo, hi = -1.0, 1.0
-    while excess(lo) > 0 and lo > -700:
+    while tilted(lo)[2] > target_mean and lo > -700:
         lo *= 2
-    while excess(hi) < 0 and hi < 700:
+    while tilted(hi)[2] < target_mean and hi < 700:
         hi *= 2
-    t = optimize.brentq(excess, lo, hi, xtol=1e-13) if excess(lo) < 0 < excess(hi) else (lo if excess(lo) >= 0 else hi)
-    lm, q = tilted(t)
+    if not (tilted(lo)[2] <= target_mean <= tilted(hi)[2]):
+        t = lo if tilted(lo)[2] >= target_mean else hi
+        lm, q, _, _ = tilted(t)
+        return t, lm, q
+    t = 0.0 if lo < 0.0 < hi else 0.5 * (lo + hi)
+    for _ in range(200):
+        lm, q, mean, var = tilted(t)
+        excess = mean - target_mean
+        if excess > 0:
+            hi = t
+        else:
+            lo = t
+        step = excess / var if var > 0 else np.inf
+        nxt = t - step
+        if not lo < nxt < hi:
+            nxt = 0.5 * (lo + hi)
+        if abs(nxt - t) <= 1e-13 or hi - lo <= 1e-13:
+            t = nxt
+            break
+        t = nxt
+    lm, q, _, _ = tilted(t)
     return t, lm, q
+
+
+def _law_at(rec, n, mu, size, s):
+    """The values at the integers ``s`` of the law of the sum of n records with pmf ``rec`` on 0..U,
+    modulo ``size`` (what ``irfft`` of the n-th power of the record DFT gives), by the inverse DFT
+    restricted to the frequencies that carry mass.
+
+    |rec^(omega_k)|^n below e^-60 contributes less than 2 e^-60 / size to any value (the floor
+    read by the caller is 1e-12 of the peak, ~1e-15 here), so those frequencies are skipped: at
+    n = 10^6 about 70 of 16,000 remain, and the inverse is a sum over them at the few s in the
+    noise window instead of a full inverse FFT. Phases are reduced modulo 2 pi in integers, as in
+    :func:`_power_law`; the result agrees with it to round-off."""
+    vals = np.arange(rec.size)
+    kmax = size // 2
+    # 1 - |f(omega)|^2 = sum_d 2 c_d (1 - cos(omega d)) >= 2 c_1 (1 - cos omega), c_d = sum_j q_j q_j+d,
+    # and |f|^2n <= (1 - x)^n <= e^-nx: beyond 2 c_1 (1 - cos omega) = 120 / n every |f|^n < e^-60.
+    c1 = float(rec[:-1] @ rec[1:])
+    if c1 > 0 and 60.0 / (n * c1) < 2.0:
+        kmax = min(kmax, int(math.acos(1.0 - 60.0 / (n * c1)) * size / (2 * np.pi)) + 1)
+    if (kmax + 1) * rec.size <= 4 * size:
+        # centred DFT f_c = 1 + z with z = sum_j q_j (e^{-i omega (j - mu)} - 1), summed without
+        # cancellation (cos x - 1 = -2 sin^2(x/2)), and log(1 + z) by log1p: accurate to round-off
+        # of log f_c itself, so the n-th power keeps its relative accuracy at any n.
+        k = np.arange(kmax + 1)
+        x = np.outer(2 * np.pi * k / size, vals - mu)
+        re = -2.0 * np.sin(0.5 * x) ** 2 @ rec
+        im = -np.sin(x) @ rec
+        with np.errstate(divide="ignore", invalid="ignore"):
+            log_zc = 0.5 * np.log1p(2 * re + re * re + im * im) + 1j * np.arctan2(im, 1.0 + re)
+        keep = n * log_zc.real > -60.0
+        k, log_zc = k[keep], log_zc[keep]
+    else:
+        f = np.fft.rfft(np.bincount(vals % size, weights=rec, minlength=size))[:kmax + 1]
+        with np.errstate(divide="ignore"):
+            k = np.flatnonzero(n * np.log(np.abs(f)) > -60.0)
+            log_zc = np.log(f[k] * np.exp(2j * np.pi * k / size * mu))
+    total = n * mu
+    whole = math.floor(total)
+    amp = np.exp(n * log_zc)
+    s = np.asarray(s, dtype=np.int64)
+    if k.size * s.size > 2 * size:  # a wide window: one inverse FFT of the sparse spectrum is cheaper
+        spectrum = np.zeros(size // 2 + 1, dtype=complex)
+        turns = ((k * whole) % size) / size + k * (total - whole) / size
+        spectrum[k] = amp * np.exp(-2j * np.pi * turns)
+        return np.fft.irfft(spectrum, size)[s % size]
+    turns = ((k[:, None] * (s[None, :] - whole)) % size) / size - (k * (total - whole) / size)[:, None]
+    weight = np.where((k == 0) | (2 * k == size), 1.0, 2.0)
+    return (weight[:, None] * (amp[:, None] * np.exp(2j * np.pi * turns))).real.sum(axis=0) / size
 
 
 def clamped_poisson_loglik(phi, n, upper, sdp, noise, floor: _Floor):
@@ -286,7 +362,6 @@ def clamped_poisson_loglik(phi, n, upper, sdp, noise, floor: _Floor):
         if top + 1 <= _next_pow2(bhi - blo + 1):
             blo, bhi = 0, top
         size = _next_pow2(bhi - blo + 1)
-        law = _power_law(q, n, mu_t, size)
         lo = max(blo, math.ceil(sdp - half))
         hi = min(bhi, math.floor(sdp + half))
         if lo > hi:
@@ -295,8 +370,10 @@ def clamped_poisson_loglik(phi, n, upper, sdp, noise, floor: _Floor):
                 continue
             lo, hi = (blo, min(bhi, blo + 63)) if sdp < blo else (max(blo, bhi - 63), bhi)
         s = np.arange(lo, hi + 1)
-        p = law[s % size]
-        ok = p > 1e-12 * law.max()
+        mode = math.floor(n * mu_t)
+        both = _law_at(q, n, mu_t, size, np.concatenate([s, [mode, mode + 1]]))
+        p, peak = both[:-2], both[-2:].max()
+        ok = p > 1e-12 * peak
         if not ok.any():
             out[i] = -np.inf
             continue

@@ -2,6 +2,7 @@
 launch Debian's chromium through Playwright (never `playwright install`)."""
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -73,3 +74,22 @@ def streamlit_process(log: Path, script: str = "app.py", env: dict | None = None
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=5)
+
+
+def percentiles(values: list[float]) -> dict:
+    """p50, p95 and max of latencies in seconds, for the load tests' reports."""
+    import numpy as np
+
+    p50, p95 = np.percentile(values, [50, 95])
+    return {"n": len(values), "p50_s": round(float(p50), 3), "p95_s": round(float(p95), 3),
+            "max_s": round(float(max(values)), 3)}
+
+
+def write_report(report: dict, tmp_path: Path, name: str, env_var: str) -> None:
+    """A load test's report as ``name`` in its tmp dir, and where ``env_var`` points (bench/app.py sets it)."""
+    text = json.dumps(report, indent=2)
+    (tmp_path / name).write_text(text)
+    target = os.environ.get(env_var)
+    if target:
+        with open(target, "w") as fh:
+            fh.write(text)

@@ -30,16 +30,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import time
 from dataclasses import dataclass, field
 
-import numpy as np
 import pytest
 from playwright.async_api import Browser, Page, async_playwright
 from playwright.async_api import Error as PlaywrightError
 
-from browser_support import CHROMIUM, CHROMIUM_ARGS, streamlit_server
+from browser_support import CHROMIUM, CHROMIUM_ARGS, percentiles, streamlit_server, write_report
 from ui.params import DEFAULT_METHODS, METHOD_LABELS, METHODS, Scenario
 
 SESSIONS = 6
@@ -299,23 +297,7 @@ def app(tmp_path_factory) -> Warm:
         yield Warm(url=url, cold_open_s=cold, baseline=baseline)
 
 
-def _percentiles(values: list[float]) -> dict:
-    p50, p95 = np.percentile(values, [50, 95])
-    return {"n": len(values), "p50_s": round(float(p50), 3), "p95_s": round(float(p95), 3),
-            "max_s": round(float(max(values)), 3)}
-
-
 # --------------------------------------------------------------------------- tests
-def _write_report(report: dict, tmp_path) -> None:
-    """load_latency.json in the test's tmp dir, and where DPL_LOAD_REPORT points (bench/app.py sets it)."""
-    text = json.dumps(report, indent=2)
-    (tmp_path / "load_latency.json").write_text(text)
-    target = os.environ.get("DPL_LOAD_REPORT")
-    if target:
-        with open(target, "w") as fh:
-            fh.write(text)
-
-
 def test_six_concurrent_sessions_only_ever_see_their_own_results(app, tmp_path, capsys, record_property):
     assert len({session_epsilon(i, k) for i in range(SESSIONS) for k in range(MAX_ITERATIONS)}) \
         == SESSIONS * MAX_ITERATIONS
@@ -351,11 +333,11 @@ def test_six_concurrent_sessions_only_ever_see_their_own_results(app, tmp_path, 
         "wall_time_s": round(wall, 1),
         "iterations_per_session": [s.iterations for s in sessions],
         "first_load_s": [None if s.open_s is None else round(s.open_s, 1) for s in sessions],
-        "all": _percentiles(latencies) if latencies else None,
-        "by_change": {kind: _percentiles([t for s in sessions for k, t in s.latencies if k == kind])
+        "all": percentiles(latencies) if latencies else None,
+        "by_change": {kind: percentiles([t for s in sessions for k, t in s.latencies if k == kind])
                       for kind in ("epsilon", "methods") if any(k == kind for s in sessions for k, _ in s.latencies)},
     }
-    _write_report(report, tmp_path)
+    write_report(report, tmp_path, "load_latency.json", "DPL_LOAD_REPORT")
     record_property("load_latency", json.dumps(report))
     with capsys.disabled():
         print(f"\nload test: {json.dumps(report)}\n(also in {tmp_path / 'load_latency.json'})")

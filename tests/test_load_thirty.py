@@ -34,10 +34,9 @@ import os
 import time
 from dataclasses import dataclass, field
 
-import numpy as np
 import pytest
 
-from browser_support import streamlit_process
+from browser_support import percentiles, streamlit_process, write_report
 from ws_client import ProtocolError, Run, Session
 
 SESSIONS = 30
@@ -77,12 +76,6 @@ def rss_kib(pid: int) -> dict[str, int]:
             if key in ("VmRSS", "VmHWM"):
                 out[key] = int(value.split()[0])
     return out
-
-
-def percentiles(values: list[float]) -> dict:
-    p50, p95 = np.percentile(values, [50, 95])
-    return {"n": len(values), "p50_s": round(float(p50), 3), "p95_s": round(float(p95), 3),
-            "max_s": round(float(max(values)), 3)}
 
 
 class CrossTalk(AssertionError):
@@ -196,15 +189,6 @@ def server(tmp_path_factory):
         yield Server(url=url, pid=proc.pid, log=log, cold_open_s=cold, baseline=baseline)
 
 
-def _write_report(report: dict, tmp_path) -> None:
-    text = json.dumps(report, indent=2)
-    (tmp_path / "load30_latency.json").write_text(text)
-    target = os.environ.get("DPL_LOAD_REPORT30")
-    if target:
-        with open(target, "w") as fh:
-            fh.write(text)
-
-
 def test_thirty_sessions_each_see_only_their_own_latest_result(server, tmp_path, capsys, record_property):
     assert len({session_epsilon(i, k) for i in range(SESSIONS) for k in range(MAX_ITERATIONS)}) \
         == SESSIONS * MAX_ITERATIONS
@@ -252,7 +236,7 @@ def test_thirty_sessions_each_see_only_their_own_latest_result(server, tmp_path,
         "server_rss_mib": {"end": round(memory["VmRSS"] / 1024, 1), "peak": round(memory["VmHWM"] / 1024, 1),
                            "max_sampled": round(max(samples) / 1024, 1) if samples else None},
     }
-    _write_report(report, tmp_path)
+    write_report(report, tmp_path, "load30_latency.json", "DPL_LOAD_REPORT30")
     record_property("load30", json.dumps(report))
     with capsys.disabled():
         print(f"\nthirty sessions: {json.dumps(report)}\n(also in {tmp_path / 'load30_latency.json'})")

@@ -85,11 +85,8 @@ def abc_rejection(problem: Problem, rng: np.random.Generator, *, draws: int = 40
     kept, n_acc, proposals = [], 0, 0
     stopped_by = "draws"
     while n_acc < draws:
-        if proposals >= max_proposals:
-            stopped_by = "max_proposals"
-            break
-        if time.perf_counter() - t0 > max_seconds:
-            stopped_by = "max_seconds"
+        stopped_by = _stop_reason(proposals, max_proposals, t0, max_seconds)
+        if stopped_by != "draws":
             break
         m = int(min(batch_size, max_proposals - proposals))
         theta = model.sample_prior(rng, m)
@@ -105,6 +102,16 @@ def abc_rejection(problem: Problem, rng: np.random.Generator, *, draws: int = 40
 
 
 _TABLE_MAX = 4_000_000
+
+
+def _stop_reason(proposals, max_proposals, t0, max_seconds) -> str:
+    """Why the proposal loop stops before the next batch: ``max_proposals``, ``max_seconds``, or
+    ``draws`` (it does not: go on until enough draws are accepted)."""
+    if proposals >= max_proposals:
+        return "max_proposals"
+    if time.perf_counter() - t0 > max_seconds:
+        return "max_seconds"
+    return "draws"
 
 
 def _compiled_setup(problem):
@@ -139,11 +146,8 @@ def _abc_compiled(problem, rng, setup, draws, max_proposals, max_seconds, batch_
     stopped_by = "draws"
     with ThreadPoolExecutor(max_workers=2) as pool:
         while n_acc < draws:
-            if proposals >= max_proposals:
-                stopped_by = "max_proposals"
-                break
-            if time.perf_counter() - t0 > max_seconds:
-                stopped_by = "max_seconds"
+            stopped_by = _stop_reason(proposals, max_proposals, t0, max_seconds)
+            if stopped_by != "draws":
                 break
             # size the batch from the acceptance so far (a first batch of 50,000), at most batch_size
             want = 50_000 if n_acc == 0 else 1.2 * (draws - n_acc) * proposals / n_acc + 10_000

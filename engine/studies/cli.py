@@ -21,6 +21,8 @@ import os
 import sys
 import time
 
+from ..validation import cli_error
+
 __all__ = ["add_parser", "run"]
 
 
@@ -170,12 +172,8 @@ def run(args) -> int:
             raise ValueError(f"SPEC = {args.spec!r} is invalid: only study calibration takes a scenario file")
         client, executor = _executor(args)
         return _calibration(args, executor) if args.preset == "calibration" else _preset(args, executor)
-    except ValueError as exc:
-        sys.stderr.write(f"error: {exc}\n")
-        return 2
-    except OSError as exc:
-        sys.stderr.write(f"error: --out = {args.out!r} is invalid: {exc.strerror}\n")
-        return 2
+    except (ValueError, OSError) as exc:
+        return cli_error(exc, args.out)
     finally:
         if client is not None:
             client.close()
