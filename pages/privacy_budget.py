@@ -96,7 +96,8 @@ truth = (prepared.true_params or {}).get(param)
 left, right = st.columns(2)
 downloads.chart(plots.interval_plot(sweep.table, param, truth=truth), key=keys.INTERVAL_CHART,
                 name=f"interval_vs_epsilon_{param}", container=left)
-reference = next((m for m in ("rjmcmc", "exact", "auto") if m in methods), methods[0])  # rjmcmc: n unknown
+EXACT_PREFERENCE = ("rjmcmc", "exact", "auto", "pseudo_marginal", "da_mcmc", "abc_rejection")  # rjmcmc: n unknown
+reference = next((m for m in EXACT_PREFERENCE if m in methods), methods[0])
 ref_sd = sweep.table[(sweep.table["method"] == reference) & (sweep.table["param"] == param)]["sd"]
 if keys.W_TARGET_SD not in st.session_state and not ref_sd.empty:
     st.session_state[keys.W_TARGET_SD] = float(f"{ref_sd.median():.2g}")
@@ -106,6 +107,7 @@ with right:
     downloads.chart(plots.sd_plot(sweep.table, param, target=target), key=keys.SD_CHART, name=f"sd_vs_epsilon_{param}")
 best = compute.smallest_epsilon(sweep, param, target, method=reference)
 basis = "exact posterior" if reference in ("rjmcmc", "exact", "auto") else \
+    f"exact posterior ({METHOD_LABELS[reference]})" if reference in EXACT_PREFERENCE else \
     f"{METHOD_LABELS[reference]} posterior (no exact one here)"
 if best is None:
     st.warning(f"No ε on the grid gives a {basis} sd of {param} at or below T = {target:g}; extend the grid upwards.")
