@@ -32,7 +32,7 @@ import hashlib
 import json
 import os
 import tempfile
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import pandas as pd
 import streamlit as st
@@ -129,11 +129,11 @@ MMD_DRAWS = 200
 
 
 @st.cache_data(show_spinner=False, max_entries=64, ttl=3600)
-def _cost_cached(key: str, budget: float) -> dict:
+def _replicate_cost_cached(key: str) -> dict:
+    """One replicate's cost (keyed without M, so a study and its fitted M are priced alike)."""
     inputs = _inputs(key)
-    cost = engine.estimate_calibration_cost(inputs.spec(), inputs.method_tables(), inputs.replicates)
-    return {"seconds": cost.seconds, "detail": cost.detail, "budget": budget,
-            "fit": engine.fit_calibration_to_budget(cost, budget, min_replicates=MIN_REPLICATES)}
+    cost = engine.estimate_calibration_cost(inputs.spec(), inputs.method_tables(), 1)
+    return {"seconds": cost.seconds, "detail": cost.detail}
 
 
 MIN_REPLICATES = 10  # the page's smallest M
@@ -148,10 +148,16 @@ def over_budget(inputs: CalibrationInputs) -> dict | None:
     if budget is None:
         return None
     try:
-        cost = _cost_cached(inputs.key(), budget)
+        one = _replicate_cost_cached(replace(inputs, replicates=1).key())
     except ValueError:
         return None  # the study itself reports what is wrong
-    return cost if cost["seconds"] > budget else None
+    m = inputs.replicates
+    cost = engine.Cost("calibration", float(m), "replicates", m * one["seconds"],
+                       f"{m:,} replicates × " + one["detail"].split(" × ", 1)[1])
+    if cost.seconds <= budget:
+        return None
+    return {"seconds": cost.seconds, "detail": cost.detail, "budget": budget,
+            "fit": engine.fit_calibration_to_budget(cost, budget, min_replicates=MIN_REPLICATES)}
 
 
 def finished_replicates(inputs: CalibrationInputs) -> pd.DataFrame | None:
