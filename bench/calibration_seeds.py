@@ -58,7 +58,7 @@ def main(argv=None) -> None:
     ap.add_argument("--seeds", type=int, default=100)
     ap.add_argument("--replicates", type=int, default=150)
     ap.add_argument("--check", type=int, default=50, help="seeds checked by brute force")
-    ap.add_argument("--out", default="bench_out/calibration_seeds")
+    ap.add_argument("--out", default="out/calibration_seeds")
     args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     methods = [m for m in METHODS if (m if isinstance(m, str) else m["name"]) != "da_mcmc"]
