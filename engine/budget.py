@@ -31,7 +31,8 @@ auto               the cost of the method it would pick               as above
 Studies add up their runs: an epsilon sweep (:func:`estimate_sweep_cost`) costs the sum over its
 cells (each epsilon's own problem, so ABC's acceptance and the exact posterior's work are priced at
 that epsilon), and a calibration study (:func:`estimate_calibration_cost`) costs M replicates x (the
-methods' costs on the study's problem + the confidential reference posterior, timed once).
+methods' costs on the study's problem + the confidential reference posterior, timed once; a cheap
+replicate is timed whole once, so its bookkeeping counts too).
 :func:`fit_sweep_to_budget` and :func:`fit_calibration_to_budget` give the largest study within a
 budget: fewer epsilon points (then fewer draws), fewer replicates.
 
@@ -384,8 +385,17 @@ def fit_sweep_to_budget(spec: dict, epsilons, methods, max_seconds: float, rates
     return {"epsilons": points, "methods": fitted}
 
 
-def _replicate_seconds(spec: dict, methods, reference: bool, reference_draws: int, rates: dict | None):
+PILOT_REPLICATE_S = 0.5  # replicates estimated below this are also timed once (bookkeeping included)
+
+
+def _replicate_seconds(spec: dict, methods, reference: bool, reference_draws: int, mmd_draws: int, sbc_draws: int,
+                       rates: dict | None) -> dict:
+    """Seconds per replicate by part: each method's :func:`estimate_cost` on the spec's problem, the
+    confidential reference timed once, and, for a cheap replicate (under ``PILOT_REPLICATE_S``), the
+    rest of one timed replicate (simulation, quantiles, SBC ranks, MMD, R-hat) as ``bookkeeping``."""
     from .api import confidential_posterior, prepare
+    from .studies.calibration import _calibration_unit, calibration_config
+    from .studies.runner import spawn_seeds
 
     rates = rates or machine_rates()
     problem = prepare(spec)
@@ -400,15 +410,24 @@ def _replicate_seconds(spec: dict, methods, reference: bool, reference_draws: in
         t0 = time.perf_counter()
         confidential_posterior(problem, seed=0, draws=reference_draws)
         per["confidential"] = time.perf_counter() - t0
+    if sum(per.values()) < PILOT_REPLICATE_S:
+        cfg = calibration_config(spec, methods, sbc_draws=sbc_draws, mmd_draws=mmd_draws, reference=reference,
+                                 reference_draws=reference_draws)
+        t0 = time.perf_counter()
+        _calibration_unit((cfg, 0, spawn_seeds(0, 1)[0]))
+        per["bookkeeping"] = max(0.0, time.perf_counter() - t0 - sum(per.values()))
     return per
 
 
 def estimate_calibration_cost(spec: dict, methods, replicates: int, *, reference: bool = True,
-                              reference_draws: int = 2000, rates: dict | None = None) -> Cost:
-    """The cost of :func:`engine.studies.calibration_study`: M x (the sum of :func:`estimate_cost` of
-    every method on the problem ``spec`` prepares, with its simulated records, + the confidential
-    reference posterior, timed once). Each replicate draws its own theta; the spec's is taken as typical."""
-    per = _replicate_seconds(spec, methods, reference, reference_draws, rates)
+                              reference_draws: int = 2000, mmd_draws: int = 300, sbc_draws: int = 99,
+                              rates: dict | None = None) -> Cost:
+    """The cost of :func:`engine.studies.calibration_study` (same keywords): M x (the sum of
+    :func:`estimate_cost` of every method on the problem ``spec`` prepares, with its simulated records,
+    + the confidential reference posterior, timed once; a replicate cheaper than half a second is
+    timed whole once, and what the parts miss is added as bookkeeping). Each replicate draws its own
+    theta; the spec's is taken as typical."""
+    per = _replicate_seconds(spec, methods, reference, reference_draws, mmd_draws, sbc_draws, rates)
     one = sum(per.values())
     worst = max(per, key=per.get) if per else "-"
     return Cost("calibration", float(replicates), "replicates", replicates * one,

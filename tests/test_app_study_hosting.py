@@ -122,8 +122,9 @@ def _summary_m(at) -> set:
 
 def test_a_study_over_the_work_budget_runs_nothing_and_offers_the_largest_m_that_fits(monkeypatch):
     inputs = studies.CalibrationInputs(n=37, methods=("naive", "da_mcmc"), replicates=400)
-    cost = engine.estimate_calibration_cost(inputs.spec(), inputs.method_tables(), inputs.replicates)
-    budget = cost.seconds / 20  # about 20 replicates fit
+    cost = engine.estimate_calibration_cost(inputs.spec(), inputs.method_tables(), inputs.replicates,
+                                            mmd_draws=studies.MMD_DRAWS)
+    budget = cost.seconds / 10  # about 40 replicates fit (one replicate is partly timed: the page's M may differ)
     monkeypatch.setenv("DPL_WORK_BUDGET_S", repr(budget))
     real = studies.calibration_study
     _forbid(monkeypatch, studies, "calibration_study")

@@ -51,6 +51,28 @@ def test_a_calibration_study_costs_m_replicates_and_the_fit_is_the_largest_m_wit
     assert fit_calibration_to_budget(cost, 5 * per) is None  # below the smallest M (10)
 
 
+def test_a_cheap_replicate_is_timed_whole_so_its_bookkeeping_counts(monkeypatch):
+    """Below half a second a replicate is also run once, so what no method's estimate sees (simulation,
+    quantiles, SBC ranks, MMD) is priced: a replicate that takes 0.2 s costs M x at least 0.2 s. A
+    replicate estimated above the threshold is not run."""
+    import time
+
+    import engine.budget as budget
+    import engine.studies.calibration as calibration
+
+    spec = {**SPEC, "model": {"name": "beta_binomial", "n": 50, "a": 2.0, "b": 2.0}}
+    monkeypatch.setattr(calibration, "_calibration_unit", lambda payload: time.sleep(0.2) or [])
+    cost = estimate_calibration_cost(spec, ["naive"], 10)
+    assert cost.seconds >= 10 * 0.2 and "bookkeeping costs the most" in cost.detail
+
+    def refuse(payload):
+        raise AssertionError("a replicate above the pilot threshold was run")
+
+    monkeypatch.setattr(calibration, "_calibration_unit", refuse)
+    monkeypatch.setattr(budget, "PILOT_REPLICATE_S", 0.0)
+    assert estimate_calibration_cost(spec, ["naive"], 10).seconds < 10 * 0.2
+
+
 def test_a_stopped_sweep_returns_the_cells_it_finished_marked_stopped():
     spec = {**SPEC, "model": {"name": "beta_binomial", "n": 200}}
     methods = [{"name": "naive"}, {"name": "da_mcmc", "chains": 2, "draws": 2000, "warmup": 100}]

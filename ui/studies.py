@@ -132,7 +132,7 @@ MMD_DRAWS = 200
 def _replicate_cost_cached(key: str) -> dict:
     """One replicate's cost (keyed without M, so a study and its fitted M are priced alike)."""
     inputs = _inputs(key)
-    cost = engine.estimate_calibration_cost(inputs.spec(), inputs.method_tables(), 1)
+    cost = engine.estimate_calibration_cost(inputs.spec(), inputs.method_tables(), 1, mmd_draws=MMD_DRAWS)
     return {"seconds": cost.seconds, "detail": cost.detail}
 
 
