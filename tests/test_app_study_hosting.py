@@ -196,4 +196,7 @@ def test_a_study_runs_in_the_session_with_its_chains_capped_by_dpl_chain_threads
     at.button(key=studies.W_CAL_RUN).click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert _summary_m(at) == {10}
-    assert pools == ([] if threads == "1" else [2] * 10)
+    if threads == "1":
+        assert pools == []  # every chain on the session's own thread (the cost pilot's too)
+    else:
+        assert len(pools) >= 10 and set(pools) == {2}  # one pool of 2 per replicate (and the cost pilot)
