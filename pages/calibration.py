@@ -54,10 +54,8 @@ with tab_study:
     def _request():
         state[studies.STUDY_REQUEST] = inputs
 
-    def _stop():  # its click reruns the page, which stops the running study (marked stopped as it unwinds)
+    def _stop():  # its click reruns the page; Streamlit stops the running study at its next replicate
         state.pop(studies.STUDY_REQUEST, None)
-        if state.get(studies.STUDY_RUNNING) is not None:
-            state[studies.STUDY_STOPPED] = state[studies.STUDY_RUNNING]
 
     def _use_fit(m: int):
         state[studies.W_CAL_M] = m
@@ -65,6 +63,9 @@ with tab_study:
 
     st.button("Run study", key=studies.W_CAL_RUN, type="primary", on_click=_request, disabled=not inputs.methods)
     table, stopped = None, None
+    interrupted = state.pop(studies.STUDY_RUNNING, None)  # set while a study runs, cleared when it ends on its own
+    if interrupted is not None:  # so a Stop click or a newer input cut the last one short
+        state[studies.STUDY_STOPPED] = interrupted
     request = state.pop(studies.STUDY_REQUEST, None)
     cost = studies.over_budget(request) if request is not None else None
     if cost is not None:
@@ -84,20 +85,16 @@ with tab_study:
                          help="Stops after the replicate in progress; finished replicates are shown and kept, and "
                               "Run resumes from them.")
         try:
-            table = studies.run_calibration(request)
+            table = studies.run_calibration(request)  # a stopped study raises Streamlit's signal: never cached
         except ValueError as exc:
             st.error(str(exc), icon="⚠️")
-        except BaseException:  # stopped by the Stop button or preempted by a newer input: never cached
-            state[studies.STUDY_STOPPED] = request
-            raise
-        finally:
-            state.pop(studies.STUDY_RUNNING, None)
+        state.pop(studies.STUDY_RUNNING, None)  # reached only when the study ended on its own
         stop_slot.empty()
         if table is not None:
             state[studies.STUDY_RESULT] = request
     elif state.get(studies.STUDY_STOPPED) is not None:
         stopped = state[studies.STUDY_STOPPED]
-        table = studies.finished_replicates(stopped)
+        table = studies.finished_replicates(stopped)  # waits for the stopped study to write what it finished
         done = 0 if table is None else table["replicate"].nunique()
         st.warning(f"Study stopped after {done} of {stopped.replicates} replicates"
                    + (": showing those (not cached). Press Run study to resume from them." if done else "."),

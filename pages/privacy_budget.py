@@ -84,7 +84,7 @@ def _stop(key: str) -> None:
 
 def _run_again() -> None:
     st.session_state.pop(keys.STOPPED_SWEEP, None)
-    st.session_state.pop(keys.SWEEP_PARTIAL, None)
+    compute.forget_stopped_sweep()
 
 
 def _use_fit(fit: dict) -> None:

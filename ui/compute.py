@@ -41,7 +41,6 @@ from engine.sample_size import make_size_mechanism, make_size_prior
 from engine.spec import build_mechanism, validate_method as _validate_method
 from engine.study import epsilon_spec, epsilon_sweep, smallest_epsilon_meeting
 
-from . import keys
 from .params import (METHOD_LABELS, UNKNOWN_N_MODELS, Scenario, mechanism_table, method_settings, model_table,
                      n_mechanism_table, to_spec_dict)
 
@@ -65,6 +64,8 @@ __all__ = [
     "sweep",
     "sweep_key",
     "stopped_sweep",
+    "forget_stopped_sweep",
+    "SessionHandover",
     "smallest_epsilon",
 ]
 
@@ -504,13 +505,75 @@ def _sweep_from(out: Mapping, log: str, stopped: bool = False) -> Sweep:
     return Sweep(table=table, runs=runs, skipped=out["skipped"], log=log, stopped=stopped)
 
 
+class SessionHandover:
+    """What a run stopped in one session hands to that session's next run, outside session state.
+
+    Streamlit (``runner.fastReruns``, the default) starts the newer run at once on a new thread and
+    asks the older one to stop; the older run notices at its next progress update and unwinds while
+    the newer one already runs, and a session-state write made while unwinding raises Streamlit's stop
+    again and is lost. So the stopped run leaves what it finished here, keyed by session, and marks
+    itself done; the newer run waits (at most ``wait_s``) for that mark before reading. Bounded: the
+    last ``max_sessions`` sessions' entries are kept."""
+
+    def __init__(self, max_sessions: int = 32, wait_s: float = 15.0):
+        self.max_sessions, self.wait_s = max_sessions, wait_s
+        self._lock = threading.Lock()
+        self._done: dict[str, threading.Event] = {}
+        self._kept: dict[str, Any] = {}
+
+    @staticmethod
+    def session() -> str:
+        from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+        ctx = get_script_run_ctx(suppress_warning=True)
+        return ctx.session_id if ctx is not None else "-"
+
+    def start(self, session: str) -> threading.Event:
+        """A run of ``session`` begins: set the returned event when it ends, however it ends."""
+        done = threading.Event()
+        with self._lock:
+            self._done.pop(session, None)
+            self._done[session] = done
+            while len(self._done) > 8 * self.max_sessions:
+                self._done.pop(next(iter(self._done)))
+        return done
+
+    def keep(self, session: str, value: Any) -> None:
+        with self._lock:
+            self._kept.pop(session, None)
+            self._kept[session] = value
+            while len(self._kept) > self.max_sessions:
+                self._kept.pop(next(iter(self._kept)))
+
+    def take(self, session: str) -> Any:
+        """What the session's last stopped run kept (after waiting for it to finish unwinding), or None."""
+        with self._lock:
+            done = self._done.get(session)
+        if done is not None:
+            done.wait(self.wait_s)
+        with self._lock:
+            return self._kept.get(session)
+
+    def forget(self, session: str) -> None:
+        with self._lock:
+            self._kept.pop(session, None)
+
+
+SWEEP_HANDOVER = SessionHandover()
+
+
 def stopped_sweep(scenario: Scenario, records, grid: Sequence[float], methods: Sequence[str]) -> Sweep | None:
     """The cells this session's stopped sweep finished (marked stopped), if that sweep is this one."""
-    kept = st.session_state.get(keys.SWEEP_PARTIAL)
+    kept = SWEEP_HANDOVER.take(SWEEP_HANDOVER.session())
     if not kept or kept["key"] != sweep_key(scenario, records, grid, methods):
         return None
     return _sweep_from(kept, f"Sweep stopped: {kept['cells_done']} of {kept['cells_total']} runs finished",
                        stopped=True)
+
+
+def forget_stopped_sweep() -> None:
+    """"Run again": drop what the stopped sweep kept."""
+    SWEEP_HANDOVER.forget(SWEEP_HANDOVER.session())
 
 
 def sweep(scenario: Scenario, records, grid: Sequence[float], methods: Sequence[str]) -> Sweep:
@@ -533,13 +596,17 @@ def sweep(scenario: Scenario, records, grid: Sequence[float], methods: Sequence[
     runs = len(grid) * len(chosen)
     with st.status(f"Sweeping {len(grid)} ε values × {len(chosen)} methods: running…", expanded=False) as status:
         _fresh.value, _stopped_sweep.value = False, None
+        session = SWEEP_HANDOVER.session()
+        done = SWEEP_HANDOVER.start(session)
         try:
             out = _sweep_cached(text, grid_text, methods_text)
-        except BaseException:  # stopped (Stop button, newer input): keep what finished, uncached
+        except BaseException:  # stopped (Stop button, newer input): hand over what finished, uncached
             kept = getattr(_stopped_sweep, "value", None)
             if kept is not None:
-                st.session_state[keys.SWEEP_PARTIAL] = {"key": sweep_key(scenario, records, grid, methods), **kept}
+                SWEEP_HANDOVER.keep(session, {"key": sweep_key(scenario, records, grid, methods), **kept})
             raise
+        finally:
+            done.set()
         how = f"computed in {out['wall_time_s']:.2f} s" if _fresh.value else "from cache"
         log = f"Sweep: {runs} runs {how}"
         status.update(label=log, state="complete", expanded=False)

@@ -62,7 +62,6 @@ W_GRID_POINTS = "pw_budget_grid_points"
 W_GRID_FILL = "pw_budget_grid_fill"
 W_SWEEP_METHODS = "pw_sweep_methods"
 STOPPED_SWEEP = "stopped_sweep"  # the sweep (ui.compute.sweep_key) whose run the Stop button stopped
-SWEEP_PARTIAL = "sweep_partial"  # {"key": sweep key, **payload}: the cells a stopped sweep finished (not cached)
 W_SWEEP_STOP = "pw_sweep_stop"  # the Stop button beside a sweep in progress
 W_SWEEP_FIT = "pw_sweep_fit"  # "use settings that fit" button of a sweep over the work budget
 W_SWEEP_PARAM = "pw_sweep_param"

@@ -41,6 +41,8 @@ import engine
 from engine.studies import InlineExecutor, calibration_study, calibration_summary, load_table
 from engine.studies.presets import PRESET_TITLES, run_preset
 
+from .compute import SessionHandover
+
 __all__ = ["CalibrationInputs", "run_calibration", "run_preset_cached", "STUDY_REQUEST", "STUDY_RESULT", "PRESET_RESULT",
            "W_CAL_MODEL", "W_CAL_MECHANISM", "W_CAL_EPSILON", "W_CAL_N", "W_CAL_METHODS", "W_CAL_M", "W_CAL_RUN",
            "W_CAL_CANCEL", "W_CAL_PRESET", "W_CAL_PRESET_RUN", "PRESET_TITLES", "STUDY_STOPPED", "STUDY_RUNNING", "W_CAL_FIT", "over_budget",
@@ -161,7 +163,10 @@ def over_budget(inputs: CalibrationInputs) -> dict | None:
 
 
 def finished_replicates(inputs: CalibrationInputs) -> pd.DataFrame | None:
-    """The replicates a stopped study finished (read from its store, never cached), or None."""
+    """The replicates a stopped study finished (read from its store, never cached), or None. Waits for
+    this session's stopped study to finish unwinding first (it writes its last replicates to the store
+    as it stops, possibly while this newer run already runs: :class:`ui.compute.SessionHandover`)."""
+    STUDY_HANDOVER.take(STUDY_HANDOVER.session())
     store = _store(inputs.key())
     if not os.path.isdir(store) or not any(f.startswith("part-") for f in os.listdir(store)):
         return None
@@ -179,12 +184,19 @@ def _calibration_cached(key: str) -> dict:
     return {"table": table.to_dict(orient="split")}
 
 
+STUDY_HANDOVER = SessionHandover()
+
+
 def run_calibration(inputs: CalibrationInputs) -> pd.DataFrame:
     """The study's tidy table (engine.studies.calibration_study), from the cache when it ran before.
 
     Raises the engine's ValueError for an invalid combination (e.g. exact without a closed form is
     recorded per row in ``error`` instead)."""
-    out = _calibration_cached(inputs.key())["table"]
+    done = STUDY_HANDOVER.start(STUDY_HANDOVER.session())
+    try:
+        out = _calibration_cached(inputs.key())["table"]
+    finally:
+        done.set()
     return pd.DataFrame(out["data"], columns=out["columns"])
 
 
