@@ -90,3 +90,18 @@ def test_a_stopped_sweep_returns_the_cells_it_finished_marked_stopped():
     assert not full.attrs["stopped"] and full.attrs["cells_done"] == 4
     for key, result in results.items():  # what finished is exactly what an unstopped sweep draws
         np.testing.assert_array_equal(result.draws, full_results[key].draws)
+
+
+def test_a_sweep_times_the_exact_posterior_at_the_grid_ends_only(monkeypatch):
+    import engine.budget as budget
+
+    timed = []
+    real = budget.estimate_cost
+
+    def recording(problem, method, rates=None):
+        timed.append((problem.mechanism.epsilon, method["name"]))
+        return real(problem, method, rates)
+
+    monkeypatch.setattr(budget, "estimate_cost", recording)
+    cost = estimate_sweep_cost(SPEC, GRID, [{"name": "exact"}])
+    assert sorted(timed) == [(0.1, "exact"), (10.0, "exact")] and cost.units == 7
