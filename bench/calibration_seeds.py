@@ -76,7 +76,8 @@ def main(argv=None) -> None:
         p = g["ks_pvalue"].to_numpy()
         u = pooled[pooled["method"] == method]["quantile"].to_numpy()
         print(f"{method:>12}: KS of its {p.size} p-values p = {stats.kstest(p, 'uniform').pvalue:.3g}; "
-              f"#p < 0.05: {(p < 0.05).sum()}, < 0.01: {(p < 0.01).sum()}, < 1e-3: {(p < 1e-3).sum()}, min {p.min():.2g}; "
+              f"#p < 0.05: {(p < 0.05).sum()}, < 0.01: {(p < 0.01).sum()}, < 1e-3: {(p < 1e-3).sum()}, "
+              f"min {p.min():.2g}; "
               f"pooled {u.size} quantiles KS p = {stats.kstest(u, 'uniform').pvalue:.3g}")
     worst, ps = 0.0, []
     for seed in range(min(args.check, args.seeds)):

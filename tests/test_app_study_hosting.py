@@ -168,7 +168,8 @@ def test_stop_shows_the_finished_replicates_and_run_resumes_from_them(monkeypatc
     monkeypatch.setattr(studies, "calibration_study", real)
     ran = []
     unit = calibration_module._calibration_unit
-    monkeypatch.setattr(calibration_module, "_calibration_unit", lambda payload: ran.append(payload[1]) or unit(payload))
+    monkeypatch.setattr(calibration_module, "_calibration_unit",
+                        lambda payload: ran.append(payload[1]) or unit(payload))
     at.button(key=studies.W_CAL_RUN).click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert sorted(ran) == list(range(3, 12))  # resumed: the three finished replicates were not rerun

@@ -24,9 +24,10 @@ force with scipy from each replicate's release (sum over s of BetaBinomial(s) La
 CDFs, no engine.exact code), gives the same p at seed 7 (2.0e-4) and differs from the quantile among
 1000 draws by at most 0.05 (the Monte Carlo error of 1000 draws, about 3 x 0.016). So no bug: the
 first 150 replicates of seed 7 are a 1-in-4000 draw of the data stream (theta, records, release),
-which the confidential posterior also feels (p = 0.036) and so does da_mcmc (2 x 500 draws; seeds 0..39
-at M = 150: its smallest p is seed 7's, 4e-5, the next 0.047; KS of its 40 p-values p = 0.08). Seed 7 was fixed before any of this and is
-kept; at M = 250 its p-values are exact 0.047, da_mcmc 0.027, confidential 0.018, naive 2e-12.
+which the confidential posterior also feels (p = 0.036) and so does da_mcmc (2 x 500 draws; seeds
+0..39 at M = 150: its smallest p is seed 7's, 4e-5, the next 0.047; KS of its 40 p-values p = 0.08).
+Seed 7 was fixed before any of this and is kept; at M = 250 its p-values are exact 0.047, da_mcmc
+0.027, confidential 0.018, naive 2e-12. ``python bench/calibration_seeds.py`` reproduces these numbers.
 """
 from __future__ import annotations
 

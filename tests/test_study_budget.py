@@ -20,7 +20,8 @@ DA = {"name": "da_mcmc", "chains": 2, "draws": 4000, "warmup": 500}
 
 def test_a_sweep_costs_the_sum_of_its_cells():
     cost = estimate_sweep_cost(SPEC, GRID, [DA, {"name": "naive"}])
-    cells = [estimate_cost(engine.prepare(epsilon_spec(SPEC, e)), m).seconds for e in GRID for m in (DA, {"name": "naive"})]
+    cells = [estimate_cost(engine.prepare(epsilon_spec(SPEC, e)), m).seconds
+             for e in GRID for m in (DA, {"name": "naive"})]
     assert cost.units == 14 and cost.unit == "runs"
     assert cost.seconds == pytest.approx(sum(cells), rel=1e-9)
     assert "7 ε values × 2 methods" in cost.detail and "costliest cell is da_mcmc" in cost.detail

@@ -45,8 +45,8 @@ from .compute import SessionHandover
 
 __all__ = ["CalibrationInputs", "run_calibration", "run_preset_cached", "STUDY_REQUEST", "STUDY_RESULT", "PRESET_RESULT",
            "W_CAL_MODEL", "W_CAL_MECHANISM", "W_CAL_EPSILON", "W_CAL_N", "W_CAL_METHODS", "W_CAL_M", "W_CAL_RUN",
-           "W_CAL_CANCEL", "W_CAL_PRESET", "W_CAL_PRESET_RUN", "PRESET_TITLES", "STUDY_STOPPED", "STUDY_RUNNING", "W_CAL_FIT", "over_budget",
-           "finished_replicates", "study_executor"]
+           "W_CAL_CANCEL", "W_CAL_PRESET", "W_CAL_PRESET_RUN", "PRESET_TITLES", "STUDY_STOPPED",
+           "STUDY_RUNNING", "W_CAL_FIT", "over_budget", "finished_replicates", "study_executor"]
 
 # Session-state keys of the Calibration page ------------------------------------------------------
 STUDY_REQUEST = "cal_request"  # CalibrationInputs to run on this rerun (set by the Run button)
