@@ -98,8 +98,9 @@ def main(argv=None) -> None:
         ps.append(float(calibration_summary(table)["ks_pvalue"].iloc[0]))
     if ps:
         order = np.argsort(ps)
+        nxt = ps[order[1]] if len(ps) > 1 else float("nan")
         print(f"da_mcmc, seeds 0..{len(ps) - 1}: KS of the p-values p = {stats.kstest(ps, 'uniform').pvalue:.3g}; "
-              f"smallest: seed {order[0]} p = {ps[order[0]]:.2g}, next {ps[order[1]] if len(ps) > 1 else float('nan'):.2g}")
+              f"smallest: seed {order[0]} p = {ps[order[0]]:.2g}, next {nxt:.2g}")
     naive = pooled[pooled["method"] == "naive"]["quantile"].to_numpy()
     rng = np.random.default_rng(1)
     for m in (200, 250, 300):
