@@ -6,7 +6,8 @@ finite-mixture posterior), ``pseudo_marginal``, ``auto``, ``rjmcmc`` (unknown n,
 and ``mcem`` (the MLE by Monte Carlo EM, paper 002 Alg. 2). The engine imports neither streamlit nor plotly.
 """
 from .api import METHODS, check_s_dp, confidential_posterior, data_rng, method_rng, prepare, run, run_method
-from .budget import BudgetExceeded, Cost, estimate_cost, fit_to_budget
+from .budget import (BudgetExceeded, Cost, estimate_calibration_cost, estimate_cost, estimate_sweep_cost,
+                     fit_calibration_to_budget, fit_sweep_to_budget, fit_to_budget)
 from .chains import Cancelled
 from .custom import CustomModel
 from .data import load_records_csv, privatize
@@ -30,7 +31,8 @@ __all__ = [
     "load_spec", "spec_from_dict", "spec_to_dict", "spec_to_toml",
     "make_model", "make_mechanism", "scale_from_budget", "budget_from_scale",
     "exact_mixture", "has_closed_form", "n_pmf", "SizePrior", "UnknownSize", "plug_in_n",
-    "estimate_cost", "fit_to_budget", "Cost", "BudgetExceeded", "Cancelled",
+    "estimate_cost", "fit_to_budget", "Cost", "estimate_sweep_cost", "fit_sweep_to_budget",
+    "estimate_calibration_cost", "fit_calibration_to_budget", "BudgetExceeded", "Cancelled",
     "DEMO_SPEC", "scenario",
     "summary", "summary_dict", "draws_frame", "to_inference_data", "write_outputs",
 ]

@@ -28,6 +28,14 @@ naive, ops         conjugate draws: negligible                        -
 auto               the cost of the method it would pick               as above
 =================  =================================================  ===========================
 
+Studies add up their runs: an epsilon sweep (:func:`estimate_sweep_cost`) costs the sum over its
+cells (each epsilon's own problem, so ABC's acceptance and the exact posterior's work are priced at
+that epsilon), and a calibration study (:func:`estimate_calibration_cost`) costs M replicates x (the
+methods' costs on the study's problem + the confidential reference posterior, timed once; a cheap
+replicate is timed whole once, so its bookkeeping counts too).
+:func:`fit_sweep_to_budget` and :func:`fit_calibration_to_budget` give the largest study within a
+budget: fewer epsilon points (then fewer draws), fewer replicates.
+
 Unit costs are measured once per process by timing the compiled kernels on small problems
 (:func:`machine_rates`, about a quarter of a second, cached), so the seconds are this machine's.
 The estimate is for planning (a factor of two either way is fine); a run can still be stopped
@@ -47,7 +55,8 @@ from .chains import chain_threads
 from .methods.pseudo_marginal import _clean, _setup, choose_particles, moment_estimate
 from .results import Problem
 
-__all__ = ["Cost", "estimate_cost", "fit_to_budget", "machine_rates", "bernstein_sheldon_rate", "BudgetExceeded"]
+__all__ = ["Cost", "estimate_cost", "fit_to_budget", "machine_rates", "bernstein_sheldon_rate", "BudgetExceeded",
+           "estimate_sweep_cost", "fit_sweep_to_budget", "estimate_calibration_cost", "fit_calibration_to_budget"]
 
 _PILOT_PROPOSALS = 20_000
 
@@ -283,3 +292,168 @@ def fit_to_budget(problem: Problem, method: dict, max_seconds: float, rates: dic
                 out["max_seconds"] = float(max_seconds)
             return out
     return None
+
+
+# --------------------------------------------------------------------------- studies
+_SCALABLE = ("da_mcmc", "pseudo_marginal", "abc_rejection", "auto", "rjmcmc", "bernstein_sheldon")
+
+
+def _sweep_cells(spec: dict, epsilons, methods, rates: dict | None) -> dict:
+    """{(epsilon, method name): seconds} of every cell; a cell the engine refuses costs nothing. The
+    exact posterior is timed (:func:`estimate_cost`) at the grid's two ends only and every cell is
+    priced at the larger (its work follows the noise scale, which is monotone in epsilon, so the dearest
+    cell is normally at an end; a planning estimate), so pricing a sweep does not evaluate it at every
+    epsilon."""
+    from .api import prepare
+    from .study import epsilon_spec
+
+    rates = rates or machine_rates()
+    grid = [float(e) for e in epsilons]
+    ends = {grid[0], grid[-1]} if grid else set()
+    cells = {}
+    for e in grid:
+        try:
+            problem = prepare(epsilon_spec(spec, e))
+        except ValueError:
+            problem = None  # the sweep reports the cell as skipped
+        for m in methods:
+            if m["name"] == "exact" and e not in ends:
+                continue
+            try:
+                cells[(e, m["name"])] = 0.0 if problem is None else estimate_cost(problem, m, rates).seconds
+            except ValueError:
+                cells[(e, m["name"])] = 0.0
+    for m in methods:
+        if m["name"] == "exact" and grid:
+            worst = max(cells[(e, "exact")] for e in ends)
+            cells.update({(e, "exact"): worst for e in grid})
+    return cells
+
+
+def estimate_sweep_cost(spec: dict, epsilons, methods, rates: dict | None = None) -> Cost:
+    """The cost of :func:`engine.study.epsilon_sweep` (``spec``, ``epsilons``, ``methods``): the sum of
+    :func:`estimate_cost` over its cells, each on the problem prepared at its epsilon."""
+    cells = _sweep_cells(spec, epsilons, methods, rates)
+    worst = max(cells, key=cells.get) if cells else None
+    detail = f"{len(epsilons)} ε values × {len(methods)} methods"
+    if worst is not None:
+        detail += f"; the costliest cell is {worst[1]} at ε = {worst[0]:g} ({_duration(cells[worst])})"
+    return Cost("epsilon_sweep", float(len(cells)), "runs", float(sum(cells.values())), detail)
+
+
+def _spread(values: list, k: int) -> list:
+    """k of ``values`` evenly spread over their positions, first and last included."""
+    idx = sorted({int(round(i)) for i in np.linspace(0, len(values) - 1, k)})
+    return [values[i] for i in idx]
+
+
+def fit_sweep_to_budget(spec: dict, epsilons, methods, max_seconds: float, rates: dict | None = None) -> dict | None:
+    """The largest sweep within ``max_seconds``: ``{"epsilons": [...], "methods": [...]}``.
+
+    First fewer epsilon points, spread evenly over the grid with both ends kept (down to 3, or the
+    grid's size if smaller); then, on that grid, the draws of the sampling methods scaled down by one
+    common factor (they share the app's chain settings) with :func:`fit_to_budget`. None when even
+    that does not fit (the cheap methods alone are over, or a sampler would need fewer than 100 draws).
+    """
+    rates = rates or machine_rates()
+    grid = [float(e) for e in epsilons]
+    methods = [dict(m) for m in methods]
+    cells = _sweep_cells(spec, grid, methods, rates)
+
+    def total(points):
+        return sum(cells[(e, m["name"])] for e in points for m in methods)
+
+    if total(grid) <= max_seconds:
+        return {"epsilons": grid, "methods": methods}
+    floor = min(3, len(grid))
+    for k in range(len(grid) - 1, floor - 1, -1):
+        points = _spread(grid, k)
+        if total(points) <= max_seconds:
+            return {"epsilons": points, "methods": methods}
+    points = _spread(grid, floor)
+    fixed = sum(cells[(e, m["name"])] for e in points for m in methods if m["name"] not in _SCALABLE)
+    scalable = total(points) - fixed
+    if fixed >= max_seconds or scalable <= 0:
+        return None
+    ratio = (max_seconds - fixed) / scalable
+    from .api import prepare
+    from .study import epsilon_spec
+
+    fitted = []
+    for m in methods:
+        if m["name"] not in _SCALABLE:
+            fitted.append(m)
+            continue
+        e = max(points, key=lambda x: cells[(x, m["name"])])  # its costliest epsilon sets the draws
+        try:
+            fit = fit_to_budget(prepare(epsilon_spec(spec, e)), m, cells[(e, m["name"])] * ratio, rates)
+        except ValueError:
+            fit = m
+        if fit is None:
+            return None
+        fitted.append(fit)
+    if sum(_sweep_cells(spec, points, fitted, rates).values()) > max_seconds * 1.05:  # the fit's own check
+        return None
+    return {"epsilons": points, "methods": fitted}
+
+
+PILOT_REPLICATE_S = 0.5  # replicates estimated below this are also timed once (bookkeeping included)
+
+
+def _replicate_seconds(spec: dict, methods, reference: bool, reference_draws: int, mmd_draws: int, sbc_draws: int,
+                       rates: dict | None) -> dict:
+    """Seconds per replicate by part: each method's :func:`estimate_cost` on the spec's problem, the
+    confidential reference timed once, and, for a cheap replicate (under ``PILOT_REPLICATE_S``), the
+    rest of one timed replicate (simulation, quantiles, SBC ranks, MMD, R-hat) as ``bookkeeping``."""
+    from .api import confidential_posterior, prepare
+    from .studies.calibration import _calibration_unit, calibration_config
+    from .studies.runner import spawn_seeds
+
+    rates = rates or machine_rates()
+    problem = prepare(spec)
+    per = {}
+    for m in methods:
+        table = {"name": m} if isinstance(m, str) else dict(m)
+        try:
+            per[table["name"]] = estimate_cost(problem, table, rates).seconds
+        except ValueError:
+            per[table["name"]] = 0.0  # the study records the refusal per row
+    if reference and problem.records is not None:
+        t0 = time.perf_counter()
+        confidential_posterior(problem, seed=0, draws=reference_draws)
+        per["confidential"] = time.perf_counter() - t0
+    if sum(per.values()) < PILOT_REPLICATE_S:
+        cfg = calibration_config(spec, methods, sbc_draws=sbc_draws, mmd_draws=mmd_draws, reference=reference,
+                                 reference_draws=reference_draws)
+        t0 = time.perf_counter()
+        _calibration_unit((cfg, 0, spawn_seeds(0, 1)[0]))
+        per["bookkeeping"] = max(0.0, time.perf_counter() - t0 - sum(per.values()))
+    return per
+
+
+def estimate_calibration_cost(spec: dict, methods, replicates: int, *, reference: bool = True,
+                              reference_draws: int = 2000, mmd_draws: int = 300, sbc_draws: int = 99,
+                              rates: dict | None = None) -> Cost:
+    """The cost of :func:`engine.studies.calibration_study` (same keywords): M x (the sum of
+    :func:`estimate_cost` of every method on the problem ``spec`` prepares, with its simulated records,
+    + the confidential reference posterior, timed once; a replicate cheaper than half a second is
+    timed whole once, and what the parts miss is added as bookkeeping). Each replicate draws its own
+    theta; the spec's is taken as typical."""
+    per = _replicate_seconds(spec, methods, reference, reference_draws, mmd_draws, sbc_draws, rates)
+    one = sum(per.values())
+    worst = max(per, key=per.get) if per else "-"
+    return Cost("calibration", float(replicates), "replicates", replicates * one,
+                f"{replicates:,} replicates × {_duration(one)} each; {worst} costs the most "
+                f"({_duration(per.get(worst, 0.0))} a replicate)")
+
+
+def fit_calibration_to_budget(cost: Cost, max_seconds: float, *, min_replicates: int = 10) -> int | None:
+    """The largest M <= the study's whose calibration ``cost`` (:func:`estimate_calibration_cost`) fits
+    ``max_seconds`` (the cost is linear in M); None when even ``min_replicates`` do not (then a method's
+    per-replicate cost is the problem, not M)."""
+    replicates = int(cost.units)
+    per = cost.seconds / max(replicates, 1)
+    if per <= 0:
+        return replicates
+    m = min(replicates, int(max_seconds / per))
+    return m if m >= min_replicates else None

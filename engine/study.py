@@ -10,6 +10,11 @@ grid serves every mechanism.
 Cells run on a local executor (in process, one after another: each DA-MCMC run already uses both
 cores) or on a ``dask.distributed`` client for studies that outgrow one machine; both give
 identical numbers because every cell is seeded from the spec alone.
+
+Stopping: in process, ``on_progress(done, total)`` (done = cells finished) is called after every
+cell and, through each cell's sampler, between its blocks; returning ``False`` stops the sweep. The
+cells that finished are returned, the cell that was running is dropped (its draws are cut short) and
+named in ``attrs["skipped"]``, and ``attrs["stopped"]`` is True (cells never started are absent).
 """
 from __future__ import annotations
 
@@ -20,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from .api import prepare, run_method
+from .chains import Cancelled
 from .diagnostics import summary
 from .results import Result
 from .validation import fail, number_list
@@ -41,10 +47,10 @@ def epsilon_spec(spec: dict, epsilon: float) -> dict:
     return s
 
 
-def run_cell(spec: dict, epsilon: float, method: dict) -> Result:
+def run_cell(spec: dict, epsilon: float, method: dict, on_progress=None) -> Result:
     """One (epsilon, method) cell: prepare the scenario at that budget and run the method."""
     problem = prepare(epsilon_spec(spec, epsilon))
-    return run_method(problem, method, spec.get("seed", 0))
+    return run_method(problem, method, spec.get("seed", 0), on_progress=on_progress)
 
 
 def _rows(eps, result):
@@ -70,6 +76,9 @@ def epsilon_sweep(spec: dict, epsilons, methods, client=None, on_progress=None, 
         [method] tables, e.g. ``[{"name": "exact"}, {"name": "da_mcmc", "chains": 2}]``.
     client : dask.distributed.Client, optional
         Run cells on the cluster instead of in process.
+    on_progress : callable(done, total), optional
+        In process only: called after each cell and between a cell's blocks; ``False`` stops the
+        sweep (see the module docstring).
 
     Returns
     -------
@@ -77,7 +86,8 @@ def epsilon_sweep(spec: dict, epsilons, methods, client=None, on_progress=None, 
         One row per (epsilon, method, parameter) with mean, sd, q5, q95, r_hat, ess_bulk,
         wall_time_s; and ``{(epsilon, method_name): Result}`` (empty if ``keep_results`` is False).
         A method that does not apply (e.g. exact without a closed form) is left out and its
-        reason recorded in ``DataFrame.attrs["skipped"]``.
+        reason recorded in ``DataFrame.attrs["skipped"]``. ``attrs["stopped"]`` says whether
+        ``on_progress`` stopped the sweep, ``attrs["cells_done"]`` / ``attrs["cells_total"]`` how far it got.
     """
     eps = number_list("study.epsilons", list(epsilons))
     if (eps <= 0).any():
@@ -85,17 +95,25 @@ def epsilon_sweep(spec: dict, epsilons, methods, client=None, on_progress=None, 
     cells = [(float(e), dict(m)) for e in eps for m in methods]
     results, skipped = {}, {}
     t0 = time.perf_counter()
+    stopped = False
     if client is not None:
         futures = [client.submit(_safe_cell, spec, e, m, pure=False) for e, m in cells]
         outs = client.gather(futures)
     else:
         outs = []
         for i, (e, m) in enumerate(cells):
-            outs.append(_safe_cell(spec, e, m))
-            if on_progress is not None:
-                on_progress(i + 1, len(cells))
+            outs.append(_safe_cell(spec, e, m, _CellProgress(on_progress, i, len(cells))))
+            if outs[-1] is _STOPPED:
+                stopped = True
+                break
+            if on_progress is not None and on_progress(i + 1, len(cells)) is False:
+                stopped = i + 1 < len(cells)
+                break
     rows = []
     for (e, m), out in zip(cells, outs):
+        if out is _STOPPED:
+            skipped[(e, m["name"])] = "stopped before it finished"
+            continue
         if isinstance(out, str):
             skipped[(e, m["name"])] = out
             continue
@@ -105,14 +123,38 @@ def epsilon_sweep(spec: dict, epsilons, methods, client=None, on_progress=None, 
     frame = pd.DataFrame(rows)
     frame.attrs["skipped"] = {f"{k[1]} @ {k[0]:g}": v for k, v in skipped.items()}
     frame.attrs["wall_time_s"] = time.perf_counter() - t0
+    frame.attrs["stopped"] = stopped
+    frame.attrs["cells_done"] = sum(out is not _STOPPED for out in outs)
+    frame.attrs["cells_total"] = len(cells)
     return frame, results
 
 
-def _safe_cell(spec, e, m):
+_STOPPED = object()  # a cell whose run the caller stopped
+
+
+class _CellProgress:
+    """A cell's sampler reports through this: the sweep's count stays at the cells finished, and the
+    caller's ``False`` stops the cell at its next block (remembered, so the sweep stops after it)."""
+
+    def __init__(self, on_progress, done: int, total: int):
+        self.on_progress, self.done, self.total, self.stop = on_progress, done, total, False
+
+    def __call__(self, _done, _total):
+        if self.on_progress is not None and self.on_progress(self.done, self.total) is False:
+            self.stop = True
+        return False if self.stop else None
+
+
+def _safe_cell(spec, e, m, progress=None):
     try:
-        return run_cell(spec, e, m)
+        out = run_cell(spec, e, m, on_progress=progress)
+    except Cancelled:
+        return _STOPPED
     except ValueError as exc:
         return str(exc)
+    if progress is not None and progress.stop:
+        return _STOPPED
+    return out
 
 
 def smallest_epsilon_meeting(frame: pd.DataFrame, target_sd: float, method: str = "exact", param=None):

@@ -1,4 +1,6 @@
 """Calibration page: prove that exact methods are calibrated and naive ones are not; the papers' presets."""
+from dataclasses import replace
+
 import streamlit as st
 
 from ui import downloads, keys, studies, study_plots
@@ -52,28 +54,57 @@ with tab_study:
     def _request():
         state[studies.STUDY_REQUEST] = inputs
 
-    def _cancel():
+    def _stop():  # its click reruns the page; Streamlit stops the running study at its next replicate
         state.pop(studies.STUDY_REQUEST, None)
 
+    def _use_fit(m: int):
+        state[studies.W_CAL_M] = m
+        state[studies.STUDY_REQUEST] = replace(inputs, replicates=m)
+
     st.button("Run study", key=studies.W_CAL_RUN, type="primary", on_click=_request, disabled=not inputs.methods)
-    table = None
-    request = state.get(studies.STUDY_REQUEST)
-    if request is not None:
-        st.button("Cancel", key=studies.W_CAL_CANCEL, on_click=_cancel,
-                  help="Stops after the replicate in progress; finished replicates are kept and Run resumes from them.")
+    table, stopped = None, None
+    interrupted = state.pop(studies.STUDY_RUNNING, None)  # set while a study runs, cleared when it ends on its own
+    if interrupted is not None:  # so a Stop click or a newer input cut the last one short
+        state[studies.STUDY_STOPPED] = interrupted
+    request = state.pop(studies.STUDY_REQUEST, None)
+    cost = studies.over_budget(request) if request is not None else None
+    if cost is not None:
+        st.info(f"The study was not run: it would take about {cost['seconds']:.3g} s here ({cost['detail']}), over "
+                f"this server's budget of {cost['budget']:g} s per run.", icon=":material/timer:")
+        if cost["fit"]:
+            st.button(f"Run with settings that fit: M = {cost['fit']} replicates", key=studies.W_CAL_FIT,
+                      on_click=_use_fit, args=(cost["fit"],))
+        else:
+            st.caption(f"Even M = {studies.MIN_REPLICATES} replicates do not fit: switch off the costliest method "
+                       "or lower n.")
+    elif request is not None:
+        state.pop(studies.STUDY_STOPPED, None)
+        state[studies.STUDY_RUNNING] = request
+        stop_slot = st.empty()
+        stop_slot.button("Stop", key=studies.W_CAL_CANCEL, on_click=_stop, icon=":material/stop_circle:",
+                         help="Stops after the replicate in progress; finished replicates are shown and kept, and "
+                              "Run resumes from them.")
         try:
-            table = studies.run_calibration(request)
+            table = studies.run_calibration(request)  # a stopped study raises Streamlit's signal: never cached
         except ValueError as exc:
             st.error(str(exc), icon="⚠️")
-        state.pop(studies.STUDY_REQUEST, None)
+        state.pop(studies.STUDY_RUNNING, None)  # reached only when the study ended on its own
+        stop_slot.empty()
         if table is not None:
             state[studies.STUDY_RESULT] = request
+    elif state.get(studies.STUDY_STOPPED) is not None:
+        stopped = state[studies.STUDY_STOPPED]
+        table = studies.finished_replicates(stopped)  # waits for the stopped study to write what it finished
+        done = 0 if table is None else table["replicate"].nunique()
+        st.warning(f"Study stopped after {done} of {stopped.replicates} replicates"
+                   + (": showing those (not cached). Press Run study to resume from them." if done else "."),
+                   icon=":material/stop_circle:")
     elif state.get(studies.STUDY_RESULT) is not None:
         table = studies.run_calibration(state[studies.STUDY_RESULT])  # from the cache: instant
     if table is None:
         st.info("Pick the study and press **Run study**; nothing runs until you do.")
     else:
-        shown = state[studies.STUDY_RESULT]
+        shown = stopped or state[studies.STUDY_RESULT]
         if shown != inputs:
             st.caption("Showing the last study run; the inputs above have changed since (press Run to update).")
         errors = table[table["error"].fillna("") != ""]

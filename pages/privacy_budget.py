@@ -1,7 +1,7 @@
 """Privacy budget page: how posterior location and width move as epsilon changes."""
 import streamlit as st
 
-from ui import compute, downloads, keys, picker, plots
+from ui import compute, downloads, keys, picker, plots, sidebar
 from ui.params import METHOD_LABELS, log_grid, parse_grid
 from ui.routing import ensure_routed
 from ui.sidebar import scenario_inputs
@@ -76,10 +76,64 @@ if not methods:
     st.info("Pick at least one method to sweep.")
     st.stop()
 
-try:
-    sweep = compute.sweep(s, inputs.records, grid, methods)
-except ValueError as exc:
-    st.error(f"The scenario does not run at every ε on the grid: {exc}", icon="⚠️")
+
+
+def _stop(key: str) -> None:
+    st.session_state[keys.STOPPED_SWEEP] = key
+
+
+def _run_again() -> None:
+    st.session_state.pop(keys.STOPPED_SWEEP, None)
+    compute.forget_stopped_sweep()
+
+
+def _use_fit(fit: dict) -> None:
+    """"Use settings that fit": the fitted grid into the grid widgets, the fitted draws (the fewest any
+    sampler needs: they share the chain settings) and ABC's time limit into the sidebar."""
+    points = fit["epsilons"]
+    st.session_state[keys.W_GRID] = ", ".join(f"{e:.3g}" for e in points)
+    st.session_state[keys.W_GRID_POINTS] = len(points)
+    st.session_state[keys.W_GRID_MIN], st.session_state[keys.W_GRID_MAX] = float(points[0]), float(points[-1])
+    samplers = [m for m in fit["methods"] if "draws" in m and "warmup" in m and m["name"] != "abc_rejection"]
+    if samplers:
+        sidebar.apply_method_settings("da_mcmc", min(samplers, key=lambda m: m["chains"] * m["draws"]))
+    for m in fit["methods"]:
+        if m["name"] == "abc_rejection" and "max_seconds" in m:
+            sidebar.apply_method_settings("abc_rejection", m)
+
+
+key = compute.sweep_key(s, inputs.records, grid, methods)
+if st.session_state.get(keys.STOPPED_SWEEP) == key:
+    sweep = compute.stopped_sweep(s, inputs.records, grid, methods)
+    st.info("You stopped this sweep. Change an input, or run it again.", icon=":material/stop_circle:")
+    st.button("Run again", key=keys.W_SWEEP_STOP + "_again", on_click=_run_again)
+    if sweep is None or sweep.table.empty:
+        st.stop()
+    st.warning(f"{sweep.log}; showing those (kept for this session only, not cached).")
+else:
+    stop_slot = st.empty()
+    stop_slot.button("Stop", key=keys.W_SWEEP_STOP, icon=":material/stop_circle:", on_click=_stop, args=(key,),
+                     help="Stop the sweep; the runs that finished are shown, and what you entered stays.")
+    try:
+        sweep = compute.sweep(s, inputs.records, grid, methods)
+    except ValueError as exc:
+        st.error(f"The scenario does not run at every ε on the grid: {exc}", icon="⚠️")
+        st.stop()
+    stop_slot.empty()
+if sweep.over_budget:
+    cost, fit = sweep.over_budget, sweep.over_budget["fit"]
+    st.info(f"The sweep was not run: it would take about {cost['seconds']:.3g} s here ({cost['detail']}), over "
+            f"this server's budget of {cost['budget']:g} s per run.", icon=":material/timer:")
+    if fit:
+        samplers = [m for m in fit["methods"] if "warmup" in m and m["name"] != "abc_rejection"]
+        offer = f"{len(fit['epsilons'])} ε values ({', '.join(f'{e:.3g}' for e in fit['epsilons'])})"
+        if samplers:
+            least = min(samplers, key=lambda m: m["chains"] * m["draws"])
+            if least["draws"] < s.draws or least["chains"] < s.chains:
+                offer += f", {least['chains']} chains × {least['draws']:,} draws"
+        st.button(f"Use settings that fit: {offer}", key=keys.W_SWEEP_FIT, on_click=_use_fit, args=(fit,))
+    else:
+        st.caption("Even 3 ε values with 100 draws do not fit: reduce n, or sweep Exact (best method) alone.")
     st.stop()
 if sweep.skipped:
     with st.expander(f"{len(sweep.skipped)} runs did not produce draws"):

@@ -2,9 +2,32 @@
 cancel keeps what finished and a store resumes, the MMD estimator is unbiased, and every paper
 preset's quick run passes through the CLI with its figures.
 
-Statistical tests use fixed seeds; a calibrated method's KS p-value is Uniform(0, 1) over seeds,
-so the 0.1% level below is the test's size (its chance of failing a calibrated method), not a
-tolerance chosen to pass.
+The KS proof (issue 10) is designed before looking at its seed, with two error rates:
+
+* false alarm: a calibrated method's KS p-value is Uniform(0, 1) over seeds, so each of the three
+  calibrated rows (exact, da_mcmc, the confidential reference) fails ``p > ALPHA = 1e-3`` with
+  probability 0.1%; the test's false-alarm rate is at most 0.3%. Exact's 90% coverage is checked by
+  the same rule (a two-sided binomial test at ALPHA), not by a 95% interval (a 5% false alarm).
+* miss: naive must fail the same KS test, ``p < ALPHA``. M is the smallest multiple of 50 at which
+  naive's miss rate is below ALPHA: resampling M naive quantiles from 15,000 pooled ones (100 seeds
+  x 150 replicates of this study, below), naive's p stays >= 1e-3 in 0.33% of 20,000 studies at
+  M = 200 and in none of 20,000 at M = 250 (95% upper bound 1.5e-4). So M = 250. Naive's 90%
+  coverage (0.59 pooled) is below 0.9 with its whole Wilson interval in every resampled study.
+
+Seed sweep (issue 10: was exact's p = 0.0002 at seed 7, M = 150 a bug?). The exact-calibration study
+of SPEC at M = 150 for seeds 0..99 (niced, ~7 min): exact's 100 KS p-values are themselves uniform (KS
+p = 0.20; 4 below 0.05, 2 below 0.01, 1 below 1e-3: seed 7, p = 2.3e-4), and so are the confidential
+posterior's (KS p = 0.74; its smallest is 3.5e-5, although that posterior is conjugate and exact by
+construction). The 15,000 pooled quantiles are uniform for exact (KS p = 0.64) and the confidential
+posterior (p = 0.77). For seeds 0..49 the exact posterior CDF at the true theta, recomputed by brute
+force with scipy from each replicate's release (sum over s of BetaBinomial(s) Laplace(s_dp - s) Beta
+CDFs, no engine.exact code), gives the same p at seed 7 (2.0e-4) and differs from the quantile among
+1000 draws by at most 0.05 (the Monte Carlo error of 1000 draws, about 3 x 0.016). So no bug: the
+first 150 replicates of seed 7 are a 1-in-4000 draw of the data stream (theta, records, release),
+which the confidential posterior also feels (p = 0.036) and so does da_mcmc (2 x 500 draws; seeds
+0..39 at M = 150: its smallest p is seed 7's, 4e-5, the next 0.047; KS of its 40 p-values p = 0.08).
+Seed 7 was fixed before any of this and is kept; at M = 250 its p-values are exact 0.047, da_mcmc
+0.027, confidential 0.018, naive 2e-12. ``python bench/calibration_seeds.py`` reproduces these numbers.
 """
 from __future__ import annotations
 
@@ -15,6 +38,7 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 from engine import cli
 from engine.studies import (InlineExecutor, calibration_study, calibration_summary, coverage_table, ecdf, load_table,
@@ -31,23 +55,28 @@ METHODS = ["naive", {"name": "exact", "chains": 1, "draws": 1000, "grid_size": 1
            {"name": "da_mcmc", "chains": 2, "draws": 500, "warmup": 300}]
 
 
+ALPHA = 1e-3  # each calibrated row's false-alarm rate (module docstring)
+M = 250  # the smallest multiple of 50 at which naive's miss rate is below ALPHA (module docstring)
+
+
 @pytest.fixture(scope="module")
 def calibration_table():
-    # in process: 300 replicates take ~12 s, less than starting and warming a process pool here
-    return calibration_study(SPEC, METHODS, replicates=300, executor=InlineExecutor(), mmd_draws=100)
+    # in process: 250 replicates take ~10 s, less than starting and warming a process pool here
+    return calibration_study(SPEC, METHODS, replicates=M, executor=InlineExecutor(), mmd_draws=100)
 
 
 def test_exact_and_da_mcmc_pass_ks_where_naive_fails(calibration_table):
     s = calibration_summary(calibration_table).set_index("method")
-    assert (s["M"] == 300).all() and (s["failed"] == 0).all()
-    # a calibrated method's p-value is Uniform(0, 1): it fails this level 0.1% of the time; naive's
-    # miscalibration is detected far beyond it in the same replicates
+    assert (s["M"] == M).all() and (s["failed"] == 0).all()
+    # a calibrated method's p-value is Uniform(0, 1): it fails this level with probability ALPHA;
+    # naive fails it in the same replicates (miss rate below ALPHA at this M)
     for method in ("exact", "da_mcmc", "confidential"):
-        assert s.loc[method, "ks_pvalue"] > 1e-3, (method, s.loc[method, "ks_stat"])
-    assert s.loc["naive", "ks_pvalue"] < 1e-6, s.loc["naive", "ks_stat"]
+        assert s.loc[method, "ks_pvalue"] > ALPHA, (method, s.loc[method, "ks_stat"])
+    assert s.loc["naive", "ks_pvalue"] < ALPHA, s.loc["naive", "ks_stat"]
     # naive's 90% intervals under-cover: the Wilson interval lies wholly below 0.9
     assert s.loc["naive", "coverage_90_hi"] < 0.9
-    assert s.loc["exact", "coverage_90_lo"] <= 0.9 <= s.loc["exact", "coverage_90_hi"]
+    covered = round(s.loc["exact", "coverage_90"] * M)
+    assert stats.binomtest(covered, M, 0.9).pvalue > ALPHA, covered
     # utility: exact is closer to the confidential posterior than naive
     assert s.loc["exact", "mmd2_mean"] < s.loc["naive", "mmd2_mean"]
 
@@ -56,7 +85,7 @@ def test_summaries_ecdf_and_sbc_shapes(calibration_table):
     grid, f = ecdf(calibration_table, "exact", "theta")
     assert 0.0 <= f[0] < 0.05 and f[-1] == 1.0 and np.all(np.diff(f) >= 0)  # U = 0: truth below every draw
     edges, counts, expected = sbc_histogram(calibration_table, "exact", "theta", bins=10)
-    assert counts.sum() == 300 and len(counts) == 10 and np.allclose(expected.sum(), 300)
+    assert counts.sum() == M and len(counts) == 10 and np.allclose(expected.sum(), M)
     cov = coverage_table(calibration_summary(calibration_table))
     assert set(cov["level"]) == {0.5, 0.8, 0.9, 0.95}
     ranks = calibration_table["rank"]

@@ -62,6 +62,10 @@ __all__ = [
     "netcdf_bytes",
     "Sweep",
     "sweep",
+    "sweep_key",
+    "stopped_sweep",
+    "forget_stopped_sweep",
+    "SessionHandover",
     "smallest_epsilon",
 ]
 
@@ -446,35 +450,60 @@ def scenario_toml(scenario: Scenario, records=None) -> str:
 class Sweep:
     """An epsilon sweep (engine.study.epsilon_sweep): a tidy table (epsilon, method, param, mean,
     sd, q5, q95, r_hat, ess_bulk, wall_time_s), the runs behind it per epsilon, and the cells that
-    did not run with the engine's reason."""
+    did not run with the engine's reason. ``log`` is what happened (computed, from the cache, or
+    stopped); ``stopped`` marks the cells a stopped sweep finished (never cached); ``over_budget``
+    (then nothing ran) says what it would cost and which grid and settings fit."""
 
     table: pd.DataFrame
     runs: Mapping[float, Mapping[str, MethodRun]]
     skipped: Mapping[str, str]
+    log: str = ""
+    stopped: bool = False
+    over_budget: Mapping[str, Any] | None = None
+
+
+def _sweep_payload(frame: pd.DataFrame, results: Mapping) -> dict:
+    return {"table": frame.to_dict(orient="split"), "skipped": dict(frame.attrs.get("skipped", {})),
+            "runs": [(eps, name, _payload(r)) for (eps, name), r in results.items()],
+            "wall_time_s": float(frame.attrs.get("wall_time_s", 0.0)),
+            "cells_done": int(frame.attrs.get("cells_done", 0)), "cells_total": int(frame.attrs.get("cells_total", 0))}
+
+
+_stopped_sweep = threading.local()  # the cells a stopped sweep finished, handed to sweep() past the cache
 
 
 @st.cache_data(show_spinner=False, max_entries=32, max_size="512MiB", ttl=RESULT_TTL_S)
 def _sweep_cached(spec_text: str, grid_text: str, methods_text: str) -> dict:
+    """The sweep, drawing its progress bar inside the caller's status box (replayed on a cache hit).
+    A sweep stopped by the Stop button or a newer input re-raises Streamlit's signal, so it is never
+    cached; what it finished goes to ``_stopped_sweep`` for the page to show as stopped."""
+    _fresh.value = True
     grid, methods = json.loads(grid_text), json.loads(methods_text)
-    with st.status(f"Sweeping {len(grid)} ε values × {len(methods)} methods…", expanded=False) as status:
-        bar = st.progress(0.0)
-        frame, results = epsilon_sweep(json.loads(spec_text), grid, methods, on_progress=_Progress(bar, "runs"))
-        status.update(label=f"Sweep: {len(grid) * len(methods)} runs in {frame.attrs['wall_time_s']:.2f} s",
-                      state="complete", expanded=False)
-    return {"table": frame.to_dict(orient="split"), "skipped": dict(frame.attrs.get("skipped", {})),
-            "runs": [(eps, name, _payload(r)) for (eps, name), r in results.items()]}
+    bar = st.progress(0.0, text="runs")
+    progress = _Progress(bar, "runs")
+    frame, results = epsilon_sweep(json.loads(spec_text), grid, methods, on_progress=progress)
+    if progress.interrupt is not None or frame.attrs.get("stopped"):
+        _stopped_sweep.value = _sweep_payload(frame, results)
+        raise progress.interrupt if progress.interrupt is not None else engine.Cancelled("sweep stopped")
+    bar.progress(1.0, text=f"runs: {len(grid) * len(methods)} / {len(grid) * len(methods)}")
+    return _sweep_payload(frame, results)
 
 
-def sweep(scenario: Scenario, records, grid: Sequence[float], methods: Sequence[str]) -> Sweep:
-    """Run ``methods`` at every epsilon of ``grid`` on the scenario (engine.study.epsilon_sweep).
+@st.cache_data(show_spinner=False, max_entries=256, ttl=3600)
+def _sweep_cost_cached(spec_text: str, grid_text: str, methods_text: str, budget: float) -> dict:
+    spec, grid, methods = json.loads(spec_text), json.loads(grid_text), json.loads(methods_text)
+    cost = engine.estimate_sweep_cost(spec, grid, methods)
+    fit = engine.fit_sweep_to_budget(spec, grid, methods, budget) if cost.seconds > budget else None
+    return {"seconds": cost.seconds, "units": cost.units, "unit": cost.unit, "detail": cost.detail, "fit": fit}
 
-    Raises the engine's ValueError if the scenario is invalid at some epsilon."""
-    spec = to_spec_dict(scenario, records)
-    text = spec_json(spec)
-    for eps in grid:  # a bad grid value fails here, before anything runs
-        _problem(spec_json(epsilon_spec(spec, float(eps))))
-    chosen = [method_settings(scenario, m) for m in methods]
-    out = _sweep_cached(text, json.dumps([float(g) for g in grid]), json.dumps(chosen))
+
+def sweep_key(scenario: Scenario, records, grid: Sequence[float], methods: Sequence[str]) -> str:
+    """What identifies one sweep: the Stop button remembers it as stopped."""
+    return json.dumps([to_spec_dict(scenario, records), [float(g) for g in grid],
+                       [method_settings(scenario, m) for m in methods]], sort_keys=True, default=str)
+
+
+def _sweep_from(out: Mapping, log: str, stopped: bool = False) -> Sweep:
     split = out["table"]
     table = pd.DataFrame(split["data"], index=split["index"], columns=split["columns"])
     runs: dict[float, dict[str, MethodRun]] = {}
@@ -483,7 +512,115 @@ def sweep(scenario: Scenario, records, grid: Sequence[float], methods: Sequence[
     if not table.empty:  # each cell's convergence verdict travels with its numbers
         table["converged"] = [not runs.get(float(e), {}).get(m, MethodRun(m)).stalled
                               for e, m in zip(table["epsilon"], table["method"])]
-    return Sweep(table=table, runs=runs, skipped=out["skipped"])
+    return Sweep(table=table, runs=runs, skipped=out["skipped"], log=log, stopped=stopped)
+
+
+class SessionHandover:
+    """What a run stopped in one session hands to that session's next run, outside session state.
+
+    Streamlit (``runner.fastReruns``, the default) starts the newer run at once on a new thread and
+    asks the older one to stop; the older run notices at its next progress update and unwinds while
+    the newer one already runs, and a session-state write made while unwinding raises Streamlit's stop
+    again and is lost. So the stopped run leaves what it finished here, keyed by session, and marks
+    itself done; the newer run waits (at most ``wait_s``) for that mark before reading. Bounded: the
+    last ``max_sessions`` sessions' entries are kept."""
+
+    def __init__(self, max_sessions: int = 32, wait_s: float = 15.0):
+        self.max_sessions, self.wait_s = max_sessions, wait_s
+        self._lock = threading.Lock()
+        self._done: dict[str, threading.Event] = {}
+        self._kept: dict[str, Any] = {}
+
+    @staticmethod
+    def session() -> str:
+        from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+        ctx = get_script_run_ctx(suppress_warning=True)
+        return ctx.session_id if ctx is not None else "-"
+
+    def start(self, session: str) -> threading.Event:
+        """A run of ``session`` begins: set the returned event when it ends, however it ends."""
+        done = threading.Event()
+        with self._lock:
+            self._done.pop(session, None)
+            self._done[session] = done
+            while len(self._done) > 8 * self.max_sessions:
+                self._done.pop(next(iter(self._done)))
+        return done
+
+    def keep(self, session: str, value: Any) -> None:
+        with self._lock:
+            self._kept.pop(session, None)
+            self._kept[session] = value
+            while len(self._kept) > self.max_sessions:
+                self._kept.pop(next(iter(self._kept)))
+
+    def take(self, session: str) -> Any:
+        """What the session's last stopped run kept (after waiting for it to finish unwinding), or None."""
+        with self._lock:
+            done = self._done.get(session)
+        if done is not None:
+            done.wait(self.wait_s)
+        with self._lock:
+            return self._kept.get(session)
+
+    def forget(self, session: str) -> None:
+        with self._lock:
+            self._kept.pop(session, None)
+
+
+SWEEP_HANDOVER = SessionHandover()
+
+
+def stopped_sweep(scenario: Scenario, records, grid: Sequence[float], methods: Sequence[str]) -> Sweep | None:
+    """The cells this session's stopped sweep finished (marked stopped), if that sweep is this one."""
+    kept = SWEEP_HANDOVER.take(SWEEP_HANDOVER.session())
+    if not kept or kept["key"] != sweep_key(scenario, records, grid, methods):
+        return None
+    return _sweep_from(kept, f"Sweep stopped: {kept['cells_done']} of {kept['cells_total']} runs finished",
+                       stopped=True)
+
+
+def forget_stopped_sweep() -> None:
+    """"Run again": drop what the stopped sweep kept."""
+    SWEEP_HANDOVER.forget(SWEEP_HANDOVER.session())
+
+
+def sweep(scenario: Scenario, records, grid: Sequence[float], methods: Sequence[str]) -> Sweep:
+    """Run ``methods`` at every epsilon of ``grid`` on the scenario (engine.study.epsilon_sweep), unless
+    its estimated cost (engine.estimate_sweep_cost) is over the server's work budget: then nothing runs
+    and ``over_budget`` holds the cost and the largest grid and settings that fit.
+
+    Raises the engine's ValueError if the scenario is invalid at some epsilon."""
+    spec = to_spec_dict(scenario, records)
+    text = spec_json(spec)
+    for eps in grid:  # a bad grid value fails here, before anything runs
+        _problem(spec_json(epsilon_spec(spec, float(eps))))
+    chosen = [method_settings(scenario, m) for m in methods]
+    grid_text, methods_text = json.dumps([float(g) for g in grid]), json.dumps(chosen)
+    budget = work_budget_s()
+    if budget is not None:
+        cost = _sweep_cost_cached(text, grid_text, methods_text, budget)
+        if cost["seconds"] > budget:
+            return Sweep(table=pd.DataFrame(), runs={}, skipped={}, over_budget={**cost, "budget": budget})
+    runs = len(grid) * len(chosen)
+    with st.status(f"Sweeping {len(grid)} ε values × {len(chosen)} methods: running…", expanded=False) as status:
+        _fresh.value, _stopped_sweep.value = False, None
+        session = SWEEP_HANDOVER.session()
+        done = SWEEP_HANDOVER.start(session)
+        try:
+            out = _sweep_cached(text, grid_text, methods_text)
+        except BaseException:  # stopped (Stop button, newer input): hand over what finished, uncached
+            kept = getattr(_stopped_sweep, "value", None)
+            if kept is not None:
+                SWEEP_HANDOVER.keep(session, {"key": sweep_key(scenario, records, grid, methods), **kept})
+            raise
+        finally:
+            done.set()
+        how = f"computed in {out['wall_time_s']:.2f} s" if _fresh.value else "from cache"
+        log = f"Sweep: {runs} runs {how}"
+        status.update(label=log, state="complete", expanded=False)
+    return _sweep_from(out, log)
 
 
 def smallest_epsilon(sweep_: Sweep, param: str, target_sd: float, method: str = "exact") -> float | None:

@@ -7,12 +7,24 @@ Caching
     sized for seconds, and a process pool would cost more to start than it saves) and each finished
     replicate moves an ``st.progress`` bar.
 
-Cancel
+Work budget
+    Before a requested study runs, :func:`over_budget` prices it (``engine.estimate_calibration_cost``:
+    M replicates x the methods' costs + the reference posterior); above the server's work budget
+    (:func:`ui.compute.work_budget_s`) it does not run and the page offers the largest M that fits.
+
+Stop and preemption
     The Run button stores the inputs in ``STUDY_REQUEST``; the study runs on that rerun only (a
-    widget change never starts one). The Cancel button, shown while it runs, triggers a rerun:
-    Streamlit stops the script at the next progress update, ``run_units`` cancels what had not
-    started, and the replicates that finished stay in a store directory keyed by the study, so
-    pressing Run again resumes from them.
+    widget change never starts one). The Stop button beside the progress bar, or any newer input,
+    triggers a rerun: Streamlit stops the script at the next progress update, ``run_units`` cancels
+    what had not started, and the replicates that finished stay in a store directory keyed by the
+    study. The study is then never cached; the page shows the finished replicates marked as stopped
+    (:func:`finished_replicates`), and pressing Run again resumes from them.
+
+Workers
+    The page's studies run in the session's own thread (:class:`engine.studies.InlineExecutor`), never
+    in a process pool: one study is one worker, and the chains inside a replicate run on at most
+    ``DPL_CHAIN_THREADS`` threads (:func:`engine.chains.chain_threads`), the same cap as every other
+    run, so thirty sessions studying at once do not oversubscribe a 2-core server.
 """
 from __future__ import annotations
 
@@ -20,22 +32,28 @@ import hashlib
 import json
 import os
 import tempfile
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import pandas as pd
 import streamlit as st
 
-from engine.studies import InlineExecutor, calibration_study, calibration_summary
+import engine
+from engine.studies import InlineExecutor, calibration_study, calibration_summary, load_table
 from engine.studies.presets import PRESET_TITLES, run_preset
+
+from .compute import SessionHandover
 
 __all__ = ["CalibrationInputs", "run_calibration", "run_preset_cached", "STUDY_REQUEST", "STUDY_RESULT", "PRESET_RESULT",
            "W_CAL_MODEL", "W_CAL_MECHANISM", "W_CAL_EPSILON", "W_CAL_N", "W_CAL_METHODS", "W_CAL_M", "W_CAL_RUN",
-           "W_CAL_CANCEL", "W_CAL_PRESET", "W_CAL_PRESET_RUN", "PRESET_TITLES"]
+           "W_CAL_CANCEL", "W_CAL_PRESET", "W_CAL_PRESET_RUN", "PRESET_TITLES", "STUDY_STOPPED",
+           "STUDY_RUNNING", "W_CAL_FIT", "over_budget", "finished_replicates", "study_executor"]
 
 # Session-state keys of the Calibration page ------------------------------------------------------
 STUDY_REQUEST = "cal_request"  # CalibrationInputs to run on this rerun (set by the Run button)
 STUDY_RESULT = "cal_result"  # CalibrationInputs of the last finished study (re-read from the cache)
 PRESET_RESULT = "cal_preset_result"  # name of the last preset run
+STUDY_RUNNING = "cal_running"  # CalibrationInputs of the study running on this rerun (what Stop stops)
+STUDY_STOPPED = "cal_stopped"  # CalibrationInputs of a study stopped (Stop button or newer input) before it finished
 W_CAL_MODEL = "pw_cal_model"
 W_CAL_MECHANISM = "pw_cal_mechanism"
 W_CAL_EPSILON = "pw_cal_epsilon"
@@ -43,7 +61,8 @@ W_CAL_N = "pw_cal_n"
 W_CAL_METHODS = "pw_cal_methods"
 W_CAL_M = "pw_cal_replicates"
 W_CAL_RUN = "pw_cal_run"
-W_CAL_CANCEL = "pw_cal_cancel"
+W_CAL_CANCEL = "pw_cal_cancel"  # the Stop button beside a study in progress
+W_CAL_FIT = "pw_cal_fit"  # "run with M that fits" button of a study over the work budget
 W_CAL_PRESET = "pw_cal_preset"
 W_CAL_PRESET_RUN = "pw_cal_preset_run"
 W_CAL_DOWNLOAD = "pw_cal_download"
@@ -99,14 +118,73 @@ class _Bar:
         self.bar.progress(done / total if total else 1.0, text=f"replicates: {done} / {total}")
 
 
+def study_executor() -> InlineExecutor:
+    """The page's executor: the session's own thread (see Workers in the module docstring)."""
+    return InlineExecutor()
+
+
+def _inputs(key: str) -> CalibrationInputs:
+    return CalibrationInputs(**{k: tuple(v) if isinstance(v, list) else v for k, v in json.loads(key).items()})
+
+
+MMD_DRAWS = 200
+
+
+@st.cache_data(show_spinner=False, max_entries=64, ttl=3600)
+def _replicate_cost_cached(key: str) -> dict:
+    """One replicate's cost (keyed without M, so a study and its fitted M are priced alike)."""
+    inputs = _inputs(key)
+    cost = engine.estimate_calibration_cost(inputs.spec(), inputs.method_tables(), 1, mmd_draws=MMD_DRAWS)
+    return {"seconds": cost.seconds, "detail": cost.detail}
+
+
+MIN_REPLICATES = 10  # the page's smallest M
+
+
+def over_budget(inputs: CalibrationInputs) -> dict | None:
+    """None when the study fits the server's work budget (or there is none); else its cost in seconds,
+    the detail, the budget and ``fit``, the largest M that fits (None when even M = 10 does not)."""
+    from .compute import work_budget_s
+
+    budget = work_budget_s()
+    if budget is None:
+        return None
+    try:
+        one = _replicate_cost_cached(replace(inputs, replicates=1).key())
+    except ValueError:
+        return None  # the study itself reports what is wrong
+    m = inputs.replicates
+    cost = engine.Cost("calibration", float(m), "replicates", m * one["seconds"],
+                       f"{m:,} replicates × " + one["detail"].split(" × ", 1)[1])
+    if cost.seconds <= budget:
+        return None
+    return {"seconds": cost.seconds, "detail": cost.detail, "budget": budget,
+            "fit": engine.fit_calibration_to_budget(cost, budget, min_replicates=MIN_REPLICATES)}
+
+
+def finished_replicates(inputs: CalibrationInputs) -> pd.DataFrame | None:
+    """The replicates a stopped study finished (read from its store, never cached), or None. Waits for
+    this session's stopped study to finish unwinding first (it writes its last replicates to the store
+    as it stops, possibly while this newer run already runs: :class:`ui.compute.SessionHandover`)."""
+    STUDY_HANDOVER.take(STUDY_HANDOVER.session())
+    store = _store(inputs.key())
+    if not os.path.isdir(store) or not any(f.startswith("part-") for f in os.listdir(store)):
+        return None
+    table = load_table(store)
+    return table.sort_values(["replicate", "method", "param"], kind="stable").reset_index(drop=True)
+
+
 @st.cache_data(show_spinner=False, max_entries=16, ttl=3600)
 def _calibration_cached(key: str) -> dict:
-    inputs = CalibrationInputs(**{k: tuple(v) if isinstance(v, list) else v for k, v in json.loads(key).items()})
+    inputs = _inputs(key)
     bar = st.progress(0.0, text="replicates")
-    table = calibration_study(inputs.spec(), inputs.method_tables(), inputs.replicates, executor=InlineExecutor(),
-                              on_progress=_Bar(bar), store=_store(key), mmd_draws=200)
+    table = calibration_study(inputs.spec(), inputs.method_tables(), inputs.replicates, executor=study_executor(),
+                              on_progress=_Bar(bar), store=_store(key), mmd_draws=MMD_DRAWS)
     bar.empty()
     return {"table": table.to_dict(orient="split")}
+
+
+STUDY_HANDOVER = SessionHandover()
 
 
 def run_calibration(inputs: CalibrationInputs) -> pd.DataFrame:
@@ -114,7 +192,11 @@ def run_calibration(inputs: CalibrationInputs) -> pd.DataFrame:
 
     Raises the engine's ValueError for an invalid combination (e.g. exact without a closed form is
     recorded per row in ``error`` instead)."""
-    out = _calibration_cached(inputs.key())["table"]
+    done = STUDY_HANDOVER.start(STUDY_HANDOVER.session())
+    try:
+        out = _calibration_cached(inputs.key())["table"]
+    finally:
+        done.set()
     return pd.DataFrame(out["data"], columns=out["columns"])
 
 
