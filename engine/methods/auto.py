@@ -23,7 +23,9 @@ statistic draws. Fallback: if the chosen chain's convergence verdict fails (R-ha
 400, :func:`engine.diagnostics.convergence`), the other chain runs too, and if neither converges the
 better one reruns with four times the draws; the result is the converged run (or the one with the
 largest minimum ESS), and ``info`` says what was picked, why, and every attempt with its verdict.
-Custom models go to DA-MCMC (the only chain that needs no prior density).
+Custom models go to DA-MCMC (the only chain that needs no prior density), and so do models that list
+their methods without ``exact`` or ``pseudo_marginal`` (linear_regression); for those a run that
+does not converge reruns DA-MCMC with four times the draws.
 """
 from __future__ import annotations
 
@@ -52,6 +54,12 @@ _UNIT_COST_NS = {
 }
 
 
+def _serves(model, method: str) -> bool:
+    """Whether a model that lists its methods (``model.methods``) supports ``method``."""
+    allowed = getattr(model, "methods", None)
+    return allowed is None or method in allowed
+
+
 def _noise_sd_per_record(problem: Problem) -> float:
     sd = getattr(problem.mechanism, "noise_sd", None)
     return float(sd) / problem.model.n if sd else 0.0
@@ -63,6 +71,8 @@ def choose(problem: Problem, rng: np.random.Generator, allow_exact: bool = True)
     model = problem.model
     if isinstance(model, CustomModel):
         return "da_mcmc", "a custom model: DA-MCMC is the chain that needs no prior density", {}
+    if not _serves(model, "pseudo_marginal") and not _serves(model, "exact"):
+        return "da_mcmc", f"{model.name} has neither a closed form nor a pseudo-marginal sampler: DA-MCMC", {}
     if allow_exact and has_closed_form(problem):
         return "exact", "the exact posterior is available in closed form or on a numerical grid: i.i.d. draws", {}
     setup = _setup(problem)
@@ -131,12 +141,15 @@ def auto(problem: Problem, rng: np.random.Generator, *, chains: int = 4, draws: 
     best = (result, verdict)
     if verdict.applicable and not verdict.converged and not isinstance(problem.model, CustomModel):
         other = "da_mcmc" if picked == "pseudo_marginal" else "pseudo_marginal"
-        why += f"; {picked} did not converge at {draws} draws per chain, so {other} ran as well"
-        r2, v2, rec2 = _attempt(other, problem, next(streams), chains, draws, warmup, on_progress)
-        attempts.append(rec2)
-        if v2.converged or _score(v2) > _score(best[1]):
-            best, picked = (r2, v2), other
-        why += f" and {picked} did better"
+        if _serves(problem.model, other):
+            why += f"; {picked} did not converge at {draws} draws per chain, so {other} ran as well"
+            r2, v2, rec2 = _attempt(other, problem, next(streams), chains, draws, warmup, on_progress)
+            attempts.append(rec2)
+            if v2.converged or _score(v2) > _score(best[1]):
+                best, picked = (r2, v2), other
+            why += f" and {picked} did better"
+        else:
+            next(streams)  # keep the stream of the rerun below the same either way
         if not best[1].converged:
             r3, v3, rec3 = _attempt(picked, problem, next(streams), chains, 4 * draws, warmup, on_progress)
             attempts.append(rec3)
