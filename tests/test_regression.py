@@ -36,6 +36,9 @@ BETA = [-1.79, -2.89, -0.66]  # paper 000 Sec. 5 / dapper Example 3
 # A small one-predictor design where ABC rejection is affordable and the release is informative
 SMALL = {"n": 10, "p": 1, "x_mean": [0.5], "x_cov": [[1.0]], "sigma": 1.0, "lo": -5.0, "hi": 5.0, "prior_sd": 2.0}
 SMALL_EPS = 5.0
+# SBC design: two correlated predictors, different clamp bounds per column (x1, x2, y)
+SBC_DESIGN = {"n": 10, "p": 2, "x_mean": [0.5, -0.5], "x_cov": [[1.0, 0.3], [0.3, 1.0]], "sigma": 1.0,
+              "lo": [-4.0, -3.0, -5.0], "hi": [4.0, 3.0, 6.0], "prior_sd": 2.0}
 
 
 def _problem(model, epsilon, rng, beta=None):
@@ -193,11 +196,11 @@ def test_da_mcmc_agrees_with_abc_rejection():
 
 # ---------------------------------------------------------------- (c) SBC, with naive as negative control
 
-def _sbc_ranks(replicates=300, n_post=19, thin=40, seed=2026):
+def _sbc_ranks(replicates=300, n_post=19, thin=40, seed=2026, design=None):
     """Ranks of the true beta among n_post posterior draws per replicate (beta from the prior, records,
     release), for DA-MCMC (one chain thinned every ``thin`` sweeps, far beyond its autocorrelation
-    time of about 10 here) and for naive (i.i.d. draws)."""
-    model = make_model("linear_regression", {**SMALL})
+    time of about 10 here) and for naive (i.i.d. draws). Laplace noise at epsilon = 5 (scale 13 / 5)."""
+    model = make_model("linear_regression", {**(design or SBC_DESIGN)})
     seeds = np.random.SeedSequence(seed).spawn(replicates)
     ranks = {"da_mcmc": [], "naive": []}
     for ss in seeds:
