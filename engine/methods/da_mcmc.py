@@ -9,7 +9,9 @@ makes the prior-times-proposal terms cancel, so only the mechanism ratio remains
 epsilon-DP mechanism the ratio is at least exp(-epsilon) (Prop. 3.1), and record additivity makes
 each step O(1) (Prop. 3.2).
 
-Built-in models run the compiled chains of :mod:`engine.kernels`; custom models
+Built-in models run the compiled chains of :mod:`engine.kernels` (linear_regression those of
+:mod:`engine.regression_kernels`: O(p^2) record-additive updates of the released statistic and of the
+raw X^T X, X^T y, and a conjugate normal draw of beta); custom models
 (:class:`engine.custom.CustomModel`) run :class:`engine.custom.PythonRunner`, the same algorithm in
 plain Python. Chains are independent streams ``rng.spawn(chains)`` and run on threads (the
 compiled kernels release the GIL), so chain c's draws do not depend on how many chains run.
