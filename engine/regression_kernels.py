@@ -13,7 +13,7 @@ model, which knows nothing of the clamp). Two record-additive statistics are kep
                                                                   column by column, without (0, 0)
 
   so d = (p + 1) + 1 + p (p + 3) / 2 entries (9 for p = 2);
-* the conjugate one on the raw records: X^T X ((p + 1) x (p + 1), X = (1, x)) and X^T y.
+* the conjugate one on the raw records: X^T X ((p + 1) x (p + 1), X = (1, x)), X^T y and y^T y.
 
 ``regression_sweep`` is step 2 of Algorithm 1: for each record propose r* ~ f(. | beta)
 (x* = m + L z, L the Cholesky factor of Sigma; y* = beta_0 + x*^T beta_{1:p} + sigma z'), form
@@ -22,7 +22,8 @@ min{1, prod_k eta(s_dp,k - s*_k) / eta(s_dp,k - s_k)}; on acceptance both statis
 by the difference of the record's contributions (O(p^2), no O(n) recomputation).
 ``regression_chain`` alternates it with step 1, beta | x, y ~ N(mu_n, Sigma_n),
 Sigma_n = (X^T X / sigma^2 + I / tau^2)^{-1}, mu_n = Sigma_n X^T y / sigma^2 (a (p + 1) x (p + 1)
-Cholesky solve), and recomputes both statistics from the records once per call so that rounding
+Cholesky solve) -- with an unknown sigma^2 also sigma^2 | beta, x, y ~ InvGamma(a + n/2, b + RSS/2) --
+and recomputes both statistics from the records once per call so that rounding
 in the running sums cannot build up over a long run.
 
 Noise kernels (``kernel``): 0 = Laplace, log eta(r) = -|r| / scale; 1 = Gaussian,
@@ -35,7 +36,7 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["stat_dim", "record_stat", "statistics", "regression_sweep", "regression_chain", "beta_draw",
+__all__ = ["stat_dim", "record_stat", "statistics", "regression_sweep", "regression_chain", "beta_draw", "sigma2_draw",
            "simulate_statistic", "abc_regression_batch"]
 
 
@@ -76,12 +77,13 @@ def record_stat(rec_row, lo, hi, z, out):
 
 
 @njit(cache=True, nogil=True)
-def statistics(rec, lo, hi, s, xtx, xty):
-    """Both statistics of all records from scratch (released ``s``; raw X^T X and X^T y)."""
+def statistics(rec, lo, hi, s, xtx, xty, yty):
+    """Both statistics of all records from scratch (released ``s``; raw X^T X, X^T y and y^T y in yty[0])."""
     n, q = rec.shape
     s[:] = 0.0
     xtx[:, :] = 0.0
     xty[:] = 0.0
+    yty[0] = 0.0
     z = np.empty(q + 1)
     t = np.empty(s.size)
     xr = np.empty(q)
@@ -93,6 +95,7 @@ def statistics(rec, lo, hi, s, xtx, xty):
         for c in range(q - 1):
             xr[c + 1] = rec[i, c]
         y = rec[i, q - 1]
+        yty[0] += y * y
         for a in range(q):
             xty[a] += xr[a] * y
             for b in range(q):
@@ -100,7 +103,7 @@ def statistics(rec, lo, hi, s, xtx, xty):
 
 
 @njit(cache=True, nogil=True)
-def regression_sweep(rng, rec, s, xtx, xty, beta, chol, x_mean, sigma, lo, hi, s_dp, kernel, scale):
+def regression_sweep(rng, rec, s, xtx, xty, yty, beta, chol, x_mean, sigma, lo, hi, s_dp, kernel, scale):
     """Step 2 of Algorithm 1 at a given beta: one pass over the records, in place.
     Returns (sum of the acceptance probabilities, number of accepted records)."""
     n, q = rec.shape
@@ -140,6 +143,7 @@ def regression_sweep(rng, rec, s, xtx, xty, beta, chol, x_mean, sigma, lo, hi, s
             y_old = rec[i, p]
             y_new = prop[p]
             xty[0] += y_new - y_old
+            yty[0] += y_new * y_new - y_old * y_old
             for a in range(1, q):
                 xa_o = rec[i, a - 1]
                 xa_n = prop[a - 1]
@@ -195,17 +199,41 @@ def beta_draw(rng, xtx, xty, sigma, prior_sd, out):
 
 
 @njit(cache=True, nogil=True)
-def regression_chain(rng, rec, s, xtx, xty, chol, x_mean, sigma, prior_sd, lo, hi, s_dp, kernel, scale, n_iter,
-                     out_theta, out_acc, out_frac):
-    """``n_iter`` iterations of Algorithm 1: beta | x, y (conjugate), then a record sweep."""
-    statistics(rec, lo, hi, s, xtx, xty)
+def sigma2_draw(rng, xtx, xty, yty, beta, n, sig_a, sig_b):
+    """sigma^2 | beta, x, y ~ InvGamma(a + n/2, b + RSS/2), RSS = y^T y - 2 beta^T X^T y + beta^T X^T X beta
+    (the inverse-gamma prior is conjugate for sigma^2 given beta)."""
+    q = xty.size
+    rss = yty
+    for a in range(q):
+        rss -= 2.0 * beta[a] * xty[a]
+        for b in range(q):
+            rss += beta[a] * xtx[a, b] * beta[b]
+    if rss < 0.0:  # rounding only: RSS is a sum of squares
+        rss = 0.0
+    return (sig_b + 0.5 * rss) / rng.gamma(sig_a + 0.5 * n, 1.0)
+
+
+@njit(cache=True, nogil=True)
+def regression_chain(rng, rec, s, xtx, xty, yty, sig, chol, x_mean, prior_sd, sig_a, sig_b, lo, hi, s_dp, kernel,
+                     scale, n_iter, out_theta, out_acc, out_frac):
+    """``n_iter`` iterations of Algorithm 1: beta | sigma, x, y (conjugate normal); with an unknown
+    sigma^2 (``sig_a > 0``: InvGamma(sig_a, sig_b) prior) sigma^2 | beta, x, y (conjugate inverse gamma,
+    recorded as the last column of ``out_theta``); then a record sweep at (beta, sigma). ``sig[0]``
+    holds the current sigma between calls."""
+    statistics(rec, lo, hi, s, xtx, xty, yty)
     n = rec.shape[0]
-    beta = np.empty(xty.size)
+    q = xty.size
+    beta = np.empty(q)
     for t in range(n_iter):
-        beta_draw(rng, xtx, xty, sigma, prior_sd, beta)
-        for j in range(beta.size):
+        beta_draw(rng, xtx, xty, sig[0], prior_sd, beta)
+        for j in range(q):
             out_theta[t, j] = beta[j]
-        asum, nacc = regression_sweep(rng, rec, s, xtx, xty, beta, chol, x_mean, sigma, lo, hi, s_dp, kernel, scale)
+        if sig_a > 0.0:
+            s2 = sigma2_draw(rng, xtx, xty, yty[0], beta, n, sig_a, sig_b)
+            sig[0] = math.sqrt(s2)
+            out_theta[t, q] = s2
+        asum, nacc = regression_sweep(rng, rec, s, xtx, xty, yty, beta, chol, x_mean, sig[0], lo, hi, s_dp, kernel,
+                                      scale)
         out_acc[t] = asum / n
         out_frac[t] = nacc / n
 
@@ -232,23 +260,24 @@ def _simulate_into(rng, beta, n, chol, x_mean, sigma, lo, hi, z, t, prop, e, s):
 
 
 @njit(cache=True, nogil=True)
-def simulate_statistic(rng, betas, n, chol, x_mean, sigma, lo, hi, out):
-    """out[r] = s(x, y) of n records drawn from the model at betas[r] (rows), O(n p^2) each."""
+def simulate_statistic(rng, betas, sigmas, n, chol, x_mean, lo, hi, out):
+    """out[r] = s(x, y) of n records drawn from the model at betas[r] and sigmas[r], O(n p^2) each."""
     q = betas.shape[1]
     z = np.empty(q + 1)
     t = np.empty(out.shape[1])
     prop = np.empty(q)
     e = np.empty(q - 1)
     for r in range(betas.shape[0]):
-        _simulate_into(rng, betas[r], n, chol, x_mean, sigma, lo, hi, z, t, prop, e, out[r])
+        _simulate_into(rng, betas[r], n, chol, x_mean, sigmas[r], lo, hi, z, t, prop, e, out[r])
 
 
 @njit(cache=True, nogil=True)
-def abc_regression_batch(rng, n, chol, x_mean, sigma, prior_sd, lo, hi, s_dp, kernel, scale, m, out):
-    """m ABC rejection proposals (Gong 2020, Alg. 3): beta ~ N(0, tau^2 I), n records from the model,
-    accept with probability prod_k eta(s_dp,k - s_k) / eta(0). Accepted betas fill ``out`` in
-    proposal order; returns how many."""
-    q = out.shape[1]
+def abc_regression_batch(rng, n, chol, x_mean, sigma, prior_sd, sig_a, sig_b, lo, hi, s_dp, kernel, scale, m, out):
+    """m ABC rejection proposals (Gong 2020, Alg. 3): beta ~ N(0, tau^2 I) (and, when ``sig_a > 0``,
+    sigma^2 ~ InvGamma(sig_a, sig_b), else sigma fixed), n records from the model, accept with
+    probability prod_k eta(s_dp,k - s_k) / eta(0). Accepted draws (beta, then sigma^2 if unknown)
+    fill ``out`` in proposal order; returns how many."""
+    q = chol.shape[0] + 1
     d = s_dp.size
     z = np.empty(q + 1)
     t = np.empty(d)
@@ -260,12 +289,19 @@ def abc_regression_batch(rng, n, chol, x_mean, sigma, prior_sd, lo, hi, s_dp, ke
     for r in range(m):
         for j in range(q):
             beta[j] = prior_sd * rng.standard_normal()
-        _simulate_into(rng, beta, n, chol, x_mean, sigma, lo, hi, z, t, prop, e, s)
+        sd = sigma
+        s2 = 0.0
+        if sig_a > 0.0:
+            s2 = sig_b / rng.gamma(sig_a, 1.0)
+            sd = math.sqrt(s2)
+        _simulate_into(rng, beta, n, chol, x_mean, sd, lo, hi, z, t, prop, e, s)
         la = 0.0
         for k in range(d):
             la += _lnoise(kernel, scale, s_dp[k] - s[k])
         if math.log(rng.random()) < la:
             for j in range(q):
                 out[k_acc, j] = beta[j]
+            if sig_a > 0.0:
+                out[k_acc, q] = s2
             k_acc += 1
     return k_acc

@@ -10,7 +10,7 @@ Layout (every key is documented in the README)::
                  (+ column = "x") · records = [..]; naive_bayes_loglinear: s_dp = the K tables,
                  simulate = {pi, p} or {from_prior = true}, csv with columns y,x1..xK;
                  linear_regression: s_dp = the d entries (engine.models.LinearRegression),
-                 simulate = {beta = [..]}, csv with columns x1..xp,y
+                 simulate = {beta = [..]} (+ sigma2 with model.sigma_prior), csv with columns x1..xp,y
     unknown n    model.n_prior = { name = "poisson", mean = .. } (or negative_binomial with
                  dispersion), an [n_mechanism] table (the keys of [mechanism]) and, with s_dp,
                  data.n_dp; model.n is then the true size, used only when the engine releases

@@ -176,12 +176,13 @@ def _abc_regression(problem, rng, draws, max_proposals, max_seconds, batch_size,
     """linear_regression: each proposal simulates its n records (compiled, O(n p^2) per proposal;
     :func:`engine.regression_kernels.abc_regression_batch`), split over two threads as above."""
     model, mech = problem.model, problem.mechanism
-    args = (model.n, model.chol, np.asarray(model.x_mean, float), model.sigma, model.prior_sd,
-            np.asarray(model.lo, float), np.asarray(model.hi, float), np.asarray(problem.s_dp, float),
+    sig_a, sig_b = model.sigma_prior or (0.0, 0.0)
+    args = (model.n, model.chol, np.asarray(model.x_mean, float), model.sigma, model.prior_sd, float(sig_a),
+            float(sig_b), np.asarray(model.lo, float), np.asarray(model.hi, float), np.asarray(problem.s_dp, float),
             int(mech.kernel), float(mech.scale))
     streams = rng.spawn(2)
     per_batch = max(100, min(batch_size, 4_000_000 // max(model.n, 1)))  # about 4 million records per batch
-    q = model.p + 1
+    q = len(model.param_names)
     kept, n_acc, proposals = [], 0, 0
     stopped_by = "draws"
     with ThreadPoolExecutor(max_workers=2) as pool:

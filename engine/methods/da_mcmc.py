@@ -46,6 +46,8 @@ class ChainState:
     class_counts: np.ndarray | None = None
     xtx: np.ndarray | None = None
     xty: np.ndarray | None = None
+    yty: np.ndarray | None = None
+    sig: np.ndarray | None = None
 
 
 def acceptance_bound(problem: Problem) -> float | None:
@@ -116,7 +118,7 @@ class _Runner:
         """Start from theta drawn from the naive posterior and x ~ f(. | theta)."""
         model = self.problem.model
         theta0 = model.posterior_sample(rng, model.project(self.problem.s_dp), 1)[0]
-        if model.name == "linear_regression" and np.any(np.abs(theta0) > 3.0 * model.prior_sd):
+        if model.name == "linear_regression" and np.any(np.abs(theta0[:model.p + 1]) > 3.0 * model.prior_sd):
             # at small epsilon the naive posterior can sit far out in the prior's tail (a nearly singular
             # noisy x~^T x~), where DA-MCMC would spend many sweeps walking back: start from the prior
             theta0 = model.sample_prior(rng, 1)[0]
@@ -130,8 +132,9 @@ class _Runner:
                               class_counts=class_counts)
         if model.name == "linear_regression":  # statistics are (re)computed by the kernel at every call
             q = model.p + 1
+            sig = np.array([math.sqrt(theta0[q]) if model.unknown_sigma else model.sigma])
             return ChainState(x=np.ascontiguousarray(x, dtype=float), s=0.0, sum_x=0.0, counts=np.empty(model.stat_dim),
-                              xtx=np.empty((q, q)), xty=np.empty(q))
+                              xtx=np.empty((q, q)), xty=np.empty(q), yty=np.empty(1), sig=sig)
         if model.name == "normal_known_sd":
             return ChainState(x=x.astype(float), s=float(model.statistic(x)[0]), sum_x=float(x.sum()))
         # Bernoulli records fit in one byte: a smaller array keeps n = 10^6 sweeps in cache
@@ -154,9 +157,11 @@ class _Runner:
                                     model.offsets, float(model.alpha), np.asarray(sdp, float), self.kernel,
                                     self.scale, n_iter, out_theta, out_acc, out_frac)
         elif model.name == "linear_regression":
-            regression_chain(rng, st.x, st.counts, st.xtx, st.xty, self.chol, np.asarray(model.x_mean, float),
-                             model.sigma, model.prior_sd, np.asarray(model.lo, float), np.asarray(model.hi, float),
-                             np.asarray(sdp, float), self.kernel, self.scale, n_iter, out_theta, out_acc, out_frac)
+            sig_a, sig_b = model.sigma_prior or (0.0, 0.0)
+            regression_chain(rng, st.x, st.counts, st.xtx, st.xty, st.yty, st.sig, self.chol,
+                             np.asarray(model.x_mean, float), model.prior_sd, float(sig_a), float(sig_b),
+                             np.asarray(model.lo, float), np.asarray(model.hi, float), np.asarray(sdp, float),
+                             self.kernel, self.scale, n_iter, out_theta, out_acc, out_frac)
         elif model.name == "poisson_gamma":
             upper = -1 if model.upper is None else int(model.upper)
             s, sx = kernels.poisson_chain(rng, st.x, int(st.s), int(st.sum_x), model.alpha, model.beta, upper,
