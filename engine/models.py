@@ -716,7 +716,18 @@ class LinearRegression:
     k = None  # no categorical record: randomized response does not apply
     integer_statistic = False
     support = (-np.inf, np.inf)
-    methods = ("da_mcmc", "naive", "abc_rejection", "auto")
+    methods = ("da_mcmc", "naive", "abc_rejection", "pseudo_marginal", "auto")
+    refusals = {
+        "exact": "no closed form or grid: the likelihood of the clamped 9-dimensional statistic has no "
+                 "tractable law; da_mcmc and abc_rejection are exact samplers for it",
+        "ops": "one-posterior sampling needs a bounded log-likelihood ratio, which a normal regression "
+               "likelihood on unbounded records does not have",
+        "bernstein_sheldon": "its CLT step needs the mean and covariance of the clamped, normalised "
+                             "statistic given beta (moments of a clamped multivariate normal, no closed form) "
+                             "and its conjugate beta | s step holds only when clamping never binds",
+        "mcem": "the MLE by Monte Carlo EM is built for the one-parameter models",
+        "rjmcmc": "an unknown n is supported for the one-parameter models only",
+    }
 
     @property
     def stat_dim(self) -> int:

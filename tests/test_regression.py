@@ -314,12 +314,17 @@ def test_s_dp_and_simulate_specs_run(tmp_path):
     assert "sum x1*x2" in proc.stderr  # the message spells out the order
 
 
-def test_auto_picks_da_mcmc_and_unsupported_methods_refuse():
+def test_auto_picks_by_the_particle_pilot_and_unsupported_methods_refuse():
+    """Wide noise (eps = 0.3): one particle suffices, auto runs the pseudo-marginal sampler; narrow noise
+    (eps = 50): the pilot asks for many particles of n records each, auto runs DA-MCMC."""
     model = make_model("linear_regression", {"n": 20})
-    problem = _problem(model, 10.0, np.random.default_rng(1), beta=BETA)
+    problem = _problem(model, 50.0, np.random.default_rng(1), beta=BETA)
     res = engine.run_method(problem, {"name": "auto", "chains": 2, "draws": 200, "warmup": 100}, 1)
-    assert res.info["picked"] == "da_mcmc"
-    for name in ("exact", "ops", "pseudo_marginal", "bernstein_sheldon", "mcem", "rjmcmc"):
+    assert res.info["attempts"][0]["method"] == "da_mcmc" and res.info["rule"]["particles_needed"] > 2
+    wide = _problem(model, 0.3, np.random.default_rng(1), beta=BETA)
+    res = engine.run_method(wide, {"name": "auto", "chains": 2, "draws": 200, "warmup": 200}, 1)
+    assert res.info["attempts"][0]["method"] == "pseudo_marginal" and res.info["rule"]["particles_needed"] <= 2
+    for name in ("exact", "ops", "bernstein_sheldon", "mcem", "rjmcmc"):
         with pytest.raises(ValueError, match="linear_regression"):
             engine.run_method(problem, {"name": name}, 1)
 
@@ -386,3 +391,22 @@ def test_unknown_sigma_spec_round_trip(tmp_path):
     np.testing.assert_array_equal(engine.run(again).draws, res.draws)
     nv = engine.run(spec, method="naive")
     assert nv.param_names == res.param_names and set(nv.density) == set(res.param_names)
+
+
+@pytest.mark.parametrize("design,truth,seed", [(SMALL, [1.0, -1.5], 40), (SIGMA_DESIGN, [1.0, -1.5, 1.0], 50)],
+                         ids=["known sigma", "unknown sigma"])
+def test_pseudo_marginal_agrees_with_abc_rejection(design, truth, seed):
+    """The pseudo-marginal sampler (statistic draws = n simulated records) against ABC rejection: KS per
+    coordinate at level 0.01, the chain thinned to its bulk ESS."""
+    from engine.methods.pseudo_marginal import pseudo_marginal
+
+    model = make_model("linear_regression", {**design})
+    problem = _problem(model, SMALL_EPS, np.random.default_rng(seed), beta=truth)
+    abc = abc_rejection(problem, np.random.Generator(np.random.SFC64(seed + 1)), draws=4000, max_seconds=60)
+    pm = pseudo_marginal(problem, np.random.Generator(np.random.SFC64(seed + 2)), chains=4, draws=8000, warmup=1000)
+    summ = summary(pm)
+    assert summ.attrs["convergence"]["converged"], summ.attrs["convergence"]
+    for j, name in enumerate(model.param_names):
+        pval, size = _ks_thinned(pm.draws[:, :, j], abc.draws[0, :, j], summ.loc[name, "ess_bulk"])
+        assert size >= 400
+        assert pval > 0.01, (name, pval)

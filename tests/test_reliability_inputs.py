@@ -100,7 +100,7 @@ SPEC_CASES = [
      "mechanism.name"),
     ("regression exact", _with("method", {"name": "exact"}, REG), "method.name"),
     ("regression ops", _with("method", {"name": "ops"}, REG), "method.name"),
-    ("regression pseudo-marginal", _with("method", {"name": "pseudo_marginal"}, REG), "method.name"),
+    ("regression rjmcmc", _with("method", {"name": "rjmcmc"}, REG), "method.name"),
     ("regression bernstein_sheldon", _with("method", {"name": "bernstein_sheldon"}, REG), "method.name"),
     ("regression mcem", _with("method", {"name": "mcem"}, REG), "method.name"),
     ("regression sigma with sigma_prior", _with("model.sigma_prior", {"a": 2.0, "b": 2.0}, _with("model.sigma", 1.0, REG)),
