@@ -718,10 +718,10 @@ class LinearRegression:
     support = (-np.inf, np.inf)
     methods = ("da_mcmc", "naive", "abc_rejection", "pseudo_marginal", "auto")
     refusals = {
-        "exact": "no closed form or grid: the likelihood of the clamped 9-dimensional statistic has no "
-                 "tractable law; da_mcmc and abc_rejection are exact samplers for it",
-        "ops": "one-posterior sampling needs a bounded log-likelihood ratio, which a normal regression "
-               "likelihood on unbounded records does not have",
+        "exact": "no closed form or grid: the law of the clamped d-dimensional statistic given beta is not "
+                 "tractable; da_mcmc, pseudo_marginal and abc_rejection are exact samplers for it",
+        "ops": "one-posterior sampling is private only for a bounded log-likelihood per record, which the "
+               "normal regression likelihood of unbounded records does not have",
         "bernstein_sheldon": "its CLT step needs the mean and covariance of the clamped, normalised "
                              "statistic given beta (moments of a clamped multivariate normal, no closed form) "
                              "and its conjugate beta | s step holds only when clamping never binds",
