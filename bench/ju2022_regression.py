@@ -14,7 +14,9 @@ clamping").
 
 Writes ``posterior_means.csv``, ``summary.csv``, ``fig2.html`` (plotly) and ``fig2.png`` (plotly
 through ``ui/export.py`` when Chromium and kaleido are available, else matplotlib), and prints the
-checks. ``--quick``: 10 releases of 1500 iterations (500 burn-in) per eps; the paper: 100 releases
+checks. ``--method pseudo_marginal`` runs the pseudo-marginal sampler instead of the paper's DA-MCMC
+(at small eps DA-MCMC mixes slowly: its beta steps have the confidential posterior's width).
+``--quick``: 10 releases of 1500 iterations (500 burn-in) per eps; the paper: 100 releases
 of 10000 (5000 burn-in).
 """
 from __future__ import annotations
@@ -61,7 +63,7 @@ def plotly_figure(fixed, summ):
     fig.add_hline(y=0.0, line={"color": "black", "dash": "dash", "width": 1})
     fig.update_layout(title="Private linear regression, β | s_dp with fixed confidential data (Ju et al. 2022, Fig. 2)",
                       xaxis_title="log10 ε", yaxis_title="posterior mean of β", width=900, height=520,
-                      legend={"orientation": "h", "y": -0.2})
+                      legend={"orientation": "h", "y": -0.2}, margin={"r": 190})
     return fig
 
 
@@ -102,11 +104,13 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="10 releases of 1500 iterations per eps")
     ap.add_argument("--out", default="out/ju2022_regression", help="output directory")
     ap.add_argument("--workers", type=int, default=None)
+    ap.add_argument("--method", default="da_mcmc", choices=("da_mcmc", "pseudo_marginal"),
+                    help="the sampler per release (default: the paper's DA-MCMC)")
     args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     r = 10 if args.quick else 100
-    method = ({"name": "da_mcmc", "chains": 1, "draws": 1000, "warmup": 500} if args.quick else
-              {"name": "da_mcmc", "chains": 1, "draws": 5000, "warmup": 5000})
+    method = ({"name": args.method, "chains": 1, "draws": 1000, "warmup": 500} if args.quick else
+              {"name": args.method, "chains": 1, "draws": 5000, "warmup": 5000})
     t0 = time.perf_counter()
     fixed = epsilon_replicates(paper_spec(), EPSILONS, r, method=method, data="fixed", workers=args.workers,
                                batch_size=5)
@@ -127,13 +131,14 @@ def main(argv=None) -> int:
     small, large = summ[summ["epsilon"] == min(EPSILONS)], summ[summ["epsilon"] == max(EPSILONS)]
     sd = fixed.groupby(["epsilon", "param"])["post_sd"].mean()
     dist = lambda s: float(np.abs(s["post_mean_mean"] - s["confidential_mean"]).mean())  # noqa: E731
-    checks = {
-        "min acceptance of every chain >= exp(-eps)": bool((acc["acceptance_min"] >= acc["bound"]).all()),
+    checks = {} if args.method != "da_mcmc" else {
+        "min acceptance of every chain >= exp(-eps)": bool((acc["acceptance_min"] >= acc["bound"]).all())}
+    checks.update({
         "at the largest eps the means are closer to the confidential means (average over beta) than at the smallest":
             dist(large) < dist(small),
         "the posterior sd of every coefficient is smaller at the largest eps than at the smallest":
             bool((sd.loc[max(EPSILONS)] < sd.loc[min(EPSILONS)]).all()),
-    }
+    })
     for name, ok in checks.items():
         print(("PASS " if ok else "FAIL ") + name)
     print(f"-> {args.out}")
