@@ -15,6 +15,9 @@ small_eps_ess_per_s (da_mcmc vs pseudo_marginal, bulk ESS per second on the issu
 cases), small_eps_speedup, and live_map (``auto`` over 4 models x 5 n x 4 ε: cells reaching 400 ESS/s
 with R-hat <= 1.01, the slowest cells). From bench/bernstein_sheldon.py: bernstein_sheldon_iterations_per_s
 (one chain, per model; the approximate sampler's iterations cost the same at every n).
+regression_record_updates_per_s: the linear_regression DA-MCMC sweep (issue 11: p = 2, n = 100000, paper
+000 Sec. 5 design, Laplace at eps = 1, one chain), each update p normal draws, two O(p^2) record terms
+and a d = 9 noise ratio; bernstein_sheldon does not serve linear_regression, so it has no row here.
 """
 from __future__ import annotations
 
@@ -128,6 +131,16 @@ def bench_sweep(repeats):
     return time_repeats(lambda: epsilon_sweep(engine.DEMO_SPEC, eps, ALL_METHODS, keep_results=False), repeats)
 
 
+def bench_regression(sweeps, repeats, n=100_000):
+    spec = {"seed": 1, "model": {"name": "linear_regression", "n": n, "p": 2},
+            "mechanism": {"name": "laplace", "epsilon": 1.0}, "data": {"simulate": {"beta": [-1.79, -2.89, -0.66]}}}
+    problem = engine.prepare(spec)
+    da_mcmc(problem, np.random.default_rng(0), chains=1, draws=1, warmup=0)  # load compiled code
+    times = time_repeats(lambda: da_mcmc(problem, engine.method_rng(1), chains=1, draws=sweeps, warmup=0),
+                         repeats)
+    return [n * sweeps / t for t in times]
+
+
 def bench_first_run(repeats):
     code = ("import numpy as np, engine; from engine.methods.da_mcmc import da_mcmc; "
             "p = engine.prepare(engine.DEMO_SPEC); da_mcmc(p, np.random.default_rng(0), chains=1, draws=10, warmup=0)")
@@ -167,6 +180,7 @@ def main(argv=None):
     small = exact_everywhere.small_eps(2000 if args.quick else 5000, 500 if args.quick else 1000)
     live = exact_everywhere.live_map()
     bs = bench_bs.iterations_per_s(args.quick)
+    reg = bench_regression(2 if args.quick else 10, reps)
     import numba
 
     res = {
@@ -183,7 +197,9 @@ def main(argv=None):
         "small_eps_speedup": {k: v["speedup"] for k, v in small.items()},
         "live_map": live,
         "bernstein_sheldon_iterations_per_s": bs,
+        "regression_record_updates_per_s": statistics.median(reg),
         "detail": {"da_mcmc": _stat(da), "reference": _stat(ref), "two_chain": _stat(two), "abc": _stat(abc),
+                   "regression": _stat(reg),
                    "scenario": _stat(scen), "eps_sweep": _stat(sweep), "first_run": _stat(first)},
         "numba": numba.__version__, "numpy": np.__version__, "python": platform.python_version(),
         "cpu_count": os.cpu_count(), "machine": platform.machine(), "processor": platform.processor(),
@@ -195,7 +211,8 @@ def main(argv=None):
     for key, unit, vals in [("da_mcmc (updates/s, 1 chain)", "", da), ("reference Python (updates/s)", "", ref),
                             ("da_mcmc (updates/s, 2 chains)", "", two), ("abc (proposals/s)", "", abc),
                             ("demo scenario, all methods (s)", "", scen), ("eps sweep 10 x all (s)", "", sweep),
-                            ("first run, fresh interpreter (s)", "", first)]:
+                            ("first run, fresh interpreter (s)", "", first),
+                            ("linear_regression p=2 (updates/s)", "", reg)]:
         print(f"{key:38s} {statistics.median(vals):14.4g} {min(vals):14.4g}")
     print(f"speedup over reference: {res['speedup']:.0f}x")
     for n_, row in res["scaling"].items():

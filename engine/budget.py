@@ -190,6 +190,8 @@ def estimate_cost(problem: Problem, method: dict, rates: dict | None = None) -> 
         per = family["record_update_s"] * (50.0 if getattr(model, "name", "custom") == "custom" else 1.0)
         if getattr(model, "name", "") == "naive_bayes_loglinear":  # a record is 1 + K categorical draws
             per = rates["dirichlet_multinomial"]["record_update_s"] * (1 + model.n_features)
+        if getattr(model, "name", "") == "linear_regression":  # p normals, two O(d) record terms, d = stat_dim
+            per = rates["normal_known_sd"]["record_update_s"] * (1 + model.stat_dim)
         secs = units * per / _parallel(chains, rates)
         return Cost(name, units, "record updates", secs, f"{chains} chains x {warmup + draws:,} iterations x "
                                                             f"n = {model.n:,} records")
@@ -200,6 +202,8 @@ def estimate_cost(problem: Problem, method: dict, rates: dict | None = None) -> 
             m = choose_particles(np.random.default_rng(0), setup, _clean(setup, moment_estimate(problem)),
                                  settings.get("max_particles", 20_000))[0]
         per_draw = family["statistic_draw_s"] * setup.pilot_cost
+        if getattr(model, "name", "") == "linear_regression":  # n simulated records, each priced like a DA-MCMC update
+            per_draw = rates["normal_known_sd"]["record_update_s"] * (1 + model.stat_dim) * model.n
         units = float(iters) * m
         secs = units * per_draw / _parallel(chains, rates)
         return Cost(name, units, "statistic draws", secs, f"{chains} chains x {warmup + draws:,} iterations x "

@@ -24,7 +24,13 @@ code  model                    theta(phi)          log p(theta) + log Jacobian  
 4     normal_known_sd          phi                 -(mu - m0)^2 / (2 s0^2)       sum of n clamped N(mu, sd^2)
 5     dirichlet_multinomial    softmax(phi, 0)     sum_j alpha_j log p_j         Multinomial(n, p)
 6     dirichlet + RR           softmax(phi, 0)     sum_j alpha_j log p_j         exact: c ~ Mult(n, Q^T p)
+7     linear_regression        beta = phi          -|beta|^2 / (2 tau^2)         n records (x, y) simulated,
+8     ..., unknown sigma^2     beta, e^phi_q       same - a phi_q - b e^-phi_q   clamped: s(x, y) (O(n p^2))
 ====  =======================  ==================  ============================  ==============================
+
+Codes 7 and 8 pack ``par`` = (n, p, tau, a, b, sigma, x_mean[p], chol(Sigma)[p x p row-major],
+lo[p+1], hi[p+1]); code 8 has sigma^2 = e^phi_q unknown with an InvGamma(a, b) prior, whose density
+v^(-a-1) e^(-b/v) times the Jacobian v of v = e^phi gives the extra term; code 7 has sigma = par[5].
 
 The Jacobians: for the logistic map d th/d phi = th (1 - th), which turns the Beta(a, b) density
 th^(a-1) (1-th)^(b-1) into th^a (1-th)^b; for lam = e^phi it is lam; for the additive-log-ratio
@@ -43,6 +49,7 @@ import numpy as np
 from numba import njit
 
 from .kernels import log_noise
+from .regression_kernels import _simulate_into
 
 __all__ = ["pm_chain", "log_eta_draws", "to_theta", "log_prior_jac", "loglik_estimate"]
 
@@ -66,6 +73,11 @@ def to_theta(code, phi, out):
         out[0] = math.exp(phi[0])
     elif code == 4:
         out[0] = phi[0]
+    elif code == 7 or code == 8:
+        for j in range(phi.size):
+            out[j] = phi[j]
+        if code == 8:
+            out[phi.size - 1] = math.exp(phi[phi.size - 1])
     else:
         k = phi.size + 1
         m, tot = _softmax_norm(phi)
@@ -111,6 +123,15 @@ def log_prior_jac(code, phi, par, work):
         m0, s0 = par[4], par[5]
         z = (phi[0] - m0) / s0
         return -0.5 * z * z
+    if code == 7 or code == 8:
+        q = int(par[1]) + 1
+        tau = par[2]
+        tot = 0.0
+        for j in range(q):
+            tot -= 0.5 * (phi[j] / tau) * (phi[j] / tau)
+        if code == 8:
+            tot -= par[3] * phi[q] + par[4] * math.exp(-phi[q])
+        return tot
     _log_softmax(phi, work)
     tot = 0.0
     for j in range(work.size):
@@ -177,10 +198,33 @@ def _log_eta_one(code, rng, theta, par, sdp, kernel, scale, pbuf, cbuf):
             x = rng.normal(theta[0], sd)
             s += min(max(x, lo), hi)
         return log_noise(kernel, scale, sdp[0] - s)
+    if code == 7 or code == 8:
+        return _regression_log_eta(code, rng, theta, par, sdp, kernel, scale)
     _multinomial(rng, n, theta, cbuf)
     tot = 0.0
     for j in range(theta.size):
         tot += log_noise(kernel, scale, sdp[j] - cbuf[j])
+    return tot
+
+
+@njit(cache=True, nogil=True)
+def _regression_log_eta(code, rng, theta, par, sdp, kernel, scale):
+    """log eta(s_dp - s) for the statistic of n records simulated at theta (codes 7, 8)."""
+    n = int(par[0])
+    p = int(par[1])
+    q = p + 1
+    sigma = math.sqrt(theta[q]) if code == 8 else par[5]
+    x_mean = par[6:6 + p]
+    chol = np.ascontiguousarray(par[6 + p:6 + p + p * p]).reshape((p, p))
+    lo = par[6 + p + p * p:6 + p + p * p + q]
+    hi = par[6 + p + p * p + q:6 + p + p * p + 2 * q]
+    d = sdp.size
+    s = np.empty(d)
+    _simulate_into(rng, theta[:q], n, chol, x_mean, sigma, lo, hi, np.empty(q + 1), np.empty(d), np.empty(q),
+                   np.empty(p), s)
+    tot = 0.0
+    for k in range(d):
+        tot += log_noise(kernel, scale, sdp[k] - s[k])
     return tot
 
 

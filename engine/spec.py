@@ -8,7 +8,9 @@ Layout (every key is documented in the README)::
                  sensitivity; randomized_response: epsilon, or scheme = "coin" + truth_prob
     [data]       exactly one of: s_dp = [..] · simulate = {theta = 0.3} · csv = "file.csv"
                  (+ column = "x") · records = [..]; naive_bayes_loglinear: s_dp = the K tables,
-                 simulate = {pi, p} or {from_prior = true}, csv with columns y,x1..xK
+                 simulate = {pi, p} or {from_prior = true}, csv with columns y,x1..xK;
+                 linear_regression: s_dp = the d entries (engine.models.LinearRegression),
+                 simulate = {beta = [..]} (+ sigma2 with model.sigma_prior), csv with columns x1..xp,y
     unknown n    model.n_prior = { name = "poisson", mean = .. } (or negative_binomial with
                  dispersion), an [n_mechanism] table (the keys of [mechanism]) and, with s_dp,
                  data.n_dp; model.n is then the true size, used only when the engine releases
@@ -116,7 +118,12 @@ def _check_data(data, model, base_dir: str = ".") -> dict:
     if present[0] == "csv" and not isinstance(d["csv"], str):
         fail("data.csv", d["csv"], "must be a file path")
     columns = getattr(model, "csv_columns", None)
-    if present[0] == "s_dp" and columns:
+    if present[0] == "s_dp" and model.name == "linear_regression":
+        s = d["s_dp"]
+        if not isinstance(s, (list, tuple)) or len(s) != model.stat_dim:
+            fail("data.s_dp", s, f"must list the d = {model.stat_dim} released entries for p = {model.p}, in the order "
+                 + ", ".join(model.stat_labels()) + " (sums over records of the clamped, normalised values)")
+    elif present[0] == "s_dp" and columns:
         sizes = " + ".join(f"{model.class_levels}x{jk}" for jk in model.feature_levels)
         s = d["s_dp"]
         if not isinstance(s, (list, tuple)) or len(s) != model.stat_dim:
@@ -159,7 +166,7 @@ def spec_from_dict(d: Mapping[str, Any], base_dir: str = ".") -> Spec:
         model_d["n"] = len(data_d["records"])
     if "name" not in model_d:
         fail("model.name", None, "is required: one of beta_binomial, poisson_gamma, dirichlet_multinomial, normal_known_sd, "
-             "naive_bayes_loglinear")
+             "naive_bayes_loglinear, linear_regression")
     unknown_n = "n_prior" in model_d
     n_mech_d = _check_unknown_n(d, model_d, data_d) if unknown_n else None
     if not unknown_n and "n_mechanism" in d:

@@ -62,8 +62,56 @@ LOGLIN = {
 }
 LOGLIN_S_DP = {**LOGLIN, "data": {"s_dp": [1.0] * 10}}
 
+# Clamped linear regression (issue 11): p = 2, paper 000 Sec. 5 defaults
+REG = {
+    "seed": 1,
+    "model": {"name": "linear_regression", "n": 20, "p": 2},
+    "mechanism": {"name": "laplace", "epsilon": 1.0},
+    "data": {"simulate": {"beta": [-1.79, -2.89, -0.66]}},
+    "method": {"name": "naive", "chains": 1, "draws": 100, "warmup": 10},
+}
+REG_S_DP = {**REG, "data": {"s_dp": [1.0] * 9}}
+
 # (case id, spec, text that must appear in the message: the field)
 SPEC_CASES = [
+    ("regression p zero", _with("model.p", 0, REG), "model.p"),
+    ("regression p float", _with("model.p", 1.5, REG), "model.p"),
+    ("regression x_mean wrong length", _with("model.x_mean", [0.0], REG), "model.x_mean"),
+    ("regression x_mean text", _with("model.x_mean", ["a", 0.0], REG), "model.x_mean"),
+    ("regression x_cov not symmetric", _with("model.x_cov", [[1.0, 0.5], [0.0, 1.0]], REG), "model.x_cov"),
+    ("regression x_cov not positive definite", _with("model.x_cov", [[1.0, 2.0], [2.0, 1.0]], REG), "model.x_cov"),
+    ("regression x_cov wrong size", _with("model.x_cov", [[1.0]], REG), "model.x_cov"),
+    ("regression x_cov scalar", _with("model.x_cov", 1.0, REG), "model.x_cov"),
+    ("regression sigma zero", _with("model.sigma", 0.0, REG), "model.sigma"),
+    ("regression prior_sd negative", _with("model.prior_sd", -2.0, REG), "model.prior_sd"),
+    ("regression lo above hi", _with("model.lo", 20.0, REG), "model.hi"),
+    ("regression hi list with lo above", _with("model.hi", [10.0, -20.0, 10.0], REG), "model.hi"),
+    ("regression lo wrong length", _with("model.lo", [-1.0, -1.0], REG), "model.lo"),
+    ("regression lo infinite", _with("model.lo", float("-inf"), REG), "model.lo"),
+    ("regression unknown key", _with("model.alpha", 1.0, REG), "model.alpha"),
+    ("regression s_dp too short", _with("data.s_dp", [1.0] * 8, REG_S_DP), "data.s_dp"),
+    ("regression s_dp too long", _with("data.s_dp", [1.0] * 10, REG_S_DP), "data.s_dp"),
+    ("regression beta wrong length", _with("data.simulate.beta", [1.0, 2.0], REG), "data.simulate.beta"),
+    ("regression beta missing", _with("data.simulate", {"theta": 0.3}, REG), "data.simulate"),
+    ("regression records wrong width", _with("data", {"records": [[0.1, 0.2], [0.3, 0.4]]}, REG), "data.records"),
+    ("regression record not finite", _with("data", {"records": [[0.1, 0.2, float("nan")]]}, REG), "data.records"),
+    ("regression discrete noise", _with("mechanism", {"name": "discrete_laplace", "scale": 1.0}, REG), "mechanism.name"),
+    ("regression randomized response", _with("mechanism", {"name": "randomized_response", "epsilon": 1.0}, REG),
+     "mechanism.name"),
+    ("regression exact", _with("method", {"name": "exact"}, REG), "method.name"),
+    ("regression ops", _with("method", {"name": "ops"}, REG), "method.name"),
+    ("regression rjmcmc", _with("method", {"name": "rjmcmc"}, REG), "method.name"),
+    ("regression bernstein_sheldon", _with("method", {"name": "bernstein_sheldon"}, REG), "method.name"),
+    ("regression mcem", _with("method", {"name": "mcem"}, REG), "method.name"),
+    ("regression sigma with sigma_prior", _with("model.sigma_prior", {"a": 2.0, "b": 2.0}, _with("model.sigma", 1.0, REG)),
+     "model.sigma"),
+    ("regression sigma_prior a zero", _with("model.sigma_prior", {"a": 0.0, "b": 2.0}, REG), "model.sigma_prior.a"),
+    ("regression sigma_prior missing b", _with("model.sigma_prior", {"a": 2.0}, REG), "model.sigma_prior"),
+    ("regression sigma_prior not a table", _with("model.sigma_prior", 2.0, REG), "model.sigma_prior"),
+    ("regression sigma2 without sigma_prior", _with("data.simulate.sigma2", 2.0, REG), "data.simulate"),
+    ("regression sigma2 missing", _with("model.sigma_prior", {"a": 2.0, "b": 2.0}, REG), "data.simulate"),
+    ("regression sigma2 negative", _with("data.simulate.sigma2", -1.0, _with("model.sigma_prior", {"a": 2.0, "b": 2.0}, REG)),
+     "data.simulate.sigma2"),
     ("loglinear one class", _with("model.class_levels", 1, LOGLIN), "model.class_levels"),
     ("loglinear class levels float", _with("model.class_levels", 2.5, LOGLIN), "model.class_levels"),
     ("loglinear no features", _with("model.feature_levels", [], LOGLIN), "model.feature_levels"),

@@ -18,7 +18,9 @@ theta | s ~ Beta(a + s, b + n - s) -- the same joint law -- and since acceptance
 theta is drawn for accepted proposals only (``abc_beta_binomial_batch``). Each batch is split over two threads with their own streams
 (``rng.spawn(2)`` once per run); accepted draws are kept in a fixed order (thread 0's, then thread
 1's, each in proposal order), which does not depend on their values, so the first ``draws`` of them
-are still i.i.d. from the posterior and the run is reproducible. Other models use vectorised NumPy.
+are still i.i.d. from the posterior and the run is reproducible. linear_regression proposes beta from its
+normal prior and simulates the n records of each proposal in a compiled loop (same two-thread layout).
+Other models use vectorised NumPy.
 """
 from __future__ import annotations
 
@@ -30,6 +32,7 @@ import numpy as np
 from ..custom import CustomModel
 from ..kernels import abc_beta_binomial_batch, abc_conjugate_batch, alias_table
 from ..models import log_beta_binomial_pmf
+from ..regression_kernels import abc_regression_batch
 from ..mechanisms import MAX_RR_TABLE_N, RandomizedResponse
 from ..results import Problem, Result
 from ..validation import positive, positive_int
@@ -71,6 +74,8 @@ def abc_rejection(problem: Problem, rng: np.random.Generator, *, draws: int = 40
     t0 = time.perf_counter()
     model = problem.model
     log_acc = acceptance_log_prob(problem)
+    if getattr(model, "name", "") == "linear_regression":
+        return _abc_regression(problem, rng, draws, max_proposals, max_seconds, batch_size, on_progress, t0)
     compiled = _compiled_setup(problem)
     if compiled is not None:
         return _abc_compiled(problem, rng, compiled, draws, max_proposals, max_seconds, batch_size, on_progress, t0)
@@ -160,6 +165,43 @@ def _abc_compiled(problem, rng, setup, draws, max_proposals, max_seconds, batch_
             else:
                 futures = [pool.submit(abc_conjugate_batch, streams[i], family, p1, p2, n, table, sdp, kernel, scale,
                                        parts[i], outs[i]) for i in range(2)]
+            counts = [f.result() for f in futures]
+            proposals += m
+            for out, k in zip(outs, counts):
+                if k:
+                    kept.append(out[:k])
+                    n_acc += k
+            if on_progress is not None:
+                on_progress(min(n_acc, draws), draws)
+    return _finish(problem, kept, n_acc, proposals, draws, stopped_by, max_proposals, t0)
+
+
+def _abc_regression(problem, rng, draws, max_proposals, max_seconds, batch_size, on_progress, t0):
+    """linear_regression: each proposal simulates its n records (compiled, O(n p^2) per proposal;
+    :func:`engine.regression_kernels.abc_regression_batch`), split over two threads as above."""
+    model, mech = problem.model, problem.mechanism
+    sig_a, sig_b = model.sigma_prior or (0.0, 0.0)
+    args = (model.n, model.chol, np.asarray(model.x_mean, float), model.sigma, model.prior_sd, float(sig_a),
+            float(sig_b), np.asarray(model.lo, float), np.asarray(model.hi, float), np.asarray(problem.s_dp, float),
+            int(mech.kernel), float(mech.scale))
+    streams = rng.spawn(2)
+    per_batch = max(100, min(batch_size, 4_000_000 // max(model.n, 1)))  # about 4 million records per batch
+    q = len(model.param_names)
+    kept, n_acc, proposals = [], 0, 0
+    stopped_by = "draws"
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        while n_acc < draws:
+            if proposals >= max_proposals:
+                stopped_by = "max_proposals"
+                break
+            if time.perf_counter() - t0 > max_seconds:
+                stopped_by = "max_seconds"
+                break
+            want = 2_000 if n_acc == 0 else 1.2 * (draws - n_acc) * proposals / n_acc + 1_000
+            m = int(min(per_batch, max(want, 1_000), max_proposals - proposals))
+            parts = [m // 2, m - m // 2]
+            outs = [np.empty((k, q)) for k in parts]
+            futures = [pool.submit(abc_regression_batch, streams[i], *args, parts[i], outs[i]) for i in range(2)]
             counts = [f.result() for f in futures]
             proposals += m
             for out, k in zip(outs, counts):

@@ -23,7 +23,12 @@ statistic draws. Fallback: if the chosen chain's convergence verdict fails (R-ha
 400, :func:`engine.diagnostics.convergence`), the other chain runs too, and if neither converges the
 better one reruns with four times the draws; the result is the converged run (or the one with the
 largest minimum ESS), and ``info`` says what was picked, why, and every attempt with its verdict.
-Custom models go to DA-MCMC (the only chain that needs no prior density).
+Custom models go to DA-MCMC (the only chain that needs no prior density), and so do models that list
+their methods without ``exact`` or ``pseudo_marginal`` (linear_regression); for those a run that
+does not converge reruns DA-MCMC with four times the draws. linear_regression (whose statistic is not
+one number per record, so the cost comparison above does not apply) goes to the pseudo-marginal sampler
+when the pilot says one or two particles suffice (the noise is wide: DA-MCMC would crawl) and to
+DA-MCMC otherwise, with the same fallback.
 """
 from __future__ import annotations
 
@@ -52,6 +57,12 @@ _UNIT_COST_NS = {
 }
 
 
+def _serves(model, method: str) -> bool:
+    """Whether a model that lists its methods (``model.methods``) supports ``method``."""
+    allowed = getattr(model, "methods", None)
+    return allowed is None or method in allowed
+
+
 def _noise_sd_per_record(problem: Problem) -> float:
     sd = getattr(problem.mechanism, "noise_sd", None)
     return float(sd) / problem.model.n if sd else 0.0
@@ -63,6 +74,18 @@ def choose(problem: Problem, rng: np.random.Generator, allow_exact: bool = True)
     model = problem.model
     if isinstance(model, CustomModel):
         return "da_mcmc", "a custom model: DA-MCMC is the chain that needs no prior density", {}
+    if not _serves(model, "pseudo_marginal") and not _serves(model, "exact"):
+        return "da_mcmc", f"{model.name} has neither a closed form nor a pseudo-marginal sampler: DA-MCMC", {}
+    if model.name == "linear_regression":  # the cost rule below reads one statistic per record
+        setup = _setup(problem)
+        m, cv2 = choose_particles(rng, setup, _clean(setup, moment_estimate(problem)), cap=10**7)
+        numbers = {"particles_needed": m, "cv2": cv2}
+        if m <= 2:
+            return "pseudo_marginal", (f"the noise is wide relative to the statistic's spread: {m} particle(s) (each "
+                                       f"n = {model.n:,} simulated records) estimate the likelihood precisely, and "
+                                       "theta moves on the private posterior's own scale"), numbers
+        return "da_mcmc", (f"the noise is narrow relative to the statistic's spread: the pseudo-marginal sampler would "
+                           f"need about {m:,} particles of n = {model.n:,} records per step"), numbers
     if allow_exact and has_closed_form(problem):
         return "exact", "the exact posterior is available in closed form or on a numerical grid: i.i.d. draws", {}
     setup = _setup(problem)
@@ -131,12 +154,17 @@ def auto(problem: Problem, rng: np.random.Generator, *, chains: int = 4, draws: 
     best = (result, verdict)
     if verdict.applicable and not verdict.converged and not isinstance(problem.model, CustomModel):
         other = "da_mcmc" if picked == "pseudo_marginal" else "pseudo_marginal"
-        why += f"; {picked} did not converge at {draws} draws per chain, so {other} ran as well"
-        r2, v2, rec2 = _attempt(other, problem, next(streams), chains, draws, warmup, on_progress)
-        attempts.append(rec2)
-        if v2.converged or _score(v2) > _score(best[1]):
-            best, picked = (r2, v2), other
-        why += f" and {picked} did better"
+        # a regression particle is n simulated records: past 50 of them the other chain cannot do better
+        hopeless = problem.model.name == "linear_regression" and numbers.get("particles_needed", 0) > 50
+        if _serves(problem.model, other) and not hopeless:
+            why += f"; {picked} did not converge at {draws} draws per chain, so {other} ran as well"
+            r2, v2, rec2 = _attempt(other, problem, next(streams), chains, draws, warmup, on_progress)
+            attempts.append(rec2)
+            if v2.converged or _score(v2) > _score(best[1]):
+                best, picked = (r2, v2), other
+            why += f" and {picked} did better"
+        else:
+            next(streams)  # keep the stream of the rerun below the same either way
         if not best[1].converged:
             r3, v3, rec3 = _attempt(picked, problem, next(streams), chains, 4 * draws, warmup, on_progress)
             attempts.append(rec3)

@@ -22,11 +22,13 @@ def _no_keys(table: Mapping[str, Any], out: dict) -> None:
 
 
 def check_model_supported(method: str, model) -> None:
-    """A model that lists the methods serving it (``model.methods``) refuses every other one."""
+    """A model that lists the methods serving it (``model.methods``) refuses every other one, with the
+    model's reason when it gives one (``model.refusals[method]``)."""
     allowed = getattr(model, "methods", None)
     if allowed is not None and method not in allowed:
+        why = getattr(model, "refusals", {}).get(method)
         raise ValueError(f"method.name = {method!r} is invalid for model {model.name}: supported methods are "
-                         + ", ".join(allowed))
+                         + ", ".join(allowed) + (f" ({method}: {why})" if why else ""))
 
 
 @dataclass(frozen=True)

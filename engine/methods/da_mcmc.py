@@ -9,7 +9,9 @@ makes the prior-times-proposal terms cancel, so only the mechanism ratio remains
 epsilon-DP mechanism the ratio is at least exp(-epsilon) (Prop. 3.1), and record additivity makes
 each step O(1) (Prop. 3.2).
 
-Built-in models run the compiled chains of :mod:`engine.kernels`; custom models
+Built-in models run the compiled chains of :mod:`engine.kernels` (linear_regression those of
+:mod:`engine.regression_kernels`: O(p^2) record-additive updates of the released statistic and of the
+raw X^T X, X^T y, and a conjugate normal draw of beta); custom models
 (:class:`engine.custom.CustomModel`) run :class:`engine.custom.PythonRunner`, the same algorithm in
 plain Python. Chains are independent streams ``rng.spawn(chains)`` and run on threads (the
 compiled kernels release the GIL), so chain c's draws do not depend on how many chains run.
@@ -26,6 +28,7 @@ from .. import kernels
 from ..chains import kept, run_chains
 from ..custom import CustomModel
 from ..mechanisms import RandomizedResponse
+from ..regression_kernels import regression_chain
 from ..results import Problem, Result
 from .base import Method
 
@@ -41,6 +44,10 @@ class ChainState:
     sum_x: float
     counts: np.ndarray | None = None
     class_counts: np.ndarray | None = None
+    xtx: np.ndarray | None = None
+    xty: np.ndarray | None = None
+    yty: np.ndarray | None = None
+    sig: np.ndarray | None = None
 
 
 def acceptance_bound(problem: Problem) -> float | None:
@@ -82,6 +89,8 @@ class _Runner:
         self.scale = float(getattr(mech, "scale", 1.0))
         if model.name == "beta_binomial":
             self._prepare_bernoulli()
+        elif model.name == "linear_regression":
+            self.chol = model.chol
         elif self.rr:
             self.log_q = mech.log_Q
         else:
@@ -109,6 +118,10 @@ class _Runner:
         """Start from theta drawn from the naive posterior and x ~ f(. | theta)."""
         model = self.problem.model
         theta0 = model.posterior_sample(rng, model.project(self.problem.s_dp), 1)[0]
+        if model.name == "linear_regression" and np.any(np.abs(theta0[:model.p + 1]) > 3.0 * model.prior_sd):
+            # at small epsilon the naive posterior can sit far out in the prior's tail (a nearly singular
+            # noisy x~^T x~), where DA-MCMC would spend many sweeps walking back: start from the prior
+            theta0 = model.sample_prior(rng, 1)[0]
         x = model.sample_records(rng, theta0)
         if model.name == "dirichlet_multinomial":
             counts = np.bincount(x, minlength=model.k).astype(float)
@@ -117,6 +130,11 @@ class _Runner:
             class_counts = np.bincount(x[:, 0], minlength=model.class_levels).astype(float)
             return ChainState(x=np.ascontiguousarray(x), s=0.0, sum_x=0.0, counts=model.statistic(x),
                               class_counts=class_counts)
+        if model.name == "linear_regression":  # statistics are (re)computed by the kernel at every call
+            q = model.p + 1
+            sig = np.array([math.sqrt(theta0[q]) if model.unknown_sigma else model.sigma])
+            return ChainState(x=np.ascontiguousarray(x, dtype=float), s=0.0, sum_x=0.0, counts=np.empty(model.stat_dim),
+                              xtx=np.empty((q, q)), xty=np.empty(q), yty=np.empty(1), sig=sig)
         if model.name == "normal_known_sd":
             return ChainState(x=x.astype(float), s=float(model.statistic(x)[0]), sum_x=float(x.sum()))
         # Bernoulli records fit in one byte: a smaller array keeps n = 10^6 sweeps in cache
@@ -138,6 +156,12 @@ class _Runner:
             kernels.loglinear_chain(rng, st.x, st.counts, st.class_counts, np.asarray(model.feature_levels, np.int64),
                                     model.offsets, float(model.alpha), np.asarray(sdp, float), self.kernel,
                                     self.scale, n_iter, out_theta, out_acc, out_frac)
+        elif model.name == "linear_regression":
+            sig_a, sig_b = model.sigma_prior or (0.0, 0.0)
+            regression_chain(rng, st.x, st.counts, st.xtx, st.xty, st.yty, st.sig, self.chol,
+                             np.asarray(model.x_mean, float), model.prior_sd, float(sig_a), float(sig_b),
+                             np.asarray(model.lo, float), np.asarray(model.hi, float), np.asarray(sdp, float),
+                             self.kernel, self.scale, n_iter, out_theta, out_acc, out_frac)
         elif model.name == "poisson_gamma":
             upper = -1 if model.upper is None else int(model.upper)
             s, sx = kernels.poisson_chain(rng, st.x, int(st.s), int(st.sum_x), model.alpha, model.beta, upper,

@@ -14,6 +14,12 @@ likelihood P(S = s | lam), s rounded to an integer). normal_known_sd keeps the c
 ignores the clamp (the grid version exists, ``grid_posterior_of(problem, noise_free=True,
 s_value=s)``, but costs about a second per call, which the SBC negative control's 400 runs cannot
 afford).
+
+linear_regression (dapper Example 3's naive analysis): the noisy x~^T x~ block (with the known
+constant n) is projected onto the positive semidefinite cone (eigenvalues clipped at 0, the nearest
+PSD matrix in Frobenius norm, Higham 1988), the moments are de-normalised to the clamped scale, and
+beta gets the conjugate normal update as if they were the raw X^T X and X^T y
+(``LinearRegression.project``); clamping and noise are both ignored.
 """
 from __future__ import annotations
 
@@ -36,8 +42,12 @@ def naive(problem: Problem, rng: np.random.Generator, *, draws: int = 4000, chai
     if isinstance(model, CustomModel):
         raise ValueError("method.name = 'naive' is invalid: a custom model has no conjugate update; use da_mcmc")
     s_proj = model.project(problem.s_dp)
-    note = ("s_dp treated as the exact statistic" +
-            ("" if np.allclose(s_proj, problem.s_dp) else " after projection onto the statistic's support"))
+    if model.name == "linear_regression":  # project() returns the raw-scale conjugate statistic
+        note = ("s_dp treated as the exact statistic of clamped records taken as the raw data: x~^T x~ projected "
+                "onto the positive semidefinite matrices (eigenvalues clipped at 0), then de-normalised")
+    else:
+        note = ("s_dp treated as the exact statistic" +
+                ("" if np.allclose(s_proj, problem.s_dp) else " after projection onto the statistic's support"))
     if model.name == "poisson_gamma" and model.upper is not None:
         from .exact import grid_posterior_of, grid_result
 

@@ -32,7 +32,8 @@ phi_j = log(p_j / p_k) for the simplex; the target in phi includes the Jacobian
 (:mod:`engine.pm_kernels` lists each). Statistic samplers: Binomial(n, theta); Poisson(n lam);
 the sum of n records clamped at ``upper`` as sum_j j N_j + upper N_upper with
 N ~ Multinomial(n, P(min(X, upper) = j)); the sum of n clamped normals record by record;
-Multinomial cell counts. Randomized response needs no estimate: each report is a categorical draw
+Multinomial cell counts; for linear_regression the statistic of n records simulated at (beta, sigma)
+(phi = beta, and log sigma^2 when sigma is unknown). Randomized response needs no estimate: each report is a categorical draw
 with probabilities r = Q^T p (r = theta Q[1,1] + (1 - theta) Q[0,1] for the reported ones), so the
 report counts are Multinomial(n, r) (Binomial for two categories) and that exact likelihood is used
 (plain Metropolis–Hastings).
@@ -147,7 +148,8 @@ TARGET_LOG_SD = 1.2             # sd of log L_hat at the posterior bulk (Doucet 
 DEFAULT_MAX_PARTICLES = 20_000  # beyond this the noise is too narrow for the estimator: use da_mcmc
 _PILOT_MIN, _PILOT_MAX = 2_000, 512_000
 _PILOT_WORK = 20_000_000        # record draws a pilot may spend on the normal model (M x n each)
-_CODES = {"beta_binomial": 0, "poisson_gamma": 2, "normal_known_sd": 4, "dirichlet_multinomial": 5}
+_CODES = {"beta_binomial": 0, "poisson_gamma": 2, "normal_known_sd": 4, "dirichlet_multinomial": 5,
+          "linear_regression": 7}
 
 
 @dataclass(frozen=True)
@@ -193,6 +195,12 @@ def _setup(problem: Problem) -> _Setup:
     elif model.name == "normal_known_sd":
         par = np.array([model.n, model.sd, model.lo, model.hi, model.prior_mean, model.prior_sd])
         cost = model.n
+    elif model.name == "linear_regression":
+        a, b = model.sigma_prior or (0.0, 0.0)
+        code = 8 if model.unknown_sigma else 7
+        par = np.concatenate([[model.n, model.p, model.prior_sd, a, b, model.sigma], model.x_mean,
+                              model.chol.ravel(), model.lo, model.hi]).astype(float)
+        cost = model.n * (model.p + 1)
     else:
         par = np.concatenate([[model.n], np.asarray(model.alpha, float), [-1.0, -1.0, -1.0]])
         code = 6 if rr else 5
@@ -218,6 +226,11 @@ def _to_phi(setup: _Setup, theta: np.ndarray) -> np.ndarray:
         return np.log(np.maximum(th[:, :1], 1e-300))
     if setup.code == 4:
         return th[:, :1].copy()
+    if setup.code in (7, 8):
+        phi = th.copy()
+        if setup.code == 8:
+            phi[:, -1] = np.log(np.maximum(th[:, -1], 1e-300))
+        return phi
     p = np.maximum(th, 1e-300)
     return np.log(p[:, :-1]) - np.log(p[:, -1:])
 
@@ -232,6 +245,18 @@ def moment_estimate(problem: Problem) -> np.ndarray:
 
     model = problem.model
     target = model.project(problem.s_dp)
+    if model.name == "linear_regression":
+        # the naive mean, unless the noisy x~^T x~ put it in the prior's far tail (small epsilon): then
+        # the prior mean beta = 0, with sigma^2 at its prior median
+        centre = np.asarray(model.posterior_sample(np.random.default_rng(0), target, 2000).mean(axis=0))
+        q = model.p + 1
+        if np.any(np.abs(centre[:q]) > 3.0 * model.prior_sd):
+            centre[:q] = 0.0
+        if model.unknown_sigma:
+            a, b = model.sigma_prior
+            lo, hi = stats.invgamma(a, scale=b).ppf([0.01, 0.99])
+            centre[q] = min(max(centre[q], lo), hi)
+        return centre
     if isinstance(problem.mechanism, RandomizedResponse) or model.name == "dirichlet_multinomial":
         return np.asarray(model.posterior_sample(np.random.default_rng(0), target, 2000).mean(axis=0))
     per = float(target[0]) / model.n
@@ -306,6 +331,11 @@ def _initial_chol(problem: Problem, setup: _Setup, rng: np.random.Generator, the
         return np.diag(2.38 / math.sqrt(setup.d) * np.maximum(spread, 1e-8))
     naive = model.posterior_sample(rng, model.project(problem.s_dp), 400)
     sd = np.std(_to_phi(setup, naive), axis=0)
+    if setup.code in (7, 8):  # naive is overconfident here; start no narrower than a tenth of the prior
+        floor = np.full(setup.d, 0.1 * model.prior_sd)
+        if setup.code == 8:
+            floor[-1] = 0.1
+        return np.diag(2.38 / math.sqrt(setup.d) * np.minimum(np.maximum(sd, floor), 10.0))
     noise_sd = float(getattr(problem.mechanism, "noise_sd", 0.0) or 0.0)
     th = np.asarray(theta0, float)
     if setup.code in (0, 1):
@@ -341,9 +371,12 @@ def _clean(setup, theta):
     theta = np.asarray(theta, float)
     if setup.code in (0, 1):
         return np.clip(theta, 1e-9, 1 - 1e-9)
-    if setup.code >= 5:
+    if setup.code in (5, 6):
         theta = np.maximum(theta, 1e-9)
         return theta / theta.sum()
+    if setup.code == 8:
+        theta = theta.copy()
+        theta[..., -1] = np.maximum(theta[..., -1], 1e-12)
     return theta
 
 

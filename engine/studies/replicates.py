@@ -54,6 +54,8 @@ def prior_mean(model) -> np.ndarray:
     if model.name == "naive_bayes_loglinear":  # symmetric Dirichlet(alpha) rows: 1/I for pi, 1/J_k for p[k][i]
         return np.concatenate([np.full(model.class_levels, 1.0 / model.class_levels)] +
                               [np.full(model.class_levels * jk, 1.0 / jk) for jk in model.feature_levels])
+    if model.name == "linear_regression":  # beta ~ N(0, tau^2 I)
+        return np.zeros(len(model.param_names))
     return np.full(len(model.param_names), math.nan)
 
 
