@@ -57,7 +57,9 @@ wider (sd about 4.7) and pulled further towards the prior (mean about 28.6). In 
 the naive analysis takes the randomized answers at face value, while DA-MCMC recovers the uncertainty the
 coin flips add; with *discrete Gaussian* noise on the cells instead, the exact posterior is available too
 and DA-MCMC should match it. In *naive analysis is biased* compare the naive curve with the dashed true value, then open
-**Privacy budget** to see the gap close as ε grows.
+**Privacy budget** to see the gap close as ε grows. In *linear regression* the naive posterior is off the axis
+(its label says where): inverting a noisy x̃ᵀx̃ as if it were exact is unstable, while DA-MCMC's intervals cover the
+true coefficients; open **Diagnostics** to see why it needs long chains.
 """)
 
 st.subheader("Bayesian vs MLE answers from the same release", divider="gray")

@@ -250,3 +250,96 @@ def test_naive_far_from_every_private_posterior_keeps_the_axis_on_them():
     assert -15 < lo < -5 and 3 < hi < 10  # the private posterior and the truth, not -812
     note = next(a for a in layout["annotations"] if a["text"].startswith("Naive: off the axis"))
     assert note["text"].endswith("←") and -815 < float(note["name"].split(":")[2]) < -809
+
+
+# --------------------------------------------------------------------------- linear regression (paper 000 Sec. 5)
+R = "linear_regression"
+REG = Scenario(model=R, n=40, prior=tuple(params.DEFAULT_PRIORS[R].items()), truth=params.REGRESSION_BETA,
+               epsilon=3.0, methods=("naive", "da_mcmc"), chains=2, draws=300, warmup=100)
+
+
+def test_compare_page_on_regression_defaults():
+    at = _open()
+    at.number_input(key=keys.W_DRAWS).set_value(300)
+    at.number_input(key=keys.W_WARMUP).set_value(100)
+    at.toggle(key=keys.method_key("abc_rejection")).set_value(False)
+    at.selectbox(key=keys.W_MODEL).set_value(R).run()
+    _clean(at)
+    # paper 000 Sec. 5's settings in the inputs
+    assert at.number_input(key=keys.prior_key(R, "p")).value == 2
+    assert at.text_input(key=keys.prior_key(R, "x_mean")).value == "0.9, -1.17"
+    assert at.text_input(key=keys.prior_key(R, "x_cov")).value == "1, 0; 0, 1"
+    assert (at.text_input(key=keys.prior_key(R, "lo")).value, at.text_input(key=keys.prior_key(R, "hi")).value) == \
+        ("-10", "10")
+    assert at.text_input(key=keys.truth_key(R)).value == "-1.79, -2.89, -0.66"
+    # Laplace(Delta / epsilon) with the paper's Delta = p^2 + 3p + 3 = 13
+    assert any("sensitivity 13" in c.value for c in at.sidebar.caption)
+    assert {"Naive", "DA-MCMC", "Confidential data"} <= set(at.dataframe[0].value["method"])
+    assert not any(c.value.startswith("ABC rejection: not available") for c in at.caption)  # it supports ABC
+    assert any(c.value.startswith("OPS: not available for the linear_regression model") for c in at.caption)
+    assert _chart_params(at.get("plotly_chart")[0]) == ["beta[0]"]
+    at.selectbox(key=keys.W_PARAM_COMPARE).set_value("beta[2]").run()
+    layout = json.loads(at.get("plotly_chart")[0].proto.spec)["layout"]
+    assert layout["xaxis"]["title"]["text"] == "beta[2]: coefficient of x2"
+
+
+def test_bad_regression_fields_are_named_and_kept():
+    at = _open(params.to_query(REG))
+    _clean(at)
+    at.text_input(key=keys.prior_key(R, "x_cov")).input("1, 2; 2, 1").run()
+    assert not at.exception
+    assert any(e.value.startswith("model.x_cov = ") and "not positive definite" in e.value for e in at.sidebar.error)
+    assert at.text_input(key=keys.prior_key(R, "x_cov")).value == "1, 2; 2, 1"
+    at.text_input(key=keys.prior_key(R, "x_cov")).input("1, 0; 0").run()
+    assert any("model.x_cov = '1, 0; 0' is invalid: every row needs the same number of entries" in e.value
+               for e in at.sidebar.error)
+    at.text_input(key=keys.prior_key(R, "x_cov")).input("1, 0; 0, 1")
+    at.text_input(key=keys.prior_key(R, "hi")).input("10, 10, -20").run()
+    assert any(e.value.startswith("model.hi = ") and "column y has lo = -10, hi = -20" in e.value
+               for e in at.sidebar.error)
+    at.text_input(key=keys.prior_key(R, "hi")).input("10").run()
+    _clean(at)
+
+
+def test_regression_p_sets_the_sizes_and_csv_columns():
+    at = _open(params.to_query(REG))
+    at.number_input(key=keys.prior_key(R, "p")).set_value(3).run()
+    _clean(at)
+    assert at.text_input(key=keys.prior_key(R, "x_cov")).value == "1, 0, 0; 0, 1, 0; 0, 0, 1"
+    assert at.text_input(key=keys.truth_key(R)).value == "0.5, 1, -1, 1"
+    assert list(at.selectbox(key=keys.W_PARAM_COMPARE).options)[-1] == "beta[3] · coefficient of x3"
+    at.radio(key=keys.W_DATA).set_value("csv").run()
+    assert any(c.value.startswith("Columns x1, x2, x3, y:") for c in at.sidebar.caption)
+    rows = b"x1,x2,x3,y\n" + b"\n".join([b"0.5,-1,0.2,1.5", b"1.1,0.3,-0.4,-2", b"-0.2,0.8,1.0,0.1"] * 10) + b"\n"
+    at.file_uploader(key=keys.W_CSV).set_value(("records.csv", rows, "text/csv")).run()
+    _clean(at)
+    assert "n = 30 records, from the uploaded file" in [c.value for c in at.sidebar.caption]
+
+
+@pytest.mark.parametrize("scenario", [
+    REG,
+    replace(REG, prior=(("p", 1), ("x_mean", "0"), ("x_cov", "2"), ("sigma", 0.5), ("lo", "-5, -8"), ("hi", "5, 8"),
+                        ("prior_sd", 3.0)), truth="0.5, -1"),
+    replace(REG, data="s_dp", s_dp="1, 2, 3, 4, 5, 6, 7, 8, 9"),
+], ids=["paper", "p1_bounds_per_column", "s_dp"])
+def test_regression_link_round_trip(scenario):
+    q = params.to_query(scenario)
+    assert params.from_query(q) == scenario
+    engine.spec_from_dict(params.to_spec_dict(scenario))
+    at = _open(q)
+    _clean(at)
+    assert at.selectbox(key=keys.W_MODEL).value == R
+    assert at.text_input(key=keys.prior_key(R, "hi")).value == dict(scenario.prior)["hi"]
+    assert _query(at) == q
+
+
+def test_regression_spec_dict_is_the_engine_contract():
+    spec = params.to_spec_dict(REG)
+    assert spec["model"] == {"name": R, "n": 40, "p": 2, "x_mean": [0.9, -1.17], "x_cov": [[1.0, 0.0], [0.0, 1.0]],
+                             "sigma": pytest.approx(2 ** 0.5), "lo": -10.0, "hi": 10.0, "prior_sd": 2.0}
+    assert spec["data"] == {"simulate": {"beta": [-1.79, -2.89, -0.66]}}
+    per_column = replace(REG, prior=(("p", 2), ("lo", "-1, -2, -3"), ("hi", "1, 2, 3")))
+    assert params.to_spec_dict(per_column)["model"]["lo"] == [-1.0, -2.0, -3.0]
+    assert params.parse_matrix("model.x_cov", "1 0.5\n0.5 1") == [[1.0, 0.5], [0.5, 1.0]]
+    with pytest.raises(ValueError, match=r"^model\.x_cov = '1, x; 0, 1' is invalid: must be rows of numbers"):
+        params.parse_matrix("model.x_cov", "1, x; 0, 1")

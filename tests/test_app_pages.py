@@ -208,6 +208,9 @@ _REFUSED = {
     ("normal_known_sd", "discrete_laplace"): "discrete noise needs an integer statistic",
     ("normal_known_sd", "discrete_gaussian"): "discrete noise needs an integer statistic",
     ("naive_bayes_loglinear", "randomized_response"): "randomized_response needs categorical records",
+    ("linear_regression", "randomized_response"): "randomized_response needs categorical records",
+    ("linear_regression", "discrete_laplace"): "discrete noise needs an integer statistic",
+    ("linear_regression", "discrete_gaussian"): "discrete noise needs an integer statistic",
 }
 
 
