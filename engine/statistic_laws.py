@@ -69,7 +69,8 @@ import math
 
 import numpy as np
 from numba import njit
-from scipy import signal, special, stats
+from scipy import fft as sp_fft
+from scipy import special, stats
 
 from .mechanisms import DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace, RandomizedResponse
 
@@ -443,7 +444,17 @@ def _trim(j0, vals):
 
 
 def _conv(a, b):
-    v = signal.fftconvolve(a[1], b[1])
+    """The law of the sum of two independent lattice variables: direct for short laws, else by real
+    FFTs at a fast length (a self-convolution transforms once)."""
+    x, y = a[1], b[1]
+    n = x.size + y.size - 1
+    if min(x.size, y.size) <= 48:
+        v = np.convolve(x, y)
+    else:
+        size = sp_fft.next_fast_len(n, real=True)
+        fx = sp_fft.rfft(x, size)
+        fy = fx if y is x else sp_fft.rfft(y, size)
+        v = sp_fft.irfft(fx * fy, size)[:n]
     return _trim(a[0] + b[0], np.maximum(v, 0.0))
 
 
