@@ -13,7 +13,10 @@ live_map
     second >= 400 and R-hat <= 1.01 (i.i.d. draws count their number as ESS). Reports cells reached /
     total, the slowest cells, and per cell the method auto picked.
 
-    python bench/exact_everywhere.py [--json] [--quick]
+exact_million (``--million``)
+    seconds for ``exact`` at n = 10^6 on the same four models, epsilon in {0.01, 0.1, 1, 10}.
+
+    python bench/exact_everywhere.py [--json] [--quick] [--million]
 """
 from __future__ import annotations
 
@@ -93,11 +96,34 @@ def live_map(n_values=MAP_N, eps_values=MAP_EPS) -> dict:
     return {"reached": reached, "total": len(cells), "by_model": by_model, "slowest": slowest, "cells": cells}
 
 
+def exact_million(eps_values=MAP_EPS) -> dict:
+    """Seconds for ``exact`` (grid build + draws) at n = 10^6 on every map model, per epsilon (issue:
+    "n = 10^6 takes about a second at any epsilon"); one warm run first per model."""
+    out = {}
+    for name, (model, truth) in MAP_MODELS.items():
+        row = {}
+        for eps in eps_values:
+            problem = engine.prepare({"seed": 1, "model": {**model, "n": 1_000_000},
+                                      "mechanism": {"name": "laplace", "epsilon": eps}, "data": {"simulate": truth}})
+            if not row:
+                engine.run_method(problem, {"name": "exact"}, 1)
+            t0 = time.perf_counter()
+            engine.run_method(problem, {"name": "exact"}, 1)
+            row[str(eps)] = round(time.perf_counter() - t0, 3)
+        out[name] = row
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--quick", action="store_true", help="smaller small-eps runs; the map is always whole")
+    ap.add_argument("--million", action="store_true", help="only the exact-at-n = 10^6 timings")
     args = ap.parse_args(argv)
+    if args.million:
+        res = exact_million()
+        print(json.dumps(res) if args.json else "\n".join(f"exact n = 10^6 {k}: {v}" for k, v in res.items()))
+        return 0
     engine.run({**SMALL_EPS_CASES["beta_binomial_n20000_scale1000"], "method": {"name": "auto", "draws": 10}})  # warm
     res = {"small_eps_ess_per_s": small_eps(2000 if args.quick else 5000, 500 if args.quick else 1000),
            "live_map": live_map()}
