@@ -46,6 +46,23 @@ def stat_dim(p: int) -> int:
 
 
 @njit(cache=True, nogil=True)
+def draw_record(rng, beta, chol, x_mean, sigma, e, prop):
+    """One record (x, y) from the model into ``prop``: x = m + L e with e ~ N(0, I_p) (L the Cholesky
+    factor of Sigma), then y = beta_0 + x^T beta_1: + sigma N(0, 1). ``e`` is scratch of length p."""
+    p = beta.size - 1
+    for j in range(p):
+        e[j] = rng.standard_normal()
+    mu_y = beta[0]
+    for j in range(p):
+        v = x_mean[j]
+        for k in range(j + 1):
+            v += chol[j, k] * e[k]
+        prop[j] = v
+        mu_y += beta[j + 1] * v
+    prop[p] = mu_y + sigma * rng.standard_normal()
+
+
+@njit(cache=True, nogil=True)
 def _lnoise(kernel, scale, r):
     if kernel == 0:
         return -abs(r) / scale
@@ -117,16 +134,7 @@ def regression_sweep(rng, rec, s, xtx, xty, yty, beta, chol, x_mean, sigma, lo, 
     asum = 0.0
     nacc = 0
     for i in range(n):
-        for j in range(p):
-            e[j] = rng.standard_normal()
-        mu_y = beta[0]
-        for j in range(p):
-            v = x_mean[j]
-            for k in range(j + 1):
-                v += chol[j, k] * e[k]
-            prop[j] = v
-            mu_y += beta[j + 1] * v
-        prop[p] = mu_y + sigma * rng.standard_normal()
+        draw_record(rng, beta, chol, x_mean, sigma, e, prop)
         record_stat(rec[i], lo, hi, z, t_old)
         record_stat(prop, lo, hi, z, t_new)
         lr = 0.0
@@ -240,20 +248,9 @@ def regression_chain(rng, rec, s, xtx, xty, yty, sig, chol, x_mean, prior_sd, si
 
 @njit(cache=True, nogil=True)
 def _simulate_into(rng, beta, n, chol, x_mean, sigma, lo, hi, z, t, prop, e, s):
-    q = beta.size
-    p = q - 1
     s[:] = 0.0
     for i in range(n):
-        for j in range(p):
-            e[j] = rng.standard_normal()
-        mu_y = beta[0]
-        for j in range(p):
-            v = x_mean[j]
-            for k in range(j + 1):
-                v += chol[j, k] * e[k]
-            prop[j] = v
-            mu_y += beta[j + 1] * v
-        prop[p] = mu_y + sigma * rng.standard_normal()
+        draw_record(rng, beta, chol, x_mean, sigma, e, prop)
         record_stat(prop, lo, hi, z, t)
         for k in range(s.size):
             s[k] += t[k]

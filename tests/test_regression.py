@@ -183,21 +183,29 @@ def _ks_thinned(chain_draws, iid_draws, ess):
     return stats.ks_2samp(thinned, iid_draws).pvalue, thinned.size
 
 
+def _agrees_with_abc(model, truth, seed, sampler, **settings):
+    """A converged chain of ``sampler`` and 4000 ABC rejection draws on the same release (seed, seed + 1,
+    seed + 2 for the data, ABC and the chain): KS per coordinate at level 0.01, the chain thinned to its
+    bulk ESS (at least 400 draws). Returns the ABC result."""
+    problem = _problem(model, SMALL_EPS, np.random.default_rng(seed), beta=truth)
+    abc = abc_rejection(problem, np.random.Generator(np.random.SFC64(seed + 1)), draws=4000, max_seconds=60)
+    assert abc.info["stopped_by"] == "draws"
+    chain = sampler(problem, np.random.Generator(np.random.SFC64(seed + 2)), **settings)
+    summ = summary(chain)
+    assert summ.attrs["convergence"]["converged"], summ.attrs["convergence"]
+    for j, name in enumerate(model.param_names):
+        pval, size = _ks_thinned(chain.draws[:, :, j], abc.draws[0, :, j], summ.loc[name, "ess_bulk"])
+        assert size >= 400
+        assert pval > 0.01, (name, pval)
+    return abc
+
+
 def test_da_mcmc_agrees_with_abc_rejection():
     """Two independent exact samplers of p(beta | s_dp): KS per coordinate at level 0.01 each
     (fixed seeds: the outcome is deterministic; the chain is thinned to its bulk ESS so the KS null
     holds for nearly independent draws)."""
     model = make_model("linear_regression", {**SMALL})
-    problem = _problem(model, SMALL_EPS, np.random.default_rng(20), beta=[1.0, -1.5])
-    abc = abc_rejection(problem, np.random.Generator(np.random.SFC64(21)), draws=4000, max_seconds=60)
-    assert abc.info["stopped_by"] == "draws"
-    da = da_mcmc(problem, np.random.Generator(np.random.SFC64(22)), chains=4, draws=4000, warmup=500)
-    summ = summary(da)
-    assert summ.attrs["convergence"]["converged"], summ.attrs["convergence"]
-    for j, name in enumerate(model.param_names):
-        pval, size = _ks_thinned(da.draws[:, :, j], abc.draws[0, :, j], summ.loc[name, "ess_bulk"])
-        assert size >= 400
-        assert pval > 0.01, (name, pval)
+    abc = _agrees_with_abc(model, [1.0, -1.5], 20, da_mcmc, chains=4, draws=4000, warmup=500)
     # the release is informative: the posterior is narrower than the N(0, 2^2) prior
     assert abc.draws[0].std(axis=0).max() < 0.8 * model.prior_sd
 
@@ -352,16 +360,7 @@ def test_sigma2_draw_is_the_conjugate_inverse_gamma():
 def test_unknown_sigma_da_mcmc_agrees_with_abc_rejection():
     model = make_model("linear_regression", {**SIGMA_DESIGN})
     assert model.param_names == ("beta[0]", "beta[1]", "sigma2")
-    problem = _problem(model, SMALL_EPS, np.random.default_rng(30), beta=[1.0, -1.5, 1.0])
-    abc = abc_rejection(problem, np.random.Generator(np.random.SFC64(31)), draws=4000, max_seconds=60)
-    assert abc.info["stopped_by"] == "draws"
-    da = da_mcmc(problem, np.random.Generator(np.random.SFC64(32)), chains=4, draws=4000, warmup=500)
-    summ = summary(da)
-    assert summ.attrs["convergence"]["converged"], summ.attrs["convergence"]
-    for j, name in enumerate(model.param_names):
-        pval, size = _ks_thinned(da.draws[:, :, j], abc.draws[0, :, j], summ.loc[name, "ess_bulk"])
-        assert size >= 400
-        assert pval > 0.01, (name, pval)
+    _agrees_with_abc(model, [1.0, -1.5, 1.0], 30, da_mcmc, chains=4, draws=4000, warmup=500)
 
 
 def test_sbc_unknown_sigma_da_mcmc_and_grid_posterior_calibrated_naive_detected():
@@ -401,15 +400,7 @@ def test_pseudo_marginal_agrees_with_abc_rejection(design, truth, seed):
     from engine.methods.pseudo_marginal import pseudo_marginal
 
     model = make_model("linear_regression", {**design})
-    problem = _problem(model, SMALL_EPS, np.random.default_rng(seed), beta=truth)
-    abc = abc_rejection(problem, np.random.Generator(np.random.SFC64(seed + 1)), draws=4000, max_seconds=60)
-    pm = pseudo_marginal(problem, np.random.Generator(np.random.SFC64(seed + 2)), chains=4, draws=8000, warmup=1000)
-    summ = summary(pm)
-    assert summ.attrs["convergence"]["converged"], summ.attrs["convergence"]
-    for j, name in enumerate(model.param_names):
-        pval, size = _ks_thinned(pm.draws[:, :, j], abc.draws[0, :, j], summ.loc[name, "ess_bulk"])
-        assert size >= 400
-        assert pval > 0.01, (name, pval)
+    _agrees_with_abc(model, truth, seed, pseudo_marginal, chains=4, draws=8000, warmup=1000)
 
 
 def test_pseudo_marginal_agrees_with_da_mcmc_for_two_correlated_predictors():
