@@ -31,7 +31,7 @@ if not inputs.ok:
 s, prepared = inputs.scenario, inputs.prepared
 
 choices = prepared.runnable(m for m in ("rjmcmc", "da_mcmc", "pseudo_marginal", "auto", "abc_rejection", "naive",
-                                        "exact", "ops")
+                                        "exact", "ops", "mcem")
                             if m in s.methods)
 if not choices:
     st.info("Switch on a method in the sidebar (DA-MCMC has the most to diagnose).")
@@ -45,6 +45,21 @@ if not run.ok:
     st.error(f"{METHOD_LABELS[method]} produced no draws: {run.error}")
     st.stop()
 result = run.result
+
+if result.info.get("estimator") and result.info.get("history"):  # Monte Carlo EM: an estimate, no chains
+    info = result.info
+    if info.get("converged"):
+        st.success(f"{METHOD_LABELS[method]} stopped by its rule after {info['iterations']} iterations: "
+                   f"{info['stopping_rule']}.", icon=":material/check_circle:")
+    else:
+        st.warning(f"{METHOD_LABELS[method]} did not meet its stopping rule ({info['stopping_rule']}) in "
+                   f"{info['iterations']} iterations: raise its iteration limit in Method settings.",
+                   icon=":material/hourglass_empty:")
+    st.subheader("The EM path", divider="gray")
+    st.caption(f"E-step: {info.get('estep', '—')}; Monte Carlo error of the estimate {info.get('mc_se', float('nan')):.3g}. "
+               "The dashed line and band are the final MLE and its 90% Wald interval (Louis's standard error).")
+    downloads.chart(plots.mcem_history(result), key=keys.MCEM_CHART, name=f"{method}_history")
+    st.stop()
 
 verdict = run.convergence or {}
 if not verdict.get("applicable"):

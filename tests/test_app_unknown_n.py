@@ -161,6 +161,20 @@ def test_diagnostics_shows_the_jump_rates_and_the_trace_of_n():
     assert any(c.startswith("n is left out") for c in _texts(at.caption))
 
 
+def test_diagnostics_shows_the_mcem_path_instead_of_chains():
+    at = _open("pages/diagnostics.py", scenario=BAYES_VS_MLE.scenario)
+    at.segmented_control(key=keys.W_DIAG_METHOD).set_value("mcem").run()
+    _assert_clean(at)
+    assert any("stopped by its rule" in t for t in _texts(at.success)), _texts(at.warning)
+    figures = [_figure(at, i) for i in range(len(at.get("plotly_chart")))]
+    assert len(figures) == 1  # the EM path only: an estimator has no traces or rank plots
+    metas = _metas(figures[0])
+    assert {m["param"] for m in metas if m.get("kind") == "mcem_estimate"} == {"theta"}
+    score = next(t for t in figures[0]["data"] if t.get("meta", {}).get("kind") == "mcem_score")
+    # the last iteration meets the rule the page names: |score| within 2 Monte Carlo se of 0
+    assert abs(score["y"][-1]) <= score["error_y"]["array"][-1]
+
+
 def test_learn_section_loads_the_bayes_vs_mle_preset():
     at = _open("pages/learn.py")
     assert any("Bayesian vs MLE answers from the same release" in t for t in _texts(at.subheader))

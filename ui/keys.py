@@ -86,6 +86,7 @@ W_DIAG_METHOD = "pw_diag_method"
 TRACE_CHART = "pw_trace_chart"
 ACCEPTANCE_CHART = "pw_acceptance_chart"
 RANK_CHART = "pw_rank_chart"
+MCEM_CHART = "pw_mcem_chart"
 
 # Calibration page figures (their download buttons derive their keys from these)
 CAL_ECDF_CHART = "pw_cal_ecdf_chart"

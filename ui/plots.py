@@ -12,6 +12,8 @@ Figures
     :func:`acceptance_plot`       DA-MCMC acceptance per sweep vs the exp(-epsilon) bound
                                   (Ju et al. 2022, Prop. 3.1)
     :func:`rank_plot`             rank histograms per chain (Vehtari et al. 2021)
+    :func:`mcem_history`          Monte Carlo EM: the estimate and the score per iteration
+                                  (paper 002, Alg. 2)
     :func:`interval_plot`         90% posterior intervals against the privacy budget
     :func:`sd_plot`               posterior sd against the privacy budget
 """
@@ -38,6 +40,7 @@ __all__ = [
     "trace_plot",
     "acceptance_plot",
     "rank_plot",
+    "mcem_history",
     "interval_plot",
     "sd_plot",
     "density_curve",
@@ -458,6 +461,53 @@ def acceptance_plot(result, max_points: int = 2000) -> go.Figure:
     fig.update_layout(height=380, title=title,
                       xaxis_title="sweep (draw)", yaxis_title="mean acceptance probability",
                       yaxis_range=[0, 1.02], margin={"l": 60, "r": 20, "t": 60, "b": 50})
+    return fig
+
+
+def mcem_history(result) -> go.Figure:
+    """Monte Carlo EM's path (``info["history"]``): per iteration the estimate of each parameter, with
+    the final MLE and its 90% Wald interval as a line and a band, and the Monte Carlo score with
+    ±2 Monte Carlo standard errors against 0, which is the stopping rule (``info["stopping_rule"]``).
+    Hovering a point shows the E-step size (Monte Carlo draws) of that iteration."""
+    history = result.info.get("history")
+    if not history:
+        raise ValueError(f"result.method = {result.method!r} is invalid for mcem_history: "
+                         "it needs info['history'] (Monte Carlo EM)")
+    names = [p for p in result.param_names if p in history[0]]
+    it = [h["iteration"] for h in history]
+    draws = [h.get("mc_draws") for h in history]
+    fig = make_subplots(rows=len(names) + 1, cols=1, shared_xaxes=True, vertical_spacing=0.08,
+                        subplot_titles=[f"estimate of {p}" for p in names] + ["score (d/dθ log-likelihood)"])
+    color = color_of("mcem")
+    for row, p in enumerate(names, start=1):
+        fig.add_trace(go.Scatter(x=it, y=[h[p] for h in history], mode="lines+markers", name=p,
+                                 line={"color": color}, customdata=draws,
+                                 hovertemplate="iteration %{x}: %{y:.5g}<br>%{customdata} Monte Carlo draws<extra></extra>",
+                                 meta={"kind": "mcem_estimate", "param": p}), row=row, col=1)
+        mle = result.info.get("mle", {}).get(p)
+        if mle:  # after the trace: plotly drops shapes on a subplot that has no data yet
+            values = [h[p] for h in history] + [mle["estimate"]]
+            pad = 0.1 * (max(values) - min(values)) or 0.01 * abs(mle["estimate"]) or 0.01
+            fig.add_hrect(y0=mle["q5"], y1=mle["q95"], fillcolor=color, opacity=0.12, line_width=0, row=row, col=1)
+            fig.add_hline(y=mle["estimate"], line={"color": color, "dash": "dash"}, row=row, col=1,
+                          annotation_text=f"MLE {mle['estimate']:.4g}, 90% interval {mle['q5']:.3g} – {mle['q95']:.3g}"
+                          + ("; wider than this axis" if mle["q5"] < min(values) - pad or
+                             mle["q95"] > max(values) + pad else ""),
+                          annotation_position="bottom right")
+            fig.update_yaxes(range=[max(mle["q5"], min(values) - pad), min(mle["q95"], max(values) + pad)],
+                             row=row, col=1)
+    score = [h.get("score", float("nan")) for h in history]
+    err = [2 * h.get("score_mcse", float("nan")) for h in history]
+    fig.add_trace(go.Scatter(x=it, y=score, mode="markers", name="score ± 2 MC se", customdata=draws,
+                             error_y={"type": "data", "array": err, "visible": True}, marker={"color": color},
+                             hovertemplate="iteration %{x}: %{y:.3g}<br>%{customdata} Monte Carlo draws<extra></extra>",
+                             meta={"kind": "mcem_score"}), row=len(names) + 1, col=1)
+    fig.add_hline(y=0.0, line={"color": BOUND_COLOR, "dash": "dot"}, row=len(names) + 1, col=1)
+    fig.update_xaxes(title_text="EM iteration", row=len(names) + 1, col=1)
+    fig.update_xaxes(dtick=1)
+    fig.update_layout(height=220 * (len(names) + 1) + 80, showlegend=False,
+                      title="Monte Carlo EM: the estimate settles, the score reaches 0 within its Monte Carlo error",
+                      margin={"l": 60, "r": 20, "t": 80, "b": 50})
     return fig
 
 
