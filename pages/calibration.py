@@ -142,15 +142,18 @@ with tab_presets:
         state.pop(studies.PRESET_REQUEST, None)
 
     finished = studies.preset_finished(name)
-    st.button("Run preset", key=studies.W_CAL_PRESET_RUN, on_click=_request_preset, disabled=finished,
-              help="Already computed on this server: shown below." if finished else None)
+    st.button("Show preset" if finished else "Run preset", key=studies.W_CAL_PRESET_RUN, on_click=_request_preset,
+              help="Already computed on this server: shown at once." if finished else None)
     interrupted = state.pop(studies.PRESET_RUNNING, None)  # set while a preset runs, cleared when it ends on its own
     if interrupted is not None:  # so a Stop click or a newer input cut it short
         state[studies.PRESET_STOPPED] = interrupted
     request = state.pop(studies.PRESET_REQUEST, None)
     result = None
-    if finished:  # in the cache: shown at once, whatever it cost (no budget check for a cache hit)
-        result = studies.run_preset_cached(name)
+    if finished and (request == name or state.get(studies.PRESET_RESULT) == name):
+        result = studies.run_preset_cached(name)  # in the cache: at once, whatever it cost (no budget check)
+        state[studies.PRESET_RESULT] = name
+    elif finished:
+        st.caption("Computed on this server already: **Show preset** shows it at once.")
     else:
         cost = studies.preset_cost(name)
         over = studies.preset_over_budget(name) if request == name else None

@@ -22,8 +22,8 @@ Stop and preemption
 
 Paper presets
     A preset runs at its quick size, once per server: its result is cached by name and shared by every
-    session. The page shows a preset that already finished at once, whatever its cost: the cache has
-    no "peek", so :func:`preset_finished` reads a small server-wide registry of the presets this
+    session. A preset that already finished is shown at once on a click (**Show preset**), whatever
+    its cost and with no budget check: the cache has no "peek", so :func:`preset_finished` reads a small server-wide registry of the presets this
     process finished (filled by the cached function itself, so only a complete run is registered; at
     most one entry per preset). Any other preset is priced first (:func:`preset_cost`:
     ``engine.budget.estimate_preset_cost``); over the work budget it does not run and the page offers
