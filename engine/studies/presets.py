@@ -22,6 +22,13 @@ Each preset has a ``quick`` size (CI; under a minute on two cores) and a full si
 :class:`PresetResult`: tidy tables, the comparison with the paper's reported numbers as text, and
 named figure data; :func:`write_preset` writes the tables as CSV and the text. Figures are built
 outside the engine (``ui/study_plots.py``: the engine never imports plotly).
+
+A preset's sizes live in :func:`preset_plan` (what :func:`run_preset` runs and what
+:func:`engine.budget.estimate_preset_cost` prices). ``run_preset(..., on_progress=f)`` reports
+``f(done, 1000)`` over the preset's stages and stops when ``f`` returns False: the stage under way
+stops at its next block (chains) or batch of replicates, and :class:`PresetStopped` is raised, so a
+stopped preset returns nothing that could be cached or written. Without ``on_progress`` every
+stage runs exactly as before (same tables, same text).
 """
 from __future__ import annotations
 
