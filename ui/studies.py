@@ -23,15 +23,16 @@ Stop and preemption
 Paper presets
     A preset runs at its quick size, once per server: its result is cached by name and shared by every
     session. A preset that already finished is shown at once on a click (**Show preset**), whatever
-    its cost and with no budget check: the cache has no "peek", so :func:`preset_finished` reads a small server-wide registry of the presets this
-    process finished (filled by the cached function itself, so only a complete run is registered; at
-    most one entry per preset). Any other preset is priced first (:func:`preset_cost`:
-    ``engine.budget.estimate_preset_cost``); over the work budget it does not run and the page offers
-    the CLI command that produces it offline (:func:`preset_cli`). Within budget it runs with a
-    progress bar and a Stop button, as a study does; a stopped preset raises Streamlit's signal out of
-    the cached function (``engine.studies.presets.PresetStopped`` underneath), so nothing of it is
-    kept or cached and Run starts it afresh. If the cache is ever cleared by hand the registry is not,
-    so a registered preset would then be recomputed without a budget check.
+    its cost and with no budget check: the cache has no "peek", so :func:`preset_finished` reads a
+    small server-wide registry of the presets this process finished (filled by the cached function
+    itself, so only a complete run is registered; at most one entry per preset). Any other preset is
+    priced first (:func:`preset_cost`: ``engine.budget.estimate_preset_cost``); over the work budget it
+    does not run and the page offers the CLI command that produces it offline (:func:`preset_cli`).
+    Within budget it runs with a progress bar and a Stop button, as a study does; a stopped preset
+    raises Streamlit's signal out of the cached function (``engine.studies.presets.PresetStopped``
+    underneath), so nothing of it is kept or cached and Run starts it afresh. If the cache is ever
+    cleared by hand the registry is not, so a registered preset would then be recomputed without a
+    budget check.
 
 Workers
     The page's studies run in the session's own thread (:class:`engine.studies.InlineExecutor`), never

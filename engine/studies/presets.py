@@ -114,7 +114,8 @@ def preset_plan(name: str, quick: bool) -> dict:
         fresh = 2 * r if quick else r
         return {"spec": _ju_spec(), "epsilons": JU_EPSILONS, "replicates": r, "fresh_replicates": fresh,
                 "method": method, "batch_size": 5,
-                "stages": [("fixed data", float(r * len(JU_EPSILONS))), ("fresh data", float(fresh * len(JU_EPSILONS)))]}
+                "stages": [("fixed data", float(r * len(JU_EPSILONS))),
+                           ("fresh data", float(fresh * len(JU_EPSILONS)))]}
     raise ValueError(f"preset = {name!r} is invalid: must be one of " + ", ".join(PRESETS))
 
 
