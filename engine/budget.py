@@ -34,7 +34,9 @@ that epsilon), and a calibration study (:func:`estimate_calibration_cost`) costs
 methods' costs on the study's problem + the confidential reference posterior, timed once; a cheap
 replicate is timed whole once, so its bookkeeping counts too).
 :func:`fit_sweep_to_budget` and :func:`fit_calibration_to_budget` give the largest study within a
-budget: fewer epsilon points (then fewer draws), fewer replicates.
+budget: fewer epsilon points (then fewer draws), fewer replicates. A paper preset
+(:func:`estimate_preset_cost`) is priced from its fixed settings (:func:`engine.studies.presets.preset_plan`)
+with the same estimators: its single runs, its calibration studies, or its replicate releases.
 
 Unit costs are measured once per process by timing the compiled kernels on small problems
 (:func:`machine_rates`, about a quarter of a second, cached), so the seconds are this machine's.
@@ -56,7 +58,8 @@ from .methods.pseudo_marginal import _clean, _setup, choose_particles, moment_es
 from .results import Problem
 
 __all__ = ["Cost", "estimate_cost", "fit_to_budget", "machine_rates", "bernstein_sheldon_rate", "BudgetExceeded",
-           "estimate_sweep_cost", "fit_sweep_to_budget", "estimate_calibration_cost", "fit_calibration_to_budget"]
+           "estimate_sweep_cost", "fit_sweep_to_budget", "estimate_calibration_cost", "fit_calibration_to_budget",
+           "estimate_preset_cost"]
 
 _PILOT_PROPOSALS = 20_000
 
@@ -461,3 +464,114 @@ def fit_calibration_to_budget(cost: Cost, max_seconds: float, *, min_replicates:
         return replicates
     m = min(replicates, int(max_seconds / per))
     return m if m >= min_replicates else None
+
+
+# --------------------------------------------------------------------------- paper presets
+def _timed(fn) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def _replicates_seconds(plan: dict, rates: dict) -> tuple[float, str]:
+    """Seconds of the Ju et al. replicate releases (:func:`engine.studies.epsilon_replicates`, data
+    fixed then fresh): per epsilon, :func:`estimate_cost` of the method on the problem prepared at that
+    epsilon, x (fixed + fresh) replicates; a replicate estimated under ``PILOT_REPLICATE_S`` is also
+    timed whole once (fresh data at the first epsilon: simulation, release, confidential means,
+    quantiles), and what the estimate misses is added to every replicate as bookkeeping."""
+    from .api import prepare
+    from .studies.replicates import _replicate_unit
+    from .studies.runner import spawn_seeds
+    from .study import epsilon_spec
+
+    count = plan["replicates"] + plan["fresh_replicates"]
+    per = {float(e): estimate_cost(prepare(epsilon_spec(plan["spec"], float(e))), plan["method"], rates).seconds
+           for e in plan["epsilons"]}
+    first = float(plan["epsilons"][0])
+    bookkeeping = 0.0
+    if per[first] < PILOT_REPLICATE_S:
+        model = prepare(plan["spec"]).model
+        cfg = {"spec": plan["spec"], "method": plan["method"], "data": "fresh", "records": None,
+               "theta": model.theta_from(plan["spec"]["data"]["simulate"]).tolist()}
+        whole = _timed(lambda: _replicate_unit((cfg, first, 0, spawn_seeds(0, 1)[0])))
+        bookkeeping = max(0.0, whole - per[first])
+    seconds = sum(count * (v + bookkeeping) for v in per.values())
+    detail = (f"{len(per)} ε values × {count:,} releases ({plan['replicates']:,} on fixed data, "
+              f"{plan['fresh_replicates']:,} on fresh) × one {plan['method']['name']} chain of "
+              f"{plan['method']['warmup'] + plan['method']['draws']:,} iterations")
+    return seconds, detail
+
+
+def _single_run_analysis(name: str, problem: Problem, plan: dict, kept: list) -> dict:
+    """Seconds of what a single-run preset does with its draws, timed on small pieces: the summary
+    table (ESS and R-hat, linear in the draws) timed on a naive run of 1,000 draws and scaled to every
+    result's draws; for gong2020_count, the KS test of the ABC draws against the exact mixture's CDF
+    (linear in the draws: one CDF evaluation per draw) timed on 1,000 points."""
+    from .api import run_method
+    from .diagnostics import summary
+
+    probe = 1000
+    naive = run_method(problem, {"name": "naive", "chains": 1, "draws": probe}, 1)
+    per_draw = _timed(lambda: summary(naive, verdict=False)) / probe
+    out = {"summaries": per_draw * float(sum(kept))}
+    if name == "gong2020_count":
+        from .methods.exact import exact_mixture
+
+        mix = exact_mixture(problem)
+        points = np.linspace(1.0, 80.0, probe)
+        abc = next(r for r in plan["runs"] if r["name"] == "abc_rejection")
+        out["ks_test"] = _timed(lambda: mix.cdf(0, points)) / probe * abc["chains"] * abc["draws"]
+    return out
+
+
+def estimate_preset_cost(name: str, quick: bool = True, rates: dict | None = None) -> Cost:
+    """The cost of :func:`engine.studies.presets.run_preset` (``name``, ``quick``) before running it,
+    from the preset's fixed settings (:func:`engine.studies.presets.preset_plan`):
+
+    * ``gong2020_count``, ``eng_admissions``: the sum of :func:`estimate_cost` of its runs on the
+      paper's problem (for the admissions table, + the confidential posterior, timed once);
+    * ``bernstein2018_binomial``: the sum over its (n, epsilon) cells of
+      :func:`estimate_calibration_cost` (M replicates x the methods + the reference posterior);
+    * ``ju2022_loglinear``: the replicate releases, per epsilon (fixed + fresh) x the chain's
+      :func:`estimate_cost`, plus the bookkeeping of one timed release.
+
+    ``units`` are the preset's runs (single-run presets) or replicates; ``seconds`` are this machine's
+    (:func:`machine_rates`) for the page's in-process run, one replicate after another."""
+    from .studies.presets import PRESET_TITLES, preset_plan
+
+    if name not in PRESET_TITLES:
+        raise ValueError(f"preset = {name!r} is invalid: must be one of " + ", ".join(PRESET_TITLES))
+    plan = preset_plan(name, bool(quick))
+    rates = rates or machine_rates()
+    size = "quick size" if quick else "full size"
+    if name in ("gong2020_count", "eng_admissions"):
+        from .api import confidential_posterior, prepare
+        from .studies.presets import admissions_problem
+
+        problem = prepare(plan["spec"]) if name == "gong2020_count" else admissions_problem(plan)
+        parts = {r["name"]: estimate_cost(problem, r, rates).seconds for r in plan["runs"]}
+        kept = [r["chains"] * r["draws"] for r in plan["runs"]]
+        if "confidential_draws" in plan:
+            parts["confidential"] = _timed(lambda: confidential_posterior(problem, seed=1,
+                                                                          draws=plan["confidential_draws"]))
+            kept.append(plan["confidential_draws"])
+        runs = list(parts)
+        parts.update(_single_run_analysis(name, problem, plan, kept))
+        worst = max(parts, key=parts.get)
+        return Cost(name, float(len(runs)), "runs", float(sum(parts.values())),
+                    f"{size}: " + ", ".join(runs) + " and " + ", ".join(p.replace("_", " ") for p in parts
+                                                                        if p not in runs)
+                    + f"; {worst.replace('_', ' ')} costs the most ({_duration(parts[worst])})")
+    if name == "bernstein2018_binomial":
+        cells = {(n, e): estimate_calibration_cost(plan["spec"](n, e), plan["methods"], plan["replicates"],
+                                                   reference_draws=plan["study"]["reference_draws"],
+                                                   mmd_draws=plan["study"]["mmd_draws"], rates=rates).seconds
+                 for n, e in plan["cells"]}
+        worst = max(cells, key=cells.get)
+        return Cost(name, float(len(cells) * plan["replicates"]), "replicates", float(sum(cells.values())),
+                    f"{size}: {len(cells)} (n, ε) cells × {plan['replicates']:,} replicates of "
+                    + ", ".join(m["name"] for m in plan["methods"]) + " + the confidential reference; the costliest "
+                    f"cell is n = {worst[0]:,}, ε = {worst[1]:g} ({_duration(cells[worst])})")
+    seconds, detail = _replicates_seconds(plan, rates)
+    units = float(len(plan["epsilons"]) * (plan["replicates"] + plan["fresh_replicates"]))
+    return Cost(name, units, "replicates", seconds, f"{size}: {detail}")

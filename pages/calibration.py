@@ -131,13 +131,59 @@ with tab_study:
 
 with tab_presets:
     st.caption("Each preset reproduces a paper's result at its quick size (the CLI's `python -m engine study PRESET` "
-               "runs the full size). The first run takes seconds to a minute; then it is cached.")
+               "runs the full size). It is computed once on this server and then shared by every session.")
     name = st.selectbox("Preset", list(studies.PRESET_TITLES), key=studies.W_CAL_PRESET,
                         format_func=studies.PRESET_TITLES.get)
-    if st.button("Run preset", key=studies.W_CAL_PRESET_RUN):
+
+    def _request_preset():
+        state[studies.PRESET_REQUEST] = state[studies.W_CAL_PRESET]
+
+    def _stop_preset():  # its click reruns the page; Streamlit stops the running preset at its next progress update
+        state.pop(studies.PRESET_REQUEST, None)
+
+    finished = studies.preset_finished(name)
+    st.button("Show preset" if finished else "Run preset", key=studies.W_CAL_PRESET_RUN, on_click=_request_preset,
+              help="Already computed on this server: shown at once." if finished else None)
+    interrupted = state.pop(studies.PRESET_RUNNING, None)  # set while a preset runs, cleared when it ends on its own
+    if interrupted is not None:  # so a Stop click or a newer input cut it short
+        state[studies.PRESET_STOPPED] = interrupted
+    request = state.pop(studies.PRESET_REQUEST, None)
+    result = None
+    if finished and (request == name or state.get(studies.PRESET_RESULT) == name):
+        result = studies.run_preset_cached(name)  # in the cache: at once, whatever it cost (no budget check)
         state[studies.PRESET_RESULT] = name
-    if state.get(studies.PRESET_RESULT) == name:
-        result = studies.run_preset_cached(name)
+    elif finished:
+        st.caption("Computed on this server already: **Show preset** shows it at once.")
+    else:
+        cost = studies.preset_cost(name)
+        over = studies.preset_over_budget(name) if request == name else None
+        if over is not None:
+            st.info(f"The preset was not run: its quick size would take {over['text']} here, over this server's "
+                    f"budget of {over['budget']:g} s per run. A preset is computed once and then shared by every "
+                    "session, but that one run must fit the budget to start from this page. Produce it offline "
+                    "with the command below (its tables as CSV and the comparison with the paper in the output "
+                    "directory), or ask the operator to raise `work_budget_s` (README, \"Hosting for a class\").",
+                    icon=":material/timer:")
+            st.code(studies.preset_cli(name), language="bash")
+        elif request == name:
+            state.pop(studies.PRESET_STOPPED, None)
+            state[studies.PRESET_RUNNING] = name
+            st.caption(f"Computing it once for every session: estimated {cost['text']}.")
+            stop_slot = st.empty()
+            stop_slot.button("Stop", key=studies.W_CAL_PRESET_CANCEL, on_click=_stop_preset,
+                             icon=":material/stop_circle:",
+                             help="Stops the preset at its next block of work; nothing of it is kept.")
+            result = studies.run_preset_cached(name)  # a stopped preset raises Streamlit's signal: never cached
+            state.pop(studies.PRESET_RUNNING, None)  # reached only when the preset ended on its own
+            stop_slot.empty()
+            state[studies.PRESET_RESULT] = name
+        elif state.get(studies.PRESET_STOPPED) == name:
+            studies.wait_for_stopped_preset()  # the stopped run has unwound: nothing of it is left running
+            st.warning("Preset stopped; nothing kept (a preset is cached only when it finishes). Press Run preset "
+                       "to start it again.", icon=":material/stop_circle:")
+        else:
+            st.caption(f"Not computed on this server yet: its quick size takes {cost['text']} here.")
+    if result is not None:
         st.code(result.text, language=None)
         for fname, fig in study_plots.preset_figures(result).items():
             downloads.chart(fig, key=keys.preset_chart_key(name, fname), name=f"{name}_{fname}")

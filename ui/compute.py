@@ -199,6 +199,9 @@ class _Progress:
         self.last_time = time.monotonic()
         self.interrupt: BaseException | None = None
 
+    def text(self, done: int, total: int) -> str:
+        return f"{self.label}: {done:,} / {total:,}"
+
     def __call__(self, done: int, total: int) -> bool | None:
         if self.interrupt is not None:
             return False
@@ -210,7 +213,7 @@ class _Progress:
             return None
         self.last, self.last_time = frac, now
         try:
-            self.bar.progress(frac, text=f"{self.label}: {done:,} / {total:,}")
+            self.bar.progress(frac, text=self.text(done, total))
         except BaseException as signal:  # noqa: BLE001 - Streamlit's StopException / RerunException
             self.interrupt = signal
             return False

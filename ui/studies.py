@@ -20,6 +20,20 @@ Stop and preemption
     study. The study is then never cached; the page shows the finished replicates marked as stopped
     (:func:`finished_replicates`), and pressing Run again resumes from them.
 
+Paper presets
+    A preset runs at its quick size, once per server: its result is cached by name and shared by every
+    session. A preset that already finished is shown at once on a click (**Show preset**), whatever
+    its cost and with no budget check: the cache has no "peek", so :func:`preset_finished` reads a
+    small server-wide registry of the presets this process finished (filled by the cached function
+    itself, so only a complete run is registered; at most one entry per preset). Any other preset is
+    priced first (:func:`preset_cost`: ``engine.budget.estimate_preset_cost``); over the work budget it
+    does not run and the page offers the CLI command that produces it offline (:func:`preset_cli`).
+    Within budget it runs with a progress bar and a Stop button, as a study does; a stopped preset
+    raises Streamlit's signal out of the cached function (``engine.studies.presets.PresetStopped``
+    underneath), so nothing of it is kept or cached and Run starts it afresh. If the cache is ever
+    cleared by hand the registry is not, so a registered preset would then be recomputed without a
+    budget check.
+
 Workers
     The page's studies run in the session's own thread (:class:`engine.studies.InlineExecutor`), never
     in a process pool: one study is one worker, and the chains inside a replicate run on at most
@@ -32,6 +46,8 @@ import hashlib
 import json
 import os
 import tempfile
+import threading
+import time
 from dataclasses import asdict, dataclass, replace
 
 import pandas as pd
@@ -39,19 +55,25 @@ import streamlit as st
 
 import engine
 from engine.studies import InlineExecutor, calibration_study, calibration_summary, load_table
-from engine.studies.presets import PRESET_TITLES, run_preset
+from engine.budget import estimate_preset_cost
+from engine.studies.presets import PRESET_TITLES, PresetStopped, run_preset
 
-from .compute import SessionHandover
+from .compute import SessionHandover, _Progress
 
 __all__ = ["CalibrationInputs", "run_calibration", "run_preset_cached", "STUDY_REQUEST", "STUDY_RESULT", "PRESET_RESULT",
            "W_CAL_MODEL", "W_CAL_MECHANISM", "W_CAL_EPSILON", "W_CAL_N", "W_CAL_METHODS", "W_CAL_M", "W_CAL_RUN",
            "W_CAL_CANCEL", "W_CAL_PRESET", "W_CAL_PRESET_RUN", "PRESET_TITLES", "STUDY_STOPPED",
-           "STUDY_RUNNING", "W_CAL_FIT", "over_budget", "finished_replicates", "study_executor"]
+           "STUDY_RUNNING", "W_CAL_FIT", "over_budget", "finished_replicates", "study_executor", "PRESET_REQUEST",
+           "PRESET_RUNNING", "PRESET_STOPPED", "W_CAL_PRESET_CANCEL", "preset_cost", "preset_over_budget",
+           "preset_finished", "preset_cli", "wait_for_stopped_preset"]
 
 # Session-state keys of the Calibration page ------------------------------------------------------
 STUDY_REQUEST = "cal_request"  # CalibrationInputs to run on this rerun (set by the Run button)
 STUDY_RESULT = "cal_result"  # CalibrationInputs of the last finished study (re-read from the cache)
 PRESET_RESULT = "cal_preset_result"  # name of the last preset run
+PRESET_REQUEST = "cal_preset_request"  # preset name to run on this rerun (set by the Run preset button)
+PRESET_RUNNING = "cal_preset_running"  # preset name running on this rerun (what Stop stops)
+PRESET_STOPPED = "cal_preset_stopped"  # preset name stopped (Stop button or newer input) before it finished
 STUDY_RUNNING = "cal_running"  # CalibrationInputs of the study running on this rerun (what Stop stops)
 STUDY_STOPPED = "cal_stopped"  # CalibrationInputs of a study stopped (Stop button or newer input) before it finished
 W_CAL_MODEL = "pw_cal_model"
@@ -65,6 +87,7 @@ W_CAL_CANCEL = "pw_cal_cancel"  # the Stop button beside a study in progress
 W_CAL_FIT = "pw_cal_fit"  # "run with M that fits" button of a study over the work budget
 W_CAL_PRESET = "pw_cal_preset"
 W_CAL_PRESET_RUN = "pw_cal_preset_run"
+W_CAL_PRESET_CANCEL = "pw_cal_preset_cancel"  # the Stop button beside a preset in progress
 W_CAL_DOWNLOAD = "pw_cal_download"
 
 #: priors of the calibration page's models (theta is drawn from them)
@@ -204,19 +227,103 @@ def summary(table: pd.DataFrame) -> pd.DataFrame:
     return calibration_summary(table)
 
 
+class _PresetBar(_Progress):
+    """The preset's progress in percent (the engine reports it per mille over the preset's stages)."""
+
+    def text(self, done: int, total: int) -> str:
+        return f"{self.label}: {100 * done / total:.0f}%"
+
+
+class _FinishedPresets:
+    """The presets this server process finished (their results are in the cache), at most ``bound``."""
+
+    def __init__(self, bound: int):
+        self.bound = bound
+        self._lock = threading.Lock()
+        self._names: dict[str, float] = {}
+
+    def add(self, name: str) -> None:
+        with self._lock:
+            self._names.pop(name, None)
+            self._names[name] = time.time()
+            while len(self._names) > self.bound:
+                self._names.pop(next(iter(self._names)))
+
+    def __contains__(self, name: str) -> bool:
+        with self._lock:
+            return name in self._names
+
+
+FINISHED_PRESETS = _FinishedPresets(bound=len(PRESET_TITLES))
+PRESET_HANDOVER = SessionHandover()
+
+
+def preset_finished(name: str) -> bool:
+    """True when the preset's quick run finished on this server (then it comes from the cache at once)."""
+    return name in FINISHED_PRESETS
+
+
+@st.cache_data(show_spinner=False, max_entries=8, ttl=3600)
+def preset_cost(name: str) -> dict:
+    """The quick run's estimated cost here (``engine.budget.estimate_preset_cost``): seconds and detail."""
+    cost = estimate_preset_cost(name, quick=True)
+    return {"seconds": cost.seconds, "detail": cost.detail, "text": cost.describe()}
+
+
+def preset_over_budget(name: str) -> dict | None:
+    """None when the preset's quick run fits the server's work budget (or there is none); else its
+    cost (``seconds``, ``detail``, ``text``) and the ``budget``."""
+    from .compute import work_budget_s
+
+    budget = work_budget_s()
+    if budget is None:
+        return None
+    cost = preset_cost(name)
+    return None if cost["seconds"] <= budget else {**cost, "budget": budget}
+
+
+def preset_cli(name: str) -> str:
+    """The command that produces the preset offline (tables as CSV and the comparison text in DIR)."""
+    return f"python -m engine study {name} --quick --out study-{name}"
+
+
 @st.cache_data(show_spinner=False, max_entries=8)
 def _preset_cached(name: str) -> dict:
-    with st.spinner(f"Running {PRESET_TITLES[name]} (quick size)…"):
-        result = run_preset(name, quick=True, executor=InlineExecutor())
+    """The preset's quick run. A run stopped (Stop, a newer input) re-raises Streamlit's signal, or
+    PresetStopped, out of here: it is never cached nor registered as finished."""
+    label = f"Running {PRESET_TITLES[name]} (quick size)"
+    bar = st.progress(0.0, text=label)
+    progress = _PresetBar(bar, label)
+    try:
+        result = run_preset(name, quick=True, executor=InlineExecutor(), on_progress=progress)
+    except PresetStopped:
+        if progress.interrupt is not None:
+            raise progress.interrupt from None
+        raise
+    if progress.interrupt is not None:  # the signal came as the run finished: the user moved on, keep nothing
+        raise progress.interrupt
+    bar.empty()
+    FINISHED_PRESETS.add(name)
     return {"name": result.name, "title": result.title, "quick": result.quick, "text": result.text,
             "checks": dict(result.checks), "data": dict(result.data),
             "tables": {k: v.to_dict(orient="split") for k, v in result.tables.items()}}
 
 
+def wait_for_stopped_preset() -> None:
+    """Wait (bounded) until this session's stopped preset has finished unwinding, so the page's
+    "nothing kept" is true when it is shown and the server's cores are free again."""
+    PRESET_HANDOVER.take(PRESET_HANDOVER.session())
+
+
 def run_preset_cached(name: str):
-    """A preset's quick run (engine.studies.presets.run_preset) as a PresetResult, cached by name."""
+    """A preset's quick run (engine.studies.presets.run_preset) as a PresetResult, cached by name.
+    Raises Streamlit's stop signal (or PresetStopped) when it is stopped before it finishes."""
     from engine.studies.presets import PresetResult
 
-    d = _preset_cached(name)
+    done = PRESET_HANDOVER.start(PRESET_HANDOVER.session())
+    try:
+        d = _preset_cached(name)
+    finally:
+        done.set()
     tables = {k: pd.DataFrame(v["data"], columns=v["columns"]) for k, v in d["tables"].items()}
     return PresetResult(d["name"], d["title"], d["quick"], tables, d["text"], d["checks"], d["data"])

@@ -22,6 +22,13 @@ Each preset has a ``quick`` size (CI; under a minute on two cores) and a full si
 :class:`PresetResult`: tidy tables, the comparison with the paper's reported numbers as text, and
 named figure data; :func:`write_preset` writes the tables as CSV and the text. Figures are built
 outside the engine (``ui/study_plots.py``: the engine never imports plotly).
+
+A preset's sizes live in :func:`preset_plan` (what :func:`run_preset` runs and what
+:func:`engine.budget.estimate_preset_cost` prices). ``run_preset(..., on_progress=f)`` reports
+``f(done, 1000)`` over the preset's stages and stops when ``f`` returns False: the stage under way
+stops at its next block (chains) or batch of replicates, and :class:`PresetStopped` is raised, so a
+stopped preset returns nothing that could be cached or written. Without ``on_progress`` every
+stage runs exactly as before (same tables, same text).
 """
 from __future__ import annotations
 
@@ -35,6 +42,7 @@ import pandas as pd
 from scipy import optimize, special, stats
 
 from ..api import confidential_posterior, prepare, run_method
+from ..chains import Cancelled
 from ..diagnostics import summary
 from ..methods.exact import exact_mixture
 from ..results import Problem
@@ -43,7 +51,7 @@ from .calibration import calibration_study, calibration_summary
 from .replicates import coverage_pivot, epsilon_replicates, replicate_summary
 from .runner import default_executor
 
-__all__ = ["PRESETS", "PresetResult", "run_preset", "write_preset", "PRESET_TITLES"]
+__all__ = ["PRESETS", "PresetResult", "PresetStopped", "run_preset", "write_preset", "PRESET_TITLES", "preset_plan"]
 
 
 @dataclass(frozen=True)
@@ -59,6 +67,108 @@ class PresetResult:
     text: str
     checks: Mapping[str, bool] = field(default_factory=dict)
     data: Mapping[str, Any] = field(default_factory=dict)
+
+
+class PresetStopped(Cancelled):
+    """A preset run stopped through its ``on_progress`` callback (it returned False): nothing of it is
+    returned, so nothing partial can be cached or written as the preset's result."""
+
+
+def preset_plan(name: str, quick: bool) -> dict:
+    """The fixed settings a preset runs with (the single source of its sizes: :func:`run_preset` runs
+    them and :func:`engine.budget.estimate_preset_cost` prices them).
+
+    ``stages`` lists the preset's pieces of work in the order they run, each ``(label, weight)``; the
+    weight (replicates for a study, 1 for a single run) only apportions the progress bar."""
+    if name == "gong2020_count":
+        runs = [{"name": "exact", "chains": 1, "draws": 20_000 if quick else 200_000},
+                {"name": "abc_rejection", "chains": 1, "draws": 20_000 if quick else 1_000_000, "max_seconds": 300},
+                {"name": "naive", "chains": 1, "draws": 20_000}]
+        return {"spec": GONG_COUNT_SPEC, "runs": runs, "stages": [(r["name"], 1.0) for r in runs]}
+    if name == "eng_admissions":
+        size = {"chains": 2, "draws": 1500, "warmup": 500} if quick else {"chains": 4, "draws": 5000, "warmup": 1000}
+        runs = [{"name": "naive", "chains": 1, "draws": 8000}, {"name": "da_mcmc", **size},
+                {"name": "pseudo_marginal", **size}]
+        return {"spec": ADMISSIONS_RR_SPEC, "records": ADMISSIONS_TRUE, "runs": runs, "confidential_draws": 8000,
+                "stages": [(r["name"], 1.0) for r in runs] + [("confidential", 1.0)]}
+    if name == "bernstein2018_binomial":
+        ns = (10, 100, 1000) if quick else (10, 100, 1000, 10_000)
+        eps_grid = (0.01, 0.1)
+        m = 60 if quick else 500
+        methods = [{"name": "naive", "chains": 1, "draws": 1000},
+                   {"name": "exact", "chains": 1, "draws": 1000, "grid_size": 10},
+                   {"name": "ops", "k": 100, "truncation": 0.1}]
+        if not quick:
+            methods.insert(2, {"name": "pseudo_marginal", "chains": 2, "draws": 1000, "warmup": 500})
+        cells = [(n, eps) for n in ns for eps in eps_grid]
+        return {"ns": ns, "epsilons": eps_grid, "replicates": m, "methods": methods, "cells": cells,
+                "spec": lambda n, eps: {"seed": 2018, "model": {"name": "beta_binomial", "n": n, "a": 2.0, "b": 2.0},
+                                        "mechanism": {"name": "laplace", "epsilon": eps},
+                                        "data": {"simulate": {"theta": 0.5}}},
+                "study": {"mmd_draws": 200, "reference_draws": 1000, "batch_size": 5},
+                "stages": [(f"n = {n}, eps = {eps:g}", float(m)) for n, eps in cells]}
+    if name == "ju2022_loglinear":
+        r = 12 if quick else 100
+        method = ({"name": "da_mcmc", "chains": 1, "draws": 1000, "warmup": 500} if quick else
+                  {"name": "da_mcmc", "chains": 1, "draws": 5000, "warmup": 5000})
+        fresh = 2 * r if quick else r
+        return {"spec": _ju_spec(), "epsilons": JU_EPSILONS, "replicates": r, "fresh_replicates": fresh,
+                "method": method, "batch_size": 5,
+                "stages": [("fixed data", float(r * len(JU_EPSILONS))),
+                           ("fresh data", float(fresh * len(JU_EPSILONS)))]}
+    raise ValueError(f"preset = {name!r} is invalid: must be one of " + ", ".join(PRESETS))
+
+
+class _Stages:
+    """One ``on_progress(done, total)`` over a preset's stages (:func:`preset_plan`): stage i's own
+    progress ``(d, t)`` is reported as ``round(1000 (W_<i + w_i d / t) / W)`` of 1000, W the sum of the
+    weights. A False from the caller's callback is remembered and returned to the stage (which stops
+    at its next block or replicate); :meth:`next` raises :class:`PresetStopped` at the stage's end. With
+    no callback every stage gets ``None``, so the preset runs exactly as without progress."""
+
+    SCALE = 1000
+
+    def __init__(self, on_progress, stages):
+        self.on_progress = on_progress
+        weights = [float(w) for _, w in stages]
+        self.total = sum(weights) or 1.0
+        self.starts = np.concatenate([[0.0], np.cumsum(weights)])
+        self.weights = weights
+        self.stage = -1
+        self.stopped = False
+
+    def _report(self, position: float):
+        answer = self.on_progress(int(round(self.SCALE * min(position / self.total, 1.0))), self.SCALE)
+        if answer is False:
+            self.stopped = True
+        return answer
+
+    def next(self):
+        """The callback for the next stage (None without a caller's callback); raises PresetStopped
+        when the caller asked to stop during the stage before."""
+        self.stage += 1
+        if self.on_progress is None:
+            return None
+        self._report(self.starts[self.stage])
+        if self.stopped:
+            raise PresetStopped(f"preset stopped after {self.stage} of {len(self.weights)} stages")
+        start, weight = self.starts[self.stage], self.weights[self.stage] if self.stage < len(self.weights) else 0.0
+
+        def progress(done, total):
+            if self.stopped:
+                return False
+            frac = min(max(done / total, 0.0), 1.0) if total else 1.0
+            return False if self._report(start + weight * frac) is False else None
+
+        return progress
+
+    def finish(self) -> None:
+        """The last stage ended: raise PresetStopped if the caller asked to stop during it, else report
+        the whole preset done."""
+        if self.on_progress is not None:
+            if self.stopped:
+                raise PresetStopped(f"preset stopped in its last stage ({len(self.weights)} of {len(self.weights)})")
+            self._report(self.total)
 
 
 def _fmt_checks(checks: Mapping[str, bool]) -> str:
@@ -86,13 +196,26 @@ def dp_log_likelihood(lam: np.ndarray, s_dp: float, epsilon: float, s_max: int =
     return special.logsumexp(terms, axis=1)
 
 
-def _gong(quick: bool, executor) -> PresetResult:
-    problem = prepare(GONG_COUNT_SPEC)
+def _runs(problem: Problem, runs, stages: _Stages) -> list:
+    """Each [method] table run on ``problem`` with seed 1, one stage each (a run stopped during warm-up
+    raises Cancelled: the preset is stopped)."""
+    out = []
+    for table in runs:
+        try:
+            out.append(run_method(problem, table, 1, on_progress=stages.next()))
+        except Cancelled as exc:
+            raise PresetStopped(str(exc)) from None
+    return out
+
+
+def _gong(quick: bool, executor, on_progress=None) -> PresetResult:
+    plan = preset_plan("gong2020_count", quick)
+    stages = _Stages(on_progress, plan["stages"])
+    problem = prepare(plan["spec"])
     s_dp, eps = float(problem.s_dp[0]), float(problem.mechanism.epsilon)
-    exact = run_method(problem, {"name": "exact", "chains": 1, "draws": 20_000 if quick else 200_000}, 1)
-    abc_n = 20_000 if quick else 1_000_000
-    abc = run_method(problem, {"name": "abc_rejection", "chains": 1, "draws": abc_n, "max_seconds": 300}, 1)
-    naive = run_method(problem, {"name": "naive", "chains": 1, "draws": 20_000}, 1)
+    exact, abc, naive = _runs(problem, plan["runs"], stages)
+    stages.finish()
+    abc_n = plan["runs"][1]["draws"]
     prior = stats.gamma(25.0, scale=1.0)
     rows = _summ_rows("exact", exact) + _summ_rows("abc_rejection", abc) + _summ_rows("naive", naive)
     rows.append({"method": "prior", "param": "lam", "mean": prior.mean(), "sd": prior.std(), "q5": prior.ppf(0.05),
@@ -151,15 +274,22 @@ def odds_ratio(draws: np.ndarray) -> np.ndarray:
     return draws[..., 0] * draws[..., 3] / (draws[..., 1] * draws[..., 2])
 
 
-def _admissions(quick: bool, executor) -> PresetResult:
-    base = prepare(ADMISSIONS_RR_SPEC)
-    records = np.repeat(np.arange(4), ADMISSIONS_TRUE)
-    problem = Problem(model=base.model, mechanism=base.mechanism, s_dp=base.s_dp, records=records)
-    size = {"chains": 2, "draws": 1500, "warmup": 500} if quick else {"chains": 4, "draws": 5000, "warmup": 1000}
-    runs = {"naive": run_method(problem, {"name": "naive", "chains": 1, "draws": 8000}, 1),
-            "da_mcmc": run_method(problem, {"name": "da_mcmc", **size}, 1),
-            "pseudo_marginal": run_method(problem, {"name": "pseudo_marginal", **size}, 1),
-            "confidential": confidential_posterior(problem, seed=1, draws=8000)}
+def admissions_problem(plan: Mapping[str, Any]) -> Problem:
+    """dapper Example 1's release with its confidential table as the records."""
+    base = prepare(plan["spec"])
+    records = np.repeat(np.arange(4), plan["records"])
+    return Problem(model=base.model, mechanism=base.mechanism, s_dp=base.s_dp, records=records)
+
+
+def _admissions(quick: bool, executor, on_progress=None) -> PresetResult:
+    plan = preset_plan("eng_admissions", quick)
+    stages = _Stages(on_progress, plan["stages"])
+    problem = admissions_problem(plan)
+    base = problem
+    runs = dict(zip([r["name"] for r in plan["runs"]], _runs(problem, plan["runs"], stages)))
+    stages.next()
+    runs["confidential"] = confidential_posterior(problem, seed=1, draws=plan["confidential_draws"])
+    stages.finish()
     rows, ors = [], {}
     for name, res in runs.items():
         rows += _summ_rows(name, res)
@@ -213,29 +343,22 @@ def _admissions(quick: bool, executor) -> PresetResult:
 
 
 # --------------------------------------------------------------------------- bernstein2018_binomial
-def _bernstein(quick: bool, executor) -> PresetResult:
-    ns = (10, 100, 1000) if quick else (10, 100, 1000, 10_000)
-    eps_grid = (0.01, 0.1)
-    m = 60 if quick else 500
-    methods = [{"name": "naive", "chains": 1, "draws": 1000},
-               {"name": "exact", "chains": 1, "draws": 1000, "grid_size": 10},
-               {"name": "ops", "k": 100, "truncation": 0.1}]
-    if not quick:
-        methods.insert(2, {"name": "pseudo_marginal", "chains": 2, "draws": 1000, "warmup": 500})
+def _bernstein(quick: bool, executor, on_progress=None) -> PresetResult:
+    plan = preset_plan("bernstein2018_binomial", quick)
+    stages = _Stages(on_progress, plan["stages"])
+    ns, eps_grid, m, methods = plan["ns"], plan["epsilons"], plan["replicates"], plan["methods"]
     tables, summaries = [], []
-    for n in ns:
-        for eps in eps_grid:
-            spec = {"seed": 2018, "model": {"name": "beta_binomial", "n": n, "a": 2.0, "b": 2.0},
-                    "mechanism": {"name": "laplace", "epsilon": eps}, "data": {"simulate": {"theta": 0.5}}}
-            tab = calibration_study(spec, methods, m, executor=executor, mmd_draws=200, reference_draws=1000,
-                                    batch_size=5)
-            tab.insert(0, "epsilon", eps)
-            tab.insert(0, "n", n)
-            s = calibration_summary(tab.drop(columns=["n", "epsilon"]))
-            s.insert(0, "epsilon", eps)
-            s.insert(0, "n", n)
-            tables.append(tab)
-            summaries.append(s)
+    for n, eps in plan["cells"]:
+        tab = calibration_study(plan["spec"](n, eps), methods, m, executor=executor, on_progress=stages.next(),
+                                **plan["study"])
+        tab.insert(0, "epsilon", eps)
+        tab.insert(0, "n", n)
+        s = calibration_summary(tab.drop(columns=["n", "epsilon"]))
+        s.insert(0, "epsilon", eps)
+        s.insert(0, "n", n)
+        tables.append(tab)
+        summaries.append(s)
+    stages.finish()
     table, summ = pd.concat(tables, ignore_index=True), pd.concat(summaries, ignore_index=True)
     key = summ.set_index(["n", "epsilon", "method"])
     cell = table[(table["n"] == 1000) & (table["epsilon"] == 0.01)]
@@ -285,20 +408,29 @@ JU_TABLE1 = {0.1: (1, 1, 1, .36, 1), 0.3: (.97, 1, 1, .59, 1), 1.0: (.94, .99, .
              3.0: (.95, .91, .97, .89, .93), 10.0: (.92, .88, .94, .92, .9)}
 
 
-def _ju(quick: bool, executor) -> PresetResult:
-    p = np.asarray(JU_TRUE_P) / np.sum(JU_TRUE_P)  # the paper's rounded values sum to 0.999
+def _ju_true_p() -> np.ndarray:
+    return np.asarray(JU_TRUE_P) / np.sum(JU_TRUE_P)  # the paper's rounded values sum to 0.999
+
+
+def _ju_spec() -> dict:
+    p = _ju_true_p()
     rows = np.random.default_rng(2022)  # the feature rows p[k][i]: one draw from the Dirichlet(2) prior
     features = [[rows.dirichlet(np.full(3, 2.0)).tolist() for _ in range(5)] for _ in range(5)]
-    spec = {"seed": 2022, "model": {"name": "naive_bayes_loglinear", "n": 100, "class_levels": 5,
+    return {"seed": 2022, "model": {"name": "naive_bayes_loglinear", "n": 100, "class_levels": 5,
                                     "feature_levels": [3] * 5, "alpha": 2.0},
             "mechanism": {"name": "laplace", "epsilon": 1.0},  # sensitivity 2K = 10 (the model's default)
             "data": {"simulate": {"pi": p.tolist(), "p": features}}}
-    r = 12 if quick else 100
-    method = ({"name": "da_mcmc", "chains": 1, "draws": 1000, "warmup": 500} if quick else
-              {"name": "da_mcmc", "chains": 1, "draws": 5000, "warmup": 5000})
-    fixed = epsilon_replicates(spec, JU_EPSILONS, r, method=method, data="fixed", executor=executor, batch_size=5)
-    fresh = epsilon_replicates(spec, JU_EPSILONS, 2 * r if quick else r, method=method, data="fresh",
-                               executor=executor, batch_size=5)
+
+
+def _ju(quick: bool, executor, on_progress=None) -> PresetResult:
+    plan = preset_plan("ju2022_loglinear", quick)
+    stages = _Stages(on_progress, plan["stages"])
+    p, spec, r, method = _ju_true_p(), plan["spec"], plan["replicates"], plan["method"]
+    fixed = epsilon_replicates(spec, plan["epsilons"], r, method=method, data="fixed", executor=executor,
+                               batch_size=plan["batch_size"], on_progress=stages.next())
+    fresh = epsilon_replicates(spec, plan["epsilons"], plan["fresh_replicates"], method=method, data="fresh",
+                               executor=executor, batch_size=plan["batch_size"], on_progress=stages.next())
+    stages.finish()
     fixed, fresh = (t[t["param"].str.startswith("pi[")].reset_index(drop=True) for t in (fixed, fresh))  # Fig. 1a: P(Y = i)
     fixed_s, cov = replicate_summary(fixed), coverage_pivot(fresh)
     paper = pd.DataFrame(JU_TABLE1, index=[f"pi[{j}]" for j in range(5)]).T
@@ -352,18 +484,24 @@ PRESETS: Mapping[str, Callable[[bool, Any], PresetResult]] = {
 }
 
 
-def run_preset(name: str, quick: bool = False, *, executor=None, workers: int | None = None) -> PresetResult:
+def run_preset(name: str, quick: bool = False, *, executor=None, workers: int | None = None,
+               on_progress=None) -> PresetResult:
     """Run a preset by name (see the module table); ``quick`` is the CI size.
 
     ``executor``: any :class:`concurrent.futures.Executor` for the replicate studies (default a
-    local process pool over ``workers`` processes, shut down afterwards)."""
+    local process pool over ``workers`` processes, shut down afterwards).
+
+    ``on_progress(done, total)``: called with the preset's progress over its stages (per mille; see
+    :func:`preset_plan`). Returning False stops it: the stage under way stops at its next block of
+    iterations or replicate, and :class:`PresetStopped` is raised (nothing is returned, so a stopped
+    preset is never taken for its result). An exception raised by the callback propagates."""
     if name not in PRESETS:
         raise ValueError(f"preset = {name!r} is invalid: must be one of " + ", ".join(PRESETS))
     own = executor is None and name in ("bernstein2018_binomial", "ju2022_loglinear")
     if own:
         executor = default_executor(workers)
     try:
-        return PRESETS[name](quick, executor)
+        return PRESETS[name](quick, executor, on_progress)
     finally:
         if own:
             executor.shutdown()

@@ -1,0 +1,161 @@
+"""The paper presets under the work budget (issue "Hosted for a class"): the engine prices a preset from
+its fixed settings (estimate_preset_cost) and stops it through its progress callback (PresetStopped,
+nothing returned); the Calibration page runs a preset over the budget not at all (it offers the CLI
+command instead), shows a finished preset at once without a budget check, and a stopped preset is never
+cached.
+
+The AppTest tests never run a costly preset: the over-budget one is priced by a stand-in, and the runs
+are gong2020_count and eng_admissions (about a second each). As in tests/test_app_study_hosting.py, a
+Stop click cannot land mid-run in AppTest, so Streamlit's signal is delivered through the running
+preset's progress bar, then the Stop button still on screen is clicked."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.runtime.scriptrunner_utils.exceptions import StopException
+from streamlit.testing.v1 import AppTest
+
+import engine.budget as budget
+import engine.studies.replicates as replicates_module
+from engine.studies import InlineExecutor
+from engine.studies import presets
+from engine.studies.presets import PresetStopped, preset_plan, run_preset
+from ui import studies
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+CALIBRATION = "pages/calibration.py"
+
+
+# --------------------------------------------------------------------------- engine
+@pytest.fixture(scope="module")
+def rates():
+    return budget.machine_rates()
+
+
+@pytest.mark.parametrize("name", list(presets.PRESETS))
+def test_a_preset_costs_more_at_its_full_size_than_at_its_quick_size(name, rates):
+    quick = budget.estimate_preset_cost(name, quick=True, rates=rates)
+    full = budget.estimate_preset_cost(name, quick=False, rates=rates)
+    assert quick.method == name and quick.seconds > 0 and quick.units > 0
+    assert full.seconds > quick.seconds and full.units >= quick.units
+    assert "quick size" in quick.detail and "full size" in full.detail
+
+
+def test_a_preset_cost_grows_in_proportion_to_its_replicates(monkeypatch, rates):
+    """Ju et al.: the cost is replicates x (the chain's estimate + one timed release's bookkeeping); with
+    the timed pieces held fixed it is exactly linear in the number of replicates."""
+    monkeypatch.setattr(budget, "_timed", lambda fn: 0.01)
+    base = budget.estimate_preset_cost("ju2022_loglinear", rates=rates)
+    plan = preset_plan("ju2022_loglinear", True)
+    doubled = {**plan, "replicates": 2 * plan["replicates"], "fresh_replicates": 2 * plan["fresh_replicates"]}
+    monkeypatch.setattr(presets, "preset_plan", lambda name, quick: doubled)
+    more = budget.estimate_preset_cost("ju2022_loglinear", rates=rates)
+    assert more.units == 2 * base.units == 2 * 5 * (12 + 24)
+    assert more.seconds == pytest.approx(2 * base.seconds, rel=1e-9)
+
+
+def test_an_unknown_preset_is_refused_by_name():
+    with pytest.raises(ValueError, match="preset = 'nope' is invalid: must be one of gong2020_count"):
+        budget.estimate_preset_cost("nope")
+
+
+def test_a_preset_reports_its_progress_and_stops_when_told(monkeypatch):
+    seen = []
+    result = run_preset("gong2020_count", quick=True, on_progress=lambda d, t: seen.append((d, t)))
+    assert result.checks and seen[-1] == (1000, 1000)
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen) and {t for _, t in seen} == {1000}
+
+    ran = []
+    unit = replicates_module._replicate_unit
+    monkeypatch.setattr(replicates_module, "_replicate_unit", lambda payload: ran.append(payload[2]) or unit(payload))
+    with pytest.raises(PresetStopped):  # stop at the first replicate's report: the batch of 5 in flight ends it
+        run_preset("ju2022_loglinear", quick=True, executor=InlineExecutor(), on_progress=lambda d, t: d == 0)
+    assert 0 < len(ran) <= 5  # of 180 replicates
+
+
+# --------------------------------------------------------------------------- Calibration page
+def _open() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.run()
+    at.switch_page(CALIBRATION).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _refuse(*args, **kwargs):
+    raise AssertionError("this must not happen here")
+
+
+def test_a_preset_over_the_work_budget_runs_nothing_and_offers_the_cli_command(monkeypatch):
+    monkeypatch.setenv("DPL_WORK_BUDGET_S", "20")
+    monkeypatch.setattr(studies, "preset_cost", lambda name: {"seconds": 30.0, "detail": "stand-in",
+                                                              "text": "about 30 s (stand-in)"})
+    monkeypatch.setattr(studies, "run_preset", _refuse)
+    at = _open()
+    at.selectbox(key=studies.W_CAL_PRESET).set_value("ju2022_loglinear").run()
+    assert any("takes about 30 s (stand-in) here" in c.value for c in at.caption)  # the cost before any click
+    at.button(key=studies.W_CAL_PRESET_RUN).click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    notes = [i.value for i in at.info if "preset was not run" in i.value]
+    assert notes, [i.value for i in at.info]
+    assert "about 30 s (stand-in)" in notes[0] and "budget of 20 s" in notes[0]
+    assert "shared by every session" in notes[0] and "work_budget_s" in notes[0]
+    assert "python -m engine study ju2022_loglinear --quick --out study-ju2022_loglinear" in [c.value for c in at.code]
+    assert not at.get("plotly_chart") and not studies.preset_finished("ju2022_loglinear")
+
+
+def test_a_finished_preset_is_shown_at_once_without_a_budget_check(monkeypatch):
+    at = _open()
+    at.selectbox(key=studies.W_CAL_PRESET).set_value("gong2020_count").run()
+    if not studies.preset_finished("gong2020_count"):  # computed once on this server (maybe by another test)
+        at.button(key=studies.W_CAL_PRESET_RUN).click().run()
+        assert not at.exception, [e.value for e in at.exception]
+    assert studies.preset_finished("gong2020_count")
+    monkeypatch.setenv("DPL_WORK_BUDGET_S", "0.001")  # every preset is over this budget
+    monkeypatch.setattr(studies, "preset_cost", _refuse)
+    monkeypatch.setattr(studies, "preset_over_budget", _refuse)
+    monkeypatch.setattr(studies, "run_preset", _refuse)  # and it must come from the cache
+    other = _open()  # another session
+    other.selectbox(key=studies.W_CAL_PRESET).set_value("gong2020_count").run()
+    assert not other.get("plotly_chart")  # nothing shows before the click (the page's rule)
+    show = other.button(key=studies.W_CAL_PRESET_RUN)
+    assert show.label == "Show preset"
+    show.click().run()
+    assert not other.exception, [e.value for e in other.exception]
+    assert any("37.237" in c.value for c in other.code) and len(other.get("plotly_chart")) == 1
+
+
+def test_stop_during_a_preset_keeps_nothing_and_never_caches_it(monkeypatch):
+    real = studies.run_preset
+    calls = []
+
+    def stopped_in_its_second_stage(name, *args, on_progress=None, **kwargs):
+        calls.append(name)
+
+        def progress(done, total):
+            if done > 0:  # Streamlit's signal arrives through the bar's next update
+                def signal(*a, **k):
+                    raise StopException()
+
+                on_progress.bar = type("Bar", (), {"progress": staticmethod(signal)})()
+            return on_progress(done, total)
+
+        return real(name, *args, on_progress=progress, **kwargs)
+
+    monkeypatch.setattr(studies, "run_preset", stopped_in_its_second_stage)
+    name = "eng_admissions"  # no other test runs it on the page
+    at = _open()
+    at.selectbox(key=studies.W_CAL_PRESET).set_value(name).run()
+    at.button(key=studies.W_CAL_PRESET_RUN).click().run()
+    assert not at.get("plotly_chart") and not at.code  # the script stopped where the signal arrived
+    assert not studies.preset_finished(name)
+    at.button(key=studies.W_CAL_PRESET_CANCEL).click().run()  # the Stop click whose rerun delivered it
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("Preset stopped; nothing kept" in w.value for w in at.warning), [w.value for w in at.warning]
+    assert not at.code and not at.get("plotly_chart")
+    monkeypatch.setattr(studies, "run_preset", lambda *a, **k: calls.append("again") or real(*a, **k))
+    at.button(key=studies.W_CAL_PRESET_RUN).click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert calls == [name, "again"]  # computed afresh: the stopped run was never cached
+    assert any("dapper" in c.value for c in at.code) and not at.warning and studies.preset_finished(name)
