@@ -41,3 +41,32 @@ def test_cancelling_during_warm_up_raises_cancelled():
     with pytest.raises(Cancelled, match="warm-up"):
         da_mcmc(problem, engine.method_rng(1), chains=1, draws=100, warmup=5000, parallel=False,
                 on_progress=lambda done, total: False)
+
+
+@pytest.mark.parametrize("model,truth", [({"name": "beta_binomial", "n": 1000}, {"theta": 0.3}),
+                                         ({"name": "normal_known_sd", "n": 20}, {"mu": 0.5}),
+                                         ({"name": "linear_regression", "n": 20}, {"beta": [1.0, -1.0, 0.5]})],
+                         ids=["compiled", "python", "regression"])
+def test_abc_stops_when_its_progress_callback_says_so(model, truth):
+    """Each of ABC's three proposal loops returns what it accepted once the callback returns False (after
+    the second batch here), marked cancelled, keeping every draw accepted so far."""
+    problem = engine.prepare({"seed": 1, "model": model, "mechanism": {"name": "laplace", "epsilon": 1.0},
+                              "data": {"simulate": truth}})
+    calls = []
+
+    def stop_after_two(done, total):
+        calls.append(done)
+        return len(calls) < 2
+
+    settings = {"name": "abc_rejection", "chains": 1, "draws": 10**6, "batch_size": 1000, "max_seconds": 300}
+    res = engine.run_method(problem, settings, 3, on_progress=stop_after_two)
+    assert len(calls) == 2 and res.info["stopped_by"] == "cancelled" and res.info["stopped"] == "cancelled"
+    assert 0 < res.n_draws < 10**6 and res.n_draws == calls[-1]
+
+
+def test_abc_stopped_before_any_acceptance_raises_cancelled():
+    problem = engine.prepare({"seed": 1, "model": {"name": "beta_binomial", "n": 1000},
+                              "mechanism": {"name": "laplace", "epsilon": 1.0}, "data": {"s_dp": [5000.0]}})  # 4000 noise scales above n
+    with pytest.raises(engine.Cancelled, match="none accepted"):
+        engine.run_method(problem, {"name": "abc_rejection", "chains": 1, "draws": 100, "batch_size": 100},
+                          3, on_progress=lambda done, total: False)

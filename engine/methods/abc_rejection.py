@@ -29,6 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from ..chains import Cancelled
 from ..custom import CustomModel
 from ..kernels import abc_beta_binomial_batch, abc_conjugate_batch, alias_table
 from ..models import log_beta_binomial_pmf
@@ -68,7 +69,8 @@ def abc_rejection(problem: Problem, rng: np.random.Generator, *, draws: int = 40
 
     Returns a Result with one chain of up to ``draws`` draws; ``info`` holds ``proposals``,
     ``accepted``, ``acceptance_rate``, ``requested`` and ``stopped_by`` (``draws``,
-    ``max_proposals`` or ``max_seconds``). Raises ``ValueError`` if nothing was accepted within the
+    ``max_proposals``, ``max_seconds``, or ``cancelled`` when ``on_progress`` returned False after a
+    batch: the draws accepted so far are kept). Raises ``ValueError`` if nothing was accepted within the
     budget, naming the budget and the acceptance rate bound it implies.
     """
     t0 = time.perf_counter()
@@ -101,8 +103,9 @@ def abc_rejection(problem: Problem, rng: np.random.Generator, *, draws: int = 40
         if acc.any():
             kept.append(theta[acc])
             n_acc += int(acc.sum())
-        if on_progress is not None:
-            on_progress(min(n_acc, draws), draws)
+        if on_progress is not None and on_progress(min(n_acc, draws), draws) is False:
+            stopped_by = "cancelled"
+            break
     return _finish(problem, kept, n_acc, proposals, draws, stopped_by, max_proposals, t0)
 
 
@@ -171,8 +174,9 @@ def _abc_compiled(problem, rng, setup, draws, max_proposals, max_seconds, batch_
                 if k:
                     kept.append(out[:k])
                     n_acc += k
-            if on_progress is not None:
-                on_progress(min(n_acc, draws), draws)
+            if on_progress is not None and on_progress(min(n_acc, draws), draws) is False:
+                stopped_by = "cancelled"
+                break
     return _finish(problem, kept, n_acc, proposals, draws, stopped_by, max_proposals, t0)
 
 
@@ -208,12 +212,18 @@ def _abc_regression(problem, rng, draws, max_proposals, max_seconds, batch_size,
                 if k:
                     kept.append(out[:k])
                     n_acc += k
-            if on_progress is not None:
-                on_progress(min(n_acc, draws), draws)
+            if on_progress is not None and on_progress(min(n_acc, draws), draws) is False:
+                stopped_by = "cancelled"
+                break
     return _finish(problem, kept, n_acc, proposals, draws, stopped_by, max_proposals, t0)
 
 
 def _finish(problem, kept, n_acc, proposals, draws, stopped_by, max_proposals, t0):
+    """The accepted draws as a Result. A run its caller stopped (the progress callback returned False)
+    keeps what it accepted, ``info["stopped"] = "cancelled"``; with nothing accepted it raises
+    :class:`~engine.chains.Cancelled`, like the chains."""
+    if n_acc == 0 and stopped_by == "cancelled":
+        raise Cancelled(f"stopped after {proposals:,} proposals, none accepted: no draws to keep")
     if n_acc == 0:
         raise ValueError(
             f"method.max_proposals = {max_proposals} is invalid for this release: abc_rejection accepted 0 of "
@@ -224,7 +234,8 @@ def _finish(problem, kept, n_acc, proposals, draws, stopped_by, max_proposals, t
         method="abc_rejection", param_names=tuple(problem.model.param_names), draws=theta[None, :, :],
         s_dp=problem.s_dp,
         info={"proposals": proposals, "accepted": n_acc, "acceptance_rate": n_acc / proposals,
-              "requested": draws, "stopped_by": stopped_by, "wall_time_s": time.perf_counter() - t0},
+              "requested": draws, "stopped_by": stopped_by, "wall_time_s": time.perf_counter() - t0,
+              "stopped": "cancelled" if stopped_by == "cancelled" else None},
     )
 
 
