@@ -103,24 +103,26 @@ def test_summary_and_summary_json_carry_the_verdict_of_a_stalled_run():
     json.dumps(out)  # plain JSON
 
 
-def test_cli_warns_on_stderr_and_still_exits_zero(tmp_path):
+def test_cli_warns_on_stderr_and_still_exits_zero(tmp_path, capsys):
+    from engine import cli
+
     spec = tmp_path / "spec.json"
     spec.write_text(json.dumps(SMALL_EPS))
-    proc = subprocess.run([sys.executable, "-m", "engine", "run", str(spec), "--out", str(tmp_path / "out"), "--quiet"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    warnings = [line for line in proc.stderr.splitlines() if line.startswith("warning: ")]
+    assert cli.main(["run", str(spec), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    err = capsys.readouterr().err
+    warnings = [line for line in err.splitlines() if line.startswith("warning: ")]
     assert len(warnings) == 1 and "has not converged" in warnings[0]
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["convergence"]["converged"] is False
 
 
-def test_cli_is_silent_for_independent_draws(tmp_path):
+def test_cli_is_silent_for_independent_draws(tmp_path, capsys):
+    from engine import cli
+
     spec = tmp_path / "spec.json"
     spec.write_text(json.dumps({**SMALL_EPS, "method": {"name": "exact"}}))
-    proc = subprocess.run([sys.executable, "-m", "engine", "run", str(spec), "--out", str(tmp_path / "out"), "--quiet"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0 and "warning" not in proc.stderr
+    assert cli.main(["run", str(spec), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    assert "warning" not in capsys.readouterr().err
 
 
 

@@ -325,6 +325,20 @@ def _cli(args, cwd):
                           env=dict(os.environ, PYTHONPATH=ROOT))
 
 
+def _cli_here(args, capsys):
+    """The CLI in this process (``engine.cli.main``): (exit status, stderr). The fresh-process path,
+    imports included, is covered by tests/test_engine_spec_cli.py's bad-input-in-a-fresh-process cases;
+    here the many messages are checked without paying an interpreter start each."""
+    from engine import cli
+
+    capsys.readouterr()
+    try:
+        code = cli.main(args)
+    except SystemExit as exc:  # argparse's usage errors
+        code = exc.code
+    return code, capsys.readouterr().err
+
+
 CLI_FILES = [
     ("toml syntax error", "spec.toml", "seed = 1\n[model\nname = 'x'\n", "TOML"),
     ("json syntax error", "spec.json", "{\"seed\": 1,", "JSON"),
@@ -336,28 +350,29 @@ CLI_FILES = [
 
 
 @pytest.mark.parametrize("case,name,content,text", CLI_FILES, ids=[c[0] for c in CLI_FILES])
-def test_cli_bad_input_one_line_exit_2(tmp_path, case, name, content, text):
+def test_cli_bad_input_one_line_exit_2(tmp_path, capsys, case, name, content, text):
     path = tmp_path / name
     if isinstance(content, bytes):
         path.write_bytes(content)
     else:
         path.write_text(content)
-    proc = _cli(["run", str(path), "--out", str(tmp_path / "out")], tmp_path)
-    assert proc.returncode == 2, proc.stderr
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1, proc.stderr
-    assert "Traceback" not in proc.stderr
+    code, err = _cli_here(["run", str(path), "--out", str(tmp_path / "out")], capsys)
+    assert code == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert "Traceback" not in err
     assert text in lines[0]
+    assert not (tmp_path / "out").exists()
 
 
-def test_cli_missing_file_and_bad_method(tmp_path):
-    proc = _cli(["run", str(tmp_path / "nope.toml"), "--out", str(tmp_path / "o")], tmp_path)
-    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1 and "SPEC" in proc.stderr
+def test_cli_missing_file_and_bad_method(tmp_path, capsys):
+    code, err = _cli_here(["run", str(tmp_path / "nope.toml"), "--out", str(tmp_path / "o")], capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "SPEC" in err
     good = tmp_path / "s.json"
     good.write_text(json.dumps(BASE))
-    proc = _cli(["run", str(good), "--out", str(tmp_path / "o"), "--method", "hmc"], tmp_path)
-    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1 and "--method" in proc.stderr
-    proc = _cli(["run", str(good)], tmp_path)
+    code, err = _cli_here(["run", str(good), "--out", str(tmp_path / "o"), "--method", "hmc"], capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "--method" in err
+    proc = _cli(["run", str(good)], tmp_path)  # argparse's own usage error, in a fresh process
     assert proc.returncode == 2 and "--out" in proc.stderr
 
 
