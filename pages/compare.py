@@ -48,22 +48,11 @@ results_area = st.container()
 st.subheader("Run log", divider="gray")
 skipped = {m: prepared.unavailable_reason(m) for m in s.methods if prepared.unavailable_reason(m)}
 wanted = prepared.runnable(s.methods)
-scenario_key = compute.scenario_key(s, inputs.records)
-if st.session_state.get(keys.STOPPED_RUN) == scenario_key:
-    st.info("You stopped this run. Change an input, or run it again.", icon=":material/stop_circle:")
-    st.button("Run again", key=keys.W_STOP + "_again", on_click=sidebar.clear_stop)
-    st.stop()
-stop_slot = st.empty()
-stop_slot.button("Stop", key=keys.W_STOP, icon=":material/stop_circle:", on_click=sidebar.request_stop,
-                 args=(scenario_key,), help="Stop the runs in progress; what you entered stays.")
-runs = compute.run_methods(s, inputs.records, wanted)
-stop_slot.empty()
+runs = sidebar.stoppable_runs(s, inputs.records, wanted)
 for m, run in runs.items():
     if run.over_budget:
         cost, fit = run.over_budget, run.over_budget["fit"]
-        st.info(f"{METHOD_LABELS[m]} was not run: it would take about {cost['seconds']:.3g} s here "
-                f"({cost['detail']}), over this server's budget of {cost['budget']:g} s per run.",
-                icon=":material/timer:")
+        st.info(narrative.over_budget(m, cost), icon=":material/timer:")
         if fit:
             offer = (f"stop ABC after {fit['max_seconds']:g} s" if m == "abc_rejection" else
                      f"{fit['chains']} chains × {fit['draws']:,} draws (warm-up {fit.get('warmup', 0):,})")

@@ -3,9 +3,10 @@ import math
 
 import streamlit as st
 
-from ui import compute, downloads, keys, narrative, picker, plots, tables
+from ui import downloads, keys, narrative, picker, plots, tables
 from ui.params import METHOD_LABELS
 from ui.routing import ensure_routed
+from ui import sidebar
 from ui.sidebar import scenario_inputs
 
 ensure_routed()
@@ -40,7 +41,11 @@ if st.session_state.get(keys.W_DIAG_METHOD) not in choices:
     st.session_state[keys.W_DIAG_METHOD] = choices[0]
 method = st.segmented_control("Method", choices, key=keys.W_DIAG_METHOD, format_func=METHOD_LABELS.get)
 method = method or choices[0]
-run = compute.run_methods(s, inputs.records, [method])[method]
+run = sidebar.stoppable_runs(s, inputs.records, [method])[method]
+if run.over_budget:
+    st.info(narrative.over_budget(method, run.over_budget) + " The Compare page offers the largest settings that fit.",
+            icon=":material/timer:")
+    st.stop()
 if not run.ok:
     st.error(f"{METHOD_LABELS[method]} produced no draws: {run.error}")
     st.stop()

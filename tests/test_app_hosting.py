@@ -68,6 +68,23 @@ def test_stop_keeps_the_inputs_and_run_again_brings_results_back():
     assert len(at.get("plotly_chart")) == 1 and at.number_input(key=keys.W_N).value == 55
 
 
+def test_diagnostics_has_the_same_stop_and_budget(monkeypatch):
+    at = _open()
+    at.number_input(key=keys.W_N).set_value(55).run()
+    at.switch_page("pages/diagnostics.py").run()
+    assert not at.exception and at.get("plotly_chart")
+    at.session_state[keys.STOPPED_RUN] = compute.scenario_key(compute.Scenario(n=55))
+    at.run()
+    assert any("You stopped this run" in i.value for i in at.info) and not at.get("plotly_chart")
+    at.button(key=keys.W_STOP + "_again").click().run()
+    assert at.get("plotly_chart") and at.number_input(key=keys.W_N).value == 55
+    monkeypatch.setenv("DPL_WORK_BUDGET_S", "1e-9")  # nothing fits: the run is not started
+    at.number_input(key=keys.W_N).set_value(56).run()
+    assert not at.exception and not at.get("plotly_chart")
+    assert any(i.value.startswith("DA-MCMC was not run") and "Compare page offers" in i.value for i in at.info), \
+        [i.value for i in at.info]
+
+
 class _InterruptedBar:
     """A progress bar whose update raises, as Streamlit's does when a newer run was requested."""
 

@@ -13,7 +13,7 @@ from typing import Any, Mapping
 
 from .params import METHOD_LABELS
 
-__all__ = ["headline", "reference_method", "convergence_warning", "mle_caption", "AGREE_SD_RATIO", "AGREE_SHIFT"]
+__all__ = ["headline", "reference_method", "convergence_warning", "mle_caption", "over_budget", "AGREE_SD_RATIO", "AGREE_SHIFT"]
 
 #: naive and exact "agree" when their sds are within this factor ...
 AGREE_SD_RATIO = 1.25
@@ -109,6 +109,12 @@ def convergence_warning(runs: Mapping[str, Any]) -> str | None:
     return ("Not converged: " + "; ".join(parts) + ". Its curve is faded and its numbers are not to be trusted "
             "(the verdict needs R-hat ≤ 1.01 and ESS ≥ 400): raise draws or chains in Method settings, or "
             "switch on Pseudo-marginal / Exact (best method), which mix fast when ε is small.")
+
+
+def over_budget(method: str, cost: Mapping[str, Any]) -> str:
+    """Why a run was not started: its estimated cost against the server's work budget."""
+    return (f"{METHOD_LABELS[method]} was not run: it would take about {cost['seconds']:.3g} s here "
+            f"({cost['detail']}), over this server's budget of {cost['budget']:g} s per run.")
 
 
 def mle_caption(info: Mapping[str, Any]) -> str:

@@ -111,6 +111,23 @@ def clear_stop() -> None:
     st.session_state.pop(keys.STOPPED_RUN, None)
 
 
+def stoppable_runs(s, records, wanted) -> dict:
+    """``compute.run_methods`` with a Stop button beside it (Compare and Diagnostics): a stopped
+    scenario shows "You stopped this run" and a Run again button instead of running (and the page
+    stops there); nothing the user entered changes."""
+    scenario_key = compute.scenario_key(s, records)
+    if st.session_state.get(keys.STOPPED_RUN) == scenario_key:
+        st.info("You stopped this run. Change an input, or run it again.", icon=":material/stop_circle:")
+        st.button("Run again", key=keys.W_STOP + "_again", on_click=clear_stop)
+        st.stop()
+    stop_slot = st.empty()
+    stop_slot.button("Stop", key=keys.W_STOP, icon=":material/stop_circle:", on_click=request_stop,
+                     args=(scenario_key,), help="Stop the runs in progress; what you entered stays.")
+    runs = compute.run_methods(s, records, wanted)
+    stop_slot.empty()
+    return runs
+
+
 def apply_method_settings(method: str, settings: Mapping[str, Any]) -> None:
     """"Use settings that fit": put a method's chains, draws and warm-up into the Method settings widgets
     (for ABC rejection, whose draws are chains × draws of the others, only its time limit)."""
