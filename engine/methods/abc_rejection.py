@@ -148,36 +148,14 @@ def _compiled_setup(problem):
 def _abc_compiled(problem, rng, setup, draws, max_proposals, max_seconds, batch_size, on_progress, t0):
     family, p1, p2, table, kernel, scale, alias = setup
     n, sdp = int(problem.model.n), float(problem.s_dp[0])
-    streams = rng.spawn(2)
-    batch_size = max(batch_size, 2_000_000)
-    kept, n_acc, proposals = [], 0, 0
-    stopped_by = "draws"
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        while n_acc < draws:
-            stopped_by = _stop_reason(proposals, max_proposals, t0, max_seconds)
-            if stopped_by != "draws":
-                break
-            # size the batch from the acceptance so far (a first batch of 50,000), at most batch_size
-            want = 50_000 if n_acc == 0 else 1.2 * (draws - n_acc) * proposals / n_acc + 10_000
-            m = int(min(batch_size, max(want, 10_000), max_proposals - proposals))
-            parts = [m // 2, m - m // 2]
-            outs = [np.empty(k) for k in parts]
-            if alias is not None:
-                futures = [pool.submit(abc_beta_binomial_batch, streams[i], alias[0], alias[1], table, p1, p2, n,
-                                       parts[i], outs[i]) for i in range(2)]
-            else:
-                futures = [pool.submit(abc_conjugate_batch, streams[i], family, p1, p2, n, table, sdp, kernel, scale,
-                                       parts[i], outs[i]) for i in range(2)]
-            counts = [f.result() for f in futures]
-            proposals += m
-            for out, k in zip(outs, counts):
-                if k:
-                    kept.append(out[:k])
-                    n_acc += k
-            if on_progress is not None and on_progress(min(n_acc, draws), draws) is False:
-                stopped_by = "cancelled"
-                break
-    return _finish(problem, kept, n_acc, proposals, draws, stopped_by, max_proposals, t0)
+    if alias is not None:
+        def batch(stream, m, out):
+            return abc_beta_binomial_batch(stream, alias[0], alias[1], table, p1, p2, n, m, out)
+    else:
+        def batch(stream, m, out):
+            return abc_conjugate_batch(stream, family, p1, p2, n, table, sdp, kernel, scale, m, out)
+    return _two_thread_loop(problem, rng, batch, (), draws, max_proposals, max_seconds, on_progress, t0,
+                            first=50_000, floor=10_000, cap=max(batch_size, 2_000_000))
 
 
 def _abc_regression(problem, rng, draws, max_proposals, max_seconds, batch_size, on_progress, t0):
@@ -188,24 +166,34 @@ def _abc_regression(problem, rng, draws, max_proposals, max_seconds, batch_size,
     args = (model.n, model.chol, np.asarray(model.x_mean, float), model.sigma, model.prior_sd, float(sig_a),
             float(sig_b), np.asarray(model.lo, float), np.asarray(model.hi, float), np.asarray(problem.s_dp, float),
             int(mech.kernel), float(mech.scale))
-    streams = rng.spawn(2)
+
+    def batch(stream, m, out):
+        return abc_regression_batch(stream, *args, m, out)
+
     per_batch = max(100, min(batch_size, 4_000_000 // max(model.n, 1)))  # about 4 million records per batch
-    q = len(model.param_names)
+    return _two_thread_loop(problem, rng, batch, (len(model.param_names),), draws, max_proposals, max_seconds,
+                            on_progress, t0, first=2_000, floor=1_000, cap=per_batch)
+
+
+def _two_thread_loop(problem, rng, batch, width, draws, max_proposals, max_seconds, on_progress, t0, *,
+                     first, floor, cap):
+    """The compiled proposal loop on two threads, each with its own stream of ``rng.spawn(2)``:
+    ``batch(stream, m, out)`` makes m proposals and writes the accepted ones (rows of shape ``width``)
+    to the front of ``out``, returning how many. The first batch has ``first`` proposals; later ones are
+    sized from the acceptance so far to finish the draws, at least ``floor`` and at most ``cap``."""
+    streams = rng.spawn(2)
     kept, n_acc, proposals = [], 0, 0
     stopped_by = "draws"
     with ThreadPoolExecutor(max_workers=2) as pool:
         while n_acc < draws:
-            if proposals >= max_proposals:
-                stopped_by = "max_proposals"
+            stopped_by = _stop_reason(proposals, max_proposals, t0, max_seconds)
+            if stopped_by != "draws":
                 break
-            if time.perf_counter() - t0 > max_seconds:
-                stopped_by = "max_seconds"
-                break
-            want = 2_000 if n_acc == 0 else 1.2 * (draws - n_acc) * proposals / n_acc + 1_000
-            m = int(min(per_batch, max(want, 1_000), max_proposals - proposals))
+            want = first if n_acc == 0 else 1.2 * (draws - n_acc) * proposals / n_acc + floor
+            m = int(min(cap, max(want, floor), max_proposals - proposals))
             parts = [m // 2, m - m // 2]
-            outs = [np.empty((k, q)) for k in parts]
-            futures = [pool.submit(abc_regression_batch, streams[i], *args, parts[i], outs[i]) for i in range(2)]
+            outs = [np.empty((k,) + width) for k in parts]
+            futures = [pool.submit(batch, streams[i], parts[i], outs[i]) for i in range(2)]
             counts = [f.result() for f in futures]
             proposals += m
             for out, k in zip(outs, counts):
