@@ -39,7 +39,7 @@ from numba import njit
 
 __all__ = ["bernoulli_chain", "categorical_chain", "poisson_chain", "normal_chain", "loglinear_chain", "log_noise",
            "bernoulli_sweep", "poisson_sweep", "normal_sweep", "normal_sums", "abc_conjugate_batch", "alias_table",
-           "abc_beta_binomial_batch"]
+           "abc_beta_binomial_batch", "cholesky_into"]
 
 
 @njit(cache=True, nogil=True)
@@ -47,6 +47,26 @@ def log_noise(kernel, scale, r):
     if kernel == 0:
         return -abs(r) / scale
     return -0.5 * (r / scale) * (r / scale)
+
+
+@njit(cache=True, nogil=True)
+def cholesky_into(a, out):
+    """The lower Cholesky factor L of a (L L^T = a) into the lower triangle of ``out`` (its upper
+    triangle is left alone); False, with ``out`` partly written, when a is not positive definite."""
+    k = a.shape[0]
+    for j in range(k):
+        d = a[j, j]
+        for m in range(j):
+            d -= out[j, m] * out[j, m]
+        if not d > 0.0:
+            return False
+        out[j, j] = math.sqrt(d)
+        for i in range(j + 1, k):
+            v = a[i, j]
+            for m in range(j):
+                v -= out[i, m] * out[j, m]
+            out[i, j] = v / out[j, j]
+    return True
 
 
 @njit(cache=True, nogil=True)

@@ -36,6 +36,8 @@ import math
 import numpy as np
 from numba import njit
 
+from .kernels import cholesky_into, log_noise
+
 __all__ = ["stat_dim", "record_stat", "statistics", "regression_sweep", "regression_chain", "beta_draw", "sigma2_draw",
            "simulate_statistic", "abc_regression_batch"]
 
@@ -60,13 +62,6 @@ def draw_record(rng, beta, chol, x_mean, sigma, e, prop):
         prop[j] = v
         mu_y += beta[j + 1] * v
     prop[p] = mu_y + sigma * rng.standard_normal()
-
-
-@njit(cache=True, nogil=True)
-def _lnoise(kernel, scale, r):
-    if kernel == 0:
-        return -abs(r) / scale
-    return -0.5 * (r / scale) * (r / scale)
 
 
 @njit(cache=True, nogil=True)
@@ -141,7 +136,7 @@ def regression_sweep(rng, rec, s, xtx, xty, yty, beta, chol, x_mean, sigma, lo, 
         for k in range(d):
             if t_new[k] != t_old[k]:
                 cur = s_dp[k] - s[k]
-                lr += _lnoise(kernel, scale, cur - t_new[k] + t_old[k]) - _lnoise(kernel, scale, cur)
+                lr += log_noise(kernel, scale, cur - t_new[k] + t_old[k]) - log_noise(kernel, scale, cur)
         al = 1.0 if lr >= 0.0 else math.exp(lr)
         asum += al
         if al >= 1.0 or rng.random() < al:
@@ -180,16 +175,7 @@ def beta_draw(rng, xtx, xty, sigma, prior_sd, out):
             a[i, j] = xtx[i, j] / s2
         a[i, i] += 1.0 / (prior_sd * prior_sd)
     low = np.zeros((q, q))
-    for j in range(q):
-        v = a[j, j]
-        for k in range(j):
-            v -= low[j, k] * low[j, k]
-        low[j, j] = math.sqrt(v)
-        for i in range(j + 1, q):
-            v = a[i, j]
-            for k in range(j):
-                v -= low[i, k] * low[j, k]
-            low[i, j] = v / low[j, j]
+    cholesky_into(a, low)  # A is positive definite: X^T X / sigma^2 plus the prior's I / tau^2
     w = np.empty(q)
     for i in range(q):  # L w = X^T y / sigma^2, so mu_n = L^{-T} w
         v = xty[i] / s2
@@ -294,7 +280,7 @@ def abc_regression_batch(rng, n, chol, x_mean, sigma, prior_sd, sig_a, sig_b, lo
         _simulate_into(rng, beta, n, chol, x_mean, sd, lo, hi, z, t, prop, e, s)
         la = 0.0
         for k in range(d):
-            la += _lnoise(kernel, scale, s_dp[k] - s[k])
+            la += log_noise(kernel, scale, s_dp[k] - s[k])
         if math.log(rng.random()) < la:
             for j in range(q):
                 out[k_acc, j] = beta[j]

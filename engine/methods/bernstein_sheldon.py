@@ -88,6 +88,7 @@ import numpy as np
 from numba import njit
 
 from ..chains import kept, run_chains
+from ..kernels import cholesky_into
 from ..results import Problem, Result
 from .base import Method
 
@@ -300,24 +301,6 @@ def chain_1d(rng, code, par, y, laplace, scale, state, n_iter, out_theta, out_s)
 
 # --------------------------------------------------------------------------- Dirichlet-multinomial chain
 @njit(cache=True, nogil=True)
-def _cholesky(a, out):
-    k = a.shape[0]
-    for j in range(k):
-        d = a[j, j]
-        for m in range(j):
-            d -= out[j, m] * out[j, m]
-        if not d > 0.0:
-            return False
-        out[j, j] = math.sqrt(d)
-        for i in range(j + 1, k):
-            v = a[i, j]
-            for m in range(j):
-                v -= out[i, m] * out[j, m]
-            out[i, j] = v / out[j, j]
-    return True
-
-
-@njit(cache=True, nogil=True)
 def chain_dirichlet(rng, n, alpha, y, laplace, scale, s, sig2, n_iter, out_theta):
     """``n_iter`` iterations for the k counts; ``s`` (k) and ``sig2`` (k) are updated in place."""
     k = alpha.size
@@ -343,7 +326,7 @@ def chain_dirichlet(rng, n, alpha, y, laplace, scale, s, sig2, n_iter, out_theta
                 prec[i, j] = (1.0 / pk) / n + 1.0 / sig2[km]
             prec[i, i] += 1.0 / (max(p[i], 1e-12) * n) + 1.0 / sig2[i]
             h[i] = 1.0 / pk + y[i] / sig2[i] + (n - y[km]) / sig2[km]
-        ok = _cholesky(prec, chol)
+        ok = cholesky_into(prec, chol)
         done = False
         if ok:
             # mean = P^-1 h: forward then backward substitution with L L^T = P
