@@ -414,6 +414,19 @@ class NormalKnownSD:
         return {"sd": self.sd, "lo": self.lo, "hi": self.hi, "prior_mean": self.prior_mean, "prior_sd": self.prior_sd}
 
 
+def _record_rows(records, cols, field: str, what: str) -> np.ndarray:
+    """Multi-column records as a float array with one row per record and one column per name in
+    ``cols``; anything else is a ValueError naming ``field`` ("must be rows of 3 <what> (x1, x2, y)")."""
+    allowed = f"must be rows of {len(cols)} {what} ({', '.join(cols)})"
+    try:
+        r = np.asarray(records, dtype=float)
+    except (TypeError, ValueError):
+        fail(field, records, allowed)
+    if r.ndim != 2 or r.shape[1] != len(cols) or r.shape[0] == 0:
+        fail(field, f"shape {r.shape}", allowed)
+    return r
+
+
 def _simplex_projection(v, total: float) -> np.ndarray:
     """Euclidean projection of ``v`` onto {c >= 0, sum c = total} (Duchi et al. 2008); zeros if total <= 0."""
     v = np.asarray(v, float)
@@ -538,12 +551,7 @@ class NaiveBayesLoglinear:
     def check_records(self, records, field="records"):
         """Records as an (n, K + 1) array of integer levels from 0 (columns y, x1..xK)."""
         cols = self.csv_columns
-        try:
-            r = np.asarray(records, dtype=float)
-        except (TypeError, ValueError):
-            fail(field, records, f"must be rows of {len(cols)} integer levels ({', '.join(cols)})")
-        if r.ndim != 2 or r.shape[1] != len(cols) or r.shape[0] == 0:
-            fail(field, f"shape {r.shape}", f"must be rows of {len(cols)} integer levels ({', '.join(cols)})")
+        r = _record_rows(records, cols, field, "integer levels")
         levels = (self.class_levels,) + tuple(self.feature_levels)
         for c, (name, lev) in enumerate(zip(cols, levels)):
             col = r[:, c]
@@ -819,12 +827,7 @@ class LinearRegression:
     def check_records(self, records, field="records"):
         """Records as an (n, p + 1) array of finite numbers (columns x1..xp, y)."""
         cols = self.csv_columns
-        try:
-            r = np.asarray(records, dtype=float)
-        except (TypeError, ValueError):
-            fail(field, records, f"must be rows of {len(cols)} numbers ({', '.join(cols)})")
-        if r.ndim != 2 or r.shape[1] != len(cols) or r.shape[0] == 0:
-            fail(field, f"shape {r.shape}", f"must be rows of {len(cols)} numbers ({', '.join(cols)})")
+        r = _record_rows(records, cols, field, "numbers")
         bad = ~np.isfinite(r)
         if bad.any():
             i, c = np.argwhere(bad)[0]
