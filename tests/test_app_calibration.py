@@ -1,20 +1,18 @@
 """AppTest smoke test of the Calibration page: nothing runs until Run; a run shows the ECDF, KS,
 coverage, MMD and SBC figures, the summary and a CSV download; reopening the same study is served
 from the cache; a preset shows its comparison text and figures."""
-from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+from app_support import open_app
+
 from ui import studies
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
 PAGE = "pages/calibration.py"
 
 
 def _open() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=180)
-    at.run()
-    at.switch_page(PAGE).run()
+    at = open_app(PAGE, timeout=180)
     assert not at.exception, [e.value for e in at.exception]
     return at
 

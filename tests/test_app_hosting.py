@@ -2,22 +2,20 @@
 for (issue "Hosted for a class")."""
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from app_support import open_app
+
 import engine
 from ui import compute, keys
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
 
 def _open() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.run()
-    return at
+    return open_app()
 
 
 def test_a_run_over_the_work_budget_is_not_started_and_settings_that_fit_are_offered(monkeypatch):

@@ -4,16 +4,16 @@ chooses the marginal of the main figures (Compare, Diagnostics, Privacy budget) 
 of every parameter. Runs are kept small (n = 40, 2 chains x 300 draws)."""
 import json
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
+
+from app_support import open_app
 
 import engine
 from ui import keys, params, picker, plots
 from ui.params import Scenario
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
 TIMEOUT = 120  # the first DA-MCMC run of a model may compile its kernels
 M = "naive_bayes_loglinear"
 PRIOR = params.DEFAULT_PRIORS[M]
@@ -24,11 +24,7 @@ NAMES = ["pi[0]", "pi[1]"] + [f"p[{k}][{i}][{j}]" for k in range(2) for i in ran
 
 
 def _open(query: dict | None = None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    for k, v in (query or {}).items():
-        at.query_params[k] = v
-    at.run()
-    return at
+    return open_app(query=query, timeout=TIMEOUT)
 
 
 def _clean(at: AppTest) -> None:

@@ -1,26 +1,20 @@
 """AppTest smoke tests: every page with its defaults, and with bad input (the error names the field,
 the value and what is allowed, sits in the sidebar, keeps the entry, and the page carries on)."""
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from app_support import open_app
+
 from ui import keys, params
 from ui.presets import PRESETS
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
 TIMEOUT = 120  # the first DA-MCMC run may compile the numba kernels
 PAGES = ("pages/compare.py", "pages/privacy_budget.py", "pages/diagnostics.py", "pages/learn.py")
 
 
 def _open(page: str = "pages/compare.py", query: dict | None = None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    for k, v in (query or {}).items():
-        at.query_params[k] = v
-    at.run()
-    if page != "pages/compare.py":
-        at.switch_page(page).run()
-    return at
+    return open_app(page, query, TIMEOUT)
 
 
 def _texts(elements) -> list[str]:

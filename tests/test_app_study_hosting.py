@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import shutil
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 from streamlit.testing.v1 import AppTest
+
+from app_support import APP, open_app
 
 import engine
 import engine.chains
@@ -25,16 +26,13 @@ import engine.studies.runner as runner
 from ui import compute, keys, studies
 from ui.params import log_grid, method_settings, parse_grid
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
 SWEEP = "pages/privacy_budget.py"
 CALIBRATION = "pages/calibration.py"
 GRID = parse_grid(log_grid(0.1, 10.0, 7))  # the page's default grid
 
 
 def _open(page: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=180)
-    at.run()
-    at.switch_page(page).run()
+    at = open_app(page, timeout=180)
     assert not at.exception, [e.value for e in at.exception]
     return at
 

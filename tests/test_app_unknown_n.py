@@ -3,28 +3,22 @@ known / unknown switch, RJMCMC's posterior of theta and pmf of n, MCEM's marker 
 Diagnostics jump rates and trace of n, the Learn page's preset, bad input, and the link."""
 import json
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from app_support import APP, open_app
+
 from ui import keys, narrative, params
 from ui.presets import BAYES_VS_MLE, DEMO
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
 TIMEOUT = 120  # the first RJMCMC / DA-MCMC run may compile the numba kernels
 #: the demo without the slow ABC run, so each test here stays a few seconds
 QUICK = replace(DEMO, methods=("naive", "da_mcmc"))
 
 
 def _open(page: str = "pages/compare.py", scenario=QUICK) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    for k, v in params.to_query(scenario).items():
-        at.query_params[k] = v
-    at.run()
-    if page != "pages/compare.py":
-        at.switch_page(page).run()
-    return at
+    return open_app(page, params.to_query(scenario), TIMEOUT)
 
 
 def _texts(elements) -> list[str]:

@@ -10,11 +10,12 @@ Stop click cannot land mid-run in AppTest, so Streamlit's signal is delivered th
 preset's progress bar, then the Stop button still on screen is clicked."""
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 from streamlit.testing.v1 import AppTest
+
+from app_support import open_app
 
 import engine.budget as budget
 import engine.studies.replicates as replicates_module
@@ -23,7 +24,6 @@ from engine.studies import presets
 from engine.studies.presets import PresetStopped, preset_plan, run_preset
 from ui import studies
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
 CALIBRATION = "pages/calibration.py"
 
 
@@ -76,9 +76,7 @@ def test_a_preset_reports_its_progress_and_stops_when_told(monkeypatch):
 
 # --------------------------------------------------------------------------- Calibration page
 def _open() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=180)
-    at.run()
-    at.switch_page(CALIBRATION).run()
+    at = open_app(CALIBRATION, timeout=180)
     assert not at.exception, [e.value for e in at.exception]
     return at
 
