@@ -27,6 +27,17 @@ def _open(query: dict | None = None) -> AppTest:
     return open_app(query=query, timeout=TIMEOUT)
 
 
+def _open_model(model: str) -> AppTest:
+    """The landing page switched to ``model`` from the sidebar, with few draws and ABC off (fast), clean."""
+    at = _open()
+    at.number_input(key=keys.W_DRAWS).set_value(300)
+    at.number_input(key=keys.W_WARMUP).set_value(100)
+    at.toggle(key=keys.method_key("abc_rejection")).set_value(False)
+    at.selectbox(key=keys.W_MODEL).set_value(model).run()
+    _clean(at)
+    return at
+
+
 def _clean(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
@@ -48,12 +59,7 @@ def _query(at: AppTest) -> dict:
 
 # --------------------------------------------------------------------------- the sidebar
 def test_compare_page_on_loglinear_defaults():
-    at = _open()
-    at.number_input(key=keys.W_DRAWS).set_value(300)
-    at.number_input(key=keys.W_WARMUP).set_value(100)
-    at.toggle(key=keys.method_key("abc_rejection")).set_value(False)
-    at.selectbox(key=keys.W_MODEL).set_value(M).run()
-    _clean(at)
+    at = _open_model(M)
     # the model's own inputs, seeded with the engine's defaults
     assert at.number_input(key=keys.prior_key(M, "class_levels")).value == 2
     assert at.text_input(key=keys.prior_key(M, "feature_levels")).value == "2, 2"
@@ -255,12 +261,7 @@ REG = Scenario(model=R, n=40, prior=tuple(params.DEFAULT_PRIORS[R].items()), tru
 
 
 def test_compare_page_on_regression_defaults():
-    at = _open()
-    at.number_input(key=keys.W_DRAWS).set_value(300)
-    at.number_input(key=keys.W_WARMUP).set_value(100)
-    at.toggle(key=keys.method_key("abc_rejection")).set_value(False)
-    at.selectbox(key=keys.W_MODEL).set_value(R).run()
-    _clean(at)
+    at = _open_model(R)
     # paper 000 Sec. 5's settings in the inputs
     assert at.number_input(key=keys.prior_key(R, "p")).value == 2
     assert at.text_input(key=keys.prior_key(R, "x_mean")).value == "0.9, -1.17"
