@@ -50,6 +50,17 @@ def log_noise(kernel, scale, r):
 
 
 @njit(cache=True, nogil=True)
+def cdf_draw(rng, cdf, start, k):
+    """A category 0..k-1 drawn with probabilities proportional to the increments of the running sums
+    ``cdf[start:start + k]`` (inverse CDF by a linear scan: k is small)."""
+    u = rng.random() * cdf[start + k - 1]
+    j = 0
+    while j < k - 1 and u >= cdf[start + j]:
+        j += 1
+    return j
+
+
+@njit(cache=True, nogil=True)
 def cholesky_into(a, out):
     """The lower Cholesky factor L of a (L L^T = a) into the lower triangle of ``out`` (its upper
     triangle is left alone); False, with ``out`` partly written, when a is not positive definite."""
@@ -133,10 +144,7 @@ def categorical_chain(rng, x, counts, alpha, mode, s_dp, kernel, scale, z, log_q
         asum = 0.0
         nacc = 0
         for i in range(n):
-            u = rng.random() * cdf[k - 1]
-            prop = 0
-            while prop < k - 1 and u >= cdf[prop]:
-                prop += 1
+            prop = cdf_draw(rng, cdf, 0, k)
             xi = x[i]
             if prop == xi:
                 asum += 1.0
@@ -332,19 +340,13 @@ def loglinear_chain(rng, rec, counts, class_counts, levels, offsets, alpha, s_dp
         asum = 0.0
         nacc = 0
         for r in range(n):
-            u = rng.random() * cdf_pi[big_i - 1]
-            yp = 0
-            while yp < big_i - 1 and u >= cdf_pi[yp]:
-                yp += 1
+            yp = cdf_draw(rng, cdf_pi, 0, big_i)
             prop[0] = yp
             same = yp == rec[r, 0]
             for k in range(big_k):
                 jk = levels[k]
                 base = offsets[k] + yp * jk
-                u = rng.random() * cdf_p[base + jk - 1]
-                xp = 0
-                while xp < jk - 1 and u >= cdf_p[base + xp]:
-                    xp += 1
+                xp = cdf_draw(rng, cdf_p, base, jk)
                 prop[k + 1] = xp
                 if xp != rec[r, k + 1]:
                     same = False
