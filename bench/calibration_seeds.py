@@ -30,12 +30,12 @@ from scipy import stats
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
 
-from engine.data import privatize  # noqa: E402
-from engine.models import make_model  # noqa: E402
-from engine.spec import build_mechanism  # noqa: E402
-from engine.studies import InlineExecutor, calibration_study, calibration_summary  # noqa: E402
-from engine.studies.calibration import child  # noqa: E402
-from engine.studies.runner import spawn_seeds  # noqa: E402
+from engine.mechanisms.release import privatize
+from engine.models import make_model
+from engine.spec import build_mechanism
+from engine.studies import InlineExecutor, calibration_study, calibration_summary
+from engine.studies.calibration import child
+from engine.studies.runner import spawn_seeds
 from test_studies import ALPHA, METHODS, SPEC  # noqa: E402
 
 

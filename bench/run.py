@@ -36,9 +36,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 import engine  # noqa: E402
-from engine.methods.abc_rejection import abc_rejection  # noqa: E402
-from engine.methods.da_mcmc import da_mcmc  # noqa: E402
-from engine.study import epsilon_sweep  # noqa: E402
+from engine.methods.abc_rejection import abc_rejection
+from engine.methods.da_mcmc import da_mcmc
+from engine.studies.sweep import epsilon_sweep
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bernstein_sheldon as bench_bs  # noqa: E402

@@ -4,23 +4,29 @@ Methods: ``naive`` (conjugate update on s_dp as if exact), ``da_mcmc`` (Ju et al
 ``abc_rejection`` (Gong 2020, Alg. 3), ``ops`` (one-posterior sampling), ``exact`` (the
 finite-mixture posterior), ``pseudo_marginal``, ``auto``, ``rjmcmc`` (unknown n, paper 002 Alg. 1)
 and ``mcem`` (the MLE by Monte Carlo EM, paper 002 Alg. 2). The engine imports neither streamlit nor plotly.
+
+The layers (core records, compiled kernels, mechanisms, models, numerics, methods, the API, studies
+and the CLI) and where to add a model, a mechanism or a method: ARCHITECTURE.md at the repository root.
 """
 from .api import METHODS, check_s_dp, confidential_posterior, data_rng, method_rng, prepare, run, run_method
-from .budget import (BudgetExceeded, Cost, estimate_calibration_cost, estimate_cost, estimate_sweep_cost,
-                     fit_calibration_to_budget, fit_sweep_to_budget, fit_to_budget)
-from .chains import Cancelled
-from .custom import CustomModel
-from .data import load_records_csv, privatize
-from .diagnostics import draws_frame, summary, summary_dict, to_inference_data, write_outputs
+from .core.chains import Cancelled
+from .core.data import load_records_csv
+from .core.results import Problem, Result
+from .core.scenarios import DEMO_SPEC, scenario
+from .core.spec import Spec, spec_to_dict, spec_to_toml
+from .cost import BudgetExceeded, Cost, estimate_cost, fit_to_budget
+from .mechanisms import MECHANISM_NAMES, budget_from_scale, make_mechanism, scale_from_budget
+from .mechanisms.release import privatize
+from .methods import METHOD_NAMES, validate_method
 from .methods.exact import exact_mixture, has_closed_form
 from .methods.rjmcmc import n_pmf
-from .sample_size import SizePrior, UnknownSize, plug_in_n
-from .mechanisms import MECHANISM_NAMES, budget_from_scale, make_mechanism, scale_from_budget
 from .models import MODEL_INFO, MODEL_NAMES, make_model
-from .results import Problem, Result
-from .scenarios import DEMO_SPEC, scenario
-from .spec import METHOD_NAMES, Spec, build_mechanism, load_spec, spec_from_dict, spec_to_dict, spec_to_toml, validate_method
-from .study import epsilon_spec, epsilon_sweep, smallest_epsilon_meeting
+from .models.custom import CustomModel
+from .models.sample_size import SizePrior, UnknownSize, plug_in_n
+from .numerics.diagnostics import convergence, draws_frame, summary, summary_dict, to_inference_data, write_outputs
+from .spec import build_mechanism, load_spec, spec_from_dict
+from .studies.cost import estimate_calibration_cost, estimate_sweep_cost, fit_calibration_to_budget, fit_sweep_to_budget
+from .studies.sweep import epsilon_spec, epsilon_sweep, smallest_epsilon_meeting
 
 __all__ = [
     "METHODS", "METHOD_NAMES", "MECHANISM_NAMES", "MODEL_NAMES", "MODEL_INFO",
@@ -34,5 +40,5 @@ __all__ = [
     "estimate_cost", "fit_to_budget", "Cost", "estimate_sweep_cost", "fit_sweep_to_budget",
     "estimate_calibration_cost", "fit_calibration_to_budget", "BudgetExceeded", "Cancelled",
     "DEMO_SPEC", "scenario",
-    "summary", "summary_dict", "draws_frame", "to_inference_data", "write_outputs",
+    "summary", "summary_dict", "draws_frame", "to_inference_data", "write_outputs", "convergence",
 ]

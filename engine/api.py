@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from .budget import BudgetExceeded, estimate_cost, fit_to_budget
-from .conjugate import confidential_posterior as _confidential
-from .data import load_records_csv, privatize
+from .core.data import load_records_csv
+from .core.results import Problem, Result
+from .core.spec import Spec, resolve_path
+from .core.validation import fail, number_list
+from .cost import BudgetExceeded, estimate_cost, fit_to_budget
 from .mechanisms import RandomizedResponse, check_release_value
-from .methods import REGISTRY
+from .mechanisms.release import privatize
+from .methods import REGISTRY, validate_method
 from .models import make_model
-from .results import Problem, Result
-from .sample_size import UnknownSize, check_n_dp, make_size_mechanism, make_size_prior, plug_in_n
-from .spec import Spec, _resolve, build_mechanism, spec_from_dict, validate_method
-from .validation import fail, number_list
+from .models.sample_size import UnknownSize, check_n_dp, make_size_mechanism, make_size_prior, plug_in_n
+from .numerics.conjugate import confidential_posterior as _confidential
+from .spec import build_mechanism, spec_from_dict
 
 __all__ = ["prepare", "run_method", "run", "confidential_posterior", "data_rng", "method_rng", "check_s_dp",
            "check_budget", "METHODS"]
@@ -71,7 +73,7 @@ def prepare(spec: Spec | dict) -> Problem:
         records = model.sample_records(rng, theta)
         true = dict(zip(model.param_names, theta.tolist()))
     elif kind == "csv":
-        records = load_records_csv(_resolve(spec.data["csv"], spec.base_dir), columns or spec.data.get("column"))
+        records = load_records_csv(resolve_path(spec.data["csv"], spec.base_dir), columns or spec.data.get("column"))
         records = model.check_records(records, "data.csv")
     elif columns:
         records = model.check_records(spec.data["records"], "data.records")
@@ -111,7 +113,7 @@ def _prepare_unknown_n(spec: Spec) -> Problem:
     else:
         model = make_model(table["name"], table)
         if kind == "csv":
-            records = model.check_records(load_records_csv(_resolve(spec.data["csv"], spec.base_dir),
+            records = model.check_records(load_records_csv(resolve_path(spec.data["csv"], spec.base_dir),
                                                            spec.data.get("column")), "data.csv")
         else:
             records = model.check_records(number_list("data.records", spec.data["records"]), "data.records")
@@ -128,7 +130,7 @@ def _prepare_unknown_n(spec: Spec) -> Problem:
 def run_method(problem: Problem, method: dict, seed: int, on_progress=None, max_seconds: float | None = None) -> Result:
     """Run one method (a [method] table) on a prepared problem with the seed's method stream.
 
-    ``max_seconds``: refuse (:class:`engine.budget.BudgetExceeded`, a ValueError naming the settings that
+    ``max_seconds``: refuse (:class:`engine.cost.BudgetExceeded`, a ValueError naming the settings that
     do fit) when the run's estimated cost on this machine is above it; no budget unless asked."""
     settings = validate_method(method)
     if max_seconds is not None:

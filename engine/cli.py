@@ -8,7 +8,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
+
+from . import api
+from .console import cli_error, progress_bar
+from .methods import METHOD_NAMES
+from .numerics import diagnostics
+from .spec import load_spec
+from .studies import cli as study_cli
 
 __all__ = ["main"]
 
@@ -19,28 +25,7 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-def _progress_bar(stream):
-    state = {"last": 0.0}
-
-    def update(done, total):
-        now = time.monotonic()
-        if done < total and now - state["last"] < 0.2:
-            return
-        state["last"] = now
-        width = 30
-        frac = done / total if total else 1.0
-        bar = "#" * int(frac * width)
-        stream.write(f"\r[{bar:<{width}}] {100 * frac:5.1f}%")
-        if done >= total:
-            stream.write("\n")
-        stream.flush()
-
-    return update
-
-
 def main(argv=None) -> int:
-    from .spec import METHOD_NAMES
-
     parser = _Parser(prog="python -m engine", description="Posterior inference from privatized data.")
     sub = parser.add_subparsers(dest="command", required=True)
     run_p = sub.add_parser("run", help="run a spec and write draws.csv, posterior.nc, summary.json")
@@ -50,19 +35,14 @@ def main(argv=None) -> int:
     run_p.add_argument("--quiet", action="store_true", help="no progress bar")
     run_p.add_argument("--max-seconds", type=float, metavar="S",
                        help="refuse a run whose estimated cost on this machine is above S seconds")
-    from .studies import cli as study_cli
-
     study_cli.add_parser(sub)
     args = parser.parse_args(argv)
     if args.command == "study":
         return study_cli.run(args)
 
-    from . import api, diagnostics, spec as spec_mod
-    from .validation import cli_error
-
     try:
-        spec = spec_mod.load_spec(args.spec)
-        progress = None if args.quiet or not sys.stderr.isatty() else _progress_bar(sys.stderr)
+        spec = load_spec(args.spec)
+        progress = None if args.quiet or not sys.stderr.isatty() else progress_bar(sys.stderr)
         if args.max_seconds is not None and not args.max_seconds > 0:
             raise ValueError(f"--max-seconds = {args.max_seconds:g} is invalid: must be a number of seconds > 0")
         result = api.run(spec, method=args.method, on_progress=progress, max_seconds=args.max_seconds)

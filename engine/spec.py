@@ -1,108 +1,34 @@
-"""Scenario specs: a frozen, validated description of one run, loadable from TOML or JSON.
+"""Checking a scenario spec: a plain table (TOML/JSON layout) into a frozen, validated :class:`Spec`.
 
-Layout (every key is documented in the README)::
-
-    seed = 1
-    [model]      name, n, prior keys (see engine.models.MODEL_INFO)
-    [mechanism]  name, noise scale (scale | sigma) or budget (epsilon | rho | epsilon + delta),
-                 sensitivity; randomized_response: epsilon, or scheme = "coin" + truth_prob
-    [data]       exactly one of: s_dp = [..] · simulate = {theta = 0.3} · csv = "file.csv"
-                 (+ column = "x") · records = [..]; naive_bayes_loglinear: s_dp = the K tables,
-                 simulate = {pi, p} or {from_prior = true}, csv with columns y,x1..xK;
-                 linear_regression: s_dp = the d entries (engine.models.LinearRegression),
-                 simulate = {beta = [..]} (+ sigma2 with model.sigma_prior), csv with columns x1..xp,y
-    unknown n    model.n_prior = { name = "poisson", mean = .. } (or negative_binomial with
-                 dispersion), an [n_mechanism] table (the keys of [mechanism]) and, with s_dp,
-                 data.n_dp; model.n is then the true size, used only when the engine releases
-                 the data itself (simulate, csv, records; simulation without it draws n)
-    [method]     name (naive | da_mcmc | abc_rejection | ops | exact | pseudo_marginal | auto |
-                 rjmcmc | mcem), chains, draws, warmup,
-                 and per method: abc max_proposals, max_seconds, batch_size · ops k, truncation,
-                 epsilon · exact/naive grid_size · rjmcmc jumps · mcem max_iter, tol, estep
+The record, its layout (every table and key) and its plain forms live in :mod:`engine.core.spec`;
+this module checks a table against the registries of models, mechanisms and methods (so it sits
+above them and below the API): each key's value and the combinations (data kinds, an unknown n,
+discrete noise on integer statistics, randomized response on categorical records, a method the
+model supports), raising ``ValueError`` with the field, the value and what is allowed.
 """
 from __future__ import annotations
 
-
-import json
-import math
 import os
-import tomllib
-from dataclasses import dataclass
 from typing import Any, Mapping
 
+from .core.data import load_records_csv
+from .core.spec import DATA_KINDS, Spec, read_spec_file, resolve_path
+from .core.validation import fail
 from .mechanisms import make_mechanism
-from .methods import COMMON_KEYS, METHOD_NAMES, REGISTRY
+from .methods import DEFAULT_METHOD, validate_method
 from .methods.base import check_model_supported
 from .models import make_model, record_columns
-from .sample_size import check_n_dp, make_size_mechanism, make_size_prior, plug_in_n
-from .validation import choice, fail, positive_int
+from .models.sample_size import check_n_dp, make_size_mechanism, make_size_prior, plug_in_n
 
-__all__ = ["Spec", "spec_from_dict", "load_spec", "spec_to_dict", "spec_to_toml", "METHOD_NAMES",
-           "validate_method", "DEFAULT_METHOD"]
+__all__ = ["spec_from_dict", "load_spec", "build_mechanism"]
 
-DEFAULT_METHOD = {"name": "da_mcmc", "chains": 4, "draws": 2000, "warmup": 500}
 _TOP_KEYS = {"seed", "model", "mechanism", "data", "method", "n_mechanism"}
 _UNKNOWN_N_MODELS = ("beta_binomial", "poisson_gamma", "normal_known_sd")
-_DATA_KINDS = ("s_dp", "simulate", "csv", "records")
-
-
-def _plain(obj):
-    """Deep-copy into plain dicts/lists (mappingproxy -> dict, tuple -> list)."""
-    if isinstance(obj, Mapping):
-        return {k: _plain(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_plain(v) for v in obj]
-    return obj
-
-
-def validate_method(method: Mapping[str, Any]) -> dict:
-    """Check a [method] table; returns it with defaults filled in."""
-    if not isinstance(method, Mapping):
-        fail("method", method, "must be a table with at least name")
-    m = dict(method)
-    name = choice("method.name", m.get("name", DEFAULT_METHOD["name"]), METHOD_NAMES)
-    entry = REGISTRY[name]
-    allowed = COMMON_KEYS | entry.keys
-    unknown = set(m) - allowed
-    if unknown:
-        key = sorted(unknown)[0]
-        fail(f"method.{key}", m[key], f"is not a key of {name}; allowed: " + ", ".join(sorted(allowed)))
-    out = {"name": name}
-    out["chains"] = positive_int("method.chains", m.get("chains", DEFAULT_METHOD["chains"]), 1, 64)
-    out["draws"] = positive_int("method.draws", m.get("draws", DEFAULT_METHOD["draws"]), 1, 10_000_000)
-    out["warmup"] = positive_int("method.warmup", m.get("warmup", DEFAULT_METHOD["warmup"]), 0, 10_000_000)
-    if "grid_size" in m:
-        out["grid_size"] = positive_int("method.grid_size", m["grid_size"], 10, 100_000)
-    entry.validate(m, out)
-    return out
-
-
-@dataclass(frozen=True)
-class Spec:
-    """A validated scenario. Build with :func:`spec_from_dict` or :func:`load_spec`."""
-
-    seed: int
-    model: Mapping[str, Any]
-    mechanism: Mapping[str, Any]
-    data: Mapping[str, Any]
-    method: Mapping[str, Any]
-    base_dir: str = "."
-    n_mechanism: Mapping[str, Any] | None = None
-
-    @property
-    def unknown_n(self) -> bool:
-        """True when the sample size is private (``model.n_prior`` given)."""
-        return "n_prior" in self.model
-
-    @property
-    def data_kind(self) -> str:
-        return next(k for k in _DATA_KINDS if k in self.data)
-
 
 def _check_data(data, model, base_dir: str = ".") -> dict:
     if not isinstance(data, Mapping):
         fail("data", data, "must be a table with one of s_dp, simulate, csv, records")
-    present = [k for k in _DATA_KINDS if k in data]
+    present = [k for k in DATA_KINDS if k in data]
     if len(present) != 1:
         fail("data", dict(data), "needs exactly one of s_dp = [..], simulate = {..}, csv = \"file.csv\", records = [..]")
     allowed = {present[0]} | ({"column"} if present[0] == "csv" else set())
@@ -132,9 +58,7 @@ def _check_data(data, model, base_dir: str = ".") -> dict:
     if present[0] == "csv" and columns and "column" in d:
         fail("data.column", d["column"], f"is not used by {model.name}: the csv has the columns {','.join(columns)}")
     if columns and present[0] in ("csv", "records"):  # multi-column records: levels checked here, not at run time
-        from .data import load_records_csv
-
-        rows = (load_records_csv(_resolve(d["csv"], base_dir), columns) if present[0] == "csv" else d["records"])
+        rows = (load_records_csv(resolve_path(d["csv"], base_dir), columns) if present[0] == "csv" else d["records"])
         model.check_records(rows, f"data.{present[0]}")
     return d
 
@@ -158,10 +82,8 @@ def spec_from_dict(d: Mapping[str, Any], base_dir: str = ".") -> Spec:
     model_d = dict(d["model"])
     data_d = dict(d["data"])
     if "csv" in data_d and "n" not in model_d:
-        from .data import load_records_csv
-
         columns = record_columns(model_d) or data_d.get("column")
-        model_d["n"] = int(load_records_csv(_resolve(data_d["csv"], base_dir), columns).shape[0])
+        model_d["n"] = int(load_records_csv(resolve_path(data_d["csv"], base_dir), columns).shape[0])
     if "records" in data_d and "n" not in model_d and isinstance(data_d["records"], (list, tuple)):
         model_d["n"] = len(data_d["records"])
     if "name" not in model_d:
@@ -247,73 +169,7 @@ def build_mechanism(mech_d: Mapping[str, Any], model, unbounded: bool = False):
     return make_mechanism(name, params, default_sensitivity=sens, k=model.k or 2)
 
 
-def _resolve(path: str, base_dir: str) -> str:
-    return path if os.path.isabs(path) else os.path.join(base_dir, path)
-
 
 def load_spec(path: str) -> Spec:
     """Read a TOML (``.toml``) or JSON (``.json``) spec file."""
-    if not os.path.isfile(path):
-        fail("SPEC", path, "must be an existing .toml or .json file")
-    with open(path, "rb") as fh:
-        raw = fh.read()
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        fail("SPEC", path, f"must be UTF-8 text (byte {exc.start} is not)")
-    if path.endswith(".json"):
-        try:
-            d = json.loads(text)
-        except json.JSONDecodeError as exc:
-            fail("SPEC", path, f"must be valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}")
-    else:
-        try:
-            d = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            fail("SPEC", path, f"must be valid TOML: {exc}")
-    return spec_from_dict(d, base_dir=os.path.dirname(os.path.abspath(path)))
-
-
-def spec_to_dict(spec: Spec) -> dict:
-    """The plain-dict layout of a spec (round-trips through :func:`spec_from_dict`)."""
-    d = {"seed": spec.seed, "model": _plain(spec.model), "mechanism": _plain(spec.mechanism),
-         "data": _plain(spec.data), "method": _plain(spec.method)}
-    if spec.n_mechanism is not None:
-        d["n_mechanism"] = _plain(spec.n_mechanism)
-    return d
-
-
-def _toml_value(v) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, float):
-        if math.isnan(v) or math.isinf(v):
-            raise ValueError(f"spec value {v!r} is invalid: TOML needs finite numbers")
-        return repr(v)
-    if isinstance(v, str):
-        return json.dumps(v)
-    if isinstance(v, (list, tuple)):
-        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
-    if isinstance(v, Mapping):
-        return "{ " + ", ".join(f"{k} = {_toml_value(x)}" for k, x in v.items()) + " }"
-    raise ValueError(f"spec value {v!r} is invalid: cannot be written as TOML")
-
-
-def spec_to_toml(spec: Spec) -> str:
-    """TOML text that :func:`load_spec` reads back into an identical spec."""
-    d = spec_to_dict(spec)
-    lines = [f"seed = {d['seed']}"]
-    for table in ("model", "mechanism", "n_mechanism", "data", "method"):
-        if table not in d:
-            continue
-        lines.append(f"\n[{table}]")
-        for k, v in d[table].items():
-            if v is None:
-                continue
-            lines.append(f"{k} = {_toml_value(v)}")
-    return "\n".join(lines) + "\n"
-
-
-
+    return spec_from_dict(read_spec_file(path), base_dir=os.path.dirname(os.path.abspath(path)))

@@ -236,7 +236,7 @@ def test_pages_of_and_parameter_descriptions():
 
 def test_naive_far_from_every_private_posterior_keeps_the_axis_on_them():
     import numpy as np
-    from engine.results import Result
+    from engine.core.results import Result
 
     assert plots.x_window({"naive": (-820.0, -805.0), "da_mcmc": (-6.0, 5.0)}, truth=-1.79) == \
         pytest.approx((-6.55, 5.55))

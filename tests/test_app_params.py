@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import engine
-from engine.results import Result
+from engine.core.results import Result
 from ui import params, tables
 from ui.params import Scenario
 from ui.presets import DEMO, PRESETS

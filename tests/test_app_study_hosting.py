@@ -20,7 +20,7 @@ from streamlit.testing.v1 import AppTest
 from app_support import APP, open_app
 
 import engine
-import engine.chains
+import engine.core.chains
 import engine.studies.calibration as calibration_module
 import engine.studies.runner as runner
 from ui import compute, keys, studies
@@ -179,7 +179,7 @@ def test_a_study_runs_in_the_session_with_its_chains_capped_by_dpl_chain_threads
     """Thirty students studying at once on 2 cores: no process pool is started, and the chains of each
     replicate's DA-MCMC (2 chains) run on at most DPL_CHAIN_THREADS threads: with 1, on the session's own
     thread; with 2, on a pool of 2 (which shows the check can fail)."""
-    monkeypatch.setenv(engine.chains.CHAIN_THREADS_ENV, threads)
+    monkeypatch.setenv(engine.core.chains.CHAIN_THREADS_ENV, threads)
     _forbid(monkeypatch, runner, "default_executor")
     pools = []
 
@@ -188,7 +188,7 @@ def test_a_study_runs_in_the_session_with_its_chains_capped_by_dpl_chain_threads
             pools.append(max_workers)
             super().__init__(max_workers, *args, **kwargs)
 
-    monkeypatch.setattr(engine.chains, "ThreadPoolExecutor", Recording)
+    monkeypatch.setattr(engine.core.chains, "ThreadPoolExecutor", Recording)
     inputs = studies.CalibrationInputs(n=28 + int(threads), methods=("da_mcmc",), replicates=10)
     at = _open(CALIBRATION)
     _study(at, inputs)

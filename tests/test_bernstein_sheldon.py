@@ -24,9 +24,9 @@ import pytest
 from scipy import integrate, stats
 
 import engine
-from engine.budget import estimate_cost
-from engine.diagnostics import summary
+from engine.cost import estimate_cost
 from engine.methods.bernstein_sheldon import record_moments, truncated_normal
+from engine.numerics.diagnostics import summary
 from engine.studies.calibration import calibration_study, calibration_summary
 from engine.studies.runner import InlineExecutor
 

@@ -1,4 +1,4 @@
-"""Cost estimates before a run (engine/budget.py) and the opt-in budget of the library and the CLI.
+"""Cost estimates before a run (engine/cost.py) and the opt-in budget of the library and the CLI.
 
 Structural checks only (no clock decides a verdict): the work units follow the formulas, seconds
 grow with the work, fitted settings are within the budget by the estimator's own account, and a
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import engine
-from engine.budget import estimate_cost, fit_to_budget, machine_rates
+from engine.cost import estimate_cost, fit_to_budget, machine_rates
 
 ROOT = Path(__file__).resolve().parents[1]
 BIG = {"seed": 1, "model": {"name": "beta_binomial", "n": 1_000_000}, "mechanism": {"name": "laplace", "epsilon": 1.0},

@@ -1,4 +1,4 @@
-"""Stopping a run from its progress callback (engine/chains.py): the draws made are kept, marked as
+"""Stopping a run from its progress callback (engine/core/chains.py): the draws made are kept, marked as
 stopped; a stop before any draw exists raises Cancelled."""
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def test_a_callback_returning_false_stops_the_run_and_keeps_the_draws_made(metho
 
 
 def test_cancelling_during_warm_up_raises_cancelled():
-    from engine.chains import Cancelled
+    from engine.core.chains import Cancelled
     from engine.methods.da_mcmc import da_mcmc
 
     problem = engine.prepare({"model": {"name": "beta_binomial", "n": 20000}, "mechanism": {"name": "laplace",

@@ -1,5 +1,5 @@
 """Threads per run (issue 14, "Hosted for a class"): ``DPL_CHAIN_THREADS`` caps how many chains of one
-run execute at once (engine/chains.py), so thirty sessions on two cores do not each ask for every core.
+run execute at once (engine/core/chains.py), so thirty sessions on two cores do not each ask for every core.
 Chains are independent streams (chain c draws from its own child of the method's generator), so the
 draws are the same whatever the thread count."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import engine
-from engine.chains import CHAIN_THREADS_ENV, chain_threads, run_chains
+from engine.core.chains import CHAIN_THREADS_ENV, chain_threads, run_chains
 
 
 def _problem():
@@ -80,7 +80,7 @@ def test_the_setting_is_read_and_checked(monkeypatch):
 def test_the_cost_estimate_counts_only_the_threads_a_run_may_use(monkeypatch):
     """The work budget's seconds divide the work by the chains that run at once: with one thread per
     run, four chains cost four times what they cost on four threads."""
-    from engine.budget import estimate_cost, machine_rates
+    from engine.cost import estimate_cost, machine_rates
 
     problem = _problem()
     rates = {**machine_rates(), "cores": 4}

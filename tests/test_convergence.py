@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import engine
-from engine.diagnostics import ESS_MIN, RHAT_MAX, convergence
+from engine.numerics.diagnostics import ESS_MIN, RHAT_MAX, convergence
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -150,10 +150,10 @@ def _chains(kind: str) -> np.ndarray:
 
 @pytest.mark.parametrize("kind", ["iid", "ar1", "cauchy", "stuck", "ties", "single"])
 def test_rank_diagnostics_match_arviz_to_round_off(kind):
-    """engine.rank_diagnostics (NumPy, no ArviZ import) computes ArviZ 0.23's rank R-hat, bulk ESS and
+    """engine.numerics.rank_diagnostics (NumPy, no ArviZ import) computes ArviZ 0.23's rank R-hat, bulk ESS and
     tail ESS: the same numbers up to floating-point round-off."""
-    from engine import rank_diagnostics as rd
-    from engine.diagnostics import _arviz
+    from engine.numerics import rank_diagnostics as rd
+    from engine.numerics.diagnostics import _arviz
 
     az = _arviz()
     x = _chains(kind)

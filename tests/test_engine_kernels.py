@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import engine
-from engine import kernels
+from engine.kernels import da_mcmc as kernels
 from engine.methods.da_mcmc import _Runner, da_mcmc
 
 ABS, SQUARE = 0, 1

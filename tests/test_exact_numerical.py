@@ -164,7 +164,7 @@ def test_normal_one_record_matches_quadrature():
 def test_normal_discretisation_is_far_below_monte_carlo_error(monkeypatch):
     """Halving the lattice step moves the posterior mean and sd by far less than their Monte Carlo error
     with 8000 draws (sd / sqrt(8000) for the mean, sd / sqrt(16000) for the sd)."""
-    import engine.statistic_laws as laws
+    import engine.numerics.statistic_laws as laws
 
     problem = _problem({"name": "normal_known_sd", "n": 5000}, {"name": "laplace", "epsilon": 3.0},
                        simulate={"mu": 0.5})
@@ -241,7 +241,7 @@ def test_law_at_window_matches_binomial_and_full_fft(n):
     n = 10^6 (5e-11), and (ii) the full inverse FFT (``_power_law``) for a clamped
     Poisson record and for a record concentrated on {0, U}, whose |DFT| returns near 1 at
     omega = 2 pi / U (the frequency bound does not apply there; the full-FFT branch is taken)."""
-    from engine.statistic_laws import _law_at, _power_law
+    from engine.numerics.statistic_laws import _law_at, _power_law
     p = 0.1
     size = 1 << int(math.ceil(math.log2(24 * math.sqrt(n * p * (1 - p)) + 120)))
     s = np.arange(int(n * p) - 40, int(n * p) + 40)
@@ -262,7 +262,7 @@ def test_law_at_window_matches_binomial_and_full_fft(n):
 def test_law_at_wide_window_uses_the_sparse_inverse_fft_and_agrees():
     """A window wider than the direct sum pays for (small epsilon) goes through one inverse FFT of the
     sparse spectrum; both branches give the Binomial pmf to 1e-13 of its peak."""
-    from engine.statistic_laws import _law_at
+    from engine.numerics.statistic_laws import _law_at
     n, p = 10**6, 0.1
     size = 1 << int(math.ceil(math.log2(24 * math.sqrt(n * p * (1 - p)) + 120)))
     wide = np.arange(int(n * p) - 1500, int(n * p) + 1500)

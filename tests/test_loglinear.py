@@ -1,6 +1,6 @@
 """The naive-Bayes log-linear model (Ju et al. 2022, Sec. 4) and its DA-MCMC sampler.
 
-Tier (a): the compiled sweep :func:`engine.kernels.loglinear_chain` next to a plain-Python
+Tier (a): the compiled sweep :func:`engine.kernels.da_mcmc.loglinear_chain` next to a plain-Python
 transcription of Algorithm 1 for this model written here, both consuming the same
 ``numpy.random.Generator`` stream: identical records, tables, draws and sampler statistics, with
 both Metropolis paths taken; every single Metropolis ratio is >= exp(-epsilon) (Prop. 3.1) at the
@@ -21,14 +21,14 @@ import pytest
 from scipy import stats
 
 import engine
-from engine import kernels
 from engine.api import prepare
 from engine.cli import main
+from engine.core.results import Problem
+from engine.kernels import da_mcmc as kernels
 from engine.mechanisms import Laplace
 from engine.methods.da_mcmc import da_mcmc
 from engine.methods.naive import naive
 from engine.models import NaiveBayesLoglinear, make_model
-from engine.results import Problem
 
 ABS, SQUARE = 0, 1
 P_TRUE = [[[0.2, 0.8], [0.6, 0.4]], [[0.1, 0.3, 0.6], [0.5, 0.25, 0.25]]]
@@ -270,7 +270,7 @@ def test_cli_writes_flattened_names_and_is_reproducible(tmp_path):
     assert [c for c in draws.columns if c not in ("chain", "draw")] == list(model.param_names)
     assert "p[1][1][2]" in draws.columns and len(draws) == 200
     assert (tmp_path / "a" / "draws.csv").read_bytes() == (tmp_path / "b" / "draws.csv").read_bytes()
-    idata = engine.diagnostics.to_inference_data(engine.run(engine.load_spec(str(tmp_path / "spec.toml"))))
+    idata = engine.numerics.diagnostics.to_inference_data(engine.run(engine.load_spec(str(tmp_path / "spec.toml"))))
     assert idata.posterior["pi"].shape == (2, 100, 2) and idata.posterior["p"].shape == (2, 100, 10)  # p flattened
     summary = json.loads((tmp_path / "a" / "summary.json").read_text())
     assert set(summary["parameters"]) == set(model.param_names) and "convergence" in summary

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from engine.results import Result
+from engine.core.results import Result
 from ui import plots
 
 

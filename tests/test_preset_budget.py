@@ -17,10 +17,9 @@ from streamlit.testing.v1 import AppTest
 
 from app_support import open_app
 
-import engine.budget as budget
+import engine.studies.cost as budget
 import engine.studies.replicates as replicates_module
-from engine.studies import InlineExecutor
-from engine.studies import presets
+from engine.studies import InlineExecutor, presets
 from engine.studies.presets import PresetStopped, preset_plan, run_preset
 from ui import studies
 

@@ -23,7 +23,7 @@ import pytest
 from scipy import stats
 
 import engine
-from engine import pm_kernels
+from engine.kernels import pseudo_marginal as pm_kernels
 from engine.mechanisms import make_mechanism
 from engine.methods.pseudo_marginal import _setup, choose_particles, pseudo_marginal
 from engine.models import make_model

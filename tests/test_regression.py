@@ -20,15 +20,16 @@ import pytest
 from scipy import stats
 
 import engine
-from engine import regression_kernels as rk
-from engine.data import privatize
-from engine.diagnostics import summary
+from engine.core.results import Problem
+from engine.kernels import da_mcmc as rk
+from engine.kernels.shared import stat_dim
 from engine.mechanisms import make_mechanism
+from engine.mechanisms.release import privatize
 from engine.methods.abc_rejection import abc_rejection
 from engine.methods.da_mcmc import da_mcmc
 from engine.methods.naive import naive
 from engine.models import make_model
-from engine.results import Problem
+from engine.numerics.diagnostics import summary
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BETA = [-1.79, -2.89, -0.66]  # paper 000 Sec. 5 / dapper Example 3
@@ -53,7 +54,7 @@ def _problem(model, epsilon, rng, beta=None):
 
 def test_statistic_order_and_dimension():
     m = make_model("linear_regression", {"n": 1, "lo": -10.0, "hi": 10.0})
-    assert m.stat_dim == 9 == rk.stat_dim(2)
+    assert m.stat_dim == 9 == stat_dim(2)
     rec = np.array([[5.0, -10.0, 2.5]])  # x1 = 5 -> 0.5, x2 = -10 -> -1, y = 2.5 -> 0.25
     x1, x2, y = 0.5, -1.0, 0.25
     want = [y, x1 * y, x2 * y, y * y, x1, x1 * x1, x2, x1 * x2, x2 * x2]

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import engine
-from engine.data import load_records_csv
+from engine.core.data import load_records_csv
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -289,7 +289,7 @@ def test_bad_csv_raises_value_error(case, raw, text):
 
 
 def test_csv_too_many_rows_is_refused_without_parsing_forever():
-    from engine import data
+    from engine.core import data
 
     raw = b"x\n" + b"1\n" * (data.MAX_RECORDS + 1)
     with pytest.raises(ValueError, match="at most"):
@@ -305,7 +305,7 @@ def test_csv_with_ten_million_rows_is_refused_quickly():
 
 
 def test_csv_oversized_bytes_refused():
-    from engine import data
+    from engine.core import data
 
     with pytest.raises(ValueError, match="MB"):
         load_records_csv(b"x\n" + b"1" * (data.MAX_BYTES + 10))
@@ -436,7 +436,7 @@ def test_identical_draws_local_and_dask():
     """A study cell gives the same numbers in process and on a dask.distributed worker."""
     from dask.distributed import Client, LocalCluster
 
-    from engine.study import epsilon_sweep
+    from engine.studies.sweep import epsilon_sweep
 
     methods = [{"name": "da_mcmc", "chains": 2, "draws": 200, "warmup": 50}, {"name": "abc_rejection", "chains": 1,
                                                                                  "draws": 200}]

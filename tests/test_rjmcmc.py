@@ -29,9 +29,9 @@ import pytest
 from scipy import optimize, stats
 
 import engine
-from engine import rj_kernels
+from engine.kernels import rjmcmc as rj_kernels
 from engine.methods.rjmcmc import rjmcmc
-from engine.sample_size import SizePrior, UnknownSize
+from engine.models.sample_size import SizePrior, UnknownSize
 
 Z = 4.0
 LEVEL = 2 * stats.norm.sf(Z)
@@ -190,7 +190,7 @@ def _sbc_ranks(model, mech, n_mech, prior: SizePrior, reps, seed, sampler_prior:
         x = model.sample_records(rng, theta, n) if n > 0 else np.zeros(0)
         s_dp = mech.sample(rng, model.statistic(x))
         n_dp = float(n_mech.sample(rng, np.array([float(n)]))[0])
-        plug = engine.sample_size.plug_in_n(n_dp)
+        plug = engine.models.sample_size.plug_in_n(n_dp)
         from dataclasses import replace
 
         problem = engine.Problem(model=replace(model, n=plug), mechanism=mech, s_dp=s_dp,
@@ -305,7 +305,7 @@ def test_simulation_draws_n_from_prior_or_uses_model_n():
     p = engine.prepare(base)
     n_true = p.true_params["n"]
     assert p.records.shape[0] == n_true and p.unknown_n is not None
-    assert p.model.n == engine.sample_size.plug_in_n(p.unknown_n.n_dp)
+    assert p.model.n == engine.models.sample_size.plug_in_n(p.unknown_n.n_dp)
     fixed = engine.prepare({**base, "model": {**base["model"], "n": 25}})
     assert fixed.true_params["n"] == 25 and fixed.records.shape[0] == 25
     conf = engine.confidential_posterior(fixed, seed=1)

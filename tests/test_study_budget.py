@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 
 import engine
-from engine.budget import (estimate_calibration_cost, estimate_cost, estimate_sweep_cost, fit_calibration_to_budget,
-                           fit_sweep_to_budget)
-from engine.study import epsilon_spec, epsilon_sweep
+from engine.cost import estimate_cost
+from engine.studies.cost import (estimate_calibration_cost, estimate_sweep_cost, fit_calibration_to_budget,
+                                 fit_sweep_to_budget)
+from engine.studies.sweep import epsilon_spec, epsilon_sweep
 
 SPEC = {"seed": 3, "model": {"name": "beta_binomial", "n": 2000}, "mechanism": {"name": "laplace", "epsilon": 1.0},
         "data": {"simulate": {"theta": 0.3}}}
@@ -58,7 +59,7 @@ def test_a_cheap_replicate_is_timed_whole_so_its_bookkeeping_counts(monkeypatch)
     replicate estimated above the threshold is not run."""
     import time
 
-    import engine.budget as budget
+    import engine.studies.cost as budget
     import engine.studies.calibration as calibration
 
     spec = {**SPEC, "model": {"name": "beta_binomial", "n": 50, "a": 2.0, "b": 2.0}}
@@ -94,7 +95,7 @@ def test_a_stopped_sweep_returns_the_cells_it_finished_marked_stopped():
 
 
 def test_a_sweep_times_the_exact_posterior_at_the_grid_ends_only(monkeypatch):
-    import engine.budget as budget
+    import engine.studies.cost as budget
 
     timed = []
     real = budget.estimate_cost

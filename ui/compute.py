@@ -36,10 +36,11 @@ import pandas as pd
 import streamlit as st
 
 import engine
-from engine.data import load_records_csv
-from engine.sample_size import make_size_mechanism, make_size_prior
-from engine.spec import build_mechanism, validate_method as _validate_method
-from engine.study import epsilon_spec, epsilon_sweep, smallest_epsilon_meeting
+from engine.core.data import load_records_csv
+from engine.models.sample_size import make_size_mechanism, make_size_prior
+from engine.methods import validate_method as _validate_method
+from engine.spec import build_mechanism
+from engine.studies.sweep import epsilon_spec, epsilon_sweep, smallest_epsilon_meeting
 
 from .params import (METHOD_LABELS, UNKNOWN_N_MODELS, Scenario, mechanism_table, method_settings, model_table,
                      n_mechanism_table, to_spec_dict)

@@ -55,7 +55,7 @@ import streamlit as st
 
 import engine
 from engine.studies import InlineExecutor, calibration_study, calibration_summary, load_table
-from engine.budget import estimate_preset_cost
+from engine.studies.cost import estimate_preset_cost
 from engine.studies.presets import PRESET_TITLES, PresetStopped, run_preset
 
 from .compute import SessionHandover, _Progress

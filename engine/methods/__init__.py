@@ -30,13 +30,40 @@ that :func:`engine.run_method` calls. A new method is a new module plus one line
 """
 from __future__ import annotations
 
-from . import abc_rejection, auto, bernstein_sheldon, da_mcmc, exact, naive, mcem, ops, pseudo_marginal, rjmcmc
+from typing import Any, Mapping
+
+from ..core.validation import choice, fail, positive_int
+from . import abc_rejection, auto, bernstein_sheldon, da_mcmc, exact, mcem, naive, ops, pseudo_marginal, rjmcmc
 from .base import COMMON_KEYS, Method
 
-__all__ = ["REGISTRY", "METHOD_NAMES", "Method", "COMMON_KEYS"]
+__all__ = ["REGISTRY", "METHOD_NAMES", "Method", "COMMON_KEYS", "DEFAULT_METHOD", "validate_method"]
+
+DEFAULT_METHOD = {"name": "da_mcmc", "chains": 4, "draws": 2000, "warmup": 500}
 
 REGISTRY: dict[str, Method] = {m.name: m for m in (naive.METHOD, da_mcmc.METHOD, abc_rejection.METHOD,
                                                      ops.METHOD, exact.METHOD, pseudo_marginal.METHOD,
                                                      auto.METHOD, rjmcmc.METHOD, mcem.METHOD,
                                                      bernstein_sheldon.METHOD)}
 METHOD_NAMES: tuple[str, ...] = tuple(REGISTRY)
+
+
+def validate_method(method: Mapping[str, Any]) -> dict:
+    """Check a [method] table; returns it with defaults filled in."""
+    if not isinstance(method, Mapping):
+        fail("method", method, "must be a table with at least name")
+    m = dict(method)
+    name = choice("method.name", m.get("name", DEFAULT_METHOD["name"]), METHOD_NAMES)
+    entry = REGISTRY[name]
+    allowed = COMMON_KEYS | entry.keys
+    unknown = set(m) - allowed
+    if unknown:
+        key = sorted(unknown)[0]
+        fail(f"method.{key}", m[key], f"is not a key of {name}; allowed: " + ", ".join(sorted(allowed)))
+    out = {"name": name}
+    out["chains"] = positive_int("method.chains", m.get("chains", DEFAULT_METHOD["chains"]), 1, 64)
+    out["draws"] = positive_int("method.draws", m.get("draws", DEFAULT_METHOD["draws"]), 1, 10_000_000)
+    out["warmup"] = positive_int("method.warmup", m.get("warmup", DEFAULT_METHOD["warmup"]), 0, 10_000_000)
+    if "grid_size" in m:
+        out["grid_size"] = positive_int("method.grid_size", m["grid_size"], 10, 100_000)
+    entry.validate(m, out)
+    return out

@@ -11,7 +11,7 @@ likelihood of the reported count is tabulated over the true count and its maximu
 Proposals run in batches; the run stops at the requested number of accepted draws, or when
 ``max_proposals`` or ``max_seconds`` is reached (checked between batches), and says which. For
 beta_binomial and poisson_gamma without a clamp under additive noise the proposal loop is compiled
-(:mod:`engine.kernels`: prior draw, statistic draw, acceptance read from a table of
+(:mod:`engine.kernels.abc`: prior draw, statistic draw, acceptance read from a table of
 eta(s_dp - s)/eta(0) over s). For beta_binomial the joint prior draw of (theta, s) is made in the
 other order, s from its prior predictive BetaBinomial(n, a, b) by an alias table and then
 theta | s ~ Beta(a + s, b + n - s) -- the same joint law -- and since acceptance depends on s only,
@@ -29,14 +29,13 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ..chains import Cancelled
-from ..custom import CustomModel
-from ..kernels import abc_beta_binomial_batch, abc_conjugate_batch, alias_table
-from ..models import log_beta_binomial_pmf
-from ..regression_kernels import abc_regression_batch
+from ..core.chains import Cancelled
+from ..core.results import Problem, Result
+from ..core.validation import positive, positive_int
+from ..kernels.abc import abc_beta_binomial_batch, abc_conjugate_batch, abc_regression_batch, alias_table
 from ..mechanisms import MAX_RR_TABLE_N, RandomizedResponse
-from ..results import Problem, Result
-from ..validation import positive, positive_int
+from ..models.beta_binomial import log_beta_binomial_pmf
+from ..models.custom import CustomModel
 from .base import Method
 
 __all__ = ["abc_rejection", "acceptance_log_prob", "METHOD"]
@@ -160,7 +159,7 @@ def _abc_compiled(problem, rng, setup, draws, max_proposals, max_seconds, batch_
 
 def _abc_regression(problem, rng, draws, max_proposals, max_seconds, batch_size, on_progress, t0):
     """linear_regression: each proposal simulates its n records (compiled, O(n p^2) per proposal;
-    :func:`engine.regression_kernels.abc_regression_batch`), split over two threads as above."""
+    :func:`engine.kernels.abc.abc_regression_batch`), split over two threads as above."""
     model, mech = problem.model, problem.mechanism
     sig_a, sig_b = model.sigma_prior or (0.0, 0.0)
     args = (model.n, model.chol, np.asarray(model.x_mean, float), model.sigma, model.prior_sd, float(sig_a),
@@ -209,7 +208,7 @@ def _two_thread_loop(problem, rng, batch, width, draws, max_proposals, max_secon
 def _finish(problem, kept, n_acc, proposals, draws, stopped_by, max_proposals, t0):
     """The accepted draws as a Result. A run its caller stopped (the progress callback returned False)
     keeps what it accepted, ``info["stopped"] = "cancelled"``; with nothing accepted it raises
-    :class:`~engine.chains.Cancelled`, like the chains."""
+    :class:`~engine.core.chains.Cancelled`, like the chains."""
     if n_acc == 0 and stopped_by == "cancelled":
         raise Cancelled(f"stopped after {proposals:,} proposals, none accepted: no draws to keep")
     if n_acc == 0:

@@ -20,7 +20,7 @@ Rule: exact when available; otherwise the cheaper of the two chains by the estim
 costs t_record and t_statistic per model are measured constants of the compiled kernels, see
 ``_UNIT_COST_NS``; only their ratio matters). The rule is cheap: a pilot of a few thousand
 statistic draws. Fallback: if the chosen chain's convergence verdict fails (R-hat > 1.01 or ESS <
-400, :func:`engine.diagnostics.convergence`), the other chain runs too, and if neither converges the
+400, :func:`engine.numerics.diagnostics.convergence`), the other chain runs too, and if neither converges the
 better one reruns with four times the draws; the result is the converged run (or the one with the
 largest minimum ESS), and ``info`` says what was picked, why, and every attempt with its verdict.
 Custom models go to DA-MCMC (the only chain that needs no prior density), and so do models that list
@@ -37,9 +37,9 @@ import time
 
 import numpy as np
 
-from ..custom import CustomModel
-from ..diagnostics import convergence, summary
-from ..results import Problem, Result
+from ..core.results import Problem, Result
+from ..models.custom import CustomModel
+from ..numerics.diagnostics import convergence, summary
 from .base import Method
 from .da_mcmc import da_mcmc
 from .exact import exact, has_closed_form

@@ -53,7 +53,7 @@ class Method:
         naming ``method.<key>``).
     mcmc : bool
         Its draws are a Markov chain: every summary carries the convergence verdict
-        (:func:`engine.diagnostics.convergence`).
+        (:func:`engine.numerics.diagnostics.convergence`).
     unknown_n : bool
         It handles an unknown sample size (``problem.unknown_n``). Any other method run on such a
         problem runs at the naive plug-in n = round(n_dp) (the problem's ``model.n``), and its

@@ -87,9 +87,9 @@ import time
 import numpy as np
 from numba import njit
 
-from ..chains import kept, run_chains
-from ..kernels import cholesky_into
-from ..results import Problem, Result
+from ..core.chains import kept, run_chains
+from ..core.results import Problem, Result
+from ..kernels.shared import cholesky_into
 from .base import Method
 
 __all__ = ["bernstein_sheldon", "record_moments", "truncated_normal", "METHOD", "APPROXIMATION", "MODELS",
@@ -453,7 +453,7 @@ def bernstein_sheldon(problem: Problem, rng: np.random.Generator, *, chains: int
         Chains, kept and discarded iterations per chain. One iteration costs O(1) in n (O(k^2) for
         k cells, O(min(upper, sqrt(lam))) for the clamped Poisson's moments).
     on_progress : callable(done, total), optional
-        Returning ``False`` stops every chain at its next block (:mod:`engine.chains`).
+        Returning ``False`` stops every chain at its next block (:mod:`engine.core.chains`).
 
     Returns
     -------

@@ -9,10 +9,10 @@ makes the prior-times-proposal terms cancel, so only the mechanism ratio remains
 epsilon-DP mechanism the ratio is at least exp(-epsilon) (Prop. 3.1), and record additivity makes
 each step O(1) (Prop. 3.2).
 
-Built-in models run the compiled chains of :mod:`engine.kernels` (linear_regression those of
-:mod:`engine.regression_kernels`: O(p^2) record-additive updates of the released statistic and of the
+Built-in models run the compiled chains of :mod:`engine.kernels.da_mcmc` (linear_regression those of
+:mod:`engine.kernels.da_mcmc`: O(p^2) record-additive updates of the released statistic and of the
 raw X^T X, X^T y, and a conjugate normal draw of beta); custom models
-(:class:`engine.custom.CustomModel`) run :class:`engine.custom.PythonRunner`, the same algorithm in
+(:class:`engine.models.custom.CustomModel`) run :class:`engine.models.custom.PythonRunner`, the same algorithm in
 plain Python. Chains are independent streams ``rng.spawn(chains)`` and run on threads (the
 compiled kernels release the GIL), so chain c's draws do not depend on how many chains run.
 """
@@ -24,12 +24,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import kernels
-from ..chains import kept, run_chains
-from ..custom import CustomModel
+from ..core.chains import kept, run_chains
+from ..core.results import Problem, Result
+from ..kernels import da_mcmc as kernels
+from ..kernels.da_mcmc import regression_chain
 from ..mechanisms import RandomizedResponse
-from ..regression_kernels import regression_chain
-from ..results import Problem, Result
+from ..models.custom import CustomModel
 from .base import Method
 
 __all__ = ["da_mcmc", "ChainState", "acceptance_bound", "METHOD"]
@@ -206,7 +206,7 @@ def da_mcmc(problem: Problem, rng: np.random.Generator, *, chains: int = 4, draw
     on_progress : callable(done, total), optional
         Called from the calling thread as iterations complete; returning ``False`` stops the run at
         the next block, keeping the draws made so far (``info["stopped"] = "cancelled"``; see
-        :mod:`engine.chains`).
+        :mod:`engine.core.chains`).
 
     Returns
     -------

@@ -35,8 +35,8 @@ projection of s_dp onto the support); the weight left out is at most e^-50 eta(s
 projection), reported relative to the kept weight as ``neglected_mass_bound`` (the window grows to
 the whole support if that bound is above 1e-12). So the mixture has about 100 b components at any n.
 
-One-parameter models on an adaptive grid (:mod:`engine.grid_posterior`, likelihoods in
-:mod:`engine.statistic_laws`): the clamped Poisson (law of the clamped sum by FFT), normal_known_sd
+One-parameter models on an adaptive grid (:mod:`engine.numerics.grid_posterior`, likelihoods in
+:mod:`engine.numerics.statistic_laws`): the clamped Poisson (law of the clamped sum by FFT), normal_known_sd
 (the clamped-normal record law discretised by mean-preserving rounding and convolved by FFT; the
 result is the exact posterior given a release with extra mean-zero noise of sd
 ``info["discretisation_sd"]``, a fraction ``info["discretisation_ratio"]`` of sd(S | mu): about
@@ -60,14 +60,15 @@ import time
 import numpy as np
 from scipy import optimize, special, stats
 
-from .. import grid_posterior
-from ..custom import CustomModel
-from ..densities import cell_density, range_from_quantiles
+from ..core.results import Problem, Result
 from ..mechanisms import MAX_RR_TABLE_N, RandomizedResponse
-from ..models import log_beta_binomial_pmf
-from ..results import Problem, Result
-from ..statistic_laws import T_NOISE, likelihood, noise_of
+from ..models.beta_binomial import log_beta_binomial_pmf
+from ..models.custom import CustomModel
+from ..numerics import grid_posterior
+from ..numerics.densities import cell_density, range_from_quantiles
+from ..numerics.statistic_laws import T_NOISE, likelihood, noise_of
 from .base import Method
+from .pseudo_marginal import moment_estimate
 
 __all__ = ["exact", "exact_mixture", "Mixture", "has_closed_form", "grid_result", "METHOD"]
 
@@ -383,8 +384,6 @@ def _guesses(problem, s_value=None):
 
 
 def _moment(problem, s_value):
-    from .pseudo_marginal import moment_estimate
-
     if s_value is not None:
         problem = Problem(model=problem.model, mechanism=problem.mechanism, s_dp=np.array([s_value]))
     return moment_estimate(problem)

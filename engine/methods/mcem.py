@@ -30,7 +30,7 @@ Complete data and the EM map
 E-step (Monte Carlo)
     * ``mcmc``: the record sweep of Ju et al. (2022, Alg. 1) with theta held at theta_t, plus, for an
       unknown n, the add/delete moves of :mod:`engine.methods.rjmcmc`: the compiled kernels of
-      :mod:`engine.rj_kernels` with the theta draw switched off. The chain is warm-started across
+      :mod:`engine.kernels.rjmcmc` with the theta draw switched off. The chain is warm-started across
       iterations (``warmup`` sweeps at the start, m_t / 10 after each change of theta). Monte Carlo
       error of the score: batch means over 20 batches.
     * ``importance`` (Gong 2020): s_i ~ p(s | theta_t) (and n_i ~ p(n) for an unknown n), weights
@@ -71,8 +71,8 @@ import time
 import numpy as np
 from scipy import stats
 
-from ..results import Problem, Result
-from ..validation import choice, positive, positive_int
+from ..core.results import Problem, Result
+from ..core.validation import choice, positive, positive_int
 from .base import Method
 from .rjmcmc import RJRunner, check_unknown_n, default_jumps, new_outputs
 

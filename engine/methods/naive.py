@@ -23,14 +23,15 @@ beta gets the conjugate normal update as if they were the raw X^T X and X^T y
 """
 from __future__ import annotations
 
-import numpy as np
-
 import time
 
-from ..conjugate import conjugate_result
-from ..custom import CustomModel
-from ..results import Problem, Result
+import numpy as np
+
+from ..core.results import Problem, Result
+from ..models.custom import CustomModel
+from ..numerics.conjugate import conjugate_result
 from .base import Method
+from .exact import grid_posterior_of, grid_result
 
 __all__ = ["naive", "METHOD"]
 
@@ -49,8 +50,6 @@ def naive(problem: Problem, rng: np.random.Generator, *, draws: int = 4000, chai
         note = ("s_dp treated as the exact statistic" +
                 ("" if np.allclose(s_proj, problem.s_dp) else " after projection onto the statistic's support"))
     if model.name == "poisson_gamma" and model.upper is not None:
-        from .exact import grid_posterior_of, grid_result
-
         t0 = time.perf_counter()
         s_val = float(np.round(s_proj[0]))
         gp, info = grid_posterior_of(problem, noise_free=True, s_value=s_val)

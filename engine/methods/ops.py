@@ -33,8 +33,8 @@ import time
 import numpy as np
 from scipy import special, stats
 
-from ..results import Problem, Result
-from ..validation import fail, positive, positive_int
+from ..core.results import Problem, Result
+from ..core.validation import fail, positive, positive_int
 from .base import Method
 
 __all__ = ["ops", "ops_setup", "ops_release_log_pdf", "METHOD"]

@@ -29,7 +29,7 @@ to use. ``info["note"]`` says so.
 Parameterisation. The random walk runs on an unconstrained phi: logit(theta) for beta_binomial,
 log(lam) for poisson_gamma, mu itself for normal_known_sd, the additive log-ratio
 phi_j = log(p_j / p_k) for the simplex; the target in phi includes the Jacobian
-(:mod:`engine.pm_kernels` lists each). Statistic samplers: Binomial(n, theta); Poisson(n lam);
+(:mod:`engine.kernels.pseudo_marginal` lists each). Statistic samplers: Binomial(n, theta); Poisson(n lam);
 the sum of n records clamped at ``upper`` as sum_j j N_j + upper N_upper with
 N ~ Multinomial(n, P(min(X, upper) = j)); the sum of n clamped normals record by record;
 Multinomial cell counts; for linear_regression the statistic of n records simulated at (beta, sigma)
@@ -74,19 +74,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import pm_kernels
-from ..chains import kept, run_chains
-from ..custom import CustomModel
+from ..core.chains import kept, run_chains
+from ..core.results import Problem, Result
+from ..core.validation import positive_int
+from ..kernels import pseudo_marginal as pm_kernels
 from ..mechanisms import RandomizedResponse
-from ..results import Problem, Result
-from ..validation import positive_int
+from ..models.custom import CustomModel
 from .base import Method
 
 _NEG_INF = -math.inf
 
 
 class _PythonKernels:
-    """:mod:`engine.pm_kernels`' interface in plain Python for a custom model (identity transform:
+    """:mod:`engine.kernels.pseudo_marginal`' interface in plain Python for a custom model (identity transform:
     phi = theta). Arguments the compiled kernels need and a custom model does not are ignored."""
 
     def __init__(self, problem: Problem):
@@ -125,7 +125,7 @@ class _PythonKernels:
 
     def pm_chain(self, rng, code, par, sdp, kernel, scale, log_q, n_particles, chol, phi, lp_cur, ll_cur, n_iter,
                  out_theta, out_acc, out_accepted, out_ll):
-        """The loop of :func:`engine.pm_kernels.pm_chain`, line for line."""
+        """The loop of :func:`engine.kernels.pseudo_marginal.pm_chain`, line for line."""
         for t in range(n_iter):
             prop = phi + chol @ rng.standard_normal(phi.size)
             lp = self.log_prior_jac(code, prop, par, None)
@@ -496,7 +496,7 @@ def pseudo_marginal(problem: Problem, rng: np.random.Generator, *, chains: int =
         likelihood).
     on_progress : callable(done, total), optional
         Returning ``False`` stops the run at the next block, keeping what was drawn
-        (``info["stopped"] = "cancelled"``; :mod:`engine.chains`).
+        (``info["stopped"] = "cancelled"``; :mod:`engine.core.chains`).
 
     Returns
     -------

@@ -13,7 +13,7 @@ Within-model moves (n fixed)
     Algorithm 1 of Ju et al. (2022) with n records: theta | x from the conjugate posterior (exact
     Gibbs), then the record sweep x_i* ~ f(. | theta) accepted with probability
     min{1, eta(s_dp | s - t(x_i) + t(x_i*)) / eta(s_dp | s)}. Both leave pi(theta, x | n) invariant,
-    hence pi. The compiled sweep is the one DA-MCMC runs (:mod:`engine.kernels`).
+    hence pi. The compiled sweep is the one DA-MCMC runs (:mod:`engine.kernels.da_mcmc`).
 
 Between-model moves (theta fixed), derived from Green (1995)
     *Add* (chosen with probability 1/2): draw x* ~ f(. | theta), insert it at a uniformly chosen
@@ -57,11 +57,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import rj_kernels
-from ..chains import kept, run_chains
+from ..core.chains import kept, run_chains
+from ..core.results import Problem, Result
+from ..core.validation import positive_int
+from ..kernels import rjmcmc as rj_kernels
 from ..mechanisms import RandomizedResponse
-from ..results import Problem, Result
-from ..validation import positive_int
 from .base import Method
 
 __all__ = ["rjmcmc", "RJRunner", "RJState", "default_jumps", "n_pmf", "METHOD", "SUPPORTED_MODELS"]

@@ -13,14 +13,13 @@ module                      study                               paper
                             store and resume
 ==========================  ==================================  ====================================
 
-The epsilon sweep of the Privacy budget page stays in :mod:`engine.study` and is re-exported here.
+The epsilon sweep of the Privacy budget page stays in :mod:`engine.studies.sweep` and is re-exported here.
 Every study takes ``executor=`` (any :class:`concurrent.futures.Executor`; default a local
 process pool over all cores; ``dask.distributed.Client(address).get_executor()`` for a cluster).
 """
-from ..study import epsilon_spec, epsilon_sweep, smallest_epsilon_meeting
-from .calibration import (LEVELS, calibration_study, calibration_summary, coverage_table, ecdf,
-                          sbc_histogram)
+from .calibration import LEVELS, calibration_study, calibration_summary, coverage_table, ecdf, sbc_histogram
 from .runner import InlineExecutor, default_executor, load_table, run_units, save_table, spawn_seeds
+from .sweep import epsilon_spec, epsilon_sweep, smallest_epsilon_meeting
 from .utility import median_bandwidth, mmd2_unbiased, thin_draws
 
 __all__ = [

@@ -45,11 +45,14 @@ import pandas as pd
 from scipy import stats
 
 from ..api import confidential_posterior, run_method
-from ..data import privatize
+from ..core.results import Problem
+from ..core.spec import Spec
+from ..core.validation import fail, positive_int
+from ..mechanisms.release import privatize
+from ..methods import validate_method
 from ..models import make_model
-from ..results import Problem
-from ..spec import Spec, build_mechanism, spec_from_dict, validate_method
-from ..validation import fail, positive_int
+from ..numerics.diagnostics import summary
+from ..spec import build_mechanism, spec_from_dict
 from .runner import Unit, named_seed, run_units, spawn_seeds
 from .utility import mmd2_unbiased, thin_draws
 
@@ -85,8 +88,6 @@ def sbc_rank(draws: np.ndarray, value: float, size: int) -> tuple[int, int]:
 def _r_hat_max(result) -> float:
     if not result.info.get("mcmc") or result.n_chains < 2 or result.n_draws < 4:
         return math.nan
-    from ..diagnostics import summary
-
     return float(summary(result, verdict=False)["r_hat"].max())
 
 

@@ -21,14 +21,17 @@ import os
 import sys
 import time
 
-from ..validation import cli_error
+from ..api import prepare
+from ..console import cli_error, progress_bar
+from ..methods.exact import has_closed_form
+from ..spec import load_spec
+from .calibration import calibration_study, calibration_summary
+from .presets import PRESETS, run_preset, write_preset
 
 __all__ = ["add_parser", "run"]
 
 
 def add_parser(sub) -> None:
-    from .presets import PRESETS
-
     p = sub.add_parser("study", help="run a paper preset or a calibration study")
     p.add_argument("preset", metavar="PRESET", help="one of " + ", ".join(PRESETS) + ", or calibration")
     p.add_argument("spec", metavar="SPEC", nargs="?", help="calibration only: the scenario file (.toml or .json)")
@@ -46,9 +49,7 @@ def add_parser(sub) -> None:
 def _progress(quiet: bool):
     if quiet or not sys.stderr.isatty():
         return None
-    from ..cli import _progress_bar
-
-    return _progress_bar(sys.stderr)
+    return progress_bar(sys.stderr)
 
 
 def _ui(module: str):
@@ -98,9 +99,6 @@ def _executor(args):
 
 
 def _default_methods(spec) -> list:
-    from ..api import prepare
-    from ..methods.exact import has_closed_form
-
     names = ["naive"]
     own = dict(spec.method)
     if own["name"] not in names:
@@ -116,15 +114,12 @@ def _default_methods(spec) -> list:
 
 
 def _calibration(args, executor) -> int:
-    from .. import spec as spec_mod
-    from .calibration import calibration_study, calibration_summary
-
     if not args.spec:
         raise ValueError("SPEC = None is invalid: study calibration needs a scenario file, e.g. "
                          "python -m engine study calibration spec.toml --replicates 200")
     if args.replicates is None:
         raise ValueError("--replicates = None is invalid: give the number of replicates M, e.g. --replicates 200")
-    spec = spec_mod.load_spec(args.spec)
+    spec = load_spec(args.spec)
     methods = ([m.strip() for m in args.methods.split(",") if m.strip()] if args.methods else _default_methods(spec))
     out = args.out or "study-calibration"
     os.makedirs(out, exist_ok=True)
@@ -146,8 +141,6 @@ def _calibration(args, executor) -> int:
 
 
 def _preset(args, executor) -> int:
-    from .presets import run_preset, write_preset
-
     out = args.out or f"study-{args.preset}"
     t0 = time.perf_counter()
     result = run_preset(args.preset, quick=args.quick, executor=executor, workers=args.workers)
@@ -162,8 +155,6 @@ def _preset(args, executor) -> int:
 
 def run(args) -> int:
     """Entry point of ``python -m engine study`` (args from :func:`add_parser`)."""
-    from .presets import PRESETS
-
     client = None
     try:
         if args.preset != "calibration" and args.preset not in PRESETS:

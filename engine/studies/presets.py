@@ -24,7 +24,7 @@ named figure data; :func:`write_preset` writes the tables as CSV and the text. F
 outside the engine (``ui/study_plots.py``: the engine never imports plotly).
 
 A preset's sizes live in :func:`preset_plan` (what :func:`run_preset` runs and what
-:func:`engine.budget.estimate_preset_cost` prices). ``run_preset(..., on_progress=f)`` reports
+:func:`engine.studies.cost.estimate_preset_cost` prices). ``run_preset(..., on_progress=f)`` reports
 ``f(done, 1000)`` over the preset's stages and stops when ``f`` returns False: the stage under way
 stops at its next block (chains) or batch of replicates, and :class:`PresetStopped` is raised, so a
 stopped preset returns nothing that could be cached or written. Without ``on_progress`` every
@@ -42,11 +42,11 @@ import pandas as pd
 from scipy import optimize, special, stats
 
 from ..api import confidential_posterior, prepare, run_method
-from ..chains import Cancelled
-from ..diagnostics import summary
+from ..core.chains import Cancelled
+from ..core.results import Problem
+from ..core.scenarios import ADMISSIONS_RR_SPEC, GONG_COUNT_SPEC
 from ..methods.exact import exact_mixture
-from ..results import Problem
-from ..scenarios import ADMISSIONS_RR_SPEC, GONG_COUNT_SPEC
+from ..numerics.diagnostics import summary
 from .calibration import calibration_study, calibration_summary
 from .replicates import coverage_pivot, epsilon_replicates, replicate_summary
 from .runner import default_executor
@@ -76,7 +76,7 @@ class PresetStopped(Cancelled):
 
 def preset_plan(name: str, quick: bool) -> dict:
     """The fixed settings a preset runs with (the single source of its sizes: :func:`run_preset` runs
-    them and :func:`engine.budget.estimate_preset_cost` prices them).
+    them and :func:`engine.studies.cost.estimate_preset_cost` prices them).
 
     ``stages`` lists the preset's pieces of work in the order they run, each ``(label, weight)``; the
     weight (replicates for a study, 1 for a single run) only apportions the progress bar."""

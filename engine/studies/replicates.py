@@ -11,7 +11,7 @@ method on each give the distribution of posterior summaries that a single run hi
   x_r ~ p(x | theta) for every replicate, and the coverage of the chain's central 90% interval
   of each parameter over the R replicates.
 
-Budgets follow :func:`engine.study.epsilon_spec` (rho = epsilon^2 / 2 for Gaussian mechanisms).
+Budgets follow :func:`engine.studies.sweep.epsilon_spec` (rho = epsilon^2 / 2 for Gaussian mechanisms).
 Seeds: replicate r uses child r of ``SeedSequence(seed).spawn(R)``; the cell (epsilon, r) draws
 from a seed derived from that child and the value of epsilon, so adding an epsilon to the grid does
 not change the other cells.
@@ -25,15 +25,17 @@ import numpy as np
 import pandas as pd
 
 from ..api import data_rng, prepare, run_method
-from ..data import privatize
+from ..core.results import Problem
+from ..core.spec import Spec, spec_to_dict
+from ..core.validation import choice, fail, number_list, positive_int
+from ..mechanisms.release import privatize
+from ..methods import validate_method
 from ..methods.da_mcmc import acceptance_bound
 from ..models import make_model
-from ..results import Problem
-from ..spec import Spec, build_mechanism, spec_from_dict, spec_to_dict, validate_method
-from ..study import epsilon_spec
-from ..validation import choice, fail, number_list, positive_int
+from ..spec import build_mechanism, spec_from_dict
 from .calibration import wilson_interval
 from .runner import Unit, named_seed, run_units, spawn_seeds
+from .sweep import epsilon_spec
 
 __all__ = ["epsilon_replicates", "replicate_summary", "coverage_pivot", "prior_mean"]
 

@@ -28,7 +28,9 @@ from typing import Any, Mapping
 import numpy as np
 from scipy import stats
 
-from .validation import fail, positive
+from ..core.validation import fail, finite, positive
+from ..mechanisms import make_mechanism
+from .base import MAX_N
 
 __all__ = ["SizePrior", "UnknownSize", "make_size_prior", "make_size_mechanism", "plug_in_n", "check_n_dp", "PRIOR_NAMES",
            "MAX_PRIOR_MEAN"]
@@ -108,8 +110,6 @@ class UnknownSize:
 
 def plug_in_n(n_dp: float) -> int:
     """The naive plug-in size round(n_dp), clamped to [1, 10^7]."""
-    from .models import MAX_N
-
     return int(min(max(round(float(n_dp)), 1), MAX_N))
 
 
@@ -141,8 +141,6 @@ def make_size_prior(value: Any) -> SizePrior:
 
 def make_size_mechanism(table: Any):
     """Validate ``[n_mechanism]`` (the keys of [mechanism]; sensitivity defaults to 1)."""
-    from .mechanisms import make_mechanism
-
     if not isinstance(table, Mapping):
         fail("n_mechanism", table, "must be a table with name and a noise scale or budget")
     name = table.get("name")
@@ -158,8 +156,6 @@ def make_size_mechanism(table: Any):
 
 def check_n_dp(mechanism, value: Any) -> float:
     """``data.n_dp``: a finite number (negative is fine: it is noise), whole for discrete noise."""
-    from .validation import finite
-
     if value is None:
         fail("data.n_dp", None, "is required with model.n_prior: the released noisy number of records")
     v = finite("data.n_dp", value)

@@ -27,7 +27,7 @@ Construction (:func:`build`):
 
 Error: the density differs from p(theta | s_dp) by the interpolation error (relative 1e-5 where
 there is mass; cells holding less than 1e-9 of it are not refined) plus whatever error the caller's log L carries (each likelihood states its own
-bound; :mod:`engine.statistic_laws`); ``tail_mass`` bounds the mass handled by the tail rule.
+bound; :mod:`engine.numerics.statistic_laws`); ``tail_mass`` bounds the mass handled by the tail rule.
 """
 from __future__ import annotations
 

@@ -72,7 +72,7 @@ from numba import njit
 from scipy import fft as sp_fft
 from scipy import special, stats
 
-from .mechanisms import DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace, RandomizedResponse
+from ..mechanisms import DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace, RandomizedResponse
 
 __all__ = ["noise_of", "likelihood", "T_NOISE"]
 

@@ -19,7 +19,7 @@ depend on s and s_dp only. Randomness comes from the ``numpy.random.Generator`` 
 
 Step 2 of each chain is its own compiled function (``*_sweep``: one pass over the records at a
 given theta) so that the reversible-jump sampler and the Monte Carlo EM E-step of
-:mod:`engine.rj_kernels` run the very same record sweep.
+:mod:`engine.kernels.rjmcmc` run the very same record sweep.
 
 ``loglinear_chain`` runs the same algorithm for the naive-Bayes log-linear model (records
 (y, x_1..x_K), statistic the K two-way tables): a record move changes two cells of each table, so
@@ -29,6 +29,17 @@ Noise kernels (``kernel``): 0 = log eta(r) = -|r|/scale (Laplace, discrete Lapla
 1 = -r^2/(2 scale^2) (Gaussian, discrete Gaussian); normalising constants cancel in alpha.
 ``mode`` 0 = additive noise on the statistic, 1 = per-record randomized response, where the
 record's reported category z_i enters through log Q[x, z_i].
+
+``regression_chain`` runs it for the clamped linear regression model (the record and statistic in
+:mod:`engine.kernels.shared`). ``regression_sweep`` is step 2: for each record propose
+r* ~ f(. | beta), form s* = s - t(r_i) + t(r*) in O(p^2) and accept with probability
+min{1, prod_k eta(s_dp,k - s*_k) / eta(s_dp,k - s_k)}; on acceptance both statistics are updated
+by the difference of the record's contributions (O(p^2), no O(n) recomputation).
+``regression_chain`` alternates it with step 1, beta | x, y ~ N(mu_n, Sigma_n),
+Sigma_n = (X^T X / sigma^2 + I / tau^2)^{-1}, mu_n = Sigma_n X^T y / sigma^2 (a (p + 1) x (p + 1)
+Cholesky solve) -- with an unknown sigma^2 also sigma^2 | beta, x, y ~ InvGamma(a + n/2, b + RSS/2) --
+and recomputes both statistics from the records once per call so that rounding
+in the running sums cannot build up over a long run.
 """
 from __future__ import annotations
 
@@ -37,47 +48,11 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["bernoulli_chain", "categorical_chain", "poisson_chain", "normal_chain", "loglinear_chain", "log_noise",
-           "bernoulli_sweep", "poisson_sweep", "normal_sweep", "normal_sums", "abc_conjugate_batch", "alias_table",
-           "abc_beta_binomial_batch", "cholesky_into"]
+from .shared import cdf_draw, cholesky_into, draw_record, log_noise, record_move, record_stat, statistics
 
-
-@njit(cache=True, nogil=True)
-def log_noise(kernel, scale, r):
-    if kernel == 0:
-        return -abs(r) / scale
-    return -0.5 * (r / scale) * (r / scale)
-
-
-@njit(cache=True, nogil=True)
-def cdf_draw(rng, cdf, start, k):
-    """A category 0..k-1 drawn with probabilities proportional to the increments of the running sums
-    ``cdf[start:start + k]`` (inverse CDF by a linear scan: k is small)."""
-    u = rng.random() * cdf[start + k - 1]
-    j = 0
-    while j < k - 1 and u >= cdf[start + j]:
-        j += 1
-    return j
-
-
-@njit(cache=True, nogil=True)
-def cholesky_into(a, out):
-    """The lower Cholesky factor L of a (L L^T = a) into the lower triangle of ``out`` (its upper
-    triangle is left alone); False, with ``out`` partly written, when a is not positive definite."""
-    k = a.shape[0]
-    for j in range(k):
-        d = a[j, j]
-        for m in range(j):
-            d -= out[j, m] * out[j, m]
-        if not d > 0.0:
-            return False
-        out[j, j] = math.sqrt(d)
-        for i in range(j + 1, k):
-            v = a[i, j]
-            for m in range(j):
-                v -= out[i, m] * out[j, m]
-            out[i, j] = v / out[j, j]
-    return True
+__all__ = ["bernoulli_chain", "categorical_chain", "poisson_chain", "normal_chain", "loglinear_chain",
+           "bernoulli_sweep", "poisson_sweep", "normal_sweep", "normal_sums", "regression_sweep", "regression_chain",
+           "beta_draw", "sigma2_draw"]
 
 
 @njit(cache=True, nogil=True)
@@ -169,22 +144,6 @@ def categorical_chain(rng, x, counts, alpha, mode, s_dp, kernel, scale, z, log_q
                 nacc += 1
         out_acc[t] = asum / n
         out_frac[t] = nacc / n
-
-
-@njit(cache=True, nogil=True)
-def record_move(rng, cur, s, ti, tp, s_dp, kernel, scale):
-    """Metropolis step of one record whose statistic contribution would change from ti to tp (the
-    proposal is the model draw, so only the noise density ratio remains; Ju et al. Alg. 1 step 2).
-    ``cur`` is log eta(s_dp - s). Returns (alpha, log eta after the move, accepted); a uniform is
-    drawn only when alpha < 1."""
-    if tp == ti:
-        return 1.0, cur, True
-    new = log_noise(kernel, scale, s_dp - (s - ti + tp))
-    lr = new - cur
-    al = 1.0 if lr >= 0.0 else math.exp(lr)
-    if al >= 1.0:
-        return al, new, True
-    return al, new, rng.random() < al
 
 
 @njit(cache=True, nogil=True)
@@ -382,83 +341,118 @@ def loglinear_chain(rng, rec, counts, class_counts, levels, offsets, alpha, s_dp
 
 
 @njit(cache=True, nogil=True)
-def abc_conjugate_batch(rng, family, p1, p2, n, acc_table, s_dp, kernel, scale, m, out):
-    """ABC rejection proposals (Gong 2020, Alg. 3) for beta_binomial (``family`` 0: theta ~ Beta(p1, p2),
-    s ~ Binomial(n, theta)) and poisson_gamma without a clamp (1: lam ~ Gamma(p1, rate p2),
-    s ~ Poisson(n lam)); accept with probability eta(s_dp - s) / eta(0), read from ``acc_table[s]``
-    when s is inside it, else computed from the noise kernel. Writes accepted draws to ``out`` in
-    proposal order and returns how many."""
-    k = 0
-    top = acc_table.size
-    for _ in range(m):
-        if family == 0:
-            theta = rng.beta(p1, p2)
-            s = rng.binomial(n, theta)
-        else:
-            theta = rng.gamma(p1, 1.0 / p2)
-            s = rng.poisson(n * theta)
-        if s < top:
-            acc = acc_table[s]
-        else:
-            acc = math.exp(log_noise(kernel, scale, s_dp - s))
-        if rng.random() < acc:
-            out[k] = theta
-            k += 1
-    return k
-
-
-@njit(cache=True)
-def alias_table(p):
-    """Walker/Vose alias table of a pmf ``p`` (sums to 1): returns (prob, alias) such that
-    i = floor(K u), s = i if frac(K u) < prob[i] else alias[i] is a draw from p."""
-    k = p.size
-    prob = np.empty(k)
-    alias = np.arange(k)
-    scaled = p * k
-    small = np.empty(k, np.int64)
-    large = np.empty(k, np.int64)
-    ns = 0
-    nl = 0
-    for i in range(k):
-        if scaled[i] < 1.0:
-            small[ns] = i
-            ns += 1
-        else:
-            large[nl] = i
-            nl += 1
-    while ns > 0 and nl > 0:
-        ns -= 1
-        sm = small[ns]
-        lg = large[nl - 1]
-        prob[sm] = scaled[sm]
-        alias[sm] = lg
-        scaled[lg] = (scaled[lg] + scaled[sm]) - 1.0
-        if scaled[lg] < 1.0:
-            nl -= 1
-            small[ns] = lg
-            ns += 1
-    for i in range(nl):
-        prob[large[i]] = 1.0
-    for i in range(ns):
-        prob[small[i]] = 1.0
-    return prob, alias
+def regression_sweep(rng, rec, s, xtx, xty, yty, beta, chol, x_mean, sigma, lo, hi, s_dp, kernel, scale):
+    """Step 2 of Algorithm 1 at a given beta: one pass over the records, in place.
+    Returns (sum of the acceptance probabilities, number of accepted records)."""
+    n, q = rec.shape
+    p = q - 1
+    d = s.size
+    z = np.empty(q + 1)
+    t_old = np.empty(d)
+    t_new = np.empty(d)
+    prop = np.empty(q)
+    e = np.empty(p)
+    asum = 0.0
+    nacc = 0
+    for i in range(n):
+        draw_record(rng, beta, chol, x_mean, sigma, e, prop)
+        record_stat(rec[i], lo, hi, z, t_old)
+        record_stat(prop, lo, hi, z, t_new)
+        lr = 0.0
+        for k in range(d):
+            if t_new[k] != t_old[k]:
+                cur = s_dp[k] - s[k]
+                lr += log_noise(kernel, scale, cur - t_new[k] + t_old[k]) - log_noise(kernel, scale, cur)
+        al = 1.0 if lr >= 0.0 else math.exp(lr)
+        asum += al
+        if al >= 1.0 or rng.random() < al:
+            for k in range(d):
+                s[k] += t_new[k] - t_old[k]
+            # raw conjugate statistics: X^T X and X^T y move by the difference of the record's terms
+            y_old = rec[i, p]
+            y_new = prop[p]
+            xty[0] += y_new - y_old
+            yty[0] += y_new * y_new - y_old * y_old
+            for a in range(1, q):
+                xa_o = rec[i, a - 1]
+                xa_n = prop[a - 1]
+                xty[a] += xa_n * y_new - xa_o * y_old
+                xtx[0, a] += xa_n - xa_o
+                xtx[a, 0] = xtx[0, a]
+                for b in range(1, a + 1):
+                    xtx[a, b] += xa_n * prop[b - 1] - xa_o * rec[i, b - 1]
+                    xtx[b, a] = xtx[a, b]
+            for c in range(q):
+                rec[i, c] = prop[c]
+            nacc += 1
+    return asum, nacc
 
 
 @njit(cache=True, nogil=True)
-def abc_beta_binomial_batch(rng, prob, alias, acc_table, a, b, n, m, out):
-    """ABC rejection proposals for beta_binomial with the prior draw of (theta, s) made as
-    s ~ BetaBinomial(n, a, b) (alias table, one uniform) then theta | s ~ Beta(a + s, b + n - s):
-    the same joint law as theta ~ Beta(a, b), s ~ Binomial(n, theta). Acceptance depends on s only,
-    so theta is drawn for accepted proposals only. Returns the number accepted (written to ``out``)."""
-    k = 0
-    size = prob.size
-    for _ in range(m):
-        u = rng.random() * size
-        i = int(u)
-        if i >= size:
-            i = size - 1
-        s = i if u - i < prob[i] else alias[i]
-        if rng.random() < acc_table[s]:
-            out[k] = rng.beta(a + s, b + n - s)
-            k += 1
-    return k
+def beta_draw(rng, xtx, xty, sigma, prior_sd, out):
+    """beta | x, y ~ N(mu_n, Sigma_n) with Sigma_n^{-1} = A = X^T X / sigma^2 + I / tau^2 and
+    mu_n = A^{-1} X^T y / sigma^2: Cholesky A = L L^T, mu_n by two triangular solves, and
+    beta = mu_n + L^{-T} z (covariance L^{-T} L^{-1} = A^{-1})."""
+    q = xty.size
+    s2 = sigma * sigma
+    a = np.empty((q, q))
+    for i in range(q):
+        for j in range(q):
+            a[i, j] = xtx[i, j] / s2
+        a[i, i] += 1.0 / (prior_sd * prior_sd)
+    low = np.zeros((q, q))
+    cholesky_into(a, low)  # A is positive definite: X^T X / sigma^2 plus the prior's I / tau^2
+    w = np.empty(q)
+    for i in range(q):  # L w = X^T y / sigma^2, so mu_n = L^{-T} w
+        v = xty[i] / s2
+        for k in range(i):
+            v -= low[i, k] * w[k]
+        w[i] = v / low[i, i]
+    # L^T beta = w + z gives beta = mu_n + L^{-T} z in one back substitution
+    for i in range(q):
+        w[i] += rng.standard_normal()
+    for i in range(q - 1, -1, -1):
+        v = w[i]
+        for k in range(i + 1, q):
+            v -= low[k, i] * out[k]
+        out[i] = v / low[i, i]
+
+
+@njit(cache=True, nogil=True)
+def sigma2_draw(rng, xtx, xty, yty, beta, n, sig_a, sig_b):
+    """sigma^2 | beta, x, y ~ InvGamma(a + n/2, b + RSS/2), RSS = y^T y - 2 beta^T X^T y + beta^T X^T X beta
+    (the inverse-gamma prior is conjugate for sigma^2 given beta)."""
+    q = xty.size
+    rss = yty
+    for a in range(q):
+        rss -= 2.0 * beta[a] * xty[a]
+        for b in range(q):
+            rss += beta[a] * xtx[a, b] * beta[b]
+    if rss < 0.0:  # rounding only: RSS is a sum of squares
+        rss = 0.0
+    return (sig_b + 0.5 * rss) / rng.gamma(sig_a + 0.5 * n, 1.0)
+
+
+@njit(cache=True, nogil=True)
+def regression_chain(rng, rec, s, xtx, xty, yty, sig, chol, x_mean, prior_sd, sig_a, sig_b, lo, hi, s_dp, kernel,
+                     scale, n_iter, out_theta, out_acc, out_frac):
+    """``n_iter`` iterations of Algorithm 1: beta | sigma, x, y (conjugate normal); with an unknown
+    sigma^2 (``sig_a > 0``: InvGamma(sig_a, sig_b) prior) sigma^2 | beta, x, y (conjugate inverse gamma,
+    recorded as the last column of ``out_theta``); then a record sweep at (beta, sigma). ``sig[0]``
+    holds the current sigma between calls."""
+    statistics(rec, lo, hi, s, xtx, xty, yty)
+    n = rec.shape[0]
+    q = xty.size
+    beta = np.empty(q)
+    for t in range(n_iter):
+        beta_draw(rng, xtx, xty, sig[0], prior_sd, beta)
+        for j in range(q):
+            out_theta[t, j] = beta[j]
+        if sig_a > 0.0:
+            s2 = sigma2_draw(rng, xtx, xty, yty[0], beta, n, sig_a, sig_b)
+            sig[0] = math.sqrt(s2)
+            out_theta[t, q] = s2
+        asum, nacc = regression_sweep(rng, rec, s, xtx, xty, yty, beta, chol, x_mean, sig[0], lo, hi, s_dp, kernel,
+                                      scale)
+        out_acc[t] = asum / n
+        out_frac[t] = nacc / n

@@ -25,6 +25,8 @@ from typing import Callable
 
 import numpy as np
 
+from ..core.validation import positive_int
+
 __all__ = ["CustomModel", "PythonRunner"]
 
 
@@ -45,8 +47,6 @@ class CustomModel:
     name: str = field(default="custom")
 
     def __post_init__(self):
-        from .validation import positive_int
-
         positive_int("model.n", self.n, 1)
         for f in ("latent_sampler", "posterior_sampler", "record_statistic"):
             if not callable(getattr(self, f)):

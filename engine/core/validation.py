@@ -14,26 +14,12 @@ __all__ = [
     "probability_open",
     "choice",
     "number_list",
-    "cli_error",
 ]
 
 
 def fail(field: str, value: Any, allowed: str) -> None:
     """Raise the engine's one error shape: ``<field> = <value> is invalid: <allowed>``."""
     raise ValueError(f"{field} = {value!r} is invalid: {allowed}")
-
-
-def cli_error(exc: Exception, out: str | None) -> int:
-    """The CLI's report of a bad input: one line ``error: ...`` on stderr and exit status 2. A
-    ``ValueError`` already names field, value and what is allowed; an ``OSError`` is the output
-    folder ``--out`` that cannot be written."""
-    import sys
-
-    if isinstance(exc, OSError):
-        sys.stderr.write(f"error: --out = {out!r} is invalid: {exc.strerror}\n")
-    else:
-        sys.stderr.write(f"error: {exc}\n")
-    return 2
 
 
 def _as_float(field: str, value: Any, allowed: str) -> float:

@@ -1,4 +1,4 @@
-"""Confidential records in, privatized release out: CSV loading and privatization.
+"""Confidential records from a CSV file (privatizing them is :func:`engine.mechanisms.release.privatize`).
 
 CSV files are parsed as data only (no pickle, no eval): bytes must be UTF-8, there must be a header
 row and at least one record, every cell of the chosen column must be a number, column names must
@@ -13,10 +13,9 @@ import os
 
 import numpy as np
 
-from .mechanisms import RandomizedResponse
 from .validation import fail
 
-__all__ = ["load_records_csv", "privatize", "MAX_RECORDS", "MAX_BYTES"]
+__all__ = ["load_records_csv", "MAX_RECORDS", "MAX_BYTES"]
 
 MAX_RECORDS = 1_000_000
 MAX_BYTES = 50 * 1024 * 1024
@@ -97,13 +96,3 @@ def load_records_csv(source, column: str | list | None = None, field: str = "dat
 def _blank(row) -> bool:
     """Blank lines are skipped; a line with empty cells is a record whose cells must be numbers."""
     return not row or (len(row) == 1 and not row[0].strip())
-
-
-def privatize(model, mechanism, records, rng: np.random.Generator) -> np.ndarray:
-    """The release s_dp: additive noise on the statistic, or per-record randomized response
-    reported as counts per category (for beta_binomial, the reported number of ones)."""
-    if isinstance(mechanism, RandomizedResponse):
-        z = mechanism.sample_records(rng, model.categories(records))
-        counts = np.bincount(z, minlength=mechanism.k).astype(float)
-        return counts[1:2] if model.name == "beta_binomial" else counts
-    return mechanism.sample(rng, model.statistic(records))

@@ -5,7 +5,7 @@ are the current records. Each iteration
 
 1. draws theta | x from the conjugate posterior with n records (skipped when ``update_theta`` is
    False: the Monte Carlo EM E-step holds theta fixed);
-2. sweeps the n records with the compiled Algorithm 1 step of :mod:`engine.kernels`
+2. sweeps the n records with the compiled Algorithm 1 step of :mod:`engine.kernels.da_mcmc`
    (``*_sweep``: the very same code DA-MCMC runs);
 3. makes ``jumps`` between-model moves: add (probability 1/2) a record x* ~ f(. | theta), or delete
    (probability 1/2) a uniformly chosen record, accepted with probability min(1, A),
@@ -21,7 +21,7 @@ are the current records. Each iteration
 The record store (paper 002, Remark 5.5): an add writes x* to slot n (when the store is full it is
 doubled, an amortised O(1) cost); a delete moves the last record into the deleted slot. Every
 quantity the chain uses is symmetric in the records, so their order in the store is irrelevant.
-Noise kernels as in :mod:`engine.kernels` (0 = -|r|/scale, 1 = -r^2/(2 scale^2)); normalising
+Noise kernels as in :func:`engine.kernels.shared.log_noise` (0 = -|r|/scale, 1 = -r^2/(2 scale^2)); normalising
 constants cancel in every ratio.
 
 Recorded per iteration: theta, n (after the jumps), the sufficient statistic T = sum x_i of the
@@ -36,7 +36,8 @@ import math
 import numpy as np
 from numba import njit
 
-from .kernels import bernoulli_sweep, log_noise, normal_sums, normal_sweep, poisson_sweep
+from .da_mcmc import bernoulli_sweep, normal_sums, normal_sweep, poisson_sweep
+from .shared import log_noise
 
 __all__ = ["rj_bernoulli_chain", "rj_poisson_chain", "rj_normal_chain", "log_prior_up", "bernoulli_tables"]
 

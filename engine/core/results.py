@@ -3,7 +3,7 @@
 A :class:`Result` holds posterior draws shaped ``(chain, draw, parameter)`` in the ArviZ
 layout (``posterior`` / ``sample_stats`` / ``observed_data``), per-draw sampler statistics,
 free-form run information and, for the closed-form method, the marginal densities on a grid.
-Conversion to ``arviz.InferenceData`` lives in :mod:`engine.diagnostics` (one adapter module).
+Conversion to ``arviz.InferenceData`` lives in :mod:`engine.numerics.diagnostics` (one adapter module).
 """
 from __future__ import annotations
 
@@ -93,7 +93,7 @@ class Problem:
     ``records`` and ``true_params`` are present only when the confidential data are known
     (simulation or CSV upload); ``ops`` and the confidential-data posterior need them.
 
-    ``unknown_n`` (an :class:`engine.sample_size.UnknownSize`: prior on n, size mechanism, n_dp) is
+    ``unknown_n`` (an :class:`engine.models.sample_size.UnknownSize`: prior on n, size mechanism, n_dp) is
     set when the sample size is private; ``model.n`` is then the naive plug-in round(n_dp), which
     methods that need a known n use, and ``true_params["n"]`` is the true size when it is known.
     """

@@ -38,7 +38,7 @@ map p = softmax(phi_1..phi_{k-1}, 0) the determinant is prod_j p_j (Aitchison 19
 the Dirichlet density prod p_j^(alpha_j - 1) into prod p_j^alpha_j. Constants are dropped.
 
 Multinomial draws use sequential binomials (N_j ~ Bin(n - sum_{i<j} N_i, p_j / (1 - sum_{i<j} p_i))).
-Noise kernels as in :mod:`engine.kernels`: 0 = -|r|/scale, 1 = -r^2/(2 scale^2); normalising
+Noise kernels as in :func:`engine.kernels.shared.log_noise`: 0 = -|r|/scale, 1 = -r^2/(2 scale^2); normalising
 constants cancel in the acceptance ratio.
 """
 from __future__ import annotations
@@ -48,8 +48,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .kernels import log_noise
-from .regression_kernels import _simulate_into
+from .shared import log_noise, simulate_into
 
 __all__ = ["pm_chain", "log_eta_draws", "to_theta", "log_prior_jac", "loglik_estimate"]
 
@@ -220,7 +219,7 @@ def _regression_log_eta(code, rng, theta, par, sdp, kernel, scale):
     hi = par[6 + p + p * p + q:6 + p + p * p + 2 * q]
     d = sdp.size
     s = np.empty(d)
-    _simulate_into(rng, theta[:q], n, chol, x_mean, sigma, lo, hi, np.empty(q + 1), np.empty(d), np.empty(q),
+    simulate_into(rng, theta[:q], n, chol, x_mean, sigma, lo, hi, np.empty(q + 1), np.empty(d), np.empty(q),
                    np.empty(p), s)
     tot = 0.0
     for k in range(d):

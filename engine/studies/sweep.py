@@ -24,11 +24,11 @@ import time
 import numpy as np
 import pandas as pd
 
-from .api import prepare, run_method
-from .chains import Cancelled
-from .diagnostics import summary
-from .results import Result
-from .validation import fail, number_list
+from ..api import prepare, run_method
+from ..core.chains import Cancelled
+from ..core.results import Result
+from ..core.validation import fail, number_list
+from ..numerics.diagnostics import summary
 
 __all__ = ["epsilon_spec", "run_cell", "epsilon_sweep", "smallest_epsilon_meeting"]
 

@@ -10,8 +10,8 @@ import time
 
 import numpy as np
 
+from ..core.results import Problem, Result
 from .densities import cell_density, range_from_quantiles
-from .results import Problem, Result
 
 __all__ = ["conjugate_result", "confidential_posterior"]
 

@@ -25,7 +25,7 @@ This follows ArviZ 0.23's ``rhat(method="rank")`` and ``ess(method="bulk" / "tai
 step (tests/test_convergence.py checks agreement to round-off). It exists because importing ArviZ
 costs seconds on a cold server (its plotting modules compile numba ufuncs at import) and every
 summary needs these three numbers; ArviZ stays the adapter for InferenceData
-(:mod:`engine.diagnostics`).
+(:mod:`engine.numerics.diagnostics`).
 """
 from __future__ import annotations
 

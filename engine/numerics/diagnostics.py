@@ -1,5 +1,5 @@
 """The one adapter to ArviZ (InferenceData conversion, NetCDF output), summaries (R-hat and ESS by
-ArviZ's definitions, computed in :mod:`engine.rank_diagnostics`), the convergence verdict and file
+ArviZ's definitions, computed in :mod:`engine.numerics.rank_diagnostics`), the convergence verdict and file
 output.
 
 Convergence verdict (Vehtari, Gelman, Simpson, Carpenter & Bürkner 2021, "Rank-normalization,
@@ -22,8 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..core.results import Result
 from . import rank_diagnostics
-from .results import Result
 
 
 def _arviz():
@@ -138,7 +138,7 @@ def to_inference_data(result: Result):
 def summary(result: Result, verdict: bool = True) -> pd.DataFrame:
     """mean, sd, q5, q50, q95, r_hat, ess_bulk, ess_tail per parameter (R-hat needs >= 2 chains
     of >= 4 draws; otherwise NaN). ``attrs["convergence"]`` holds the verdict as a dict
-    (:func:`convergence`). R-hat and ESS come from :mod:`engine.rank_diagnostics` (ArviZ's
+    (:func:`convergence`). R-hat and ESS come from :mod:`engine.numerics.rank_diagnostics` (ArviZ's
     definitions, without importing ArviZ)."""
     if result.info.get("estimator"):
         return _estimator_table(result)

@@ -1,0 +1,283 @@
+"""What a run will cost before it starts: work units, the seconds they imply here, and the largest
+settings that fit a budget (issue "Hosted for a class").
+
+Work per method (chains run in parallel on min(chains, cores) cores):
+
+=================  =================================================  ===========================
+method             work units                                         unit cost measured on
+=================  =================================================  ===========================
+da_mcmc            chains x (warmup + draws) x n record updates       the model's compiled sweep
+pseudo_marginal    chains x (warmup + draws) x M statistic draws,     the model's compiled
+                   M from the sampler's own pilot at the moment       statistic sampler (x n for
+                   estimate (1 with randomized response: exact        the normal model)
+                   likelihood)
+abc_rejection      draws wanted / acceptance rate proposals, the      a pilot of 20,000 proposals
+                   rate from a pilot; capped by max_proposals and     on this problem (time and
+                   max_seconds                                        acceptance)
+exact              one evaluation of the exact posterior: measured    a timed run with 10 draws
+                   (it takes well under a second for every built-in   (exact is cheap, so the
+                   model; the time is what the estimate reports)      pilot is the run itself)
+rjmcmc             chains x (warmup + draws) x (n + jumps) record       the model's compiled sweep
+                   updates, n = max(plug-in n, prior mean of n)
+mcem               E-step draws of a typical run (geometric ramp to   the model's compiled sweep
+                   draws, three iterations there) x n record updates  (MCMC E-step) or statistic
+                   (MCMC E-step), or x 1 statistic draw (importance)  draw (importance)
+bernstein_sheldon  chains x (warmup + draws) iterations, O(1) in n    a timed 20,000-iteration chain
+                   (x k^2 / 4 for k cells)                            (:func:`bernstein_sheldon_rate`)
+naive, ops         conjugate draws: negligible                        -
+auto               the cost of the method it would pick               as above
+=================  =================================================  ===========================
+
+Unit costs are measured once per process by timing the compiled kernels on small problems
+(:func:`machine_rates`, about a quarter of a second, cached), so the seconds are this machine's.
+The estimate is for planning (a factor of two either way is fine); a run can still be stopped
+through its progress callback (:mod:`engine.core.chains`).
+
+The price of sweeps, calibration studies and the papers' presets, which add up these single runs,
+is :mod:`engine.studies.cost`.
+"""
+from __future__ import annotations
+
+import functools
+import math
+import os
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from .core.chains import chain_threads
+from .core.results import Problem
+from .kernels import pseudo_marginal as pm_kernels
+from .mechanisms import make_mechanism
+from .methods import mcem, validate_method
+from .methods.abc_rejection import abc_rejection
+from .methods.auto import choose
+from .methods.bernstein_sheldon import chain_1d
+from .methods.da_mcmc import da_mcmc
+from .methods.exact import exact
+from .methods.pseudo_marginal import _clean, _setup, choose_particles, moment_estimate
+from .methods.rjmcmc import default_jumps
+from .models import make_model
+
+__all__ = ["Cost", "estimate_cost", "fit_to_budget", "machine_rates", "bernstein_sheldon_rate", "BudgetExceeded",
+           "duration"]
+
+_PILOT_PROPOSALS = 20_000
+
+
+class BudgetExceeded(ValueError):
+    """A run whose estimated cost is over the budget asked for (a ValueError: bad input)."""
+
+
+@dataclass(frozen=True)
+class Cost:
+    """The estimated cost of one run."""
+
+    method: str
+    units: float
+    unit: str
+    seconds: float
+    detail: str
+
+    def describe(self) -> str:
+        return f"about {duration(self.seconds)} ({self.units:,.3g} {self.unit}; {self.detail})"
+
+
+def duration(seconds: float) -> str:
+    """Seconds as a person reads them: 0.25 s, 40 s, 12 min, 3.5 h."""
+    if seconds < 1:
+        return f"{seconds:.2g} s"
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def _time(fn, repeats=2) -> float:
+    best = math.inf
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+@functools.lru_cache(maxsize=1)
+def machine_rates() -> dict:
+    """Seconds per record update (DA-MCMC sweep) and per statistic draw (pseudo-marginal), per model,
+    measured here on small problems with the compiled kernels (first call compiles or loads them)."""
+    specs = {
+        "beta_binomial": ({"name": "beta_binomial", "n": 40_000}, [12_000.0]),
+        "poisson_gamma": ({"name": "poisson_gamma", "n": 40_000}, [120_000.0]),
+        "normal_known_sd": ({"name": "normal_known_sd", "n": 40_000}, [4_000.0]),
+        "dirichlet_multinomial": ({"name": "dirichlet_multinomial", "n": 40_000, "alpha": [1.0, 1.0, 1.0]},
+                                  [10_000.0, 20_000.0, 10_000.0]),
+    }
+    rates = {}
+    for name, (model, s_dp) in specs.items():
+        m = make_model(name, model)
+        problem = Problem(model=m, mechanism=make_mechanism("laplace", {"epsilon": 1.0},
+                                                            default_sensitivity=m.default_sensitivity()),
+                          s_dp=np.array(s_dp))
+        da_mcmc(problem, np.random.default_rng(0), chains=1, draws=1, warmup=0, parallel=False)  # load kernels
+        iters = 8
+        t_rec = _time(lambda: da_mcmc(problem, np.random.default_rng(0), chains=1, draws=iters, warmup=0,
+                                      parallel=False)) / (iters * 40_000)
+        setup = _setup(problem)
+        theta = _clean(setup, moment_estimate(problem))
+        draws = 20 if name == "normal_known_sd" else 20_000
+        out = np.empty(draws)
+        rng = np.random.default_rng(1)
+        t_stat = _time(lambda: pm_kernels.log_eta_draws(setup.code, rng, theta, setup.par, setup.sdp, setup.kernel,
+                                                         setup.scale, draws, out)) / draws
+        if name == "normal_known_sd":
+            t_stat /= 40_000  # per record draw of the clamped sum
+        rates[name] = {"record_update_s": t_rec, "statistic_draw_s": t_stat}
+    rates["cores"] = os.cpu_count() or 1
+    return rates
+
+
+@functools.lru_cache(maxsize=1)
+def bernstein_sheldon_rate() -> float:
+    """Seconds per iteration of the compiled bernstein_sheldon chain (beta_binomial + laplace), measured here."""
+    par = np.array([1000.0, 1.0, 1.0])
+    iters = 20_000
+    out = np.empty(iters)
+    track = np.empty(iters)
+    rng = np.random.default_rng(0)
+
+    def once():
+        chain_1d(rng, 0, par, 300.0, True, 1.0, np.array([300.0, 300.0, 2.0]), iters, out, track)
+
+    once()  # compile or load from the cache
+    return _time(once) / iters
+
+
+def _parallel(chains: int, rates: dict) -> int:
+    """Chains that run at once: no more than the cores, nor than DPL_CHAIN_THREADS allows a run."""
+    return max(1, min(chains, rates["cores"], chain_threads()))
+
+
+def estimate_cost(problem: Problem, method: dict, rates: dict | None = None) -> Cost:
+    """The cost of running ``method`` (a [method] table) on ``problem``, before running it."""
+    settings = validate_method(method)
+    name = settings["name"]
+    model = problem.model
+    chains, draws, warmup = settings["chains"], settings["draws"], settings["warmup"]
+    iters = chains * (warmup + draws)
+    if name == "bernstein_sheldon":  # its own rate: no need to time the record sweeps
+        k = getattr(model, "k", None) if getattr(model, "name", "") == "dirichlet_multinomial" else None
+        factor = max(1.0, k * k / 4.0) if k else 1.0
+        cores = min((rates or {}).get("cores") or os.cpu_count() or 1, chain_threads())
+        secs = iters * factor * bernstein_sheldon_rate() / max(1, min(chains, cores)) + 0.01
+        return Cost(name, float(iters), "iterations", secs, f"{chains} chains x {warmup + draws:,} iterations, "
+                                                             "each O(1) in n")
+    rates = rates or machine_rates()
+    family = rates.get(getattr(model, "name", ""), rates["beta_binomial"])
+    if name == "auto":
+        picked, _, _ = choose(problem, np.random.default_rng(0))
+        inner = estimate_cost(problem, {**method, "name": picked}, rates)
+        return Cost("auto", inner.units, inner.unit, inner.seconds, f"auto picks {picked}: {inner.detail}")
+    if name == "da_mcmc":
+        units = float(iters) * model.n
+        per = family["record_update_s"] * (50.0 if getattr(model, "name", "custom") == "custom" else 1.0)
+        if getattr(model, "name", "") == "naive_bayes_loglinear":  # a record is 1 + K categorical draws
+            per = rates["dirichlet_multinomial"]["record_update_s"] * (1 + model.n_features)
+        if getattr(model, "name", "") == "linear_regression":  # p normals, two O(d) record terms, d = stat_dim
+            per = rates["normal_known_sd"]["record_update_s"] * (1 + model.stat_dim)
+        secs = units * per / _parallel(chains, rates)
+        return Cost(name, units, "record updates", secs, f"{chains} chains x {warmup + draws:,} iterations x "
+                                                            f"n = {model.n:,} records")
+    if name == "pseudo_marginal":
+        setup = _setup(problem)
+        m = settings.get("particles")
+        if m is None:
+            m = choose_particles(np.random.default_rng(0), setup, _clean(setup, moment_estimate(problem)),
+                                 settings.get("max_particles", 20_000))[0]
+        per_draw = family["statistic_draw_s"] * setup.pilot_cost
+        if getattr(model, "name", "") == "linear_regression":  # n simulated records, each priced like a DA-MCMC update
+            per_draw = rates["normal_known_sd"]["record_update_s"] * (1 + model.stat_dim) * model.n
+        units = float(iters) * m
+        secs = units * per_draw / _parallel(chains, rates)
+        return Cost(name, units, "statistic draws", secs, f"{chains} chains x {warmup + draws:,} iterations x "
+                                                              f"M = {m:,} particles")
+    if name == "rjmcmc":
+        if getattr(problem, "unknown_n", None) is None:
+            return Cost(name, 0.0, "record updates", 0.0, "rjmcmc needs an unknown n; it will refuse this problem")
+        jumps = settings.get("jumps") or default_jumps(problem)
+        size = max(model.n, problem.unknown_n.prior.mean)
+        units = float(iters) * (size + jumps)
+        secs = units * family["record_update_s"] / _parallel(chains, rates)
+        return Cost(name, units, "record updates", secs, f"{chains} chains x {warmup + draws:,} iterations x "
+                                                            f"(n ~ {size:,.0f} records + {jumps} jumps)")
+    if name == "mcem":
+        return _mcem_cost(problem, settings, family)
+    if name == "abc_rejection":
+        return _abc_cost(problem, settings)
+    if name == "exact":
+        t0 = time.perf_counter()
+        exact(problem, np.random.default_rng(0), draws=10, chains=1, grid_size=settings.get("grid_size", 400))
+        secs = time.perf_counter() - t0 + 2e-7 * chains * draws
+        return Cost(name, 1.0, "exact evaluation", secs, "measured: one evaluation of the exact posterior")
+    return Cost(name, float(chains * draws), "conjugate draws", 1e-7 * chains * draws + 0.01, "closed-form draws")
+
+
+def _mcem_cost(problem: Problem, settings: dict, family: dict) -> Cost:
+    size = problem.model.n if problem.unknown_n is None else max(problem.model.n, problem.unknown_n.prior.mean)
+    kind = mcem.estep_kind(problem, np.random.default_rng(0), settings.get("estep", "auto"),
+                           mcem._start(problem))
+    m = mcem.expected_draws(settings["draws"], settings.get("max_iter", 60))
+    if kind == "importance":
+        return Cost("mcem", m, "statistic draws", m * family["statistic_draw_s"] + 0.01,
+                    f"importance-sampled E-steps, about {m:,.0f} draws in all")
+    units = (m + settings["warmup"]) * size
+    return Cost("mcem", units, "record updates", units * family["record_update_s"] + 0.01,
+                f"MCMC E-steps, about {m:,.0f} sweeps of n ~ {size:,.0f} records")
+
+
+def _abc_cost(problem: Problem, settings: dict) -> Cost:
+    wanted = settings["chains"] * settings["draws"]
+    max_prop = settings.get("max_proposals", 20_000_000)
+    max_sec = settings.get("max_seconds", 30.0)
+    t0 = time.perf_counter()
+    try:
+        pilot = abc_rejection(problem, np.random.default_rng(0), draws=10**9, max_proposals=_PILOT_PROPOSALS,
+                              max_seconds=5.0, batch_size=_PILOT_PROPOSALS)
+        rate = pilot.info["accepted"] / pilot.info["proposals"]
+        per = (time.perf_counter() - t0) / pilot.info["proposals"]
+    except ValueError:  # nothing accepted in the pilot: the acceptance rate is below 1 / 20,000
+        rate, per = 0.0, (time.perf_counter() - t0) / _PILOT_PROPOSALS
+    need = wanted / rate if rate > 0 else math.inf
+    proposals = min(need, max_prop)
+    secs = min(proposals * per, max_sec)
+    why = (f"acceptance rate {rate:.3g} from a pilot of {_PILOT_PROPOSALS:,} proposals" if rate > 0 else
+           f"no proposal accepted in a pilot of {_PILOT_PROPOSALS:,}: the run will stop at its budget")
+    return Cost("abc_rejection", proposals, "proposals", secs, why)
+
+
+def fit_to_budget(problem: Problem, method: dict, max_seconds: float, rates: dict | None = None) -> dict | None:
+    """The largest settings of ``method`` whose estimate is within ``max_seconds``: draws (and warm-up in
+    proportion, keeping at least 100) scaled down, then chains down to 2; None if even 2 chains x 100
+    draws do not fit (or the method has no draw count to scale)."""
+    settings = validate_method(method)
+    cost = estimate_cost(problem, settings, rates)
+    if cost.seconds <= max_seconds:
+        return settings
+    if settings["name"] not in ("da_mcmc", "pseudo_marginal", "abc_rejection", "auto", "rjmcmc", "bernstein_sheldon"):
+        return None
+    for chains in sorted({settings["chains"], min(settings["chains"], 2)}, reverse=True):
+        trial = {**settings, "chains": chains}
+        base = estimate_cost(problem, {**trial, "draws": 1000, "warmup": 0}, rates).seconds / 1000.0
+        per_iter = max(base, 1e-12)
+        iters = int(max_seconds / per_iter)
+        ratio = settings["warmup"] / max(settings["warmup"] + settings["draws"], 1)
+        warmup = min(settings["warmup"], max(100, int(iters * ratio)))
+        draws = min(settings["draws"], iters - warmup)
+        if draws >= 100:
+            out = {**trial, "draws": int(draws), "warmup": int(warmup)}
+            if "max_seconds" in settings or settings["name"] == "abc_rejection":
+                out["max_seconds"] = float(max_seconds)
+            return out
+    return None

@@ -1,0 +1,190 @@
+"""Compiled pieces that more than one sampler family uses.
+
+* ``log_noise``: the log density of the additive noise up to a constant. Noise kernels
+  (``kernel``): 0 = log eta(r) = -|r| / scale (Laplace, discrete Laplace), 1 = -r^2 / (2 scale^2)
+  (Gaussian, discrete Gaussian); normalising constants cancel in every acceptance ratio here.
+* ``record_move``: one Metropolis step on one record of a one-dimensional statistic (Ju et al. 2022,
+  Alg. 1, step 2, eq. 5): the DA-MCMC sweeps and the reversible-jump sampler's sweeps both take it.
+* ``cdf_draw``: one category by inverse CDF (the categorical sweep, the log-linear class and
+  feature draws).
+* ``cholesky_into``: a small dense Cholesky factor (Bernstein-Sheldon's Dirichlet step, the
+  regression's beta draw).
+* The linear regression model's record and statistic (Ju et al. 2022, Sec. 5; dapper Example 3),
+  which DA-MCMC, the pseudo-marginal sampler, ABC and the model itself use. A record is
+  r = (x_1..x_p, y), stored unclamped (the latent records of DA-MCMC are draws from the model, which
+  knows nothing of the clamp). Two record-additive statistics are kept:
+
+  - the released one, s = sum_i t(r_i), on the clamped and normalised record
+    z~ = (1, x~_1..x~_p, y~) with x~_j = 2 ([x_j]_{lo_j}^{hi_j} - lo_j) / (hi_j - lo_j) - 1 (the same
+    for y with bounds lo_{p+1}, hi_{p+1}); in the order (dapper's ``st_f``)
+
+        t = ( x~_0 y~, x~_1 y~, .., x~_p y~,          p + 1 entries: x~^T y~ (x~_0 = 1)
+              y~^2,                                   1 entry:       y~^T y~
+              x~_j x~_k for k = 1..p, j = 0..k )      p (p + 3) / 2: the upper triangle of x~^T x~,
+                                                                    column by column, without (0, 0)
+
+    so d = (p + 1) + 1 + p (p + 3) / 2 entries (9 for p = 2);
+  - the conjugate one on the raw records: X^T X ((p + 1) x (p + 1), X = (1, x)), X^T y and y^T y.
+
+  ``draw_record`` draws r ~ f(. | beta) (x = m + L z, L the Cholesky factor of Sigma;
+  y = beta_0 + x^T beta_{1:p} + sigma z'), ``record_stat`` forms t(r), ``statistics`` both
+  statistics of a record array, ``simulate_into`` / ``simulate_statistic`` the released statistic of
+  n fresh records.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+__all__ = ["log_noise", "record_move", "cdf_draw", "cholesky_into", "stat_dim", "draw_record", "record_stat",
+           "statistics", "simulate_into", "simulate_statistic"]
+
+
+@njit(cache=True, nogil=True)
+def log_noise(kernel, scale, r):
+    if kernel == 0:
+        return -abs(r) / scale
+    return -0.5 * (r / scale) * (r / scale)
+
+
+@njit(cache=True, nogil=True)
+def record_move(rng, cur, s, ti, tp, s_dp, kernel, scale):
+    """Metropolis step of one record whose statistic contribution would change from ti to tp (the
+    proposal is the model draw, so only the noise density ratio remains; Ju et al. Alg. 1 step 2).
+    ``cur`` is log eta(s_dp - s). Returns (alpha, log eta after the move, accepted); a uniform is
+    drawn only when alpha < 1."""
+    if tp == ti:
+        return 1.0, cur, True
+    new = log_noise(kernel, scale, s_dp - (s - ti + tp))
+    lr = new - cur
+    al = 1.0 if lr >= 0.0 else math.exp(lr)
+    if al >= 1.0:
+        return al, new, True
+    return al, new, rng.random() < al
+
+
+@njit(cache=True, nogil=True)
+def cdf_draw(rng, cdf, start, k):
+    """A category 0..k-1 drawn with probabilities proportional to the increments of the running sums
+    ``cdf[start:start + k]`` (inverse CDF by a linear scan: k is small)."""
+    u = rng.random() * cdf[start + k - 1]
+    j = 0
+    while j < k - 1 and u >= cdf[start + j]:
+        j += 1
+    return j
+
+
+@njit(cache=True, nogil=True)
+def cholesky_into(a, out):
+    """The lower Cholesky factor L of a (L L^T = a) into the lower triangle of ``out`` (its upper
+    triangle is left alone); False, with ``out`` partly written, when a is not positive definite."""
+    k = a.shape[0]
+    for j in range(k):
+        d = a[j, j]
+        for m in range(j):
+            d -= out[j, m] * out[j, m]
+        if not d > 0.0:
+            return False
+        out[j, j] = math.sqrt(d)
+        for i in range(j + 1, k):
+            v = a[i, j]
+            for m in range(j):
+                v -= out[i, m] * out[j, m]
+            out[i, j] = v / out[j, j]
+    return True
+
+
+def stat_dim(p: int) -> int:
+    """d = (p + 1) + 1 + p (p + 3) / 2, the number of released entries."""
+    return (p + 1) + 1 + p * (p + 3) // 2
+
+
+@njit(cache=True, nogil=True)
+def draw_record(rng, beta, chol, x_mean, sigma, e, prop):
+    """One record (x, y) from the model into ``prop``: x = m + L e with e ~ N(0, I_p) (L the Cholesky
+    factor of Sigma), then y = beta_0 + x^T beta_1: + sigma N(0, 1). ``e`` is scratch of length p."""
+    p = beta.size - 1
+    for j in range(p):
+        e[j] = rng.standard_normal()
+    mu_y = beta[0]
+    for j in range(p):
+        v = x_mean[j]
+        for k in range(j + 1):
+            v += chol[j, k] * e[k]
+        prop[j] = v
+        mu_y += beta[j + 1] * v
+    prop[p] = mu_y + sigma * rng.standard_normal()
+
+
+@njit(cache=True, nogil=True)
+def record_stat(rec_row, lo, hi, z, out):
+    """t(r) of one raw record into ``out`` (order of the module docstring); ``z`` is scratch of size p + 2."""
+    q = rec_row.size  # p + 1 columns: x_1..x_p, y
+    p = q - 1
+    z[0] = 1.0
+    for c in range(q):
+        v = rec_row[c]
+        if v < lo[c]:
+            v = lo[c]
+        elif v > hi[c]:
+            v = hi[c]
+        z[c + 1] = 2.0 * (v - lo[c]) / (hi[c] - lo[c]) - 1.0
+    yt = z[q]
+    for j in range(p + 1):
+        out[j] = z[j] * yt
+    out[p + 1] = yt * yt
+    idx = p + 2
+    for k in range(1, p + 1):
+        for j in range(k + 1):
+            out[idx] = z[j] * z[k]
+            idx += 1
+
+
+@njit(cache=True, nogil=True)
+def statistics(rec, lo, hi, s, xtx, xty, yty):
+    """Both statistics of all records from scratch (released ``s``; raw X^T X, X^T y and y^T y in yty[0])."""
+    n, q = rec.shape
+    s[:] = 0.0
+    xtx[:, :] = 0.0
+    xty[:] = 0.0
+    yty[0] = 0.0
+    z = np.empty(q + 1)
+    t = np.empty(s.size)
+    xr = np.empty(q)
+    for i in range(n):
+        record_stat(rec[i], lo, hi, z, t)
+        for k in range(s.size):
+            s[k] += t[k]
+        xr[0] = 1.0
+        for c in range(q - 1):
+            xr[c + 1] = rec[i, c]
+        y = rec[i, q - 1]
+        yty[0] += y * y
+        for a in range(q):
+            xty[a] += xr[a] * y
+            for b in range(q):
+                xtx[a, b] += xr[a] * xr[b]
+
+
+@njit(cache=True, nogil=True)
+def simulate_into(rng, beta, n, chol, x_mean, sigma, lo, hi, z, t, prop, e, s):
+    s[:] = 0.0
+    for i in range(n):
+        draw_record(rng, beta, chol, x_mean, sigma, e, prop)
+        record_stat(prop, lo, hi, z, t)
+        for k in range(s.size):
+            s[k] += t[k]
+
+
+@njit(cache=True, nogil=True)
+def simulate_statistic(rng, betas, sigmas, n, chol, x_mean, lo, hi, out):
+    """out[r] = s(x, y) of n records drawn from the model at betas[r] and sigmas[r], O(n p^2) each."""
+    q = betas.shape[1]
+    z = np.empty(q + 1)
+    t = np.empty(out.shape[1])
+    prop = np.empty(q)
+    e = np.empty(q - 1)
+    for r in range(betas.shape[0]):
+        simulate_into(rng, betas[r], n, chol, x_mean, sigmas[r], lo, hi, z, t, prop, e, out[r])

@@ -1,0 +1,150 @@
+"""Privacy mechanisms: frozen records that know their noise distribution and their guarantee.
+
+Additive mechanisms release ``s_dp = s + u`` (Laplace, discrete Laplace, Gaussian, discrete Gaussian
+noise); randomized response reports each record through a noisy channel. Conversions between noise
+scale and budget are one function each way (:func:`scale_from_budget`, :func:`budget_from_scale`);
+:func:`make_mechanism` accepts either.
+
+=============================  ==========================================================
+module                         holds
+=============================  ==========================================================
+:mod:`.additive`               the four additive noise laws, their scales and guarantees
+:mod:`.randomized_response`    per-record randomized response (k-ary and coin schemes)
+:mod:`.budgets`                noise scale <-> budget, the analytic Gaussian mechanism
+:mod:`.release`                the release itself: records in, s_dp out
+this module                    the registry: names, :func:`make_mechanism`, release checks
+=============================  ==========================================================
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping
+
+import numpy as np
+
+from ..core.validation import choice, fail, positive, positive_int, probability_open
+from .additive import (ABS_KERNEL, SQUARE_KERNEL, DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace,
+                       discrete_gaussian_log_normalizer, discrete_laplace_log_pmf, sample_discrete_gaussian,
+                       sample_discrete_laplace)
+from .budgets import analytic_gaussian_epsilon, analytic_gaussian_sigma, budget_from_scale, scale_from_budget
+from .randomized_response import MAX_RR_TABLE_N, RandomizedResponse, coin_log_transition, k_ary_log_transition
+
+__all__ = [
+    "Laplace",
+    "Gaussian",
+    "DiscreteLaplace",
+    "DiscreteGaussian",
+    "RandomizedResponse",
+    "MECHANISM_NAMES",
+    "make_mechanism",
+    "check_release_value",
+    "scale_from_budget",
+    "budget_from_scale",
+    "analytic_gaussian_sigma",
+    "analytic_gaussian_epsilon",
+    "discrete_laplace_log_pmf",
+    "discrete_gaussian_log_normalizer",
+    "sample_discrete_laplace",
+    "sample_discrete_gaussian",
+    "MAX_RR_TABLE_N",
+    "ABS_KERNEL",
+    "SQUARE_KERNEL",
+]
+
+MECHANISM_NAMES = ("laplace", "gaussian", "discrete_laplace", "discrete_gaussian", "randomized_response")
+
+_ADDITIVE = {"laplace": Laplace, "gaussian": Gaussian, "discrete_laplace": DiscreteLaplace,
+             "discrete_gaussian": DiscreteGaussian}
+
+
+_KNOWN_KEYS = {
+    "laplace": {"scale", "epsilon", "sensitivity"},
+    "discrete_laplace": {"scale", "epsilon", "sensitivity"},
+    "gaussian": {"sigma", "rho", "epsilon", "delta", "sensitivity"},
+    "discrete_gaussian": {"sigma", "rho", "sensitivity"},
+    "randomized_response": {"epsilon", "scheme", "truth_prob", "k"},
+}
+
+
+def make_mechanism(name: str, params: Mapping[str, Any] | None = None, *, default_sensitivity: float = 1.0,
+                   k: int = 2, integer_sensitivity: bool = False):
+    """Build a mechanism from its spec table (``[mechanism]`` without ``name``).
+
+    Noise is given either directly (``scale`` for laplace/discrete_laplace, ``sigma`` for
+    gaussian/discrete_gaussian) or by budget: ``epsilon`` (laplace, discrete_laplace),
+    ``rho`` (gaussian, discrete_gaussian) or ``epsilon`` + ``delta`` (gaussian), with
+    ``sensitivity`` defaulting to the model's. Randomized response takes ``epsilon`` (k-ary) or
+    ``scheme = "coin"`` with ``truth_prob`` (default 0.5); ``k`` comes from the model.
+    """
+    params = dict(params or {})
+    choice("mechanism.name", name, MECHANISM_NAMES)
+    unknown = set(params) - _KNOWN_KEYS[name] - {"name"}
+    if unknown:
+        fail(f"mechanism.{sorted(unknown)[0]}", params[sorted(unknown)[0]],
+             f"is not a key of {name}; allowed keys: " + ", ".join(sorted(_KNOWN_KEYS[name])))
+    if name == "randomized_response":
+        return _make_rr(params, k)
+
+    sens = positive("mechanism.sensitivity", params.get("sensitivity", default_sensitivity))
+    scale_key = "scale" if name in ("laplace", "discrete_laplace") else "sigma"
+    given = [key for key in (scale_key, "epsilon", "rho") if key in params]
+    if len(given) != 1:
+        budgets = {"laplace": "epsilon", "discrete_laplace": "epsilon",
+                   "gaussian": "rho, or epsilon with delta", "discrete_gaussian": "rho"}[name]
+        fail("mechanism", {k_: params[k_] for k_ in given} or params,
+             f"{name} needs exactly one of {scale_key} (noise scale) or {budgets} (budget)")
+    delta = None
+    if "delta" in params:
+        delta = probability_open("mechanism.delta", params["delta"])
+    if scale_key in params:
+        scale = positive(f"mechanism.{scale_key}", params[scale_key])
+    elif "epsilon" in params:
+        eps = positive("mechanism.epsilon", params["epsilon"])
+        if name == "gaussian":
+            if delta is None:
+                fail("mechanism.delta", None, "gaussian with epsilon needs delta in (0, 1); or give rho")
+            scale = analytic_gaussian_sigma(eps, delta, sens)
+        elif name == "discrete_gaussian":
+            fail("mechanism.epsilon", params["epsilon"], "discrete_gaussian takes rho or sigma")
+        else:
+            scale = sens / eps
+    else:
+        if name not in ("gaussian", "discrete_gaussian"):
+            fail("mechanism.rho", params["rho"], f"{name} takes epsilon or scale")
+        rho = positive("mechanism.rho", params["rho"])
+        scale = sens / math.sqrt(2.0 * rho)
+    if integer_sensitivity and name in ("discrete_laplace", "discrete_gaussian") and not float(sens).is_integer():
+        fail("mechanism.sensitivity", sens, "must be a whole number for discrete noise on counts")
+    if not math.isfinite(scale) or scale <= 0:
+        fail(f"mechanism.{scale_key}", scale, "the budget implies a noise scale that is not a positive finite number")
+    if name == "gaussian":
+        return Gaussian(scale=scale, sensitivity=sens, delta=delta)
+    if delta is not None:
+        fail("mechanism.delta", delta, f"{name} does not use delta")
+    return _ADDITIVE[name](scale=scale, sensitivity=sens)
+
+
+def _make_rr(params: dict, k: int) -> RandomizedResponse:
+    scheme = params.get("scheme", "coin" if "truth_prob" in params else "k_ary")
+    if scheme not in ("k_ary", "coin"):
+        fail("mechanism.scheme", scheme, "must be one of k_ary, coin")
+    if "k" in params and positive_int("mechanism.k", params["k"], 2) != k:
+        fail("mechanism.k", params["k"], f"must equal the model's number of categories ({k})")
+    if scheme == "coin":
+        if "epsilon" in params:
+            fail("mechanism.epsilon", params["epsilon"], "the coin scheme's budget follows from truth_prob; give one of them")
+        tp = probability_open("mechanism.truth_prob", params.get("truth_prob", 0.5))
+        return RandomizedResponse(log_transition=coin_log_transition(tp, k), scheme="coin")
+    if "epsilon" not in params:
+        fail("mechanism.epsilon", None, "randomized_response needs epsilon > 0 (or scheme = \"coin\")")
+    eps = positive("mechanism.epsilon", params["epsilon"])
+    return RandomizedResponse(log_transition=k_ary_log_transition(eps, k), scheme="k_ary")
+
+
+def check_release_value(mech, s_dp: np.ndarray, field: str = "data.s_dp") -> None:
+    """Discrete mechanisms release integers: s_dp must be whole numbers."""
+    if getattr(mech, "discrete", False) and not np.all(np.equal(np.round(s_dp), s_dp)):
+        fail(field, s_dp.tolist(), f"{mech.name} releases whole numbers; every entry must be an integer")
+    finite_all = np.all(np.isfinite(s_dp))
+    if not finite_all:
+        fail(field, s_dp.tolist(), "must be finite numbers")

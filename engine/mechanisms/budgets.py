@@ -1,0 +1,79 @@
+"""Noise scale and privacy budget, one function each way, and the analytic Gaussian mechanism.
+
+laplace / discrete_laplace: b = t = Delta_1 / epsilon (pure epsilon-DP).
+gaussian / discrete_gaussian: sigma = Delta_2 / sqrt(2 rho) (rho-zCDP); gaussian with (epsilon, delta):
+the smallest sigma of the analytic Gaussian mechanism (Balle & Wang 2018, Theorem 8).
+"""
+from __future__ import annotations
+
+import math
+
+from scipy import optimize, special
+
+__all__ = ["scale_from_budget", "budget_from_scale", "analytic_gaussian_delta", "analytic_gaussian_sigma",
+           "analytic_gaussian_epsilon"]
+
+def analytic_gaussian_delta(epsilon: float, sigma: float, sensitivity: float) -> float:
+    """delta(epsilon) of the Gaussian mechanism (Balle & Wang 2018, Theorem 8).
+
+    delta = Phi(D/(2 sigma) - eps sigma/D) - exp(eps) Phi(-D/(2 sigma) - eps sigma/D),
+    evaluated with ``log_ndtr`` so that large epsilon does not overflow.
+    """
+    a = sensitivity / (2.0 * sigma)
+    c = epsilon * sigma / sensitivity
+    first = special.ndtr(a - c)
+    second = math.exp(epsilon + special.log_ndtr(-a - c))
+    return max(first - second, 0.0)
+
+
+def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
+    """Smallest sigma for which the Gaussian mechanism is (epsilon, delta)-DP (Balle & Wang 2018)."""
+
+    def excess(log_sigma: float) -> float:
+        return analytic_gaussian_delta(epsilon, math.exp(log_sigma), sensitivity) - delta
+
+    lo, hi = math.log(sensitivity) - 30.0, math.log(sensitivity) + 30.0
+    return math.exp(optimize.brentq(excess, lo, hi, xtol=1e-12, rtol=1e-12))
+
+
+def analytic_gaussian_epsilon(sigma: float, delta: float, sensitivity: float) -> float:
+    """Smallest epsilon with delta(epsilon) <= delta for a given sigma (inverse of the above)."""
+    if analytic_gaussian_delta(0.0, sigma, sensitivity) <= delta:
+        return 0.0
+
+    def excess(eps: float) -> float:
+        return analytic_gaussian_delta(eps, sigma, sensitivity) - delta
+
+    hi = 1.0
+    while excess(hi) > 0:
+        hi *= 2.0
+    return optimize.brentq(excess, 0.0, hi, xtol=1e-12, rtol=1e-12)
+
+
+def scale_from_budget(name: str, sensitivity: float, epsilon=None, rho=None, delta=None) -> float:
+    """Noise scale (b, t or sigma) that spends exactly the given budget.
+
+    laplace / discrete_laplace: b = t = Delta / epsilon.
+    gaussian / discrete_gaussian with rho: sigma = Delta / sqrt(2 rho).
+    gaussian with (epsilon, delta): the analytic Gaussian mechanism's sigma.
+    """
+    if name in ("laplace", "discrete_laplace"):
+        return sensitivity / epsilon
+    if name in ("gaussian", "discrete_gaussian"):
+        if rho is not None:
+            return sensitivity / math.sqrt(2.0 * rho)
+        return analytic_gaussian_sigma(epsilon, delta, sensitivity)
+    raise ValueError(f"mechanism.name = {name!r} has no noise scale")
+
+
+def budget_from_scale(name: str, sensitivity: float, scale: float, delta=None) -> dict:
+    """The budget a noise scale implies: {'epsilon': ..} or {'rho': .., ['epsilon', 'delta']}."""
+    if name in ("laplace", "discrete_laplace"):
+        return {"epsilon": sensitivity / scale}
+    if name in ("gaussian", "discrete_gaussian"):
+        out = {"rho": sensitivity**2 / (2.0 * scale**2)}
+        if name == "gaussian" and delta is not None:
+            out["epsilon"] = analytic_gaussian_epsilon(scale, delta, sensitivity)
+            out["delta"] = delta
+        return out
+    raise ValueError(f"mechanism.name = {name!r} has no noise scale")

@@ -1,0 +1,23 @@
+"""What the models share: the largest n, and the check of multi-column records."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.validation import fail
+
+__all__ = ["MAX_N", "record_rows"]
+
+MAX_N = 10_000_000
+
+
+def record_rows(records, cols, field: str, what: str) -> np.ndarray:
+    """Multi-column records as a float array with one row per record and one column per name in
+    ``cols``; anything else is a ValueError naming ``field`` ("must be rows of 3 <what> (x1, x2, y)")."""
+    allowed = f"must be rows of {len(cols)} {what} ({', '.join(cols)})"
+    try:
+        r = np.asarray(records, dtype=float)
+    except (TypeError, ValueError):
+        fail(field, records, allowed)
+    if r.ndim != 2 or r.shape[1] != len(cols) or r.shape[0] == 0:
+        fail(field, f"shape {r.shape}", allowed)
+    return r
