@@ -9,11 +9,15 @@ module                      study                               paper
                             posterior
 :mod:`.replicates`          fixed data, R releases per epsilon   Ju, Gong, Awan & Rao 2022, Sec. 4
 :mod:`.presets`             the papers' results by name          000, 001, 003, 004
+:mod:`.sweep`               every method at every epsilon of a   Ju, Gong, Awan & Rao 2022, Fig. 1a
+                            grid, same records (a tidy table)
 :mod:`.runner`              executors, seeds, progress, cancel,
                             store and resume
+:mod:`.cost`                what a sweep, a study or a preset
+                            costs before it starts
+:mod:`.cli`                 ``python -m engine study``
 ==========================  ==================================  ====================================
 
-The epsilon sweep of the Privacy budget page stays in :mod:`engine.studies.sweep` and is re-exported here.
 Every study takes ``executor=`` (any :class:`concurrent.futures.Executor`; default a local
 process pool over all cores; ``dask.distributed.Client(address).get_executor()`` for a cluster).
 """
