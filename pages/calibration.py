@@ -4,7 +4,7 @@ from dataclasses import replace
 import streamlit as st
 
 from ui import downloads, keys, studies, study_plots
-from ui.params import METHOD_LABELS
+from ui.params.labels import METHOD_LABELS
 from ui.routing import ensure_routed
 
 ensure_routed()

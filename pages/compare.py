@@ -2,10 +2,10 @@
 import streamlit as st
 
 from ui import compute, downloads, export, keys, narrative, picker, plots, tables
-from ui.params import METHOD_LABELS
+from ui.params.labels import METHOD_LABELS, MODEL_LABELS
 from ui.routing import ensure_routed
 from ui import sidebar
-from ui.sidebar import MODEL_LABELS, scenario_inputs
+from ui.sidebar import scenario_inputs
 
 ensure_routed()
 

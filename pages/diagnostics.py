@@ -4,7 +4,7 @@ import math
 import streamlit as st
 
 from ui import downloads, keys, narrative, picker, plots, tables
-from ui.params import METHOD_LABELS
+from ui.params.labels import METHOD_LABELS
 from ui.routing import ensure_routed
 from ui import sidebar
 from ui.sidebar import scenario_inputs

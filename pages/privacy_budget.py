@@ -2,7 +2,8 @@
 import streamlit as st
 
 from ui import compute, downloads, keys, picker, plots, sidebar
-from ui.params import METHOD_LABELS, log_grid, parse_grid
+from ui.params.labels import METHOD_LABELS
+from ui.params.parsing import log_grid, parse_grid
 from ui.routing import ensure_routed
 from ui.sidebar import scenario_inputs
 

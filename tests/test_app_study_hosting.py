@@ -24,7 +24,8 @@ import engine.chains
 import engine.studies.calibration as calibration_module
 import engine.studies.runner as runner
 from ui import compute, keys, studies
-from ui.params import log_grid, method_settings, parse_grid
+from ui.params.parsing import log_grid, parse_grid
+from ui.params.spec import method_settings
 
 SWEEP = "pages/privacy_budget.py"
 CALIBRATION = "pages/calibration.py"

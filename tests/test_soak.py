@@ -31,7 +31,8 @@ import numpy as np
 
 from browser_support import streamlit_process
 from test_load_thirty import EPSILON, mechanism_text, problems, rss_kib
-from ui.params import METHOD_LABELS, Scenario
+from ui.params.labels import METHOD_LABELS
+from ui.params.scenario import Scenario
 from ws_client import Session
 
 SOAK_SECONDS = 60.0     # students keep coming for this long after the warm-up

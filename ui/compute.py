@@ -41,8 +41,9 @@ from engine.sample_size import make_size_mechanism, make_size_prior
 from engine.spec import build_mechanism, validate_method as _validate_method
 from engine.study import epsilon_spec, epsilon_sweep, smallest_epsilon_meeting
 
-from .params import (METHOD_LABELS, UNKNOWN_N_MODELS, Scenario, mechanism_table, method_settings, model_table,
-                     n_mechanism_table, to_spec_dict)
+from .params.labels import METHOD_LABELS
+from .params.scenario import UNKNOWN_N_MODELS, Scenario
+from .params.spec import mechanism_table, method_settings, model_table, n_mechanism_table, to_spec_dict
 
 __all__ = [
     "MethodRun",

@@ -1,6 +1,6 @@
 """Session-state keys: every ``st.session_state`` name the app uses, in one place.
 
-``SCENARIO`` holds the canonical :class:`ui.params.Scenario`. The scenario widgets in the sidebar
+``SCENARIO`` holds the canonical :class:`ui.params.scenario.Scenario`. The scenario widgets in the sidebar
 all start with :data:`SCENARIO_WIDGET_PREFIX`; they are re-seeded from ``SCENARIO`` whenever
 Streamlit drops a widget's state (a page switch) and cleared together when a preset loads. Keys
 that depend on the model, mechanism or method are built by the functions at the bottom, never by
@@ -9,7 +9,7 @@ string literals in pages.
 from __future__ import annotations
 
 # Canonical state (not widgets) ------------------------------------------------------------------
-SCENARIO = "scenario"  # ui.params.Scenario currently shown
+SCENARIO = "scenario"  # ui.params.scenario.Scenario currently shown
 LINK_NOTE = "link_note"  # why a shared link could not be read (shown once)
 UPLOAD = "upload"  # {"name": str, "size": int, "records": ndarray} of the last valid CSV upload
 PRESET_NOTE = "preset_note"  # which preset was just loaded (shown once on the Compare page)

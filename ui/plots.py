@@ -30,7 +30,7 @@ from plotly.subplots import make_subplots
 from scipy import stats
 
 from .palette import BOUND_COLOR, CHAIN_COLORS, METHOD_COLORS, TRUTH_COLOR, color_of
-from .params import METHOD_LABELS, result_label as method_name
+from .params.labels import METHOD_LABELS, result_label as method_name
 
 __all__ = [
     "METHOD_COLORS",

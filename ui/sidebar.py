@@ -1,6 +1,6 @@
 """The scenario sidebar shared by the Compare, Privacy budget and Diagnostics pages.
 
-:func:`scenario_inputs` renders the widgets, reads them into a frozen :class:`~ui.params.Scenario`,
+:func:`scenario_inputs` renders the widgets, reads them into a frozen :class:`~ui.params.scenario.Scenario`,
 validates it in the order a reader fills it in (model, mechanism, data, methods) through the
 engine, and puts each ``ValueError`` message in an ``st.error`` directly under the section whose
 field it names. The widgets keep what the user typed; only the results wait for a valid input.
@@ -18,47 +18,19 @@ import numpy as np
 import streamlit as st
 
 from . import compute, keys
-from .params import (DATA_SOURCES, DEFAULT_PRIORS, METHOD_LABELS, METHODS, MECHANISMS, MODELS, N_BUDGET_FORMS,
-                     N_MECHANISMS, N_PRIORS, PRIOR_KINDS, SAMPLE_SIZES, Scenario, budget_forms, default_truth,
-                     default_truth_p, from_query, method_settings, parse_numbers, record_columns,
-                     regression_defaults, to_query, to_spec_dict)
+from .params.defaults import default_truth, default_truth_p, record_columns, regression_defaults
+from .params.labels import (BUDGET_LABELS, DATA_LABELS, MECHANISM_LABELS, METHOD_LABELS, MODEL_LABELS, N_BUDGET_LABELS,
+                            N_PRIOR_LABELS, PRIOR_LABELS, SIZE_LABELS)
+from .params.parsing import parse_numbers
+from .params.query import from_query, to_query
+from .params.scenario import (DATA_SOURCES, DEFAULT_PRIORS, METHODS, MECHANISMS, MODELS, N_BUDGET_FORMS, N_MECHANISMS,
+                              N_PRIORS, PRIOR_KINDS, SAMPLE_SIZES, Scenario, budget_forms)
+from .params.spec import method_settings, to_spec_dict
 from .presets import DEMO
 
-__all__ = ["Inputs", "scenario_inputs", "load_scenario", "current_scenario", "MODEL_LABELS", "MECHANISM_LABELS"]
+__all__ = ["Inputs", "scenario_inputs", "load_scenario", "current_scenario"]
 
-MODEL_LABELS = {
-    "beta_binomial": "Beta-binomial (proportion θ)",
-    "poisson_gamma": "Poisson-gamma (rate λ)",
-    "dirichlet_multinomial": "Dirichlet-multinomial (cell probabilities p)",
-    "normal_known_sd": "Normal with known sd (mean μ)",
-    "naive_bayes_loglinear": "Naive-Bayes log-linear (paper 000 §4)",
-    "linear_regression": "Linear regression (paper 000 §5)",
-}
-MECHANISM_LABELS = {
-    "laplace": "Laplace",
-    "gaussian": "Gaussian",
-    "discrete_laplace": "Discrete Laplace",
-    "discrete_gaussian": "Discrete Gaussian",
-    "randomized_response": "Randomized response",
-}
-BUDGET_LABELS = {
-    "epsilon": "ε (pure DP)",
-    "rho": "ρ (zero-concentrated DP)",
-    "epsilon_delta": "(ε, δ) approximate DP",
-    "k_ary": "k-ary, set ε",
-    "coin": "coin flips (dapper Example 1)",
-}
-DATA_LABELS = {"simulate": "Simulate records", "csv": "Upload CSV of records", "s_dp": "Enter the release s_dp"}
 SECTIONS = ("model", "size", "mechanism", "data", "methods")
-SIZE_LABELS = {"known": "known", "unknown": "unknown (released with noise)"}
-N_PRIOR_LABELS = {"poisson": "Poisson", "negative_binomial": "Negative binomial"}
-N_BUDGET_LABELS = {"epsilon": "ε", "scale": "noise scale"}
-_PRIOR_LABELS = {
-    "a": "prior a (Beta)", "b": "prior b (Beta)", "alpha": "prior shape α (Gamma)", "beta": "prior rate β (Gamma)",
-    "upper": "clamp records at", "sd": "record sd (known)", "lo": "clamp low (lo)", "hi": "clamp high (hi)",
-    "prior_mean": "prior mean of μ", "prior_sd": "prior sd of μ",
-    "class_levels": "classes I (levels of y)", "feature_levels": "feature levels J_1, …, J_K (one per feature)",
-}
 
 
 @dataclass(frozen=True)
@@ -222,13 +194,13 @@ def _model_section(records) -> tuple[str, int, tuple]:
     prior = []
     if model == "naive_bayes_loglinear":
         c1, c2 = st.columns(2)
-        levels = int(c1.number_input(_PRIOR_LABELS["class_levels"], step=1, key=keys.prior_key(model, "class_levels"),
+        levels = int(c1.number_input(PRIOR_LABELS["class_levels"], step=1, key=keys.prior_key(model, "class_levels"),
                                      on_change=_levels_changed, args=("class_levels",),
                                      help="I ≥ 2 classes; y takes the values 0 … I−1."))
         alpha = float(c2.number_input("Dirichlet α (every row)", step=0.5, format="%g",
                                       key=keys.prior_key(model, "alpha"),
                                       help="Dirichlet(α, …, α) prior on π and on every row p[k][i]; must be > 0."))
-        features = st.text_input(_PRIOR_LABELS["feature_levels"], key=keys.prior_key(model, "feature_levels"),
+        features = st.text_input(PRIOR_LABELS["feature_levels"], key=keys.prior_key(model, "feature_levels"),
                                  on_change=_levels_changed, args=("feature_levels",),
                                  help="K features, one number of levels J_k ≥ 2 each, e.g. 2, 3, 2. The release "
                                       "is the K two-way tables (class × feature) with Laplace(2K/ε) noise.")
@@ -244,13 +216,13 @@ def _model_section(records) -> tuple[str, int, tuple]:
         names = [k for k in DEFAULT_PRIORS[model] if k != "upper"]
         for i, name in enumerate(names):
             with cols[i % 2]:
-                prior.append((name, float(st.number_input(_PRIOR_LABELS[name], key=keys.prior_key(model, name),
+                prior.append((name, float(st.number_input(PRIOR_LABELS[name], key=keys.prior_key(model, name),
                                                           step=0.1, format="%g"))))
         if "upper" in DEFAULT_PRIORS[model]:
             use = st.checkbox("Clamp records (bounded sensitivity)", key=keys.prior_key(model, "use_upper"))
             upper = None
             if use:
-                upper = int(st.number_input(_PRIOR_LABELS["upper"], min_value=1, step=1,
+                upper = int(st.number_input(PRIOR_LABELS["upper"], min_value=1, step=1,
                                             key=keys.prior_key(model, "upper")))
             prior.append(("upper", upper))
     return model, n, tuple(prior)

@@ -35,7 +35,8 @@ def warm() -> float:
     try:
         import engine
         from ui import plots, tables
-        from ui.params import Scenario, method_settings, to_spec_dict
+        from ui.params.scenario import Scenario
+        from ui.params.spec import method_settings, to_spec_dict
 
         scenario = Scenario()
         problem = engine.prepare(engine.spec_from_dict(to_spec_dict(scenario)))
