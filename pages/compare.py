@@ -1,8 +1,9 @@
 """Compare page (landing): every method's posterior for one privatized release, side by side."""
 import streamlit as st
 
-from ui import compute, downloads, export, keys, narrative, picker, plots, tables
+from ui import compute, downloads, export, keys, narrative, picker, tables
 from ui.params.labels import METHOD_LABELS, MODEL_LABELS
+from ui.plots import posteriors
 from ui.routing import ensure_routed
 from ui import sidebar
 from ui.sidebar import scenario_inputs
@@ -80,15 +81,15 @@ with results_area:
     picked = picker.parameter_picker(names, keys.W_PARAM_COMPARE)
     conf_result = conf.result if conf is not None and conf.ok else None
     not_converged = {m for m, r in ok.items() if r.stalled}
-    fig = plots.posterior_densities([r.result for r in ok.values()], true_params=prepared.true_params,
-                                    confidential=conf_result, title=prepared.mechanism_text,
-                                    params=[picked] if multi else names, not_converged=not_converged)
+    fig = posteriors.posterior_densities([r.result for r in ok.values()], true_params=prepared.true_params,
+                                         confidential=conf_result, title=prepared.mechanism_text,
+                                         params=[picked] if multi else names, not_converged=not_converged)
     st.plotly_chart(fig, key=keys.POSTERIOR_CHART, width="stretch",
                     config={"toImageButtonOptions": {"format": "png", "filename": "posterior", "scale": 2}})
     if "rjmcmc" in ok:  # the unknown n's own posterior, against what was released and the truth
         values, probs = compute.n_pmf(ok["rjmcmc"].result)
-        downloads.chart(plots.n_pmf_plot(values, probs, n_dp=prepared.n_dp, plug_in=prepared.n,
-                                         true_n=prepared.n_true), key=keys.N_PMF_CHART, name="n_posterior")
+        downloads.chart(posteriors.n_pmf_plot(values, probs, n_dp=prepared.n_dp, plug_in=prepared.n,
+                                              true_n=prepared.n_true), key=keys.N_PMF_CHART, name="n_posterior")
     if "mcem" in ok:
         st.caption(narrative.mle_caption(ok["mcem"].result.info))
     if "pseudo_marginal" in ok and ok["pseudo_marginal"].result.info.get("particles_capped"):
@@ -117,7 +118,7 @@ with results_area:
         multiples = st.expander("Every parameter: small multiples", key=keys.W_MULTIPLES, on_change="rerun")
         if multiples.open:  # drawn only when open: one panel per parameter is a big figure
             page = picker.multiples_page(names, container=multiples)
-            downloads.chart(plots.posterior_densities(
+            downloads.chart(posteriors.posterior_densities(
                 [r.result for r in ok.values()], true_params=prepared.true_params, confidential=conf_result,
                 params=page, not_converged=not_converged, columns=picker.MULTIPLES_COLUMNS, panel_height=230),
                 key=keys.MULTIPLES_CHART, name="posterior_all_parameters", container=multiples)

@@ -1,9 +1,10 @@
 """Privacy budget page: how posterior location and width move as epsilon changes."""
 import streamlit as st
 
-from ui import compute, downloads, keys, picker, plots, sidebar
+from ui import compute, downloads, keys, picker, sidebar
 from ui.params.labels import METHOD_LABELS
 from ui.params.parsing import log_grid, parse_grid
+from ui.plots import budget, posteriors
 from ui.routing import ensure_routed
 from ui.sidebar import scenario_inputs
 
@@ -149,7 +150,7 @@ truth = (prepared.true_params or {}).get(param)
 
 # ---- interval and sd against epsilon ------------------------------------------------------------
 left, right = st.columns(2)
-downloads.chart(plots.interval_plot(sweep.table, param, truth=truth), key=keys.INTERVAL_CHART,
+downloads.chart(budget.interval_plot(sweep.table, param, truth=truth), key=keys.INTERVAL_CHART,
                 name=f"interval_vs_epsilon_{param}", container=left)
 EXACT_PREFERENCE = ("rjmcmc", "exact", "auto", "pseudo_marginal", "da_mcmc", "abc_rejection")  # rjmcmc: n unknown
 reference = next((m for m in EXACT_PREFERENCE if m in methods), methods[0])
@@ -159,7 +160,7 @@ if keys.W_TARGET_SD not in st.session_state and not ref_sd.empty:
 with right:
     target = st.number_input(f"Target posterior sd T for {param}", key=keys.W_TARGET_SD, min_value=0.0,
                              format="%g", step=0.01)
-    downloads.chart(plots.sd_plot(sweep.table, param, target=target), key=keys.SD_CHART, name=f"sd_vs_epsilon_{param}")
+    downloads.chart(budget.sd_plot(sweep.table, param, target=target), key=keys.SD_CHART, name=f"sd_vs_epsilon_{param}")
 best = compute.smallest_epsilon(sweep, param, target, method=reference)
 basis = "exact posterior" if reference in ("rjmcmc", "exact", "auto") else \
     f"exact posterior ({METHOD_LABELS[reference]})" if reference in EXACT_PREFERENCE else \
@@ -181,10 +182,10 @@ if "converged" in sweep.table and not sweep.table["converged"].all():
                "Exact (best method) instead.")
 conf = compute.confidential(s, inputs.records)
 if at_value:
-    downloads.chart(plots.posterior_densities(at_value, true_params=prepared.true_params,
-                                              confidential=conf.result if conf is not None and conf.ok else None,
-                                              title=f"ε = {value:g}", params=[param],
-                                              not_converged={m for m, r in at_runs.items() if r.stalled}),
+    downloads.chart(posteriors.posterior_densities(at_value, true_params=prepared.true_params,
+                                                   confidential=conf.result if conf is not None and conf.ok else None,
+                                                   title=f"ε = {value:g}", params=[param],
+                                                   not_converged={m for m, r in at_runs.items() if r.stalled}),
                     key=keys.STEP_CHART, name=f"posterior_at_epsilon_{value:g}")
 else:
     st.info(f"No method produced draws at ε = {value:g}.")

@@ -11,12 +11,14 @@ from streamlit.testing.v1 import AppTest
 from app_support import open_app
 
 import engine
-from ui import keys, picker, plots
+from ui import keys, picker
 from ui.params.defaults import default_truth, default_truth_p, record_columns
 from ui.params.parsing import parse_matrix, parse_numbers
 from ui.params.query import from_query, to_query
 from ui.params.scenario import DEFAULT_PRIORS, REGRESSION_BETA, Scenario
 from ui.params.spec import to_spec_dict
+from ui.plots.axes import describe_param, pages_of, param_label
+from ui.plots.posteriors import posterior_densities, x_window
 
 TIMEOUT = 120  # the first DA-MCMC run of a model may compile its kernels
 M = "naive_bayes_loglinear"
@@ -127,7 +129,7 @@ def test_csv_of_records_y_x1_xk():
 # --------------------------------------------------------------------------- picker and small multiples
 def test_parameter_picker_switches_the_figure_and_the_table():
     at = _open(to_query(LOGLINEAR))
-    assert at.selectbox(key=keys.W_PARAM_COMPARE).options == [plots.param_label(p) for p in NAMES]
+    assert at.selectbox(key=keys.W_PARAM_COMPARE).options == [param_label(p) for p in NAMES]
     at.selectbox(key=keys.W_PARAM_COMPARE).set_value("p[1][0][1]").run()
     _clean(at)
     charts = at.get("plotly_chart")
@@ -227,31 +229,31 @@ def test_loglinear_spec_dict_is_the_engine_contract():
 
 
 def test_pages_of_and_parameter_descriptions():
-    assert plots.pages_of(list("abcde"), 2) == [["a", "b"], ["c", "d"], ["e"]]
-    assert plots.pages_of([], 3) == [[]]
+    assert pages_of(list("abcde"), 2) == [["a", "b"], ["c", "d"], ["e"]]
+    assert pages_of([], 3) == [[]]
     with pytest.raises(ValueError, match="per_page = 0 is invalid"):
-        plots.pages_of(["a"], 0)
-    assert plots.describe_param("pi[2]") == "P(class y = 2)"
-    assert plots.describe_param("p[0][1][2]") == "P(x1 = 2 | y = 1)"
-    assert plots.describe_param("p[3]") == "cell probability"
-    assert plots.describe_param("beta[0]") == "intercept" and plots.describe_param("beta[2]") == "coefficient of x2"
-    assert plots.param_label("theta") == "theta" and plots.param_label("pi[0]") == "pi[0] · P(class y = 0)"
+        pages_of(["a"], 0)
+    assert describe_param("pi[2]") == "P(class y = 2)"
+    assert describe_param("p[0][1][2]") == "P(x1 = 2 | y = 1)"
+    assert describe_param("p[3]") == "cell probability"
+    assert describe_param("beta[0]") == "intercept" and describe_param("beta[2]") == "coefficient of x2"
+    assert param_label("theta") == "theta" and param_label("pi[0]") == "pi[0] · P(class y = 0)"
 
 
 def test_naive_far_from_every_private_posterior_keeps_the_axis_on_them():
     import numpy as np
     from engine.results import Result
 
-    assert plots.x_window({"naive": (-820.0, -805.0), "da_mcmc": (-6.0, 5.0)}, truth=-1.79) == \
+    assert x_window({"naive": (-820.0, -805.0), "da_mcmc": (-6.0, 5.0)}, truth=-1.79) == \
         pytest.approx((-6.55, 5.55))
-    assert plots.x_window({"naive": (-20.0, -10.0), "da_mcmc": (-6.0, 5.0)}) is None  # within two widths
-    assert plots.x_window({"naive": (-820.0, -805.0), "confidential": (0.0, 1.0)}) is None  # nothing private
+    assert x_window({"naive": (-20.0, -10.0), "da_mcmc": (-6.0, 5.0)}) is None  # within two widths
+    assert x_window({"naive": (-820.0, -805.0), "confidential": (0.0, 1.0)}) is None  # nothing private
     rng = np.random.default_rng(0)
     naive = Result(method="naive", param_names=("beta[0]",), draws=rng.normal(-812.0, 2.0, (2, 500, 1)),
                    s_dp=np.zeros(9))
     exact = Result(method="da_mcmc", param_names=("beta[0]",), draws=rng.normal(-0.6, 1.8, (2, 500, 1)),
                    s_dp=np.zeros(9))
-    layout = plots.posterior_densities([naive, exact], true_params={"beta[0]": -1.79}).to_dict()["layout"]
+    layout = posterior_densities([naive, exact], true_params={"beta[0]": -1.79}).to_dict()["layout"]
     lo, hi = layout["xaxis"]["range"]
     assert -15 < lo < -5 and 3 < hi < 10  # the private posterior and the truth, not -812
     note = next(a for a in layout["annotations"] if a["text"].startswith("Naive: off the axis"))

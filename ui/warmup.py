@@ -34,9 +34,10 @@ def warm() -> float:
     t0 = time.perf_counter()
     try:
         import engine
-        from ui import plots, tables
+        from ui import tables
         from ui.params.scenario import Scenario
         from ui.params.spec import method_settings, to_spec_dict
+        from ui.plots import posteriors
 
         scenario = Scenario()
         problem = engine.prepare(engine.spec_from_dict(to_spec_dict(scenario)))
@@ -46,7 +47,7 @@ def warm() -> float:
             engine.summary(r)
         engine.estimate_cost(problem, method_settings(scenario, "da_mcmc"))  # measures this machine's rates
         tables.comparison_table({})
-        plots.posterior_densities(results, true_params={"theta": 0.3}).to_json()
+        posteriors.posterior_densities(results, true_params={"theta": 0.3}).to_json()
     except Exception:  # noqa: BLE001 - an optimisation must never stop the server
         _LOG.exception("warm-up failed; the first visitor will pay the start-up work")
     gc.collect()
