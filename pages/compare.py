@@ -1,7 +1,8 @@
 """Compare page (landing): every method's posterior for one privatized release, side by side."""
 import streamlit as st
 
-from ui import compute, downloads, export, keys, narrative, picker, tables
+from ui import downloads, export, keys, narrative, picker, tables
+from ui.compute import files, method_runs
 from ui.params.labels import METHOD_LABELS, MODEL_LABELS
 from ui.plots import posteriors
 from ui.routing import ensure_routed
@@ -61,7 +62,7 @@ for m, run in runs.items():
                       on_click=sidebar.apply_method_settings, args=(m, fit))
         else:
             st.caption("Even 2 chains × 100 draws do not fit: reduce n, or use Exact (best method).")
-conf = compute.confidential(s, inputs.records)
+conf = method_runs.confidential(s, inputs.records)
 for m, why in skipped.items():
     st.caption(f"{METHOD_LABELS[m]}: {why}.")
 
@@ -87,7 +88,7 @@ with results_area:
     st.plotly_chart(fig, key=keys.POSTERIOR_CHART, width="stretch",
                     config={"toImageButtonOptions": {"format": "png", "filename": "posterior", "scale": 2}})
     if "rjmcmc" in ok:  # the unknown n's own posterior, against what was released and the truth
-        values, probs = compute.n_pmf(ok["rjmcmc"].result)
+        values, probs = method_runs.n_pmf(ok["rjmcmc"].result)
         downloads.chart(posteriors.n_pmf_plot(values, probs, n_dp=prepared.n_dp, plug_in=prepared.n,
                                               true_n=prepared.n_true), key=keys.N_PMF_CHART, name="n_posterior")
     if "mcem" in ok:
@@ -133,10 +134,10 @@ with results_area:
     chosen = c2.selectbox("InferenceData of", list(ok), key=keys.W_NETCDF_METHOD, format_func=METHOD_LABELS.get,
                           label_visibility="collapsed")
     picked = ok[chosen].result
-    c2.download_button(f"{METHOD_LABELS[chosen]} InferenceData (NetCDF)", data=lambda: compute.netcdf_bytes(picked),
+    c2.download_button(f"{METHOD_LABELS[chosen]} InferenceData (NetCDF)", data=lambda: files.netcdf_bytes(picked),
                        file_name=f"{chosen}.nc", mime="application/x-netcdf", on_click="ignore")
     records = inputs.records
-    c3.download_button("Scenario (TOML)", data=lambda: compute.scenario_toml(s, records), file_name="scenario.toml",
+    c3.download_button("Scenario (TOML)", data=lambda: files.scenario_toml(s, records), file_name="scenario.toml",
                        mime="application/toml", on_click="ignore")
     c4.download_button("Figure (HTML)", data=lambda: fig.to_html(include_plotlyjs=True, full_html=True),
                        file_name="posterior.html", mime="text/html", on_click="ignore")

@@ -1,7 +1,8 @@
 """Privacy budget page: how posterior location and width move as epsilon changes."""
 import streamlit as st
 
-from ui import compute, downloads, keys, picker, sidebar
+from ui import downloads, keys, picker, sidebar
+from ui.compute import method_runs, sweeps
 from ui.params.labels import METHOD_LABELS
 from ui.params.parsing import log_grid, parse_grid
 from ui.plots import budget, posteriors
@@ -86,7 +87,7 @@ def _stop(key: str) -> None:
 
 def _run_again() -> None:
     st.session_state.pop(keys.STOPPED_SWEEP, None)
-    compute.forget_stopped_sweep()
+    sweeps.forget_stopped_sweep()
 
 
 def _use_fit(fit: dict) -> None:
@@ -104,9 +105,9 @@ def _use_fit(fit: dict) -> None:
             sidebar.apply_method_settings("abc_rejection", m)
 
 
-key = compute.sweep_key(s, inputs.records, grid, methods)
+key = sweeps.sweep_key(s, inputs.records, grid, methods)
 if st.session_state.get(keys.STOPPED_SWEEP) == key:
-    sweep = compute.stopped_sweep(s, inputs.records, grid, methods)
+    sweep = sweeps.stopped_sweep(s, inputs.records, grid, methods)
     st.info("You stopped this sweep. Change an input, or run it again.", icon=":material/stop_circle:")
     st.button("Run again", key=keys.W_SWEEP_STOP + "_again", on_click=_run_again)
     if sweep is None or sweep.table.empty:
@@ -117,7 +118,7 @@ else:
     stop_slot.button("Stop", key=keys.W_SWEEP_STOP, icon=":material/stop_circle:", on_click=_stop, args=(key,),
                      help="Stop the sweep; the runs that finished are shown, and what you entered stays.")
     try:
-        sweep = compute.sweep(s, inputs.records, grid, methods)
+        sweep = sweeps.sweep(s, inputs.records, grid, methods)
     except ValueError as exc:
         st.error(f"The scenario does not run at every ε on the grid: {exc}", icon="⚠️")
         st.stop()
@@ -161,7 +162,7 @@ with right:
     target = st.number_input(f"Target posterior sd T for {param}", key=keys.W_TARGET_SD, min_value=0.0,
                              format="%g", step=0.01)
     downloads.chart(budget.sd_plot(sweep.table, param, target=target), key=keys.SD_CHART, name=f"sd_vs_epsilon_{param}")
-best = compute.smallest_epsilon(sweep, param, target, method=reference)
+best = sweeps.smallest_epsilon(sweep, param, target, method=reference)
 basis = "exact posterior" if reference in ("rjmcmc", "exact", "auto") else \
     f"exact posterior ({METHOD_LABELS[reference]})" if reference in EXACT_PREFERENCE else \
     f"{METHOD_LABELS[reference]} posterior (no exact one here)"
@@ -180,7 +181,7 @@ at_value = [r.result for r in at_runs.values()]
 if "converged" in sweep.table and not sweep.table["converged"].all():
     st.caption("Circled x: a sampler run that has not converged at that ε — raise its draws, or sweep "
                "Exact (best method) instead.")
-conf = compute.confidential(s, inputs.records)
+conf = method_runs.confidential(s, inputs.records)
 if at_value:
     downloads.chart(posteriors.posterior_densities(at_value, true_params=prepared.true_params,
                                                    confidential=conf.result if conf is not None and conf.ok else None,

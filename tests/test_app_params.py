@@ -225,11 +225,11 @@ def test_formatted_shows_missing_values_as_a_dash():
 
 # --------------------------------------------------------------------------- engine-backed exports
 def test_netcdf_and_toml_exports_round_trip(tmp_path):
-    from ui import compute
+    from ui.compute.files import netcdf_bytes, scenario_toml
 
     spec = to_spec_dict(DEMO)
     result = engine.run_method(engine.prepare(spec), method_settings(DEMO, "da_mcmc"), DEMO.seed)
-    blob = compute.netcdf_bytes(result)
+    blob = netcdf_bytes(result)
     assert blob[:8] == b"\x89HDF\r\n\x1a\n"
     path = tmp_path / "posterior.nc"
     path.write_bytes(blob)
@@ -238,13 +238,13 @@ def test_netcdf_and_toml_exports_round_trip(tmp_path):
     idata = az.from_netcdf(path)
     assert idata.posterior["theta"].shape == (2, 2000)
     toml = tmp_path / "scenario.toml"
-    toml.write_text(compute.scenario_toml(DEMO))
+    toml.write_text(scenario_toml(DEMO))
     assert engine.spec_to_dict(engine.load_spec(str(toml))) == engine.spec_to_dict(engine.spec_from_dict(spec))
 
 
 def test_oversized_upload_is_refused_with_the_limit():
-    from ui import compute
+    from ui.compute.files import parse_upload
 
     big = b"x\n" + b"0\n" * (26 * 1024 * 1024)  # 52 MiB
     with pytest.raises(ValueError, match=r"^data\.csv = 'uploaded file' is invalid: must be at most 50 MB"):
-        compute.parse_upload(big, "")
+        parse_upload(big, "")

@@ -3,8 +3,8 @@ SEATS websocket sessions at once (tests/ws_client.py), each a student who opens 
 questions and leaves, a new student taking the seat. Every question is a new scenario (a new ε, unique
 over the whole soak; n cycling through N_VALUES; one method switched off or back on), so every run is a
 cache miss and the caches fill past their ``max_entries`` (the test checks it did: the distinct
-(scenario, method) runs outnumber the ``max_entries`` of ``ui.compute._run_cached`` at least twice)
-and keep evicting.
+(scenario, method) runs outnumber the ``max_entries`` of ``ui.compute.method_runs._run_cached`` at least
+twice) and keep evicting.
 
 Memory: the resident set (VmRSS in /proc/<pid>/status) of the server process, the Python interpreter
 that leads the process group `streamlit_server` starts (checked from its command line), sampled every
@@ -48,7 +48,7 @@ SESSION_TTL_S = "10"
 
 
 def test_the_servers_memory_levels_off_while_sessions_cycle_through_scenarios(tmp_path, capsys):
-    from ui.compute import _run_cached
+    from ui.compute.method_runs import _run_cached
 
     max_entries = _run_cached._info.max_entries
     epsilons = (round(0.3 + 0.001 * j, 3) for j in itertools.count(1))  # unique over the soak

@@ -17,7 +17,9 @@ from typing import Any, Mapping
 import numpy as np
 import streamlit as st
 
-from . import compute, keys
+from . import keys
+from .compute import files, method_runs, problems
+from .compute.records import Prepared, spec_json
 from .params.defaults import default_truth, default_truth_p, record_columns, regression_defaults
 from .params.labels import (BUDGET_LABELS, DATA_LABELS, MECHANISM_LABELS, METHOD_LABELS, MODEL_LABELS, N_BUDGET_LABELS,
                             N_PRIOR_LABELS, PRIOR_LABELS, SIZE_LABELS)
@@ -40,7 +42,7 @@ class Inputs:
     scenario: Scenario
     records: np.ndarray | None
     errors: Mapping[str, str] = field(default_factory=dict)
-    prepared: compute.Prepared | None = None
+    prepared: Prepared | None = None
     spec_text: str | None = None
 
     @property
@@ -74,7 +76,7 @@ def load_scenario(scenario: Scenario) -> None:
 
 def request_stop(scenario_key: str) -> None:
     """Stop button callback: remember the scenario whose run was stopped (the run in progress ends at
-    its next block, see ui.compute._Progress); nothing the user entered changes."""
+    its next block, see ui.compute.progress._Progress); nothing the user entered changes."""
     st.session_state[keys.STOPPED_RUN] = scenario_key
 
 
@@ -84,10 +86,10 @@ def clear_stop() -> None:
 
 
 def stoppable_runs(s, records, wanted) -> dict:
-    """``compute.run_methods`` with a Stop button beside it (Compare and Diagnostics): a stopped
+    """``method_runs.run_methods`` with a Stop button beside it (Compare and Diagnostics): a stopped
     scenario shows "You stopped this run" and a Run again button instead of running (and the page
     stops there); nothing the user entered changes."""
-    scenario_key = compute.scenario_key(s, records)
+    scenario_key = method_runs.scenario_key(s, records)
     if st.session_state.get(keys.STOPPED_RUN) == scenario_key:
         st.info("You stopped this run. Change an input, or run it again.", icon=":material/stop_circle:")
         st.button("Run again", key=keys.W_STOP + "_again", on_click=clear_stop)
@@ -95,7 +97,7 @@ def stoppable_runs(s, records, wanted) -> dict:
     stop_slot = st.empty()
     stop_slot.button("Stop", key=keys.W_STOP, icon=":material/stop_circle:", on_click=request_stop,
                      args=(scenario_key,), help="Stop the runs in progress; what you entered stays.")
-    runs = compute.run_methods(s, records, wanted)
+    runs = method_runs.run_methods(s, records, wanted)
     stop_slot.empty()
     return runs
 
@@ -432,7 +434,7 @@ def _read_upload() -> tuple[np.ndarray | None, str | None]:
     if model == "naive_bayes_loglinear" and columns is None:
         return None, None  # the feature levels do not parse: the model section says why
     try:
-        records = compute.parse_upload(uploaded.getvalue(), columns or state.get(keys.W_CSV_COLUMN, ""))
+        records = files.parse_upload(uploaded.getvalue(), columns or state.get(keys.W_CSV_COLUMN, ""))
     except ValueError as exc:
         state.pop(keys.UPLOAD, None)
         return None, str(exc)
@@ -470,39 +472,39 @@ def _section_of(message: str) -> str:
     return "data"
 
 
-def _validate(s: Scenario, records, upload_error: str | None) -> tuple[dict, compute.Prepared | None, str | None,
-                                                                        str | None]:
+def _validate(s: Scenario, records, upload_error: str | None) -> tuple[dict, Prepared | None, str | None,
+                                                                       str | None]:
     errors: dict[str, str] = {}
     noise = None
     if upload_error:
         errors["data"] = upload_error
     try:
-        compute.check_model(s, records)
+        problems.check_model(s, records)
     except ValueError as exc:
         errors["model"] = str(exc)
     if "model" in errors and _section_of(errors["model"]) == "size":
         errors["size"] = errors.pop("model")
     if "model" not in errors and "size" not in errors:
         try:
-            noise = compute.describe_mechanism(s, records)
+            noise = problems.describe_mechanism(s, records)
         except ValueError as exc:
             section = _section_of(str(exc))
             errors[section if section in ("model", "size") else "mechanism"] = str(exc)
     if s.unknown_n and "size" not in errors:
         try:
-            compute.describe_size_mechanism(s)
+            problems.describe_size_mechanism(s)
         except ValueError as exc:
             errors["size"] = str(exc)
     for m in s.methods:
         try:
-            compute.validate_method(method_settings(s, m))
+            problems.validate_method(method_settings(s, m))
         except ValueError as exc:
             errors.setdefault("methods", str(exc))
     if errors:
         return errors, None, None, noise
     try:
-        text = compute.spec_json(to_spec_dict(s, records))
-        return errors, compute.prepare(text), text, noise
+        text = spec_json(to_spec_dict(s, records))
+        return errors, problems.prepare(text), text, noise
     except ValueError as exc:
         errors[_section_of(str(exc))] = str(exc)
         return errors, None, None, noise
@@ -557,7 +559,7 @@ def scenario_inputs(page: str, *, show_methods: bool = True) -> Inputs:
     if noise:
         slots["noise"].caption(f"Implied noise: {noise}")
     if scenario.unknown_n and "size" not in errors:
-        slots["size"].caption(f"Noise on n: {compute.describe_size_mechanism(scenario)}")
+        slots["size"].caption(f"Noise on n: {problems.describe_size_mechanism(scenario)}")
     if prepared is not None and prepared.supported_methods is not None and show_methods:
         labels = [METHOD_LABELS[m] for m in prepared.supported_methods]
         listed = labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]

@@ -10,7 +10,7 @@ Caching
 Work budget
     Before a requested study runs, :func:`over_budget` prices it (``engine.estimate_calibration_cost``:
     M replicates x the methods' costs + the reference posterior); above the server's work budget
-    (:func:`ui.compute.work_budget_s`) it does not run and the page offers the largest M that fits.
+    (:func:`ui.compute.budget.work_budget_s`) it does not run and the page offers the largest M that fits.
 
 Stop and preemption
     The Run button stores the inputs in ``STUDY_REQUEST``; the study runs on that rerun only (a
@@ -58,7 +58,7 @@ from engine.studies import InlineExecutor, calibration_study, calibration_summar
 from engine.budget import estimate_preset_cost
 from engine.studies.presets import PRESET_TITLES, PresetStopped, run_preset
 
-from .compute import SessionHandover, _Progress
+from .compute.progress import SessionHandover, _Progress
 
 __all__ = ["CalibrationInputs", "run_calibration", "run_preset_cached", "STUDY_REQUEST", "STUDY_RESULT", "PRESET_RESULT",
            "W_CAL_MODEL", "W_CAL_MECHANISM", "W_CAL_EPSILON", "W_CAL_N", "W_CAL_METHODS", "W_CAL_M", "W_CAL_RUN",
@@ -167,7 +167,7 @@ MIN_REPLICATES = 10  # the page's smallest M
 def over_budget(inputs: CalibrationInputs) -> dict | None:
     """None when the study fits the server's work budget (or there is none); else its cost in seconds,
     the detail, the budget and ``fit``, the largest M that fits (None when even M = 10 does not)."""
-    from .compute import work_budget_s
+    from .compute.budget import work_budget_s
 
     budget = work_budget_s()
     if budget is None:
@@ -188,7 +188,7 @@ def over_budget(inputs: CalibrationInputs) -> dict | None:
 def finished_replicates(inputs: CalibrationInputs) -> pd.DataFrame | None:
     """The replicates a stopped study finished (read from its store, never cached), or None. Waits for
     this session's stopped study to finish unwinding first (it writes its last replicates to the store
-    as it stops, possibly while this newer run already runs: :class:`ui.compute.SessionHandover`)."""
+    as it stops, possibly while this newer run already runs: :class:`ui.compute.progress.SessionHandover`)."""
     STUDY_HANDOVER.take(STUDY_HANDOVER.session())
     store = _store(inputs.key())
     if not os.path.isdir(store) or not any(f.startswith("part-") for f in os.listdir(store)):
@@ -273,7 +273,7 @@ def preset_cost(name: str) -> dict:
 def preset_over_budget(name: str) -> dict | None:
     """None when the preset's quick run fits the server's work budget (or there is none); else its
     cost (``seconds``, ``detail``, ``text``) and the ``budget``."""
-    from .compute import work_budget_s
+    from .compute.budget import work_budget_s
 
     budget = work_budget_s()
     if budget is None:
