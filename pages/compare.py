@@ -6,8 +6,8 @@ from ui.compute import files, method_runs
 from ui.params.labels import METHOD_LABELS, MODEL_LABELS
 from ui.plots import posteriors
 from ui.routing import ensure_routed
-from ui import sidebar
-from ui.sidebar import scenario_inputs
+from ui.sidebar import controls
+from ui.sidebar.inputs import scenario_inputs
 
 ensure_routed()
 
@@ -50,7 +50,7 @@ results_area = st.container()
 st.subheader("Run log", divider="gray")
 skipped = {m: prepared.unavailable_reason(m) for m in s.methods if prepared.unavailable_reason(m)}
 wanted = prepared.runnable(s.methods)
-runs = sidebar.stoppable_runs(s, inputs.records, wanted)
+runs = controls.stoppable_runs(s, inputs.records, wanted)
 for m, run in runs.items():
     if run.over_budget:
         cost, fit = run.over_budget, run.over_budget["fit"]
@@ -59,7 +59,7 @@ for m, run in runs.items():
             offer = (f"stop ABC after {fit['max_seconds']:g} s" if m == "abc_rejection" else
                      f"{fit['chains']} chains × {fit['draws']:,} draws (warm-up {fit.get('warmup', 0):,})")
             st.button(f"Use settings that fit: {offer}", key=f"{keys.W_FIT_BUDGET}_{m}",
-                      on_click=sidebar.apply_method_settings, args=(m, fit))
+                      on_click=controls.apply_method_settings, args=(m, fit))
         else:
             st.caption("Even 2 chains × 100 draws do not fit: reduce n, or use Exact (best method).")
 conf = method_runs.confidential(s, inputs.records)

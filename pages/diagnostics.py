@@ -7,8 +7,8 @@ from ui import downloads, keys, narrative, picker, tables
 from ui.params.labels import METHOD_LABELS
 from ui.plots import diagnostics
 from ui.routing import ensure_routed
-from ui import sidebar
-from ui.sidebar import scenario_inputs
+from ui.sidebar import controls
+from ui.sidebar.inputs import scenario_inputs
 
 ensure_routed()
 
@@ -42,7 +42,7 @@ if st.session_state.get(keys.W_DIAG_METHOD) not in choices:
     st.session_state[keys.W_DIAG_METHOD] = choices[0]
 method = st.segmented_control("Method", choices, key=keys.W_DIAG_METHOD, format_func=METHOD_LABELS.get)
 method = method or choices[0]
-run = sidebar.stoppable_runs(s, inputs.records, [method])[method]
+run = controls.stoppable_runs(s, inputs.records, [method])[method]
 if run.over_budget:
     st.info(narrative.over_budget(method, run.over_budget) + " The Compare page offers the largest settings that fit.",
             icon=":material/timer:")

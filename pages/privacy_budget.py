@@ -1,13 +1,14 @@
 """Privacy budget page: how posterior location and width move as epsilon changes."""
 import streamlit as st
 
-from ui import downloads, keys, picker, sidebar
+from ui import downloads, keys, picker
 from ui.compute import method_runs, sweeps
 from ui.params.labels import METHOD_LABELS
 from ui.params.parsing import log_grid, parse_grid
 from ui.plots import budget, posteriors
 from ui.routing import ensure_routed
-from ui.sidebar import scenario_inputs
+from ui.sidebar import controls
+from ui.sidebar.inputs import scenario_inputs
 
 ensure_routed()
 
@@ -99,10 +100,10 @@ def _use_fit(fit: dict) -> None:
     st.session_state[keys.W_GRID_MIN], st.session_state[keys.W_GRID_MAX] = float(points[0]), float(points[-1])
     samplers = [m for m in fit["methods"] if "draws" in m and "warmup" in m and m["name"] != "abc_rejection"]
     if samplers:
-        sidebar.apply_method_settings("da_mcmc", min(samplers, key=lambda m: m["chains"] * m["draws"]))
+        controls.apply_method_settings("da_mcmc", min(samplers, key=lambda m: m["chains"] * m["draws"]))
     for m in fit["methods"]:
         if m["name"] == "abc_rejection" and "max_seconds" in m:
-            sidebar.apply_method_settings("abc_rejection", m)
+            controls.apply_method_settings("abc_rejection", m)
 
 
 key = sweeps.sweep_key(s, inputs.records, grid, methods)

@@ -61,7 +61,7 @@ def test_stop_keeps_the_inputs_and_run_again_brings_results_back():
     at = _open()
     at.number_input(key=keys.W_N).set_value(55).run()
     # what the Stop button's callback records (the button itself is only on screen while a run is going)
-    from ui.sidebar import request_stop  # noqa: F401 - the callback whose effect this reproduces
+    from ui.sidebar.controls import request_stop  # noqa: F401 - the callback whose effect this reproduces
     at.session_state[keys.STOPPED_RUN] = scenario_key(Scenario(n=55))
     at.run()
     assert not at.exception
