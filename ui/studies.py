@@ -56,8 +56,9 @@ import streamlit as st
 import engine
 from engine.studies import InlineExecutor, calibration_study, calibration_summary, load_table
 from engine.budget import estimate_preset_cost
-from engine.studies.presets import PRESET_TITLES, PresetStopped, run_preset
+from engine.studies.presets import PRESET_TITLES, PresetResult, PresetStopped, run_preset
 
+from .compute.budget import work_budget_s
 from .compute.progress import SessionHandover, _Progress
 
 __all__ = ["CalibrationInputs", "run_calibration", "run_preset_cached", "STUDY_REQUEST", "STUDY_RESULT", "PRESET_RESULT",
@@ -167,8 +168,6 @@ MIN_REPLICATES = 10  # the page's smallest M
 def over_budget(inputs: CalibrationInputs) -> dict | None:
     """None when the study fits the server's work budget (or there is none); else its cost in seconds,
     the detail, the budget and ``fit``, the largest M that fits (None when even M = 10 does not)."""
-    from .compute.budget import work_budget_s
-
     budget = work_budget_s()
     if budget is None:
         return None
@@ -273,8 +272,6 @@ def preset_cost(name: str) -> dict:
 def preset_over_budget(name: str) -> dict | None:
     """None when the preset's quick run fits the server's work budget (or there is none); else its
     cost (``seconds``, ``detail``, ``text``) and the ``budget``."""
-    from .compute.budget import work_budget_s
-
     budget = work_budget_s()
     if budget is None:
         return None
@@ -318,8 +315,6 @@ def wait_for_stopped_preset() -> None:
 def run_preset_cached(name: str):
     """A preset's quick run (engine.studies.presets.run_preset) as a PresetResult, cached by name.
     Raises Streamlit's stop signal (or PresetStopped) when it is stopped before it finishes."""
-    from engine.studies.presets import PresetResult
-
     done = PRESET_HANDOVER.start(PRESET_HANDOVER.session())
     try:
         d = _preset_cached(name)
