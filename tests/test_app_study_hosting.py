@@ -111,9 +111,9 @@ def test_stop_shows_the_cells_a_sweep_finished_and_never_caches_them(monkeypatch
 
 # --------------------------------------------------------------------------- Calibration study
 def _study(at, inputs: studies.CalibrationInputs):
-    at.number_input(key=studies.W_CAL_N).set_value(inputs.n).run()
-    at.multiselect(key=studies.W_CAL_METHODS).set_value(list(inputs.methods)).run()
-    at.number_input(key=studies.W_CAL_M).set_value(inputs.replicates).run()
+    at.number_input(key=keys.W_CAL_N).set_value(inputs.n).run()
+    at.multiselect(key=keys.W_CAL_METHODS).set_value(list(inputs.methods)).run()
+    at.number_input(key=keys.W_CAL_M).set_value(inputs.replicates).run()
     shutil.rmtree(studies._store(inputs.key()), ignore_errors=True)  # no replicates left by an earlier session
 
 
@@ -131,18 +131,18 @@ def test_a_study_over_the_work_budget_runs_nothing_and_offers_the_largest_m_that
     _forbid(monkeypatch, studies, "calibration_study")
     at = _open(CALIBRATION)
     _study(at, inputs)
-    at.button(key=studies.W_CAL_RUN).click().run()
+    at.button(key=keys.W_CAL_RUN).click().run()
     assert not at.exception, [e.value for e in at.exception]
     notes = [i.value for i in at.info if "study was not run" in i.value]
     assert notes and f"budget of {budget:g} s" in notes[0], [i.value for i in at.info]
     assert not at.get("plotly_chart")
-    fit = at.button(key=studies.W_CAL_FIT)
+    fit = at.button(key=keys.W_CAL_FIT)
     m = int(fit.label.rsplit("M = ", 1)[1].split()[0])
     assert 10 <= m < 400
     monkeypatch.setattr(studies, "calibration_study", real)
     fit.click().run()  # sets M and runs the study that fits
     assert not at.exception, [e.value for e in at.exception]
-    assert at.number_input(key=studies.W_CAL_M).value == m and _summary_m(at) == {m}
+    assert at.number_input(key=keys.W_CAL_M).value == m and _summary_m(at) == {m}
 
 
 def test_stop_shows_the_finished_replicates_and_run_resumes_from_them(monkeypatch):
@@ -160,9 +160,9 @@ def test_stop_shows_the_finished_replicates_and_run_resumes_from_them(monkeypatc
     monkeypatch.setattr(studies, "calibration_study", stopped_after_three)
     at = _open(CALIBRATION)
     _study(at, inputs)
-    at.button(key=studies.W_CAL_RUN).click().run()
+    at.button(key=keys.W_CAL_RUN).click().run()
     assert not at.get("plotly_chart")
-    at.button(key=studies.W_CAL_CANCEL).click().run()  # the Stop click whose rerun delivered the signal
+    at.button(key=keys.W_CAL_CANCEL).click().run()  # the Stop click whose rerun delivered the signal
     assert not at.exception, [e.value for e in at.exception]
     assert any("Study stopped after 3 of 12 replicates" in w.value for w in at.warning), [w.value for w in at.warning]
     assert len(at.get("plotly_chart")) == 5 and _summary_m(at) == {3}  # what finished, marked stopped
@@ -171,7 +171,7 @@ def test_stop_shows_the_finished_replicates_and_run_resumes_from_them(monkeypatc
     unit = calibration_module._calibration_unit
     monkeypatch.setattr(calibration_module, "_calibration_unit",
                         lambda payload: ran.append(payload[1]) or unit(payload))
-    at.button(key=studies.W_CAL_RUN).click().run()
+    at.button(key=keys.W_CAL_RUN).click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert sorted(ran) == list(range(3, 12))  # resumed: the three finished replicates were not rerun
     assert _summary_m(at) == {12} and not at.warning  # the stopped study was never cached as complete
@@ -195,7 +195,7 @@ def test_a_study_runs_in_the_session_with_its_chains_capped_by_dpl_chain_threads
     inputs = studies.CalibrationInputs(n=28 + int(threads), methods=("da_mcmc",), replicates=10)
     at = _open(CALIBRATION)
     _study(at, inputs)
-    at.button(key=studies.W_CAL_RUN).click().run()
+    at.button(key=keys.W_CAL_RUN).click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert _summary_m(at) == {10}
     if threads == "1":

@@ -88,6 +88,29 @@ ACCEPTANCE_CHART = "pw_acceptance_chart"
 RANK_CHART = "pw_rank_chart"
 MCEM_CHART = "pw_mcem_chart"
 
+# Calibration page -------------------------------------------------------------------------------
+STUDY_REQUEST = "cal_request"  # CalibrationInputs to run on this rerun (set by the Run button)
+STUDY_RESULT = "cal_result"  # CalibrationInputs of the last finished study (re-read from the cache)
+PRESET_RESULT = "cal_preset_result"  # name of the last preset run
+PRESET_REQUEST = "cal_preset_request"  # preset name to run on this rerun (set by the Run preset button)
+PRESET_RUNNING = "cal_preset_running"  # preset name running on this rerun (what Stop stops)
+PRESET_STOPPED = "cal_preset_stopped"  # preset name stopped (Stop button or newer input) before it finished
+STUDY_RUNNING = "cal_running"  # CalibrationInputs of the study running on this rerun (what Stop stops)
+STUDY_STOPPED = "cal_stopped"  # CalibrationInputs of a study stopped (Stop button or newer input) before it finished
+W_CAL_MODEL = "pw_cal_model"
+W_CAL_MECHANISM = "pw_cal_mechanism"
+W_CAL_EPSILON = "pw_cal_epsilon"
+W_CAL_N = "pw_cal_n"
+W_CAL_METHODS = "pw_cal_methods"
+W_CAL_M = "pw_cal_replicates"
+W_CAL_RUN = "pw_cal_run"
+W_CAL_CANCEL = "pw_cal_cancel"  # the Stop button beside a study in progress
+W_CAL_FIT = "pw_cal_fit"  # "run with M that fits" button of a study over the work budget
+W_CAL_PRESET = "pw_cal_preset"
+W_CAL_PRESET_RUN = "pw_cal_preset_run"
+W_CAL_PRESET_CANCEL = "pw_cal_preset_cancel"  # the Stop button beside a preset in progress
+W_CAL_DOWNLOAD = "pw_cal_download"
+
 # Calibration page figures (their download buttons derive their keys from these)
 CAL_ECDF_CHART = "pw_cal_ecdf_chart"
 CAL_COVERAGE_CHART = "pw_cal_coverage_chart"

@@ -1,4 +1,4 @@
-"""Cached wrappers around engine.studies for the Calibration page, and its session-state keys.
+"""Cached wrappers around engine.studies for the Calibration page (its session-state keys are in :mod:`ui.keys`).
 
 Caching
     ``st.cache_data`` keys a calibration study on the canonical JSON of its inputs
@@ -13,7 +13,7 @@ Work budget
     (:func:`ui.compute.budget.work_budget_s`) it does not run and the page offers the largest M that fits.
 
 Stop and preemption
-    The Run button stores the inputs in ``STUDY_REQUEST``; the study runs on that rerun only (a
+    The Run button stores the inputs in ``keys.STUDY_REQUEST``; the study runs on that rerun only (a
     widget change never starts one). The Stop button beside the progress bar, or any newer input,
     triggers a rerun: Streamlit stops the script at the next progress update, ``run_units`` cancels
     what had not started, and the replicates that finished stay in a store directory keyed by the
@@ -61,35 +61,9 @@ from engine.studies.presets import PRESET_TITLES, PresetResult, PresetStopped, r
 from .compute.budget import work_budget_s
 from .compute.progress import SessionHandover, _Progress
 
-__all__ = ["CalibrationInputs", "run_calibration", "run_preset_cached", "STUDY_REQUEST", "STUDY_RESULT", "PRESET_RESULT",
-           "W_CAL_MODEL", "W_CAL_MECHANISM", "W_CAL_EPSILON", "W_CAL_N", "W_CAL_METHODS", "W_CAL_M", "W_CAL_RUN",
-           "W_CAL_CANCEL", "W_CAL_PRESET", "W_CAL_PRESET_RUN", "PRESET_TITLES", "STUDY_STOPPED",
-           "STUDY_RUNNING", "W_CAL_FIT", "over_budget", "finished_replicates", "study_executor", "PRESET_REQUEST",
-           "PRESET_RUNNING", "PRESET_STOPPED", "W_CAL_PRESET_CANCEL", "preset_cost", "preset_over_budget",
-           "preset_finished", "preset_cli", "wait_for_stopped_preset"]
-
-# Session-state keys of the Calibration page ------------------------------------------------------
-STUDY_REQUEST = "cal_request"  # CalibrationInputs to run on this rerun (set by the Run button)
-STUDY_RESULT = "cal_result"  # CalibrationInputs of the last finished study (re-read from the cache)
-PRESET_RESULT = "cal_preset_result"  # name of the last preset run
-PRESET_REQUEST = "cal_preset_request"  # preset name to run on this rerun (set by the Run preset button)
-PRESET_RUNNING = "cal_preset_running"  # preset name running on this rerun (what Stop stops)
-PRESET_STOPPED = "cal_preset_stopped"  # preset name stopped (Stop button or newer input) before it finished
-STUDY_RUNNING = "cal_running"  # CalibrationInputs of the study running on this rerun (what Stop stops)
-STUDY_STOPPED = "cal_stopped"  # CalibrationInputs of a study stopped (Stop button or newer input) before it finished
-W_CAL_MODEL = "pw_cal_model"
-W_CAL_MECHANISM = "pw_cal_mechanism"
-W_CAL_EPSILON = "pw_cal_epsilon"
-W_CAL_N = "pw_cal_n"
-W_CAL_METHODS = "pw_cal_methods"
-W_CAL_M = "pw_cal_replicates"
-W_CAL_RUN = "pw_cal_run"
-W_CAL_CANCEL = "pw_cal_cancel"  # the Stop button beside a study in progress
-W_CAL_FIT = "pw_cal_fit"  # "run with M that fits" button of a study over the work budget
-W_CAL_PRESET = "pw_cal_preset"
-W_CAL_PRESET_RUN = "pw_cal_preset_run"
-W_CAL_PRESET_CANCEL = "pw_cal_preset_cancel"  # the Stop button beside a preset in progress
-W_CAL_DOWNLOAD = "pw_cal_download"
+__all__ = ["CalibrationInputs", "run_calibration", "run_preset_cached", "PRESET_TITLES", "over_budget",
+           "finished_replicates", "study_executor", "preset_cost", "preset_over_budget", "preset_finished", "preset_cli",
+           "wait_for_stopped_preset"]
 
 #: priors of the calibration page's models (theta is drawn from them)
 PRIORS = {"beta_binomial": {"a": 2.0, "b": 2.0}, "poisson_gamma": {"alpha": 4.0, "beta": 1.0},
