@@ -4,7 +4,7 @@ from dataclasses import replace
 import streamlit as st
 
 from ui import downloads, keys, studies, study_plots
-from ui.params import METHOD_LABELS
+from ui.params.labels import METHOD_LABELS
 from ui.routing import ensure_routed
 
 ensure_routed()
@@ -30,81 +30,81 @@ MECHANISMS = ("laplace", "discrete_laplace", "gaussian", "discrete_gaussian")
 METHODS = ("naive", "exact", "da_mcmc", "pseudo_marginal", "abc_rejection", "ops")
 state = st.session_state
 defaults = studies.CalibrationInputs()
-for key, value in ((studies.W_CAL_MODEL, defaults.model), (studies.W_CAL_MECHANISM, defaults.mechanism),
-                   (studies.W_CAL_EPSILON, defaults.epsilon), (studies.W_CAL_N, defaults.n),
-                   (studies.W_CAL_METHODS, list(defaults.methods)), (studies.W_CAL_M, defaults.replicates)):
+for key, value in ((keys.W_CAL_MODEL, defaults.model), (keys.W_CAL_MECHANISM, defaults.mechanism),
+                   (keys.W_CAL_EPSILON, defaults.epsilon), (keys.W_CAL_N, defaults.n),
+                   (keys.W_CAL_METHODS, list(defaults.methods)), (keys.W_CAL_M, defaults.replicates)):
     state.setdefault(key, value)
 
 tab_study, tab_presets = st.tabs(["Your study", "The papers' results"])
 
 with tab_study:
     c1, c2, c3, c4 = st.columns(4)
-    c1.selectbox("Model (prior fixed)", MODELS, key=studies.W_CAL_MODEL)
-    c2.selectbox("Mechanism", MECHANISMS, key=studies.W_CAL_MECHANISM)
-    c3.number_input("ε (Gaussian: ρ = ε²/2)", key=studies.W_CAL_EPSILON, min_value=0.001, max_value=100.0,
+    c1.selectbox("Model (prior fixed)", MODELS, key=keys.W_CAL_MODEL)
+    c2.selectbox("Mechanism", MECHANISMS, key=keys.W_CAL_MECHANISM)
+    c3.number_input("ε (Gaussian: ρ = ε²/2)", key=keys.W_CAL_EPSILON, min_value=0.001, max_value=100.0,
                     format="%g", step=0.1)
-    c4.number_input("n records", key=studies.W_CAL_N, min_value=1, max_value=5000, step=10)
+    c4.number_input("n records", key=keys.W_CAL_N, min_value=1, max_value=5000, step=10)
     c5, c6 = st.columns([3, 1])
-    c5.multiselect("Methods", METHODS, key=studies.W_CAL_METHODS, format_func=lambda m: METHOD_LABELS.get(m, m))
-    c6.number_input("Replicates M", key=studies.W_CAL_M, min_value=10, max_value=2000, step=10)
-    inputs = studies.CalibrationInputs(model=state[studies.W_CAL_MODEL], mechanism=state[studies.W_CAL_MECHANISM],
-                                       epsilon=float(state[studies.W_CAL_EPSILON]), n=int(state[studies.W_CAL_N]),
-                                       methods=tuple(state[studies.W_CAL_METHODS]), replicates=int(state[studies.W_CAL_M]))
+    c5.multiselect("Methods", METHODS, key=keys.W_CAL_METHODS, format_func=lambda m: METHOD_LABELS.get(m, m))
+    c6.number_input("Replicates M", key=keys.W_CAL_M, min_value=10, max_value=2000, step=10)
+    inputs = studies.CalibrationInputs(model=state[keys.W_CAL_MODEL], mechanism=state[keys.W_CAL_MECHANISM],
+                                       epsilon=float(state[keys.W_CAL_EPSILON]), n=int(state[keys.W_CAL_N]),
+                                       methods=tuple(state[keys.W_CAL_METHODS]), replicates=int(state[keys.W_CAL_M]))
 
     def _request():
-        state[studies.STUDY_REQUEST] = inputs
+        state[keys.STUDY_REQUEST] = inputs
 
     def _stop():  # its click reruns the page; Streamlit stops the running study at its next replicate
-        state.pop(studies.STUDY_REQUEST, None)
+        state.pop(keys.STUDY_REQUEST, None)
 
     def _use_fit(m: int):
-        state[studies.W_CAL_M] = m
-        state[studies.STUDY_REQUEST] = replace(inputs, replicates=m)
+        state[keys.W_CAL_M] = m
+        state[keys.STUDY_REQUEST] = replace(inputs, replicates=m)
 
-    st.button("Run study", key=studies.W_CAL_RUN, type="primary", on_click=_request, disabled=not inputs.methods)
+    st.button("Run study", key=keys.W_CAL_RUN, type="primary", on_click=_request, disabled=not inputs.methods)
     table, stopped = None, None
-    interrupted = state.pop(studies.STUDY_RUNNING, None)  # set while a study runs, cleared when it ends on its own
+    interrupted = state.pop(keys.STUDY_RUNNING, None)  # set while a study runs, cleared when it ends on its own
     if interrupted is not None:  # so a Stop click or a newer input cut the last one short
-        state[studies.STUDY_STOPPED] = interrupted
-    request = state.pop(studies.STUDY_REQUEST, None)
+        state[keys.STUDY_STOPPED] = interrupted
+    request = state.pop(keys.STUDY_REQUEST, None)
     cost = studies.over_budget(request) if request is not None else None
     if cost is not None:
         st.info(f"The study was not run: it would take about {cost['seconds']:.3g} s here ({cost['detail']}), over "
                 f"this server's budget of {cost['budget']:g} s per run.", icon=":material/timer:")
         if cost["fit"]:
-            st.button(f"Run with settings that fit: M = {cost['fit']} replicates", key=studies.W_CAL_FIT,
+            st.button(f"Run with settings that fit: M = {cost['fit']} replicates", key=keys.W_CAL_FIT,
                       on_click=_use_fit, args=(cost["fit"],))
         else:
             st.caption(f"Even M = {studies.MIN_REPLICATES} replicates do not fit: switch off the costliest method "
                        "or lower n.")
     elif request is not None:
-        state.pop(studies.STUDY_STOPPED, None)
-        state[studies.STUDY_RUNNING] = request
+        state.pop(keys.STUDY_STOPPED, None)
+        state[keys.STUDY_RUNNING] = request
         stop_slot = st.empty()
-        stop_slot.button("Stop", key=studies.W_CAL_CANCEL, on_click=_stop, icon=":material/stop_circle:",
+        stop_slot.button("Stop", key=keys.W_CAL_CANCEL, on_click=_stop, icon=":material/stop_circle:",
                          help="Stops after the replicate in progress; finished replicates are shown and kept, and "
                               "Run resumes from them.")
         try:
             table = studies.run_calibration(request)  # a stopped study raises Streamlit's signal: never cached
         except ValueError as exc:
             st.error(str(exc), icon="⚠️")
-        state.pop(studies.STUDY_RUNNING, None)  # reached only when the study ended on its own
+        state.pop(keys.STUDY_RUNNING, None)  # reached only when the study ended on its own
         stop_slot.empty()
         if table is not None:
-            state[studies.STUDY_RESULT] = request
-    elif state.get(studies.STUDY_STOPPED) is not None:
-        stopped = state[studies.STUDY_STOPPED]
+            state[keys.STUDY_RESULT] = request
+    elif state.get(keys.STUDY_STOPPED) is not None:
+        stopped = state[keys.STUDY_STOPPED]
         table = studies.finished_replicates(stopped)  # waits for the stopped study to write what it finished
         done = 0 if table is None else table["replicate"].nunique()
         st.warning(f"Study stopped after {done} of {stopped.replicates} replicates"
                    + (": showing those (not cached). Press Run study to resume from them." if done else "."),
                    icon=":material/stop_circle:")
-    elif state.get(studies.STUDY_RESULT) is not None:
-        table = studies.run_calibration(state[studies.STUDY_RESULT])  # from the cache: instant
+    elif state.get(keys.STUDY_RESULT) is not None:
+        table = studies.run_calibration(state[keys.STUDY_RESULT])  # from the cache: instant
     if table is None:
         st.info("Pick the study and press **Run study**; nothing runs until you do.")
     else:
-        shown = stopped or state[studies.STUDY_RESULT]
+        shown = stopped or state[keys.STUDY_RESULT]
         if shown != inputs:
             st.caption("Showing the last study run; the inputs above have changed since (press Run to update).")
         errors = table[table["error"].fillna("") != ""]
@@ -127,31 +127,31 @@ with tab_study:
                 "coverage_95", "mmd2_mean"]
         st.dataframe(summary[cols].round(4), hide_index=True)
         st.download_button("Download the replicate table (CSV)", table.to_csv(index=False).encode(),
-                           file_name="calibration.csv", mime="text/csv", key=studies.W_CAL_DOWNLOAD)
+                           file_name="calibration.csv", mime="text/csv", key=keys.W_CAL_DOWNLOAD)
 
 with tab_presets:
     st.caption("Each preset reproduces a paper's result at its quick size (the CLI's `python -m engine study PRESET` "
                "runs the full size). It is computed once on this server and then shared by every session.")
-    name = st.selectbox("Preset", list(studies.PRESET_TITLES), key=studies.W_CAL_PRESET,
+    name = st.selectbox("Preset", list(studies.PRESET_TITLES), key=keys.W_CAL_PRESET,
                         format_func=studies.PRESET_TITLES.get)
 
     def _request_preset():
-        state[studies.PRESET_REQUEST] = state[studies.W_CAL_PRESET]
+        state[keys.PRESET_REQUEST] = state[keys.W_CAL_PRESET]
 
     def _stop_preset():  # its click reruns the page; Streamlit stops the running preset at its next progress update
-        state.pop(studies.PRESET_REQUEST, None)
+        state.pop(keys.PRESET_REQUEST, None)
 
     finished = studies.preset_finished(name)
-    st.button("Show preset" if finished else "Run preset", key=studies.W_CAL_PRESET_RUN, on_click=_request_preset,
+    st.button("Show preset" if finished else "Run preset", key=keys.W_CAL_PRESET_RUN, on_click=_request_preset,
               help="Already computed on this server: shown at once." if finished else None)
-    interrupted = state.pop(studies.PRESET_RUNNING, None)  # set while a preset runs, cleared when it ends on its own
+    interrupted = state.pop(keys.PRESET_RUNNING, None)  # set while a preset runs, cleared when it ends on its own
     if interrupted is not None:  # so a Stop click or a newer input cut it short
-        state[studies.PRESET_STOPPED] = interrupted
-    request = state.pop(studies.PRESET_REQUEST, None)
+        state[keys.PRESET_STOPPED] = interrupted
+    request = state.pop(keys.PRESET_REQUEST, None)
     result = None
-    if finished and (request == name or state.get(studies.PRESET_RESULT) == name):
+    if finished and (request == name or state.get(keys.PRESET_RESULT) == name):
         result = studies.run_preset_cached(name)  # in the cache: at once, whatever it cost (no budget check)
-        state[studies.PRESET_RESULT] = name
+        state[keys.PRESET_RESULT] = name
     elif finished:
         st.caption("Computed on this server already: **Show preset** shows it at once.")
     else:
@@ -166,18 +166,18 @@ with tab_presets:
                     icon=":material/timer:")
             st.code(studies.preset_cli(name), language="bash")
         elif request == name:
-            state.pop(studies.PRESET_STOPPED, None)
-            state[studies.PRESET_RUNNING] = name
+            state.pop(keys.PRESET_STOPPED, None)
+            state[keys.PRESET_RUNNING] = name
             st.caption(f"Computing it once for every session: estimated {cost['text']}.")
             stop_slot = st.empty()
-            stop_slot.button("Stop", key=studies.W_CAL_PRESET_CANCEL, on_click=_stop_preset,
+            stop_slot.button("Stop", key=keys.W_CAL_PRESET_CANCEL, on_click=_stop_preset,
                              icon=":material/stop_circle:",
                              help="Stops the preset at its next block of work; nothing of it is kept.")
             result = studies.run_preset_cached(name)  # a stopped preset raises Streamlit's signal: never cached
-            state.pop(studies.PRESET_RUNNING, None)  # reached only when the preset ended on its own
+            state.pop(keys.PRESET_RUNNING, None)  # reached only when the preset ended on its own
             stop_slot.empty()
-            state[studies.PRESET_RESULT] = name
-        elif state.get(studies.PRESET_STOPPED) == name:
+            state[keys.PRESET_RESULT] = name
+        elif state.get(keys.PRESET_STOPPED) == name:
             studies.wait_for_stopped_preset()  # the stopped run has unwound: nothing of it is left running
             st.warning("Preset stopped; nothing kept (a preset is cached only when it finishes). Press Run preset "
                        "to start it again.", icon=":material/stop_circle:")

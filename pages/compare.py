@@ -1,11 +1,13 @@
 """Compare page (landing): every method's posterior for one privatized release, side by side."""
 import streamlit as st
 
-from ui import compute, downloads, export, keys, narrative, picker, plots, tables
-from ui.params import METHOD_LABELS
+from ui import downloads, export, keys, narrative, picker, tables
+from ui.compute import files, method_runs
+from ui.params.labels import METHOD_LABELS, MODEL_LABELS
+from ui.plots import posteriors
 from ui.routing import ensure_routed
-from ui import sidebar
-from ui.sidebar import MODEL_LABELS, scenario_inputs
+from ui.sidebar import controls
+from ui.sidebar.inputs import scenario_inputs
 
 ensure_routed()
 
@@ -48,7 +50,7 @@ results_area = st.container()
 st.subheader("Run log", divider="gray")
 skipped = {m: prepared.unavailable_reason(m) for m in s.methods if prepared.unavailable_reason(m)}
 wanted = prepared.runnable(s.methods)
-runs = sidebar.stoppable_runs(s, inputs.records, wanted)
+runs = controls.stoppable_runs(s, inputs.records, wanted)
 for m, run in runs.items():
     if run.over_budget:
         cost, fit = run.over_budget, run.over_budget["fit"]
@@ -57,10 +59,10 @@ for m, run in runs.items():
             offer = (f"stop ABC after {fit['max_seconds']:g} s" if m == "abc_rejection" else
                      f"{fit['chains']} chains × {fit['draws']:,} draws (warm-up {fit.get('warmup', 0):,})")
             st.button(f"Use settings that fit: {offer}", key=f"{keys.W_FIT_BUDGET}_{m}",
-                      on_click=sidebar.apply_method_settings, args=(m, fit))
+                      on_click=controls.apply_method_settings, args=(m, fit))
         else:
             st.caption("Even 2 chains × 100 draws do not fit: reduce n, or use Exact (best method).")
-conf = compute.confidential(s, inputs.records)
+conf = method_runs.confidential(s, inputs.records)
 for m, why in skipped.items():
     st.caption(f"{METHOD_LABELS[m]}: {why}.")
 
@@ -80,15 +82,15 @@ with results_area:
     picked = picker.parameter_picker(names, keys.W_PARAM_COMPARE)
     conf_result = conf.result if conf is not None and conf.ok else None
     not_converged = {m for m, r in ok.items() if r.stalled}
-    fig = plots.posterior_densities([r.result for r in ok.values()], true_params=prepared.true_params,
-                                    confidential=conf_result, title=prepared.mechanism_text,
-                                    params=[picked] if multi else names, not_converged=not_converged)
+    fig = posteriors.posterior_densities([r.result for r in ok.values()], true_params=prepared.true_params,
+                                         confidential=conf_result, title=prepared.mechanism_text,
+                                         params=[picked] if multi else names, not_converged=not_converged)
     st.plotly_chart(fig, key=keys.POSTERIOR_CHART, width="stretch",
                     config={"toImageButtonOptions": {"format": "png", "filename": "posterior", "scale": 2}})
     if "rjmcmc" in ok:  # the unknown n's own posterior, against what was released and the truth
-        values, probs = compute.n_pmf(ok["rjmcmc"].result)
-        downloads.chart(plots.n_pmf_plot(values, probs, n_dp=prepared.n_dp, plug_in=prepared.n,
-                                         true_n=prepared.n_true), key=keys.N_PMF_CHART, name="n_posterior")
+        values, probs = method_runs.n_pmf(ok["rjmcmc"].result)
+        downloads.chart(posteriors.n_pmf_plot(values, probs, n_dp=prepared.n_dp, plug_in=prepared.n,
+                                              true_n=prepared.n_true), key=keys.N_PMF_CHART, name="n_posterior")
     if "mcem" in ok:
         st.caption(narrative.mle_caption(ok["mcem"].result.info))
     if "pseudo_marginal" in ok and ok["pseudo_marginal"].result.info.get("particles_capped"):
@@ -117,7 +119,7 @@ with results_area:
         multiples = st.expander("Every parameter: small multiples", key=keys.W_MULTIPLES, on_change="rerun")
         if multiples.open:  # drawn only when open: one panel per parameter is a big figure
             page = picker.multiples_page(names, container=multiples)
-            downloads.chart(plots.posterior_densities(
+            downloads.chart(posteriors.posterior_densities(
                 [r.result for r in ok.values()], true_params=prepared.true_params, confidential=conf_result,
                 params=page, not_converged=not_converged, columns=picker.MULTIPLES_COLUMNS, panel_height=230),
                 key=keys.MULTIPLES_CHART, name="posterior_all_parameters", container=multiples)
@@ -132,10 +134,10 @@ with results_area:
     chosen = c2.selectbox("InferenceData of", list(ok), key=keys.W_NETCDF_METHOD, format_func=METHOD_LABELS.get,
                           label_visibility="collapsed")
     picked = ok[chosen].result
-    c2.download_button(f"{METHOD_LABELS[chosen]} InferenceData (NetCDF)", data=lambda: compute.netcdf_bytes(picked),
+    c2.download_button(f"{METHOD_LABELS[chosen]} InferenceData (NetCDF)", data=lambda: files.netcdf_bytes(picked),
                        file_name=f"{chosen}.nc", mime="application/x-netcdf", on_click="ignore")
     records = inputs.records
-    c3.download_button("Scenario (TOML)", data=lambda: compute.scenario_toml(s, records), file_name="scenario.toml",
+    c3.download_button("Scenario (TOML)", data=lambda: files.scenario_toml(s, records), file_name="scenario.toml",
                        mime="application/toml", on_click="ignore")
     c4.download_button("Figure (HTML)", data=lambda: fig.to_html(include_plotlyjs=True, full_html=True),
                        file_name="posterior.html", mime="text/html", on_click="ignore")

@@ -3,11 +3,12 @@ import math
 
 import streamlit as st
 
-from ui import downloads, keys, narrative, picker, plots, tables
-from ui.params import METHOD_LABELS
+from ui import downloads, keys, narrative, picker, tables
+from ui.params.labels import METHOD_LABELS
+from ui.plots import diagnostics
 from ui.routing import ensure_routed
-from ui import sidebar
-from ui.sidebar import scenario_inputs
+from ui.sidebar import controls
+from ui.sidebar.inputs import scenario_inputs
 
 ensure_routed()
 
@@ -41,7 +42,7 @@ if st.session_state.get(keys.W_DIAG_METHOD) not in choices:
     st.session_state[keys.W_DIAG_METHOD] = choices[0]
 method = st.segmented_control("Method", choices, key=keys.W_DIAG_METHOD, format_func=METHOD_LABELS.get)
 method = method or choices[0]
-run = sidebar.stoppable_runs(s, inputs.records, [method])[method]
+run = controls.stoppable_runs(s, inputs.records, [method])[method]
 if run.over_budget:
     st.info(narrative.over_budget(method, run.over_budget) + " The Compare page offers the largest settings that fit.",
             icon=":material/timer:")
@@ -63,7 +64,7 @@ if result.info.get("estimator") and result.info.get("history"):  # Monte Carlo E
     st.subheader("The EM path", divider="gray")
     st.caption(f"E-step: {info.get('estep', '—')}; Monte Carlo error of the estimate {info.get('mc_se', float('nan')):.3g}. "
                "The dashed line and band are the final MLE and its 90% Wald interval (Louis's standard error).")
-    downloads.chart(plots.mcem_history(result), key=keys.MCEM_CHART, name=f"{method}_history")
+    downloads.chart(diagnostics.mcem_history(result), key=keys.MCEM_CHART, name=f"{method}_history")
     st.stop()
 
 verdict = run.convergence or {}
@@ -98,7 +99,7 @@ if "accepted_fraction" in result.sample_stats:  # a DA-MCMC record sweep (also w
     if bound is None and method != "rjmcmc":
         st.caption("No exp(-ε) bound here: the mechanism is not pure ε-DP, or its sensitivity does not cover "
                    "the model's records.")
-    downloads.chart(plots.acceptance_plot(result), key=keys.ACCEPTANCE_CHART, name=f"{method}_acceptance")
+    downloads.chart(diagnostics.acceptance_plot(result), key=keys.ACCEPTANCE_CHART, name=f"{method}_acceptance")
 
 if "add_acceptance" in result.info:  # reversible jump: the moves that change n
     st.subheader("Jumps in n (add / delete a record)", divider="gray")
@@ -132,10 +133,10 @@ names = list(prepared.param_names)
 shown = list(result.param_names)
 if len(names) > 1:  # one parameter at a time, the same pick as on Compare
     shown = [picker.parameter_picker(names, keys.W_PARAM_DIAG)]
-downloads.chart(plots.trace_plot(result, params=shown), key=keys.TRACE_CHART, name=f"{method}_trace")
+downloads.chart(diagnostics.trace_plot(result, params=shown), key=keys.TRACE_CHART, name=f"{method}_trace")
 st.subheader("Rank plots", divider="gray")
 ranked = [p for p in shown if not (p == "n" and result.info.get("unknown_n"))]  # n: ties
-downloads.chart(plots.rank_plot(result, params=ranked), key=keys.RANK_CHART, name=f"{method}_ranks")
+downloads.chart(diagnostics.rank_plot(result, params=ranked), key=keys.RANK_CHART, name=f"{method}_ranks")
 st.caption("Ranks of all draws pooled, histogrammed per chain: flat bars near the dashed line mean the chains "
            "explore the same distribution (Vehtari et al. 2021).")
 if len(ranked) < len(shown):

@@ -4,7 +4,7 @@ import streamlit as st
 from ui import keys
 from ui.presets import BAYES_VS_MLE, PRESETS
 from ui.routing import ensure_routed
-from ui.sidebar import load_scenario
+from ui.sidebar.state import load_scenario
 
 ensure_routed()
 

@@ -1,10 +1,14 @@
 """Privacy budget page: how posterior location and width move as epsilon changes."""
 import streamlit as st
 
-from ui import compute, downloads, keys, picker, plots, sidebar
-from ui.params import METHOD_LABELS, log_grid, parse_grid
+from ui import downloads, keys, picker
+from ui.compute import method_runs, sweeps
+from ui.params.labels import METHOD_LABELS
+from ui.params.parsing import log_grid, parse_grid
+from ui.plots import budget, posteriors
 from ui.routing import ensure_routed
-from ui.sidebar import scenario_inputs
+from ui.sidebar import controls
+from ui.sidebar.inputs import scenario_inputs
 
 ensure_routed()
 
@@ -84,7 +88,7 @@ def _stop(key: str) -> None:
 
 def _run_again() -> None:
     st.session_state.pop(keys.STOPPED_SWEEP, None)
-    compute.forget_stopped_sweep()
+    sweeps.forget_stopped_sweep()
 
 
 def _use_fit(fit: dict) -> None:
@@ -96,15 +100,15 @@ def _use_fit(fit: dict) -> None:
     st.session_state[keys.W_GRID_MIN], st.session_state[keys.W_GRID_MAX] = float(points[0]), float(points[-1])
     samplers = [m for m in fit["methods"] if "draws" in m and "warmup" in m and m["name"] != "abc_rejection"]
     if samplers:
-        sidebar.apply_method_settings("da_mcmc", min(samplers, key=lambda m: m["chains"] * m["draws"]))
+        controls.apply_method_settings("da_mcmc", min(samplers, key=lambda m: m["chains"] * m["draws"]))
     for m in fit["methods"]:
         if m["name"] == "abc_rejection" and "max_seconds" in m:
-            sidebar.apply_method_settings("abc_rejection", m)
+            controls.apply_method_settings("abc_rejection", m)
 
 
-key = compute.sweep_key(s, inputs.records, grid, methods)
+key = sweeps.sweep_key(s, inputs.records, grid, methods)
 if st.session_state.get(keys.STOPPED_SWEEP) == key:
-    sweep = compute.stopped_sweep(s, inputs.records, grid, methods)
+    sweep = sweeps.stopped_sweep(s, inputs.records, grid, methods)
     st.info("You stopped this sweep. Change an input, or run it again.", icon=":material/stop_circle:")
     st.button("Run again", key=keys.W_SWEEP_STOP + "_again", on_click=_run_again)
     if sweep is None or sweep.table.empty:
@@ -115,7 +119,7 @@ else:
     stop_slot.button("Stop", key=keys.W_SWEEP_STOP, icon=":material/stop_circle:", on_click=_stop, args=(key,),
                      help="Stop the sweep; the runs that finished are shown, and what you entered stays.")
     try:
-        sweep = compute.sweep(s, inputs.records, grid, methods)
+        sweep = sweeps.sweep(s, inputs.records, grid, methods)
     except ValueError as exc:
         st.error(f"The scenario does not run at every ε on the grid: {exc}", icon="⚠️")
         st.stop()
@@ -148,7 +152,7 @@ truth = (prepared.true_params or {}).get(param)
 
 # ---- interval and sd against epsilon ------------------------------------------------------------
 left, right = st.columns(2)
-downloads.chart(plots.interval_plot(sweep.table, param, truth=truth), key=keys.INTERVAL_CHART,
+downloads.chart(budget.interval_plot(sweep.table, param, truth=truth), key=keys.INTERVAL_CHART,
                 name=f"interval_vs_epsilon_{param}", container=left)
 EXACT_PREFERENCE = ("rjmcmc", "exact", "auto", "pseudo_marginal", "da_mcmc", "abc_rejection")  # rjmcmc: n unknown
 reference = next((m for m in EXACT_PREFERENCE if m in methods), methods[0])
@@ -158,8 +162,8 @@ if keys.W_TARGET_SD not in st.session_state and not ref_sd.empty:
 with right:
     target = st.number_input(f"Target posterior sd T for {param}", key=keys.W_TARGET_SD, min_value=0.0,
                              format="%g", step=0.01)
-    downloads.chart(plots.sd_plot(sweep.table, param, target=target), key=keys.SD_CHART, name=f"sd_vs_epsilon_{param}")
-best = compute.smallest_epsilon(sweep, param, target, method=reference)
+    downloads.chart(budget.sd_plot(sweep.table, param, target=target), key=keys.SD_CHART, name=f"sd_vs_epsilon_{param}")
+best = sweeps.smallest_epsilon(sweep, param, target, method=reference)
 basis = "exact posterior" if reference in ("rjmcmc", "exact", "auto") else \
     f"exact posterior ({METHOD_LABELS[reference]})" if reference in EXACT_PREFERENCE else \
     f"{METHOD_LABELS[reference]} posterior (no exact one here)"
@@ -178,12 +182,12 @@ at_value = [r.result for r in at_runs.values()]
 if "converged" in sweep.table and not sweep.table["converged"].all():
     st.caption("Circled x: a sampler run that has not converged at that ε — raise its draws, or sweep "
                "Exact (best method) instead.")
-conf = compute.confidential(s, inputs.records)
+conf = method_runs.confidential(s, inputs.records)
 if at_value:
-    downloads.chart(plots.posterior_densities(at_value, true_params=prepared.true_params,
-                                              confidential=conf.result if conf is not None and conf.ok else None,
-                                              title=f"ε = {value:g}", params=[param],
-                                              not_converged={m for m, r in at_runs.items() if r.stalled}),
+    downloads.chart(posteriors.posterior_densities(at_value, true_params=prepared.true_params,
+                                                   confidential=conf.result if conf is not None and conf.ok else None,
+                                                   title=f"ε = {value:g}", params=[param],
+                                                   not_converged={m for m, r in at_runs.items() if r.stalled}),
                     key=keys.STEP_CHART, name=f"posterior_at_epsilon_{value:g}")
 else:
     st.info(f"No method produced draws at ε = {value:g}.")

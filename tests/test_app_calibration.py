@@ -6,7 +6,7 @@ from streamlit.testing.v1 import AppTest
 
 from app_support import open_app
 
-from ui import studies
+from ui import keys
 
 PAGE = "pages/calibration.py"
 
@@ -21,10 +21,10 @@ def test_calibration_page_runs_on_click_and_reopens_from_cache():
     at = _open()
     assert at.title[0].value == "Calibration"
     assert not at.get("plotly_chart") and any("nothing runs until" in i.value for i in at.info)
-    at.number_input(key=studies.W_CAL_M).set_value(20).run()
+    at.number_input(key=keys.W_CAL_M).set_value(20).run()
     assert not at.get("plotly_chart")  # a widget change starts nothing
-    at.multiselect(key=studies.W_CAL_METHODS).set_value(["naive", "exact"]).run()
-    at.button(key=studies.W_CAL_RUN).click().run()
+    at.multiselect(key=keys.W_CAL_METHODS).set_value(["naive", "exact"]).run()
+    at.button(key=keys.W_CAL_RUN).click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
     assert len(at.get("plotly_chart")) == 5  # ECDF, coverage, KS, MMD, SBC
@@ -41,8 +41,8 @@ def test_calibration_page_runs_on_click_and_reopens_from_cache():
 
 def test_preset_is_one_click_away():
     at = _open()
-    at.selectbox(key=studies.W_CAL_PRESET).set_value("gong2020_count").run()
-    at.button(key=studies.W_CAL_PRESET_RUN).click().run()
+    at.selectbox(key=keys.W_CAL_PRESET).set_value("gong2020_count").run()
+    at.button(key=keys.W_CAL_PRESET_RUN).click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert any("37.237" in c.value for c in at.code)
     csvs = [b for b in at.get("download_button") if b.label.endswith(".csv")]

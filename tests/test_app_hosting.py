@@ -10,7 +10,12 @@ from streamlit.testing.v1 import AppTest
 from app_support import open_app
 
 import engine
-from ui import compute, keys
+from ui import keys
+from ui.compute.budget import DEFAULT_WORK_BUDGET_S, work_budget_s
+from ui.compute.method_runs import scenario_key
+from ui.compute.progress import _Progress
+from ui.params.scenario import Scenario
+from ui.params.spec import to_spec_dict
 
 
 
@@ -22,7 +27,7 @@ def test_a_run_over_the_work_budget_is_not_started_and_settings_that_fit_are_off
     n = 50_000
     # the budget is this machine's cost of 2 chains x 2000 iterations at this n (so the test does not
     # depend on the machine's speed); the run asked for is fifty times that
-    spec = compute.to_spec_dict(compute.Scenario(n=n), method="da_mcmc")
+    spec = to_spec_dict(Scenario(n=n), method="da_mcmc")
     problem = engine.prepare(spec)
     budget = engine.estimate_cost(problem, {**spec["method"], "chains": 2, "draws": 2000, "warmup": 0}).seconds
     monkeypatch.setenv("DPL_WORK_BUDGET_S", repr(budget))
@@ -37,7 +42,7 @@ def test_a_run_over_the_work_budget_is_not_started_and_settings_that_fit_are_off
     at.button(key=f"{keys.W_FIT_BUDGET}_da_mcmc").click().run()
     chains, draws, warmup = (at.number_input(key=k).value for k in (keys.W_CHAINS, keys.W_DRAWS, keys.W_WARMUP))
     assert 100 <= draws < 100_000  # the widgets now hold settings within the budget
-    fitted = compute.to_spec_dict(compute.Scenario(n=n, chains=chains, draws=draws, warmup=warmup), method="da_mcmc")
+    fitted = to_spec_dict(Scenario(n=n, chains=chains, draws=draws, warmup=warmup), method="da_mcmc")
     assert engine.estimate_cost(problem, fitted["method"]).seconds <= budget
     assert "DA-MCMC" in set(at.dataframe[0].value["method"])  # and it ran
 
@@ -45,19 +50,19 @@ def test_a_run_over_the_work_budget_is_not_started_and_settings_that_fit_are_off
 def test_the_budget_setting_is_checked(monkeypatch):
     monkeypatch.setenv("DPL_WORK_BUDGET_S", "lots")
     with pytest.raises(ValueError, match="DPL_WORK_BUDGET_S = 'lots' is invalid"):
-        compute.work_budget_s()
+        work_budget_s()
     monkeypatch.setenv("DPL_WORK_BUDGET_S", "0")
-    assert compute.work_budget_s() is None
+    assert work_budget_s() is None
     monkeypatch.delenv("DPL_WORK_BUDGET_S")
-    assert compute.work_budget_s() == compute.DEFAULT_WORK_BUDGET_S
+    assert work_budget_s() == DEFAULT_WORK_BUDGET_S
 
 
 def test_stop_keeps_the_inputs_and_run_again_brings_results_back():
     at = _open()
     at.number_input(key=keys.W_N).set_value(55).run()
     # what the Stop button's callback records (the button itself is only on screen while a run is going)
-    from ui.sidebar import request_stop  # noqa: F401 - the callback whose effect this reproduces
-    at.session_state[keys.STOPPED_RUN] = compute.scenario_key(compute.Scenario(n=55))
+    from ui.sidebar.controls import request_stop  # noqa: F401 - the callback whose effect this reproduces
+    at.session_state[keys.STOPPED_RUN] = scenario_key(Scenario(n=55))
     at.run()
     assert not at.exception
     assert any("You stopped this run" in i.value for i in at.info)
@@ -71,7 +76,7 @@ def test_diagnostics_has_the_same_stop_and_budget(monkeypatch):
     at.number_input(key=keys.W_N).set_value(55).run()
     at.switch_page("pages/diagnostics.py").run()
     assert not at.exception and at.get("plotly_chart")
-    at.session_state[keys.STOPPED_RUN] = compute.scenario_key(compute.Scenario(n=55))
+    at.session_state[keys.STOPPED_RUN] = scenario_key(Scenario(n=55))
     at.run()
     assert any("You stopped this run" in i.value for i in at.info) and not at.get("plotly_chart")
     at.button(key=keys.W_STOP + "_again").click().run()
@@ -95,7 +100,7 @@ class _InterruptedBar:
 
 def test_a_newer_request_stops_the_running_engine_at_its_next_block():
     problem = engine.prepare({**engine.DEMO_SPEC, "model": {**engine.DEMO_SPEC["model"], "n": 20_000}})
-    progress = compute._Progress(_InterruptedBar(), "DA-MCMC")
+    progress = _Progress(_InterruptedBar(), "DA-MCMC")
     result = engine.run_method(problem, {"name": "da_mcmc", "chains": 2, "draws": 200_000, "warmup": 100},
                                seed=1, on_progress=progress)
     assert isinstance(progress.interrupt, _InterruptedBar.Rerun)

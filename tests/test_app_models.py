@@ -11,14 +11,20 @@ from streamlit.testing.v1 import AppTest
 from app_support import open_app
 
 import engine
-from ui import keys, params, picker, plots
-from ui.params import Scenario
+from ui import keys, picker
+from ui.params.defaults import default_truth, default_truth_p, record_columns
+from ui.params.parsing import parse_matrix, parse_numbers
+from ui.params.query import from_query, to_query
+from ui.params.scenario import DEFAULT_PRIORS, REGRESSION_BETA, Scenario
+from ui.params.spec import to_spec_dict
+from ui.plots.axes import describe_param, pages_of, param_label
+from ui.plots.posteriors import posterior_densities, x_window
 
 TIMEOUT = 120  # the first DA-MCMC run of a model may compile its kernels
 M = "naive_bayes_loglinear"
-PRIOR = params.DEFAULT_PRIORS[M]
-LOGLINEAR = Scenario(model=M, n=40, prior=tuple(PRIOR.items()), truth=params.default_truth(M, PRIOR),
-                     truth_p=params.default_truth_p(M, PRIOR), methods=("naive", "da_mcmc"), chains=2, draws=300,
+PRIOR = DEFAULT_PRIORS[M]
+LOGLINEAR = Scenario(model=M, n=40, prior=tuple(PRIOR.items()), truth=default_truth(M, PRIOR),
+                     truth_p=default_truth_p(M, PRIOR), methods=("naive", "da_mcmc"), chains=2, draws=300,
                      warmup=100)
 NAMES = ["pi[0]", "pi[1]"] + [f"p[{k}][{i}][{j}]" for k in range(2) for i in range(2) for j in range(2)]
 
@@ -85,7 +91,7 @@ def test_compare_page_on_loglinear_defaults():
 
 
 def test_bad_loglinear_field_is_shown_next_to_it_and_kept():
-    at = _open(params.to_query(LOGLINEAR))
+    at = _open(to_query(LOGLINEAR))
     _clean(at)
     at.text_input(key=keys.prior_key(M, "feature_levels")).input("2, 1").run()
     assert not at.exception
@@ -96,12 +102,12 @@ def test_bad_loglinear_field_is_shown_next_to_it_and_kept():
     at.text_input(key=keys.prior_key(M, "feature_levels")).input("2, 3").run()  # fixed: results come back
     _clean(at)
     # the true p follows the new shape (2 x 2 + 2 x 3 probabilities), so the simulation runs at once
-    assert len(params.parse_numbers("p", at.text_input(key=keys.W_TRUTH_P).value)) == 10
+    assert len(parse_numbers("p", at.text_input(key=keys.W_TRUTH_P).value)) == 10
     assert "pi[0]" in set(at.dataframe[0].value["parameter"])
 
 
 def test_bad_true_probabilities_are_named():
-    at = _open(params.to_query(LOGLINEAR))
+    at = _open(to_query(LOGLINEAR))
     at.text_input(key=keys.W_TRUTH_P).input("0.5, 0.5, 0.5").run()
     assert not at.exception
     assert any(e.value.startswith("data.simulate.p = ") for e in at.sidebar.error), [e.value for e in at.sidebar.error]
@@ -109,7 +115,7 @@ def test_bad_true_probabilities_are_named():
 
 
 def test_csv_of_records_y_x1_xk():
-    at = _open(params.to_query(replace(LOGLINEAR, data="csv")))
+    at = _open(to_query(replace(LOGLINEAR, data="csv")))
     assert any("Columns y, x1, x2: integer levels from 0" in c.value for c in at.sidebar.caption)
     rows = b"y,x1,x2\n" + b"\n".join([b"0,1,0", b"1,0,1", b"1,1,1"] * 10) + b"\n"
     at.file_uploader(key=keys.W_CSV).set_value(("records.csv", rows, "text/csv")).run()
@@ -122,8 +128,8 @@ def test_csv_of_records_y_x1_xk():
 
 # --------------------------------------------------------------------------- picker and small multiples
 def test_parameter_picker_switches_the_figure_and_the_table():
-    at = _open(params.to_query(LOGLINEAR))
-    assert at.selectbox(key=keys.W_PARAM_COMPARE).options == [plots.param_label(p) for p in NAMES]
+    at = _open(to_query(LOGLINEAR))
+    assert at.selectbox(key=keys.W_PARAM_COMPARE).options == [param_label(p) for p in NAMES]
     at.selectbox(key=keys.W_PARAM_COMPARE).set_value("p[1][0][1]").run()
     _clean(at)
     charts = at.get("plotly_chart")
@@ -151,7 +157,7 @@ def test_parameter_picker_switches_the_figure_and_the_table():
 
 
 def test_small_multiples_show_every_parameter_in_pages():
-    at = _open(params.to_query(LOGLINEAR))
+    at = _open(to_query(LOGLINEAR))
     assert len(at.get("plotly_chart")) == 1  # closed: nothing drawn
     at.session_state[keys.W_MULTIPLES] = True  # open the expander
     at.run()
@@ -179,7 +185,7 @@ def test_small_multiples_show_every_parameter_in_pages():
 def test_dirichlet_main_figure_shows_the_picked_cell():
     s = Scenario(model="dirichlet_multinomial", prior=(("alpha", "1, 1, 1"),), truth="0.2, 0.3, 0.5",
                  methods=("naive", "exact"))
-    at = _open(params.to_query(s))
+    at = _open(to_query(s))
     _clean(at)
     assert _chart_params(at.get("plotly_chart")[0]) == ["p[0]"]  # the first parameter by default
     assert set(at.dataframe[0].value["parameter"]) == {"p[0]", "p[1]", "p[2]"}  # three cells: the whole table
@@ -191,14 +197,14 @@ def test_dirichlet_main_figure_shows_the_picked_cell():
 @pytest.mark.parametrize("scenario", [
     LOGLINEAR,
     replace(LOGLINEAR, prior=(("class_levels", 3), ("feature_levels", "2, 4"), ("alpha", 0.5)),
-            truth="0.2, 0.3, 0.5", truth_p=params.default_truth_p(M, {"class_levels": 3, "feature_levels": "2, 4"})),
+            truth="0.2, 0.3, 0.5", truth_p=default_truth_p(M, {"class_levels": 3, "feature_levels": "2, 4"})),
     replace(LOGLINEAR, from_prior=True),
     replace(LOGLINEAR, data="s_dp", s_dp="10, 12, 9, 11, 8, 14, 13, 7"),
 ], ids=["defaults", "three_classes", "from_prior", "s_dp"])
 def test_loglinear_link_round_trip(scenario):
-    q = params.to_query(scenario)
-    assert params.from_query(q) == scenario
-    assert engine.spec_from_dict(params.to_spec_dict(scenario))  # the engine takes the spec as built
+    q = to_query(scenario)
+    assert from_query(q) == scenario
+    assert engine.spec_from_dict(to_spec_dict(scenario))  # the engine takes the spec as built
     at = _open(q)
     _clean(at)
     assert at.selectbox(key=keys.W_MODEL).value == M
@@ -209,45 +215,45 @@ def test_loglinear_link_round_trip(scenario):
 
 
 def test_loglinear_spec_dict_is_the_engine_contract():
-    spec = params.to_spec_dict(LOGLINEAR)
+    spec = to_spec_dict(LOGLINEAR)
     assert spec["model"] == {"name": M, "n": 40, "class_levels": 2, "feature_levels": [2, 2], "alpha": 2.0}
     assert spec["data"] == {"simulate": {"pi": [0.5, 0.5], "p": [0.3333, 0.6667, 0.6667, 0.3333] * 2}}
-    assert params.to_spec_dict(replace(LOGLINEAR, from_prior=True))["data"] == {"simulate": {"from_prior": True}}
+    assert to_spec_dict(replace(LOGLINEAR, from_prior=True))["data"] == {"simulate": {"from_prior": True}}
     records = [[0, 1, 0], [1, 0, 1]]
     import numpy as np
-    spec = params.to_spec_dict(replace(LOGLINEAR, data="csv"), records=np.array(records, float))
+    spec = to_spec_dict(replace(LOGLINEAR, data="csv"), records=np.array(records, float))
     assert spec["data"] == {"records": records} and spec["model"]["n"] == 2
-    assert params.record_columns(M, {"class_levels": 2, "feature_levels": "2, 3, 2"}) == ("y", "x1", "x2", "x3")
-    assert params.record_columns(M, {"class_levels": 2, "feature_levels": "2, x"}) is None
-    assert params.record_columns("beta_binomial") is None
+    assert record_columns(M, {"class_levels": 2, "feature_levels": "2, 3, 2"}) == ("y", "x1", "x2", "x3")
+    assert record_columns(M, {"class_levels": 2, "feature_levels": "2, x"}) is None
+    assert record_columns("beta_binomial") is None
 
 
 def test_pages_of_and_parameter_descriptions():
-    assert plots.pages_of(list("abcde"), 2) == [["a", "b"], ["c", "d"], ["e"]]
-    assert plots.pages_of([], 3) == [[]]
+    assert pages_of(list("abcde"), 2) == [["a", "b"], ["c", "d"], ["e"]]
+    assert pages_of([], 3) == [[]]
     with pytest.raises(ValueError, match="per_page = 0 is invalid"):
-        plots.pages_of(["a"], 0)
-    assert plots.describe_param("pi[2]") == "P(class y = 2)"
-    assert plots.describe_param("p[0][1][2]") == "P(x1 = 2 | y = 1)"
-    assert plots.describe_param("p[3]") == "cell probability"
-    assert plots.describe_param("beta[0]") == "intercept" and plots.describe_param("beta[2]") == "coefficient of x2"
-    assert plots.param_label("theta") == "theta" and plots.param_label("pi[0]") == "pi[0] · P(class y = 0)"
+        pages_of(["a"], 0)
+    assert describe_param("pi[2]") == "P(class y = 2)"
+    assert describe_param("p[0][1][2]") == "P(x1 = 2 | y = 1)"
+    assert describe_param("p[3]") == "cell probability"
+    assert describe_param("beta[0]") == "intercept" and describe_param("beta[2]") == "coefficient of x2"
+    assert param_label("theta") == "theta" and param_label("pi[0]") == "pi[0] · P(class y = 0)"
 
 
 def test_naive_far_from_every_private_posterior_keeps_the_axis_on_them():
     import numpy as np
     from engine.core.results import Result
 
-    assert plots.x_window({"naive": (-820.0, -805.0), "da_mcmc": (-6.0, 5.0)}, truth=-1.79) == \
+    assert x_window({"naive": (-820.0, -805.0), "da_mcmc": (-6.0, 5.0)}, truth=-1.79) == \
         pytest.approx((-6.55, 5.55))
-    assert plots.x_window({"naive": (-20.0, -10.0), "da_mcmc": (-6.0, 5.0)}) is None  # within two widths
-    assert plots.x_window({"naive": (-820.0, -805.0), "confidential": (0.0, 1.0)}) is None  # nothing private
+    assert x_window({"naive": (-20.0, -10.0), "da_mcmc": (-6.0, 5.0)}) is None  # within two widths
+    assert x_window({"naive": (-820.0, -805.0), "confidential": (0.0, 1.0)}) is None  # nothing private
     rng = np.random.default_rng(0)
     naive = Result(method="naive", param_names=("beta[0]",), draws=rng.normal(-812.0, 2.0, (2, 500, 1)),
                    s_dp=np.zeros(9))
     exact = Result(method="da_mcmc", param_names=("beta[0]",), draws=rng.normal(-0.6, 1.8, (2, 500, 1)),
                    s_dp=np.zeros(9))
-    layout = plots.posterior_densities([naive, exact], true_params={"beta[0]": -1.79}).to_dict()["layout"]
+    layout = posterior_densities([naive, exact], true_params={"beta[0]": -1.79}).to_dict()["layout"]
     lo, hi = layout["xaxis"]["range"]
     assert -15 < lo < -5 and 3 < hi < 10  # the private posterior and the truth, not -812
     note = next(a for a in layout["annotations"] if a["text"].startswith("Naive: off the axis"))
@@ -256,7 +262,7 @@ def test_naive_far_from_every_private_posterior_keeps_the_axis_on_them():
 
 # --------------------------------------------------------------------------- linear regression (paper 000 Sec. 5)
 R = "linear_regression"
-REG = Scenario(model=R, n=40, prior=tuple(params.DEFAULT_PRIORS[R].items()), truth=params.REGRESSION_BETA,
+REG = Scenario(model=R, n=40, prior=tuple(DEFAULT_PRIORS[R].items()), truth=REGRESSION_BETA,
                epsilon=3.0, methods=("naive", "da_mcmc"), chains=2, draws=300, warmup=100)
 
 
@@ -281,7 +287,7 @@ def test_compare_page_on_regression_defaults():
 
 
 def test_bad_regression_fields_are_named_and_kept():
-    at = _open(params.to_query(REG))
+    at = _open(to_query(REG))
     _clean(at)
     at.text_input(key=keys.prior_key(R, "x_cov")).input("1, 2; 2, 1").run()
     assert not at.exception
@@ -299,7 +305,7 @@ def test_bad_regression_fields_are_named_and_kept():
 
 
 def test_regression_p_sets_the_sizes_and_csv_columns():
-    at = _open(params.to_query(REG))
+    at = _open(to_query(REG))
     at.number_input(key=keys.prior_key(R, "p")).set_value(3).run()
     _clean(at)
     assert at.text_input(key=keys.prior_key(R, "x_cov")).value == "1, 0, 0; 0, 1, 0; 0, 0, 1"
@@ -320,9 +326,9 @@ def test_regression_p_sets_the_sizes_and_csv_columns():
     replace(REG, data="s_dp", s_dp="1, 2, 3, 4, 5, 6, 7, 8, 9"),
 ], ids=["paper", "p1_bounds_per_column", "s_dp"])
 def test_regression_link_round_trip(scenario):
-    q = params.to_query(scenario)
-    assert params.from_query(q) == scenario
-    engine.spec_from_dict(params.to_spec_dict(scenario))
+    q = to_query(scenario)
+    assert from_query(q) == scenario
+    engine.spec_from_dict(to_spec_dict(scenario))
     at = _open(q)
     _clean(at)
     assert at.selectbox(key=keys.W_MODEL).value == R
@@ -331,12 +337,12 @@ def test_regression_link_round_trip(scenario):
 
 
 def test_regression_spec_dict_is_the_engine_contract():
-    spec = params.to_spec_dict(REG)
+    spec = to_spec_dict(REG)
     assert spec["model"] == {"name": R, "n": 40, "p": 2, "x_mean": [0.9, -1.17], "x_cov": [[1.0, 0.0], [0.0, 1.0]],
                              "sigma": pytest.approx(2 ** 0.5), "lo": -10.0, "hi": 10.0, "prior_sd": 2.0}
     assert spec["data"] == {"simulate": {"beta": [-1.79, -2.89, -0.66]}}
     per_column = replace(REG, prior=(("p", 2), ("lo", "-1, -2, -3"), ("hi", "1, 2, 3")))
-    assert params.to_spec_dict(per_column)["model"]["lo"] == [-1.0, -2.0, -3.0]
-    assert params.parse_matrix("model.x_cov", "1 0.5\n0.5 1") == [[1.0, 0.5], [0.5, 1.0]]
+    assert to_spec_dict(per_column)["model"]["lo"] == [-1.0, -2.0, -3.0]
+    assert parse_matrix("model.x_cov", "1 0.5\n0.5 1") == [[1.0, 0.5], [0.5, 1.0]]
     with pytest.raises(ValueError, match=r"^model\.x_cov = '1, x; 0, 1' is invalid: must be rows of numbers"):
-        params.parse_matrix("model.x_cov", "1, x; 0, 1")
+        parse_matrix("model.x_cov", "1, x; 0, 1")

@@ -6,7 +6,10 @@ from streamlit.testing.v1 import AppTest
 
 from app_support import open_app
 
-from ui import keys, params
+from ui import keys
+from ui.params.labels import METHOD_LABELS
+from ui.params.query import from_query, to_query
+from ui.params.scenario import MECHANISMS, MODELS, Scenario
 from ui.presets import PRESETS
 
 TIMEOUT = 120  # the first DA-MCMC run may compile the numba kernels
@@ -149,7 +152,7 @@ def test_valid_csv_upload_sets_n_and_runs():
 
 def test_link_reopens_the_scenario():
     gong = next(p for p in PRESETS if p.name == "gong").scenario
-    at = _open(query=params.to_query(gong))
+    at = _open(query=to_query(gong))
     _assert_clean(at)
     assert "s_dp = [37.4]" in _scenario_line(at) and "scale b = 5" in _scenario_line(at)
     assert at.selectbox(key=keys.W_MODEL).value == "poisson_gamma"
@@ -160,14 +163,14 @@ def test_scenario_is_written_to_the_link():
     at = _open()
     at.number_input(key=keys.W_EPSILON).set_value(0.5).run()
     assert at.query_params["epsilon"] == ["0.5"] or at.query_params["epsilon"] == "0.5"
-    assert params.from_query(dict(at.query_params)).epsilon == 0.5
+    assert from_query(dict(at.query_params)).epsilon == 0.5
 
 
 def test_unreadable_link_falls_back_to_demo_with_a_warning():
     at = _open(query={"model": "beta_binomial", "epsilon": "lots"})
     assert not at.exception
     assert any("link parameter epsilon = 'lots' is invalid" in w for w in _texts(at.warning))
-    assert at.number_input(key=keys.W_EPSILON).value == params.Scenario().epsilon
+    assert at.number_input(key=keys.W_EPSILON).value == Scenario().epsilon
 
 
 @pytest.mark.parametrize("preset", PRESETS, ids=lambda p: p.name)
@@ -181,7 +184,7 @@ def test_learn_preset_loads_into_the_compare_widgets(preset):
     assert len(at.get("plotly_chart")) == 1
     methods = set(at.dataframe[0].value["method"])
     runnable = [m for m in preset.scenario.methods if not (m == "ops" and preset.scenario.data == "s_dp")]
-    assert {params.METHOD_LABELS[m] for m in runnable} <= methods  # every method it switches on that can run, ran
+    assert {METHOD_LABELS[m] for m in runnable} <= methods  # every method it switches on that can run, ran
 
 
 def test_exact_without_closed_form_is_quiet():
@@ -211,8 +214,8 @@ _REFUSED = {
 def test_every_model_and_mechanism_combination():
     at = _open()
     at.toggle(key=keys.method_key("abc_rejection")).set_value(False)  # slow by design at small noise
-    for model in params.MODELS:
-        for mechanism in params.MECHANISMS:
+    for model in MODELS:
+        for mechanism in MECHANISMS:
             at.selectbox(key=keys.W_MODEL).set_value(model)
             at.selectbox(key=keys.W_MECHANISM).set_value(mechanism)
             at.run()

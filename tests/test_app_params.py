@@ -11,14 +11,18 @@ from hypothesis import given, settings, strategies as st
 
 import engine
 from engine.core.results import Result
-from ui import params, tables
-from ui.params import Scenario
+from ui import tables
+from ui.params.defaults import default_truth, default_truth_p
+from ui.params.parsing import log_grid, parse_grid, parse_numbers
+from ui.params.query import from_query, to_query
+from ui.params.scenario import DATA_SOURCES, DEFAULT_PRIORS, MECHANISMS, METHODS, MODELS, Scenario, budget_forms
+from ui.params.spec import method_settings, to_spec_dict
 from ui.presets import DEMO, PRESETS
 
 
 # --------------------------------------------------------------------------- spec dicts
 def test_demo_scenario_is_the_documented_demo():
-    spec = params.to_spec_dict(DEMO)
+    spec = to_spec_dict(DEMO)
     assert spec == {
         "seed": 7,
         "model": {"name": "beta_binomial", "n": 40, "a": 1.0, "b": 1.0},
@@ -31,7 +35,7 @@ def test_demo_scenario_is_the_documented_demo():
 
 @pytest.mark.parametrize("preset", PRESETS, ids=lambda p: p.name)
 def test_presets_are_valid_engine_specs(preset):
-    problem = engine.prepare(params.to_spec_dict(preset.scenario))
+    problem = engine.prepare(to_spec_dict(preset.scenario))
     assert problem.model.name == preset.scenario.model
 
 
@@ -40,14 +44,14 @@ def test_presets_are_valid_engine_specs(preset):
 def test_presets_are_the_engines_built_in_scenarios(preset, builtin):
     ours = DEMO if preset == "demo" else next(p.scenario for p in PRESETS if p.name == preset)
     theirs = engine.scenario(builtin)
-    ours_problem, theirs_problem = engine.prepare(params.to_spec_dict(ours)), engine.prepare(theirs)
+    ours_problem, theirs_problem = engine.prepare(to_spec_dict(ours)), engine.prepare(theirs)
     assert ours_problem.model == theirs_problem.model
     assert ours_problem.mechanism.describe() == theirs_problem.mechanism.describe()
     np.testing.assert_array_equal(ours_problem.s_dp, theirs_problem.s_dp)
 
 
 def test_admissions_preset_is_dapper_example_1():
-    admissions = params.to_spec_dict(next(p.scenario for p in PRESETS if p.name == "admissions"))
+    admissions = to_spec_dict(next(p.scenario for p in PRESETS if p.name == "admissions"))
     assert admissions["model"] == {"name": "dirichlet_multinomial", "n": 400, "alpha": [1.0, 1.0, 1.0, 1.0]}
     assert admissions["data"] == {"s_dp": [104.0, 120.0, 74.0, 102.0]}
     # two fair coin flips keep each answer with probability 3/4: epsilon = 2 log 3 (dapper, Example 1)
@@ -65,17 +69,17 @@ def test_admissions_preset_is_dapper_example_1():
 ])
 def test_every_mechanism_budget_form_builds_an_engine_mechanism(mechanism, form, expected):
     s = replace(DEMO, mechanism=mechanism, budget_form=form)
-    spec = params.to_spec_dict(s)
+    spec = to_spec_dict(s)
     assert spec["mechanism"] == {"name": mechanism, **expected}
     assert engine.prepare(spec).mechanism.describe()
 
 
 def test_csv_records_go_inline_and_set_n():
     s = replace(DEMO, data="csv")
-    spec = params.to_spec_dict(s, records=np.array([0.0, 1.0, 1.0]))
+    spec = to_spec_dict(s, records=np.array([0.0, 1.0, 1.0]))
     assert spec["data"] == {"records": [0.0, 1.0, 1.0]} and spec["model"]["n"] == 3
     with pytest.raises(ValueError, match=r"^data\.csv = None is invalid: upload a CSV"):
-        params.to_spec_dict(s)
+        to_spec_dict(s)
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -83,38 +87,38 @@ def test_csv_records_go_inline_and_set_n():
     ("-1.5e1", [-15.0]),
 ])
 def test_parse_numbers_accepts_lists(text, expected):
-    assert params.parse_numbers("data.s_dp", text) == expected
+    assert parse_numbers("data.s_dp", text) == expected
 
 
 @pytest.mark.parametrize("text, why", [("", "list of numbers"), ("1, two", "'two' is not a number"),
                                        ("1, inf", "finite")])
 def test_parse_numbers_names_field_value_and_rule(text, why):
     with pytest.raises(ValueError) as err:
-        params.parse_numbers("data.s_dp", text)
+        parse_numbers("data.s_dp", text)
     assert str(err.value).startswith(f"data.s_dp = {text!r} is invalid:") and why in str(err.value)
 
 
 def test_method_settings_per_method():
     s = replace(DEMO, chains=3, draws=100, warmup=7, abc_max_seconds=2.0, abc_max_proposals=5000, ops_k=9)
-    assert params.method_settings(s, "da_mcmc") == {"name": "da_mcmc", "chains": 3, "draws": 100, "warmup": 7}
-    assert params.method_settings(s, "abc_rejection") == {"name": "abc_rejection", "chains": 1, "draws": 300,
-                                                          "max_seconds": 2.0, "max_proposals": 5000}
-    assert params.method_settings(s, "ops") == {"name": "ops", "k": 9}
-    for m in params.METHODS:
-        engine.spec.validate_method(params.method_settings(s, m))
+    assert method_settings(s, "da_mcmc") == {"name": "da_mcmc", "chains": 3, "draws": 100, "warmup": 7}
+    assert method_settings(s, "abc_rejection") == {"name": "abc_rejection", "chains": 1, "draws": 300,
+                                                   "max_seconds": 2.0, "max_proposals": 5000}
+    assert method_settings(s, "ops") == {"name": "ops", "k": 9}
+    for m in METHODS:
+        engine.spec.validate_method(method_settings(s, m))
 
 
 # --------------------------------------------------------------------------- query string
 def test_query_round_trip_of_demo_and_presets():
     for s in [DEMO] + [p.scenario for p in PRESETS]:
-        q = params.to_query(s)
+        q = to_query(s)
         assert all(isinstance(v, str) for v in q.values())
-        assert params.from_query(q) == s
+        assert from_query(q) == s
 
 
 def test_query_without_model_means_no_scenario():
-    assert params.from_query({}) is None
-    assert params.from_query({"utm_source": "mail"}) is None
+    assert from_query({}) is None
+    assert from_query({"utm_source": "mail"}) is None
 
 
 @pytest.mark.parametrize("query, message", [
@@ -126,43 +130,43 @@ def test_query_without_model_means_no_scenario():
 ])
 def test_bad_links_are_reported(query, message):
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
-        params.from_query(query)
+        from_query(query)
 
 
 _finite = st.floats(min_value=1e-3, max_value=1e3, allow_nan=False)
 
 
 @settings(max_examples=60, deadline=None)
-@given(model=st.sampled_from(params.MODELS), mech=st.sampled_from(params.MECHANISMS), data=st.data(),
+@given(model=st.sampled_from(MODELS), mech=st.sampled_from(MECHANISMS), data=st.data(),
        n=st.integers(1, 10_000), eps=_finite, rho=_finite, seed=st.integers(0, 2**40),
-       methods=st.lists(st.sampled_from(params.METHODS), unique=True).map(tuple))
+       methods=st.lists(st.sampled_from(METHODS), unique=True).map(tuple))
 def test_query_round_trip_property(model, mech, data, n, eps, rho, seed, methods):
-    form = data.draw(st.sampled_from(params.budget_forms(mech)))
-    source = data.draw(st.sampled_from(params.DATA_SOURCES))
-    prior = dict(params.DEFAULT_PRIORS[model])
+    form = data.draw(st.sampled_from(budget_forms(mech)))
+    source = data.draw(st.sampled_from(DATA_SOURCES))
+    prior = dict(DEFAULT_PRIORS[model])
     s = Scenario(model=model, n=n, prior=tuple(prior.items()), mechanism=mech, budget_form=form, epsilon=eps,
-                 rho=rho, seed=seed, data=source, truth=params.default_truth(model, prior),
-                 truth_p=params.default_truth_p(model, prior),
+                 rho=rho, seed=seed, data=source, truth=default_truth(model, prior),
+                 truth_p=default_truth_p(model, prior),
                  s_dp="1, 2" if source == "s_dp" else "", methods=methods)
-    back = params.from_query(params.to_query(s))
+    back = from_query(to_query(s))
     # the link carries only the budget fields the chosen form uses; everything it carries survives
-    assert params.to_query(back) == params.to_query(s)
+    assert to_query(back) == to_query(s)
     assert back.methods == s.methods and back.seed == s.seed and back.n == s.n
     if source != "csv":
-        assert params.to_spec_dict(back) == params.to_spec_dict(s)
+        assert to_spec_dict(back) == to_spec_dict(s)
 
 
 # --------------------------------------------------------------------------- budget grids
 def test_log_grid_and_parse_grid():
-    text = params.log_grid(0.1, 10.0, 5)
+    text = log_grid(0.1, 10.0, 5)
     assert text == "0.1, 0.316, 1, 3.16, 10"
-    assert params.parse_grid("10, 0.1, 1, 1") == (0.1, 1.0, 10.0)
+    assert parse_grid("10, 0.1, 1, 1") == (0.1, 1.0, 10.0)
     with pytest.raises(ValueError, match=r"epsilon grid = '1, 0' is invalid: every value must be > 0"):
-        params.parse_grid("1, 0")
+        parse_grid("1, 0")
     with pytest.raises(ValueError, match="at most 3 values"):
-        params.parse_grid("1, 2, 3, 4", max_points=3)
+        parse_grid("1, 2, 3, 4", max_points=3)
     with pytest.raises(ValueError, match="needs 0 < low < high"):
-        params.log_grid(1.0, 0.5, 3)
+        log_grid(1.0, 0.5, 3)
 
 
 # --------------------------------------------------------------------------- tables and exports
@@ -221,11 +225,11 @@ def test_formatted_shows_missing_values_as_a_dash():
 
 # --------------------------------------------------------------------------- engine-backed exports
 def test_netcdf_and_toml_exports_round_trip(tmp_path):
-    from ui import compute
+    from ui.compute.files import netcdf_bytes, scenario_toml
 
-    spec = params.to_spec_dict(DEMO)
-    result = engine.run_method(engine.prepare(spec), params.method_settings(DEMO, "da_mcmc"), DEMO.seed)
-    blob = compute.netcdf_bytes(result)
+    spec = to_spec_dict(DEMO)
+    result = engine.run_method(engine.prepare(spec), method_settings(DEMO, "da_mcmc"), DEMO.seed)
+    blob = netcdf_bytes(result)
     assert blob[:8] == b"\x89HDF\r\n\x1a\n"
     path = tmp_path / "posterior.nc"
     path.write_bytes(blob)
@@ -234,13 +238,13 @@ def test_netcdf_and_toml_exports_round_trip(tmp_path):
     idata = az.from_netcdf(path)
     assert idata.posterior["theta"].shape == (2, 2000)
     toml = tmp_path / "scenario.toml"
-    toml.write_text(compute.scenario_toml(DEMO))
+    toml.write_text(scenario_toml(DEMO))
     assert engine.spec_to_dict(engine.load_spec(str(toml))) == engine.spec_to_dict(engine.spec_from_dict(spec))
 
 
 def test_oversized_upload_is_refused_with_the_limit():
-    from ui import compute
+    from ui.compute.files import parse_upload
 
     big = b"x\n" + b"0\n" * (26 * 1024 * 1024)  # 52 MiB
     with pytest.raises(ValueError, match=r"^data\.csv = 'uploaded file' is invalid: must be at most 50 MB"):
-        compute.parse_upload(big, "")
+        parse_upload(big, "")

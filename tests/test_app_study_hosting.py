@@ -23,8 +23,11 @@ import engine
 import engine.core.chains
 import engine.studies.calibration as calibration_module
 import engine.studies.runner as runner
-from ui import compute, keys, studies
-from ui.params import log_grid, method_settings, parse_grid
+from ui import keys, studies
+from ui.compute import sweeps
+from ui.params.parsing import log_grid, parse_grid
+from ui.params.scenario import Scenario
+from ui.params.spec import method_settings, to_spec_dict
 
 SWEEP = "pages/privacy_budget.py"
 CALIBRATION = "pages/calibration.py"
@@ -50,12 +53,12 @@ def _statuses(at) -> list[str]:
 
 # --------------------------------------------------------------------------- Privacy budget sweep
 def test_a_sweep_over_the_work_budget_runs_nothing_and_offers_a_grid_that_fits(monkeypatch):
-    scenario = compute.Scenario()  # the page's default scenario
-    full = engine.estimate_sweep_cost(compute.to_spec_dict(scenario), GRID, [method_settings(scenario, "da_mcmc")])
+    scenario = Scenario()  # the page's default scenario
+    full = engine.estimate_sweep_cost(to_spec_dict(scenario), GRID, [method_settings(scenario, "da_mcmc")])
     budget = 0.5 * full.seconds  # DA-MCMC's estimate is the same at every ε: 3 of the 7 points fit, 4 do not
     monkeypatch.setenv("DPL_WORK_BUDGET_S", repr(budget))
-    real = compute.epsilon_sweep
-    _forbid(monkeypatch, compute, "epsilon_sweep")
+    real = sweeps.epsilon_sweep
+    _forbid(monkeypatch, sweeps, "epsilon_sweep")
     at = _open(SWEEP)  # the default methods (naive, DA-MCMC, auto) cost more than DA-MCMC alone: over too
     at.multiselect(key=keys.W_SWEEP_METHODS).set_value(["da_mcmc"]).run()
     assert not at.exception, [e.value for e in at.exception]
@@ -64,7 +67,7 @@ def test_a_sweep_over_the_work_budget_runs_nothing_and_offers_a_grid_that_fits(m
     assert not at.get("plotly_chart")
     fit = at.button(key=keys.W_SWEEP_FIT)
     assert "3 ε values (0.1, 1, 10)" in fit.label, fit.label
-    monkeypatch.setattr(compute, "epsilon_sweep", real)
+    monkeypatch.setattr(sweeps, "epsilon_sweep", real)
     fit.click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert parse_grid(at.text_input(key=keys.W_GRID).value) == (0.1, 1.0, 10.0)
@@ -76,7 +79,7 @@ def test_a_sweep_over_the_work_budget_runs_nothing_and_offers_a_grid_that_fits(m
 
 
 def test_stop_shows_the_cells_a_sweep_finished_and_never_caches_them(monkeypatch):
-    real = compute.epsilon_sweep
+    real = sweeps.epsilon_sweep
 
     def stopped_after_two_cells(spec, grid, methods, on_progress=None, **kwargs):
         def progress(done, total):
@@ -89,7 +92,7 @@ def test_stop_shows_the_cells_a_sweep_finished_and_never_caches_them(monkeypatch
 
         return real(spec, grid, methods, on_progress=progress, **kwargs)
 
-    monkeypatch.setattr(compute, "epsilon_sweep", stopped_after_two_cells)
+    monkeypatch.setattr(sweeps, "epsilon_sweep", stopped_after_two_cells)
     at = AppTest.from_file(APP, default_timeout=180)
     at.run()
     at.number_input(key=keys.W_N).set_value(61).run()  # a scenario no other test sweeps
@@ -100,7 +103,7 @@ def test_stop_shows_the_cells_a_sweep_finished_and_never_caches_them(monkeypatch
     assert any("You stopped this sweep" in i.value for i in at.info)
     assert any("Sweep stopped: 2 of 21 runs finished" in w.value for w in at.warning), [w.value for w in at.warning]
     assert len(at.get("plotly_chart")) >= 2 and at.number_input(key=keys.W_N).value == 61
-    monkeypatch.setattr(compute, "epsilon_sweep", real)
+    monkeypatch.setattr(sweeps, "epsilon_sweep", real)
     at.button(key=keys.W_SWEEP_STOP + "_again").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert [s for s in _statuses(at) if s.startswith("Sweep: 21 runs computed in")], _statuses(at)  # not cached
@@ -108,9 +111,9 @@ def test_stop_shows_the_cells_a_sweep_finished_and_never_caches_them(monkeypatch
 
 # --------------------------------------------------------------------------- Calibration study
 def _study(at, inputs: studies.CalibrationInputs):
-    at.number_input(key=studies.W_CAL_N).set_value(inputs.n).run()
-    at.multiselect(key=studies.W_CAL_METHODS).set_value(list(inputs.methods)).run()
-    at.number_input(key=studies.W_CAL_M).set_value(inputs.replicates).run()
+    at.number_input(key=keys.W_CAL_N).set_value(inputs.n).run()
+    at.multiselect(key=keys.W_CAL_METHODS).set_value(list(inputs.methods)).run()
+    at.number_input(key=keys.W_CAL_M).set_value(inputs.replicates).run()
     shutil.rmtree(studies._store(inputs.key()), ignore_errors=True)  # no replicates left by an earlier session
 
 
@@ -128,18 +131,18 @@ def test_a_study_over_the_work_budget_runs_nothing_and_offers_the_largest_m_that
     _forbid(monkeypatch, studies, "calibration_study")
     at = _open(CALIBRATION)
     _study(at, inputs)
-    at.button(key=studies.W_CAL_RUN).click().run()
+    at.button(key=keys.W_CAL_RUN).click().run()
     assert not at.exception, [e.value for e in at.exception]
     notes = [i.value for i in at.info if "study was not run" in i.value]
     assert notes and f"budget of {budget:g} s" in notes[0], [i.value for i in at.info]
     assert not at.get("plotly_chart")
-    fit = at.button(key=studies.W_CAL_FIT)
+    fit = at.button(key=keys.W_CAL_FIT)
     m = int(fit.label.rsplit("M = ", 1)[1].split()[0])
     assert 10 <= m < 400
     monkeypatch.setattr(studies, "calibration_study", real)
     fit.click().run()  # sets M and runs the study that fits
     assert not at.exception, [e.value for e in at.exception]
-    assert at.number_input(key=studies.W_CAL_M).value == m and _summary_m(at) == {m}
+    assert at.number_input(key=keys.W_CAL_M).value == m and _summary_m(at) == {m}
 
 
 def test_stop_shows_the_finished_replicates_and_run_resumes_from_them(monkeypatch):
@@ -157,9 +160,9 @@ def test_stop_shows_the_finished_replicates_and_run_resumes_from_them(monkeypatc
     monkeypatch.setattr(studies, "calibration_study", stopped_after_three)
     at = _open(CALIBRATION)
     _study(at, inputs)
-    at.button(key=studies.W_CAL_RUN).click().run()
+    at.button(key=keys.W_CAL_RUN).click().run()
     assert not at.get("plotly_chart")
-    at.button(key=studies.W_CAL_CANCEL).click().run()  # the Stop click whose rerun delivered the signal
+    at.button(key=keys.W_CAL_CANCEL).click().run()  # the Stop click whose rerun delivered the signal
     assert not at.exception, [e.value for e in at.exception]
     assert any("Study stopped after 3 of 12 replicates" in w.value for w in at.warning), [w.value for w in at.warning]
     assert len(at.get("plotly_chart")) == 5 and _summary_m(at) == {3}  # what finished, marked stopped
@@ -168,7 +171,7 @@ def test_stop_shows_the_finished_replicates_and_run_resumes_from_them(monkeypatc
     unit = calibration_module._calibration_unit
     monkeypatch.setattr(calibration_module, "_calibration_unit",
                         lambda payload: ran.append(payload[1]) or unit(payload))
-    at.button(key=studies.W_CAL_RUN).click().run()
+    at.button(key=keys.W_CAL_RUN).click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert sorted(ran) == list(range(3, 12))  # resumed: the three finished replicates were not rerun
     assert _summary_m(at) == {12} and not at.warning  # the stopped study was never cached as complete
@@ -192,7 +195,7 @@ def test_a_study_runs_in_the_session_with_its_chains_capped_by_dpl_chain_threads
     inputs = studies.CalibrationInputs(n=28 + int(threads), methods=("da_mcmc",), replicates=10)
     at = _open(CALIBRATION)
     _study(at, inputs)
-    at.button(key=studies.W_CAL_RUN).click().run()
+    at.button(key=keys.W_CAL_RUN).click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert _summary_m(at) == {10}
     if threads == "1":

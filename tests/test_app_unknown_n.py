@@ -9,7 +9,9 @@ from streamlit.testing.v1 import AppTest
 
 from app_support import APP, open_app
 
-from ui import keys, narrative, params
+from ui import keys, narrative
+from ui.params.query import from_query, to_query
+from ui.params.spec import to_spec_dict
 from ui.presets import BAYES_VS_MLE, DEMO
 
 TIMEOUT = 120  # the first RJMCMC / DA-MCMC run may compile the numba kernels
@@ -18,7 +20,7 @@ QUICK = replace(DEMO, methods=("naive", "da_mcmc"))
 
 
 def _open(page: str = "pages/compare.py", scenario=QUICK) -> AppTest:
-    return open_app(page, params.to_query(scenario), TIMEOUT)
+    return open_app(page, to_query(scenario), TIMEOUT)
 
 
 def _texts(elements) -> list[str]:
@@ -126,7 +128,7 @@ def test_the_link_carries_the_unknown_n_and_reopens_it():
     q = _query(at)
     assert q["size"] == "unknown" and q["n_prior"] == "negative_binomial" and q["n_disp"] == "4.0"
     assert q["n_scale"] == "3.0" and "rjmcmc" in q["methods"].split(",")
-    linked = params.from_query(q)
+    linked = from_query(q)
     assert linked.n_prior_dispersion == 4.0 and linked.n_budget_form == "scale" and linked.unknown_n
     reopened = AppTest.from_file(APP, default_timeout=TIMEOUT)
     for k, v in q.items():
@@ -179,14 +181,14 @@ def test_learn_section_loads_the_bayes_vs_mle_preset():
 
 
 def test_a_known_n_keeps_the_landing_link_and_spec():
-    assert params.to_query(DEMO) == params.to_query(replace(DEMO, n_prior_mean=3.0, n_dp="7"))
-    assert "n_mechanism" not in params.to_spec_dict(DEMO)
-    spec = params.to_spec_dict(BAYES_VS_MLE.scenario)
+    assert to_query(DEMO) == to_query(replace(DEMO, n_prior_mean=3.0, n_dp="7"))
+    assert "n_mechanism" not in to_spec_dict(DEMO)
+    spec = to_spec_dict(BAYES_VS_MLE.scenario)
     assert spec["model"] == {"name": "beta_binomial", "a": 1.0, "b": 1.0, "n_prior": {"name": "poisson", "mean": 20.0}}
     assert spec["n_mechanism"] == {"name": "laplace", "scale": 1.0} and spec["data"] == {"s_dp": [7.3], "n_dp": 21.4}
-    assert params.from_query(params.to_query(BAYES_VS_MLE.scenario)) == BAYES_VS_MLE.scenario
+    assert from_query(to_query(BAYES_VS_MLE.scenario)) == BAYES_VS_MLE.scenario
     with pytest.raises(ValueError, match="link parameter size = 'maybe' is invalid"):
-        params.from_query({**params.to_query(DEMO), "size": "maybe"})
+        from_query({**to_query(DEMO), "size": "maybe"})
 
 
 def test_back_to_a_known_n_switches_rjmcmc_off_and_drops_the_labels():
@@ -244,10 +246,10 @@ def test_every_unknown_n_form_round_trips_and_the_engine_accepts_it(n_prior, n_m
     s = replace(QUICK, sample_size="unknown", n_prior=n_prior, n_prior_mean=30.0, n_prior_dispersion=5.0,
                 n_mechanism=n_mechanism, n_budget_form=form, n_epsilon=0.7, n_scale=1.5, data=data, s_dp="12.5",
                 n_dp="33")
-    q = params.to_query(s)  # only the fields the scenario uses travel
-    back = params.from_query(q)
-    assert params.to_query(back) == q and params.to_spec_dict(back) == params.to_spec_dict(s)
-    spec = params.to_spec_dict(s)
+    q = to_query(s)  # only the fields the scenario uses travel
+    back = from_query(q)
+    assert to_query(back) == q and to_spec_dict(back) == to_spec_dict(s)
+    spec = to_spec_dict(s)
     problem = engine.prepare(spec)
     assert problem.unknown_n.prior.name == n_prior and problem.unknown_n.prior.mean == 30.0
     assert problem.unknown_n.mechanism.name == n_mechanism

@@ -44,7 +44,7 @@ def test_shared_deep_link_opens_through_the_router(app_url):
     navigation and the linked scenario (Gong's count) must show, not Streamlit's pages/ fallback."""
     from urllib.parse import urlencode
 
-    from ui import params
+    from ui.params.query import to_query
     from ui.presets import PRESETS
 
     gong = next(p.scenario for p in PRESETS if p.name == "gong")
@@ -52,7 +52,7 @@ def test_shared_deep_link_opens_through_the_router(app_url):
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1100})
-            page.goto(f"{app_url}/privacy_budget?{urlencode(params.to_query(gong))}")
+            page.goto(f"{app_url}/privacy_budget?{urlencode(to_query(gong))}")
             expect(page.get_by_role("heading", name="Privacy budget")).to_be_visible(timeout=90_000)
             nav = page.locator('[data-testid="stSidebarNav"]')
             expect(nav.get_by_text("Compare methods")).to_be_visible()

@@ -11,7 +11,8 @@ from scipy import stats
 
 import engine
 from ui import narrative
-from ui.params import Scenario, to_spec_dict
+from ui.params.scenario import Scenario
+from ui.params.spec import to_spec_dict
 
 THETA = 0.3
 

@@ -38,7 +38,8 @@ from playwright.async_api import Browser, Page, async_playwright
 from playwright.async_api import Error as PlaywrightError
 
 from browser_support import CHROMIUM, CHROMIUM_ARGS, percentiles, streamlit_server, write_report
-from ui.params import DEFAULT_METHODS, METHOD_LABELS, METHODS, Scenario
+from ui.params.labels import METHOD_LABELS
+from ui.params.scenario import DEFAULT_METHODS, METHODS, Scenario
 
 SESSIONS = 6
 MAX_ITERATIONS = 9      # k < 10 keeps ε = 0.2 + 0.1 i + 0.01 k unique across sessions

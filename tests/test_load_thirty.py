@@ -14,7 +14,7 @@ second (a newer input preempts the older run).
 Shared results are computed once: at the end six sessions ask for the same new ε at the same moment.
 The run log (one ``st.status`` box per method) ends as "<method>: <draws> in <t> s", and as that line
 plus " (cached)" when the result came from the cache rather than from this session's own call
-(ui/compute.py). For every method exactly one session computed and the other five say "(cached)"
+(ui/compute/method_runs.py). For every method exactly one session computed and the other five say "(cached)"
 with the same line, timing included: one computation, shared (Streamlit computes one key once;
 concurrent askers wait for it and replay it).
 

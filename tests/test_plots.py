@@ -8,7 +8,11 @@ import pytest
 from scipy import stats
 
 from engine.core.results import Result
-from ui import plots
+from ui.palette import METHOD_COLORS
+from ui.plots.budget import interval_plot, sd_plot
+from ui.plots.diagnostics import acceptance_plot, rank_plot, trace_plot
+from ui.plots.kde import binned_kde
+from ui.plots.posteriors import n_pmf_plot, posterior_densities, y_cap
 
 
 def _result(method, draws, params=("theta",), **kw):
@@ -50,7 +54,7 @@ def test_posterior_densities_overlays_methods_truth_and_confidential(rng):
     ops = _result("ops", rng.uniform(0.1, 0.9, (1, 20)))
     conf = _result("confidential", rng.beta(9, 23, (1, 400)), density={"theta": (grid, stats.beta.pdf(grid, 9, 23))})
 
-    fig = plots.posterior_densities([naive, da, ops], true_params={"theta": 0.3}, confidential=conf)
+    fig = posterior_densities([naive, da, ops], true_params={"theta": 0.3}, confidential=conf)
 
     by_method = {t["meta"]["method"]: t for t in _traces(fig)}
     assert set(by_method) == {"naive", "da_mcmc", "ops", "confidential", "truth"}
@@ -81,7 +85,7 @@ def test_posterior_densities_one_panel_per_parameter_and_legend_once(rng):
     a = _result("da_mcmc", rng.dirichlet([3, 4, 5], (2, 300)).reshape(2, 300, 3), params)
     b = _result("abc_rejection", rng.dirichlet([3, 4, 5], (1, 300)).reshape(1, 300, 3), params)
 
-    fig = plots.posterior_densities([a, b], true_params={"p[0]": 0.25, "p[1]": 0.35, "p[2]": 0.4})
+    fig = posterior_densities([a, b], true_params={"p[0]": 0.25, "p[1]": 0.35, "p[2]": 0.4})
     layout = fig.to_dict()["layout"]
 
     assert {"xaxis", "xaxis2", "xaxis3"} <= set(layout)
@@ -95,12 +99,12 @@ def test_posterior_densities_one_panel_per_parameter_and_legend_once(rng):
 
 def test_posterior_densities_needs_a_result():
     with pytest.raises(ValueError, match="at least one Result"):
-        plots.posterior_densities([])
+        posterior_densities([])
 
 
 def test_trace_plot_one_line_per_chain_and_parameter(rng):
     draws = rng.normal(size=(3, 50, 2))
-    fig = plots.trace_plot(_result("da_mcmc", draws, ("mu", "tau")))
+    fig = trace_plot(_result("da_mcmc", draws, ("mu", "tau")))
 
     traces = _traces(fig, "trace")
     assert len(traces) == 6
@@ -111,7 +115,7 @@ def test_trace_plot_one_line_per_chain_and_parameter(rng):
 
 
 def test_trace_plot_thins_long_chains(rng):
-    fig = plots.trace_plot(_result("da_mcmc", rng.normal(size=(1, 10_000))), max_points=1000)
+    fig = trace_plot(_result("da_mcmc", rng.normal(size=(1, 10_000))), max_points=1000)
     (trace,) = _traces(fig, "trace")
     assert len(trace["x"]) == 1000 and trace["x"][1] - trace["x"][0] == 10
 
@@ -120,7 +124,7 @@ def test_acceptance_plot_bound_mean_and_min_per_chain(rng):
     acc = rng.uniform(0.4, 1.0, (2, 200))
     result = _result("da_mcmc", rng.normal(size=(2, 200)), sample_stats={"acceptance_rate": acc},
                      info={"epsilon_bound": math.exp(-1.0)})
-    fig = plots.acceptance_plot(result)
+    fig = acceptance_plot(result)
 
     (bound,) = _traces(fig, "bound")
     assert list(bound["y"]) == [pytest.approx(math.exp(-1.0))] * 2
@@ -136,15 +140,15 @@ def test_acceptance_plot_bound_mean_and_min_per_chain(rng):
 def test_acceptance_plot_without_bound_and_without_stats(rng):
     result = _result("da_mcmc", rng.normal(size=(1, 20)), sample_stats={"acceptance_rate": np.ones((1, 20))},
                      info={"epsilon_bound": None})
-    assert _traces(plots.acceptance_plot(result), "bound") == []
+    assert _traces(acceptance_plot(result), "bound") == []
     with pytest.raises(ValueError, match="acceptance_rate"):
-        plots.acceptance_plot(_result("naive", rng.normal(size=(1, 20))))
+        acceptance_plot(_result("naive", rng.normal(size=(1, 20))))
 
 
 def test_rank_plot_counts_every_draw_once(rng):
     draws = rng.normal(size=(4, 500))
     draws[3] += 2.0  # a chain stuck elsewhere piles up at high ranks
-    fig = plots.rank_plot(_result("da_mcmc", draws), bins=10)
+    fig = rank_plot(_result("da_mcmc", draws), bins=10)
 
     ranks = _traces(fig, "rank")
     assert len(ranks) == 4
@@ -167,7 +171,7 @@ def _sweep_table():
 
 def test_interval_plot_error_bars_are_the_90_percent_interval():
     table = _sweep_table()
-    fig = plots.interval_plot(table, "theta", symbol="ε", truth=0.3)
+    fig = interval_plot(table, "theta", symbol="ε", truth=0.3)
 
     exact = next(t for t in _traces(fig, "interval") if t["meta"]["method"] == "exact")
     rows = table[table["method"] == "exact"].sort_values("epsilon")
@@ -181,8 +185,8 @@ def test_interval_plot_error_bars_are_the_90_percent_interval():
 
 
 def test_sd_plot_log_axes_and_target_line():
-    fig = plots.sd_plot(_sweep_table().rename(columns={"epsilon": "rho"}), "theta", symbol="ρ", budget="rho",
-                        target=0.1)
+    fig = sd_plot(_sweep_table().rename(columns={"epsilon": "rho"}), "theta", symbol="ρ", budget="rho",
+                  target=0.1)
 
     lines = {t["meta"]["method"]: t for t in _traces(fig, "sd")}
     assert set(lines) == {"naive", "exact"}
@@ -210,7 +214,7 @@ def _spike_scenario(rng):
 
 def test_a_spike_does_not_flatten_the_private_posteriors(rng):
     naive, exact, da, conf = _spike_scenario(rng)
-    fig = plots.posterior_densities([naive, exact, da], confidential=conf, true_params={"theta": 0.3})
+    fig = posterior_densities([naive, exact, da], confidential=conf, true_params={"theta": 0.3})
     layout = fig.to_dict()["layout"]
     by_method = {t["meta"]["method"]: t for t in _traces(fig)}
     exact_peak = float(np.max(by_method["exact"]["y"]))
@@ -224,25 +228,25 @@ def test_a_spike_does_not_flatten_the_private_posteriors(rng):
     assert set(clipped) == {"naive", "confidential"}
     assert float(clipped["naive"]["name"].split(":")[2]) == pytest.approx(float(np.max(by_method["naive"]["y"])))
     assert "Naive peaks at" in clipped["naive"]["text"]
-    assert clipped["naive"]["font"]["color"] == plots.METHOD_COLORS["naive"]
+    assert clipped["naive"]["font"]["color"] == METHOD_COLORS["naive"]
 
 
 def test_no_cap_when_nothing_towers(rng):
     grid = np.linspace(0.0, 1.0, 201)
     naive = _result("naive", rng.beta(11, 21, (1, 400)), density={"theta": (grid, stats.beta.pdf(grid, 11, 21))})
     exact = _result("exact", rng.beta(9, 19, (1, 400)), density={"theta": (grid, stats.beta.pdf(grid, 9, 19))})
-    layout = plots.posterior_densities([naive, exact]).to_dict()["layout"]
+    layout = posterior_densities([naive, exact]).to_dict()["layout"]
     assert "range" not in layout["yaxis"]
     assert not [a for a in layout.get("annotations", []) if a.get("name", "").startswith("clipped:")]
     # with only the naive spike there is nothing to protect: no cap either
-    assert plots.y_cap({"naive": 120.0}) is None and plots.y_cap({"naive": 120.0, "exact": 6.0}) == pytest.approx(6.9)
-    assert plots.y_cap({"naive": 5.2, "exact": 3.3}) is None  # the landing demo: taller, not a spike
+    assert y_cap({"naive": 120.0}) is None and y_cap({"naive": 120.0, "exact": 6.0}) == pytest.approx(6.9)
+    assert y_cap({"naive": 5.2, "exact": 3.3}) is None  # the landing demo: taller, not a spike
 
 
 def test_not_converged_methods_are_faded_and_say_so(rng):
     da = _result("da_mcmc", rng.normal(0.3, 0.05, (2, 500)))
     ops = _result("ops", rng.normal(0.3, 0.05, (1, 500)))
-    fig = plots.posterior_densities([da, ops], not_converged={"da_mcmc"})
+    fig = posterior_densities([da, ops], not_converged={"da_mcmc"})
     by_method = {t["meta"]["method"]: t for t in _traces(fig)}
     assert by_method["da_mcmc"]["name"] == "DA-MCMC (not converged)"
     assert by_method["da_mcmc"]["meta"]["converged"] is False and by_method["da_mcmc"]["opacity"] < 1
@@ -257,8 +261,8 @@ def test_every_method_keeps_one_colour_on_every_figure(rng):
     da = _result("da_mcmc", rng.normal(0.3, 0.05, (2, 500)))
     table = pd.DataFrame({"epsilon": [0.5, 1.0], "method": ["da_mcmc", "da_mcmc"], "param": ["theta", "theta"],
                           "mean": [0.3, 0.31], "sd": [0.05, 0.04], "q5": [0.2, 0.23], "q95": [0.4, 0.38]})
-    colours = {t["line"]["color"] for fig in (plots.posterior_densities([da]), plots.interval_plot(table, "theta"),
-                                              plots.sd_plot(table, "theta")) for t in _traces(fig)
+    colours = {t["line"]["color"] for fig in (posterior_densities([da]), interval_plot(table, "theta"),
+                                              sd_plot(table, "theta")) for t in _traces(fig)
                if t.get("meta", {}).get("method") == "da_mcmc"}
     assert colours == {palette.METHOD_COLORS["da_mcmc"]}
     assert len(set(palette.METHOD_COLORS.values())) == len(palette.METHOD_COLORS)
@@ -269,11 +273,11 @@ def test_sweep_cells_that_did_not_converge_are_marked():
                           "param": ["theta"] * 4, "mean": [0.3, 0.31, 0.29, 0.3], "sd": [0.1, 0.04, 0.12, 0.04],
                           "q5": [0.1, 0.25, 0.1, 0.24], "q95": [0.5, 0.37, 0.5, 0.36],
                           "converged": [False, True, True, True]})
-    for fig, column in ((plots.interval_plot(table, "theta"), "mean"), (plots.sd_plot(table, "theta"), "sd")):
+    for fig, column in ((interval_plot(table, "theta"), "mean"), (sd_plot(table, "theta"), "sd")):
         marks = _traces(fig, kind="not_converged")
         assert [t["meta"]["method"] for t in marks] == ["da_mcmc"]
         assert list(marks[0]["y"]) == [table[column][0]]
-    assert not _traces(plots.sd_plot(table.assign(converged=True), "theta"), kind="not_converged")
+    assert not _traces(sd_plot(table.assign(converged=True), "theta"), kind="not_converged")
 
 
 @pytest.mark.parametrize("draws", ["normal", "skewed", "bimodal", "few"])
@@ -281,7 +285,7 @@ def test_binned_kde_is_scipys_kde(rng, draws):
     """The fast binned KDE equals scipy's gaussian_kde (Scott's bandwidth) to 1% of the peak."""
     x = {"normal": rng.normal(0.3, 0.05, 8000), "skewed": rng.beta(1.2, 30, 4000),
          "bimodal": np.r_[rng.normal(0, 1, 3000), rng.normal(6, 0.5, 1000)], "few": rng.normal(0, 1, 60)}[draws]
-    grid, pdf = plots.binned_kde(x)
+    grid, pdf = binned_kde(x)
     reference = stats.gaussian_kde(x)(grid)
     assert np.max(np.abs(pdf - reference)) <= 0.01 * reference.max()
 
@@ -296,7 +300,7 @@ def _mle(estimate, se, param="theta", **info):
 def test_the_mle_is_a_marker_with_its_90_percent_bar_under_the_curves(rng):
     da = _result("da_mcmc", rng.beta(10, 20, (2, 1000)))
     mle = _mle(0.31, 0.08)
-    fig = plots.posterior_densities([da, mle], true_params={"theta": 0.3})
+    fig = posterior_densities([da, mle], true_params={"theta": 0.3})
 
     assert {t["meta"]["method"] for t in _traces(fig, kind="kde")} == {"da_mcmc"}  # no density for an estimator
     assert not [t for t in _traces(fig) if t["meta"]["method"] == "mcem" and t["meta"]["kind"] != "estimate"]
@@ -307,12 +311,12 @@ def test_the_mle_is_a_marker_with_its_90_percent_bar_under_the_curves(rng):
     assert mark["y"][0] < 0  # below the curves, inside the visible range
     lo, hi = fig.layout.yaxis.range
     assert lo < mark["y"][0] < 0 < hi
-    assert mark["marker"]["color"] == plots.METHOD_COLORS["mcem"]
+    assert mark["marker"]["color"] == METHOD_COLORS["mcem"]
     assert "MLE" in mark["name"]
 
 
 def test_an_mle_alone_still_draws(rng):
-    fig = plots.posterior_densities([_mle(3.0, 0.5, param="lam")])
+    fig = posterior_densities([_mle(3.0, 0.5, param="lam")])
     (mark,) = _traces(fig, kind="estimate")
     assert mark["meta"]["param"] == "lam" and list(mark["x"]) == [3.0]
 
@@ -321,7 +325,7 @@ def test_methods_run_at_the_plug_in_n_say_so_in_the_legend(rng):
     da = _result("da_mcmc", rng.beta(10, 20, (2, 500)), info={"plug_in_n": 21, "note": "n unknown"})
     rj = _result("rjmcmc", np.stack([rng.beta(10, 20, (2, 500)), rng.poisson(21, (2, 500))], axis=2),
                  params=("theta", "n"))
-    fig = plots.posterior_densities([rj, da], params=["theta"])
+    fig = posterior_densities([rj, da], params=["theta"])
     names = {t["meta"]["method"]: t["name"] for t in _traces(fig)}
     assert names == {"rjmcmc": "RJMCMC (unknown n)", "da_mcmc": "DA-MCMC at plug-in n = 21"}
     assert not _traces(fig, param="n")  # n has its own figure
@@ -329,26 +333,26 @@ def test_methods_run_at_the_plug_in_n_say_so_in_the_legend(rng):
 
 def test_n_pmf_plot_shows_the_pmf_against_n_dp_the_plug_in_and_the_truth():
     values, probs = np.array([18, 19, 20, 21, 22]), np.array([0.1, 0.2, 0.4, 0.2, 0.1])
-    fig = plots.n_pmf_plot(values, probs, n_dp=21.4, plug_in=21, true_n=20)
+    fig = n_pmf_plot(values, probs, n_dp=21.4, plug_in=21, true_n=20)
     (bars,) = _traces(fig, kind="n_pmf")
     np.testing.assert_array_equal(bars["x"], values)
     np.testing.assert_allclose(bars["y"], probs)
-    assert bars["marker"]["color"] == plots.METHOD_COLORS["rjmcmc"]
+    assert bars["marker"]["color"] == METHOD_COLORS["rjmcmc"]
     marks = {t["meta"]["kind"]: t for t in _traces(fig) if t["meta"]["kind"] != "n_pmf"}
     assert set(marks) == {"n_dp", "plug_in", "truth"}
     assert list(marks["n_dp"]["x"]) == [21.4, 21.4] and list(marks["truth"]["x"]) == [20.0, 20.0]
     assert max(marks["truth"]["y"]) >= probs.max()
     assert "20" in fig.layout.title.text  # the posterior mean 20.0
     # a typed release has no truth
-    assert {t["meta"]["kind"] for t in _traces(plots.n_pmf_plot(values, probs, n_dp=21.4))} == {"n_pmf", "n_dp"}
+    assert {t["meta"]["kind"] for t in _traces(n_pmf_plot(values, probs, n_dp=21.4))} == {"n_pmf", "n_dp"}
     with pytest.raises(ValueError, match="values"):
-        plots.n_pmf_plot([], [], n_dp=3.0)
+        n_pmf_plot([], [], n_dp=3.0)
 
 
 def test_rjmcmc_acceptance_plot_is_named_for_rjmcmc(rng):
     acc = rng.uniform(0.8, 1.0, (2, 50))
     rj = _result("rjmcmc", np.stack([rng.beta(3, 5, (2, 50)), rng.poisson(20, (2, 50))], axis=2), params=("theta", "n"),
                  sample_stats={"acceptance_rate": acc}, info={"epsilon_bound": None})
-    fig = plots.acceptance_plot(rj)
+    fig = acceptance_plot(rj)
     assert fig.layout.title.text.startswith("RJMCMC (unknown n)")
     assert not _traces(fig, kind="bound")

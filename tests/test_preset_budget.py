@@ -21,7 +21,7 @@ import engine.studies.cost as budget
 import engine.studies.replicates as replicates_module
 from engine.studies import InlineExecutor, presets
 from engine.studies.presets import PresetStopped, preset_plan, run_preset
-from ui import studies
+from ui import keys, studies
 
 CALIBRATION = "pages/calibration.py"
 
@@ -90,9 +90,9 @@ def test_a_preset_over_the_work_budget_runs_nothing_and_offers_the_cli_command(m
                                                               "text": "about 30 s (stand-in)"})
     monkeypatch.setattr(studies, "run_preset", _refuse)
     at = _open()
-    at.selectbox(key=studies.W_CAL_PRESET).set_value("ju2022_loglinear").run()
+    at.selectbox(key=keys.W_CAL_PRESET).set_value("ju2022_loglinear").run()
     assert any("takes about 30 s (stand-in) here" in c.value for c in at.caption)  # the cost before any click
-    at.button(key=studies.W_CAL_PRESET_RUN).click().run()
+    at.button(key=keys.W_CAL_PRESET_RUN).click().run()
     assert not at.exception, [e.value for e in at.exception]
     notes = [i.value for i in at.info if "preset was not run" in i.value]
     assert notes, [i.value for i in at.info]
@@ -104,9 +104,9 @@ def test_a_preset_over_the_work_budget_runs_nothing_and_offers_the_cli_command(m
 
 def test_a_finished_preset_is_shown_at_once_without_a_budget_check(monkeypatch):
     at = _open()
-    at.selectbox(key=studies.W_CAL_PRESET).set_value("gong2020_count").run()
+    at.selectbox(key=keys.W_CAL_PRESET).set_value("gong2020_count").run()
     if not studies.preset_finished("gong2020_count"):  # computed once on this server (maybe by another test)
-        at.button(key=studies.W_CAL_PRESET_RUN).click().run()
+        at.button(key=keys.W_CAL_PRESET_RUN).click().run()
         assert not at.exception, [e.value for e in at.exception]
     assert studies.preset_finished("gong2020_count")
     monkeypatch.setenv("DPL_WORK_BUDGET_S", "0.001")  # every preset is over this budget
@@ -114,9 +114,9 @@ def test_a_finished_preset_is_shown_at_once_without_a_budget_check(monkeypatch):
     monkeypatch.setattr(studies, "preset_over_budget", _refuse)
     monkeypatch.setattr(studies, "run_preset", _refuse)  # and it must come from the cache
     other = _open()  # another session
-    other.selectbox(key=studies.W_CAL_PRESET).set_value("gong2020_count").run()
+    other.selectbox(key=keys.W_CAL_PRESET).set_value("gong2020_count").run()
     assert not other.get("plotly_chart")  # nothing shows before the click (the page's rule)
-    show = other.button(key=studies.W_CAL_PRESET_RUN)
+    show = other.button(key=keys.W_CAL_PRESET_RUN)
     assert show.label == "Show preset"
     show.click().run()
     assert not other.exception, [e.value for e in other.exception]
@@ -143,16 +143,16 @@ def test_stop_during_a_preset_keeps_nothing_and_never_caches_it(monkeypatch):
     monkeypatch.setattr(studies, "run_preset", stopped_in_its_second_stage)
     name = "eng_admissions"  # no other test runs it on the page
     at = _open()
-    at.selectbox(key=studies.W_CAL_PRESET).set_value(name).run()
-    at.button(key=studies.W_CAL_PRESET_RUN).click().run()
+    at.selectbox(key=keys.W_CAL_PRESET).set_value(name).run()
+    at.button(key=keys.W_CAL_PRESET_RUN).click().run()
     assert not at.get("plotly_chart") and not at.code  # the script stopped where the signal arrived
     assert not studies.preset_finished(name)
-    at.button(key=studies.W_CAL_PRESET_CANCEL).click().run()  # the Stop click whose rerun delivered it
+    at.button(key=keys.W_CAL_PRESET_CANCEL).click().run()  # the Stop click whose rerun delivered it
     assert not at.exception, [e.value for e in at.exception]
     assert any("Preset stopped; nothing kept" in w.value for w in at.warning), [w.value for w in at.warning]
     assert not at.code and not at.get("plotly_chart")
     monkeypatch.setattr(studies, "run_preset", lambda *a, **k: calls.append("again") or real(*a, **k))
-    at.button(key=studies.W_CAL_PRESET_RUN).click().run()
+    at.button(key=keys.W_CAL_PRESET_RUN).click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert calls == [name, "again"]  # computed afresh: the stopped run was never cached
     assert any("dapper" in c.value for c in at.code) and not at.warning and studies.preset_finished(name)

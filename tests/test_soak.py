@@ -3,8 +3,8 @@ SEATS websocket sessions at once (tests/ws_client.py), each a student who opens 
 questions and leaves, a new student taking the seat. Every question is a new scenario (a new ε, unique
 over the whole soak; n cycling through N_VALUES; one method switched off or back on), so every run is a
 cache miss and the caches fill past their ``max_entries`` (the test checks it did: the distinct
-(scenario, method) runs outnumber the ``max_entries`` of ``ui.compute._run_cached`` at least twice)
-and keep evicting.
+(scenario, method) runs outnumber the ``max_entries`` of ``ui.compute.method_runs._run_cached`` at least
+twice) and keep evicting.
 
 Memory: the resident set (VmRSS in /proc/<pid>/status) of the server process, the Python interpreter
 that leads the process group `streamlit_server` starts (checked from its command line), sampled every
@@ -31,7 +31,8 @@ import numpy as np
 
 from browser_support import streamlit_process
 from test_load_thirty import EPSILON, mechanism_text, problems, rss_kib
-from ui.params import METHOD_LABELS, Scenario
+from ui.params.labels import METHOD_LABELS
+from ui.params.scenario import Scenario
 from ws_client import Session
 
 SOAK_SECONDS = 60.0     # students keep coming for this long after the warm-up
@@ -47,7 +48,7 @@ SESSION_TTL_S = "10"
 
 
 def test_the_servers_memory_levels_off_while_sessions_cycle_through_scenarios(tmp_path, capsys):
-    from ui.compute import _run_cached
+    from ui.compute.method_runs import _run_cached
 
     max_entries = _run_cached._info.max_entries
     epsilons = (round(0.3 + 0.001 * j, 3) for j in itertools.count(1))  # unique over the soak

@@ -1,6 +1,6 @@
 """Session-state keys: every ``st.session_state`` name the app uses, in one place.
 
-``SCENARIO`` holds the canonical :class:`ui.params.Scenario`. The scenario widgets in the sidebar
+``SCENARIO`` holds the canonical :class:`ui.params.scenario.Scenario`. The scenario widgets in the sidebar
 all start with :data:`SCENARIO_WIDGET_PREFIX`; they are re-seeded from ``SCENARIO`` whenever
 Streamlit drops a widget's state (a page switch) and cleared together when a preset loads. Keys
 that depend on the model, mechanism or method are built by the functions at the bottom, never by
@@ -9,7 +9,7 @@ string literals in pages.
 from __future__ import annotations
 
 # Canonical state (not widgets) ------------------------------------------------------------------
-SCENARIO = "scenario"  # ui.params.Scenario currently shown
+SCENARIO = "scenario"  # ui.params.scenario.Scenario currently shown
 LINK_NOTE = "link_note"  # why a shared link could not be read (shown once)
 UPLOAD = "upload"  # {"name": str, "size": int, "records": ndarray} of the last valid CSV upload
 PRESET_NOTE = "preset_note"  # which preset was just loaded (shown once on the Compare page)
@@ -71,7 +71,7 @@ W_GRID_MAX = "pw_budget_grid_max"
 W_GRID_POINTS = "pw_budget_grid_points"
 W_GRID_FILL = "pw_budget_grid_fill"
 W_SWEEP_METHODS = "pw_sweep_methods"
-STOPPED_SWEEP = "stopped_sweep"  # the sweep (ui.compute.sweep_key) whose run the Stop button stopped
+STOPPED_SWEEP = "stopped_sweep"  # the sweep (ui.compute.sweeps.sweep_key) whose run the Stop button stopped
 W_SWEEP_STOP = "pw_sweep_stop"  # the Stop button beside a sweep in progress
 W_SWEEP_FIT = "pw_sweep_fit"  # "use settings that fit" button of a sweep over the work budget
 W_SWEEP_PARAM = "pw_sweep_param"
@@ -87,6 +87,29 @@ TRACE_CHART = "pw_trace_chart"
 ACCEPTANCE_CHART = "pw_acceptance_chart"
 RANK_CHART = "pw_rank_chart"
 MCEM_CHART = "pw_mcem_chart"
+
+# Calibration page -------------------------------------------------------------------------------
+STUDY_REQUEST = "cal_request"  # CalibrationInputs to run on this rerun (set by the Run button)
+STUDY_RESULT = "cal_result"  # CalibrationInputs of the last finished study (re-read from the cache)
+PRESET_RESULT = "cal_preset_result"  # name of the last preset run
+PRESET_REQUEST = "cal_preset_request"  # preset name to run on this rerun (set by the Run preset button)
+PRESET_RUNNING = "cal_preset_running"  # preset name running on this rerun (what Stop stops)
+PRESET_STOPPED = "cal_preset_stopped"  # preset name stopped (Stop button or newer input) before it finished
+STUDY_RUNNING = "cal_running"  # CalibrationInputs of the study running on this rerun (what Stop stops)
+STUDY_STOPPED = "cal_stopped"  # CalibrationInputs of a study stopped (Stop button or newer input) before it finished
+W_CAL_MODEL = "pw_cal_model"
+W_CAL_MECHANISM = "pw_cal_mechanism"
+W_CAL_EPSILON = "pw_cal_epsilon"
+W_CAL_N = "pw_cal_n"
+W_CAL_METHODS = "pw_cal_methods"
+W_CAL_M = "pw_cal_replicates"
+W_CAL_RUN = "pw_cal_run"
+W_CAL_CANCEL = "pw_cal_cancel"  # the Stop button beside a study in progress
+W_CAL_FIT = "pw_cal_fit"  # "run with M that fits" button of a study over the work budget
+W_CAL_PRESET = "pw_cal_preset"
+W_CAL_PRESET_RUN = "pw_cal_preset_run"
+W_CAL_PRESET_CANCEL = "pw_cal_preset_cancel"  # the Stop button beside a preset in progress
+W_CAL_DOWNLOAD = "pw_cal_download"
 
 # Calibration page figures (their download buttons derive their keys from these)
 CAL_ECDF_CHART = "pw_cal_ecdf_chart"

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .params import Scenario
+from .params.scenario import Scenario
 
 __all__ = ["Preset", "DEMO", "PRESETS", "BAYES_VS_MLE"]
 

@@ -1,4 +1,4 @@
-"""Cached wrappers around engine.studies for the Calibration page, and its session-state keys.
+"""Cached wrappers around engine.studies for the Calibration page (its session-state keys are in :mod:`ui.keys`).
 
 Caching
     ``st.cache_data`` keys a calibration study on the canonical JSON of its inputs
@@ -10,10 +10,10 @@ Caching
 Work budget
     Before a requested study runs, :func:`over_budget` prices it (``engine.estimate_calibration_cost``:
     M replicates x the methods' costs + the reference posterior); above the server's work budget
-    (:func:`ui.compute.work_budget_s`) it does not run and the page offers the largest M that fits.
+    (:func:`ui.compute.budget.work_budget_s`) it does not run and the page offers the largest M that fits.
 
 Stop and preemption
-    The Run button stores the inputs in ``STUDY_REQUEST``; the study runs on that rerun only (a
+    The Run button stores the inputs in ``keys.STUDY_REQUEST``; the study runs on that rerun only (a
     widget change never starts one). The Stop button beside the progress bar, or any newer input,
     triggers a rerun: Streamlit stops the script at the next progress update, ``run_units`` cancels
     what had not started, and the replicates that finished stay in a store directory keyed by the
@@ -26,7 +26,7 @@ Paper presets
     its cost and with no budget check: the cache has no "peek", so :func:`preset_finished` reads a
     small server-wide registry of the presets this process finished (filled by the cached function
     itself, so only a complete run is registered; at most one entry per preset). Any other preset is
-    priced first (:func:`preset_cost`: ``engine.budget.estimate_preset_cost``); over the work budget it
+    priced first (:func:`preset_cost`: ``engine.studies.cost.estimate_preset_cost``); over the work budget it
     does not run and the page offers the CLI command that produces it offline (:func:`preset_cli`).
     Within budget it runs with a progress bar and a Stop button, as a study does; a stopped preset
     raises Streamlit's signal out of the cached function (``engine.studies.presets.PresetStopped``
@@ -37,7 +37,7 @@ Paper presets
 Workers
     The page's studies run in the session's own thread (:class:`engine.studies.InlineExecutor`), never
     in a process pool: one study is one worker, and the chains inside a replicate run on at most
-    ``DPL_CHAIN_THREADS`` threads (:func:`engine.chains.chain_threads`), the same cap as every other
+    ``DPL_CHAIN_THREADS`` threads (:func:`engine.core.chains.chain_threads`), the same cap as every other
     run, so thirty sessions studying at once do not oversubscribe a 2-core server.
 """
 from __future__ import annotations
@@ -56,39 +56,14 @@ import streamlit as st
 import engine
 from engine.studies import InlineExecutor, calibration_study, calibration_summary, load_table
 from engine.studies.cost import estimate_preset_cost
-from engine.studies.presets import PRESET_TITLES, PresetStopped, run_preset
+from engine.studies.presets import PRESET_TITLES, PresetResult, PresetStopped, run_preset
 
-from .compute import SessionHandover, _Progress
+from .compute.budget import work_budget_s
+from .compute.progress import SessionHandover, _Progress
 
-__all__ = ["CalibrationInputs", "run_calibration", "run_preset_cached", "STUDY_REQUEST", "STUDY_RESULT", "PRESET_RESULT",
-           "W_CAL_MODEL", "W_CAL_MECHANISM", "W_CAL_EPSILON", "W_CAL_N", "W_CAL_METHODS", "W_CAL_M", "W_CAL_RUN",
-           "W_CAL_CANCEL", "W_CAL_PRESET", "W_CAL_PRESET_RUN", "PRESET_TITLES", "STUDY_STOPPED",
-           "STUDY_RUNNING", "W_CAL_FIT", "over_budget", "finished_replicates", "study_executor", "PRESET_REQUEST",
-           "PRESET_RUNNING", "PRESET_STOPPED", "W_CAL_PRESET_CANCEL", "preset_cost", "preset_over_budget",
-           "preset_finished", "preset_cli", "wait_for_stopped_preset"]
-
-# Session-state keys of the Calibration page ------------------------------------------------------
-STUDY_REQUEST = "cal_request"  # CalibrationInputs to run on this rerun (set by the Run button)
-STUDY_RESULT = "cal_result"  # CalibrationInputs of the last finished study (re-read from the cache)
-PRESET_RESULT = "cal_preset_result"  # name of the last preset run
-PRESET_REQUEST = "cal_preset_request"  # preset name to run on this rerun (set by the Run preset button)
-PRESET_RUNNING = "cal_preset_running"  # preset name running on this rerun (what Stop stops)
-PRESET_STOPPED = "cal_preset_stopped"  # preset name stopped (Stop button or newer input) before it finished
-STUDY_RUNNING = "cal_running"  # CalibrationInputs of the study running on this rerun (what Stop stops)
-STUDY_STOPPED = "cal_stopped"  # CalibrationInputs of a study stopped (Stop button or newer input) before it finished
-W_CAL_MODEL = "pw_cal_model"
-W_CAL_MECHANISM = "pw_cal_mechanism"
-W_CAL_EPSILON = "pw_cal_epsilon"
-W_CAL_N = "pw_cal_n"
-W_CAL_METHODS = "pw_cal_methods"
-W_CAL_M = "pw_cal_replicates"
-W_CAL_RUN = "pw_cal_run"
-W_CAL_CANCEL = "pw_cal_cancel"  # the Stop button beside a study in progress
-W_CAL_FIT = "pw_cal_fit"  # "run with M that fits" button of a study over the work budget
-W_CAL_PRESET = "pw_cal_preset"
-W_CAL_PRESET_RUN = "pw_cal_preset_run"
-W_CAL_PRESET_CANCEL = "pw_cal_preset_cancel"  # the Stop button beside a preset in progress
-W_CAL_DOWNLOAD = "pw_cal_download"
+__all__ = ["CalibrationInputs", "run_calibration", "run_preset_cached", "PRESET_TITLES", "over_budget",
+           "finished_replicates", "study_executor", "preset_cost", "preset_over_budget", "preset_finished", "preset_cli",
+           "wait_for_stopped_preset"]
 
 #: priors of the calibration page's models (theta is drawn from them)
 PRIORS = {"beta_binomial": {"a": 2.0, "b": 2.0}, "poisson_gamma": {"alpha": 4.0, "beta": 1.0},
@@ -167,8 +142,6 @@ MIN_REPLICATES = 10  # the page's smallest M
 def over_budget(inputs: CalibrationInputs) -> dict | None:
     """None when the study fits the server's work budget (or there is none); else its cost in seconds,
     the detail, the budget and ``fit``, the largest M that fits (None when even M = 10 does not)."""
-    from .compute import work_budget_s
-
     budget = work_budget_s()
     if budget is None:
         return None
@@ -188,7 +161,7 @@ def over_budget(inputs: CalibrationInputs) -> dict | None:
 def finished_replicates(inputs: CalibrationInputs) -> pd.DataFrame | None:
     """The replicates a stopped study finished (read from its store, never cached), or None. Waits for
     this session's stopped study to finish unwinding first (it writes its last replicates to the store
-    as it stops, possibly while this newer run already runs: :class:`ui.compute.SessionHandover`)."""
+    as it stops, possibly while this newer run already runs: :class:`ui.compute.progress.SessionHandover`)."""
     STUDY_HANDOVER.take(STUDY_HANDOVER.session())
     store = _store(inputs.key())
     if not os.path.isdir(store) or not any(f.startswith("part-") for f in os.listdir(store)):
@@ -265,7 +238,7 @@ def preset_finished(name: str) -> bool:
 
 @st.cache_data(show_spinner=False, max_entries=8, ttl=3600)
 def preset_cost(name: str) -> dict:
-    """The quick run's estimated cost here (``engine.budget.estimate_preset_cost``): seconds and detail."""
+    """The quick run's estimated cost here (``engine.studies.cost.estimate_preset_cost``): seconds and detail."""
     cost = estimate_preset_cost(name, quick=True)
     return {"seconds": cost.seconds, "detail": cost.detail, "text": cost.describe()}
 
@@ -273,8 +246,6 @@ def preset_cost(name: str) -> dict:
 def preset_over_budget(name: str) -> dict | None:
     """None when the preset's quick run fits the server's work budget (or there is none); else its
     cost (``seconds``, ``detail``, ``text``) and the ``budget``."""
-    from .compute import work_budget_s
-
     budget = work_budget_s()
     if budget is None:
         return None
@@ -318,8 +289,6 @@ def wait_for_stopped_preset() -> None:
 def run_preset_cached(name: str):
     """A preset's quick run (engine.studies.presets.run_preset) as a PresetResult, cached by name.
     Raises Streamlit's stop signal (or PresetStopped) when it is stopped before it finishes."""
-    from engine.studies.presets import PresetResult
-
     done = PRESET_HANDOVER.start(PRESET_HANDOVER.session())
     try:
         d = _preset_cached(name)

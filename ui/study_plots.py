@@ -25,8 +25,8 @@ from scipy import stats
 
 from engine.studies.calibration import calibration_summary, ecdf, sbc_histogram
 
-from .params import METHOD_LABELS
-from .plots import METHOD_COLORS
+from .palette import METHOD_COLORS
+from .params.labels import METHOD_LABELS
 
 __all__ = ["ecdf_plot", "ks_plot", "coverage_plot", "sbc_plot", "mmd_plot", "calibration_figures",
            "preset_figures", "method_color", "method_label"]

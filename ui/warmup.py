@@ -7,13 +7,14 @@ measured 10–14 s against 4 s for a bare page). ``app.py`` therefore declares t
 ``st.App`` whose lifespan calls :func:`warm` once per server process, before the server answers
 ``/_stcore/health``: ready means warm.
 
-:func:`warm` runs the landing page's work off-screen — import the UI's compute, plot and table
-modules, prepare the demo scenario, run every method the page runs, summarise and draw the figure —
-so later sessions only pay for their own (cached) runs. It then moves everything alive into the
-garbage collector's permanent generation (``gc.freeze``): Streamlit runs a full collection after
-every script run (``runner.postScriptGC``), and without the freeze each one walks the whole heap of
-imported modules (a quarter of a second per ε change on two cores, measured with py-spy); frozen,
-it walks only what the runs themselves made. It never raises: a failed warm-up is
+The engine and the UI's plot and table modules are imported with this module, which ``app.py``
+imports when the server loads it, also before the server answers. :func:`warm` then runs the landing
+page's work off-screen — prepare the demo scenario, run every method the page runs, summarise and
+draw the figure — so later sessions only pay for their own (cached) runs. It then moves everything
+alive into the garbage collector's permanent generation (``gc.freeze``): Streamlit runs a full
+collection after every script run (``runner.postScriptGC``), and without the freeze each one walks
+the whole heap of imported modules (a quarter of a second per ε change on two cores, measured with
+py-spy); frozen, it walks only what the runs themselves made. It never raises: a failed warm-up is
 logged and the server starts anyway (the first visitor then pays, as before).
 """
 from __future__ import annotations
@@ -24,19 +25,22 @@ import logging
 import time
 from contextlib import asynccontextmanager
 
+import engine
+
+from . import tables
+from .params.scenario import Scenario
+from .params.spec import method_settings, to_spec_dict
+from .plots import posteriors
+
 __all__ = ["warm", "lifespan"]
 
 _LOG = logging.getLogger("dp_posterior_lab.warmup")
 
 
 def warm() -> float:
-    """Import, load kernels and draw the demo once; returns the seconds it took."""
+    """Load kernels and draw the demo once; returns the seconds it took."""
     t0 = time.perf_counter()
     try:
-        import engine
-        from ui import plots, tables
-        from ui.params import Scenario, method_settings, to_spec_dict
-
         scenario = Scenario()
         problem = engine.prepare(engine.spec_from_dict(to_spec_dict(scenario)))
         results = [engine.run_method(problem, method_settings(scenario, m), seed=scenario.seed)
@@ -45,7 +49,7 @@ def warm() -> float:
             engine.summary(r)
         engine.estimate_cost(problem, method_settings(scenario, "da_mcmc"))  # measures this machine's rates
         tables.comparison_table({})
-        plots.posterior_densities(results, true_params={"theta": 0.3}).to_json()
+        posteriors.posterior_densities(results, true_params={"theta": 0.3}).to_json()
     except Exception:  # noqa: BLE001 - an optimisation must never stop the server
         _LOG.exception("warm-up failed; the first visitor will pay the start-up work")
     gc.collect()

@@ -1,0 +1,49 @@
+"""Files in and out: the records of an uploaded CSV, a result's InferenceData as NetCDF, the scenario as
+a TOML spec the CLI reads back."""
+from __future__ import annotations
+
+import os
+import tempfile
+from typing import Sequence
+
+import numpy as np
+import streamlit as st
+
+import engine
+from engine.core.data import load_records_csv
+
+from ..params.scenario import Scenario
+from ..params.spec import to_spec_dict
+
+__all__ = ["parse_upload", "netcdf_bytes", "scenario_toml"]
+
+
+@st.cache_data(show_spinner=False, max_entries=16, ttl=600)  # uploads: up to 50 MB each
+def _parse_upload_cached(data: bytes, column: str | tuple | None) -> np.ndarray:
+    return load_records_csv(data, list(column) if isinstance(column, tuple) else column or None, field="data.csv")
+
+
+def parse_upload(data: bytes, column: str | Sequence[str] | None) -> np.ndarray:
+    """Records of an uploaded CSV (engine rules: UTF-8, header, numbers, at most 50 MB). ``column``
+    names one column, or is a list of columns for multi-column records (``y, x1..xK``: a 2-D array)."""
+    if isinstance(column, (list, tuple)):
+        return _parse_upload_cached(bytes(data), tuple(column))
+    return _parse_upload_cached(bytes(data), (column or "").strip() or None)
+
+
+def netcdf_bytes(result: engine.Result) -> bytes:
+    """The InferenceData of a result as NetCDF bytes (called lazily by the download button)."""
+    idata = engine.to_inference_data(result)
+    fd, path = tempfile.mkstemp(suffix=".nc")
+    os.close(fd)
+    try:
+        idata.to_netcdf(path)
+        with open(path, "rb") as fh:
+            return fh.read()
+    finally:
+        os.unlink(path)
+
+
+def scenario_toml(scenario: Scenario, records=None) -> str:
+    """The scenario as a TOML spec the CLI reads back (engine.spec_to_toml)."""
+    return engine.spec_to_toml(engine.spec_from_dict(to_spec_dict(scenario, records)))

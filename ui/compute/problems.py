@@ -1,0 +1,84 @@
+"""Validation of a scenario in the order the sidebar checks it, and the prepared-problem cache.
+
+The sidebar asks these in turn (model, mechanism, size mechanism, method settings) so that each
+``ValueError`` can be shown under the section whose field it names; a valid spec is then prepared
+(simulated, uploaded or typed release) once and kept. Prepared problems are immutable and go through
+``st.cache_resource`` (no copy).
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Mapping
+
+import streamlit as st
+
+import engine
+from engine.methods import validate_method as _validate_method
+from engine.models.sample_size import make_size_mechanism, make_size_prior
+from engine.spec import build_mechanism
+
+from ..params.scenario import UNKNOWN_N_MODELS, Scenario
+from ..params.spec import mechanism_table, model_table, n_mechanism_table
+from .records import RESULT_TTL_S, Prepared
+
+__all__ = ["check_model", "describe_mechanism", "describe_size_mechanism", "validate_method", "prepare"]
+
+
+def _checked_model(scenario: Scenario, records=None):
+    """The engine's model for the [model] table (with an unknown n: the prior on n is checked, and a
+    typed release's missing n is stood in by the widget's n, which only the full spec replaces)."""
+    table = model_table(scenario, records)
+    n_prior = table.pop("n_prior", None)
+    if n_prior is not None:
+        make_size_prior(n_prior)
+        if scenario.model not in UNKNOWN_N_MODELS:
+            raise ValueError(f"model.n_prior = {n_prior!r} is invalid: {scenario.model} has fixed-n tables and does "
+                             "not support an unknown n; use " + ", ".join(UNKNOWN_N_MODELS))
+        table.setdefault("n", max(int(scenario.n), 1))
+    return engine.make_model(table["name"], table)
+
+
+def check_model(scenario: Scenario, records=None) -> None:
+    """Raise the engine's ValueError if the [model] table is invalid."""
+    _checked_model(scenario, records)
+
+
+def describe_mechanism(scenario: Scenario, records=None) -> str:
+    """The mechanism's own description (noise scale and guarantee); raises ValueError. With an
+    unknown n the default sensitivity is the unbounded (add/delete one record) one."""
+    return build_mechanism(mechanism_table(scenario), _checked_model(scenario, records),
+                           unbounded=scenario.unknown_n).describe()
+
+
+def describe_size_mechanism(scenario: Scenario) -> str:
+    """The [n_mechanism]'s description (noise on the released size); raises ValueError."""
+    return make_size_mechanism(n_mechanism_table(scenario)).describe()
+
+
+def validate_method(settings: Mapping[str, Any]) -> dict:
+    """The engine's check of a [method] table; raises ValueError naming the field."""
+    return _validate_method(settings)
+
+
+@st.cache_resource(show_spinner=False, max_entries=64, ttl=RESULT_TTL_S)
+def _problem(spec_text: str) -> engine.Problem:
+    return engine.prepare(json.loads(spec_text))
+
+
+def prepare(spec_text: str) -> Prepared:
+    """Validate and prepare a spec (simulation / upload / release); raises ValueError."""
+    problem = _problem(spec_text)
+    return Prepared(
+        s_dp=tuple(float(v) for v in problem.s_dp),
+        true_params=None if problem.true_params is None else dict(problem.true_params),
+        has_records=problem.records is not None,
+        mechanism_text=problem.mechanism.describe(),
+        param_names=tuple(problem.model.param_names),
+        n=int(problem.model.n),
+        epsilon=getattr(problem.mechanism, "epsilon", None),
+        exact_available=engine.has_closed_form(problem),
+        n_dp=None if problem.unknown_n is None else float(problem.unknown_n.n_dp),
+        n_true=None if problem.unknown_n is None or problem.records is None else int(problem.records.shape[0]),
+        model_name=str(getattr(problem.model, "name", "")),
+        supported_methods=None if getattr(problem.model, "methods", None) is None else tuple(problem.model.methods),
+    )

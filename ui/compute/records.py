@@ -1,0 +1,137 @@
+"""What the compute wrappers hand the pages, and the plain form a run travels through the cache in.
+
+Caching
+    ``st.cache_data`` keys every run on the canonical JSON of the spec and of the ``[method]``
+    table (:func:`spec_json`), so the Compare, Privacy budget and Diagnostics pages share runs. A
+    :class:`engine.Result` holds read-only ``MappingProxyType`` fields, which cannot be pickled, so
+    cached functions return a plain dict (:func:`_payload`) and :func:`_from_plain` rebuilds the Result
+    outside the cache. Every cache has ``max_entries`` and a ``ttl`` where its entries are a session's
+    results (:data:`RESULT_TTL_S`), and the caches of draws a ``max_size`` (pickled bytes: one run may
+    hold 16 chains × 10⁷ draws), so a long day of use stays bounded.
+
+Nothing here imports streamlit; ``_payload`` and ``_run_record`` are shared by the modules of
+:mod:`ui.compute` only.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+import numpy as np
+import pandas as pd
+
+import engine
+
+from ..params.labels import METHOD_LABELS
+
+__all__ = ["MethodRun", "Prepared", "spec_json", "RESULT_TTL_S"]
+
+RESULT_TTL_S = 3600  # cached runs and studies: a class's session; memory is freed after it
+
+
+@dataclass(frozen=True)
+class MethodRun:
+    """One method's outcome: a Result with its summary table, or the engine's message."""
+
+    method: str
+    result: engine.Result | None = None
+    summary: pd.DataFrame | None = None
+    error: str | None = None
+    convergence: Mapping[str, Any] | None = None  # engine.numerics.diagnostics.Convergence.as_dict()
+    over_budget: Mapping[str, Any] | None = None  # not run: seconds, detail, budget and the settings that fit
+
+    @property
+    def ok(self) -> bool:
+        return self.result is not None
+
+    @property
+    def stalled(self) -> bool:
+        """An MCMC run whose convergence verdict failed (its numbers must not pass unflagged)."""
+        v = self.convergence or {}
+        return bool(v.get("applicable")) and not v.get("converged", True)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What the page shows about a prepared scenario."""
+
+    s_dp: tuple[float, ...]
+    true_params: Mapping[str, Any] | None
+    has_records: bool
+    mechanism_text: str
+    param_names: tuple[str, ...]
+    n: int
+    epsilon: float | None
+    exact_available: bool
+    n_dp: float | None = None  # the released noisy size (unknown n); n is then the plug-in round(n_dp)
+    n_true: int | None = None  # the true size behind n_dp when the app holds the records (simulation, CSV)
+    model_name: str = ""
+    supported_methods: tuple[str, ...] | None = None  # the model's own list (model.methods); None: all
+
+    @property
+    def unknown_n(self) -> bool:
+        return self.n_dp is not None
+
+    def unavailable_reason(self, method: str) -> str | None:
+        """Why a method cannot run on this scenario, or None when it can."""
+        if self.supported_methods is not None and method not in self.supported_methods:
+            return (f"not available for the {self.model_name} model (it supports "
+                    + ", ".join(METHOD_LABELS.get(m, m) for m in self.supported_methods) + ")")
+        if method == "rjmcmc" and not self.unknown_n:
+            return "needs an unknown sample size (set Sample size to unknown in the sidebar)"
+        if method == "ops" and not self.has_records:
+            return "needs the confidential records (simulate or upload a CSV)"
+        if method == "exact" and not self.exact_available:
+            return "no closed form for this model and mechanism"
+        return None
+
+    def runnable(self, methods) -> list[str]:
+        """The methods, in the order given, that can run on this scenario."""
+        return [m for m in methods if self.unavailable_reason(m) is None]
+
+
+def spec_json(spec: Mapping[str, Any]) -> str:
+    """Canonical JSON (sorted keys) so equal specs share a cache entry."""
+    return json.dumps(spec, sort_keys=True, separators=(",", ":"))
+
+
+def _plain(value):
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _to_plain(result: engine.Result) -> dict:
+    return {
+        "method": result.method,
+        "param_names": tuple(result.param_names),
+        "draws": np.array(result.draws),
+        "s_dp": np.array(result.s_dp),
+        "sample_stats": {k: np.array(v) for k, v in result.sample_stats.items()},
+        "info": _plain(result.info),
+        "density": None if result.density is None else
+        {k: (np.array(g), np.array(p)) for k, (g, p) in result.density.items()},
+    }
+
+
+def _from_plain(d: Mapping[str, Any]) -> engine.Result:
+    return engine.Result(**d)
+
+
+def _run_record(method: str, payload: Mapping[str, Any]) -> MethodRun:
+    if "error" in payload:
+        return MethodRun(method=method, error=payload["error"])
+    summary = pd.DataFrame(payload["summary"]["data"], index=payload["summary"]["index"],
+                           columns=payload["summary"]["columns"])
+    summary.attrs["convergence"] = payload["convergence"]
+    return MethodRun(method=method, result=_from_plain(payload["result"]), summary=summary,
+                     convergence=payload["convergence"])
+
+
+def _payload(result: engine.Result) -> dict:
+    table = engine.summary(result)
+    return {"result": _to_plain(result), "summary": table.to_dict(orient="split"),
+            "convergence": table.attrs["convergence"]}

@@ -1,0 +1,149 @@
+"""The epsilon sweep of the Privacy budget page: every method at every epsilon of a grid.
+
+A sweep runs in one ``st.status`` box with one progress bar; it is cached whole. Stopped (the Stop
+button, a newer input), it is never cached: the cells it finished are handed to the session's next
+run (:class:`~ui.compute.progress.SessionHandover`), which shows them marked as stopped.
+"""
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import pandas as pd
+import streamlit as st
+
+import engine
+from engine.studies.sweep import epsilon_spec, epsilon_sweep, smallest_epsilon_meeting
+
+from ..params.scenario import Scenario
+from ..params.spec import method_settings, to_spec_dict
+from .budget import _sweep_cost_cached, work_budget_s
+from .problems import _problem
+from .progress import SessionHandover, _fresh, _Progress
+from .records import RESULT_TTL_S, MethodRun, _payload, _run_record, spec_json
+
+__all__ = ["Sweep", "sweep", "sweep_key", "stopped_sweep", "forget_stopped_sweep", "smallest_epsilon"]
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """An epsilon sweep (engine.epsilon_sweep): a tidy table (epsilon, method, param, mean,
+    sd, q5, q95, r_hat, ess_bulk, wall_time_s), the runs behind it per epsilon, and the cells that
+    did not run with the engine's reason. ``log`` is what happened (computed, from the cache, or
+    stopped); ``stopped`` marks the cells a stopped sweep finished (never cached); ``over_budget``
+    (then nothing ran) says what it would cost and which grid and settings fit."""
+
+    table: pd.DataFrame
+    runs: Mapping[float, Mapping[str, MethodRun]]
+    skipped: Mapping[str, str]
+    log: str = ""
+    stopped: bool = False
+    over_budget: Mapping[str, Any] | None = None
+
+
+def _sweep_payload(frame: pd.DataFrame, results: Mapping) -> dict:
+    return {"table": frame.to_dict(orient="split"), "skipped": dict(frame.attrs.get("skipped", {})),
+            "runs": [(eps, name, _payload(r)) for (eps, name), r in results.items()],
+            "wall_time_s": float(frame.attrs.get("wall_time_s", 0.0)),
+            "cells_done": int(frame.attrs.get("cells_done", 0)), "cells_total": int(frame.attrs.get("cells_total", 0))}
+
+
+_stopped_sweep = threading.local()  # the cells a stopped sweep finished, handed to sweep() past the cache
+
+
+@st.cache_data(show_spinner=False, max_entries=32, max_size="512MiB", ttl=RESULT_TTL_S)
+def _sweep_cached(spec_text: str, grid_text: str, methods_text: str) -> dict:
+    """The sweep, drawing its progress bar inside the caller's status box (replayed on a cache hit).
+    A sweep stopped by the Stop button or a newer input re-raises Streamlit's signal, so it is never
+    cached; what it finished goes to ``_stopped_sweep`` for the page to show as stopped."""
+    _fresh.value = True
+    grid, methods = json.loads(grid_text), json.loads(methods_text)
+    bar = st.progress(0.0, text="runs")
+    progress = _Progress(bar, "runs")
+    frame, results = epsilon_sweep(json.loads(spec_text), grid, methods, on_progress=progress)
+    if progress.interrupt is not None or frame.attrs.get("stopped"):
+        _stopped_sweep.value = _sweep_payload(frame, results)
+        raise progress.interrupt if progress.interrupt is not None else engine.Cancelled("sweep stopped")
+    bar.progress(1.0, text=f"runs: {len(grid) * len(methods)} / {len(grid) * len(methods)}")
+    return _sweep_payload(frame, results)
+
+
+def sweep_key(scenario: Scenario, records, grid: Sequence[float], methods: Sequence[str]) -> str:
+    """What identifies one sweep: the Stop button remembers it as stopped."""
+    return json.dumps([to_spec_dict(scenario, records), [float(g) for g in grid],
+                       [method_settings(scenario, m) for m in methods]], sort_keys=True, default=str)
+
+
+def _sweep_from(out: Mapping, log: str, stopped: bool = False) -> Sweep:
+    split = out["table"]
+    table = pd.DataFrame(split["data"], index=split["index"], columns=split["columns"])
+    runs: dict[float, dict[str, MethodRun]] = {}
+    for eps, name, payload in out["runs"]:
+        runs.setdefault(float(eps), {})[name] = _run_record(name, payload)
+    if not table.empty:  # each cell's convergence verdict travels with its numbers
+        table["converged"] = [not runs.get(float(e), {}).get(m, MethodRun(m)).stalled
+                              for e, m in zip(table["epsilon"], table["method"])]
+    return Sweep(table=table, runs=runs, skipped=out["skipped"], log=log, stopped=stopped)
+
+
+SWEEP_HANDOVER = SessionHandover()
+
+
+def stopped_sweep(scenario: Scenario, records, grid: Sequence[float], methods: Sequence[str]) -> Sweep | None:
+    """The cells this session's stopped sweep finished (marked stopped), if that sweep is this one."""
+    kept = SWEEP_HANDOVER.take(SWEEP_HANDOVER.session())
+    if not kept or kept["key"] != sweep_key(scenario, records, grid, methods):
+        return None
+    return _sweep_from(kept, f"Sweep stopped: {kept['cells_done']} of {kept['cells_total']} runs finished",
+                       stopped=True)
+
+
+def forget_stopped_sweep() -> None:
+    """"Run again": drop what the stopped sweep kept."""
+    SWEEP_HANDOVER.forget(SWEEP_HANDOVER.session())
+
+
+def sweep(scenario: Scenario, records, grid: Sequence[float], methods: Sequence[str]) -> Sweep:
+    """Run ``methods`` at every epsilon of ``grid`` on the scenario (engine.epsilon_sweep), unless
+    its estimated cost (engine.estimate_sweep_cost) is over the server's work budget: then nothing runs
+    and ``over_budget`` holds the cost and the largest grid and settings that fit.
+
+    Raises the engine's ValueError if the scenario is invalid at some epsilon."""
+    spec = to_spec_dict(scenario, records)
+    text = spec_json(spec)
+    for eps in grid:  # a bad grid value fails here, before anything runs
+        _problem(spec_json(epsilon_spec(spec, float(eps))))
+    chosen = [method_settings(scenario, m) for m in methods]
+    grid_text, methods_text = json.dumps([float(g) for g in grid]), json.dumps(chosen)
+    budget = work_budget_s()
+    if budget is not None:
+        cost = _sweep_cost_cached(text, grid_text, methods_text, budget)
+        if cost["seconds"] > budget:
+            return Sweep(table=pd.DataFrame(), runs={}, skipped={}, over_budget={**cost, "budget": budget})
+    runs = len(grid) * len(chosen)
+    with st.status(f"Sweeping {len(grid)} ε values × {len(chosen)} methods: running…", expanded=False) as status:
+        _fresh.value, _stopped_sweep.value = False, None
+        session = SWEEP_HANDOVER.session()
+        done = SWEEP_HANDOVER.start(session)
+        try:
+            out = _sweep_cached(text, grid_text, methods_text)
+        except BaseException:  # stopped (Stop button, newer input): hand over what finished, uncached
+            kept = getattr(_stopped_sweep, "value", None)
+            if kept is not None:
+                SWEEP_HANDOVER.keep(session, {"key": sweep_key(scenario, records, grid, methods), **kept})
+            raise
+        finally:
+            done.set()
+        how = f"computed in {out['wall_time_s']:.2f} s" if _fresh.value else "from cache"
+        log = f"Sweep: {runs} runs {how}"
+        status.update(label=log, state="complete", expanded=False)
+    return _sweep_from(out, log)
+
+
+def smallest_epsilon(sweep_: Sweep, param: str, target_sd: float, method: str = "exact") -> float | None:
+    """Smallest epsilon on the grid whose ``method`` posterior sd of ``param`` is at most the target."""
+    if sweep_.table.empty:
+        return None
+    return smallest_epsilon_meeting(sweep_.table, target_sd, method=method, param=param)

@@ -1,0 +1,71 @@
+"""What the app calls each choice and each result, in words: the sidebar's options, the legends, the tables.
+
+Pure constants and one function; nothing here imports streamlit.
+"""
+from __future__ import annotations
+
+__all__ = [
+    "METHOD_LABELS",
+    "MODEL_LABELS",
+    "MECHANISM_LABELS",
+    "BUDGET_LABELS",
+    "DATA_LABELS",
+    "SIZE_LABELS",
+    "N_PRIOR_LABELS",
+    "N_BUDGET_LABELS",
+    "PRIOR_LABELS",
+    "result_label",
+]
+
+METHOD_LABELS = {
+    "naive": "Naive",
+    "da_mcmc": "DA-MCMC",
+    "abc_rejection": "ABC rejection",
+    "ops": "OPS",
+    "exact": "Exact (closed form)",
+    "pseudo_marginal": "Pseudo-marginal",
+    "auto": "Exact (best method)",
+    "bernstein_sheldon": "Bernstein–Sheldon (approximate)",
+    "rjmcmc": "RJMCMC (unknown n)",
+    "mcem": "MLE (Monte Carlo EM)",
+    "confidential": "Confidential data",
+}
+MODEL_LABELS = {
+    "beta_binomial": "Beta-binomial (proportion θ)",
+    "poisson_gamma": "Poisson-gamma (rate λ)",
+    "dirichlet_multinomial": "Dirichlet-multinomial (cell probabilities p)",
+    "normal_known_sd": "Normal with known sd (mean μ)",
+    "naive_bayes_loglinear": "Naive-Bayes log-linear (paper 000 §4)",
+    "linear_regression": "Linear regression (paper 000 §5)",
+}
+MECHANISM_LABELS = {
+    "laplace": "Laplace",
+    "gaussian": "Gaussian",
+    "discrete_laplace": "Discrete Laplace",
+    "discrete_gaussian": "Discrete Gaussian",
+    "randomized_response": "Randomized response",
+}
+BUDGET_LABELS = {
+    "epsilon": "ε (pure DP)",
+    "rho": "ρ (zero-concentrated DP)",
+    "epsilon_delta": "(ε, δ) approximate DP",
+    "k_ary": "k-ary, set ε",
+    "coin": "coin flips (dapper Example 1)",
+}
+DATA_LABELS = {"simulate": "Simulate records", "csv": "Upload CSV of records", "s_dp": "Enter the release s_dp"}
+SIZE_LABELS = {"known": "known", "unknown": "unknown (released with noise)"}
+N_PRIOR_LABELS = {"poisson": "Poisson", "negative_binomial": "Negative binomial"}
+N_BUDGET_LABELS = {"epsilon": "ε", "scale": "noise scale"}
+PRIOR_LABELS = {
+    "a": "prior a (Beta)", "b": "prior b (Beta)", "alpha": "prior shape α (Gamma)", "beta": "prior rate β (Gamma)",
+    "upper": "clamp records at", "sd": "record sd (known)", "lo": "clamp low (lo)", "hi": "clamp high (hi)",
+    "prior_mean": "prior mean of μ", "prior_sd": "prior sd of μ",
+    "class_levels": "classes I (levels of y)", "feature_levels": "feature levels J_1, …, J_K (one per feature)",
+}
+
+
+def result_label(result) -> str:
+    """The legend and table name of an engine Result: its method's label and, for a method that needs
+    a known n run on an unknown-n release, the plug-in size it ran at (``info["plug_in_n"]``)."""
+    n = result.info.get("plug_in_n")
+    return METHOD_LABELS.get(result.method, result.method) + (f" at plug-in n = {int(n)}" if n is not None else "")

@@ -1,0 +1,164 @@
+"""A :class:`~ui.params.scenario.Scenario` as a short, readable URL query string, and back.
+
+The sidebar mirrors the current scenario into the URL (``st.query_params``), so a copied link reopens
+it; a session's first run reads it back with :func:`from_query`. Nothing here imports streamlit.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import fields
+from typing import Any, Mapping
+
+from .defaults import default_truth, default_truth_p
+from .scenario import (DATA_SOURCES, DEFAULT_PRIORS, MECHANISMS, METHODS, MODELS, N_BUDGET_FORMS, N_MECHANISMS,
+                       N_PRIORS, PRIOR_KINDS, SAMPLE_SIZES, Scenario, budget_forms)
+
+__all__ = ["to_query", "from_query"]
+
+_QUERY_FIELDS = {
+    "model": "model", "n": "n", "mech": "mechanism", "budget": "budget_form", "epsilon": "epsilon",
+    "rho": "rho", "delta": "delta", "truth_prob": "truth_prob", "sens": "sensitivity", "data": "data",
+    "truth": "truth", "seed": "seed", "s_dp": "s_dp", "column": "csv_column", "chains": "chains",
+    "draws": "draws", "warmup": "warmup", "abc_s": "abc_max_seconds", "abc_p": "abc_max_proposals",
+    "ops_k": "ops_k", "size": "sample_size", "n_prior": "n_prior", "n_mean": "n_prior_mean",
+    "n_disp": "n_prior_dispersion", "n_mech": "n_mechanism", "n_budget": "n_budget_form", "n_eps": "n_epsilon",
+    "n_scale": "n_scale", "n_dp": "n_dp", "truth_p": "truth_p", "from_prior": "from_prior",
+}
+_INT_FIELDS = {"n", "seed", "chains", "draws", "warmup", "abc_max_proposals", "ops_k"}
+_FLOAT_FIELDS = {"epsilon", "rho", "delta", "truth_prob", "sensitivity", "abc_max_seconds", "n_prior_mean",
+                 "n_prior_dispersion", "n_epsilon", "n_scale"}
+_BOOL_FIELDS = {"from_prior"}
+_CHOICES = {"sample_size": ("size", SAMPLE_SIZES), "n_prior": ("n_prior", N_PRIORS),
+            "n_mechanism": ("n_mech", N_MECHANISMS), "n_budget_form": ("n_budget", N_BUDGET_FORMS)}
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return repr(v)
+    return str(v)
+
+
+def to_query(s: Scenario) -> dict[str, str]:
+    """A short, readable query string for the scenario (only the fields its forms use)."""
+    q = {"model": s.model, "n": _fmt(s.n)}
+    for key, value in s.prior:
+        if value is not None:
+            q[f"prior.{key}"] = _fmt(value)
+    q["mech"] = s.mechanism
+    q["budget"] = s.budget_form
+    if s.budget_form in ("epsilon", "k_ary", "epsilon_delta"):
+        q["epsilon"] = _fmt(s.epsilon)
+    if s.budget_form == "epsilon_delta":
+        q["delta"] = _fmt(s.delta)
+    if s.budget_form == "rho":
+        q["rho"] = _fmt(s.rho)
+    if s.budget_form == "coin":
+        q["truth_prob"] = _fmt(s.truth_prob)
+    if s.sensitivity is not None:
+        q["sens"] = _fmt(s.sensitivity)
+    q["data"] = s.data
+    if s.data == "simulate" and s.model == "naive_bayes_loglinear" and s.from_prior:
+        q["from_prior"] = "1"
+    elif s.data == "simulate":
+        q["truth"] = s.truth
+        if s.model == "naive_bayes_loglinear":
+            q["truth_p"] = s.truth_p
+    elif s.data == "s_dp":
+        q["s_dp"] = s.s_dp
+    elif s.csv_column:
+        q["column"] = s.csv_column
+    if s.unknown_n:  # a known n adds nothing: the landing page's link stays as it was
+        q["size"] = s.sample_size
+        q["n_prior"], q["n_mean"] = s.n_prior, _fmt(s.n_prior_mean)
+        if s.n_prior == "negative_binomial":
+            q["n_disp"] = _fmt(s.n_prior_dispersion)
+        q["n_mech"], q["n_budget"] = s.n_mechanism, s.n_budget_form
+        if s.n_budget_form == "scale":
+            q["n_scale"] = _fmt(s.n_scale)
+        else:
+            q["n_eps"] = _fmt(s.n_epsilon)
+        if s.data == "s_dp":
+            q["n_dp"] = s.n_dp
+    q["seed"] = _fmt(s.seed)
+    q["methods"] = ",".join(s.methods)
+    for qk in ("chains", "draws", "warmup", "abc_s", "abc_p", "ops_k"):
+        q[qk] = _fmt(getattr(s, _QUERY_FIELDS[qk]))
+    return q
+
+
+def _link_error(key: str, value: Any, allowed: str) -> ValueError:
+    return ValueError(f"link parameter {key} = {value!r} is invalid: {allowed}")
+
+
+def _convert(key: str, name: str, raw: str) -> Any:
+    if name in _BOOL_FIELDS:
+        if raw not in ("0", "1"):
+            raise _link_error(key, raw, "must be 0 or 1")
+        return raw == "1"
+    if name in _INT_FIELDS:
+        try:
+            return int(raw)
+        except ValueError:
+            raise _link_error(key, raw, "must be a whole number") from None
+    if name in _FLOAT_FIELDS:
+        try:
+            v = float(raw)
+        except ValueError:
+            raise _link_error(key, raw, "must be a number") from None
+        if not math.isfinite(v):
+            raise _link_error(key, raw, "must be a finite number")
+        return v
+    return raw
+
+
+def from_query(query: Mapping[str, Any]) -> Scenario | None:
+    """The scenario a shared link describes, or None when the link carries none.
+
+    Values outside the widgets' choices raise ValueError; numeric values are not range-checked
+    here (the engine does that and the app shows its message next to the input).
+    """
+    q = {k: (v[-1] if isinstance(v, (list, tuple)) and v else v) for k, v in dict(query).items()}
+    if "model" not in q:
+        return None
+    model = q["model"]
+    if model not in MODELS:
+        raise _link_error("model", model, "must be one of " + ", ".join(MODELS))
+    values: dict[str, Any] = {"model": model}
+    for key, name in _QUERY_FIELDS.items():
+        if key in q and key != "model":
+            values[name] = _convert(key, name, str(q[key]))
+    mech = values.get("mechanism", Scenario.mechanism)
+    if mech not in MECHANISMS:
+        raise _link_error("mech", mech, "must be one of " + ", ".join(MECHANISMS))
+    form = values.get("budget_form", budget_forms(mech)[0])
+    if form not in budget_forms(mech):
+        raise _link_error("budget", form, f"must be one of {', '.join(budget_forms(mech))} for {mech}")
+    for name, (key, allowed) in _CHOICES.items():
+        if name in values and values[name] not in allowed:
+            raise _link_error(key, values[name], "must be one of " + ", ".join(allowed))
+    if values.get("data", "simulate") not in DATA_SOURCES:
+        raise _link_error("data", values["data"], "must be one of " + ", ".join(DATA_SOURCES))
+    prior = dict(DEFAULT_PRIORS[model])
+    for key in list(prior):
+        if f"prior.{key}" in q:
+            raw = str(q[f"prior.{key}"])
+            kind = PRIOR_KINDS.get((model, key))
+            if kind in ("text", "matrix", "bounds"):
+                prior[key] = raw
+            elif kind == "int":
+                prior[key] = _convert(f"prior.{key}", "n", raw)
+            else:
+                prior[key] = _convert(f"prior.{key}", "epsilon", raw)
+    values["prior"] = tuple(prior.items())
+    if "methods" in q:
+        chosen = tuple(m for m in str(q["methods"]).split(",") if m)
+        bad = [m for m in chosen if m not in METHODS]
+        if bad:
+            raise _link_error("methods", q["methods"], "must be a comma-separated subset of " + ", ".join(METHODS))
+        values["methods"] = chosen
+    if "truth" not in values:
+        values["truth"] = default_truth(model, prior)
+    if model == "naive_bayes_loglinear" and "truth_p" not in values:
+        values["truth_p"] = default_truth_p(model, prior)
+    known = {f.name for f in fields(Scenario)}
+    return Scenario(**{k: v for k, v in values.items() if k in known})

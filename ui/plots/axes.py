@@ -1,0 +1,66 @@
+"""What the figures call things: a parameter in words (axis titles, picker labels), a method's name, and
+the grid of panels that small multiples are laid out in. Pure; nothing here imports streamlit.
+
+``_label`` and ``_grid_shape`` are shared by the figure modules of this package only."""
+from __future__ import annotations
+
+import math
+import re
+from typing import Sequence
+
+from ..params.labels import METHOD_LABELS
+
+__all__ = ["PARAM_AXIS", "describe_param", "param_label", "axis_title", "pages_of"]
+
+#: What each parameter is, for axis titles.
+PARAM_AXIS = {
+    "theta": "success probability θ (share of records equal to 1)",
+    "lam": "Poisson rate λ (events per record)",
+    "mu": "mean μ of a record (record units)",
+    "p": "cell probability",
+}
+
+
+def _label(method: str) -> str:
+    """A method's name in legends and titles (the method's own name when it has no label)."""
+    return METHOD_LABELS.get(method, method)
+
+
+def _grid_shape(k: int, max_cols: int = 2) -> tuple[int, int]:
+    """(rows, columns) of a grid of ``k`` panels at most ``max_cols`` wide."""
+    cols = max(1, min(k, max_cols))
+    return math.ceil(k / cols), cols
+
+
+def describe_param(param: str) -> str | None:
+    """What a parameter is, in words: ``pi[1]`` -> "P(class y = 1)", ``p[0][1][2]`` (naive-Bayes
+    log-linear) -> "P(x1 = 2 | y = 1)", ``beta[0]`` -> "intercept", ``beta[2]`` -> "coefficient of
+    x2"; the one-parameter models' names from :data:`PARAM_AXIS`; None when unknown."""
+    base, idx = param.split("[")[0], [int(i) for i in re.findall(r"\[(\d+)\]", param)]
+    if base == "pi" and len(idx) == 1:
+        return f"P(class y = {idx[0]})"
+    if base == "p" and len(idx) == 3:
+        return f"P(x{idx[0] + 1} = {idx[2]} | y = {idx[1]})"
+    if base == "beta" and len(idx) == 1:
+        return "intercept" if idx[0] == 0 else f"coefficient of x{idx[0]}"
+    return PARAM_AXIS.get(base)
+
+
+def param_label(param: str) -> str:
+    """A picker label: the name and what it is (``p[0][1][0] · P(x1 = 0 | y = 1)``)."""
+    what = describe_param(param)
+    return f"{param} · {what}" if what and "[" in param and what != PARAM_AXIS.get(param.split("[")[0]) else param
+
+
+def axis_title(param: str) -> str:
+    """An axis title that says what the parameter is and its unit."""
+    what = describe_param(param)
+    return f"{param}: {what}" if what else param
+
+
+def pages_of(names: Sequence[str], per_page: int = 12) -> list[list[str]]:
+    """``names`` cut into pages of at most ``per_page`` panels (small multiples of many parameters)."""
+    names = list(names)
+    if per_page < 1:
+        raise ValueError(f"per_page = {per_page!r} is invalid: must be at least 1")
+    return [names[i:i + per_page] for i in range(0, len(names), per_page)] or [[]]

@@ -1,0 +1,271 @@
+"""The posterior figures of the Compare page (and the Privacy budget page's single-ε view).
+
+Figures
+    :func:`posterior_densities`   marginal posteriors per parameter, all methods overlaid, with a
+                                  point estimator (MCEM's MLE) as a marker and 90% bar under them
+    :func:`n_pmf_plot`            posterior pmf of an unknown n against n_dp and the truth
+
+A posterior that ignores the privacy noise (naive, confidential) can be a spike far taller than the
+private posteriors, or lie far from them: :func:`y_cap` and :func:`x_window` keep the axes on the
+private posteriors and label what is off them. Pure; nothing here imports streamlit.
+"""
+from __future__ import annotations
+
+import math
+from typing import Mapping, Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from ..palette import BOUND_COLOR, TRUTH_COLOR, color_of
+from ..params.labels import result_label as method_name
+from .axes import _grid_shape, _label, axis_title
+from .kde import density_curve
+
+__all__ = ["posterior_densities", "n_pmf_plot", "y_cap", "x_window", "REFERENCE_METHODS", "SPIKE_FACTOR", "FAR_FACTOR"]
+
+#: The posteriors that ignore the privacy noise: spikes at small ε (see :func:`y_cap`).
+REFERENCE_METHODS = frozenset({"naive", "confidential"})
+#: A reference curve this many times taller than every private posterior gets the y-axis capped.
+SPIKE_FACTOR = 2.5
+#: A reference curve wholly this many private-posterior widths away gets the x-axis kept to the private ones.
+FAR_FACTOR = 2.0
+
+
+def _is_estimator(result) -> bool:
+    return bool(result.info.get("estimator"))
+
+
+def _peak(kind: str, x: np.ndarray, y: np.ndarray) -> float:
+    if kind == "histogram":
+        return float(np.histogram(x, bins=30, density=True)[0].max()) if x.size else 0.0
+    return float(np.max(y)) if y.size else 0.0
+
+
+def _density_traces(results, confidential, param: str, axes: dict, seen: set, not_converged) -> tuple[list, dict]:
+    """Trace dicts of one subplot and each trace's peak height (keyed by method)."""
+    traces, peaks = [], {}
+    entries = [(r, False) for r in results] + ([(confidential, True)] if confidential is not None else [])
+    for r, is_conf in entries:
+        if param not in r.param_names or _is_estimator(r):
+            continue
+        method = "confidential" if is_conf else r.method
+        kind, x, y = density_curve(r, param)
+        stalled = method in not_converged
+        name = "Confidential-data posterior" if is_conf else method_name(r) + (" (not converged)" if stalled else "")
+        common = {"name": name, "legendgroup": method, "showlegend": method not in seen,
+                  "meta": {"kind": kind, "method": method, "param": param, "converged": not stalled}, **axes}
+        color = color_of(method)
+        if kind == "histogram":
+            traces.append({"type": "histogram", "x": x, "histnorm": "probability density", "nbinsx": 30,
+                           "opacity": 0.25 if stalled else 0.45, "marker": {"color": color}, **common})
+        else:
+            dash = "dot" if is_conf else ("dashdot" if stalled else ("solid" if kind == "density" else "dash"))
+            traces.append({"type": "scatter", "x": x, "y": y, "mode": "lines", "opacity": 0.45 if stalled else 1.0,
+                           "line": {"color": color, "dash": dash, "width": 2}, **common})
+        peaks[method] = _peak(kind, x, y)
+        seen.add(method)
+    return traces, peaks
+
+
+def y_cap(peaks: Mapping[str, float]) -> float | None:
+    """The y-axis top of a density panel, or None to let plotly fit everything.
+
+    The naive and the confidential-data posteriors ignore the privacy noise, so at small ε they are
+    spikes far taller than every private posterior (n = 20,000, ε = 0.001: naive peaks near 120, the
+    exact posterior near 6) and would flatten those onto the axis. When one is more than
+    ``SPIKE_FACTOR`` times the tallest private-posterior peak, the axis is capped at 1.15 × that peak
+    and each clipped curve is labelled with its height; a milder difference is drawn as it is.
+    """
+    private = [v for m, v in peaks.items() if m not in REFERENCE_METHODS and v > 0]
+    if not private:
+        return None
+    tallest = max(private)
+    towering = any(v > SPIKE_FACTOR * tallest for m, v in peaks.items() if m in REFERENCE_METHODS)
+    return 1.15 * tallest if towering else None
+
+
+def _span(trace: Mapping) -> tuple[float, float] | None:
+    """Where a density trace has its mass: the x range where the curve is above 1/1000 of its peak
+    (a histogram: its draws' range)."""
+    x = np.asarray(trace["x"], float)
+    if x.size == 0:
+        return None
+    if trace["type"] == "histogram":
+        return float(x.min()), float(x.max())
+    y = np.asarray(trace["y"], float)
+    keep = y >= 1e-3 * y.max() if y.size and y.max() > 0 else np.ones(x.size, bool)
+    return float(x[keep].min()), float(x[keep].max())
+
+
+def x_window(spans: Mapping[str, tuple[float, float]], truth: float | None = None) -> tuple[float, float] | None:
+    """The x-axis range of a density panel, or None to let plotly fit everything.
+
+    The naive and confidential posteriors ignore the privacy noise; a naive posterior can sit far from
+    every private posterior (the clamped regression's naive β from a noisy, nearly singular x̃ᵀx̃ can be
+    hundreds of units away), and fitting both would squeeze the private curves into spikes. When a
+    reference curve lies wholly more than ``FAR_FACTOR`` widths outside the span of the private
+    posteriors (and the true value), the axis shows that span (5% padding) and the caller labels the
+    curve that is off the axis; otherwise everything is drawn.
+    """
+    private = [v for m, v in spans.items() if m not in REFERENCE_METHODS and v is not None]
+    if not private:
+        return None
+    lo, hi = min(a for a, _ in private), max(b for _, b in private)
+    if truth is not None and math.isfinite(truth):
+        lo, hi = min(lo, truth), max(hi, truth)
+    width = hi - lo if hi > lo else max(abs(hi), 1.0)
+    far = [m for m, v in spans.items() if m in REFERENCE_METHODS and v is not None
+           and (v[1] < lo - FAR_FACTOR * width or v[0] > hi + FAR_FACTOR * width)]
+    if not far:
+        return None
+    return lo - 0.05 * width, hi + 0.05 * width
+
+
+def posterior_densities(results: Sequence, *, true_params: Mapping[str, float] | None = None,
+                        confidential=None, params: Sequence[str] | None = None,
+                        title: str | None = None, not_converged=(), columns: int = 2,
+                        panel_height: int = 300) -> go.Figure:
+    """Marginal posterior of each parameter, one subplot per parameter, methods overlaid.
+
+    Grid densities (exact, naive, confidential) are solid lines; draws-only methods (DA-MCMC, ABC,
+    OPS, pseudo-marginal) are a Gaussian KDE (dashed), or a histogram when they have fewer than 50
+    draws. The true parameter (simulation) is a dashed vertical line and the confidential-data
+    posterior p(theta | x) a dotted grey line. Methods named in ``not_converged`` are drawn faded
+    (dash-dot) with "(not converged)" in the legend. When the naive or confidential curve is a spike
+    that would flatten the others, the y-axis is capped (:func:`y_cap`) and the clipped peak labelled.
+    Colours are fixed per method (:mod:`ui.palette`). A point estimator (``info["estimator"]``: MCEM's
+    maximum-likelihood estimate) has no density: it is a marker at the estimate with a horizontal bar
+    over its 90% Wald interval (``info["mle"][param]``: estimate, q5, q95), drawn just below y = 0 so
+    it sits under the posterior curves. Methods run at a plug-in n say so in the legend.
+
+    When a reference curve lies far outside every private posterior (:func:`x_window`), the x-axis is
+    kept to the private posteriors and the true value, and the curve off the axis is labelled with
+    where it is. ``columns`` and ``panel_height`` lay out the panels (small multiples: more columns,
+    lower panels).
+    """
+    results = [r for r in results if r is not None]
+    estimators = [r for r in results if _is_estimator(r)]
+    if not results and confidential is None:
+        raise ValueError("results = [] is invalid: posterior_densities needs at least one Result")
+    names = list(params or (results[0] if results else confidential).param_names)
+    rows, cols = _grid_shape(len(names), columns)
+    if len(names) > 1:
+        fig = make_subplots(rows=rows, cols=cols, subplot_titles=names)
+    else:
+        fig = go.Figure()
+    not_converged = set(not_converged)
+    seen: set[str] = set()
+    traces, layout = [], {}
+    for j, param in enumerate(names):
+        suffix = "" if j == 0 else str(j + 1)
+        axes = {"xaxis": f"x{suffix}", "yaxis": f"y{suffix}"}
+        panel, peaks = _density_traces(results, confidential, param, axes, seen, not_converged)
+        traces += panel
+        cap = y_cap(peaks)
+        top = cap if cap is not None else max(peaks.values(), default=1.0) or 1.0
+        marks = _estimate_traces(estimators, param, -0.06 * top, axes, seen)
+        traces += marks
+        if true_params and param in true_params:
+            v = float(true_params[param])
+            traces.append({"type": "scatter", "x": [v, v], "y": [0.0, top * 1.05], "mode": "lines",
+                           "line": {"color": TRUTH_COLOR, "dash": "dash", "width": 2}, "name": "True value",
+                           "legendgroup": "truth", "showlegend": "truth" not in seen,
+                           "meta": {"kind": "truth", "method": "truth", "param": param}, **axes})
+            seen.add("truth")
+        yaxis = {"title": {"text": "posterior density"}, "rangemode": "tozero"}
+        if marks:  # room below zero for the estimators' bars
+            yaxis["range"] = [-0.06 * top * (len(marks) + 1), cap if cap is not None else top * 1.08]
+        if cap is not None:
+            yaxis["range"] = [yaxis.get("range", [0.0])[0], cap]
+            for method, height in peaks.items():
+                if height > cap:
+                    curve = next(t for t in panel if t["meta"]["method"] == method)
+                    at = float(curve["x"][int(np.argmax(curve["y"]))]) if curve["type"] == "scatter" else \
+                        float(np.median(curve["x"]))
+                    label = "Confidential" if method == "confidential" else _label(method)
+                    layout.setdefault("annotations", []).append(
+                        {"x": at, "y": cap, "xref": axes["xaxis"], "yref": axes["yaxis"], "yanchor": "top",
+                         "text": f"{label} peaks at {height:.3g} ↑", "showarrow": False,
+                         "font": {"color": color_of(method)}, "name": f"clipped:{method}:{height!r}"})
+        layout[f"xaxis{suffix}"] = {"title": {"text": axis_title(param)}}
+        spans = {t["meta"]["method"]: _span(t) for t in panel}
+        truth = float(true_params[param]) if true_params and param in true_params else None
+        window = x_window(spans, truth)
+        if window is not None:
+            layout[f"xaxis{suffix}"]["range"] = list(window)
+            for t in panel:
+                a, b = spans[t["meta"]["method"]] or (math.nan, math.nan)
+                if t["meta"]["method"] not in REFERENCE_METHODS or window[0] <= b and a <= window[1]:
+                    continue
+                method, right = t["meta"]["method"], a > window[1]
+                x = np.asarray(t["x"], float)
+                centre = float(np.median(x)) if t["type"] == "histogram" else float(x[int(np.argmax(t["y"]))])
+                label = "Confidential" if method == "confidential" else _label(method)
+                layout.setdefault("annotations", []).append(
+                    {"x": window[1] if right else window[0], "y": 0.9 * top, "xref": axes["xaxis"],
+                     "yref": axes["yaxis"], "xanchor": "right" if right else "left", "showarrow": False,
+                     "text": f"{label}: off the axis, at {centre:.4g} {'→' if right else '←'}",
+                     "font": {"color": color_of(method)}, "name": f"offaxis:{method}:{centre!r}"})
+        layout[f"yaxis{suffix}"] = yaxis
+    fig.add_traces(traces)
+    annotations = list(fig.layout.annotations) + layout.pop("annotations", [])
+    fig.update_layout(barmode="overlay", title=title, height=max(400, panel_height * rows + 140),
+                      margin={"l": 60, "r": 20, "t": 60, "b": 50}, annotations=annotations,
+                      legend={"orientation": "h", "yanchor": "top", "y": -0.18, "x": 0}, **layout)
+    return fig
+
+
+def _estimate_traces(estimators, param: str, y: float, axes: dict, seen: set) -> list:
+    """A marker at each estimator's estimate with a horizontal bar over its 90% interval, stacked
+    downwards from ``y`` (one row per estimator)."""
+    traces = []
+    for i, r in enumerate(estimators):
+        m = r.info.get("mle", {}).get(param)
+        if m is None:
+            continue
+        est, lo, hi = float(m["estimate"]), float(m["q5"]), float(m["q95"])
+        method = r.method
+        traces.append({
+            "type": "scatter", "x": [est], "y": [y * (i + 1)], "mode": "markers",
+            "marker": {"color": color_of(method), "symbol": "diamond", "size": 11},
+            "error_x": {"type": "data", "symmetric": False, "array": [hi - est], "arrayminus": [est - lo],
+                        "color": color_of(method), "thickness": 2.5, "width": 6},
+            "name": method_name(r) + ": estimate, 90% interval", "legendgroup": method,
+            "showlegend": method not in seen,
+            "hovertemplate": f"{_label(method)}<br>estimate %{{x:.4g}}<br>90%: [{lo:.4g}, {hi:.4g}]<extra></extra>",
+            "meta": {"kind": "estimate", "method": method, "param": param, "estimate": est, "q5": lo, "q95": hi},
+            **axes})
+        seen.add(method)
+    return traces
+
+
+def n_pmf_plot(values, probs, *, n_dp: float, true_n: int | None = None, plug_in: int | None = None) -> go.Figure:
+    """Posterior pmf of the unknown number of records n (bars), with the released noisy size n_dp
+    (solid line), the plug-in size round(n_dp) the known-n methods assume (dotted) and, for a
+    simulation, the true n (dashed). ``values``/``probs`` come from ``engine.n_pmf``."""
+    values, probs = np.asarray(values, float), np.asarray(probs, float)
+    if values.size == 0 or values.shape != probs.shape:
+        raise ValueError("values = [] is invalid: n_pmf_plot needs the posterior pmf of n (values and "
+                         "probabilities of equal length)")
+    top = float(probs.max()) * 1.1
+    fig = go.Figure()
+    fig.add_trace(go.Bar(x=values, y=probs, name="posterior pmf of n", marker={"color": color_of("rjmcmc")},
+                         hovertemplate="n = %{x}<br>probability %{y:.3g}<extra></extra>",
+                         meta={"kind": "n_pmf", "method": "rjmcmc", "param": "n"}))
+    lines = [("n_dp", float(n_dp), f"released n_dp = {n_dp:.4g}", BOUND_COLOR, "solid")]
+    if plug_in is not None:
+        lines.append(("plug_in", float(plug_in), f"plug-in n = {int(plug_in)}", "#7f7f7f", "dot"))
+    if true_n is not None:
+        lines.append(("truth", float(true_n), f"true n = {int(true_n)}", TRUTH_COLOR, "dash"))
+    for kind, x, name, color, dash in lines:
+        fig.add_trace(go.Scatter(x=[x, x], y=[0.0, top], mode="lines", name=name,
+                                 line={"color": color, "dash": dash, "width": 2.5},
+                                 meta={"kind": kind, "param": "n", "value": x}))
+    mean = float(np.sum(values * probs))
+    fig.update_layout(height=360, title=f"Posterior of the number of records n (mean {mean:.4g})",
+                      xaxis_title="number of records n",
+                      yaxis={"title": "posterior probability", "rangemode": "tozero"},
+                      bargap=0.05, margin={"l": 60, "r": 20, "t": 60, "b": 50})
+    return fig

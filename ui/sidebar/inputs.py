@@ -1,0 +1,92 @@
+"""The sidebar as a whole: what the Compare, Privacy budget and Diagnostics pages call.
+
+:func:`scenario_inputs` renders the widgets, reads them into a frozen
+:class:`~ui.params.scenario.Scenario`, validates it in the order a reader fills it in (model, mechanism,
+data, methods) through the engine, and puts each ``ValueError`` message in an ``st.error`` directly
+under the section whose field it names. The widgets keep what the user typed; only the results wait
+for a valid input. Where the state lives: :mod:`ui.sidebar.state`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+import streamlit as st
+
+from .. import keys
+from ..compute import problems
+from ..compute.records import Prepared
+from ..params.labels import METHOD_LABELS, MODEL_LABELS
+from ..params.scenario import Scenario
+from .data import _data_section, _read_upload
+from .mechanism import _mechanism_section
+from .methods import _methods_section
+from .model import _model_section
+from .size import _size_section
+from .state import _reseed_on_page_switch, _replace, _seed_all, _sync_query, current_scenario
+from .validation import _validate
+
+__all__ = ["Inputs", "scenario_inputs"]
+
+SECTIONS = ("model", "size", "mechanism", "data", "methods")
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What a page needs from the sidebar."""
+
+    scenario: Scenario
+    records: np.ndarray | None
+    errors: Mapping[str, str] = field(default_factory=dict)
+    prepared: Prepared | None = None
+    spec_text: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors and self.prepared is not None
+
+
+def scenario_inputs(page: str, *, show_methods: bool = True) -> Inputs:
+    """Render the sidebar and return the validated scenario (errors shown next to the inputs).
+
+    ``page`` names the calling page; a change of page re-seeds the widgets from the scenario.
+    """
+    base = current_scenario()
+    _reseed_on_page_switch(page)
+    _seed_all(base)
+    slots: dict[str, Any] = {}
+    with st.sidebar:
+        note = st.session_state.pop(keys.LINK_NOTE, None)
+        if note:
+            st.warning(note)
+        records, upload_error = _read_upload()
+        model, n, prior = _model_section(records)
+        slots["model"] = st.empty()
+        size = _size_section()
+        slots["size"] = st.empty()
+        mech = _mechanism_section(model)
+        slots["noise"] = st.empty()
+        slots["mechanism"] = st.empty()
+        data = _data_section(model)
+        slots["data"] = st.empty()
+        methods = _methods_section() if show_methods else {}
+        slots["methods"] = st.empty()
+    values = {"model": model, "n": n, "prior": prior, **size, **mech, **data, **methods}
+    scenario = _replace(base, values)
+    st.session_state[keys.SCENARIO] = scenario
+    _sync_query(scenario)
+    errors, prepared, text, noise = _validate(scenario, records, upload_error)
+    if noise:
+        slots["noise"].caption(f"Implied noise: {noise}")
+    if scenario.unknown_n and "size" not in errors:
+        slots["size"].caption(f"Noise on n: {problems.describe_size_mechanism(scenario)}")
+    if prepared is not None and prepared.supported_methods is not None and show_methods:
+        labels = [METHOD_LABELS[m] for m in prepared.supported_methods]
+        listed = labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
+        slots["methods"].caption(f"{MODEL_LABELS.get(scenario.model, scenario.model)} runs {listed}; the other "
+                                 "methods are skipped for it.")
+    for section in SECTIONS:
+        if section in errors:
+            slots[section].error(errors[section], icon="⚠️")
+    return Inputs(scenario=scenario, records=records, errors=errors, prepared=prepared, spec_text=text)

@@ -1,0 +1,46 @@
+"""The sidebar's Sample size section: a known n, or an unknown n released with noise (its prior and the
+noise on it)."""
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from .. import keys
+from ..params.labels import MECHANISM_LABELS, N_BUDGET_LABELS, N_PRIOR_LABELS, SIZE_LABELS
+from ..params.scenario import N_BUDGET_FORMS, N_MECHANISMS, N_PRIORS, SAMPLE_SIZES
+
+
+def _size_changed() -> None:
+    """Switching to an unknown n switches RJMCMC on (it is the method that answers that question), and
+    back to a known n switches it off (it cannot run there)."""
+    st.session_state[keys.method_key("rjmcmc")] = st.session_state.get(keys.W_SAMPLE_SIZE) == "unknown"
+
+
+def _size_section() -> dict:
+    st.subheader("Sample size", divider="gray")
+    size = st.radio("Sample size n", SAMPLE_SIZES, key=keys.W_SAMPLE_SIZE, format_func=SIZE_LABELS.get,
+                    horizontal=True, on_change=_size_changed,
+                    help="Unknown: the number of records is private too, and released as a noisy n_dp "
+                         "(unbounded DP, paper 002).")
+    out: dict[str, Any] = {"sample_size": size}
+    if size != "unknown":
+        return out
+    c1, c2 = st.columns(2)
+    out["n_prior"] = c1.selectbox("prior on n", N_PRIORS, key=keys.W_N_PRIOR, format_func=N_PRIOR_LABELS.get)
+    out["n_prior_mean"] = float(c2.number_input("prior mean of n", key=keys.W_N_PRIOR_MEAN, step=1.0, format="%g"))
+    if out["n_prior"] == "negative_binomial":
+        out["n_prior_dispersion"] = float(st.number_input(
+            "dispersion r (variance = mean + mean²/r)", key=keys.W_N_PRIOR_DISPERSION, step=1.0, format="%g"))
+    c3, c4 = st.columns(2)
+    out["n_mechanism"] = c3.selectbox("noise on n", N_MECHANISMS, key=keys.W_N_MECHANISM,
+                                      format_func=MECHANISM_LABELS.get)
+    out["n_budget_form"] = c4.radio("stated as", N_BUDGET_FORMS, key=keys.W_N_BUDGET_FORM,
+                                    format_func=N_BUDGET_LABELS.get, horizontal=True)
+    if out["n_budget_form"] == "scale":
+        out["n_scale"] = float(st.number_input("noise scale on n", key=keys.W_N_SCALE, step=0.5, format="%g",
+                                               help="Laplace scale b of the noise added to n; must be > 0."))
+    else:
+        out["n_epsilon"] = float(st.number_input("ε for n", key=keys.W_N_EPSILON, step=0.1, format="%g",
+                                                 help="Budget spent on releasing n (sensitivity 1); must be > 0."))
+    return out

@@ -1,0 +1,132 @@
+"""The sidebar's state: the canonical scenario, the widgets seeded from it, the URL mirrored from it.
+
+State: the canonical scenario lives in ``st.session_state[keys.SCENARIO]``; widget keys are seeded
+from it when missing (first visit, after a page switch, after a preset), and the scenario is
+mirrored into the URL query string so a copied link reopens it. A session's first run reads the
+scenario from the URL (else the demo); a preset replaces it and clears every widget
+(:func:`load_scenario`).
+"""
+from __future__ import annotations
+
+from dataclasses import fields, replace
+from typing import Any, Mapping
+
+import streamlit as st
+
+from .. import keys
+from ..params.defaults import default_truth, default_truth_p
+from ..params.parsing import parse_numbers
+from ..params.query import from_query, to_query
+from ..params.scenario import DEFAULT_PRIORS, MECHANISMS, METHODS, MODELS, PRIOR_KINDS, Scenario, budget_forms
+from ..presets import DEMO
+
+__all__ = ["current_scenario", "load_scenario"]
+
+
+def current_scenario() -> Scenario:
+    """The session's scenario: from the URL on a session's first run, else the demo."""
+    state = st.session_state
+    if keys.SCENARIO not in state:
+        scenario = DEMO
+        try:
+            linked = from_query(st.query_params.to_dict())
+            if linked is not None:
+                scenario = linked
+        except ValueError as exc:
+            state[keys.LINK_NOTE] = f"The link's scenario could not be read ({exc}); showing the demo instead."
+        state[keys.SCENARIO] = scenario
+    return state[keys.SCENARIO]
+
+
+def load_scenario(scenario: Scenario) -> None:
+    """Make ``scenario`` current and re-seed every sidebar widget from it (presets)."""
+    state = st.session_state
+    for key in [k for k in state if keys.is_scenario_widget(str(k))]:
+        del state[key]
+    state[keys.SCENARIO] = scenario
+
+
+def _seed(key: str, value: Any) -> None:
+    if key not in st.session_state:
+        st.session_state[key] = value
+
+
+def _seed_all(s: Scenario) -> None:
+    _seed(keys.W_MODEL, s.model)
+    _seed(keys.W_N, int(s.n))
+    for model in MODELS:
+        prior = s.prior_dict if model == s.model else DEFAULT_PRIORS[model]
+        for name, default in DEFAULT_PRIORS[model].items():
+            value = prior.get(name, default)
+            kind = PRIOR_KINDS.get((model, name), "float")
+            if name == "upper":
+                _seed(keys.prior_key(model, "use_upper"), value is not None)
+                _seed(keys.prior_key(model, name), int(value) if value is not None else 10)
+            elif kind in ("text", "matrix", "bounds"):
+                _seed(keys.prior_key(model, name), str(value))
+            else:
+                _seed(keys.prior_key(model, name), int(value) if kind == "int" else float(value))
+        truth = s.truth if model == s.model else default_truth(model, prior)
+        if model == "naive_bayes_loglinear":
+            _seed(keys.truth_key(model), truth)
+            _seed(keys.W_TRUTH_P, s.truth_p if model == s.model else default_truth_p(model, prior))
+            _seed(keys.W_FROM_PRIOR, bool(s.from_prior) if model == s.model else False)
+        elif model in ("dirichlet_multinomial", "linear_regression"):
+            _seed(keys.truth_key(model), truth)
+        else:
+            try:
+                _seed(keys.truth_key(model), float(parse_numbers("truth", truth)[0]))
+            except ValueError:
+                _seed(keys.truth_key(model), float(default_truth(model)))
+        _seed(keys.s_dp_key(model), s.s_dp if model == s.model else "")
+    _seed(keys.W_MECHANISM, s.mechanism)
+    for mech in MECHANISMS:
+        forms = budget_forms(mech)
+        _seed(keys.budget_form_key(mech), s.budget_form if (mech == s.mechanism and s.budget_form in forms) else forms[0])
+    _seed(keys.W_EPSILON, float(s.epsilon))
+    _seed(keys.W_RHO, float(s.rho))
+    _seed(keys.W_DELTA, float(s.delta))
+    _seed(keys.W_TRUTH_PROB, float(s.truth_prob))
+    _seed(keys.W_SENS_OVERRIDE, s.sensitivity is not None)
+    _seed(keys.W_SENSITIVITY, float(s.sensitivity) if s.sensitivity is not None else 1.0)
+    _seed(keys.W_DATA, s.data)
+    _seed(keys.W_SEED, int(s.seed))
+    _seed(keys.W_CSV_COLUMN, s.csv_column)
+    for m in METHODS:
+        _seed(keys.method_key(m), m in s.methods)
+    _seed(keys.W_CHAINS, int(s.chains))
+    _seed(keys.W_DRAWS, int(s.draws))
+    _seed(keys.W_WARMUP, int(s.warmup))
+    _seed(keys.W_ABC_SECONDS, float(s.abc_max_seconds))
+    _seed(keys.W_ABC_PROPOSALS, int(s.abc_max_proposals))
+    _seed(keys.W_OPS_K, int(s.ops_k))
+    _seed(keys.W_SAMPLE_SIZE, s.sample_size)
+    _seed(keys.W_N_PRIOR, s.n_prior)
+    _seed(keys.W_N_PRIOR_MEAN, float(s.n_prior_mean))
+    _seed(keys.W_N_PRIOR_DISPERSION, float(s.n_prior_dispersion))
+    _seed(keys.W_N_MECHANISM, s.n_mechanism)
+    _seed(keys.W_N_BUDGET_FORM, s.n_budget_form)
+    _seed(keys.W_N_EPSILON, float(s.n_epsilon))
+    _seed(keys.W_N_SCALE, float(s.n_scale))
+    _seed(keys.W_N_DP, s.n_dp)
+
+
+def _sync_query(s: Scenario) -> None:
+    q = to_query(s)
+    if st.query_params.to_dict() != q:
+        st.query_params.from_dict(q)
+
+
+def _reseed_on_page_switch(page: str) -> None:
+    """Streamlit ties a widget's state to the page that drew it; on a page switch the sidebar
+    widgets would come back at their defaults, so drop them and seed again from the scenario."""
+    state = st.session_state
+    if state.get(keys.LAST_PAGE, page) != page:
+        for key in [k for k in state if keys.is_scenario_widget(str(k)) and k != keys.W_CSV]:
+            del state[key]
+    state[keys.LAST_PAGE] = page
+
+
+def _replace(base: Scenario, values: Mapping[str, Any]) -> Scenario:
+    names = {f.name for f in fields(Scenario)}
+    return replace(base, **{k: v for k, v in values.items() if k in names})

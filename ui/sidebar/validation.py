@@ -1,0 +1,60 @@
+"""The scenario through the engine, in the order a reader fills the sidebar in (model, size, mechanism,
+data, methods); each ``ValueError`` message is assigned to the section whose field it names, and a
+valid scenario is prepared (:mod:`ui.compute.problems`)."""
+from __future__ import annotations
+
+from ..compute import problems
+from ..compute.records import Prepared, spec_json
+from ..params.scenario import Scenario
+from ..params.spec import method_settings, to_spec_dict
+
+
+def _section_of(message: str) -> str:
+    head = message.split(" = ", 1)[0].split(" ", 1)[0]
+    if head.startswith("model.n_prior") or head.startswith("n_mechanism"):
+        return "size"
+    if head.startswith("model"):
+        return "model"
+    if head.startswith("mechanism"):
+        return "mechanism"
+    if head.startswith("method"):
+        return "methods"
+    return "data"
+
+
+def _validate(s: Scenario, records, upload_error: str | None) -> tuple[dict, Prepared | None, str | None,
+                                                                       str | None]:
+    errors: dict[str, str] = {}
+    noise = None
+    if upload_error:
+        errors["data"] = upload_error
+    try:
+        problems.check_model(s, records)
+    except ValueError as exc:
+        errors["model"] = str(exc)
+    if "model" in errors and _section_of(errors["model"]) == "size":
+        errors["size"] = errors.pop("model")
+    if "model" not in errors and "size" not in errors:
+        try:
+            noise = problems.describe_mechanism(s, records)
+        except ValueError as exc:
+            section = _section_of(str(exc))
+            errors[section if section in ("model", "size") else "mechanism"] = str(exc)
+    if s.unknown_n and "size" not in errors:
+        try:
+            problems.describe_size_mechanism(s)
+        except ValueError as exc:
+            errors["size"] = str(exc)
+    for m in s.methods:
+        try:
+            problems.validate_method(method_settings(s, m))
+        except ValueError as exc:
+            errors.setdefault("methods", str(exc))
+    if errors:
+        return errors, None, None, noise
+    try:
+        text = spec_json(to_spec_dict(s, records))
+        return errors, problems.prepare(text), text, noise
+    except ValueError as exc:
+        errors[_section_of(str(exc))] = str(exc)
+        return errors, None, None, noise
