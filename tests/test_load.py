@@ -38,8 +38,12 @@ from playwright.async_api import Browser, Page, async_playwright
 from playwright.async_api import Error as PlaywrightError
 
 from browser_support import CHROMIUM, CHROMIUM_ARGS, percentiles, streamlit_server, write_report
+from ui.compute.problems import prepare
+from ui.compute.records import spec_json
 from ui.params.labels import METHOD_LABELS
 from ui.params.scenario import DEFAULT_METHODS, METHODS, Scenario
+from ui.params.spec import to_spec_dict
+from ui.presets import DEMO
 
 SESSIONS = 6
 MAX_ITERATIONS = 9      # k < 10 keeps ε = 0.2 + 0.1 i + 0.01 k unique across sessions
@@ -51,6 +55,7 @@ WAIT_PER_BASELINE = 8   # ... and at least this many single-session latencies pe
 VIEWPORT = {"width": 1400, "height": 1100}
 EPSILON_LABEL = "ε (epsilon)"
 OPENING = tuple(DEFAULT_METHODS)  # what a fresh session has switched on
+SKIPPED_ON_DEMO = ("rjmcmc",)  # needs an unknown n; the demo's is known (ui.compute.records.Prepared.unavailable_reason)
 OPENING_EPSILON = f"{Scenario().epsilon:g}"
 
 PROBE = """
@@ -132,7 +137,9 @@ def mechanism_text(epsilon: str) -> str:
 def expected_screen(epsilon: str, methods: tuple[str, ...]) -> dict:
     """The whole settled Compare page of the demo scenario at this ε with these methods switched on."""
     chosen = [m for m in METHODS if m in methods]
-    labels = [METHOD_LABELS[m] for m in chosen]
+    # the demo's n is known: RJMCMC is switched on (the URL says so) but skipped with a caption in the run
+    # log, so it has no curve and no row (a session reaches it at k = 6 when the machine is fast enough)
+    labels = [METHOD_LABELS[m] for m in chosen if m not in SKIPPED_ON_DEMO]
     return {
         "titles": [mechanism_text(epsilon)],
         "noise": [f"Implied noise: {mechanism_text(epsilon)}"],
@@ -145,6 +152,11 @@ def expected_screen(epsilon: str, methods: tuple[str, ...]) -> dict:
         "query_epsilon": repr(float(epsilon)),
         "query_methods": ",".join(chosen),
     }
+
+
+def test_the_demo_skips_only_what_the_expected_screens_leave_out():
+    prepared = prepare(spec_json(to_spec_dict(DEMO)))
+    assert tuple(m for m in METHODS if prepared.unavailable_reason(m)) == SKIPPED_ON_DEMO
 
 
 class WrongScreen(AssertionError):
