@@ -13,7 +13,7 @@ grows, short of them where clamping bites (the paper: "which we do not expect to
 clamping").
 
 Writes ``posterior_means.csv``, ``summary.csv``, ``fig2.html`` (plotly) and ``fig2.png`` (plotly
-through ``ui/export.py`` when Chromium and kaleido are available, else matplotlib), and prints the
+through ``figures/export.py`` when Chromium and kaleido are available, else matplotlib), and prints the
 checks. ``--method pseudo_marginal`` runs the pseudo-marginal sampler instead of the paper's DA-MCMC
 (at small eps DA-MCMC mixes slowly: its beta steps have the confidential posterior's width).
 ``--quick``: 10 releases of 1500 iterations (500 burn-in) per eps; the paper: 100 releases
@@ -31,7 +31,7 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from engine.studies.replicates import epsilon_replicates, replicate_summary  # noqa: E402
+from engine.studies.replicates import epsilon_replicates, replicate_summary
 
 EPSILONS = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0)
 BETA_TRUE = [-1.79, -2.89, -0.66]
@@ -89,11 +89,11 @@ def matplotlib_png(fixed, summ, path):
 
 def write_png(fig, fixed, summ, path) -> str:
     try:
-        from ui.export import png_bytes
+        from figures.export import png_bytes
 
         with open(path, "wb") as fh:
             fh.write(png_bytes(fig))
-        return "plotly (ui/export.py)"
+        return "plotly (figures/export.py)"
     except Exception as exc:  # no Chromium / kaleido here: fall back to matplotlib
         matplotlib_png(fixed, summ, path)
         return f"matplotlib ({type(exc).__name__})"

@@ -3,8 +3,9 @@ from dataclasses import replace
 
 import streamlit as st
 
-from ui import downloads, keys, studies, study_plots
-from ui.params.labels import METHOD_LABELS
+from figures import studies as study_plots
+from figures.labels import METHOD_LABELS
+from ui import downloads, keys, studies
 from ui.routing import ensure_routed
 
 ensure_routed()

@@ -1,10 +1,10 @@
 """Compare page (landing): every method's posterior for one privatized release, side by side."""
 import streamlit as st
 
-from ui import downloads, export, keys, narrative, picker, tables
+from figures import export, posteriors
+from figures.labels import METHOD_LABELS, MODEL_LABELS
+from ui import downloads, keys, narrative, picker, tables
 from ui.compute import files, method_runs
-from ui.params.labels import METHOD_LABELS, MODEL_LABELS
-from ui.plots import posteriors
 from ui.routing import ensure_routed
 from ui.sidebar import controls
 from ui.sidebar.inputs import scenario_inputs

@@ -3,9 +3,9 @@ import math
 
 import streamlit as st
 
+from figures import diagnostics
+from figures.labels import METHOD_LABELS
 from ui import downloads, keys, narrative, picker, tables
-from ui.params.labels import METHOD_LABELS
-from ui.plots import diagnostics
 from ui.routing import ensure_routed
 from ui.sidebar import controls
 from ui.sidebar.inputs import scenario_inputs

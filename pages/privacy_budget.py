@@ -1,11 +1,11 @@
 """Privacy budget page: how posterior location and width move as epsilon changes."""
 import streamlit as st
 
+from figures import budget, posteriors
+from figures.labels import METHOD_LABELS
 from ui import downloads, keys, picker
 from ui.compute import method_runs, sweeps
-from ui.params.labels import METHOD_LABELS
 from ui.params.parsing import log_grid, parse_grid
-from ui.plots import budget, posteriors
 from ui.routing import ensure_routed
 from ui.sidebar import controls
 from ui.sidebar.inputs import scenario_inputs

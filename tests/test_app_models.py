@@ -11,14 +11,14 @@ from streamlit.testing.v1 import AppTest
 from app_support import open_app
 
 import engine
+from figures.axes import describe_param, pages_of, param_label
+from figures.posteriors import posterior_densities, x_window
 from ui import keys, picker
 from ui.params.defaults import default_truth, default_truth_p, record_columns
 from ui.params.parsing import parse_matrix, parse_numbers
 from ui.params.query import from_query, to_query
 from ui.params.scenario import DEFAULT_PRIORS, REGRESSION_BETA, Scenario
 from ui.params.spec import to_spec_dict
-from ui.plots.axes import describe_param, pages_of, param_label
-from ui.plots.posteriors import posterior_densities, x_window
 
 TIMEOUT = 120  # the first DA-MCMC run of a model may compile its kernels
 M = "naive_bayes_loglinear"

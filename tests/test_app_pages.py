@@ -6,8 +6,8 @@ from streamlit.testing.v1 import AppTest
 
 from app_support import open_app
 
+from figures.labels import METHOD_LABELS
 from ui import keys
-from ui.params.labels import METHOD_LABELS
 from ui.params.query import from_query, to_query
 from ui.params.scenario import MECHANISMS, MODELS, Scenario
 from ui.presets import PRESETS

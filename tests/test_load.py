@@ -38,9 +38,9 @@ from playwright.async_api import Browser, Page, async_playwright
 from playwright.async_api import Error as PlaywrightError
 
 from browser_support import CHROMIUM, CHROMIUM_ARGS, percentiles, streamlit_server, write_report
+from figures.labels import METHOD_LABELS
 from ui.compute.problems import prepare
 from ui.compute.records import spec_json
-from ui.params.labels import METHOD_LABELS
 from ui.params.scenario import DEFAULT_METHODS, METHODS, Scenario
 from ui.params.spec import to_spec_dict
 from ui.presets import DEMO

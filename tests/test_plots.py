@@ -1,4 +1,4 @@
-"""Figure builders of ui.plots, fed hand-built Results and inspected through fig.to_dict()."""
+"""Figure builders of figures/, fed hand-built Results and inspected through fig.to_dict()."""
 import base64
 import math
 
@@ -8,11 +8,11 @@ import pytest
 from scipy import stats
 
 from engine.core.results import Result
-from ui.palette import METHOD_COLORS
-from ui.plots.budget import interval_plot, sd_plot
-from ui.plots.diagnostics import acceptance_plot, rank_plot, trace_plot
-from ui.plots.kde import binned_kde
-from ui.plots.posteriors import n_pmf_plot, posterior_densities, y_cap
+from figures.budget import interval_plot, sd_plot
+from figures.diagnostics import acceptance_plot, rank_plot, trace_plot
+from figures.kde import binned_kde
+from figures.palette import METHOD_COLORS
+from figures.posteriors import n_pmf_plot, posterior_densities, y_cap
 
 
 def _result(method, draws, params=("theta",), **kw):
@@ -256,7 +256,7 @@ def test_not_converged_methods_are_faded_and_say_so(rng):
 
 def test_every_method_keeps_one_colour_on_every_figure(rng):
     """The palette is one module: the density, interval and sd figures colour a method alike."""
-    from ui import palette
+    from figures import palette
 
     da = _result("da_mcmc", rng.normal(0.3, 0.05, (2, 500)))
     table = pd.DataFrame({"epsilon": [0.5, 1.0], "method": ["da_mcmc", "da_mcmc"], "param": ["theta", "theta"],

@@ -31,7 +31,7 @@ import numpy as np
 
 from browser_support import streamlit_process
 from test_load_thirty import EPSILON, mechanism_text, problems, rss_kib
-from ui.params.labels import METHOD_LABELS
+from figures.labels import METHOD_LABELS
 from ui.params.scenario import Scenario
 from ws_client import Session
 

@@ -1,7 +1,7 @@
 """Every figure with its downloads: a PNG (rendered offline) and a self-contained HTML file.
 
 :func:`chart` replaces ``st.plotly_chart`` on the pages. The PNG is made only when the button is
-clicked (a deferred download), by :func:`ui.export.png_bytes`: kaleido driving Debian's chromium,
+clicked (a deferred download), by :func:`figures.export.png_bytes`: kaleido driving Debian's chromium,
 about 4 s for the first figure of a server process and 0.3 s after that. Where no static export is
 possible (no chromium), the button is replaced by a note pointing at the figure's own camera button,
 which saves a PNG in the browser (plotly.js's client-side export, also offline). The camera button
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from . import export
+from figures import export
 
 __all__ = ["chart"]
 

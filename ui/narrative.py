@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping
 
-from .params.labels import METHOD_LABELS
+from figures.labels import METHOD_LABELS
 
 __all__ = ["headline", "reference_method", "convergence_warning", "mle_caption", "over_budget", "AGREE_SD_RATIO", "AGREE_SHIFT"]
 

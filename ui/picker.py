@@ -17,7 +17,7 @@ from typing import Sequence
 import streamlit as st
 
 from . import keys
-from .plots.axes import pages_of, param_label
+from figures.axes import pages_of, param_label
 
 __all__ = ["parameter_picker", "multiples_page", "PANELS_PER_PAGE", "MULTIPLES_COLUMNS"]
 

@@ -9,7 +9,7 @@ import pandas as pd
 
 import engine
 
-from .params.labels import METHOD_LABELS, result_label
+from figures.labels import METHOD_LABELS, result_label
 
 __all__ = [
     "comparison_table",

@@ -30,7 +30,7 @@ import engine
 from . import tables
 from .params.scenario import Scenario
 from .params.spec import method_settings, to_spec_dict
-from .plots import posteriors
+from figures import posteriors
 
 __all__ = ["warm", "lifespan"]
 

@@ -15,10 +15,9 @@ module                      study                               paper
                             store and resume
 :mod:`.cost`                what a sweep, a study or a preset
                             costs before it starts
-:mod:`.cli`                 ``python -m engine study``
 ==========================  ==================================  ====================================
 
-Every study takes ``executor=`` (any :class:`concurrent.futures.Executor`; default a local
+``python -m engine study`` is :mod:`engine.cli.study`. Every study takes ``executor=`` (any :class:`concurrent.futures.Executor`; default a local
 process pool over all cores; ``dask.distributed.Client(address).get_executor()`` for a cluster).
 """
 from .calibration import LEVELS, calibration_study, calibration_summary, coverage_table, ecdf, sbc_histogram

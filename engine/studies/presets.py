@@ -21,7 +21,7 @@ preset                      what it reproduces
 Each preset has a ``quick`` size (CI; under a minute on two cores) and a full size. It returns a
 :class:`PresetResult`: tidy tables, the comparison with the paper's reported numbers as text, and
 named figure data; :func:`write_preset` writes the tables as CSV and the text. Figures are built
-outside the engine (``ui/study_plots.py``: the engine never imports plotly).
+outside the engine's library (:mod:`figures.studies`; ``import engine`` never loads plotly).
 
 A preset's sizes live in :func:`preset_plan` (what :func:`run_preset` runs and what
 :func:`engine.studies.cost.estimate_preset_cost` prices). ``run_preset(..., on_progress=f)`` reports

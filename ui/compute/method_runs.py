@@ -17,12 +17,12 @@ import streamlit as st
 
 import engine
 
-from ..params.labels import METHOD_LABELS
+from figures.labels import METHOD_LABELS
 from ..params.scenario import Scenario
 from ..params.spec import method_settings, to_spec_dict
 from .budget import BUDGETED_METHODS, _cost_cached, work_budget_s
 from .problems import _problem
-from .progress import _fresh, _Progress
+from .progress import _Progress, _fresh
 from .records import RESULT_TTL_S, MethodRun, _payload, _run_record, spec_json
 
 __all__ = ["run_method", "run_methods", "scenario_key", "confidential", "n_pmf"]

@@ -23,7 +23,7 @@ import pandas as pd
 
 import engine
 
-from ..params.labels import METHOD_LABELS
+from figures.labels import METHOD_LABELS
 
 __all__ = ["MethodRun", "Prepared", "spec_json", "RESULT_TTL_S"]
 

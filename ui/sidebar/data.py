@@ -11,7 +11,7 @@ import streamlit as st
 from .. import keys
 from ..compute import files
 from ..params.defaults import record_columns
-from ..params.labels import DATA_LABELS
+from figures.labels import DATA_LABELS
 from ..params.scenario import DATA_SOURCES, DEFAULT_PRIORS
 
 

@@ -17,14 +17,14 @@ import streamlit as st
 from .. import keys
 from ..compute import problems
 from ..compute.records import Prepared
-from ..params.labels import METHOD_LABELS, MODEL_LABELS
+from figures.labels import METHOD_LABELS, MODEL_LABELS
 from ..params.scenario import Scenario
 from .data import _data_section, _read_upload
 from .mechanism import _mechanism_section
 from .methods import _methods_section
 from .model import _model_section
 from .size import _size_section
-from .state import _reseed_on_page_switch, _replace, _seed_all, _sync_query, current_scenario
+from .state import _replace, _reseed_on_page_switch, _seed_all, _sync_query, current_scenario
 from .validation import _validate
 
 __all__ = ["Inputs", "scenario_inputs"]

@@ -6,7 +6,7 @@ from typing import Any
 import streamlit as st
 
 from .. import keys
-from ..params.labels import BUDGET_LABELS, MECHANISM_LABELS
+from figures.labels import BUDGET_LABELS, MECHANISM_LABELS
 from ..params.scenario import MECHANISMS, budget_forms
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import streamlit as st
 
 from .. import keys
-from ..params.labels import METHOD_LABELS
+from figures.labels import METHOD_LABELS
 from ..params.scenario import METHODS
 
 

@@ -6,7 +6,7 @@ import streamlit as st
 
 from .. import keys
 from ..params.defaults import default_truth, default_truth_p, record_columns, regression_defaults
-from ..params.labels import MODEL_LABELS, PRIOR_LABELS
+from figures.labels import MODEL_LABELS, PRIOR_LABELS
 from ..params.scenario import DEFAULT_PRIORS, MODELS
 
 

@@ -1,8 +1,8 @@
 """Pure figure builders for studies (engine.studies tables in, ``plotly.graph_objects.Figure`` out).
 
-Every trace carries ``meta = {"kind": ..., "method": ...}`` as in :mod:`ui.plots`, so tests can read
-a figure through ``fig.to_dict()``. The CLI imports this module lazily (``python -m engine study``),
-so ``import engine`` never loads plotly.
+Every trace carries ``meta = {"kind": ..., "method": ...}`` as in :mod:`figures`, so tests can read
+a figure through ``fig.to_dict()``. The study command (``python -m engine study``) writes them too; ``import engine`` never
+loads this module or plotly.
 
 Calibration
     :func:`ecdf_plot`      ECDF of the posterior quantiles U per method against the diagonal
@@ -25,8 +25,8 @@ from scipy import stats
 
 from engine.studies.calibration import calibration_summary, ecdf, sbc_histogram
 
+from .labels import METHOD_LABELS
 from .palette import METHOD_COLORS
-from .params.labels import METHOD_LABELS
 
 __all__ = ["ecdf_plot", "ks_plot", "coverage_plot", "sbc_plot", "mmd_plot", "calibration_figures",
            "preset_figures", "method_color", "method_label"]

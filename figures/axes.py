@@ -8,7 +8,7 @@ import math
 import re
 from typing import Sequence
 
-from ..params.labels import METHOD_LABELS
+from .labels import METHOD_LABELS
 
 __all__ = ["PARAM_AXIS", "describe_param", "param_label", "axis_title", "pages_of"]
 

@@ -1,5 +1,6 @@
 """Command line: ``python -m engine run SPEC --out DIR [--method NAME] [--quiet]`` and
-``python -m engine study PRESET|calibration ...`` (:mod:`engine.studies.cli`).
+``python -m engine study PRESET|calibration ...`` (:mod:`engine.cli.study`); what both print is
+:mod:`engine.cli.console`.
 
 Writes DIR/draws.csv, DIR/posterior.nc and DIR/summary.json. Invalid input prints one line,
 ``error: <field> = <value> is invalid: <what is allowed>``, and exits with status 2.
@@ -9,12 +10,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import api
+from .. import api
+from ..methods import METHOD_NAMES
+from ..numerics import diagnostics
+from ..spec import load_spec
+from . import study as study_cli
 from .console import cli_error, progress_bar
-from .methods import METHOD_NAMES
-from .numerics import diagnostics
-from .spec import load_spec
-from .studies import cli as study_cli
 
 __all__ = ["main"]
 

@@ -12,8 +12,10 @@ method and parameter), ``calibration_summary.csv`` (KS, coverage, MMD per method
 figures; its finished replicates are kept in ``DIR/store/`` (Parquet), so running the same command
 again after an interruption resumes where it stopped. ``--scheduler tcp://host:8786`` runs the
 replicates on a Dask cluster (``Client(address).get_executor()``); ``--workers N`` sizes the local
-process pool instead. Figures need plotly (imported here only, never by ``import engine``); PNGs
-need kaleido and Chromium (``ui/export.py``), else the HTML alone is written and a note says why.
+process pool instead. Figures are drawn by :mod:`figures.studies`, the plotly figure builders the app
+uses too, imported only when a study draws them (so neither ``import engine`` nor ``import engine.cli``
+loads plotly); PNGs need kaleido and Chromium (:mod:`figures.export`), else the HTML alone is written
+and a note says why.
 """
 from __future__ import annotations
 
@@ -22,11 +24,11 @@ import sys
 import time
 
 from ..api import prepare
-from ..console import cli_error, progress_bar
 from ..methods.exact import has_closed_form
 from ..spec import load_spec
-from .calibration import calibration_study, calibration_summary
-from .presets import PRESETS, run_preset, write_preset
+from ..studies.calibration import calibration_study, calibration_summary
+from ..studies.presets import PRESETS, run_preset, write_preset
+from .console import cli_error, progress_bar
 
 __all__ = ["add_parser", "run"]
 
@@ -52,23 +54,16 @@ def _progress(quiet: bool):
     return progress_bar(sys.stderr)
 
 
-def _ui(module: str):
-    """Import ``ui.<module>`` (plotly figures live in the app's package, next to engine/ in the repo)."""
-    import importlib
+def _study_figures():
+    """:mod:`figures.studies`, imported when a study draws: ``import engine.cli`` stays free of plotly."""
+    from figures import studies
 
-    try:
-        return importlib.import_module(f"ui.{module}")
-    except ModuleNotFoundError:
-        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        if not os.path.isfile(os.path.join(root, "ui", f"{module}.py")):
-            raise
-        sys.path.append(root)
-        return importlib.import_module(f"ui.{module}")
+    return studies
 
 
 def _write_figures(figs: dict, out: str) -> list[str]:
-    export = _ui("export")
-    StaticExportUnavailable, png_bytes = export.StaticExportUnavailable, export.png_bytes
+    from figures.export import StaticExportUnavailable, png_bytes  # plotly and kaleido: only when drawing
+
 
     notes = []
     png_ok = True
@@ -131,7 +126,7 @@ def _calibration(args, executor) -> int:
     summary.to_csv(os.path.join(out, "calibration_summary.csv"), index=False)
     notes = []
     for param in table["param"].unique()[:1]:
-        notes += _write_figures(_ui("study_plots").calibration_figures(table, param), out)
+        notes += _write_figures(_study_figures().calibration_figures(table, param), out)
     cols = ["method", "param", "M", "failed", "ks_stat", "ks_pvalue", "coverage_50", "coverage_90", "mmd2_mean"]
     print(f"calibration: {args.replicates} replicates in {time.perf_counter() - t0:.1f} s -> {out}")
     print(summary[cols].round(4).to_string(index=False))
@@ -145,7 +140,7 @@ def _preset(args, executor) -> int:
     t0 = time.perf_counter()
     result = run_preset(args.preset, quick=args.quick, executor=executor, workers=args.workers)
     write_preset(result, out)
-    notes = _write_figures(_ui("study_plots").preset_figures(result), out)
+    notes = _write_figures(_study_figures().preset_figures(result), out)
     print(f"{args.preset}{' (quick)' if args.quick else ''}: {time.perf_counter() - t0:.1f} s -> {out}")
     print(result.text)
     for n in notes:

@@ -20,8 +20,8 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 from scipy import stats
 
-from ..palette import BOUND_COLOR, CHAIN_COLORS, color_of
 from .axes import _grid_shape, _label
+from .palette import BOUND_COLOR, CHAIN_COLORS, color_of
 
 __all__ = ["trace_plot", "acceptance_plot", "rank_plot", "mcem_history"]
 

@@ -1,4 +1,4 @@
-"""What the app calls each choice and each result, in words: the sidebar's options, the legends, the tables.
+"""What the lab calls each choice and each result, in words: the sidebar's options, the legends, the tables.
 
 Pure constants and one function; nothing here imports streamlit.
 """

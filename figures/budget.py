@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ..palette import TRUTH_COLOR, color_of
 from .axes import _label
+from .palette import TRUTH_COLOR, color_of
 
 __all__ = ["interval_plot", "sd_plot"]
 

@@ -18,10 +18,10 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..palette import BOUND_COLOR, TRUTH_COLOR, color_of
-from ..params.labels import result_label as method_name
 from .axes import _grid_shape, _label, axis_title
 from .kde import density_curve
+from .labels import result_label as method_name
+from .palette import BOUND_COLOR, TRUTH_COLOR, color_of
 
 __all__ = ["posterior_densities", "n_pmf_plot", "y_cap", "x_window", "REFERENCE_METHODS", "SPIKE_FACTOR", "FAR_FACTOR"]
 
@@ -135,7 +135,7 @@ def posterior_densities(results: Sequence, *, true_params: Mapping[str, float] |
     posterior p(theta | x) a dotted grey line. Methods named in ``not_converged`` are drawn faded
     (dash-dot) with "(not converged)" in the legend. When the naive or confidential curve is a spike
     that would flatten the others, the y-axis is capped (:func:`y_cap`) and the clipped peak labelled.
-    Colours are fixed per method (:mod:`ui.palette`). A point estimator (``info["estimator"]``: MCEM's
+    Colours are fixed per method (:mod:`figures.palette`). A point estimator (``info["estimator"]``: MCEM's
     maximum-likelihood estimate) has no density: it is a marker at the estimate with a horizontal bar
     over its 90% Wald interval (``info["mle"][param]``: estimate, q5, q95), drawn just below y = 0 so
     it sits under the posterior curves. Methods run at a plug-in n say so in the legend.
