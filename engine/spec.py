@@ -25,6 +25,7 @@ __all__ = ["spec_from_dict", "load_spec", "build_mechanism"]
 _TOP_KEYS = {"seed", "model", "mechanism", "data", "method", "n_mechanism"}
 _UNKNOWN_N_MODELS = ("beta_binomial", "poisson_gamma", "normal_known_sd")
 
+
 def _check_data(data, model, base_dir: str = ".") -> dict:
     if not isinstance(data, Mapping):
         fail("data", data, "must be a table with one of s_dp, simulate, csv, records")
@@ -167,7 +168,6 @@ def build_mechanism(mech_d: Mapping[str, Any], model, unbounded: bool = False):
     if unbounded and getattr(model, "name", "") == "normal_known_sd":
         sens = max(abs(model.lo), abs(model.hi))
     return make_mechanism(name, params, default_sensitivity=sens, k=model.k or 2)
-
 
 
 def load_spec(path: str) -> Spec:

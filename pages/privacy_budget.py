@@ -81,7 +81,6 @@ if not methods:
     st.stop()
 
 
-
 def _stop(key: str) -> None:
     st.session_state[keys.STOPPED_SWEEP] = key
 

@@ -18,7 +18,6 @@ from ui.params.scenario import Scenario
 from ui.params.spec import to_spec_dict
 
 
-
 def _open() -> AppTest:
     return open_app()
 

@@ -95,7 +95,8 @@ def _imports(module: str, source: str | None = None) -> list[tuple[str, int, boo
 
     def visit(node, in_function):
         for child in ast.iter_child_nodes(node):
-            inner = in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            hidden = in_function  # an import statement inside a def; a run-time lookup is always hidden
+            dynamic = _dynamic_import(child) if isinstance(child, ast.Call) else None
             if isinstance(child, ast.Import):
                 names = [a.name for a in child.names]
             elif isinstance(child, ast.ImportFrom):
@@ -105,19 +106,17 @@ def _imports(module: str, source: str | None = None) -> list[tuple[str, int, boo
                 else:
                     stem = child.module or ""
                 names = [f"{stem}.{a.name}" if f"{stem}.{a.name}" in MODULES else stem for a in child.names]
-            elif isinstance(child, ast.Call) and _dynamic_import(child) is not None:
-                names = [_dynamic_import(child)]
-                inner = True
+            elif dynamic is not None:
+                names, hidden = [dynamic], True
             else:
-                visit(child, inner)
-                continue
+                names = []
             for name in names:
                 target = _target(name)
                 if target is not None and target != module:
-                    found.append((target, child.lineno, inner if isinstance(child, ast.Call) else in_function))
+                    found.append((target, child.lineno, hidden))
                 elif target is None and module.startswith("engine") and name.split(".")[0] in ("streamlit", "plotly"):
-                    found.append((name, child.lineno, in_function))
-            visit(child, inner)
+                    found.append((name, child.lineno, hidden))
+            visit(child, in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)))
 
     visit(tree, False)
     return found

@@ -7,6 +7,7 @@ import pytest
 
 import engine
 
+
 @pytest.mark.parametrize("method", ["da_mcmc", "pseudo_marginal"])
 @pytest.mark.parametrize("parallel", [True, False])
 def test_a_callback_returning_false_stops_the_run_and_keeps_the_draws_made(method, parallel):

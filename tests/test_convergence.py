@@ -125,7 +125,6 @@ def test_cli_is_silent_for_independent_draws(tmp_path, capsys):
     assert "warning" not in capsys.readouterr().err
 
 
-
 def _chains(kind: str) -> np.ndarray:
     """Draws shaped (chain, draw) that exercise every branch: independent, autocorrelated (AR(1),
     the monotone-sequence correction), heavy-tailed, stuck in different places, discrete with ties,

@@ -16,8 +16,9 @@ from typing import Sequence
 
 import streamlit as st
 
-from . import keys
 from figures.axes import pages_of, param_label
+
+from . import keys
 
 __all__ = ["parameter_picker", "multiples_page", "PANELS_PER_PAGE", "MULTIPLES_COLUMNS"]
 

@@ -26,11 +26,11 @@ import time
 from contextlib import asynccontextmanager
 
 import engine
+from figures import posteriors
 
 from . import tables
 from .params.scenario import Scenario
 from .params.spec import method_settings, to_spec_dict
-from figures import posteriors
 
 __all__ = ["warm", "lifespan"]
 

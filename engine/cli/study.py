@@ -64,7 +64,6 @@ def _study_figures():
 def _write_figures(figs: dict, out: str) -> list[str]:
     from figures.export import StaticExportUnavailable, png_bytes  # plotly and kaleido: only when drawing
 
-
     notes = []
     png_ok = True
     for name, fig in figs.items():

@@ -35,16 +35,17 @@ from typing import Any, Mapping
 
 from .validation import fail
 
-__all__ = ["Spec", "spec_to_dict", "spec_to_toml", "read_spec_file", "resolve_path", "DATA_KINDS"]
+__all__ = ["Spec", "spec_to_dict", "spec_to_toml", "read_spec_file", "resolve_path", "DATA_KINDS", "plain"]
 
 DATA_KINDS = ("s_dp", "simulate", "csv", "records")
 
-def _plain(obj):
+
+def plain(obj):
     """Deep-copy into plain dicts/lists (mappingproxy -> dict, tuple -> list)."""
     if isinstance(obj, Mapping):
-        return {k: _plain(v) for k, v in obj.items()}
+        return {k: plain(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [_plain(v) for v in obj]
+        return [plain(v) for v in obj]
     return obj
 
 
@@ -98,10 +99,10 @@ def read_spec_file(path: str) -> dict:
 
 def spec_to_dict(spec: Spec) -> dict:
     """The plain-dict layout of a spec (round-trips through :func:`spec_from_dict`)."""
-    d = {"seed": spec.seed, "model": _plain(spec.model), "mechanism": _plain(spec.mechanism),
-         "data": _plain(spec.data), "method": _plain(spec.method)}
+    d = {"seed": spec.seed, "model": plain(spec.model), "mechanism": plain(spec.mechanism),
+         "data": plain(spec.data), "method": plain(spec.method)}
     if spec.n_mechanism is not None:
-        d["n_mechanism"] = _plain(spec.n_mechanism)
+        d["n_mechanism"] = plain(spec.n_mechanism)
     return d
 
 

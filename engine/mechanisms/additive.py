@@ -39,6 +39,7 @@ __all__ = ["Laplace", "Gaussian", "DiscreteLaplace", "DiscreteGaussian", "ABS_KE
 ABS_KERNEL = 0  # log eta(r) = -|r| / scale + const  (laplace, discrete_laplace)
 SQUARE_KERNEL = 1  # log eta(r) = -r^2 / (2 scale^2) + const  (gaussian, discrete_gaussian)
 
+
 def discrete_laplace_log_pmf(k, t: float):
     """log pmf of the discrete Laplace: -|k|/t - log coth(1/(2t)), computed as
     -|k|/t + log(-expm1(-1/t)) - log1p(exp(-1/t)) (stable for tiny and huge t)."""

@@ -13,6 +13,7 @@ from scipy import optimize, special
 __all__ = ["scale_from_budget", "budget_from_scale", "analytic_gaussian_delta", "analytic_gaussian_sigma",
            "analytic_gaussian_epsilon"]
 
+
 def analytic_gaussian_delta(epsilon: float, sigma: float, sensitivity: float) -> float:
     """delta(epsilon) of the Gaussian mechanism (Balle & Wang 2018, Theorem 8).
 

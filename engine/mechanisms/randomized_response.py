@@ -18,6 +18,7 @@ from ..core.validation import fail
 
 __all__ = ["RandomizedResponse", "MAX_RR_TABLE_N", "k_ary_log_transition", "coin_log_transition"]
 
+
 @dataclass(frozen=True)
 class RandomizedResponse:
     """Per-record randomized response with transition matrix ``Q[x, z] = P(report z | true x)``.

@@ -65,12 +65,12 @@ MODEL_INFO = {name: module.INFO for name, module in _MODULES.items()}
 def record_columns(model_table: Mapping[str, Any]) -> list | None:
     """CSV columns of a multi-column record (``y, x1..xK`` for naive_bayes_loglinear), else None."""
     if model_table.get("name") == "linear_regression":
-        p = model_table.get("p", MODEL_INFO["linear_regression"]["prior"]["p"])
+        p = model_table.get("p", linear_regression.INFO["prior"]["p"])
         p = p if isinstance(p, int) and not isinstance(p, bool) and 1 <= p <= MAX_P else 1
         return [f"x{j + 1}" for j in range(p)] + ["y"]
     if model_table.get("name") != "naive_bayes_loglinear":
         return None
-    levels = feature_levels(model_table.get("feature_levels", MODEL_INFO["naive_bayes_loglinear"]["prior"]["feature_levels"]))
+    levels = feature_levels(model_table.get("feature_levels", naive_bayes_loglinear.INFO["prior"]["feature_levels"]))
     return ["y"] + [f"x{k + 1}" for k in range(len(levels))]
 
 

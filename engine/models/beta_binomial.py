@@ -101,7 +101,6 @@ class BetaBinomial:
         return {"a": self.a, "b": self.b}
 
 
-
 def build(n: int, params: Mapping[str, Any]) -> BetaBinomial:
     """The model from its [model] table (``n`` already checked by :func:`engine.models.make_model`)."""
     return BetaBinomial(n=n, a=positive("model.a", params.get("a", 1.0)), b=positive("model.b", params.get("b", 1.0)))

@@ -113,7 +113,6 @@ class DirichletMultinomial:
         return {"alpha": list(self.alpha)}
 
 
-
 def build(n: int, params: Mapping[str, Any]) -> DirichletMultinomial:
     """The model from its [model] table (``n`` already checked by :func:`engine.models.make_model`)."""
     alpha = number_list("model.alpha", params.get("alpha", [1.0, 1.0, 1.0]))

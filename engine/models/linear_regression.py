@@ -493,7 +493,6 @@ def _covariance(value, p: int) -> np.ndarray:
     return m
 
 
-
 def build(n: int, params: Mapping[str, Any]) -> LinearRegression:
     """The model from its [model] table (``n`` already checked by :func:`engine.models.make_model`)."""
     return _make_regression(n, params)

@@ -262,7 +262,6 @@ def feature_levels(value) -> tuple:
     return tuple(out)
 
 
-
 def build(n: int, params: Mapping[str, Any]) -> NaiveBayesLoglinear:
     """The model from its [model] table (``n`` already checked by :func:`engine.models.make_model`)."""
     d = INFO["prior"]

@@ -108,7 +108,6 @@ class NormalKnownSD:
         return {"sd": self.sd, "lo": self.lo, "hi": self.hi, "prior_mean": self.prior_mean, "prior_sd": self.prior_sd}
 
 
-
 def build(n: int, params: Mapping[str, Any]) -> NormalKnownSD:
     """The model from its [model] table (``n`` already checked by :func:`engine.models.make_model`)."""
     d = INFO["prior"]

@@ -116,7 +116,6 @@ class PoissonGamma:
         return d
 
 
-
 def build(n: int, params: Mapping[str, Any]) -> PoissonGamma:
     """The model from its [model] table (``n`` already checked by :func:`engine.models.make_model`)."""
     upper = params.get("upper")

@@ -162,4 +162,3 @@ def check_n_dp(mechanism, value: Any) -> float:
     if getattr(mechanism, "discrete", False) and not float(v).is_integer():
         fail("data.n_dp", value, f"{mechanism.name} releases whole numbers; n_dp must be an integer")
     return v
-

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 import engine
-
+from engine.core.spec import plain
 from figures.labels import METHOD_LABELS
 
 __all__ = ["MethodRun", "Prepared", "spec_json", "RESULT_TTL_S"]
@@ -96,14 +96,6 @@ def spec_json(spec: Mapping[str, Any]) -> str:
     return json.dumps(spec, sort_keys=True, separators=(",", ":"))
 
 
-def _plain(value):
-    if isinstance(value, Mapping):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
-
-
 def _to_plain(result: engine.Result) -> dict:
     return {
         "method": result.method,
@@ -111,7 +103,7 @@ def _to_plain(result: engine.Result) -> dict:
         "draws": np.array(result.draws),
         "s_dp": np.array(result.s_dp),
         "sample_stats": {k: np.array(v) for k, v in result.sample_stats.items()},
-        "info": _plain(result.info),
+        "info": plain(result.info),
         "density": None if result.density is None else
         {k: (np.array(g), np.array(p)) for k, (g, p) in result.density.items()},
     }

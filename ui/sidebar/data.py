@@ -8,10 +8,11 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
+from figures.labels import DATA_LABELS
+
 from .. import keys
 from ..compute import files
 from ..params.defaults import record_columns
-from figures.labels import DATA_LABELS
 from ..params.scenario import DATA_SOURCES, DEFAULT_PRIORS
 
 

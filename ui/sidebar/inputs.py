@@ -14,10 +14,11 @@ from typing import Any, Mapping
 import numpy as np
 import streamlit as st
 
+from figures.labels import METHOD_LABELS, MODEL_LABELS
+
 from .. import keys
 from ..compute import problems
 from ..compute.records import Prepared
-from figures.labels import METHOD_LABELS, MODEL_LABELS
 from ..params.scenario import Scenario
 from .data import _data_section, _read_upload
 from .mechanism import _mechanism_section

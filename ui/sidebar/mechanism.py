@@ -5,8 +5,9 @@ from typing import Any
 
 import streamlit as st
 
-from .. import keys
 from figures.labels import BUDGET_LABELS, MECHANISM_LABELS
+
+from .. import keys
 from ..params.scenario import MECHANISMS, budget_forms
 
 

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from .. import keys
 from figures.labels import METHOD_LABELS
+
+from .. import keys
 from ..params.scenario import METHODS
 
 

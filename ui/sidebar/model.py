@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import streamlit as st
 
+from figures.labels import MODEL_LABELS, PRIOR_LABELS
+
 from .. import keys
 from ..params.defaults import default_truth, default_truth_p, record_columns, regression_defaults
-from figures.labels import MODEL_LABELS, PRIOR_LABELS
 from ..params.scenario import DEFAULT_PRIORS, MODELS
 
 

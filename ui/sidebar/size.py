@@ -6,8 +6,9 @@ from typing import Any
 
 import streamlit as st
 
-from .. import keys
 from figures.labels import MECHANISM_LABELS, N_BUDGET_LABELS, N_PRIOR_LABELS, SIZE_LABELS
+
+from .. import keys
 from ..params.scenario import N_BUDGET_FORMS, N_MECHANISMS, N_PRIORS, SAMPLE_SIZES
 
 
