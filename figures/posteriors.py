@@ -43,12 +43,28 @@ def _peak(kind: str, x: np.ndarray, y: np.ndarray) -> float:
     return float(np.max(y)) if y.size else 0.0
 
 
-def _density_traces(results, confidential, param: str, axes: dict, seen: set, not_converged) -> tuple[list, dict]:
-    """Trace dicts of one subplot and each trace's peak height (keyed by method)."""
+def _rug_trace(r, param: str, axes: dict, seen: set) -> dict:
+    """Draws too few for a curve (ABC stopped by its limits): one tick per draw on the x-axis."""
+    x = np.asarray(r.draws[:, :, r.param_names.index(param)], float).reshape(-1)
+    count = f"{x.size:,} draw{'' if x.size == 1 else 's'}"
+    return {"type": "scatter", "x": x, "y": np.zeros(x.size), "mode": "markers", "cliponaxis": False,
+            "marker": {"color": color_of(r.method), "symbol": "line-ns-open", "size": 16, "line": {"width": 2}},
+            "name": f"{method_name(r)}: {count}, too few for a curve", "legendgroup": r.method,
+            "showlegend": r.method not in seen, "hovertemplate": "%{x:.4g}<extra>" + method_name(r) + "</extra>",
+            "meta": {"kind": "rug", "method": r.method, "param": param, "converged": False}, **axes}
+
+
+def _density_traces(results, confidential, param: str, axes: dict, seen: set, not_converged,
+                    too_few=frozenset()) -> tuple[list, dict]:
+    """Trace dicts of one subplot and each trace's peak height (keyed by method; a rug has none)."""
     traces, peaks = [], {}
     entries = [(r, False) for r in results] + ([(confidential, True)] if confidential is not None else [])
     for r, is_conf in entries:
         if param not in r.param_names or _is_estimator(r):
+            continue
+        if not is_conf and r.method in too_few:
+            traces.append(_rug_trace(r, param, axes, seen))
+            seen.add(r.method)
             continue
         method = "confidential" if is_conf else r.method
         kind, x, y = density_curve(r, param)
@@ -125,7 +141,7 @@ def x_window(spans: Mapping[str, tuple[float, float]], truth: float | None = Non
 
 def posterior_densities(results: Sequence, *, true_params: Mapping[str, float] | None = None,
                         confidential=None, params: Sequence[str] | None = None,
-                        title: str | None = None, not_converged=(), columns: int = 2,
+                        title: str | None = None, not_converged=(), too_few=(), columns: int = 2,
                         panel_height: int = 300) -> go.Figure:
     """Marginal posterior of each parameter, one subplot per parameter, methods overlaid.
 
@@ -133,7 +149,10 @@ def posterior_densities(results: Sequence, *, true_params: Mapping[str, float] |
     OPS, pseudo-marginal) are a Gaussian KDE (dashed), or a histogram when they have fewer than 50
     draws. The true parameter (simulation) is a dashed vertical line and the confidential-data
     posterior p(theta | x) a dotted grey line. Methods named in ``not_converged`` are drawn faded
-    (dash-dot) with "(not converged)" in the legend. When the naive or confidential curve is a spike
+    (dash-dot) with "(not converged)" in the legend. Methods named in ``too_few`` (independent draws
+    fewer than the 400 a density needs: ABC stopped by its limits) are no curve at all, which would be
+    a spike flattening every other one, but one tick per draw on the x-axis, with their count in the
+    legend; they set neither axis. When the naive or confidential curve is a spike
     that would flatten the others, the y-axis is capped (:func:`y_cap`) and the clipped peak labelled.
     Colours are fixed per method (:mod:`figures.palette`). A point estimator (``info["estimator"]``: MCEM's
     maximum-likelihood estimate) has no density: it is a marker at the estimate with a horizontal bar
@@ -161,7 +180,7 @@ def posterior_densities(results: Sequence, *, true_params: Mapping[str, float] |
     for j, param in enumerate(names):
         suffix = "" if j == 0 else str(j + 1)
         axes = {"xaxis": f"x{suffix}", "yaxis": f"y{suffix}"}
-        panel, peaks = _density_traces(results, confidential, param, axes, seen, not_converged)
+        panel, peaks = _density_traces(results, confidential, param, axes, seen, not_converged, set(too_few))
         traces += panel
         cap = y_cap(peaks)
         top = cap if cap is not None else max(peaks.values(), default=1.0) or 1.0
@@ -190,12 +209,12 @@ def posterior_densities(results: Sequence, *, true_params: Mapping[str, float] |
                          "text": f"{label} peaks at {height:.3g} ↑", "showarrow": False,
                          "font": {"color": color_of(method)}, "name": f"clipped:{method}:{height!r}"})
         layout[f"xaxis{suffix}"] = {"title": {"text": axis_title(param)}}
-        spans = {t["meta"]["method"]: _span(t) for t in panel}
+        spans = {t["meta"]["method"]: _span(t) for t in panel if t["meta"]["kind"] != "rug"}
         truth = float(true_params[param]) if true_params and param in true_params else None
         window = x_window(spans, truth)
         if window is not None:
             layout[f"xaxis{suffix}"]["range"] = list(window)
-            for t in panel:
+            for t in (t for t in panel if t["meta"]["kind"] != "rug"):
                 a, b = spans[t["meta"]["method"]] or (math.nan, math.nan)
                 if t["meta"]["method"] not in REFERENCE_METHODS or window[0] <= b and a <= window[1]:
                     continue

@@ -82,9 +82,11 @@ with results_area:
     picked = picker.parameter_picker(names, keys.W_PARAM_COMPARE)
     conf_result = conf.result if conf is not None and conf.ok else None
     not_converged = {m for m, r in ok.items() if r.stalled}
+    too_few = {m for m, r in ok.items() if r.too_few}
     fig = posteriors.posterior_densities([r.result for r in ok.values()], true_params=prepared.true_params,
                                          confidential=conf_result, title=prepared.mechanism_text,
-                                         params=[picked] if multi else names, not_converged=not_converged)
+                                         params=[picked] if multi else names, not_converged=not_converged,
+                                         too_few=too_few)
     st.plotly_chart(fig, key=keys.POSTERIOR_CHART, width="stretch",
                     config={"toImageButtonOptions": {"format": "png", "filename": "posterior", "scale": 2}})
     if "rjmcmc" in ok:  # the unknown n's own posterior, against what was released and the truth
@@ -121,7 +123,7 @@ with results_area:
             page = picker.multiples_page(names, container=multiples)
             downloads.chart(posteriors.posterior_densities(
                 [r.result for r in ok.values()], true_params=prepared.true_params, confidential=conf_result,
-                params=page, not_converged=not_converged, columns=picker.MULTIPLES_COLUMNS, panel_height=230),
+                params=page, not_converged=not_converged, too_few=too_few, columns=picker.MULTIPLES_COLUMNS, panel_height=230),
                 key=keys.MULTIPLES_CHART, name="posterior_all_parameters", container=multiples)
 
     st.subheader("Downloads", divider="gray")

@@ -36,8 +36,8 @@ def _open(query: dict | None = None) -> AppTest:
 def _open_model(model: str) -> AppTest:
     """The landing page switched to ``model`` from the sidebar, with few draws and ABC off (fast), clean."""
     at = _open()
-    at.number_input(key=keys.W_DRAWS).set_value(300)
-    at.number_input(key=keys.W_WARMUP).set_value(100)
+    at.text_input(key=keys.W_DRAWS).set_value(str(300))
+    at.text_input(key=keys.W_WARMUP).set_value(str(100))
     at.toggle(key=keys.method_key("abc_rejection")).set_value(False)
     at.selectbox(key=keys.W_MODEL).set_value(model).run()
     _clean(at)
@@ -67,9 +67,9 @@ def _query(at: AppTest) -> dict:
 def test_compare_page_on_loglinear_defaults():
     at = _open_model(M)
     # the model's own inputs, seeded with the engine's defaults
-    assert at.number_input(key=keys.prior_key(M, "class_levels")).value == 2
+    assert at.text_input(key=keys.prior_key(M, "class_levels")).value == "2"
     assert at.text_input(key=keys.prior_key(M, "feature_levels")).value == "2, 2"
-    assert at.number_input(key=keys.prior_key(M, "alpha")).value == 2.0
+    assert at.text_input(key=keys.prior_key(M, "alpha")).value == "2"
     assert at.text_input(key=keys.truth_key(M)).value == "0.5, 0.5"
     line = next(m.value for m in at.markdown if "release **s_dp" in m.value)
     assert line.startswith("**Naive-Bayes log-linear (paper 000 §4)**, n = 40")
@@ -95,7 +95,7 @@ def test_bad_loglinear_field_is_shown_next_to_it_and_kept():
     _clean(at)
     at.text_input(key=keys.prior_key(M, "feature_levels")).input("2, 1").run()
     assert not at.exception
-    message = ("model.feature_levels = [2, 1] is invalid: must be a non-empty list of at most 64 integers in 2..1000")
+    message = "feature levels J_1, …, J_K must be a non-empty list of at most 64 integers in 2..1000"
     assert any(message in e.value for e in at.sidebar.error), [e.value for e in at.sidebar.error]
     assert at.text_input(key=keys.prior_key(M, "feature_levels")).value == "2, 1"  # what was typed stays
     assert not at.get("plotly_chart")
@@ -110,7 +110,7 @@ def test_bad_true_probabilities_are_named():
     at = _open(to_query(LOGLINEAR))
     at.text_input(key=keys.W_TRUTH_P).input("0.5, 0.5, 0.5").run()
     assert not at.exception
-    assert any(e.value.startswith("data.simulate.p = ") for e in at.sidebar.error), [e.value for e in at.sidebar.error]
+    assert any(e.value.startswith("True probabilities p must be") for e in at.sidebar.error), [e.value for e in at.sidebar.error]
     assert at.text_input(key=keys.W_TRUTH_P).value == "0.5, 0.5, 0.5"
 
 
@@ -123,7 +123,8 @@ def test_csv_of_records_y_x1_xk():
     assert "n = 30 records, from the uploaded file" in [c.value for c in at.sidebar.caption]
     assert "Confidential data" in set(at.dataframe[0].value["method"])
     at.file_uploader(key=keys.W_CSV).set_value(("records.csv", b"y,x1,x2\n0,1,2\n", "text/csv")).run()
-    assert any("column x2 = 2.0 is invalid: must be an integer level 0..1" in e.value for e in at.sidebar.error)
+    assert any("Line 2 of the uploaded file (record 1, column x2) holds 2: must be an integer level 0..1." in e.value
+               for e in at.sidebar.error)
 
 
 # --------------------------------------------------------------------------- picker and small multiples
@@ -168,7 +169,7 @@ def test_small_multiples_show_every_parameter_in_pages():
     assert {"naive", "da_mcmc", "confidential", "truth"} <= methods
     # 3 classes and four 3-level features: 3 + 36 = 39 parameters, 12 panels a page
     # (AppTest does not report an expander's open state back as a browser does: open it again each run)
-    at.number_input(key=keys.prior_key(M, "class_levels")).set_value(3)
+    at.text_input(key=keys.prior_key(M, "class_levels")).set_value(str(3))
     at.text_input(key=keys.prior_key(M, "feature_levels")).input("3, 3, 3, 3")
     at.session_state[keys.W_MULTIPLES] = True
     at.run()
@@ -210,7 +211,7 @@ def test_loglinear_link_round_trip(scenario):
     assert at.selectbox(key=keys.W_MODEL).value == M
     prior = dict(scenario.prior)
     assert at.text_input(key=keys.prior_key(M, "feature_levels")).value == prior["feature_levels"]
-    assert at.number_input(key=keys.prior_key(M, "class_levels")).value == prior["class_levels"]
+    assert at.text_input(key=keys.prior_key(M, "class_levels")).value == str(prior["class_levels"])
     assert _query(at) == q  # the page writes the same link back
 
 
@@ -269,7 +270,7 @@ REG = Scenario(model=R, n=40, prior=tuple(DEFAULT_PRIORS[R].items()), truth=REGR
 def test_compare_page_on_regression_defaults():
     at = _open_model(R)
     # paper 000 Sec. 5's settings in the inputs
-    assert at.number_input(key=keys.prior_key(R, "p")).value == 2
+    assert at.text_input(key=keys.prior_key(R, "p")).value == "2"
     assert at.text_input(key=keys.prior_key(R, "x_mean")).value == "0.9, -1.17"
     assert at.text_input(key=keys.prior_key(R, "x_cov")).value == "1, 0; 0, 1"
     assert (at.text_input(key=keys.prior_key(R, "lo")).value, at.text_input(key=keys.prior_key(R, "hi")).value) == \
@@ -291,22 +292,22 @@ def test_bad_regression_fields_are_named_and_kept():
     _clean(at)
     at.text_input(key=keys.prior_key(R, "x_cov")).input("1, 2; 2, 1").run()
     assert not at.exception
-    assert any(e.value.startswith("model.x_cov = ") and "not positive definite" in e.value for e in at.sidebar.error)
+    assert any(e.value.startswith("predictor covariance Σ ") and "not positive definite" in e.value for e in at.sidebar.error)
     assert at.text_input(key=keys.prior_key(R, "x_cov")).value == "1, 2; 2, 1"
     at.text_input(key=keys.prior_key(R, "x_cov")).input("1, 0; 0").run()
-    assert any("model.x_cov = '1, 0; 0' is invalid: every row needs the same number of entries" in e.value
+    assert any("predictor covariance Σ is not allowed: every row needs the same number of entries (you entered 1, 0; 0)" in e.value
                for e in at.sidebar.error)
     at.text_input(key=keys.prior_key(R, "x_cov")).input("1, 0; 0, 1")
     at.text_input(key=keys.prior_key(R, "hi")).input("10, 10, -20").run()
-    assert any(e.value.startswith("model.hi = ") and "column y has lo = -10, hi = -20" in e.value
-               for e in at.sidebar.error)
+    assert any(e.value.startswith("clamp high ") and "column y has lo = -10, hi = -20" in e.value
+               for e in at.sidebar.error), [e.value for e in at.sidebar.error]
     at.text_input(key=keys.prior_key(R, "hi")).input("10").run()
     _clean(at)
 
 
 def test_regression_p_sets_the_sizes_and_csv_columns():
     at = _open(to_query(REG))
-    at.number_input(key=keys.prior_key(R, "p")).set_value(3).run()
+    at.text_input(key=keys.prior_key(R, "p")).set_value(str(3)).run()
     _clean(at)
     assert at.text_input(key=keys.prior_key(R, "x_cov")).value == "1, 0, 0; 0, 1, 0; 0, 0, 1"
     assert at.text_input(key=keys.truth_key(R)).value == "0.5, 1, -1, 1"

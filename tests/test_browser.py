@@ -22,7 +22,7 @@ def test_compare_page_updates_when_epsilon_changes(app_url, tmp_path):
             expect(chart.locator(".gtitle")).to_contain_text("pure 0.3-DP", timeout=60_000)
             expect(page.locator(TABLE).first).to_be_visible()
 
-            epsilon = page.get_by_role("spinbutton", name="ε (epsilon)", exact=True)
+            epsilon = page.get_by_role("textbox", name="ε (epsilon)", exact=True)
             epsilon.fill("2")
             epsilon.press("Enter")
 
@@ -57,7 +57,7 @@ def test_shared_deep_link_opens_through_the_router(app_url):
             nav = page.locator('[data-testid="stSidebarNav"]')
             expect(nav.get_by_text("Compare methods")).to_be_visible()
             expect(nav.get_by_text("app", exact=True)).to_have_count(0)
-            expect(page.get_by_role("spinbutton", name="ε (epsilon)", exact=True)).to_have_value("0.2")
+            expect(page.get_by_role("textbox", name="ε (epsilon)", exact=True)).to_have_value("0.2")
             expect(page.locator(CHART).first).to_be_visible(timeout=60_000)
             expect(page.get_by_text("Page not found")).to_have_count(0)
         finally:

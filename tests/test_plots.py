@@ -254,6 +254,22 @@ def test_not_converged_methods_are_faded_and_say_so(rng):
     assert by_method["ops"]["name"] == "OPS" and by_method["ops"]["meta"]["converged"] is True
 
 
+def test_too_few_independent_draws_are_ticks_not_a_spike(rng):
+    """Issue 20 item 1: ABC with 2 draws was a density ~1000 high that flattened every other curve. Now
+    its draws are ticks on the axis, named with their count, and the y-axis follows the real posteriors."""
+    exact = _result("exact", rng.normal(0.3, 0.05, (1, 4000)))
+    abc = _result("abc_rejection", [[0.31, 0.3102]])
+    fig = posterior_densities([exact, abc], too_few={"abc_rejection"})
+    rug = _traces(fig, kind="rug")
+    assert len(rug) == 1 and rug[0]["name"] == "ABC rejection: 2 draws, too few for a curve"
+    assert list(rug[0]["x"]) == [0.31, 0.3102] and list(rug[0]["y"]) == [0.0, 0.0]
+    assert not [t for t in _traces(fig) if t["meta"]["method"] == "abc_rejection" and t["meta"]["kind"] != "rug"]
+    truth_free_top = max(float(np.max(t["y"])) for t in _traces(fig) if t["meta"]["kind"] != "rug")
+    assert truth_free_top < 10  # the exact density's own height (about 8), not a spike
+    small = posterior_densities([exact, abc], too_few={"abc_rejection"}, columns=3, panel_height=230)
+    assert _traces(small, kind="rug")  # the small multiples draw it the same way
+
+
 def test_every_method_keeps_one_colour_on_every_figure(rng):
     """The palette is one module: the density, interval and sd figures colour a method alike."""
     from figures import palette

@@ -288,20 +288,38 @@ def test_bad_csv_raises_value_error(case, raw, text):
     assert "data.csv" in str(info.value) or "data.column" in str(info.value)
 
 
-def test_csv_too_many_rows_is_refused_without_parsing_forever():
+def test_csv_too_many_rows_is_refused_without_parsing_forever(monkeypatch):
     from engine.core import data
 
-    raw = b"x\n" + b"1\n" * (data.MAX_RECORDS + 1)
-    with pytest.raises(ValueError, match="at most"):
+    monkeypatch.setattr(data, "MAX_RECORDS", 1000)  # the real limit (10^7) makes a 20 MB file
+    assert len(load_records_csv(b"x\n" + b"1\n" * 1000)) == 1000
+    raw = b"x\n" + b"1\n" * 1001
+    with pytest.raises(ValueError, match="has more than 1,000 records; at most 1,000 are allowed"):
         load_records_csv(raw)
 
 
-def test_csv_with_ten_million_rows_is_refused_quickly():
-    """10^7 one-digit records (20 MB, under the byte cap) are refused by the record limit as soon as
-    the parser passes it (the loader streams rows), not after reading them all."""
+def test_csv_with_ten_million_rows_is_refused_quickly(monkeypatch):
+    """10^7 one-digit records (20 MB, under the byte cap) over a limit of 10^3 are refused as soon as the
+    parser passes the limit (the loader streams rows), not after reading them all."""
+    from engine.core import data
+
+    monkeypatch.setattr(data, "MAX_RECORDS", 1000)
     raw = b"x\n" + b"1\n" * 10_000_000
-    with pytest.raises(ValueError, match="more than 1000000 records"):
+    with pytest.raises(ValueError, match="more than 1,000 records"):
         load_records_csv(raw)
+
+
+def test_one_limit_on_n_everywhere():
+    """Issue 20 item 6: a CSV over 1,000,000 records was refused while a typed n = 2,000,000 ran. The CSV
+    limit, the model's n and so the URL's n (read through the same engine check) are one number."""
+    import engine
+    from engine.core import data
+    from engine.models import MAX_N
+
+    assert data.MAX_RECORDS == MAX_N == 10_000_000
+    spec = {**engine.DEMO_SPEC, "model": {**engine.DEMO_SPEC["model"], "n": MAX_N + 1}}
+    with pytest.raises(ValueError, match="model.n = 10000001 is invalid: must be an integer >= 1 and <= 10000000"):
+        engine.spec_from_dict(spec)
 
 
 def test_csv_oversized_bytes_refused():

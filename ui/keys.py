@@ -17,6 +17,7 @@ STOPPED_RUN = "stopped_run"  # the scenario (canonical spec JSON) whose run the 
 W_STOP = "pw_stop"  # the Stop button beside a run in progress
 W_FIT_BUDGET = "pw_fit_budget"  # "use settings that fit" button (per method: W_FIT_BUDGET + "_" + method)
 LAST_PAGE = "last_page"  # page of the previous run: a page switch re-seeds the sidebar widgets
+TYPED_ERRORS = "typed_number_errors"  # {sidebar section: message} of number boxes whose text is not a number
 
 # Scenario widgets (sidebar, shared by Compare, Privacy budget and Diagnostics) --------------------
 SCENARIO_WIDGET_PREFIX = "sw_"

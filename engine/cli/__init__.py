@@ -52,7 +52,7 @@ def main(argv=None) -> int:
         return cli_error(exc, args.out)
     s = diagnostics.summary(result)
     verdict = diagnostics.convergence(result, s)
-    if verdict.applicable and not verdict.converged:
+    if not verdict.converged:  # a chain that has not mixed, or too few independent draws
         try:
             sys.stderr.write("warning: " + verdict.message(result.method) + "\n")
         except BrokenPipeError:

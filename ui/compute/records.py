@@ -51,6 +51,17 @@ class MethodRun:
         v = self.convergence or {}
         return bool(v.get("applicable")) and not v.get("converged", True)
 
+    @property
+    def too_few(self) -> bool:
+        """Independent draws too few for a density or an interval (ABC stopped by its limits)."""
+        v = self.convergence or {}
+        return bool(v.get("independent")) and not v.get("converged", True)
+
+    @property
+    def untrusted(self) -> bool:
+        """Numbers that must not pass unflagged: a chain that has not converged, or too few draws."""
+        return self.stalled or self.too_few
+
 
 @dataclass(frozen=True)
 class Prepared:

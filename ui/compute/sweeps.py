@@ -83,7 +83,7 @@ def _sweep_from(out: Mapping, log: str, stopped: bool = False) -> Sweep:
     for eps, name, payload in out["runs"]:
         runs.setdefault(float(eps), {})[name] = _run_record(name, payload)
     if not table.empty:  # each cell's convergence verdict travels with its numbers
-        table["converged"] = [not runs.get(float(e), {}).get(m, MethodRun(m)).stalled
+        table["converged"] = [not runs.get(float(e), {}).get(m, MethodRun(m)).untrusted
                               for e, m in zip(table["epsilon"], table["method"])]
     return Sweep(table=table, runs=runs, skipped=out["skipped"], log=log, stopped=stopped)
 

@@ -21,6 +21,7 @@ from ..compute import problems
 from ..compute.records import Prepared
 from ..params.scenario import Scenario
 from .data import _data_section, _read_upload
+from . import numbers
 from .mechanism import _mechanism_section
 from .methods import _methods_section
 from .model import _model_section
@@ -57,6 +58,7 @@ def scenario_inputs(page: str, *, show_methods: bool = True) -> Inputs:
     _reseed_on_page_switch(page)
     _seed_all(base)
     slots: dict[str, Any] = {}
+    numbers.begin()
     with st.sidebar:
         note = st.session_state.pop(keys.LINK_NOTE, None)
         if note:
@@ -77,7 +79,7 @@ def scenario_inputs(page: str, *, show_methods: bool = True) -> Inputs:
     scenario = _replace(base, values)
     st.session_state[keys.SCENARIO] = scenario
     _sync_query(scenario)
-    errors, prepared, text, noise = _validate(scenario, records, upload_error)
+    errors, prepared, text, noise = _validate(scenario, records, upload_error, numbers.typed_errors())
     if noise:
         slots["noise"].caption(f"Implied noise: {noise}")
     if scenario.unknown_n and "size" not in errors:
