@@ -23,6 +23,7 @@ from .methods.rjmcmc import n_pmf
 from .models import MODEL_INFO, MODEL_NAMES, make_model
 from .models.custom import CustomModel
 from .models.sample_size import SizePrior, UnknownSize, plug_in_n
+from .numerics.plausibility import implausible_release, release_distance
 from .numerics.diagnostics import convergence, draws_frame, summary, summary_dict, to_inference_data, write_outputs
 from .spec import build_mechanism, load_spec, spec_from_dict
 from .studies.cost import estimate_calibration_cost, estimate_sweep_cost, fit_calibration_to_budget, fit_sweep_to_budget
@@ -41,4 +42,5 @@ __all__ = [
     "estimate_calibration_cost", "fit_calibration_to_budget", "BudgetExceeded", "Cancelled",
     "DEMO_SPEC", "scenario",
     "summary", "summary_dict", "draws_frame", "to_inference_data", "write_outputs", "convergence",
+    "implausible_release", "release_distance",
 ]

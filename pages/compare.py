@@ -29,7 +29,7 @@ note = st.session_state.pop(keys.PRESET_NOTE, None)
 if note:
     st.success(note)
 
-inputs = scenario_inputs("compare")
+inputs = scenario_inputs("compare", show_noise=False)  # the figure's title states it
 if not inputs.ok:
     st.warning("Results wait for a valid scenario: fix the input marked in the sidebar. Your entries are kept.")
     st.stop()
@@ -43,9 +43,10 @@ if prepared.true_params:
         (f", … ({len(shown)} parameters: see the table)" if len(shown) > 4 else "")
 size = f"n = {prepared.n:,}" if not prepared.unknown_n else \
     f"n unknown: released **n_dp = {prepared.n_dp:.4g}** (plug-in n = {prepared.n:,})"
-st.markdown(f"**{MODEL_LABELS[s.model]}**, {size} · release **s_dp = [{release}]**{truth}  \n"
-            f"{prepared.mechanism_text}")
+st.markdown(f"**{MODEL_LABELS[s.model]}**, {size} · release **s_dp = [{release}]**{truth}")
 
+if prepared.implausible_text:
+    st.warning(prepared.implausible_text, icon=":material/report:")
 results_area = st.container()
 st.subheader("Run log", divider="gray")
 skipped = {m: prepared.unavailable_reason(m) for m in s.methods if prepared.unavailable_reason(m)}
@@ -71,15 +72,16 @@ with results_area:
     if not ok:
         st.info("No method produced draws for this scenario; see the run log below.")
         st.stop()
-    sentence = narrative.headline(ok, prepared.true_params)
-    if sentence:
-        st.markdown(f"##### {sentence}")
+    headline_slot = st.empty()
     stalled = narrative.convergence_warning(ok)
     if stalled:
         st.warning(stalled, icon=":material/hourglass_empty:")
     names = list(prepared.param_names)
     multi = len(names) > 1
     picked = picker.parameter_picker(names, keys.W_PARAM_COMPARE)
+    sentence = narrative.headline(ok, prepared.true_params, param=picked)  # about the parameter the figure shows
+    if sentence:
+        headline_slot.markdown(f"##### {sentence}")
     conf_result = conf.result if conf is not None and conf.ok else None
     not_converged = {m for m, r in ok.items() if r.stalled}
     too_few = {m for m, r in ok.items() if r.too_few}

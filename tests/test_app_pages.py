@@ -1,6 +1,8 @@
 """AppTest smoke tests: every page with its defaults, and with bad input (the error names the field,
 the value and what is allowed, sits in the sidebar, keeps the entry, and the page carries on)."""
 
+import json
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -26,8 +28,21 @@ def _texts(elements) -> list[str]:
 
 
 def _scenario_line(at: AppTest) -> str:
-    """The Compare page's one-line statement of the scenario (model, n, release, truth, mechanism)."""
-    return next(t for t in _texts(at.markdown) if "release **s_dp" in t)
+    """The Compare page's statement of the scenario: its line (model, n, release, truth) and the posterior
+    figure's title (the mechanism, stated once on the page: issue 20 item 14)."""
+    line = next(t for t in _texts(at.markdown) if "release **s_dp" in t)
+    title = json.loads(at.get("plotly_chart")[0].proto.spec)["layout"]["title"]["text"]
+    return f"{line} | {title}"
+
+
+def test_the_mechanism_is_stated_once_on_compare():
+    at = _open()
+    mechanism = "Laplace noise, scale b = 3.333; pure 0.3-DP (sensitivity 1)"
+    assert _scenario_line(at).endswith(f"| {mechanism}")
+    texts = _texts(at.markdown) + _texts(at.caption) + _texts(at.sidebar.caption)
+    assert not [t for t in texts if "scale b = 3.333" in t]
+    at.switch_page("pages/diagnostics.py").run()  # a page without the figure keeps it in the sidebar
+    assert any(mechanism in t for t in _texts(at.sidebar.caption))
 
 
 def _assert_clean(at: AppTest) -> None:
@@ -233,3 +248,16 @@ def test_every_model_and_mechanism_combination():
                 assert not at.error, (model, mechanism, _texts(at.error))
                 assert len(at.get("plotly_chart")) == 1, (model, mechanism)
                 assert "DA-MCMC" in set(at.dataframe[0].value["method"]), (model, mechanism)
+
+
+def test_an_implausible_release_is_named_and_abc_is_not_run():
+    """Issue 20 item 5: s_dp = 1e9 with n = 40 ran, and ABC burned its whole budget before failing."""
+    at = _open()
+    _set_s_dp("1e9")(at)
+    _assert_clean(at)
+    warning = next(w for w in _texts(at.warning) if "noise standard deviations" in w)
+    assert warning.startswith("The release s_dp = [1e+09] lies 2.12e+08 noise standard deviations (noise sd 4.71)")
+    assert "n = 40 records" in warning and "ABC rejection is not run" in warning
+    assert any(c.startswith("ABC rejection: not run: the release lies") for c in _texts(at.caption))
+    assert "ABC rejection" not in set(at.dataframe[0].value["method"])
+    assert "Exact (best method)" in set(at.dataframe[0].value["method"])

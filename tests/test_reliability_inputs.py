@@ -466,3 +466,32 @@ def test_identical_draws_local_and_dask():
     for key in local_res:
         np.testing.assert_array_equal(local_res[key].draws, remote_res[key].draws)
     assert math.isclose(local["mean"].sum(), remote["mean"].sum(), rel_tol=0, abs_tol=0)
+
+
+@pytest.mark.parametrize("s_dp, sds", [(1e9, 2.12e8), (-500.0, 106.1)])
+def test_an_implausible_release_is_named_before_anything_runs(s_dp, sds):
+    """Issue 20 item 5: s_dp = 1e9 (or -500 with n = 30) was accepted and ABC burned 2e7 proposals. The
+    release is measured in noise sds from the nearest statistic n records can produce; ABC refuses at
+    once, saying so; the exact methods answer."""
+    import engine
+
+    spec = {**engine.DEMO_SPEC, "model": {"name": "beta_binomial", "n": 30}, "data": {"s_dp": [s_dp]}}
+    problem = engine.prepare(engine.spec_from_dict(spec))
+    far = engine.release_distance(problem)
+    assert far["noise_sds"] == pytest.approx(sds, rel=1e-3)
+    assert far["noise_sd"] == pytest.approx(2 ** 0.5 / 0.3)  # Laplace scale 1/0.3
+    message = engine.implausible_release(problem)
+    assert message.startswith(f"data.s_dp = [{s_dp:.6g}] is implausible") and "30 records" in message
+    with pytest.raises(ValueError, match="is implausible"):
+        engine.run_method(problem, {"name": "abc_rejection", "draws": 100}, 1)
+    exact = engine.run_method(problem, {"name": "exact", "draws": 400}, 1)
+    assert np.all(np.isfinite(exact.draws))
+
+
+def test_a_release_a_few_sds_out_is_plausible():
+    import engine
+
+    spec = {**engine.DEMO_SPEC, "model": {"name": "beta_binomial", "n": 30}, "data": {"s_dp": [30 + 5 * 2 ** 0.5 / 0.3]}}
+    problem = engine.prepare(engine.spec_from_dict(spec))
+    assert engine.release_distance(problem)["noise_sds"] == pytest.approx(5.0)
+    assert engine.implausible_release(problem) is None

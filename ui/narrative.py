@@ -48,12 +48,15 @@ def _fmt(v: float) -> str:
     return f"{v:.2g}" if abs(v) < 1 else f"{v:.3g}"
 
 
-def headline(runs: Mapping[str, Any], true_params: Mapping[str, Any] | None = None) -> str | None:
+def headline(runs: Mapping[str, Any], true_params: Mapping[str, Any] | None = None,
+             param: str | None = None) -> str | None:
     """One sentence comparing naive with the exact posterior, or None when either is missing.
 
     ``runs`` maps method name to objects with ``.result``, ``.summary`` (``engine.summary``: mean,
-    sd, q5, q95 per parameter) and ``.stalled``. With several parameters the one where naive is
-    furthest off (in exact posterior sds) is described and named.
+    sd, q5, q95 per parameter) and ``.stalled``. ``param`` is the parameter the figure shows, which
+    the sentence then describes (a sentence about p[1] above a figure of p[0] misleads); without it,
+    with several parameters the one where naive is furthest off (in exact posterior sds) is described
+    and named.
     """
     naive, ref = runs.get("naive"), reference_method(runs)
     if not _usable(naive) or ref is None:
@@ -67,7 +70,7 @@ def headline(runs: Mapping[str, Any], true_params: Mapping[str, Any] | None = No
     def shift(p):
         return abs(_row(naive, p)["mean"] - _row(exact, p)["mean"]) / max(_row(exact, p)["sd"], 1e-300)
 
-    param = max(params, key=shift)
+    param = param if param in params else max(params, key=shift)
     n, e = _row(naive, param), _row(exact, param)
     where = "" if len(params) == 1 else f" for {param}"
     exact_name = "the exact posterior" if ref in ("exact", "auto") else \
@@ -87,9 +90,9 @@ def headline(runs: Mapping[str, Any], true_params: Mapping[str, Any] | None = No
         naive_in = n["q5"] <= t <= n["q95"]
         exact_in = e["q5"] <= t <= e["q95"]
         naive_part = f"its 90% interval {'covers' if naive_in else 'misses'} {sym}"
-        exact_part = f"{exact_name}'s {'covers' if exact_in else 'misses'} it{'' if exact_in else ' too'}"
+        exact_part = f"that of {exact_name} {'covers' if exact_in else 'misses'} it{'' if exact_in else ' too'}"
         return f"{width} and {off}: {naive_part}; {exact_part}."
-    off = f"centred {_fmt(abs(n['mean'] - e['mean']))} away from {exact_name}'s mean"
+    off = f"centred {_fmt(abs(n['mean'] - e['mean']))} away from the mean of {exact_name}"
     return f"{width} and {off}."
 
 
