@@ -141,8 +141,16 @@ with results_area:
     c2.download_button(f"{METHOD_LABELS[chosen]} InferenceData (NetCDF)", data=lambda: files.netcdf_bytes(picked),
                        file_name=f"{chosen}.nc", mime="application/x-netcdf", on_click="ignore")
     records = inputs.records
-    c3.download_button("Scenario (TOML)", data=lambda: files.scenario_toml(s, records), file_name="scenario.toml",
-                       mime="application/toml", on_click="ignore")
+    with_records = False
+    if s.data == "csv":
+        with_records = c3.checkbox("Put the confidential records in the TOML", key=keys.W_TOML_RECORDS,
+                                   help="Off: the TOML holds the release s_dp (what may leave the building), "
+                                        "the mechanism and the settings. On: it also holds every uploaded "
+                                        "record in plain text; share it only where the records may go.")
+    c3.download_button("Scenario (TOML)" + (" with the records" if with_records else ""),
+                       data=lambda: files.scenario_toml(s, records, s_dp=prepared.s_dp, n_dp=prepared.n_dp,
+                                                        include_records=with_records),
+                       file_name="scenario.toml", mime="application/toml", on_click="ignore")
     c4.download_button("Figure (HTML)", data=lambda: fig.to_html(include_plotlyjs=True, full_html=True),
                        file_name="posterior.html", mime="text/html", on_click="ignore")
     if export.static_export_available():
@@ -150,4 +158,9 @@ with results_area:
                            mime="image/png", on_click="ignore")
     else:
         c5.caption("PNG: the camera icon on the figure")
-    st.caption("The page address holds this scenario: copy it to share (uploaded files are not part of the link).")
+    if s.data == "csv":
+        st.caption("The page address holds this scenario's settings but not the uploaded records: whoever opens "
+                   "the link is asked to upload the file. The TOML holds the release, not the records, unless you "
+                   "tick the box above.")
+    else:
+        st.caption("The page address holds this scenario: copy it to share.")

@@ -63,8 +63,9 @@ def test_page_renders_with_defaults(page):
             set(table["method"])
         assert set(table["converged"]) <= {"yes", "yes (independent)"}
         assert len(at.download_button) == 5  # draws, InferenceData, scenario, figure HTML and PNG
+        line = _scenario_line(at)
+        assert "pure 0.3-DP" in line and "true theta = 0.3" in line
         texts = _texts(at.markdown)
-        assert any("pure 0.3-DP" in t and "true theta = 0.3" in t for t in texts)
         assert any(t.startswith("##### Naive is") and "misses θ = 0.3" in t for t in texts)  # the demo's point
     elif page == "pages/privacy_budget.py":
         assert len(at.get("plotly_chart")) == 3  # interval, sd, posterior at one epsilon

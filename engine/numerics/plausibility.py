@@ -15,7 +15,8 @@ discrete Laplace and far less (2·10⁻⁹) for Gaussian noise. Such a release i
 (s_dp = 1e9) or a wrong n (s_dp = −500 with n = 30); the exact posterior still exists (it is
 pushed to the edge of the prior's support) and the exact methods compute it, but ABC rejection's
 acceptance probability is far below anything it can reach, so it is not run on such a release.
-Randomized response (counts checked exactly at the boundary) and an unknown n are not judged.
+Randomized response (counts checked exactly at the boundary), an unknown n and the regression (whose
+projection is onto its raw moments, not the released entries) are not judged.
 """
 from __future__ import annotations
 
@@ -40,7 +41,10 @@ def release_distance(problem) -> dict[str, Any] | None:
     if not (sd > 0 and math.isfinite(sd)):
         return None
     s = np.asarray(problem.s_dp, float)
-    nearest = np.asarray(model.project(s), float).reshape(s.shape)
+    nearest = np.asarray(model.project(s), float)
+    if nearest.size != s.size:  # a projection onto another representation (the regression's raw moments)
+        return None
+    nearest = nearest.reshape(s.shape)
     z = float(np.max(np.abs(s - nearest))) / sd
     return {"noise_sds": z, "nearest": nearest.tolist(), "noise_sd": sd}
 

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
+from engine.core.data import MAX_BYTES, MAX_RECORDS
 from figures.labels import DATA_LABELS
 
 from .. import keys
@@ -63,6 +64,9 @@ def _data_section(model: str) -> dict:
     else:
         st.file_uploader("CSV of confidential records (header row, one record per row)", type=["csv"],
                          key=keys.W_CSV, on_change=_upload_changed)
+        st.caption(f"At most {MAX_BYTES // (1024 * 1024)} MB and {MAX_RECORDS:,} records. A larger file is refused by "
+                   "the uploader itself, with a red mark on the file. The records stay on this server: they are not "
+                   "in the page's link, nor in the TOML download unless you ask for them.")
         columns = record_columns(model, _widget_prior(model))
         if model == "naive_bayes_loglinear":
             st.caption("Columns " + (", ".join(columns) if columns else "y, x1, …, xK") + ": integer levels "
