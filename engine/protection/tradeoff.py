@@ -53,7 +53,8 @@ for records that far apart). With coordinate-wise i.i.d. noise ``P1`` is ``P0`` 
   one; and because every bin boundary is a level set of ``L`` the computed vertices *are* points of
   the true curve, the segments its chords. A convex curve lies below its chord over ``[a, b]`` by at
   most ``(b - a)(f'(b) - f'(a))/4``, with ``f' = -e^L`` at the bin edges: that maximum over bins is
-  ``max_error`` (``< 1e-9`` at the default ``M``). Two coordinates (dirichlet_multinomial) combine as a
+  ``max_error``: about ``p0(bin) e^L (2 eps / M) / 4 <= eps^2 / (4 M^2)`` (1.6e-8 at eps = 1 with the
+  default ``M = 4000``). Two coordinates (dirichlet_multinomial) combine as a
   product experiment of the binned coordinates (still a garbling, never below the true curve).
 
 Why binary randomized response lies *on* the epsilon-DP curve, and Laplace only touches it.
@@ -228,12 +229,14 @@ class FiniteExperiment:
         self.p0, self.p1 = np.exp(lp0[order]), np.exp(lp1[order])
         self.max_error = float(max_error)
         a = np.concatenate([[0.0], np.cumsum(self.p0)])
-        b = np.concatenate([[1.0], 1.0 - np.cumsum(self.p1)])
+        tail1 = np.cumsum(self.p1[::-1])[::-1]  # P1 of the outcomes not yet rejected: exact where small
+        b = np.concatenate([[1.0], tail1[1:] / tail1[0], [0.0]])
         a = np.minimum(a, 1.0)
         a[-1], b[-1] = 1.0, 0.0
         b = np.clip(b, 0.0, 1.0)
-        # several vertices at one alpha (outcomes impossible under P0): keep the lowest beta
-        last = np.concatenate([a[1:] > a[:-1], [True]])
+        # several vertices at one alpha (outcomes impossible under P0): keep the lowest beta; a vertex
+        # within rounding (1e-14) of alpha = 1 is the end point itself
+        last = np.concatenate([(a[1:] > a[:-1]) & (a[:-1] < 1.0 - 1e-14), [True]])
         self.alpha_vertices, self.beta_vertices = a[last], np.minimum.accumulate(b)[last]
 
     def tradeoff(self, alpha) -> np.ndarray:
