@@ -18,7 +18,8 @@ Four numbers and two curves, every one computed from the mechanism's own noise l
 ``informed_adversary``
     someone who knows the other n - 1 records and starts at 50/50 between the two neighbouring values:
     their posterior probability of the true value, ``e^L / (1 + e^L)`` with ``L`` the privacy loss, as a
-    distribution over releases (truth drawn 50/50, release from it): ``q50``, ``q95``, ``q99`` and the
+    distribution over releases (truth drawn 50/50, release from it; ``histogram``: its probability in
+    bins of 2.5%): ``q50``, ``q95``, ``q99`` and the
     largest value ``max = e^eps / (1 + e^eps)`` for pure eps-DP noise, ``None`` where ``L`` is unbounded
     (Gaussian and discrete Gaussian noise).
 ``power_at_5pct``
@@ -49,6 +50,8 @@ __all__ = ["risk", "privacy_side", "protection_of_spec", "QUANTILES", "FALSE_POS
 
 QUANTILES = (0.5, 0.95, 0.99)
 FALSE_POSITIVE_RATE = 0.05
+#: Bins of the informed adversary's belief (0 to 100% in steps of 2.5%) for its histogram.
+BELIEF_EDGES = np.linspace(0.0, 1.0, 41)
 
 
 def risk(problem_or_spec, *, realistic: bool = True) -> dict:
@@ -94,7 +97,9 @@ def privacy_side(model, mechanism, unknown_n: bool = False) -> dict:
         "tradeoff": {"alpha": alpha.tolist(), "beta": beta.tolist(), "max_error": _float(exp.max_error)},
         "bound": bound,
         "informed_adversary": {"prior": 0.5, "q50": float(q[0]), "q95": float(q[1]), "q99": float(q[2]),
-                               "max": None if math.isinf(max_loss) else float(1.0 / (1.0 + math.exp(-max_loss)))},
+                               "max": None if math.isinf(max_loss) else float(1.0 / (1.0 + math.exp(-max_loss))),
+                               "histogram": {"edges": BELIEF_EDGES.tolist(),
+                                             "probability": exp.belief_histogram(BELIEF_EDGES).tolist()}},
         "power_at_5pct": power,
         "advantage_at_5pct": power - FALSE_POSITIVE_RATE,
     }

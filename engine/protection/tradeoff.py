@@ -260,6 +260,12 @@ class FiniteExperiment:
         order = np.argsort(beliefs, kind="stable")
         return beliefs[order], probs[order]
 
+    def belief_histogram(self, edges) -> np.ndarray:
+        """Probability of a belief in each bin (edges[i], edges[i+1]] (the first bin closed on the left)."""
+        b, p = self.belief_law()
+        idx = np.clip(np.searchsorted(np.asarray(edges, dtype=float), b, side="left") - 1, 0, len(edges) - 2)
+        return np.bincount(idx, weights=p, minlength=len(edges) - 1) / p.sum()
+
     def belief_quantile(self, q) -> np.ndarray:
         """Quantiles of the belief law (the smallest belief whose cdf reaches q)."""
         b, p = self.belief_law()
@@ -282,6 +288,13 @@ class GaussianExperiment:
 
     def max_loss(self) -> float:
         return math.inf
+
+    def belief_histogram(self, edges) -> np.ndarray:
+        """P(belief in (edges[i], edges[i+1]]): the belief is expit(L), L ~ N(mu^2/2, mu^2)."""
+        e = np.asarray(edges, dtype=float)
+        with np.errstate(divide="ignore"):
+            cdf = stats.norm.cdf((special.logit(e) - self.mu**2 / 2) / self.mu)
+        return np.diff(cdf)
 
     def belief_quantile(self, q) -> np.ndarray:
         """The belief in the truth is expit(L), L ~ N(mu^2/2, mu^2) under either truth (symmetry)."""
