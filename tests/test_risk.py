@@ -371,3 +371,13 @@ def test_risk_rejects_unsupported_inputs():
         engine.risk(42)
     with pytest.raises(ValueError, match="model.name"):
         engine.risk(_spec({"name": "linear_regression", "n": 20}, {"name": "gaussian", "rho": 0.5}, [0.0] * 9))
+
+
+@pytest.mark.parametrize("model, s_dp", [(BB, [2.0]), ({"name": "dirichlet_multinomial", "n": 4}, [2.0, 1.0, 1.0])])
+def test_narrow_discrete_gaussian_stays_exact_where_probabilities_underflow(model, s_dp):
+    """sigma = 0.02: P0(y = 1) = e^-1250 underflows in linear space; computed in log space the curve still
+    starts at beta(0) = 1 (no outcome is impossible under either neighbour) and stays above its zCDP bound."""
+    r = engine.risk(_spec(model, {"name": "discrete_gaussian", "sigma": 0.02}, s_dp))
+    beta, bound = np.asarray(r["tradeoff"]["beta"]), np.asarray(r["bound"]["beta"])
+    assert beta[0] == 1.0 and beta[1] < 1e-12 and np.all(beta - bound > -1e-12)
+    assert r["informed_adversary"]["max"] is None and r["power_at_5pct"] == pytest.approx(1.0)

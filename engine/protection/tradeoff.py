@@ -41,7 +41,8 @@ for records that far apart). With coordinate-wise i.i.d. noise ``P1`` is ``P0`` 
 * **Randomized response**: the target's own report ``z``, ``p0 = Q[x0, .]``, ``p1 = Q[x1, .]``.
 * **Laplace** ``Lap(0, b)``, one coordinate, ``d > 0``: ``L = -eps`` on ``y <= 0`` (``P0`` mass 1/2),
   ``L = +eps`` on ``y >= d`` (mass ``e^-eps/2``), ``L = (2y - d)/b`` continuous in between
-  (``eps = d/b``). Exactly (DRS19, Prop. A.? / Example): with ``F`` the Laplace cdf,
+  (``eps = d/b``). Exactly (DRS19 §2, the Laplace example; the likelihood ratio is monotone in
+  ``y``, so the optimal tests are thresholds on ``y``): with ``F`` the cdf of ``Lap(0, 1)``,
   ``beta(alpha) = F(F^-1(1 - alpha) - eps)`` for ``Lap(0, 1)`` shifted by ``eps``, i.e.
 
       beta = 1 - e^eps alpha                 for alpha < e^-eps / 2,
@@ -104,8 +105,8 @@ def alpha_grid(points: int = 201) -> np.ndarray:
 def epsilon_dp_tradeoff(alpha, epsilon: float, delta: float = 0.0) -> np.ndarray:
     """The (epsilon, delta)-DP curve ``max(0, 1 - delta - e^eps alpha, e^-eps (1 - delta - alpha))``."""
     a = np.asarray(alpha, dtype=float)
-    return np.maximum.reduce([np.zeros_like(a), 1.0 - delta - math.exp(epsilon) * a,
-                              math.exp(-epsilon) * (1.0 - delta - a)])
+    big = math.exp(min(epsilon, 700.0))  # beyond e^700 every alpha > 1e-304 already gives 0
+    return np.maximum.reduce([np.zeros_like(a), 1.0 - delta - big * a, math.exp(-epsilon) * (1.0 - delta - a)])
 
 
 def gdp_tradeoff(alpha, mu: float) -> np.ndarray:
@@ -128,7 +129,8 @@ def zcdp_delta(rho: float, epsilon: float) -> float:
         else:
             hi = a
     a = 0.5 * (lo + hi)
-    return min(1.0, math.exp((a - 1) * (a * rho - epsilon) + a * math.log1p(-1.0 / a)) / (a - 1.0))
+    log_delta = (a - 1) * (a * rho - epsilon) + a * math.log1p(-1.0 / a) - math.log(a - 1.0)
+    return 1.0 if log_delta >= 0 else math.exp(log_delta)
 
 
 def zcdp_tradeoff(alpha, rho: float, points: int = 600) -> np.ndarray:
@@ -229,6 +231,11 @@ class FiniteExperiment:
         self.p0, self.p1 = np.exp(lp0[order]), np.exp(lp1[order])
         self.max_error = float(max_error)
         a = np.concatenate([[0.0], np.cumsum(self.p0)])
+        # outcomes possible under P0 whose probability underflows (e^-1250) still leave alpha = 0 itself:
+        # give them the smallest positive alphas, so beta(0) = 1 - P1(outcomes impossible under P0) exactly
+        possible = np.concatenate([[False], np.cumsum(np.isfinite(lp0[order])) > 0])
+        tiny = np.arange(a.size) * 5e-324
+        a = np.where(possible & (a < tiny), tiny, a)
         tail1 = np.cumsum(self.p1[::-1])[::-1]  # P1 of the outcomes not yet rejected: exact where small
         b = np.concatenate([[1.0], tail1[1:] / tail1[0], [0.0]])
         a = np.minimum(a, 1.0)
@@ -267,7 +274,9 @@ class FiniteExperiment:
         return np.bincount(idx, weights=p, minlength=len(edges) - 1) / p.sum()
 
     def belief_quantile(self, q) -> np.ndarray:
-        """Quantiles of the belief law (the smallest belief whose cdf reaches q)."""
+        """Quantiles of the belief law (the smallest belief whose cdf reaches q). For binned Laplace noise an
+        outcome's belief is its bin's, within ``eps / (4 M)`` of the beliefs inside the bin (expit' <= 1/4);
+        the two tails, where the maximum sits, are exact."""
         b, p = self.belief_law()
         cdf = np.cumsum(p)
         cdf /= cdf[-1]
@@ -345,8 +354,7 @@ def _laplace(d: float, b: float, bins: int):
     lp0 = np.concatenate([[math.log(0.5)], lp0_mid, [math.log(0.5) - eps]])
     lp1 = np.concatenate([[math.log(0.5) - eps], lp1_mid, [math.log(0.5)]])
     edge_loss = (2.0 * y - d) / b
-    p0_bin = np.exp(lp0_mid)
-    chord = float(np.max(p0_bin * (np.exp(edge_loss[1:]) - np.exp(edge_loss[:-1])) / 4.0))
+    chord = float(np.max(np.exp(lp0_mid + edge_loss[1:]) - np.exp(lp0_mid + edge_loss[:-1])) / 4.0)
     return lp0, lp1, chord
 
 
@@ -371,19 +379,42 @@ def _discrete_gaussian(d: np.ndarray, sigma: float):
     d = d.astype(np.int64)
     half = int(math.ceil(9.5 * sigma)) + 2  # P(|Y| > half) < 1e-19
     k = np.arange(-half, half + 1)
-    pmf = np.exp(-(k**2) / (2.0 * sigma**2) - discrete_gaussian_log_normalizer(sigma))
-    law, off = np.array([1.0]), 0
+    log_pmf = -(k**2) / (2.0 * sigma**2) - discrete_gaussian_log_normalizer(sigma)
+    if d.size == 1:  # one coordinate: in log space, so that e^-1250 stays a positive probability
+        dj = int(abs(d[0]))
+        with np.errstate(divide="ignore"):
+            lp0 = np.concatenate([log_pmf, np.full(dj, -np.inf)])
+            lp1 = np.concatenate([np.full(dj, -np.inf), log_pmf])
+        return FiniteExperiment(lp0, lp1, unbounded=True)
+    # several coordinates: in log space while the support is small (narrow noise: pmf values underflow),
+    # in linear space (direct or FFT) when it is wide (there every kept value is above e^-46)
+    log_space = half <= 600
+    law = np.array([0.0 if log_space else 1.0])
     for dj in d:
-        scaled = np.zeros(2 * half * abs(int(dj)) + 1)
-        scaled[::abs(int(dj))] = pmf if dj > 0 else pmf[::-1]
-        law = np.convolve(law, scaled) if law.size * scaled.size < 4e7 else _fft_conv(law, scaled)
-        off += -half * abs(int(dj))
-    law = np.clip(law, 0.0, None)
-    shift = int(np.sum(d * d))
+        with np.errstate(divide="ignore"):
+            scaled = np.full(2 * half * abs(int(dj)) + 1, -np.inf if log_space else 0.0)
+        scaled[::abs(int(dj))] = (log_pmf if log_space else np.exp(log_pmf))[::1 if dj > 0 else -1]
+        if log_space:
+            law = _log_conv(law, scaled)
+        else:
+            law = np.convolve(law, scaled) if law.size * scaled.size < 4e7 else _fft_conv(law, scaled)
     with np.errstate(divide="ignore"):
-        lp0 = np.log(np.concatenate([law, np.zeros(shift)]))
-        lp1 = np.log(np.concatenate([np.zeros(shift), law]))
+        log_law = law if log_space else np.log(np.clip(law, 0.0, None))
+    pad = np.full(int(np.sum(d * d)), -np.inf)
+    lp0, lp1 = np.concatenate([log_law, pad]), np.concatenate([pad, log_law])
     return FiniteExperiment(lp0, lp1, unbounded=True)
+
+
+def _log_conv(la, lb):
+    """log of the convolution of exp(la) and exp(lb), term by term in log space (small supports)."""
+    n = la.size + lb.size - 1
+    i = np.arange(la.size)[:, None]
+    k = np.arange(n)[None, :]
+    j = k - i
+    ok = (j >= 0) & (j < lb.size)
+    terms = np.where(ok, la[:, None] + lb[np.clip(j, 0, lb.size - 1)], -np.inf)
+    with np.errstate(invalid="ignore"):
+        return special.logsumexp(terms, axis=0)
 
 
 def _fft_conv(a, b):
