@@ -120,6 +120,11 @@ CAL_KS_CHART = "pw_cal_ks_chart"
 CAL_MMD_CHART = "pw_cal_mmd_chart"
 CAL_SBC_CHART = "pw_cal_sbc_chart"
 
+# What it protects page (pages/protection.py): its charts
+PROTECTION_TRADEOFF_CHART = "pw_protection_tradeoff_chart"
+PROTECTION_BELIEF_CHART = "pw_protection_belief_chart"
+PROTECTION_RECORD_CHART = "pw_protection_record_chart"
+
 
 def preset_chart_key(preset: str, figure: str) -> str:
     """Key of one figure of a paper preset on the Calibration page."""

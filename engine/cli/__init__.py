@@ -1,5 +1,6 @@
-"""Command line: ``python -m engine run SPEC --out DIR [--method NAME] [--quiet]`` and
-``python -m engine study PRESET|calibration ...`` (:mod:`engine.cli.study`); what both print is
+"""Command line: ``python -m engine run SPEC --out DIR [--method NAME] [--quiet]``,
+``python -m engine study PRESET|calibration ...`` (:mod:`engine.cli.study`) and
+``python -m engine risk SPEC --out DIR`` (:mod:`engine.cli.risk`); what they print is
 :mod:`engine.cli.console`.
 
 Writes DIR/draws.csv, DIR/posterior.nc and DIR/summary.json. Invalid input prints one line,
@@ -14,6 +15,7 @@ from .. import api
 from ..methods import METHOD_NAMES
 from ..numerics import diagnostics
 from ..spec import load_spec
+from . import risk as risk_cli
 from . import study as study_cli
 from .console import cli_error, progress_bar
 
@@ -37,9 +39,12 @@ def main(argv=None) -> int:
     run_p.add_argument("--max-seconds", type=float, metavar="S",
                        help="refuse a run whose estimated cost on this machine is above S seconds")
     study_cli.add_parser(sub)
+    risk_cli.add_parser(sub)
     args = parser.parse_args(argv)
     if args.command == "study":
         return study_cli.run(args)
+    if args.command == "risk":
+        return risk_cli.run(args)
 
     try:
         spec = load_spec(args.spec)
