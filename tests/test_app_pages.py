@@ -207,6 +207,9 @@ def test_learn_preset_loads_into_the_compare_widgets(preset):
     methods = set(at.dataframe[0].value["method"])
     runnable = [m for m in preset.scenario.methods if not (m == "ops" and preset.scenario.data == "s_dp")]
     assert {METHOD_LABELS[m] for m in runnable} <= methods  # every method it switches on that can run, ran
+    # issue 20 item 7: a teaching preset opens on converged results, not an alarm on arrival
+    assert not [w for w in _texts(at.warning) if "Not converged" in w or "Too few draws" in w], _texts(at.warning)
+    assert set(at.dataframe[0].value["converged"]) <= {"yes", "yes (independent)", "— (estimator)"}
 
 
 def test_exact_without_closed_form_is_quiet():
