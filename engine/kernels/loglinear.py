@@ -364,8 +364,9 @@ def block_move(rng, block, alpha, levels, offsets, lp, lp_new, prob, prob_new, c
 
 @njit(cache=True, nogil=True)
 def loglinear_pm_chain(rng, n, alpha, levels, offsets, sdp, kernel, scale, lp, c, s, chols, refresh_m, n_refresh,
-                       n_iter, out_theta, out_block_acc, out_refresh_acc):
-    """Run ``n_iter`` iterations from the state (lp, c, s), updated in place. One iteration:
+                       thin, n_iter, out_theta, out_block_acc, out_refresh_acc):
+    """Run ``n_iter`` recorded iterations, each ``thin`` passes of the steps below, from the state
+    (lp, c, s), updated in place. One pass:
 
     1. every block (pi, then p[k][i] for k, i) once: ``block_move`` with its proposal factor
        ``chols[b]`` (only the top-left (size - 1) square is read);
@@ -373,8 +374,8 @@ def loglinear_pm_chain(rng, n, alpha, levels, offsets, sdp, kernel, scale, lp, c
        min{1, eta(s_dp - s*) / eta(s_dp - s)};
     3. theta | s: ``gibbs_theta``.
 
-    Records theta (probabilities) after step 3, each block's acceptance probability and the mean
-    acceptance probability of the refreshes.
+    Records theta (probabilities) after the last pass, each block's mean acceptance probability and the
+    mean acceptance probability of the refreshes over the passes.
     """
     big_i = c.size
     dim = lp.size
@@ -394,27 +395,30 @@ def loglinear_pm_chain(rng, n, alpha, levels, offsets, sdp, kernel, scale, lp, c
     removed = np.empty(big_i, dtype=np.int64)
     cur = log_eta(s, sdp, kernel, scale)
     for t in range(n_iter):
-        for a in range(dim):
-            prob[a] = math.exp(lp[a])
         for b in range(n_blocks):
-            acc, cur = block_move(rng, b, alpha, levels, offsets, lp, lp_new, prob, prob_new, c, s, c_new, s_new,
-                                  sdp, kernel, scale, cur, chols[b], trans, sub, w, z)
-            out_block_acc[t, b] = acc
+            out_block_acc[t, b] = 0.0
         racc = 0.0
-        for _ in range(n_refresh):
-            refresh_move(rng, refresh_m, levels, offsets, prob, c, s, c_new, s_new, removed, sub[0])
-            new = log_eta(s_new, sdp, kernel, scale)
-            lr = new - cur
-            acc = 1.0 if lr >= 0.0 else (math.exp(lr) if lr > -745.0 else 0.0)
-            racc += acc
-            if acc >= 1.0 or rng.random() < acc:
-                for i in range(big_i):
-                    c[i] = c_new[i]
-                for a in range(s.size):
-                    s[a] = s_new[a]
-                cur = new
-        out_refresh_acc[t] = racc / max(n_refresh, 1)
-        gibbs_theta(rng, alpha, levels, offsets, c, s, lp)
+        for _ in range(thin):
+            for a in range(dim):
+                prob[a] = math.exp(lp[a])
+            for b in range(n_blocks):
+                acc, cur = block_move(rng, b, alpha, levels, offsets, lp, lp_new, prob, prob_new, c, s, c_new, s_new,
+                                      sdp, kernel, scale, cur, chols[b], trans, sub, w, z)
+                out_block_acc[t, b] += acc / thin
+            for _ in range(n_refresh):
+                refresh_move(rng, refresh_m, levels, offsets, prob, c, s, c_new, s_new, removed, sub[0])
+                new = log_eta(s_new, sdp, kernel, scale)
+                lr = new - cur
+                acc = 1.0 if lr >= 0.0 else (math.exp(lr) if lr > -745.0 else 0.0)
+                racc += acc
+                if acc >= 1.0 or rng.random() < acc:
+                    for i in range(big_i):
+                        c[i] = c_new[i]
+                    for a in range(s.size):
+                        s[a] = s_new[a]
+                    cur = new
+            gibbs_theta(rng, alpha, levels, offsets, c, s, lp)
+        out_refresh_acc[t] = racc / max(n_refresh * thin, 1)
         for a in range(dim):
             out_theta[t, a] = math.exp(lp[a])
     return cur

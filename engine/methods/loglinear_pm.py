@@ -12,7 +12,7 @@ whose theta-marginal is the private posterior p(theta | s_dp) ∝ p(theta) sum_s
 eta(s_dp - s) (Andrieu & Roberts 2009, M = 1). One particle in 18 cells would have a hopeless
 likelihood estimate at large n (the relative variance of eta(s_dp - s) multiplies over cells), so
 the chain does not draw s afresh: every move below leaves (T) invariant and changes s only as much
-as the move needs. One iteration is (all pieces compiled in :mod:`engine.kernels.loglinear`):
+as the move needs. One pass is (all pieces compiled in :mod:`engine.kernels.loglinear`):
 
 1. **Coupled moves of each simplex** (correlated pseudo-marginal, Deligiannidis, Doucet & Pitt 2018,
    with the records' uniforms as the common random numbers). For the block b (pi, or one row
@@ -39,7 +39,8 @@ as the move needs. One iteration is (all pieces compiled in :mod:`engine.kernels
    is pinned near s_dp by eta and this step alone gives nearly independent theta (DA-MCMC's Gibbs
    step on the tables instead of the records: O(cells) instead of O(n)).
 
-Each step leaves (T) invariant, hence so does their composition (a deterministic-scan product of
+A recorded draw is ``THIN`` = 2 passes of 1-3 (thinning: the draws the convergence verdict sees are
+less correlated for the same work). Each step leaves (T) invariant, hence so does their composition (a deterministic-scan product of
 invariant kernels), and the theta-marginal of the chain's law converges to p(theta | s_dp). The two
 movers complement each other as the centred and non-centred parameterisations of
 data augmentation do (Yu & Meng 2011): step 3 mixes when eta is narrow relative to the spread of
@@ -69,7 +70,8 @@ from ..kernels import loglinear as kern
 
 __all__ = ["loglinear_pseudo_marginal", "round_tables", "N_REFRESH"]
 
-N_REFRESH = 3           # table refreshes per iteration
+N_REFRESH = 3           # table refreshes per pass
+THIN = 2                # passes per recorded draw
 TARGET_ACCEPTANCE = 0.3
 
 
@@ -166,7 +168,7 @@ def _run_chain(problem, rng, warmup, draws, progress, c, tick, stop):
             end = min(end, warmup)
         m_iter = ch.m
         ch.cur = kern.loglinear_pm_chain(rng, model.n, float(model.alpha), levels, offsets, sdp, kernel, scale,
-                                         ch.lp, ch.c, ch.s, ch.scaled_chols(), m_iter, N_REFRESH, end - done,
+                                         ch.lp, ch.c, ch.s, ch.scaled_chols(), m_iter, N_REFRESH, THIN, end - done,
                                          theta[done:end], block_acc[done:end], refresh_acc[done:end])
         if end <= warmup:  # Robbins-Monro, warm-up only
             t_rm += 1
@@ -231,7 +233,7 @@ def loglinear_pseudo_marginal(problem: Problem, rng: np.random.Generator, *, cha
         "particles": [1] * len(outs),
         "particles_capped": False,
         "refresh_records": [o[3]["refresh_records"] for o in outs],
-        "refreshes_per_iteration": N_REFRESH,
+        "refreshes_per_pass": N_REFRESH, "passes_per_draw": THIN,
         "target_acceptance": TARGET_ACCEPTANCE,
         "mean_acceptance": float(acc.mean()) if acc.size else float("nan"),
         "block_acceptance": block_acc.mean(axis=(0, 1)).tolist() if block_acc.size else [],
