@@ -74,7 +74,7 @@ class NaiveBayesLoglinear:
     k = None  # no single categorical record: randomized response does not apply
     integer_statistic = True
     support = (0.0, 1.0)
-    methods = ("da_mcmc", "naive")  # the methods that support this model
+    methods = ("da_mcmc", "naive", "pseudo_marginal", "auto")  # the methods that support this model
 
     @property
     def n_features(self) -> int:
