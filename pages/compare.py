@@ -3,7 +3,7 @@ import streamlit as st
 
 from figures import export, posteriors
 from figures.labels import METHOD_LABELS, MODEL_LABELS
-from ui import downloads, keys, narrative, picker, tables
+from ui import downloads, keys, narrative, picker, tables, terms
 from ui.compute import files, method_runs
 from ui.routing import ensure_routed
 from ui.sidebar import controls
@@ -25,6 +25,8 @@ with st.expander("What am I looking at?"):
         "dotted grey curve is what the confidential records themselves would say. The table gives each method's "
         "mean, sd and 90% interval (q5–q95) with its convergence verdict: a sampler's numbers count only when "
         "R-hat ≤ 1.01 and ESS ≥ 400.")
+terms.terms_expander(("s_dp", "epsilon", "delta", "rho", "zcdp", "sensitivity", "naive", "exact", "ops", "independent",
+                      "rhat", "ess", "q5_q95"))
 note = st.session_state.pop(keys.PRESET_NOTE, None)
 if note:
     st.success(note)
@@ -113,8 +115,8 @@ with results_area:
             table = table[(table["parameter"] == picked) | ~table["parameter"].isin(names)]
     formats = {c: "{:.4g}" for c in ("mean", "sd", "q5", "q95", "R-hat", "acceptance")}
     formats |= {"ESS bulk": "{:.0f}", "ESS tail": "{:.0f}", "draws": "{:,.0f}", "wall time (s)": "{:.3f}"}
-    st.dataframe(tables.formatted(table, formats), hide_index=True, width="stretch",
-                 column_config={c: st.column_config.TextColumn(c, alignment="right") for c in formats})
+    st.dataframe(tables.formatted(table, formats), hide_index=True, width="stretch", height="content",
+                 column_config=terms.text_columns(formats))
     st.caption("q5 and q95 bound the 90% central posterior interval. R-hat needs at least two chains; a sampler "
                "has converged when R-hat ≤ 1.01 and bulk and tail ESS ≥ 400. Acceptance is DA-MCMC's mean "
                "acceptance probability per record sweep, the pseudo-marginal sampler's share of accepted moves, "

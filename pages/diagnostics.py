@@ -5,7 +5,7 @@ import streamlit as st
 
 from figures import diagnostics
 from figures.labels import METHOD_LABELS
-from ui import downloads, keys, narrative, picker, tables
+from ui import downloads, keys, narrative, picker, tables, terms
 from ui.routing import ensure_routed
 from ui.sidebar import controls
 from ui.sidebar.inputs import scenario_inputs
@@ -29,6 +29,8 @@ with st.expander("What am I looking at?"):
         "the records move, not how well θ mixes (that is R-hat and ESS). Methods with independent draws (closed "
         "form, ABC, naive, OPS) have no chain to mix: they need only enough draws (at least 400, as the ESS rule "
         "asks of a chain).")
+
+terms.terms_expander(("rhat", "ess", "independent", "epsilon", "exact"))
 
 inputs = scenario_inputs("diagnostics")
 if not inputs.ok:
@@ -91,8 +93,8 @@ st.subheader("R-hat and effective sample size", divider="gray")
 summary = run.summary.rename(columns={"r_hat": "R-hat", "ess_bulk": "ESS bulk", "ess_tail": "ESS tail"})
 formats = {c: "{:.4g}" for c in ("mean", "sd", "q5", "q50", "q95")} | {"R-hat": "{:.3f}", "ESS bulk": "{:.0f}",
                                                                       "ESS tail": "{:.0f}"}
-st.dataframe(tables.formatted(summary, formats), width="stretch",
-             column_config={c: st.column_config.TextColumn(c, alignment="right") for c in formats})
+st.dataframe(tables.formatted(summary, formats), width="stretch", height="content",
+             column_config=terms.text_columns(formats))
 if math.isnan(run.summary["r_hat"].max()):
     st.caption("R-hat needs at least two chains (the verdict splits a single chain into halves).")
 

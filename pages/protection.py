@@ -8,7 +8,7 @@ import streamlit as st
 
 from figures import protection as protection_figures
 from figures.labels import MODEL_LABELS
-from ui import downloads, keys, protection_text
+from ui import downloads, keys, protection_text, terms
 from ui.compute import protection
 from ui.routing import ensure_routed
 from ui.sidebar.inputs import scenario_inputs
@@ -20,7 +20,11 @@ st.caption("How much someone can learn about one person from this release: the b
            "adversary who knows everyone else, and one who knows only the model. Computed exactly from the "
            "mechanism's own noise, at the budget set in the sidebar.")
 
-inputs = scenario_inputs("protection", show_methods=False)
+note = st.session_state.pop(keys.PRESET_NOTE, None)
+if note:
+    st.success(note)
+terms.terms_expander(("epsilon", "delta", "rho", "zcdp", "sensitivity", "s_dp"))
+inputs = scenario_inputs("protection", show_methods=False, show_noise=False)  # the line below states it
 if not inputs.ok:
     st.warning("Results wait for a valid scenario: fix the input marked in the sidebar. Your entries are kept.")
     st.stop()

@@ -13,7 +13,7 @@ from ui import keys
 from ui.params.parsing import format_number
 from ui.params.query import from_query, to_query
 from ui.params.scenario import MECHANISMS, MODELS, Scenario
-from ui.presets import PRESETS
+from ui.presets import EPSILON_ONE, PRESETS
 
 TIMEOUT = 120  # the first DA-MCMC run may compile the numba kernels
 PAGES = ("pages/compare.py", "pages/privacy_budget.py", "pages/diagnostics.py", "pages/learn.py")
@@ -265,3 +265,19 @@ def test_an_implausible_release_is_named_and_abc_is_not_run():
     assert any(c.startswith("ABC rejection: not run: the release lies") for c in _texts(at.caption))
     assert "ABC rejection" not in set(at.dataframe[0].value["method"])
     assert "Exact (best method)" in set(at.dataframe[0].value["method"])
+
+
+@pytest.mark.parametrize("preset", EPSILON_ONE, ids=lambda p: p.name)
+def test_what_epsilon_one_means_opens_each_mechanism_family_on_what_it_protects(preset):
+    """Issue 21, Learn: one preset per mechanism family, each opening the What it protects page at ε = 1."""
+    at = _open("pages/learn.py")
+    at.button(key=keys.preset_key(preset.name)).click().run()
+    _assert_clean(at)
+    assert at.title[0].value == "What it protects"
+    assert at.selectbox(key=keys.W_MECHANISM).value == preset.scenario.mechanism
+    sentence = next(t for t in _texts(at.markdown) if t.startswith("##### "))
+    start = "##### At ρ = 0.5" if preset.scenario.mechanism == "gaussian" else "##### At ε = 1,"
+    assert sentence.startswith(start), sentence
+    if preset.scenario.mechanism != "gaussian":
+        assert "to at most 73%" in sentence
+    assert len(at.get("plotly_chart")) == 3

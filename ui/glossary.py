@@ -3,7 +3,7 @@ takes its definition from here (a widget's ``help=``, a column's tooltip, the gl
 Pure; nothing here imports streamlit."""
 from __future__ import annotations
 
-__all__ = ["GLOSSARY", "TERMS", "glossary_markdown"]
+__all__ = ["GLOSSARY", "TERMS", "COLUMN_HELP", "glossary_markdown"]
 
 GLOSSARY = {
     "epsilon": "ε (epsilon), the privacy-loss budget: how much the release may depend on any one person's "
@@ -43,3 +43,19 @@ def glossary_markdown(terms=None) -> str:
     """The glossary (or the named ``terms`` of it) as a Markdown list."""
     wanted = [t for t in TERMS if terms is None or t[0] in terms]
     return "\n".join(f"- **{name}**: {GLOSSARY[key]}" for key, name in wanted)
+
+
+#: The comparison table's columns and what each means (the column's tooltip).
+COLUMN_HELP = {
+    "sd": "Posterior standard deviation.",
+    "q5": GLOSSARY["q5_q95"],
+    "q95": GLOSSARY["q5_q95"],
+    "R-hat": GLOSSARY["rhat"],
+    "ESS bulk": GLOSSARY["ess"] + " Bulk: for the mean and centre.",
+    "ESS tail": GLOSSARY["ess"] + " Tail: for the 5% and 95% quantiles.",
+    "converged": "The verdict: a sampler needs R-hat ≤ 1.01 and both ESS ≥ 400; independent draws need at least 400 "
+                 "draws (OPS's k draws are its private release, whatever their number).",
+    "acceptance": "DA-MCMC: mean acceptance probability of a record update (never below exp(−ε) for pure ε-DP); "
+                  "pseudo-marginal: share of accepted moves of θ; ABC: share of proposals accepted.",
+    "draws": "Number of draws behind the row's numbers.",
+}

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 from .params.scenario import Scenario
 
-__all__ = ["Preset", "DEMO", "PRESETS", "BAYES_VS_MLE"]
+__all__ = ["Preset", "DEMO", "PRESETS", "BAYES_VS_MLE", "EPSILON_ONE"]
 
 
 @dataclass(frozen=True)
@@ -117,4 +117,29 @@ BAYES_VS_MLE = Preset(
     Scenario(model="beta_binomial", n=20, mechanism="laplace", budget_form="epsilon", epsilon=0.5, data="s_dp",
              s_dp="7.3", sample_size="unknown", n_prior="poisson", n_prior_mean=20.0, n_mechanism="laplace",
              n_budget_form="scale", n_scale=1.0, n_dp="21.4", methods=("naive", "da_mcmc", "rjmcmc", "mcem")),
+)
+
+
+# "What epsilon = 1 means" (issue 21): one survey of 100 people (theta = 0.3, flat prior), its count released at
+# epsilon = 1 by each mechanism family, opened on the What it protects page. The Gaussian ones state the budget
+# as rho = epsilon^2 / 2 = 0.5, the zCDP budget comparable to epsilon = 1.
+_SURVEY = dict(model="beta_binomial", n=100, prior=(("a", 1.0), ("b", 1.0)), data="simulate", truth="0.3", seed=11,
+               methods=("naive", "auto"))
+EPSILON_ONE = (
+    Preset("eps1_laplace", "Laplace noise, ε = 1",
+           "The count of 100 answers plus Laplace noise of scale 1 (sensitivity 1): pure 1-DP. Someone who knew "
+           "the other 99 answers can move a 50% guess about the last one to at most e/(1+e) = 73%, whatever the "
+           "release.", Scenario(mechanism="laplace", budget_form="epsilon", epsilon=1.0, **_SURVEY)),
+    Preset("eps1_discrete_laplace", "Discrete Laplace noise, ε = 1",
+           "The same count with integer (two-sided geometric) noise: the release is a whole number, the guarantee "
+           "the same pure 1-DP; the best attack is a randomized test between neighbouring counts.",
+           Scenario(mechanism="discrete_laplace", budget_form="epsilon", epsilon=1.0, **_SURVEY)),
+    Preset("eps1_gaussian", "Gaussian noise, ρ = 0.5",
+           "Gaussian noise with the zCDP budget ρ = ε²/2 = 0.5 (σ = 1): no firm ceiling on what one release can "
+           "reveal, but large moves are rarer than under Laplace noise of the same spread.",
+           Scenario(mechanism="gaussian", budget_form="rho", rho=0.5, **_SURVEY)),
+    Preset("eps1_randomized_response", "Randomized response, ε = 1",
+           "Each person flips their own answer with probability 1/(1+e) = 27% before anything is counted: local "
+           "1-DP. The best attack sits exactly on the guarantee's curve.",
+           Scenario(mechanism="randomized_response", budget_form="epsilon", epsilon=1.0, **_SURVEY)),
 )
