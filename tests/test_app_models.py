@@ -75,14 +75,17 @@ def test_compare_page_on_loglinear_defaults():
     assert line.startswith("**Naive-Bayes log-linear (paper 000 §4)**, n = 40")
     assert "true pi[0] = 0.5" in line and "(10 parameters: see the table)" in line
     # Laplace(2K / epsilon) on every cell: K = 2 features, epsilon = 0.3
-    assert any("scale b = 13.33" in c and "sensitivity 4" in c for c in (x.value for x in at.sidebar.caption))
+    title = json.loads(at.get("plotly_chart")[0].proto.spec)["layout"]["title"]["text"]  # stated once: the figure
+    assert "scale b = 13.33" in title and "sensitivity 4" in title
     # the methods the engine supports ran; the others say why not
     table = at.dataframe[0].value
-    assert set(table["method"]) == {"Naive", "DA-MCMC", "Confidential data"}
+    assert set(table["method"]) == {"Naive", "DA-MCMC", "Exact (best method)", "Confidential data"}
     captions = [c.value for c in at.caption]
-    for label in ("OPS", "Exact (best method)"):
-        assert f"{label}: not available for the naive_bayes_loglinear model (it supports DA-MCMC, Naive)." in captions
-    assert any("runs DA-MCMC and Naive; the other methods are skipped" in c.value for c in at.sidebar.caption)
+    for label in ("OPS",):
+        assert (f"{label}: not available for the Naive-Bayes log-linear model (it supports DA-MCMC, Naive, "
+                "Pseudo-marginal, Exact (best method)).") in captions
+    assert any("runs DA-MCMC, Naive, Pseudo-marginal and Exact (best method); the other methods are skipped" in c.value
+               for c in at.sidebar.caption)
     # one marginal in the main figure, the first parameter; the table follows the pick (10 > 4 parameters)
     charts = at.get("plotly_chart")
     assert len(charts) == 1 and _chart_params(charts[0]) == ["pi[0]"]
@@ -256,7 +259,8 @@ def test_naive_far_from_every_private_posterior_keeps_the_axis_on_them():
                    s_dp=np.zeros(9))
     layout = posterior_densities([naive, exact], true_params={"beta[0]": -1.79}).to_dict()["layout"]
     lo, hi = layout["xaxis"]["range"]
-    assert -15 < lo < -5 and 3 < hi < 10  # the private posterior and the truth, not -812
+    # the private posterior's central 95% (-0.6 -/+ 1.96 x 1.8) padded by 10% of its width, not -812
+    assert -5.2 < lo < -4.5 and 3.0 < hi < 3.7
     note = next(a for a in layout["annotations"] if a["text"].startswith("Naive: off the axis"))
     assert note["text"].endswith("←") and -815 < float(note["name"].split(":")[2]) < -809
 
@@ -277,10 +281,10 @@ def test_compare_page_on_regression_defaults():
         ("-10", "10")
     assert at.text_input(key=keys.truth_key(R)).value == "-1.79, -2.89, -0.66"
     # Laplace(Delta / epsilon) with the paper's Delta = p^2 + 3p + 3 = 13
-    assert any("sensitivity 13" in c.value for c in at.sidebar.caption)
+    assert "sensitivity 13" in json.loads(at.get("plotly_chart")[0].proto.spec)["layout"]["title"]["text"]
     assert {"Naive", "DA-MCMC", "Confidential data"} <= set(at.dataframe[0].value["method"])
     assert not any(c.value.startswith("ABC rejection: not available") for c in at.caption)  # it supports ABC
-    assert any(c.value.startswith("OPS: not available for the linear_regression model") for c in at.caption)
+    assert any(c.value.startswith("OPS: not available for the Linear regression model") for c in at.caption)
     assert _chart_params(at.get("plotly_chart")[0]) == ["beta[0]"]
     at.selectbox(key=keys.W_PARAM_COMPARE).set_value("beta[2]").run()
     layout = json.loads(at.get("plotly_chart")[0].proto.spec)["layout"]

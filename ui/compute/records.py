@@ -23,7 +23,7 @@ import pandas as pd
 
 import engine
 from engine.core.spec import plain
-from figures.labels import METHOD_LABELS
+from figures.labels import METHOD_LABELS, MODEL_LABELS
 
 __all__ = ["MethodRun", "Prepared", "spec_json", "RESULT_TTL_S"]
 
@@ -88,7 +88,8 @@ class Prepared:
     def unavailable_reason(self, method: str) -> str | None:
         """Why a method cannot run on this scenario, or None when it can."""
         if self.supported_methods is not None and method not in self.supported_methods:
-            return (f"not available for the {self.model_name} model (it supports "
+            model = MODEL_LABELS.get(self.model_name, self.model_name).split(" (")[0]
+            return (f"not available for the {model} model (it supports "
                     + ", ".join(METHOD_LABELS.get(m, m) for m in self.supported_methods) + ")")
         if method == "rjmcmc" and not self.unknown_n:
             return "needs an unknown sample size (set Sample size to unknown in the sidebar)"
