@@ -101,7 +101,7 @@ BAD_INPUTS = [
                                             "length 1"),
     ("pages/compare.py", _set_s_dp("three"), "data.s_dp = 'three' is invalid: must be a list of numbers"),
     ("pages/compare.py", _set_theta(1.5), "data.simulate.theta = 1.5 is invalid: must be in [0, 1]"),
-    ("pages/privacy_budget.py", _set_grid("0.5, abc"), "epsilon grid = '0.5, abc' is invalid: must be a list of "
+    ("pages/privacy_budget.py", _set_grid("0.5, abc"), "ε grid = '0.5, abc' is invalid: must be a list of "
                                                        "numbers"),
     ("pages/privacy_budget.py", _set_epsilon_zero, "mechanism.epsilon = 0.0 is invalid"),
     ("pages/diagnostics.py", _set_s_dp("1, 2, 3"), "data.s_dp = [1.0, 2.0, 3.0] is invalid"),

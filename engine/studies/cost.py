@@ -15,6 +15,7 @@ study would make.
 """
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -29,7 +30,7 @@ from .runner import spawn_seeds
 from .sweep import epsilon_spec
 
 __all__ = ["estimate_sweep_cost", "fit_sweep_to_budget", "estimate_calibration_cost", "fit_calibration_to_budget",
-           "estimate_preset_cost"]
+           "estimate_replicates_cost", "estimate_preset_cost"]
 
 _SCALABLE = ("da_mcmc", "pseudo_marginal", "abc_rejection", "auto", "rjmcmc", "bernstein_sheldon")
 
@@ -184,6 +185,34 @@ def fit_calibration_to_budget(cost: Cost, max_seconds: float, *, min_replicates:
         return replicates
     m = min(replicates, int(max_seconds / per))
     return m if m >= min_replicates else None
+
+
+def estimate_replicates_cost(spec: dict, epsilons, replicates_per_epsilon: int, method: dict,
+                             rates: dict | None = None) -> Cost:
+    """The cost of :func:`engine.studies.epsilon_replicates` on fixed data (``spec``'s records): per epsilon,
+    R x :func:`estimate_cost` of ``method`` on the problem prepared at that epsilon (a fresh release costs
+    what the sweep's one release costs), + per replicate the bookkeeping of one timed replicate at the
+    grid's first epsilon when that replicate is estimated under ``PILOT_REPLICATE_S``."""
+    rates = rates or machine_rates()
+    grid = [float(e) for e in epsilons]
+    count = int(replicates_per_epsilon)
+    per = {}
+    for e in grid:
+        try:
+            per[e] = estimate_cost(prepare(epsilon_spec(spec, e)), dict(method), rates).seconds
+        except ValueError:
+            per[e] = 0.0  # the study records the refusal per row
+    bookkeeping = 0.0
+    if grid and per[grid[0]] < PILOT_REPLICATE_S:
+        problem = prepare(spec)
+        if problem.records is not None:
+            cfg = {"spec": spec, "method": dict(method), "data": "fixed", "records": problem.records.tolist(),
+                   "theta": [math.nan] * len(problem.model.param_names)}
+            whole = _timed(lambda: replicates._replicate_unit((cfg, grid[0], 0, spawn_seeds(0, 1)[0])))
+            bookkeeping = max(0.0, whole - per[grid[0]])
+    seconds = sum(count * (v + bookkeeping) for v in per.values())
+    return Cost("epsilon_replicates", float(count * len(grid)), "releases", seconds,
+                f"{len(grid)} ε values × {count:,} fresh releases × one {method['name']} run each")
 
 
 def _timed(fn) -> float:
