@@ -15,6 +15,8 @@ __all__ = [
     "N_BUDGET_LABELS",
     "PRIOR_LABELS",
     "result_label",
+    "format_p",
+    "TERM_HELP",
 ]
 
 METHOD_LABELS = {
@@ -89,3 +91,15 @@ TERM_HELP = {
                     "private release can beat.",
     "sd": "Posterior standard deviation: the width of what the data say about the parameter.",
 }
+
+
+def format_p(p) -> str:
+    """A p-value as every page and figure writes it: two significant digits (0.35, 0.0012, 4.9e-06), never
+    rounded to 0; "—" when there is none."""
+    try:
+        value = float(p)
+    except (TypeError, ValueError):
+        return "—"
+    if value != value:
+        return "—"
+    return f"{value:.2g}"
