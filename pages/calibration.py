@@ -103,8 +103,9 @@ with tab_study:
                    icon=":material/stop_circle:")
     elif state.get(keys.STUDY_RESULT) is not None:
         table = studies.run_calibration(state[keys.STUDY_RESULT])  # from the cache: instant
-    if table is None and cost is None:  # over budget, the message above already says what happened
-        st.info("Pick the study and press **Run study**; nothing runs until you do.")
+    if table is None:
+        if cost is None:  # over budget, the message above already says what happened and what fits
+            st.info("Pick the study and press **Run study**; nothing runs until you do.")
     else:
         shown = stopped or state[keys.STUDY_RESULT]
         if shown != inputs:
