@@ -209,13 +209,13 @@ elif advice is not None:
                    f"down to T = {target:g} (at ε = {max(advice.sds):g} it is {at_top:.4g}): raise T.")
 else:
     best = sweeps.smallest_epsilon(sweep, param, target, method=reference)
-    basis = f"{METHOD_LABELS[reference]} posterior" + (" (Monte Carlo draws: no closed form here)"
-                                                       if reference != "exact" else "")
+    label = METHOD_LABELS[reference]
+    what = (f"exact posterior sd of {param}, estimated from {label} draws (no closed form here)"
+            if reference in EXACT_PREFERENCE else f"{label} posterior sd of {param}")
     if best is None:
-        st.warning(f"No ε on the grid gives the {basis} an sd of {param} at or below T = {target:g}; extend the "
-                   "grid upwards.")
+        st.warning(f"No ε on the grid brings the {what}, to T = {target:g} or below; extend the grid upwards.")
     else:
-        st.success(f"Smallest ε on the grid whose {basis} sd of {param} is at most T = {target:g}: **ε = {best:g}**")
+        st.success(f"Smallest ε on the grid at which the {what}, is at most T = {target:g}: **ε = {best:g}**")
 
 # ---- fresh releases per epsilon ---------------------------------------------------------------
 st.subheader("One release or fresh releases", divider="gray")
