@@ -122,7 +122,7 @@ BAD_INPUTS = [
     ("pages/compare.py", _set_s_dp("three"), "Released s_dp must be a list of numbers"),
     ("pages/compare.py", _set_theta(1.5), "True θ (theta) must be in [0, 1] (you entered 1.5)."),
     ("pages/compare.py", _set_theta("0,5"), 'True θ (theta) = "0,5" is not a number: write it with a point for decimals, e.g. 0.5'),
-    ("pages/privacy_budget.py", _set_grid("0.5, abc"), "epsilon grid = '0.5, abc' is invalid: must be a list of "
+    ("pages/privacy_budget.py", _set_grid("0.5, abc"), "ε grid = '0.5, abc' is invalid: must be a list of "
                                                        "numbers"),
     ("pages/privacy_budget.py", _set_epsilon_zero, "ε (epsilon) must be a finite number > 0"),
     ("pages/diagnostics.py", _set_s_dp("1, 2, 3"), "Released s_dp must be a list of finite numbers of length 1"),

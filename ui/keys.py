@@ -82,6 +82,9 @@ W_STEP = "pw_budget_step"
 INTERVAL_CHART = "pw_interval_chart"
 SD_CHART = "pw_sd_chart"
 STEP_CHART = "pw_step_chart"
+W_FRESH = "pw_budget_fresh"  # fresh releases per epsilon (replicates) on or off
+W_FRESH_COUNT = "pw_budget_fresh_count"  # R, releases per epsilon
+RELEASES_CHART = "pw_releases_chart"
 
 # Diagnostics page -------------------------------------------------------------------------------
 W_DIAG_METHOD = "pw_diag_method"
