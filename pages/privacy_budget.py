@@ -11,9 +11,10 @@ import math
 import streamlit as st
 
 from figures import budget, posteriors
+from figures import protection as protection_figures
 from figures.labels import METHOD_LABELS, TERM_HELP
-from ui import downloads, keys, picker
-from ui.compute import method_runs, sweeps
+from ui import downloads, keys, picker, protection_text
+from ui.compute import method_runs, protection, sweeps
 from ui.params.parsing import log_grid, parse_grid
 from ui.routing import ensure_routed
 from ui.sidebar import controls
@@ -217,6 +218,65 @@ else:
     else:
         st.success(f"Smallest ε on the grid at which the {what}, is at most T = {target:g}: **ε = {best:g}**")
 
+# ---- choose epsilon: what it protects against what it costs (issue 21) ----------------------------
+st.subheader("Choose ε: what it protects and what it costs", divider="gray")
+with st.expander("What am I looking at?"):
+    st.markdown(
+        "Each point is one ε of the grid. Across: what the release costs in accuracy, the exact posterior's sd of "
+        f"{param} (smaller is more useful). Up: what it gives away about **one person**, computed exactly from the "
+        "mechanism's noise: how sure someone who knew everyone else could become about that person after starting "
+        "at 50/50 (95% of releases stay below it), and how many real cases the best possible attack catches when it "
+        "may wrongly accuse 5% of people (smaller is more private). Moving right along the curve buys privacy with "
+        "accuracy: pick the point you can live with; the sentence under the figure reads it out.")
+if st.session_state.get(keys.W_STEP) not in grid:
+    st.session_state[keys.W_STEP] = grid[len(grid) // 2]
+value = st.select_slider("Your ε", options=list(grid), key=keys.W_STEP, format_func=lambda v: f"{v:g}",
+                         persist_state=PERSIST)
+spec_text = sweeps.spec_text_of(s, inputs.records)
+try:
+    frontier = protection.sweep(spec_text, grid)
+except ValueError as exc:
+    st.info(f"The privacy side is not computed for this scenario: {exc}", icon=":material/info:")
+else:
+    by_eps = sweep.table[(sweep.table["method"] == reference) & (sweep.table["param"] == param)].set_index("epsilon")
+    if advice is not None:
+        utility = [advice.sds[float(e)] for e in frontier["epsilon"]]
+        utility_label = f"exact posterior sd of {param}"
+    else:
+        utility = [float(by_eps["sd"].get(float(e), math.nan)) for e in frontier["epsilon"]]
+        utility_label = f"posterior sd of {param} ({METHOD_LABELS[reference]})"
+    downloads.chart(protection_figures.frontier_figure(frontier["epsilon"], frontier["q95"], frontier["power_at_5pct"],
+                                                       utility, utility_label=utility_label, chosen=value),
+                    key=keys.FRONTIER_CHART, name="privacy_utility_frontier")
+    half = None
+    if advice is not None:
+        half = 1.6448536269514722 * advice.sds[float(value)]  # the exact posterior: 90% interval = mean -/+ 1.645 sd
+    elif float(value) in by_eps.index:
+        row = by_eps.loc[float(value)]
+        half = float(row["q95"] - row["q5"]) / 2
+    at_risk = protection.risk(sweeps.spec_text_of(s, inputs.records, epsilon=value))
+    utility_part = (protection_text.symbol(param), half) if half is not None and math.isfinite(half) else None
+    st.markdown("##### " + protection_text.protection_sentence(at_risk, utility=utility_part))
+    if advice is not None:
+        st.caption(f"±: half the width of the exact posterior's 90% interval of {param} at ε = {value:g} (1.645 sd).")
+
+# ---- step through the grid ----------------------------------------------------------------------
+st.markdown(f"**Every posterior at ε = {value:g}** (the ε chosen above)")
+at_runs = {m: r for m, r in sweep.runs.get(value, {}).items() if r.ok}
+at_value = [r.result for r in at_runs.values()]
+if "converged" in sweep.table and not sweep.table["converged"].all():
+    st.caption("Circled x: a sampler run that has not converged at that ε (R-hat > 1.01 or ESS < 400) — raise "
+               "its draws, or sweep Exact (best method) instead.", help=f"{TERM_HELP['R-hat']} {TERM_HELP['ESS']}")
+conf = method_runs.confidential(s, inputs.records)
+if at_value:
+    downloads.chart(posteriors.posterior_densities(at_value, true_params=prepared.true_params,
+                                                   confidential=conf.result if conf is not None and conf.ok else None,
+                                                   title=f"ε = {value:g}", params=[param],
+                                                   not_converged={m for m, r in at_runs.items() if r.stalled}),
+                    key=keys.STEP_CHART, name=f"posterior_at_epsilon_{value:g}")
+else:
+    st.info(f"No method produced draws at ε = {value:g}.")
+
 # ---- fresh releases per epsilon ---------------------------------------------------------------
 st.subheader("One release or fresh releases", divider="gray")
 st.caption("The curves above reuse **one random draw** across the grid: the release at each ε is "
@@ -251,24 +311,3 @@ if fresh:
                             name=f"fresh_releases_{param}")
             st.caption(f"Each point is one release's {METHOD_LABELS.get(shown_by, shown_by)} posterior mean with its "
                        "90% interval; their spread at one ε is the noise of a single release.")
-
-# ---- step through the grid ----------------------------------------------------------------------
-st.subheader("Posterior at one ε", divider="gray")
-if st.session_state.get(keys.W_STEP) not in grid:
-    st.session_state[keys.W_STEP] = grid[len(grid) // 2]
-value = st.select_slider("ε", options=list(grid), key=keys.W_STEP, format_func=lambda v: f"{v:g}",
-                         persist_state=PERSIST)
-at_runs = {m: r for m, r in sweep.runs.get(value, {}).items() if r.ok}
-at_value = [r.result for r in at_runs.values()]
-if "converged" in sweep.table and not sweep.table["converged"].all():
-    st.caption("Circled x: a sampler run that has not converged at that ε (R-hat > 1.01 or ESS < 400) — raise "
-               "its draws, or sweep Exact (best method) instead.", help=f"{TERM_HELP['R-hat']} {TERM_HELP['ESS']}")
-conf = method_runs.confidential(s, inputs.records)
-if at_value:
-    downloads.chart(posteriors.posterior_densities(at_value, true_params=prepared.true_params,
-                                                   confidential=conf.result if conf is not None and conf.ok else None,
-                                                   title=f"ε = {value:g}", params=[param],
-                                                   not_converged={m for m, r in at_runs.items() if r.stalled}),
-                    key=keys.STEP_CHART, name=f"posterior_at_epsilon_{value:g}")
-else:
-    st.info(f"No method produced draws at ε = {value:g}.")

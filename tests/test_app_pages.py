@@ -68,7 +68,7 @@ def test_page_renders_with_defaults(page):
         texts = _texts(at.markdown)
         assert any(t.startswith("##### Naive is") and "misses θ = 0.3" in t for t in texts)  # the demo's point
     elif page == "pages/privacy_budget.py":
-        assert len(at.get("plotly_chart")) == 3  # interval, sd, posterior at one epsilon
+        assert len(at.get("plotly_chart")) == 4  # interval, sd, the privacy/utility frontier, posterior at one epsilon
         assert any("Smallest ε on the grid" in s for s in _texts(at.success))
     elif page == "pages/diagnostics.py":
         assert len(at.get("plotly_chart")) == 3  # acceptance, trace, rank
@@ -281,3 +281,24 @@ def test_what_epsilon_one_means_opens_each_mechanism_family_on_what_it_protects(
     if preset.scenario.mechanism != "gaussian":
         assert "to at most 73%" in sentence
     assert len(at.get("plotly_chart")) == 3
+
+
+def test_privacy_budget_shows_the_frontier_and_reads_out_the_chosen_epsilon():
+    """Issue 21: the protection side (informed adversary's q95, the best attack's power) against the exact
+    posterior sd over the ε grid, and the chosen ε's numbers in one computed sentence."""
+    import engine
+    from ui.params.spec import to_spec_dict
+
+    at = _open("pages/privacy_budget.py")
+    _assert_clean(at)
+    chart = next(c for c in at.get("plotly_chart") if c.proto.id and "frontier" in str(c.key))
+    spec = json.loads(chart.proto.spec)
+    kinds = [t["meta"]["kind"] for t in spec["data"]]
+    assert kinds[:2] == ["q95", "power_at_5pct"] and "chosen" in kinds
+    value = at.select_slider(key=keys.W_STEP).value
+    sentence = next(t for t in _texts(at.markdown) if t.startswith("##### At ε ="))
+    risk = engine.risk(engine.epsilon_spec(to_spec_dict(Scenario()), float(value)))
+    assert sentence.startswith(f"##### At ε = {value:.3g}, someone who knew everyone else could move a 50% guess "
+                               f"about one person to at most {100 * risk['informed_adversary']['max']:.0f}%")
+    assert f"catches {100 * risk['power_at_5pct']:.0f}% of the real ones" in sentence
+    assert "; θ is known to ±" in sentence

@@ -125,6 +125,7 @@ CAL_SBC_CHART = "pw_cal_sbc_chart"
 
 # What it protects page (pages/protection.py): its charts
 PROTECTION_TRADEOFF_CHART = "pw_protection_tradeoff_chart"
+FRONTIER_CHART = "pw_frontier_chart"  # Privacy budget: protection against utility over the ε grid
 PROTECTION_BELIEF_CHART = "pw_protection_belief_chart"
 PROTECTION_RECORD_CHART = "pw_protection_record_chart"
 

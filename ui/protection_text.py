@@ -10,8 +10,16 @@ numbers; :func:`protection_sentence` joins them, optionally with the utility sid
 """
 from __future__ import annotations
 
-__all__ = ["budget_clause", "informed_clause", "power_clause", "realistic_clause", "utility_clause", "clauses",
+__all__ = ["symbol", "budget_clause", "informed_clause", "power_clause", "realistic_clause", "utility_clause", "clauses",
            "protection_sentence", "percent"]
+
+
+_SYMBOLS = {"theta": "θ", "lam": "λ", "mu": "μ"}
+
+
+def symbol(param: str) -> str:
+    """A parameter as the sentence names it: ``theta`` -> θ, ``lam`` -> λ, ``mu`` -> μ, others as they are."""
+    return _SYMBOLS.get(param, param)
 
 
 def percent(p: float) -> str:

@@ -28,7 +28,7 @@ from .progress import SessionHandover, _fresh, _Progress
 from .records import RESULT_TTL_S, MethodRun, _payload, _run_record, spec_json
 
 __all__ = ["Sweep", "sweep", "sweep_key", "stopped_sweep", "forget_stopped_sweep", "smallest_epsilon", "epsilon_advice",
-           "fresh_releases"]
+           "fresh_releases", "spec_text_of"]
 
 
 @dataclass(frozen=True)
@@ -72,6 +72,13 @@ def _sweep_cached(spec_text: str, grid_text: str, methods_text: str) -> dict:
         raise progress.interrupt if progress.interrupt is not None else engine.Cancelled("sweep stopped")
     bar.progress(1.0, text=f"runs: {len(grid) * len(methods)} / {len(grid) * len(methods)}")
     return _sweep_payload(frame, results)
+
+
+def spec_text_of(scenario: Scenario, records, epsilon: float | None = None) -> str:
+    """The scenario's spec as canonical JSON (a cache key), at ``epsilon`` when given (the budget of its
+    mechanism set to it, as the sweep does)."""
+    spec = to_spec_dict(scenario, records)
+    return spec_json(engine.epsilon_spec(spec, float(epsilon)) if epsilon is not None else spec)
 
 
 def sweep_key(scenario: Scenario, records, grid: Sequence[float], methods: Sequence[str]) -> str:
