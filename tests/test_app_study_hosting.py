@@ -72,7 +72,7 @@ def test_a_sweep_over_the_work_budget_runs_nothing_and_offers_a_grid_that_fits(m
     assert not at.exception, [e.value for e in at.exception]
     assert parse_grid(at.text_input(key=keys.W_GRID).value) == (0.1, 1.0, 10.0)
     assert at.number_input(key=keys.W_GRID_POINTS).value == 3
-    assert len(at.get("plotly_chart")) == 3  # interval, sd, posterior at one ε
+    assert len(at.get("plotly_chart")) == 4  # interval, sd, the frontier, posterior at one ε
     assert [s for s in _statuses(at) if s.startswith("Sweep: 3 runs computed in")], _statuses(at)
     at.run()  # the same sweep again (any rerun): the status box says where it came from, and is complete
     assert "Sweep: 3 runs from cache" in _statuses(at)
