@@ -10,7 +10,7 @@ from typing import Sequence
 
 from .labels import METHOD_LABELS
 
-__all__ = ["PARAM_AXIS", "describe_param", "param_label", "axis_title", "pages_of"]
+__all__ = ["PARAM_AXIS", "describe_param", "param_label", "axis_title", "pages_of", "wrap"]
 
 #: What each parameter is, for axis titles.
 PARAM_AXIS = {
@@ -53,9 +53,29 @@ def param_label(param: str) -> str:
 
 
 def axis_title(param: str) -> str:
-    """An axis title that says what the parameter is and its unit."""
+    """An axis title that says what the parameter is and its unit, in lines short enough for a phone."""
     what = describe_param(param)
-    return f"{param}: {what}" if what else param
+    return wrap(f"{param}: {what}") if what else param
+
+
+def wrap(text: str, width: int = 42) -> str:
+    """``text`` broken into lines of at most ``width`` characters at spaces (plotly's ``<br>``), and after
+    each "; ": plotly does not wrap a title or a legend entry, and on a 390 px phone a long one is cut."""
+    if text is None:
+        return text
+    parts = str(text).split("; ")
+    lines = []
+    for k, part in enumerate(parts):
+        line, mine = "", []
+        for word in part.split(" "):
+            if line and len(line) + 1 + len(word) > width:
+                mine.append(line)
+                line = word
+            else:
+                line = f"{line} {word}" if line else word
+        mine.append(line + (";" if k < len(parts) - 1 else ""))
+        lines += mine
+    return "<br>".join(lines)
 
 
 def pages_of(names: Sequence[str], per_page: int = 12) -> list[list[str]]:

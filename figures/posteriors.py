@@ -18,7 +18,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .axes import _grid_shape, _label, axis_title
+from .axes import _grid_shape, _label, axis_title, wrap
 from .kde import density_curve
 from .labels import result_label as method_name
 from .palette import BOUND_COLOR, TRUTH_COLOR, color_of, dash_of
@@ -39,7 +39,8 @@ def _is_estimator(result) -> bool:
 
 def _peak(kind: str, x: np.ndarray, y: np.ndarray) -> float:
     if kind == "histogram":
-        return float(np.histogram(x, bins=30, density=True)[0].max()) if x.size else 0.0
+        bins = int(np.clip(np.sqrt(np.size(x)), 5, 30))
+        return float(np.histogram(x, bins=bins, density=True)[0].max()) if x.size else 0.0
     return float(np.max(y)) if y.size else 0.0
 
 
@@ -73,12 +74,13 @@ def _density_traces(results, confidential, param: str, axes: dict, seen: set, no
         stalled = method in not_converged
         name = "Confidential-data posterior" if is_conf else method_name(r) + (" (not converged)" if stalled else "")
         if method == "ops":
-            name = f"OPS: {r.n_chains * r.n_draws:,} released posterior draws (a private release, wider by design)"
+            name = f"OPS: {r.n_chains * r.n_draws:,} released posterior draws<br>(a private release, wider by design)"
         common = {"name": name, "legendgroup": method, "showlegend": method not in seen,
                   "meta": {"kind": kind, "method": method, "param": param, "converged": not stalled}, **axes}
         color = color_of(method)
         if kind == "histogram":
-            traces.append({"type": "histogram", "x": x, "histnorm": "probability density", "nbinsx": 30,
+            bins = int(np.clip(np.sqrt(np.size(x)), 5, 30))  # 100 released draws: 10 bins, not 30 ragged ones
+            traces.append({"type": "histogram", "x": x, "histnorm": "probability density", "nbinsx": bins,
                            "opacity": 0.25 if stalled else 0.45, "marker": {"color": color}, **common})
         else:
             dash = dash_of(method)  # one style per method (a not-converged run is faded and says so in the legend)
@@ -293,9 +295,14 @@ def posterior_densities(results: Sequence, *, true_params: Mapping[str, float] |
         layout[f"yaxis{suffix}"] = yaxis
     fig.add_traces(traces)
     annotations = list(fig.layout.annotations) + layout.pop("annotations", [])
-    fig.update_layout(barmode="overlay", title=title, height=max(400, panel_height * rows + 140),
-                      margin={"l": 60, "r": 20, "t": 60, "b": 50}, annotations=annotations,
-                      legend={"orientation": "h", "yanchor": "top", "y": -0.18, "x": 0}, **layout)
+    title_lines = 1 + str(wrap(title)).count("<br>") if title else 0
+    # the legend sits at the bottom of the figure (container coordinates), under the x-axis title, never on it;
+    # titles are wrapped (figures.axes.wrap) so a phone shows them whole
+    fig.update_layout(barmode="overlay", title={"text": wrap(title)} if title else None,
+                      height=max(400, panel_height * rows + 140) + 60,
+                      margin={"l": 60, "r": 20, "t": 40 + 22 * title_lines, "b": 50}, annotations=annotations,
+                      legend={"orientation": "h", "yref": "container", "yanchor": "bottom", "y": 0.0, "x": 0},
+                      **layout)
     return fig
 
 

@@ -31,7 +31,7 @@ def _scenario_line(at: AppTest) -> str:
     """The Compare page's statement of the scenario: its line (model, n, release, truth) and the posterior
     figure's title (the mechanism, stated once on the page: issue 20 item 14)."""
     line = next(t for t in _texts(at.markdown) if "release **s_dp" in t)
-    title = json.loads(at.get("plotly_chart")[0].proto.spec)["layout"]["title"]["text"]
+    title = json.loads(at.get("plotly_chart")[0].proto.spec)["layout"]["title"]["text"].replace("<br>", " ")
     return f"{line} | {title}"
 
 

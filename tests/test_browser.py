@@ -99,7 +99,7 @@ def test_what_it_protects_page_follows_epsilon(app_url):
             expect(page.get_by_role("heading", name="What it protects")).to_be_visible(timeout=90_000)
             expect(page.locator(CHART)).to_have_count(3, timeout=60_000)
             expect(page.get_by_text("could move a 50% guess about one person to at most 57%")).to_be_visible()
-            epsilon = page.get_by_role("spinbutton", name="ε (epsilon)", exact=True)
+            epsilon = page.get_by_role("textbox", name="ε (epsilon)", exact=True)
             epsilon.fill("1")
             epsilon.press("Enter")
             expect(page.get_by_text("could move a 50% guess about one person to at most 73%")).to_be_visible(timeout=60_000)

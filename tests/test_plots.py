@@ -293,7 +293,7 @@ def test_ops_is_its_released_draws_and_says_why_it_is_wide(rng):
     ops = _result("ops", rng.normal(0.3, 0.1, (1, 100)))
     trace = next(t for t in _traces(posterior_densities([ops])) if t["meta"]["method"] == "ops")
     assert trace["type"] == "histogram"  # k draws are the release itself: no lumpy KDE of 100 points
-    assert trace["name"] == "OPS: 100 released posterior draws (a private release, wider by design)"
+    assert trace["name"] == "OPS: 100 released posterior draws<br>(a private release, wider by design)"
 
 
 def test_naive_and_exact_differ_by_colour_and_dash_and_clipped_labels_do_not_overprint(rng):
@@ -415,3 +415,17 @@ def test_rjmcmc_acceptance_plot_is_named_for_rjmcmc(rng):
     fig = acceptance_plot(rj)
     assert fig.layout.title.text.startswith("RJMCMC (unknown n)")
     assert not _traces(fig, kind="bound")
+
+
+def test_titles_and_axis_titles_are_wrapped_for_a_phone(rng):
+    """Issue 20 item 17: at 390 px the figure title and the axis title were cut, and the legend sat on the
+    axis title. Titles come in lines of at most 42 characters; the legend is anchored to the figure's bottom."""
+    from figures.axes import wrap
+
+    fig = posterior_densities([_result("da_mcmc", rng.normal(0.3, 0.05, (2, 500)))],
+                              title="Laplace noise, scale b = 3.333; pure 0.3-DP (sensitivity 1)")
+    layout = fig.to_dict()["layout"]
+    assert layout["title"]["text"] == "Laplace noise, scale b = 3.333;<br>pure 0.3-DP (sensitivity 1)"
+    assert all(len(line) <= 42 for line in layout["xaxis"]["title"]["text"].split("<br>"))
+    assert layout["legend"]["yref"] == "container" and layout["legend"]["yanchor"] == "bottom"
+    assert wrap("a " * 40).count("<br>") >= 1 and wrap("short") == "short"

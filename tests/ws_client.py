@@ -103,7 +103,8 @@ def _figure_title(chart) -> str | None:
         title = json.loads(chart.spec).get("layout", {}).get("title", {})
     except (ValueError, AttributeError):
         return None
-    return title.get("text") if isinstance(title, dict) else title
+    text = title.get("text") if isinstance(title, dict) else title
+    return text.replace("<br>", " ") if isinstance(text, str) else text  # titles are wrapped for phones
 
 
 def _error_text(kind: str, proto) -> str | None:
