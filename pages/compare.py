@@ -116,7 +116,7 @@ with results_area:
     formats = {c: "{:.4g}" for c in ("mean", "sd", "q5", "q95", "R-hat", "acceptance")}
     formats |= {"ESS bulk": "{:.0f}", "ESS tail": "{:.0f}", "draws": "{:,.0f}", "wall time (s)": "{:.3f}"}
     st.dataframe(tables.formatted(table, formats), hide_index=True, width="stretch", height="content",
-                 column_config=terms.text_columns(formats))
+                 column_config=terms.text_columns(formats, pinned=("method", "parameter") if multi else ("method",)))
     st.caption("q5 and q95 bound the 90% central posterior interval. R-hat needs at least two chains; a sampler "
                "has converged when R-hat ≤ 1.01 and bulk and tail ESS ≥ 400. Acceptance is DA-MCMC's mean "
                "acceptance probability per record sweep, the pseudo-marginal sampler's share of accepted moves, "
@@ -132,34 +132,35 @@ with results_area:
 
     st.subheader("Downloads", divider="gray")
     results = [r.result for r in ok.values()] + ([conf.result] if conf is not None and conf.ok else [])
-    c1, c2, c3, c4, c5 = st.columns(5)
-    c1.download_button("Draws (CSV)", data=lambda: tables.draws_csv(results), file_name="draws.csv",
-                       mime="text/csv", on_click="ignore")
+    # one row that sizes each control to its label and wraps on a narrow window (fixed fifths cut the labels)
+    row = st.container(horizontal=True, gap="small", vertical_alignment="bottom")
+    row.download_button("Draws (CSV)", data=lambda: tables.draws_csv(results), file_name="draws.csv",
+                        mime="text/csv", on_click="ignore", width="content")
     if st.session_state.get(keys.W_NETCDF_METHOD) not in ok:
         st.session_state[keys.W_NETCDF_METHOD] = next(iter(ok))
-    chosen = c2.selectbox("InferenceData of", list(ok), key=keys.W_NETCDF_METHOD, format_func=METHOD_LABELS.get,
-                          label_visibility="collapsed")
+    chosen = row.selectbox("InferenceData of", list(ok), key=keys.W_NETCDF_METHOD, format_func=METHOD_LABELS.get,
+                           width=220)
     picked = ok[chosen].result
-    c2.download_button(f"{METHOD_LABELS[chosen]} InferenceData (NetCDF)", data=lambda: files.netcdf_bytes(picked),
-                       file_name=f"{chosen}.nc", mime="application/x-netcdf", on_click="ignore")
+    row.download_button(f"{METHOD_LABELS[chosen]} InferenceData (NetCDF)", data=lambda: files.netcdf_bytes(picked),
+                        file_name=f"{chosen}.nc", mime="application/x-netcdf", on_click="ignore", width="content")
     records = inputs.records
     with_records = False
     if s.data == "csv":
-        with_records = c3.checkbox("Put the confidential records in the TOML", key=keys.W_TOML_RECORDS,
-                                   help="Off: the TOML holds the release s_dp (what may leave the building), "
-                                        "the mechanism and the settings. On: it also holds every uploaded "
-                                        "record in plain text; share it only where the records may go.")
-    c3.download_button("Scenario (TOML)" + (" with the records" if with_records else ""),
-                       data=lambda: files.scenario_toml(s, records, s_dp=prepared.s_dp, n_dp=prepared.n_dp,
-                                                        include_records=with_records),
-                       file_name="scenario.toml", mime="application/toml", on_click="ignore")
-    c4.download_button("Figure (HTML)", data=lambda: fig.to_html(include_plotlyjs=True, full_html=True),
-                       file_name="posterior.html", mime="text/html", on_click="ignore")
+        with_records = row.checkbox("Put the confidential records in the TOML", key=keys.W_TOML_RECORDS,
+                                    help="Off: the TOML holds the release s_dp (what may leave the building), "
+                                         "the mechanism and the settings. On: it also holds every uploaded "
+                                         "record in plain text; share it only where the records may go.")
+    row.download_button("Scenario (TOML)" + (" with the records" if with_records else ""),
+                        data=lambda: files.scenario_toml(s, records, s_dp=prepared.s_dp, n_dp=prepared.n_dp,
+                                                         include_records=with_records),
+                        file_name="scenario.toml", mime="application/toml", on_click="ignore", width="content")
+    row.download_button("Figure (HTML)", data=lambda: fig.to_html(include_plotlyjs=True, full_html=True),
+                        file_name="posterior.html", mime="text/html", on_click="ignore", width="content")
     if export.static_export_available():
-        c5.download_button("Figure (PNG)", data=lambda: export.png_bytes(fig), file_name="posterior.png",
-                           mime="image/png", on_click="ignore")
+        row.download_button("Figure (PNG)", data=lambda: export.png_bytes(fig), file_name="posterior.png",
+                            mime="image/png", on_click="ignore", width="content")
     else:
-        c5.caption("PNG: the camera icon on the figure")
+        row.caption("PNG: the camera icon on the figure")
     if s.data == "csv":
         st.caption("The page address holds this scenario's settings but not the uploaded records: whoever opens "
                    "the link is asked to upload the file. The TOML holds the release, not the records, unless you "

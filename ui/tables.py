@@ -87,7 +87,9 @@ def comparison_table(runs: Mapping[str, Any]) -> pd.DataFrame:
                 "draws": math.nan if estimator else int(result.n_chains * result.n_draws),
                 "wall time (s)": float(result.info.get("wall_time_s", math.nan)),
             })
-    columns = ["method", "parameter", "mean", "sd", "q5", "q95", "R-hat", "ESS bulk", "ESS tail", "converged",
+    # the answer first (a phone shows the first columns: the estimate, its interval and whether to trust it),
+    # the sampler's details after
+    columns = ["method", "parameter", "mean", "sd", "q5", "q95", "converged", "R-hat", "ESS bulk", "ESS tail",
                "acceptance", "draws", "wall time (s)"]
     return pd.DataFrame(rows, columns=columns)
 
