@@ -13,7 +13,7 @@ import streamlit as st
 from figures import budget, posteriors
 from figures import protection as protection_figures
 from figures.labels import METHOD_LABELS, TERM_HELP
-from ui import downloads, keys, picker, protection_text
+from ui import downloads, keys, picker, protection_text, terms
 from ui.compute import method_runs, protection, sweeps
 from ui.params.parsing import log_grid, parse_grid
 from ui.routing import ensure_routed
@@ -36,6 +36,7 @@ with st.expander("What am I looking at?"):
         "that meets it. A circled x marks a sampler run that has not converged at that ε (R-hat > 1.01 or "
         "ESS < 400): read its point with suspicion. The slider at the bottom shows every posterior at one ε.")
 
+terms.terms_expander(("epsilon", "delta", "rho", "zcdp", "sensitivity", "naive", "exact", "rhat", "ess", "q5_q95"))
 inputs = scenario_inputs("privacy_budget")
 if not inputs.ok:
     st.warning("The sweep waits for a valid scenario: fix the input marked in the sidebar. Your entries are kept.")

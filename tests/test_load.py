@@ -5,7 +5,7 @@ in progress must leave the latest input's result only.
 
 Whose result is on screen: session i sets ε = 0.2 + 0.1 i + 0.01 k at iteration k, unique to the
 session and the iteration, and the Compare page states the Laplace scale it implies (b = 1/ε) in the
-figure title and in the sidebar's "Implied noise" caption; the legend, the results table and the
+figure title (and in the sidebar's "Implied noise" caption on the pages that show it); the legend, the results table and the
 URL say which methods ran. A MutationObserver, installed before the page loads, records every
 figure title, noise caption and error element ever drawn, so a foreign or stale result that only
 flashes by is caught as well as one that stays.
@@ -62,11 +62,14 @@ PROBE = """
 (() => {
   const all = (sel) => Array.from(document.querySelectorAll(sel));
   const text = (e) => (e.textContent || "").trim();
+  // plotly draws a wrapped title or legend entry as one tspan per line: read it as one line of text
+  const lines = (e) => { const l = e.querySelectorAll("tspan.line");
+                         return l.length ? Array.from(l).map(text).join(" ") : text(e); };
   const TITLES = '[data-testid="stPlotlyChart"] .gtitle';
   const CAPTIONS = '[data-testid="stSidebar"] [data-testid="stCaptionContainer"]';
   const ERRORS = '[data-testid="stException"], [data-testid="stAlertContentError"], '
                + '[data-testid="stAlertContentWarning"]';
-  const titles = () => all(TITLES).map(text);
+  const titles = () => all(TITLES).map(lines);
   const noise = () => all(CAPTIONS).map(text).filter((t) => t.startsWith("Implied noise"));
   // The convergence warning is information about a run, not something gone wrong: a session may show it.
   const errors = () => all(ERRORS).map(text).filter((t) => !t.includes("Not converged:"));
@@ -77,7 +80,7 @@ PROBE = """
       titles: titles(),
       noise: noise(),
       // A sampler that has not converged keeps its name with " (not converged)" after it.
-      legend: all('[data-testid="stPlotlyChart"] .legendtext').map(text).map((t) => t.replace(/ [(]not converged[)]$/, "")),
+      legend: all('[data-testid="stPlotlyChart"] .legendtext').map(lines).map((t) => t.replace(/ [(]not converged[)]$/, "")),
       table: all('[data-testid="stDataFrame"] table tbody tr').map((r) => (r.cells.length ? text(r.cells[0]) : "")),
       errors: errors(),
       stale: all('[data-stale="true"]').length,
@@ -122,6 +125,10 @@ PROBE = """
 """
 
 
+#: OPS's legend entry on the demo (k = Scenario().ops_k released draws), its two lines read as one
+OPS_LEGEND = f"OPS: {Scenario().ops_k:,} released posterior draws (a private release, wider by design)"
+
+
 # --------------------------------------------------------------------------- expected screens
 def session_epsilon(session: int, iteration: int) -> str:
     """ε of a session's iteration as typed (and as the "%g" box shows it): unique per pair."""
@@ -140,10 +147,13 @@ def expected_screen(epsilon: str, methods: tuple[str, ...]) -> dict:
     # the demo's n is known: RJMCMC is switched on (the URL says so) but skipped with a caption in the run
     # log, so it has no curve and no row (a session reaches it at k = 6 when the machine is fast enough)
     labels = [METHOD_LABELS[m] for m in chosen if m not in SKIPPED_ON_DEMO]
+    # the figure's legend names OPS by what it is (figures.posteriors); Compare states the mechanism once, in
+    # the figure's title, so its sidebar shows no "Implied noise" caption
+    legend = [OPS_LEGEND if label == METHOD_LABELS["ops"] else label for label in labels]
     return {
         "titles": [mechanism_text(epsilon)],
-        "noise": [f"Implied noise: {mechanism_text(epsilon)}"],
-        "legend": labels + ["Confidential-data posterior", "True value"],
+        "noise": [],
+        "legend": legend + ["Confidential-data posterior", "True value"],
         "table": labels + ["Confidential data"],
         "errors": [],
         "stale": 0,
@@ -377,14 +387,14 @@ def test_a_change_during_a_run_leaves_only_the_latest_result(app, capsys):
         await box.press("Enter")
         during = not wait_for_run
         if wait_for_run:
-            # Under way: the first value reached the sidebar caption and the page is still stale.
+            # Under way: the first value reached the link (the sidebar synced it) and the page is still stale.
             # Finished (nothing stale, its figure drawn) means this round came too late: no count.
             state = await s.page.wait_for_function(
                 """([n, t]) => { const x = window.__dpl.snapshot();
-                                 if (x.stale > 0 && x.noise.includes(n)) return "running";
+                                 if (x.stale > 0 && Number(x.query_epsilon) === Number(n)) return "running";
                                  if (x.stale === 0 && x.titles.includes(t)) return "finished";
                                  return false; }""",
-                arg=[f"Implied noise: {mechanism_text(first)}", mechanism_text(first)], polling=10, timeout=s.wait_ms)
+                arg=[first, mechanism_text(first)], polling=10, timeout=s.wait_ms)
             during = await state.json_value() == "running"
         await box.fill(second)
         await box.press("Enter")

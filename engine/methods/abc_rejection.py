@@ -71,14 +71,12 @@ def abc_rejection(problem: Problem, rng: np.random.Generator, *, draws: int = 40
     ``accepted``, ``acceptance_rate``, ``requested`` and ``stopped_by`` (``draws``,
     ``max_proposals``, ``max_seconds``, or ``cancelled`` when ``on_progress`` returned False after a
     batch: the draws accepted so far are kept). Raises ``ValueError`` if nothing was accepted within the
-    budget, naming the budget and the acceptance rate bound it implies, and at once for a release
-    far outside what the mechanism produces from n records (:mod:`engine.numerics.plausibility`).
+    budget, naming the budget and the acceptance rate bound it implies, and, for a release far outside
+    what the mechanism produces from n records, how far (:mod:`engine.numerics.plausibility`; the app
+    says so before running and does not run ABC on such a release).
     """
     t0 = time.perf_counter()
     model = problem.model
-    far = implausible_release(problem)
-    if far is not None:  # its acceptance rate is far below 1 / max_proposals: say so now, not after the budget
-        raise ValueError(far)
     log_acc = acceptance_log_prob(problem)
     if getattr(model, "name", "") == "linear_regression":
         return _abc_regression(problem, rng, draws, max_proposals, max_seconds, batch_size, on_progress, t0)
@@ -210,6 +208,14 @@ def _two_thread_loop(problem, rng, batch, width, draws, max_proposals, max_secon
     return _finish(problem, kept, n_acc, proposals, draws, stopped_by, max_proposals, t0)
 
 
+def _why_none(problem) -> str:
+    """For a release far outside what n records can produce: how far, and that no budget will do."""
+    far = implausible_release(problem)
+    if far is None:
+        return ""
+    return ". " + far.replace(" is implausible: it lies", " lies", 1) + " at any max_proposals"
+
+
 def _finish(problem, kept, n_acc, proposals, draws, stopped_by, max_proposals, t0):
     """The accepted draws as a Result. A run its caller stopped (the progress callback returned False)
     keeps what it accepted, ``info["stopped"] = "cancelled"``; with nothing accepted it raises
@@ -220,7 +226,7 @@ def _finish(problem, kept, n_acc, proposals, draws, stopped_by, max_proposals, t
         raise ValueError(
             f"method.max_proposals = {max_proposals} is invalid for this release: abc_rejection accepted 0 of "
             f"{proposals} proposals (stopped by {stopped_by}); the acceptance rate is below {1 / max(proposals, 1):.2g}. "
-            "Raise max_proposals / max_seconds or use da_mcmc")
+            "Raise max_proposals / max_seconds or use da_mcmc" + _why_none(problem))
     theta = np.concatenate(kept)[:draws].reshape(-1, len(problem.model.param_names))
     return Result(
         method="abc_rejection", param_names=tuple(problem.model.param_names), draws=theta[None, :, :],
