@@ -16,6 +16,7 @@ from .core.scenarios import DEMO_SPEC, scenario
 from .core.spec import Spec, spec_to_dict, spec_to_toml
 from .cost import BudgetExceeded, Cost, estimate_cost, fit_to_budget
 from .mechanisms import MECHANISM_NAMES, budget_from_scale, make_mechanism, scale_from_budget
+from .mechanisms.libraries import LibraryRelease, release_from, release_options
 from .mechanisms.release import privatize
 from .methods import METHOD_NAMES, validate_method
 from .methods.exact import exact_mixture, has_closed_form
@@ -39,6 +40,6 @@ __all__ = [
     "exact_mixture", "has_closed_form", "n_pmf", "SizePrior", "UnknownSize", "plug_in_n",
     "estimate_cost", "fit_to_budget", "Cost", "estimate_sweep_cost", "fit_sweep_to_budget",
     "estimate_calibration_cost", "fit_calibration_to_budget", "BudgetExceeded", "Cancelled",
-    "DEMO_SPEC", "scenario",
+    "DEMO_SPEC", "scenario", "release_from", "release_options", "LibraryRelease",
     "summary", "summary_dict", "draws_frame", "to_inference_data", "write_outputs", "convergence",
 ]
