@@ -27,6 +27,7 @@ from .models.sample_size import SizePrior, UnknownSize, plug_in_n
 from .numerics.diagnostics import convergence, draws_frame, summary, summary_dict, to_inference_data, write_outputs
 from .spec import build_mechanism, load_spec, spec_from_dict
 from .studies.cost import estimate_calibration_cost, estimate_sweep_cost, fit_calibration_to_budget, fit_sweep_to_budget
+from .studies.mean_split import MeanSplit, mean_budget_split
 from .studies.sweep import epsilon_spec, epsilon_sweep, smallest_epsilon_meeting
 
 __all__ = [
@@ -40,6 +41,6 @@ __all__ = [
     "exact_mixture", "has_closed_form", "n_pmf", "SizePrior", "UnknownSize", "plug_in_n",
     "estimate_cost", "fit_to_budget", "Cost", "estimate_sweep_cost", "fit_sweep_to_budget",
     "estimate_calibration_cost", "fit_calibration_to_budget", "BudgetExceeded", "Cancelled",
-    "DEMO_SPEC", "scenario", "release_from", "release_options", "LibraryRelease",
+    "DEMO_SPEC", "scenario", "release_from", "release_options", "LibraryRelease", "mean_budget_split", "MeanSplit",
     "summary", "summary_dict", "draws_frame", "to_inference_data", "write_outputs", "convergence",
 ]
