@@ -122,7 +122,7 @@ def test_negative_control_density_reading_is_caught():
 
 
 @pytest.mark.parametrize("release,s_dp", CASES[:2])
-@pytest.mark.parametrize("method", ["da_mcmc", "pseudo_marginal"])
+@pytest.mark.parametrize("method", ["da_mcmc", "pseudo_marginal", "abc_rejection"])
 def test_samplers_agree_with_exact_on_clipped_releases(release, s_dp, method):
     problem = engine.prepare(_bb_spec(release, s_dp))
     exact = engine.run_method(problem, {"name": "exact", "draws": 4000}, seed=2).info["posterior_mean"][0]
