@@ -15,6 +15,7 @@ from .core.results import Problem, Result
 from .core.scenarios import DEMO_SPEC, scenario
 from .core.spec import Spec, spec_to_dict, spec_to_toml
 from .cost import BudgetExceeded, Cost, estimate_cost, fit_to_budget
+from .dpwizard import import_dpwizard, read_package
 from .mechanisms import MECHANISM_NAMES, budget_from_scale, make_mechanism, scale_from_budget
 from .mechanisms.libraries import LibraryRelease, release_from, release_options
 from .mechanisms.release import privatize
@@ -42,5 +43,6 @@ __all__ = [
     "estimate_cost", "fit_to_budget", "Cost", "estimate_sweep_cost", "fit_sweep_to_budget",
     "estimate_calibration_cost", "fit_calibration_to_budget", "BudgetExceeded", "Cancelled",
     "DEMO_SPEC", "scenario", "release_from", "release_options", "LibraryRelease", "mean_budget_split", "MeanSplit",
+    "import_dpwizard", "read_package",
     "summary", "summary_dict", "draws_frame", "to_inference_data", "write_outputs", "convergence",
 ]

@@ -14,6 +14,7 @@ from .. import api
 from ..methods import METHOD_NAMES
 from ..numerics import diagnostics
 from ..spec import load_spec
+from . import dpwizard as dpwizard_cli
 from . import study as study_cli
 from .console import cli_error, progress_bar
 
@@ -37,9 +38,12 @@ def main(argv=None) -> int:
     run_p.add_argument("--max-seconds", type=float, metavar="S",
                        help="refuse a run whose estimated cost on this machine is above S seconds")
     study_cli.add_parser(sub)
+    dpwizard_cli.add_parser(sub)
     args = parser.parse_args(argv)
     if args.command == "study":
         return study_cli.run(args)
+    if args.command == "import-dpwizard":
+        return dpwizard_cli.run(args)
 
     try:
         spec = load_spec(args.spec)
