@@ -14,6 +14,7 @@ if __name__ == "__main__":
     pages = [
         st.Page("pages/compare.py", title="Compare methods", icon=":material/compare:", default=True),
         st.Page("pages/privacy_budget.py", title="Privacy budget", icon=":material/tune:"),
+        st.Page("pages/protection.py", title="What it protects", icon=":material/shield:"),
         st.Page("pages/diagnostics.py", title="Diagnostics", icon=":material/monitor_heart:"),
         st.Page("pages/calibration.py", title="Calibration", icon=":material/verified:"),
         st.Page("pages/learn.py", title="Learn", icon=":material/school:"),

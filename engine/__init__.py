@@ -25,10 +25,13 @@ from .methods.rjmcmc import n_pmf
 from .models import MODEL_INFO, MODEL_NAMES, make_model
 from .models.custom import CustomModel
 from .models.sample_size import SizePrior, UnknownSize, plug_in_n
+from .numerics.plausibility import implausible_release, release_distance
 from .numerics.diagnostics import convergence, draws_frame, summary, summary_dict, to_inference_data, write_outputs
+from .protection.report import risk
 from .spec import build_mechanism, load_spec, spec_from_dict
 from .studies.cost import estimate_calibration_cost, estimate_sweep_cost, fit_calibration_to_budget, fit_sweep_to_budget
 from .studies.mean_split import MeanSplit, mean_budget_split
+from .studies.protection import protection_sweep
 from .studies.sweep import epsilon_spec, epsilon_sweep, smallest_epsilon_meeting
 
 __all__ = [
@@ -42,7 +45,8 @@ __all__ = [
     "exact_mixture", "has_closed_form", "n_pmf", "SizePrior", "UnknownSize", "plug_in_n",
     "estimate_cost", "fit_to_budget", "Cost", "estimate_sweep_cost", "fit_sweep_to_budget",
     "estimate_calibration_cost", "fit_calibration_to_budget", "BudgetExceeded", "Cancelled",
-    "DEMO_SPEC", "scenario", "release_from", "release_options", "LibraryRelease", "mean_budget_split", "MeanSplit",
-    "import_dpwizard", "read_package",
+    "DEMO_SPEC", "scenario", "risk", "protection_sweep", "release_from", "release_options", "LibraryRelease",
+    "mean_budget_split", "MeanSplit", "import_dpwizard", "read_package",
     "summary", "summary_dict", "draws_frame", "to_inference_data", "write_outputs", "convergence",
+    "implausible_release", "release_distance",
 ]

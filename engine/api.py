@@ -156,7 +156,9 @@ def run(spec: Spec | dict, method: str | None = None, on_progress=None, max_seco
     if not isinstance(spec, Spec):
         spec = spec_from_dict(spec)
     settings = dict(spec.method)
-    if method is not None:
+    if method is not None and spec.methods and method in spec.methods:
+        settings = dict(spec.methods[method])  # the spec's own settings for that method
+    elif method is not None:
         settings = {k: v for k, v in settings.items() if k in ("chains", "draws", "warmup", "grid_size")}
         settings["name"] = method
     problem = prepare(spec)

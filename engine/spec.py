@@ -24,7 +24,7 @@ from .models.sample_size import check_n_dp, make_size_mechanism, make_size_prior
 
 __all__ = ["spec_from_dict", "load_spec", "build_mechanism"]
 
-_TOP_KEYS = {"seed", "model", "mechanism", "release", "data", "method", "n_mechanism"}
+_TOP_KEYS = {"seed", "model", "mechanism", "release", "data", "method", "n_mechanism", "methods"}
 _UNKNOWN_N_MODELS = ("beta_binomial", "poisson_gamma", "normal_known_sd")
 
 
@@ -124,7 +124,26 @@ def spec_from_dict(d: Mapping[str, Any], base_dir: str = ".") -> Spec:
         fail("method.name", "rjmcmc", "needs an unknown n: give model.n_prior, an [n_mechanism] table and data.n_dp "
              "instead of model.n (for a known n use da_mcmc)")
     return Spec(seed=seed, model=model_d, mechanism=mech_d, data=data, method=method, base_dir=base_dir,
-                n_mechanism=n_mech_d)
+                n_mechanism=n_mech_d, methods=_other_methods(d.get("methods"), model, unknown_n))
+
+
+def _other_methods(tables, model, unknown_n: bool) -> dict | None:
+    """``[methods.<name>]``: the settings of other methods, kept with the scenario (the app's download holds
+    every method's settings, ABC's time limit and OPS's k among them) and used by ``run --method <name>``.
+    Each table is checked like ``[method]``; its name is its key."""
+    if tables is None:
+        return None
+    if not isinstance(tables, Mapping):
+        fail("methods", tables, "must be a table of method tables, e.g. [methods.abc_rejection] max_seconds = 10")
+    out = {}
+    for name, table in tables.items():
+        if not isinstance(table, Mapping):
+            fail(f"methods.{name}", table, "must be a table of that method's settings")
+        if "name" in table and table["name"] != name:
+            fail(f"methods.{name}.name", table["name"], f"must be {name!r} (the table's key) or left out")
+        out[name] = validate_method({**table, "name": name})
+        check_model_supported(name, model)
+    return out or None
 
 
 def _check_unknown_n(d, model_d, data_d) -> dict:

@@ -2,10 +2,11 @@
 
 Figures
     :func:`interval_plot`         90% posterior intervals against the privacy budget
-    :func:`sd_plot`               posterior sd against the privacy budget
+    :func:`sd_plot`               posterior sd against the privacy budget, with the exact sd and its floor
+    :func:`releases_plot`         posterior means and intervals of R fresh releases per budget
 
-Both read the tidy table of ``engine.epsilon_sweep`` and circle the cells whose MCMC run did not
-converge. Pure; nothing here imports streamlit.
+The first two read the tidy table of ``engine.epsilon_sweep`` and circle the cells whose MCMC run did not
+converge; the third reads ``engine.studies.epsilon_replicates``. Pure; nothing here imports streamlit.
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import plotly.graph_objects as go
 from .axes import _label
 from .palette import TRUTH_COLOR, color_of
 
-__all__ = ["interval_plot", "sd_plot"]
+__all__ = ["interval_plot", "sd_plot", "releases_plot"]
 
 
 def _budget_axis(symbol: str, budgets) -> dict:
@@ -78,10 +79,26 @@ def interval_plot(table: pd.DataFrame, param: str, *, symbol: str = "ε", budget
 
 
 def sd_plot(table: pd.DataFrame, param: str, *, symbol: str = "ε", budget: str = "epsilon",
-            target: float | None = None) -> go.Figure:
-    """Posterior sd against the budget (log-log), one line per method, with the target sd dashed."""
+            target: float | None = None, exact_sd: dict | None = None,
+            confidential_sd: float | None = None) -> go.Figure:
+    """Posterior sd against the budget (log-log), one line per method, with the target sd dashed.
+
+    ``exact_sd`` ({budget: sd}, from the exact posterior's moments) is drawn as a black dotted line: the
+    sd the advice under the figure reads, free of Monte Carlo error. ``confidential_sd`` (the sd of the
+    confidential-data posterior, the limit as the budget grows) is drawn as a grey floor."""
     rows = table[table["param"] == param].rename(columns={budget: "budget"})
     fig = go.Figure()
+    if exact_sd:
+        xs = sorted(exact_sd)
+        fig.add_trace(go.Scatter(x=xs, y=[exact_sd[x] for x in xs], mode="lines", name="exact sd (closed form)",
+                                 line={"color": "#000000", "dash": "dot", "width": 2},
+                                 hovertemplate=f"{symbol} = %{{x:.3g}}<br>exact sd %{{y:.4g}}<extra></extra>",
+                                 meta={"kind": "exact_sd", "param": param}))
+    if confidential_sd is not None and not rows.empty:
+        fig.add_trace(go.Scatter(x=[rows["budget"].min(), rows["budget"].max()], y=[confidential_sd] * 2, mode="lines",
+                                 name=f"confidential-data sd = {confidential_sd:.4g} (no {symbol} goes below)",
+                                 line={"color": "#7f7f7f", "width": 3},
+                                 meta={"kind": "confidential_sd", "param": param, "value": float(confidential_sd)}))
     for method, g in rows.groupby("method", sort=False):
         g = g.sort_values("budget")
         fig.add_trace(go.Scatter(x=g["budget"], y=g["sd"], mode="markers+lines", name=_label(method),
@@ -95,5 +112,41 @@ def sd_plot(table: pd.DataFrame, param: str, *, symbol: str = "ε", budget: str 
     fig.update_layout(height=400, title=f"{param}: posterior sd vs {symbol}",
                       xaxis=_budget_axis(symbol, rows["budget"]),
                       yaxis={"type": "log", "title": "posterior sd (log scale)"},
+                      margin={"l": 60, "r": 20, "t": 60, "b": 50})
+    return fig
+
+
+def releases_plot(table: pd.DataFrame, param: str, *, symbol: str = "ε", truth: float | None = None) -> go.Figure:
+    """R fresh releases per budget (``engine.studies.epsilon_replicates`` rows, data fixed): each release's
+    posterior mean with its 90% interval, spread sideways around its budget so they do not hide each
+    other, and the confidential-data posterior mean E[theta | x] that they approach as the budget grows.
+    The spread of the means at one budget is the release noise a single sweep hides."""
+    rows = table[(table["param"] == param) & table["post_mean"].notna()].copy()
+    fig = go.Figure()
+    reps = sorted(rows["replicate"].unique()) if not rows.empty else []
+    spread = {r: 1.0 + 0.12 * ((i + 0.5) / max(len(reps), 1) - 0.5) for i, r in enumerate(reps)}
+    if not rows.empty:
+        x = rows["epsilon"].to_numpy() * rows["replicate"].map(spread).to_numpy()
+        fig.add_trace(go.Scatter(
+            x=x, y=rows["post_mean"], mode="markers", name="one release: mean and 90% interval",
+            marker={"color": "#1f77b4", "size": 6, "opacity": 0.8},
+            error_y={"type": "data", "symmetric": False, "array": (rows["q95"] - rows["post_mean"]).to_numpy(),
+                     "arrayminus": (rows["post_mean"] - rows["q5"]).to_numpy(), "thickness": 1, "width": 0,
+                     "color": "rgba(31,119,180,0.35)"},
+            customdata=np.c_[rows["epsilon"], rows["replicate"]],
+            hovertemplate=f"{symbol} = %{{customdata[0]:.3g}}, release %{{customdata[1]}}<br>mean %{{y:.4g}}"
+                          "<extra></extra>",
+            meta={"kind": "release", "param": param}))
+        conf = rows.groupby("epsilon")["confidential_mean"].first()
+        lo, hi = float(rows["epsilon"].min()) * 0.9, float(rows["epsilon"].max()) * 1.1
+        fig.add_trace(go.Scatter(x=[lo, hi], y=[float(conf.iloc[0])] * 2, mode="lines",
+                                 name="confidential-data posterior mean", line={"color": "#7f7f7f", "width": 3},
+                                 meta={"kind": "confidential_mean", "param": param}))
+        if truth is not None:
+            fig.add_trace(go.Scatter(x=[lo, hi], y=[truth, truth], mode="lines", name="True value",
+                                     line={"color": TRUTH_COLOR, "dash": "dash"}, meta={"kind": "truth", "param": param}))
+    fig.update_layout(height=400, title=f"{param}: {len(reps)} fresh releases per {symbol}",
+                      xaxis=_budget_axis(symbol, rows["epsilon"] if not rows.empty else []), yaxis_title=param,
+                      legend={"orientation": "h", "yanchor": "top", "y": -0.2},
                       margin={"l": 60, "r": 20, "t": 60, "b": 50})
     return fig

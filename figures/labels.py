@@ -15,6 +15,8 @@ __all__ = [
     "N_BUDGET_LABELS",
     "PRIOR_LABELS",
     "result_label",
+    "format_p",
+    "TERM_HELP",
 ]
 
 METHOD_LABELS = {
@@ -69,3 +71,35 @@ def result_label(result) -> str:
     a known n run on an unknown-n release, the plug-in size it ran at (``info["plug_in_n"]``)."""
     n = result.info.get("plug_in_n")
     return METHOD_LABELS.get(result.method, result.method) + (f" at plug-in n = {int(n)}" if n is not None else "")
+
+
+#: one-sentence definitions of the terms the pages use, for tooltips (``help=``) where the term appears
+TERM_HELP = {
+    "R-hat": "R-hat compares the spread within each chain with the spread between chains; near 1 the chains agree. "
+             "Above 1.01 they have not yet settled on one distribution.",
+    "ESS": "Effective sample size: how many independent draws the correlated chain is worth. Below 400 the "
+           "interval ends and the sd are unreliable.",
+    "KS": "Kolmogorov–Smirnov test: the largest gap D between the quantiles' empirical CDF and the diagonal of a "
+          "uniform; its p-value is the chance of a gap at least this large if the method were calibrated.",
+    "SBC": "Simulation-based calibration (Talts et al. 2018): the rank of the true value among L thinned draws; "
+           "a calibrated method gives every rank 0..L the same chance, so the histogram is flat.",
+    "MMD": "Maximum mean discrepancy: a distance between two samples' distributions (0 when they are equal); "
+           "here between a method's draws and the confidential-data posterior's.",
+    "coverage": "How often the central c% interval contains the true value over the replicates; a calibrated "
+                "method covers c% of the time (error bars: 95% Wilson intervals).",
+    "confidential": "The posterior from the confidential records themselves, p(θ | x), without noise: what no "
+                    "private release can beat.",
+    "sd": "Posterior standard deviation: the width of what the data say about the parameter.",
+}
+
+
+def format_p(p) -> str:
+    """A p-value as every page and figure writes it: two significant digits (0.35, 0.0012, 4.9e-06), never
+    rounded to 0; "—" when there is none."""
+    try:
+        value = float(p)
+    except (TypeError, ValueError):
+        return "—"
+    if value != value:
+        return "—"
+    return f"{value:.2g}"

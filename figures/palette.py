@@ -1,30 +1,42 @@
-"""One colour per method, the same on every page and in every export, and the figure template.
+"""One colour and one line style per method, the same on every page and in every export, and the figure template.
 
-Colours are the Tableau-10 hues (distinguishable for the common colour-vision deficiencies when
-paired with the line styles the figures also vary) and read on both the light and the dark theme:
-no black or white. Figures carry no template of their own, so ``st.plotly_chart``'s Streamlit theme
-(which follows the browser's light or dark setting) styles the background, fonts and grid.
+Colours are the Okabe–Ito palette (Okabe & Ito 2008) with two of Tol's muted colours, chosen to stay distinct under the common
+colour-vision deficiencies, and every method also has its own line style, so no two curves differ by
+hue alone (naive in vermillion and long dashes, the exact posterior in blue and solid). They read on
+both the light and the dark theme: no black or white. Figures carry no template of their own, so
+``st.plotly_chart``'s Streamlit theme (which follows the browser's light or dark setting) styles the
+background, fonts and grid.
 """
 from __future__ import annotations
 
-__all__ = ["METHOD_COLORS", "TRUTH_COLOR", "CHAIN_COLORS", "BOUND_COLOR", "color_of"]
+__all__ = ["METHOD_COLORS", "METHOD_DASHES", "TRUTH_COLOR", "CHAIN_COLORS", "BOUND_COLOR", "color_of", "dash_of"]
 
 METHOD_COLORS = {
-    "naive": "#d62728",            # red: the analysis that fails
-    "da_mcmc": "#1f77b4",          # blue
-    "abc_rejection": "#2ca02c",    # green
-    "ops": "#9467bd",              # purple
-    "exact": "#ff7f0e",            # orange
-    "pseudo_marginal": "#17becf",  # teal
-    "auto": "#e6550d",             # deep orange: the best exact method
+    "naive": "#D55E00",            # vermillion: the analysis that fails
+    "da_mcmc": "#009E73",          # bluish green
+    "abc_rejection": "#CC79A7",    # reddish purple
+    "ops": "#E69F00",              # orange: a different release altogether
+    "exact": "#0072B2",            # blue: the exact posterior
+    "pseudo_marginal": "#56B4E9",  # sky blue
+    "auto": "#332288",             # indigo (Tol): the best exact method
     "rjmcmc": "#8c564b",           # brown: the posterior that also learns n
     "mcem": "#e377c2",             # pink: the maximum-likelihood estimate
-    "bernstein_sheldon": "#5254a3",  # indigo: the fast approximation
+    "bernstein_sheldon": "#882255",  # wine (Tol): the fast approximation
     "confidential": "#8c8c8c",     # grey: what the data alone would say
 }
+#: plotly dash of each method's curve (the confidential-data posterior is dotted)
+METHOD_DASHES = {
+    "naive": "longdash", "exact": "solid", "auto": "solid", "da_mcmc": "dash", "abc_rejection": "dashdot",
+    "pseudo_marginal": "longdashdot", "bernstein_sheldon": "dash", "rjmcmc": "solid", "confidential": "dot",
+}
 TRUTH_COLOR = "#bcbd22"   # olive: the true parameter of a simulation
-BOUND_COLOR = "#d62728"   # the exp(-ε) acceptance bound
-CHAIN_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")
+BOUND_COLOR = "#D55E00"   # the exp(-ε) acceptance bound
+CHAIN_COLORS = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#8c564b", "#e377c2")
+
+
+def dash_of(method: str) -> str:
+    """The method's line style ("dash" for anything unknown)."""
+    return METHOD_DASHES.get(method, "dash")
 
 
 def color_of(method: str) -> str:

@@ -21,7 +21,7 @@ from plotly.subplots import make_subplots
 from .axes import _grid_shape, _label, axis_title
 from .kde import density_curve
 from .labels import result_label as method_name
-from .palette import BOUND_COLOR, TRUTH_COLOR, color_of
+from .palette import BOUND_COLOR, TRUTH_COLOR, color_of, dash_of
 
 __all__ = ["posterior_densities", "n_pmf_plot", "y_cap", "x_window", "REFERENCE_METHODS", "SPIKE_FACTOR", "FAR_FACTOR"]
 
@@ -43,17 +43,37 @@ def _peak(kind: str, x: np.ndarray, y: np.ndarray) -> float:
     return float(np.max(y)) if y.size else 0.0
 
 
-def _density_traces(results, confidential, param: str, axes: dict, seen: set, not_converged) -> tuple[list, dict]:
-    """Trace dicts of one subplot and each trace's peak height (keyed by method)."""
+def _rug_trace(r, param: str, axes: dict, seen: set) -> dict:
+    """Draws too few for a curve (ABC stopped by its limits): one tick per draw on the x-axis."""
+    x = np.asarray(r.draws[:, :, r.param_names.index(param)], float).reshape(-1)
+    count = f"{x.size:,} draw{'' if x.size == 1 else 's'}"
+    return {"type": "scatter", "x": x, "y": np.zeros(x.size), "mode": "markers", "cliponaxis": False,
+            "marker": {"color": color_of(r.method), "symbol": "line-ns-open", "size": 16, "line": {"width": 2}},
+            "name": f"{method_name(r)}: {count}, too few for a curve", "legendgroup": r.method,
+            "showlegend": r.method not in seen, "hovertemplate": "%{x:.4g}<extra>" + method_name(r) + "</extra>",
+            "meta": {"kind": "rug", "method": r.method, "param": param, "converged": False}, **axes}
+
+
+def _density_traces(results, confidential, param: str, axes: dict, seen: set, not_converged,
+                    too_few=frozenset()) -> tuple[list, dict]:
+    """Trace dicts of one subplot and each trace's peak height (keyed by method; a rug has none)."""
     traces, peaks = [], {}
     entries = [(r, False) for r in results] + ([(confidential, True)] if confidential is not None else [])
     for r, is_conf in entries:
         if param not in r.param_names or _is_estimator(r):
             continue
+        if not is_conf and r.method in too_few:
+            traces.append(_rug_trace(r, param, axes, seen))
+            seen.add(r.method)
+            continue
         method = "confidential" if is_conf else r.method
         kind, x, y = density_curve(r, param)
+        if method == "ops" and kind == "kde":  # k released draws: a histogram, not a lumpy KDE of few points
+            kind, x, y = "histogram", r.flat(param), np.empty(0)
         stalled = method in not_converged
         name = "Confidential-data posterior" if is_conf else method_name(r) + (" (not converged)" if stalled else "")
+        if method == "ops":
+            name = f"OPS: {r.n_chains * r.n_draws:,} released posterior draws (a private release, wider by design)"
         common = {"name": name, "legendgroup": method, "showlegend": method not in seen,
                   "meta": {"kind": kind, "method": method, "param": param, "converged": not stalled}, **axes}
         color = color_of(method)
@@ -61,7 +81,7 @@ def _density_traces(results, confidential, param: str, axes: dict, seen: set, no
             traces.append({"type": "histogram", "x": x, "histnorm": "probability density", "nbinsx": 30,
                            "opacity": 0.25 if stalled else 0.45, "marker": {"color": color}, **common})
         else:
-            dash = "dot" if is_conf else ("dashdot" if stalled else ("solid" if kind == "density" else "dash"))
+            dash = dash_of(method)  # one style per method (a not-converged run is faded and says so in the legend)
             traces.append({"type": "scatter", "x": x, "y": y, "mode": "lines", "opacity": 0.45 if stalled else 1.0,
                            "line": {"color": color, "dash": dash, "width": 2}, **common})
         peaks[method] = _peak(kind, x, y)
@@ -86,17 +106,48 @@ def y_cap(peaks: Mapping[str, float]) -> float | None:
     return 1.15 * tallest if towering else None
 
 
-def _span(trace: Mapping) -> tuple[float, float] | None:
-    """Where a density trace has its mass: the x range where the curve is above 1/1000 of its peak
-    (a histogram: its draws' range)."""
+#: The x-axis shows the central ``1 - 2 * TAIL`` of every curve's mass and the truth, padded by ``PAD`` of
+#: its width on each side (a normal curve, or its KDE, then has about 1% beyond either end); a curve with more than
+#: ``LABEL_MASS`` of its mass beyond the axis (a long tail) is labelled with how much and on which side.
+PAD = 0.10
+TAIL = 0.025
+LABEL_MASS = 0.02
+
+
+def _cdf(trace: Mapping) -> tuple[np.ndarray, np.ndarray] | None:
+    """(x, F(x)) of a density trace: its curve integrated by the trapezoid rule (a histogram: its
+    draws' empirical distribution)."""
     x = np.asarray(trace["x"], float)
     if x.size == 0:
         return None
     if trace["type"] == "histogram":
-        return float(x.min()), float(x.max())
-    y = np.asarray(trace["y"], float)
-    keep = y >= 1e-3 * y.max() if y.size and y.max() > 0 else np.ones(x.size, bool)
-    return float(x[keep].min()), float(x[keep].max())
+        xs = np.sort(x)
+        return xs, np.arange(1, xs.size + 1) / xs.size
+    y = np.clip(np.asarray(trace["y"], float), 0.0, None)
+    if x.size < 2 or not np.any(y > 0):
+        return x, np.linspace(0.0, 1.0, x.size)
+    f = np.concatenate([[0.0], np.cumsum(0.5 * (y[1:] + y[:-1]) * np.diff(x))])
+    if not (np.isfinite(f[-1]) and f[-1] > 0):
+        return x, np.linspace(0.0, 1.0, x.size)
+    return x, f / f[-1]
+
+
+def _span(trace: Mapping) -> tuple[float, float] | None:
+    """Where a density trace has its mass: its central ``1 - 2 * TAIL`` interval."""
+    cdf = _cdf(trace)
+    if cdf is None:
+        return None
+    x, f = cdf
+    return float(np.interp(TAIL, f, x)), float(np.interp(1.0 - TAIL, f, x))
+
+
+def _mass_outside(trace: Mapping, lo: float, hi: float) -> tuple[float, float]:
+    """The share of a trace's mass left of ``lo`` and right of ``hi``."""
+    cdf = _cdf(trace)
+    if cdf is None:
+        return 0.0, 0.0
+    x, f = cdf
+    return float(np.interp(lo, x, f, left=0.0, right=1.0)), float(1.0 - np.interp(hi, x, f, left=0.0, right=1.0))
 
 
 def x_window(spans: Mapping[str, tuple[float, float]], truth: float | None = None) -> tuple[float, float] | None:
@@ -125,7 +176,7 @@ def x_window(spans: Mapping[str, tuple[float, float]], truth: float | None = Non
 
 def posterior_densities(results: Sequence, *, true_params: Mapping[str, float] | None = None,
                         confidential=None, params: Sequence[str] | None = None,
-                        title: str | None = None, not_converged=(), columns: int = 2,
+                        title: str | None = None, not_converged=(), too_few=(), columns: int = 2,
                         panel_height: int = 300) -> go.Figure:
     """Marginal posterior of each parameter, one subplot per parameter, methods overlaid.
 
@@ -133,7 +184,10 @@ def posterior_densities(results: Sequence, *, true_params: Mapping[str, float] |
     OPS, pseudo-marginal) are a Gaussian KDE (dashed), or a histogram when they have fewer than 50
     draws. The true parameter (simulation) is a dashed vertical line and the confidential-data
     posterior p(theta | x) a dotted grey line. Methods named in ``not_converged`` are drawn faded
-    (dash-dot) with "(not converged)" in the legend. When the naive or confidential curve is a spike
+    (dash-dot) with "(not converged)" in the legend. Methods named in ``too_few`` (independent draws
+    fewer than the 400 a density needs: ABC stopped by its limits) are no curve at all, which would be
+    a spike flattening every other one, but one tick per draw on the x-axis, with their count in the
+    legend; they set neither axis. When the naive or confidential curve is a spike
     that would flatten the others, the y-axis is capped (:func:`y_cap`) and the clipped peak labelled.
     Colours are fixed per method (:mod:`figures.palette`). A point estimator (``info["estimator"]``: MCEM's
     maximum-likelihood estimate) has no density: it is a marker at the estimate with a horizontal bar
@@ -161,7 +215,7 @@ def posterior_densities(results: Sequence, *, true_params: Mapping[str, float] |
     for j, param in enumerate(names):
         suffix = "" if j == 0 else str(j + 1)
         axes = {"xaxis": f"x{suffix}", "yaxis": f"y{suffix}"}
-        panel, peaks = _density_traces(results, confidential, param, axes, seen, not_converged)
+        panel, peaks = _density_traces(results, confidential, param, axes, seen, not_converged, set(too_few))
         traces += panel
         cap = y_cap(peaks)
         top = cap if cap is not None else max(peaks.values(), default=1.0) or 1.0
@@ -185,17 +239,45 @@ def posterior_densities(results: Sequence, *, true_params: Mapping[str, float] |
                     at = float(curve["x"][int(np.argmax(curve["y"]))]) if curve["type"] == "scatter" else \
                         float(np.median(curve["x"]))
                     label = "Confidential" if method == "confidential" else _label(method)
+                    stacked = sum(1 for a in layout.get("annotations", []) if a.get("name", "").startswith("clipped:")
+                                  and a.get("yref") == axes["yaxis"])
                     layout.setdefault("annotations", []).append(
                         {"x": at, "y": cap, "xref": axes["xaxis"], "yref": axes["yaxis"], "yanchor": "top",
+                         "yshift": -18 * stacked,  # one line each: two labels at one peak do not overprint
                          "text": f"{label} peaks at {height:.3g} ↑", "showarrow": False,
                          "font": {"color": color_of(method)}, "name": f"clipped:{method}:{height!r}"})
         layout[f"xaxis{suffix}"] = {"title": {"text": axis_title(param)}}
-        spans = {t["meta"]["method"]: _span(t) for t in panel}
+        spans = {t["meta"]["method"]: _span(t) for t in panel if t["meta"]["kind"] != "rug"}
         truth = float(true_params[param]) if true_params and param in true_params else None
         window = x_window(spans, truth)
-        if window is not None:
+        if window is None:  # every curve's central mass and the truth, not the KDE grid's empty ends
+            ends = [v for v in spans.values() if v is not None] + ([(truth, truth)] if truth is not None else [])
+            if ends:
+                lo, hi = min(a for a, _ in ends), max(b for _, b in ends)
+                pad = PAD * (hi - lo) if hi > lo else max(abs(hi), 1.0) * PAD
+                layout[f"xaxis{suffix}"]["range"] = [lo - pad, hi + pad]
+        else:
             layout[f"xaxis{suffix}"]["range"] = list(window)
-            for t in panel:
+        shown = layout[f"xaxis{suffix}"].get("range")
+        if shown is not None:
+            for t in (t for t in panel if t["meta"]["kind"] != "rug"):
+                left, right = _mass_outside(t, *shown)
+                method = t["meta"]["method"]
+                if method in REFERENCE_METHODS and window is not None:
+                    continue  # labelled below as wholly off the axis
+                for side, mass in (("left", left), ("right", right)):
+                    if mass <= LABEL_MASS:
+                        continue
+                    label = "Confidential" if method == "confidential" else _label(method)
+                    layout.setdefault("annotations", []).append(
+                        {"x": shown[0] if side == "left" else shown[1], "y": 0.5 * top, "xref": axes["xaxis"],
+                         "yref": axes["yaxis"], "xanchor": "left" if side == "left" else "right",
+                         "showarrow": False, "font": {"color": color_of(method)},
+                         "text": (f"← {label}: {100 * mass:.0f}% of its mass beyond" if side == "left" else
+                                  f"{label}: {100 * mass:.0f}% of its mass beyond →"),
+                         "name": f"beyond:{method}:{side}:{mass!r}"})
+        if window is not None:
+            for t in (t for t in panel if t["meta"]["kind"] != "rug"):
                 a, b = spans[t["meta"]["method"]] or (math.nan, math.nan)
                 if t["meta"]["method"] not in REFERENCE_METHODS or window[0] <= b and a <= window[1]:
                     continue

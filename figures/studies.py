@@ -25,7 +25,7 @@ from scipy import stats
 
 from engine.studies.calibration import calibration_summary, ecdf, sbc_histogram
 
-from .labels import METHOD_LABELS
+from .labels import METHOD_LABELS, format_p
 from .palette import METHOD_COLORS
 
 __all__ = ["ecdf_plot", "ks_plot", "coverage_plot", "sbc_plot", "mmd_plot", "calibration_figures",
@@ -80,7 +80,7 @@ def ks_plot(summary: pd.DataFrame, param: str | None = None, title: str | None =
     fig = go.Figure()
     for _, r in s.iterrows():
         fig.add_trace(go.Bar(x=[method_label(r["method"])], y=[r["ks_stat"]], marker_color=method_color(r["method"]),
-                             text=[f"p = {r['ks_pvalue']:.2g}"], textposition="outside", name=method_label(r["method"]),
+                             text=[f"p = {format_p(r['ks_pvalue'])}"], textposition="outside", name=method_label(r["method"]),
                              meta={"kind": "ks", "method": r["method"], "param": param}, showlegend=False))
     if len(s):
         crit = stats.kstwo.ppf(0.95, int(s["M"].max()))
@@ -128,7 +128,7 @@ def sbc_plot(table: pd.DataFrame, param: str | None = None, bins: int = 10, titl
                       **cell)
         total = int(counts.sum())
         if total:
-            p = 1.0 / len(counts)
+            p = float(np.max(expected)) / total  # bins of whole ranks: equal when L + 1 is a multiple of bins
             lo, hi = stats.binom.ppf([0.005, 0.995], total, p)
             fig.add_trace(go.Scatter(x=[edges[0], edges[-1], edges[-1], edges[0]], y=[lo, lo, hi, hi], fill="toself",
                                      mode="none", fillcolor="rgba(0,0,0,0.12)", showlegend=False,

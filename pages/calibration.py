@@ -4,7 +4,7 @@ from dataclasses import replace
 import streamlit as st
 
 from figures import studies as study_plots
-from figures.labels import METHOD_LABELS
+from figures.labels import MECHANISM_LABELS, METHOD_LABELS, MODEL_LABELS, TERM_HELP
 from ui import downloads, keys, studies
 from ui.routing import ensure_routed
 
@@ -40,14 +40,15 @@ tab_study, tab_presets = st.tabs(["Your study", "The papers' results"])
 
 with tab_study:
     c1, c2, c3, c4 = st.columns(4)
-    c1.selectbox("Model (prior fixed)", MODELS, key=keys.W_CAL_MODEL)
-    c2.selectbox("Mechanism", MECHANISMS, key=keys.W_CAL_MECHANISM)
+    c1.selectbox("Model (prior fixed)", MODELS, key=keys.W_CAL_MODEL, format_func=lambda m: MODEL_LABELS.get(m, m))
+    c2.selectbox("Mechanism", MECHANISMS, key=keys.W_CAL_MECHANISM, format_func=lambda m: MECHANISM_LABELS.get(m, m))
     c3.number_input("ε (Gaussian: ρ = ε²/2)", key=keys.W_CAL_EPSILON, min_value=0.001, max_value=100.0,
                     format="%g", step=0.1)
     c4.number_input("n records", key=keys.W_CAL_N, min_value=1, max_value=5000, step=10)
     c5, c6 = st.columns([3, 1])
     c5.multiselect("Methods", METHODS, key=keys.W_CAL_METHODS, format_func=lambda m: METHOD_LABELS.get(m, m))
-    c6.number_input("Replicates M", key=keys.W_CAL_M, min_value=10, max_value=2000, step=10)
+    c6.number_input("Replicates M", key=keys.W_CAL_M, min_value=10, max_value=2000, step=10,
+                    help="How many times the study draws a true θ, records and a release, and runs every method.")
     inputs = studies.CalibrationInputs(model=state[keys.W_CAL_MODEL], mechanism=state[keys.W_CAL_MECHANISM],
                                        epsilon=float(state[keys.W_CAL_EPSILON]), n=int(state[keys.W_CAL_N]),
                                        methods=tuple(state[keys.W_CAL_METHODS]), replicates=int(state[keys.W_CAL_M]))
@@ -103,30 +104,37 @@ with tab_study:
     elif state.get(keys.STUDY_RESULT) is not None:
         table = studies.run_calibration(state[keys.STUDY_RESULT])  # from the cache: instant
     if table is None:
-        st.info("Pick the study and press **Run study**; nothing runs until you do.")
+        if cost is None:  # over budget, the message above already says what happened and what fits
+            st.info("Pick the study and press **Run study**; nothing runs until you do.")
     else:
         shown = stopped or state[keys.STUDY_RESULT]
         if shown != inputs:
             st.caption("Showing the last study run; the inputs above have changed since (press Run to update).")
         errors = table[table["error"].fillna("") != ""]
         for method, msg in errors.drop_duplicates("method")[["method", "error"]].itertuples(index=False):
-            st.caption(f"{METHOD_LABELS.get(method, method)} did not run: {msg}")
+            st.caption(f"{study_plots.method_label(method)} did not run: {msg}")
         summary = studies.summary(table)
         params = list(table["param"].unique())
         param = st.selectbox("Parameter", params) if len(params) > 1 else params[0]
         left, right = st.columns(2)
+        left.caption("ECDF of U: a calibrated method follows the diagonal.",
+                     help="U is where the true θ falls among a method's draws (its posterior quantile); over the "
+                          "replicates it is uniform for a calibrated method, so its empirical CDF is the diagonal.")
         downloads.chart(study_plots.ecdf_plot(table, param), key=keys.CAL_ECDF_CHART, name=f"calibration_ecdf_{param}",
                         container=left)
+        right.caption("Coverage of the central intervals.", help=TERM_HELP["coverage"])
         downloads.chart(study_plots.coverage_plot(summary, param), key=keys.CAL_COVERAGE_CHART,
                         name=f"calibration_coverage_{param}", container=right)
+        left.caption("KS distance of U from uniform, with its p-value.", help=TERM_HELP["KS"])
         downloads.chart(study_plots.ks_plot(summary, param), key=keys.CAL_KS_CHART, name=f"calibration_ks_{param}",
                         container=left)
         if table["mmd2"].notna().any():
+            right.caption("MMD² to the confidential-data posterior.", help=TERM_HELP["MMD"])
             downloads.chart(study_plots.mmd_plot(table), key=keys.CAL_MMD_CHART, name="calibration_mmd", container=right)
+        st.caption("SBC rank histograms: flat for a calibrated method; the grey band holds 99% of a calibrated "
+                   "method's bin counts.", help=TERM_HELP["SBC"])
         downloads.chart(study_plots.sbc_plot(table, param), key=keys.CAL_SBC_CHART, name=f"calibration_sbc_{param}")
-        cols = ["method", "param", "M", "failed", "ks_stat", "ks_pvalue", "coverage_50", "coverage_80", "coverage_90",
-                "coverage_95", "mmd2_mean"]
-        st.dataframe(summary[cols].round(4), hide_index=True)
+        st.dataframe(studies.summary_table(summary), hide_index=True, column_config=studies.SUMMARY_HELP)
         st.download_button("Download the replicate table (CSV)", table.to_csv(index=False).encode(),
                            file_name="calibration.csv", mime="text/csv", key=keys.W_CAL_DOWNLOAD)
 

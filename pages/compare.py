@@ -3,7 +3,7 @@ import streamlit as st
 
 from figures import export, posteriors
 from figures.labels import METHOD_LABELS, MODEL_LABELS
-from ui import downloads, keys, narrative, picker, tables
+from ui import downloads, keys, narrative, picker, tables, terms
 from ui.compute import files, method_runs
 from ui.routing import ensure_routed
 from ui.sidebar import controls
@@ -25,11 +25,13 @@ with st.expander("What am I looking at?"):
         "dotted grey curve is what the confidential records themselves would say. The table gives each method's "
         "mean, sd and 90% interval (q5–q95) with its convergence verdict: a sampler's numbers count only when "
         "R-hat ≤ 1.01 and ESS ≥ 400.")
+terms.terms_expander(("s_dp", "epsilon", "delta", "rho", "zcdp", "sensitivity", "naive", "exact", "ops", "independent",
+                      "rhat", "ess", "q5_q95"))
 note = st.session_state.pop(keys.PRESET_NOTE, None)
 if note:
     st.success(note)
 
-inputs = scenario_inputs("compare")
+inputs = scenario_inputs("compare", show_noise=False)  # the figure's title states it
 if not inputs.ok:
     st.warning("Results wait for a valid scenario: fix the input marked in the sidebar. Your entries are kept.")
     st.stop()
@@ -43,9 +45,10 @@ if prepared.true_params:
         (f", … ({len(shown)} parameters: see the table)" if len(shown) > 4 else "")
 size = f"n = {prepared.n:,}" if not prepared.unknown_n else \
     f"n unknown: released **n_dp = {prepared.n_dp:.4g}** (plug-in n = {prepared.n:,})"
-st.markdown(f"**{MODEL_LABELS[s.model]}**, {size} · release **s_dp = [{release}]**{truth}  \n"
-            f"{prepared.mechanism_text}")
+st.markdown(f"**{MODEL_LABELS[s.model]}**, {size} · release **s_dp = [{release}]**{truth}")
 
+if prepared.implausible_text:
+    st.warning(prepared.implausible_text, icon=":material/report:")
 results_area = st.container()
 st.subheader("Run log", divider="gray")
 skipped = {m: prepared.unavailable_reason(m) for m in s.methods if prepared.unavailable_reason(m)}
@@ -71,20 +74,23 @@ with results_area:
     if not ok:
         st.info("No method produced draws for this scenario; see the run log below.")
         st.stop()
-    sentence = narrative.headline(ok, prepared.true_params)
-    if sentence:
-        st.markdown(f"##### {sentence}")
+    headline_slot = st.empty()
     stalled = narrative.convergence_warning(ok)
     if stalled:
         st.warning(stalled, icon=":material/hourglass_empty:")
     names = list(prepared.param_names)
     multi = len(names) > 1
     picked = picker.parameter_picker(names, keys.W_PARAM_COMPARE)
+    sentence = narrative.headline(ok, prepared.true_params, param=picked)  # about the parameter the figure shows
+    if sentence:
+        headline_slot.markdown(f"##### {sentence}")
     conf_result = conf.result if conf is not None and conf.ok else None
     not_converged = {m for m, r in ok.items() if r.stalled}
+    too_few = {m for m, r in ok.items() if r.too_few}
     fig = posteriors.posterior_densities([r.result for r in ok.values()], true_params=prepared.true_params,
                                          confidential=conf_result, title=prepared.mechanism_text,
-                                         params=[picked] if multi else names, not_converged=not_converged)
+                                         params=[picked] if multi else names, not_converged=not_converged,
+                                         too_few=too_few)
     st.plotly_chart(fig, key=keys.POSTERIOR_CHART, width="stretch",
                     config={"toImageButtonOptions": {"format": "png", "filename": "posterior", "scale": 2}})
     if "rjmcmc" in ok:  # the unknown n's own posterior, against what was released and the truth
@@ -109,8 +115,8 @@ with results_area:
             table = table[(table["parameter"] == picked) | ~table["parameter"].isin(names)]
     formats = {c: "{:.4g}" for c in ("mean", "sd", "q5", "q95", "R-hat", "acceptance")}
     formats |= {"ESS bulk": "{:.0f}", "ESS tail": "{:.0f}", "draws": "{:,.0f}", "wall time (s)": "{:.3f}"}
-    st.dataframe(tables.formatted(table, formats), hide_index=True, width="stretch",
-                 column_config={c: st.column_config.TextColumn(c, alignment="right") for c in formats})
+    st.dataframe(tables.formatted(table, formats), hide_index=True, width="stretch", height="content",
+                 column_config=terms.text_columns(formats))
     st.caption("q5 and q95 bound the 90% central posterior interval. R-hat needs at least two chains; a sampler "
                "has converged when R-hat ≤ 1.01 and bulk and tail ESS ≥ 400. Acceptance is DA-MCMC's mean "
                "acceptance probability per record sweep, the pseudo-marginal sampler's share of accepted moves, "
@@ -121,7 +127,7 @@ with results_area:
             page = picker.multiples_page(names, container=multiples)
             downloads.chart(posteriors.posterior_densities(
                 [r.result for r in ok.values()], true_params=prepared.true_params, confidential=conf_result,
-                params=page, not_converged=not_converged, columns=picker.MULTIPLES_COLUMNS, panel_height=230),
+                params=page, not_converged=not_converged, too_few=too_few, columns=picker.MULTIPLES_COLUMNS, panel_height=230),
                 key=keys.MULTIPLES_CHART, name="posterior_all_parameters", container=multiples)
 
     st.subheader("Downloads", divider="gray")
@@ -137,8 +143,16 @@ with results_area:
     c2.download_button(f"{METHOD_LABELS[chosen]} InferenceData (NetCDF)", data=lambda: files.netcdf_bytes(picked),
                        file_name=f"{chosen}.nc", mime="application/x-netcdf", on_click="ignore")
     records = inputs.records
-    c3.download_button("Scenario (TOML)", data=lambda: files.scenario_toml(s, records), file_name="scenario.toml",
-                       mime="application/toml", on_click="ignore")
+    with_records = False
+    if s.data == "csv":
+        with_records = c3.checkbox("Put the confidential records in the TOML", key=keys.W_TOML_RECORDS,
+                                   help="Off: the TOML holds the release s_dp (what may leave the building), "
+                                        "the mechanism and the settings. On: it also holds every uploaded "
+                                        "record in plain text; share it only where the records may go.")
+    c3.download_button("Scenario (TOML)" + (" with the records" if with_records else ""),
+                       data=lambda: files.scenario_toml(s, records, s_dp=prepared.s_dp, n_dp=prepared.n_dp,
+                                                        include_records=with_records),
+                       file_name="scenario.toml", mime="application/toml", on_click="ignore")
     c4.download_button("Figure (HTML)", data=lambda: fig.to_html(include_plotlyjs=True, full_html=True),
                        file_name="posterior.html", mime="text/html", on_click="ignore")
     if export.static_export_available():
@@ -146,4 +160,9 @@ with results_area:
                            mime="image/png", on_click="ignore")
     else:
         c5.caption("PNG: the camera icon on the figure")
-    st.caption("The page address holds this scenario: copy it to share (uploaded files are not part of the link).")
+    if s.data == "csv":
+        st.caption("The page address holds this scenario's settings but not the uploaded records: whoever opens "
+                   "the link is asked to upload the file. The TOML holds the release, not the records, unless you "
+                   "tick the box above.")
+    else:
+        st.caption("The page address holds this scenario: copy it to share.")

@@ -5,7 +5,7 @@ import streamlit as st
 
 from figures import diagnostics
 from figures.labels import METHOD_LABELS
-from ui import downloads, keys, narrative, picker, tables
+from ui import downloads, keys, narrative, picker, tables, terms
 from ui.routing import ensure_routed
 from ui.sidebar import controls
 from ui.sidebar.inputs import scenario_inputs
@@ -13,9 +13,11 @@ from ui.sidebar.inputs import scenario_inputs
 ensure_routed()
 
 st.title("Diagnostics")
-st.caption("DA-MCMC mixes well when its acceptance rate stays high; for a pure ε-DP mechanism it never "
-           "falls below exp(-ε) (Ju et al. 2022, Prop. 3.1). ABC rejection is exact but slows as its "
-           "acceptance rate falls.")
+st.caption("Is a sampler's output trustworthy? A chain's draws count when its R-hat and effective sample size "
+           "(ESS) pass the verdict below. DA-MCMC's acceptance rate of record updates never falls below exp(−ε) "
+           "for a pure ε-DP mechanism (Ju et al. 2022, Prop. 3.1), but a high rate does not mean the chain mixes: "
+           "at small ε nearly every record update is accepted while θ moves slowly. ABC rejection is exact but "
+           "slows as its acceptance rate falls.")
 with st.expander("What am I looking at?"):
     st.markdown(
         "A Markov chain's draws are only as good as its mixing. The **verdict** at the top applies the rule of "
@@ -23,8 +25,12 @@ with st.expander("What am I looking at?"):
         "and bulk and tail **effective sample size ≥ 400** (enough independent information for the mean and the "
         "interval ends). **Traces** should look like one fuzzy band per parameter with the chains overlapping; "
         "**rank plots** should be flat for every chain. For DA-MCMC the **acceptance** of each record sweep "
-        "should stay above the exp(−ε) line, as Proposition 3.1 of Ju et al. guarantees. Methods with "
-        "independent draws (closed form, ABC, naive, OPS) need no verdict.")
+        "should stay above the exp(−ε) line, as Proposition 3.1 of Ju et al. guarantees; it says how freely "
+        "the records move, not how well θ mixes (that is R-hat and ESS). Methods with independent draws (closed "
+        "form, ABC, naive, OPS) have no chain to mix: they need only enough draws (at least 400, as the ESS rule "
+        "asks of a chain).")
+
+terms.terms_expander(("rhat", "ess", "independent", "epsilon", "exact"))
 
 inputs = scenario_inputs("diagnostics")
 if not inputs.ok:
@@ -68,23 +74,27 @@ if result.info.get("estimator") and result.info.get("history"):  # Monte Carlo E
     st.stop()
 
 verdict = run.convergence or {}
-if not verdict.get("applicable"):
-    st.info(f"{METHOD_LABELS[method]}: independent draws — no convergence verdict is needed.",
-            icon=":material/check_circle:")
+if run.too_few:
+    st.warning(narrative.convergence_warning({method: run}, figure=False), icon=":material/hourglass_empty:")
+elif not verdict.get("applicable"):
+    st.success(f"{METHOD_LABELS[method]}: {verdict.get('draws', 0):,} independent draws, enough for a density and a "
+               "90% interval (at least 400 are needed). Independent draws need no R-hat: there is no chain to mix.",
+               icon=":material/check_circle:")
 elif verdict.get("converged"):
     st.success(f"{METHOD_LABELS[method]} has converged: R-hat ≤ {verdict['r_hat_max']:.3f}, bulk ESS ≥ "
                f"{verdict['ess_bulk_min']:.0f}, tail ESS ≥ {verdict['ess_tail_min']:.0f} (needs R-hat ≤ 1.01, ESS ≥ 400).",
                icon=":material/check_circle:")
 else:
-    st.warning(narrative.convergence_warning({method: run}) + " Failed: " + "; ".join(verdict.get("reasons", [])) + ".",
+    st.warning(narrative.convergence_warning({method: run}, figure=False) + " Failed: "
+               + "; ".join(verdict.get("reasons", [])) + ".",
                icon=":material/hourglass_empty:")
 
 st.subheader("R-hat and effective sample size", divider="gray")
 summary = run.summary.rename(columns={"r_hat": "R-hat", "ess_bulk": "ESS bulk", "ess_tail": "ESS tail"})
 formats = {c: "{:.4g}" for c in ("mean", "sd", "q5", "q50", "q95")} | {"R-hat": "{:.3f}", "ESS bulk": "{:.0f}",
                                                                       "ESS tail": "{:.0f}"}
-st.dataframe(tables.formatted(summary, formats), width="stretch",
-             column_config={c: st.column_config.TextColumn(c, alignment="right") for c in formats})
+st.dataframe(tables.formatted(summary, formats), width="stretch", height="content",
+             column_config=terms.text_columns(formats))
 if math.isnan(run.summary["r_hat"].max()):
     st.caption("R-hat needs at least two chains (the verdict splits a single chain into halves).")
 
@@ -96,6 +106,10 @@ if "accepted_fraction" in result.sample_stats:  # a DA-MCMC record sweep (also w
     m1.metric("mean acceptance", f"{float(acc.mean()):.3f}")
     m2.metric("lowest chain minimum", f"{float(acc.min()):.3f}")
     m3.metric("exp(-ε) bound", "—" if bound is None else f"{bound:.3f}")
+    if run.stalled:
+        st.caption(f"Acceptance {float(acc.mean()):.3f}, yet the verdict above fails: the acceptance rate says how "
+                   "often a record's proposed value is kept, not how far θ travels. When the noise is wide, records "
+                   "move freely and θ slowly; the pseudo-marginal sampler moves θ directly.")
     if bound is None and method != "rjmcmc":
         st.caption("No exp(-ε) bound here: the mechanism is not pure ε-DP, or its sensitivity does not cover "
                    "the model's records.")

@@ -2,7 +2,7 @@
 import streamlit as st
 
 from ui import keys
-from ui.presets import BAYES_VS_MLE, PRESETS
+from ui.presets import BAYES_VS_MLE, EPSILON_ONE, PRESETS
 from ui.routing import ensure_routed
 from ui.sidebar.state import load_scenario
 
@@ -61,7 +61,8 @@ and DA-MCMC should match it. In *naive analysis is biased* compare the naive cur
 (its label says where): inverting a noisy x̃ᵀx̃ as if it were exact is unstable and confidently wrong. The exact
 posterior is wide instead — at n = 100 and ε = 3 the release says little beyond the prior about β₁ and β₂ — and
 narrows towards the confidential-data posterior as ε grows (**Privacy budget**); open **Diagnostics** on DA-MCMC to
-see why it needs far longer chains than the pseudo-marginal sampler here.
+see why it needs far longer chains than the pseudo-marginal sampler here (switch DA-MCMC on in the sidebar first: the
+preset opens on the methods that converge).
 """)
 
 st.subheader("Bayesian vs MLE answers from the same release", divider="gray")
@@ -86,3 +87,21 @@ with st.container(border=True):
         load_scenario(BAYES_VS_MLE.scenario)
         st.session_state[keys.PRESET_NOTE] = f"Loaded the preset “{BAYES_VS_MLE.title}”."
         st.switch_page("pages/compare.py")
+
+st.subheader("What ε = 1 means", divider="gray")
+st.markdown("""
+The budget ε is a promise about **one person**: whatever the release, it changes the odds of any guess about that
+person's record by at most a factor e^ε (2.7 at ε = 1). Concretely, someone who already knew everyone else's
+record and was 50/50 about the last one could end, at ε = 1, at most 73% sure (e/(1+e)). The **What it protects**
+page computes this exactly for the mechanism in the sidebar: the best possible attack's trade-off between false
+accusations and misses, against the curve the guarantee allows; the informed adversary's belief over releases;
+and what someone who knows only the model learns about one record. Each example below is the same survey of 100
+people released at ε = 1 by a different mechanism family; compare how close each comes to its guarantee.
+""")
+for preset in EPSILON_ONE:
+    with st.container(border=True):
+        st.markdown(f"**{preset.title}**  \n{preset.blurb}")
+        if st.button(f"Open “{preset.title}” in What it protects", key=keys.preset_key(preset.name)):
+            load_scenario(preset.scenario)
+            st.session_state[keys.PRESET_NOTE] = f"Loaded the preset “{preset.title}”."
+            st.switch_page("pages/protection.py")

@@ -1,8 +1,17 @@
-"""Privacy budget page: how posterior location and width move as epsilon changes."""
+"""Privacy budget page: how posterior location and width move as epsilon changes.
+
+State: the page's own widgets (ε grid, methods, target T, the ε slider, the releases choice) keep their values
+with ``persist_state="session"``: through an invalid entry that stops the page before they are drawn and through
+a page switch. (Re-seeding them from a copy, as ``ui/sidebar/state.py`` does for the always-drawn sidebar, does
+not reach the browser: a widget that comes back under the same key is drawn with its default while the server
+keeps the old value.)
+"""
+import math
+
 import streamlit as st
 
 from figures import budget, posteriors
-from figures.labels import METHOD_LABELS
+from figures.labels import METHOD_LABELS, TERM_HELP
 from ui import downloads, keys, picker
 from ui.compute import method_runs, sweeps
 from ui.params.parsing import log_grid, parse_grid
@@ -15,7 +24,9 @@ ensure_routed()
 st.title("Privacy budget")
 st.caption("Every ε on the grid gets its own release and posterior: the naive posterior stays narrow while the "
            "exact one widens as the noise grows. Simulated or uploaded records are the same at every ε (same "
-           "seed); a typed-in s_dp is held fixed and only the budget it is read with changes.")
+           "seed), and so is the random draw behind the noise, rescaled to each ε (below the figures: fresh "
+           "releases instead); a typed-in s_dp is held fixed and only the budget it is read with changes.")
+PERSIST = "session"  # the page's widgets keep their values through bad input and page switches
 with st.expander("What am I looking at?"):
     st.markdown(
         "Before choosing ε, a curator asks what each budget costs in accuracy. Left: each method's posterior mean "
@@ -53,15 +64,16 @@ def _fill_grid():
 
 
 c1, c2, c3, c4 = st.columns(4, vertical_alignment="bottom")
-lo = c1.number_input("smallest ε", key=keys.W_GRID_MIN, format="%g", step=0.1)
-hi = c2.number_input("largest ε", key=keys.W_GRID_MAX, format="%g", step=1.0)
-c3.number_input("points", key=keys.W_GRID_POINTS, min_value=2, max_value=25, step=1)
+lo = c1.number_input("smallest ε", key=keys.W_GRID_MIN, format="%g", step=0.1, persist_state=PERSIST)
+hi = c2.number_input("largest ε", key=keys.W_GRID_MAX, format="%g", step=1.0, persist_state=PERSIST)
+c3.number_input("points", key=keys.W_GRID_POINTS, min_value=2, max_value=25, step=1, persist_state=PERSIST)
 c4.button("Fill log-spaced grid", key=keys.W_GRID_FILL, on_click=_fill_grid)
 if not (lo > 0 and hi > lo):
-    st.error(f"grid = ({lo:g}, {hi:g}) is invalid: needs 0 < smallest ε < largest ε to fill a log-spaced grid")
-grid_text = st.text_input("ε grid (edit freely; comma-separated)", key=keys.W_GRID)
+    st.error(f"smallest ε = {lo:g}, largest ε = {hi:g} is invalid: a log-spaced grid needs 0 < smallest ε < "
+             "largest ε")
+grid_text = st.text_input("ε grid (edit freely; comma-separated)", key=keys.W_GRID, persist_state=PERSIST)
 try:
-    grid = parse_grid(grid_text, "epsilon")
+    grid = parse_grid(grid_text, "ε")
 except ValueError as exc:
     st.error(str(exc), icon="⚠️")
     st.stop()
@@ -70,11 +82,14 @@ available = prepared.runnable(s.methods)
 if not available:
     st.info("Switch on at least one method in the sidebar.")
     st.stop()
-if keys.W_SWEEP_METHODS not in st.session_state or not set(st.session_state[keys.W_SWEEP_METHODS]) <= set(available):
-    st.session_state[keys.W_SWEEP_METHODS] = [m for m in available
-                                              if m in ("naive", "da_mcmc", "exact", "auto", "rjmcmc")] \
+chosen = st.session_state.get(keys.W_SWEEP_METHODS)
+if chosen is None or not set(chosen) <= set(available):  # first visit, or a method switched off in the sidebar
+    kept = [m for m in (chosen or []) if m in available]
+    st.session_state[keys.W_SWEEP_METHODS] = kept or [m for m in available
+                                                      if m in ("naive", "da_mcmc", "exact", "auto", "rjmcmc")] \
         or available[:1]
 methods = st.multiselect("Methods to sweep", available, key=keys.W_SWEEP_METHODS, format_func=METHOD_LABELS.get,
+                         persist_state=PERSIST,
                          help="ABC rejection slows down sharply at large ε; it stops at its time limit.")
 if not methods:
     st.info("Pick at least one method to sweep.")
@@ -141,7 +156,8 @@ if sweep.over_budget:
 if sweep.skipped:
     with st.expander(f"{len(sweep.skipped)} runs did not produce draws"):
         for cell, why in sweep.skipped.items():
-            st.caption(f"{cell}: {why}")
+            method, _, at = cell.partition(" @ ")
+            st.caption(f"{METHOD_LABELS.get(method, method)} at ε = {at}: {why}")
 if sweep.table.empty:
     st.info("No run of the sweep produced draws.")
     st.stop()
@@ -159,28 +175,94 @@ ref_sd = sweep.table[(sweep.table["method"] == reference) & (sweep.table["param"
 if keys.W_TARGET_SD not in st.session_state and not ref_sd.empty:
     st.session_state[keys.W_TARGET_SD] = float(f"{ref_sd.median():.2g}")
 with right:
-    target = st.number_input(f"Target posterior sd T for {param}", key=keys.W_TARGET_SD, min_value=0.0,
-                             format="%g", step=0.01)
-    downloads.chart(budget.sd_plot(sweep.table, param, target=target), key=keys.SD_CHART, name=f"sd_vs_epsilon_{param}")
-best = sweeps.smallest_epsilon(sweep, param, target, method=reference)
-basis = "exact posterior" if reference in ("rjmcmc", "exact", "auto") else \
-    f"exact posterior ({METHOD_LABELS[reference]})" if reference in EXACT_PREFERENCE else \
-    f"{METHOD_LABELS[reference]} posterior (no exact one here)"
-if best is None:
-    st.warning(f"No ε on the grid gives a {basis} sd of {param} at or below T = {target:g}; extend the grid upwards.")
+    target = st.number_input(f"Target posterior sd T for {param}", key=keys.W_TARGET_SD, format="%g", step=0.01,
+                             persist_state=PERSIST,
+                             help="The widest posterior you can accept; the message under the figures names the "
+                                  "smallest ε on the grid whose exact posterior is this narrow. " + TERM_HELP["sd"])
+    valid_target = target is not None and math.isfinite(target) and target > 0
+    advice = sweeps.epsilon_advice(s, inputs.records, grid, param, target) if valid_target else None
+    downloads.chart(budget.sd_plot(sweep.table, param, target=target if valid_target else None,
+                                   exact_sd=advice.sds if advice else None,
+                                   confidential_sd=advice.confidential_sd if advice else None),
+                    key=keys.SD_CHART, name=f"sd_vs_epsilon_{param}")
+if not valid_target:
+    st.error(f"Target posterior sd T = {target:g} is invalid: must be > 0 (a posterior sd is positive), e.g. "
+             f"{float(f'{ref_sd.median():.2g}') if not ref_sd.empty else 0.05:g}.", icon="⚠️")
+elif advice is not None:
+    at_top = advice.sds[max(advice.sds)]
+    if advice.verdict == "met":
+        st.success(f"Smallest ε on the grid whose exact posterior sd of {param} is at most T = {target:g}: "
+                   f"**ε = {advice.epsilon:g}** (sd {advice.sds[advice.epsilon]:.4g}, from the exact posterior's "
+                   "closed form, not from draws).")
+    elif advice.verdict == "impossible":
+        st.warning(f"**No ε reaches T = {target:g}.** Even without noise (ε → ∞) the posterior of {param} becomes "
+                   f"the confidential-data posterior, whose sd is {advice.confidential_sd:.4g} with these "
+                   f"{s.n:,} records: T is below it. More records would: the sd shrinks like 1/√n, so about "
+                   f"**{advice.records_needed:,} records** reach T at a large ε (more at a small one). Or accept "
+                   f"a T of at least {advice.confidential_sd:.3g}.", icon=":material/block:")
+    elif advice.beyond is not None:
+        st.warning(f"No ε on the grid gets the exact posterior sd of {param} down to T = {target:g} (at ε = "
+                   f"{max(advice.sds):g} it is {at_top:.4g}); **ε = {advice.beyond:g}** does: extend the grid "
+                   "upwards.")
+    else:
+        st.warning(f"No ε on the grid, nor up to {max(advice.sds) * 1024:g}, gets the exact posterior sd of {param} "
+                   f"down to T = {target:g} (at ε = {max(advice.sds):g} it is {at_top:.4g}): raise T.")
 else:
-    st.success(f"Smallest ε on the grid whose {basis} sd of {param} is at most T = {target:g}: **ε = {best:g}**")
+    best = sweeps.smallest_epsilon(sweep, param, target, method=reference)
+    label = METHOD_LABELS[reference]
+    what = (f"exact posterior sd of {param}, estimated from {label} draws (no closed form here)"
+            if reference in EXACT_PREFERENCE else f"{label} posterior sd of {param}")
+    if best is None:
+        st.warning(f"No ε on the grid brings the {what}, to T = {target:g} or below; extend the grid upwards.")
+    else:
+        st.success(f"Smallest ε on the grid at which the {what}, is at most T = {target:g}: **ε = {best:g}**")
+
+# ---- fresh releases per epsilon ---------------------------------------------------------------
+st.subheader("One release or fresh releases", divider="gray")
+st.caption("The curves above reuse **one random draw** across the grid: the release at each ε is "
+           "s(x) + (noise scale at ε) × z with the same standardised draw z (the seed is the same), so means and "
+           "intervals move smoothly with ε and a drift with ε is that one draw, scaled, not a bias. Fresh "
+           "releases draw new noise R times at every ε and show the spread one release hides.")
+fresh = st.toggle("Fresh releases per ε (replicates)", key=keys.W_FRESH, persist_state=PERSIST,
+                  help="R independent releases at every ε on the same records, one run each of the sweep's "
+                       "reference method; it runs only when switched on.")
+if fresh:
+    st.session_state.setdefault(keys.W_FRESH_COUNT, 10)
+    count = st.number_input("Releases per ε (R)", key=keys.W_FRESH_COUNT, min_value=2, max_value=50, step=1,
+                            persist_state=PERSIST)
+    if s.data == "s_dp" or s.unknown_n:
+        st.info("Fresh releases need the confidential records with a known n (simulate or upload): a typed s_dp is "
+                "one release already.")
+    else:
+        shown_by = "exact" if "exact" in methods else reference
+        try:
+            out = sweeps.fresh_releases(s, inputs.records, grid, int(count), shown_by)
+        except ValueError as exc:
+            out = {"error": str(exc)}
+        if "over_budget" in out:
+            cost = out["over_budget"]
+            st.info(f"Not run: {int(count)} releases per ε would take about {cost['seconds']:.3g} s here "
+                    f"({cost['detail']}), over this server's budget of {cost['budget']:g} s per run. Lower R, use "
+                    "fewer ε values, or sweep Exact (closed form).", icon=":material/timer:")
+        elif "error" in out:
+            st.error(f"Fresh releases could not run: {out['error']}", icon="⚠️")
+        else:
+            downloads.chart(budget.releases_plot(out["table"], param, truth=truth), key=keys.RELEASES_CHART,
+                            name=f"fresh_releases_{param}")
+            st.caption(f"Each point is one release's {METHOD_LABELS.get(shown_by, shown_by)} posterior mean with its "
+                       "90% interval; their spread at one ε is the noise of a single release.")
 
 # ---- step through the grid ----------------------------------------------------------------------
 st.subheader("Posterior at one ε", divider="gray")
 if st.session_state.get(keys.W_STEP) not in grid:
     st.session_state[keys.W_STEP] = grid[len(grid) // 2]
-value = st.select_slider("ε", options=list(grid), key=keys.W_STEP, format_func=lambda v: f"{v:g}")
+value = st.select_slider("ε", options=list(grid), key=keys.W_STEP, format_func=lambda v: f"{v:g}",
+                         persist_state=PERSIST)
 at_runs = {m: r for m, r in sweep.runs.get(value, {}).items() if r.ok}
 at_value = [r.result for r in at_runs.values()]
 if "converged" in sweep.table and not sweep.table["converged"].all():
-    st.caption("Circled x: a sampler run that has not converged at that ε — raise its draws, or sweep "
-               "Exact (best method) instead.")
+    st.caption("Circled x: a sampler run that has not converged at that ε (R-hat > 1.01 or ESS < 400) — raise "
+               "its draws, or sweep Exact (best method) instead.", help=f"{TERM_HELP['R-hat']} {TERM_HELP['ESS']}")
 conf = method_runs.confidential(s, inputs.records)
 if at_value:
     downloads.chart(posteriors.posterior_densities(at_value, true_params=prepared.true_params,

@@ -29,7 +29,8 @@ def test_calibration_page_runs_on_click_and_reopens_from_cache():
     assert not at.error, [e.value for e in at.error]
     assert len(at.get("plotly_chart")) == 5  # ECDF, coverage, KS, MMD, SBC
     table = at.dataframe[0].value
-    assert set(table["method"]) == {"confidential", "naive", "exact"} and (table["M"] == 20).all()
+    assert set(table["Method"]) == {"Confidential data", "Naive", "Exact (closed form)"} and (table["M"] == 20).all()
+    assert "ks_pvalue" not in table and table["KS p-value"].map(type).eq(str).all()  # the page's headings, p as text
     data_downloads = [b for b in at.get("download_button") if b.label not in ("PNG", "HTML")]
     assert len(data_downloads) == 1
     # every figure has its PNG and HTML download

@@ -32,14 +32,14 @@ def test_a_run_over_the_work_budget_is_not_started_and_settings_that_fit_are_off
     monkeypatch.setenv("DPL_WORK_BUDGET_S", repr(budget))
     at = _open()
     at.toggle(key=keys.method_key("abc_rejection")).set_value(False).run()  # at this n it would use its 10 s
-    at.number_input(key=keys.W_N).set_value(n).run()
-    at.number_input(key=keys.W_DRAWS).set_value(100_000).run()
+    at.text_input(key=keys.W_N).set_value(str(n)).run()
+    at.text_input(key=keys.W_DRAWS).set_value(str(100_000)).run()
     assert not at.exception
     notes = [i.value for i in at.info if "was not run" in i.value]
     assert any(n.startswith("DA-MCMC was not run") and f"budget of {budget:g} s" in n for n in notes), notes
     assert "DA-MCMC" not in set(at.dataframe[0].value["method"])  # the other methods still ran
     at.button(key=f"{keys.W_FIT_BUDGET}_da_mcmc").click().run()
-    chains, draws, warmup = (at.number_input(key=k).value for k in (keys.W_CHAINS, keys.W_DRAWS, keys.W_WARMUP))
+    chains, draws, warmup = (int(at.text_input(key=k).value) for k in (keys.W_CHAINS, keys.W_DRAWS, keys.W_WARMUP))
     assert 100 <= draws < 100_000  # the widgets now hold settings within the budget
     fitted = to_spec_dict(Scenario(n=n, chains=chains, draws=draws, warmup=warmup), method="da_mcmc")
     assert engine.estimate_cost(problem, fitted["method"]).seconds <= budget
@@ -58,30 +58,30 @@ def test_the_budget_setting_is_checked(monkeypatch):
 
 def test_stop_keeps_the_inputs_and_run_again_brings_results_back():
     at = _open()
-    at.number_input(key=keys.W_N).set_value(55).run()
+    at.text_input(key=keys.W_N).set_value(str(55)).run()
     # what the Stop button's callback records (the button itself is only on screen while a run is going)
     from ui.sidebar.controls import request_stop  # noqa: F401 - the callback whose effect this reproduces
     at.session_state[keys.STOPPED_RUN] = scenario_key(Scenario(n=55))
     at.run()
     assert not at.exception
     assert any("You stopped this run" in i.value for i in at.info)
-    assert at.number_input(key=keys.W_N).value == 55 and not at.get("plotly_chart")
+    assert at.text_input(key=keys.W_N).value == "55" and not at.get("plotly_chart")
     at.button(key=keys.W_STOP + "_again").click().run()
-    assert len(at.get("plotly_chart")) == 1 and at.number_input(key=keys.W_N).value == 55
+    assert len(at.get("plotly_chart")) == 1 and at.text_input(key=keys.W_N).value == "55"
 
 
 def test_diagnostics_has_the_same_stop_and_budget(monkeypatch):
     at = _open()
-    at.number_input(key=keys.W_N).set_value(55).run()
+    at.text_input(key=keys.W_N).set_value(str(55)).run()
     at.switch_page("pages/diagnostics.py").run()
     assert not at.exception and at.get("plotly_chart")
     at.session_state[keys.STOPPED_RUN] = scenario_key(Scenario(n=55))
     at.run()
     assert any("You stopped this run" in i.value for i in at.info) and not at.get("plotly_chart")
     at.button(key=keys.W_STOP + "_again").click().run()
-    assert at.get("plotly_chart") and at.number_input(key=keys.W_N).value == 55
+    assert at.get("plotly_chart") and at.text_input(key=keys.W_N).value == "55"
     monkeypatch.setenv("DPL_WORK_BUDGET_S", "1e-9")  # nothing fits: the run is not started
-    at.number_input(key=keys.W_N).set_value(56).run()
+    at.text_input(key=keys.W_N).set_value(str(56)).run()
     assert not at.exception and not at.get("plotly_chart")
     assert any(i.value.startswith("DA-MCMC was not run") and "Compare page offers" in i.value for i in at.info), \
         [i.value for i in at.info]

@@ -1,6 +1,8 @@
 """AppTest smoke tests: every page with its defaults, and with bad input (the error names the field,
 the value and what is allowed, sits in the sidebar, keeps the entry, and the page carries on)."""
 
+import json
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -8,9 +10,10 @@ from app_support import open_app
 
 from figures.labels import METHOD_LABELS
 from ui import keys
+from ui.params.parsing import format_number
 from ui.params.query import from_query, to_query
 from ui.params.scenario import MECHANISMS, MODELS, Scenario
-from ui.presets import PRESETS
+from ui.presets import EPSILON_ONE, PRESETS
 
 TIMEOUT = 120  # the first DA-MCMC run may compile the numba kernels
 PAGES = ("pages/compare.py", "pages/privacy_budget.py", "pages/diagnostics.py", "pages/learn.py")
@@ -25,8 +28,21 @@ def _texts(elements) -> list[str]:
 
 
 def _scenario_line(at: AppTest) -> str:
-    """The Compare page's one-line statement of the scenario (model, n, release, truth, mechanism)."""
-    return next(t for t in _texts(at.markdown) if "release **s_dp" in t)
+    """The Compare page's statement of the scenario: its line (model, n, release, truth) and the posterior
+    figure's title (the mechanism, stated once on the page: issue 20 item 14)."""
+    line = next(t for t in _texts(at.markdown) if "release **s_dp" in t)
+    title = json.loads(at.get("plotly_chart")[0].proto.spec)["layout"]["title"]["text"]
+    return f"{line} | {title}"
+
+
+def test_the_mechanism_is_stated_once_on_compare():
+    at = _open()
+    mechanism = "Laplace noise, scale b = 3.333; pure 0.3-DP (sensitivity 1)"
+    assert _scenario_line(at).endswith(f"| {mechanism}")
+    texts = _texts(at.markdown) + _texts(at.caption) + _texts(at.sidebar.caption)
+    assert not [t for t in texts if "scale b = 3.333" in t]
+    at.switch_page("pages/diagnostics.py").run()  # a page without the figure keeps it in the sidebar
+    assert any(mechanism in t for t in _texts(at.sidebar.caption))
 
 
 def _assert_clean(at: AppTest) -> None:
@@ -45,10 +61,11 @@ def test_page_renders_with_defaults(page):
         table = at.dataframe[0].value
         assert {"Naive", "DA-MCMC", "ABC rejection", "OPS", "Exact (best method)", "Confidential data"} == \
             set(table["method"])
-        assert set(table["converged"]) <= {"yes", "i.i.d."}
+        assert set(table["converged"]) <= {"yes", "yes (independent)"}
         assert len(at.download_button) == 5  # draws, InferenceData, scenario, figure HTML and PNG
+        line = _scenario_line(at)
+        assert "pure 0.3-DP" in line and "true theta = 0.3" in line
         texts = _texts(at.markdown)
-        assert any("pure 0.3-DP" in t and "true theta = 0.3" in t for t in texts)
         assert any(t.startswith("##### Naive is") and "misses θ = 0.3" in t for t in texts)  # the demo's point
     elif page == "pages/privacy_budget.py":
         assert len(at.get("plotly_chart")) == 3  # interval, sd, posterior at one epsilon
@@ -63,7 +80,7 @@ def test_page_renders_with_defaults(page):
 
 # --------------------------------------------------------------------------- bad input
 def _set_epsilon_zero(at):
-    at.number_input(key=keys.W_EPSILON).set_value(0.0).run()
+    at.text_input(key=keys.W_EPSILON).set_value(str(0.0)).run()
 
 
 def _set_s_dp(text):
@@ -82,7 +99,7 @@ def _upload(content: bytes):
 
 def _set_theta(value):
     def act(at):
-        at.number_input(key=keys.truth_key("beta_binomial")).set_value(value).run()
+        at.text_input(key=keys.truth_key("beta_binomial")).set_value(str(value)).run()
     return act
 
 
@@ -92,24 +109,28 @@ def _set_grid(text):
     return act
 
 
+#: Issue 20 item 12: errors in the page's language (the box's label, what is allowed, what was entered), not spec
+#: fields; an uploaded file's bad value with its line.
 BAD_INPUTS = [
-    ("pages/compare.py", _set_epsilon_zero, "mechanism.epsilon = 0.0 is invalid: must be a finite number > 0"),
-    ("pages/compare.py", _upload(b"x\n1\nyes\n0\n"), "data.csv line 3 column 'x' = 'yes' is invalid: must be a number"),
-    ("pages/compare.py", _upload(b""), "data.csv = 'uploaded file' is invalid: is empty"),
-    ("pages/compare.py", _upload(b"x\n0\n2\n"), "data.records = 2.0 is invalid: beta_binomial records must be 0 or 1"),
-    ("pages/compare.py", _set_s_dp("3, 4"), "data.s_dp = [3.0, 4.0] is invalid: must be a list of finite numbers of "
-                                            "length 1"),
-    ("pages/compare.py", _set_s_dp("three"), "data.s_dp = 'three' is invalid: must be a list of numbers"),
-    ("pages/compare.py", _set_theta(1.5), "data.simulate.theta = 1.5 is invalid: must be in [0, 1]"),
-    ("pages/privacy_budget.py", _set_grid("0.5, abc"), "epsilon grid = '0.5, abc' is invalid: must be a list of "
+    ("pages/compare.py", _set_epsilon_zero, "ε (epsilon) must be a finite number > 0 (you entered 0)."),
+    ("pages/compare.py", _upload(b"x\n1\nyes\n0\n"), "Line 3 of the uploaded file (column x) holds yes: must be a number."),
+    ("pages/compare.py", _upload(b""), "The uploaded file is empty"),
+    ("pages/compare.py", _upload(b"x\n0\n2\n"), "Line 3 of the uploaded file (record 2) holds 2: Beta-binomial records "
+                                                 "must be 0 or 1."),
+    ("pages/compare.py", _set_s_dp("3, 4"), "Released s_dp must be a list of finite numbers of length 1 (you entered "
+                                            "[3, 4])."),
+    ("pages/compare.py", _set_s_dp("three"), "Released s_dp must be a list of numbers"),
+    ("pages/compare.py", _set_theta(1.5), "True θ (theta) must be in [0, 1] (you entered 1.5)."),
+    ("pages/compare.py", _set_theta("0,5"), 'True θ (theta) = "0,5" is not a number: write it with a point for decimals, e.g. 0.5'),
+    ("pages/privacy_budget.py", _set_grid("0.5, abc"), "ε grid = '0.5, abc' is invalid: must be a list of "
                                                        "numbers"),
-    ("pages/privacy_budget.py", _set_epsilon_zero, "mechanism.epsilon = 0.0 is invalid"),
-    ("pages/diagnostics.py", _set_s_dp("1, 2, 3"), "data.s_dp = [1.0, 2.0, 3.0] is invalid"),
+    ("pages/privacy_budget.py", _set_epsilon_zero, "ε (epsilon) must be a finite number > 0"),
+    ("pages/diagnostics.py", _set_s_dp("1, 2, 3"), "Released s_dp must be a list of finite numbers of length 1"),
 ]
 
 
 @pytest.mark.parametrize("page, act, message", BAD_INPUTS,
-                         ids=[f"{p.split('/')[1][:-3]}-{m.split(' = ')[0]}-{i}" for i, (p, _, m) in
+                         ids=[f"{p.split('/')[1][:-3]}-{m.split(' ')[0]}-{i}" for i, (p, _, m) in
                               enumerate(BAD_INPUTS)])
 def test_bad_input_shows_error_and_page_survives(page, act, message):
     at = _open(page)
@@ -127,9 +148,9 @@ def test_bad_input_shows_error_and_page_survives(page, act, message):
 def test_bad_entry_is_kept_and_fixing_it_brings_results_back():
     at = _open()
     _set_epsilon_zero(at)
-    assert at.number_input(key=keys.W_EPSILON).value == 0.0
+    assert at.text_input(key=keys.W_EPSILON).value == "0.0"
     assert not at.get("plotly_chart")
-    at.number_input(key=keys.W_EPSILON).set_value(2.0).run()
+    at.text_input(key=keys.W_EPSILON).set_value(str(2.0)).run()
     _assert_clean(at)
     assert "pure 2-DP" in _scenario_line(at) and len(at.get("plotly_chart")) == 1
 
@@ -138,7 +159,8 @@ def test_text_entry_is_kept_after_error():
     at = _open()
     _set_s_dp("1, two")(at)
     assert at.text_input(key=keys.s_dp_key("beta_binomial")).value == "1, two"
-    assert any("data.s_dp = '1, two' is invalid" in e for e in _texts(at.sidebar.error))
+    assert any("Released s_dp must be a list of numbers" in e and "(you entered 1, two)" in e
+               for e in _texts(at.sidebar.error))
 
 
 # --------------------------------------------------------------------------- data sources and links
@@ -161,7 +183,7 @@ def test_link_reopens_the_scenario():
 
 def test_scenario_is_written_to_the_link():
     at = _open()
-    at.number_input(key=keys.W_EPSILON).set_value(0.5).run()
+    at.text_input(key=keys.W_EPSILON).set_value(str(0.5)).run()
     assert at.query_params["epsilon"] == ["0.5"] or at.query_params["epsilon"] == "0.5"
     assert from_query(dict(at.query_params)).epsilon == 0.5
 
@@ -170,7 +192,7 @@ def test_unreadable_link_falls_back_to_demo_with_a_warning():
     at = _open(query={"model": "beta_binomial", "epsilon": "lots"})
     assert not at.exception
     assert any("link parameter epsilon = 'lots' is invalid" in w for w in _texts(at.warning))
-    assert at.number_input(key=keys.W_EPSILON).value == Scenario().epsilon
+    assert at.text_input(key=keys.W_EPSILON).value == format_number(Scenario().epsilon)
 
 
 @pytest.mark.parametrize("preset", PRESETS, ids=lambda p: p.name)
@@ -185,6 +207,9 @@ def test_learn_preset_loads_into_the_compare_widgets(preset):
     methods = set(at.dataframe[0].value["method"])
     runnable = [m for m in preset.scenario.methods if not (m == "ops" and preset.scenario.data == "s_dp")]
     assert {METHOD_LABELS[m] for m in runnable} <= methods  # every method it switches on that can run, ran
+    # issue 20 item 7: a teaching preset opens on converged results, not an alarm on arrival
+    assert not [w for w in _texts(at.warning) if "Not converged" in w or "Too few draws" in w], _texts(at.warning)
+    assert set(at.dataframe[0].value["converged"]) <= {"yes", "yes (independent)", "— (estimator)"}
 
 
 def test_exact_without_closed_form_is_quiet():
@@ -227,3 +252,32 @@ def test_every_model_and_mechanism_combination():
                 assert not at.error, (model, mechanism, _texts(at.error))
                 assert len(at.get("plotly_chart")) == 1, (model, mechanism)
                 assert "DA-MCMC" in set(at.dataframe[0].value["method"]), (model, mechanism)
+
+
+def test_an_implausible_release_is_named_and_abc_is_not_run():
+    """Issue 20 item 5: s_dp = 1e9 with n = 40 ran, and ABC burned its whole budget before failing."""
+    at = _open()
+    _set_s_dp("1e9")(at)
+    _assert_clean(at)
+    warning = next(w for w in _texts(at.warning) if "noise standard deviations" in w)
+    assert warning.startswith("The release s_dp = [1e+09] lies 2.12e+08 noise standard deviations (noise sd 4.71)")
+    assert "n = 40 records" in warning and "ABC rejection is not run" in warning
+    assert any(c.startswith("ABC rejection: not run: the release lies") for c in _texts(at.caption))
+    assert "ABC rejection" not in set(at.dataframe[0].value["method"])
+    assert "Exact (best method)" in set(at.dataframe[0].value["method"])
+
+
+@pytest.mark.parametrize("preset", EPSILON_ONE, ids=lambda p: p.name)
+def test_what_epsilon_one_means_opens_each_mechanism_family_on_what_it_protects(preset):
+    """Issue 21, Learn: one preset per mechanism family, each opening the What it protects page at ε = 1."""
+    at = _open("pages/learn.py")
+    at.button(key=keys.preset_key(preset.name)).click().run()
+    _assert_clean(at)
+    assert at.title[0].value == "What it protects"
+    assert at.selectbox(key=keys.W_MECHANISM).value == preset.scenario.mechanism
+    sentence = next(t for t in _texts(at.markdown) if t.startswith("##### "))
+    start = "##### At ρ = 0.5" if preset.scenario.mechanism == "gaussian" else "##### At ε = 1,"
+    assert sentence.startswith(start), sentence
+    if preset.scenario.mechanism != "gaussian":
+        assert "to at most 73%" in sentence
+    assert len(at.get("plotly_chart")) == 3

@@ -151,9 +151,11 @@ def test_query_round_trip_property(model, mech, data, n, eps, rho, seed, methods
     back = from_query(to_query(s))
     # the link carries only the budget fields the chosen form uses; everything it carries survives
     assert to_query(back) == to_query(s)
-    assert back.methods == s.methods and back.seed == s.seed and back.n == s.n
+    assert back.methods == s.methods and back.seed == s.seed
     if source != "csv":
-        assert to_spec_dict(back) == to_spec_dict(s)
+        assert back.n == s.n and to_spec_dict(back) == to_spec_dict(s)
+    else:  # an upload's n is its number of records, which the link does not hold (issue 20 item 18)
+        assert "n" not in to_query(s)
 
 
 # --------------------------------------------------------------------------- budget grids
@@ -239,7 +241,40 @@ def test_netcdf_and_toml_exports_round_trip(tmp_path):
     assert idata.posterior["theta"].shape == (2, 2000)
     toml = tmp_path / "scenario.toml"
     toml.write_text(scenario_toml(DEMO))
-    assert engine.spec_to_dict(engine.load_spec(str(toml))) == engine.spec_to_dict(engine.spec_from_dict(spec))
+    back = engine.spec_to_dict(engine.load_spec(str(toml)))
+    same = engine.spec_to_dict(engine.spec_from_dict(spec))
+    assert {k: back[k] for k in ("seed", "model", "mechanism", "data")} == {k: same[k] for k in ("seed", "model",
+                                                                                             "mechanism", "data")}
+    # every switched-on method's settings travel (issue 20 item 18: ABC's time limit and OPS's k were lost)
+    tables = {back["method"]["name"]: back["method"], **back.get("methods", {})}
+    assert set(tables) == set(DEMO.methods)
+    assert tables["abc_rejection"]["max_seconds"] == DEMO.abc_max_seconds and tables["ops"]["k"] == DEMO.ops_k
+
+
+def test_the_toml_of_an_upload_holds_the_release_not_the_records(tmp_path):
+    """Issue 20 item 18: the TOML download embedded every uploaded record in plain text, unasked."""
+    from dataclasses import replace
+
+    from ui.compute.files import scenario_toml
+
+    records = np.array([0, 1, 1, 0, 1, 1, 1, 0, 0, 1] * 3, dtype=np.int64)
+    s = replace(DEMO, data="csv", n=len(records), abc_max_seconds=7.5, ops_k=37)
+    text = scenario_toml(s, records, s_dp=[18.25])
+    assert "records" not in text and "s_dp = [18.25]" in text and "n = 30" in text
+    assert "max_seconds = 7.5" in text and "k = 37" in text
+    path = tmp_path / "release.toml"
+    path.write_text(text)
+    assert engine.load_spec(str(path)).data == {"s_dp": [18.25]}
+    full = scenario_toml(s, records, s_dp=[18.25], include_records=True)
+    assert "records = [0.0, 1.0, 1.0" in full and "s_dp" not in full
+
+
+def test_run_method_uses_the_specs_own_settings_for_that_method():
+    spec = {**to_spec_dict(DEMO), "methods": {"abc_rejection": {"draws": 40, "chains": 1, "max_seconds": 5.0}}}
+    result = engine.run(spec, method="abc_rejection")
+    assert result.info["requested"] == 40
+    with pytest.raises(ValueError, match="methods.ops.name = 'abc_rejection' is invalid"):
+        engine.spec_from_dict({**spec, "methods": {"ops": {"name": "abc_rejection"}}})
 
 
 def test_oversized_upload_is_refused_with_the_limit():

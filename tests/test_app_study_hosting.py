@@ -95,14 +95,14 @@ def test_stop_shows_the_cells_a_sweep_finished_and_never_caches_them(monkeypatch
     monkeypatch.setattr(sweeps, "epsilon_sweep", stopped_after_two_cells)
     at = AppTest.from_file(APP, default_timeout=180)
     at.run()
-    at.number_input(key=keys.W_N).set_value(61).run()  # a scenario no other test sweeps
+    at.text_input(key=keys.W_N).set_value(str(61)).run()  # a scenario no other test sweeps
     at.switch_page(SWEEP).run()
     assert not at.get("plotly_chart")  # the script stopped where the signal arrived
     at.button(key=keys.W_SWEEP_STOP).click().run()  # the Stop click whose rerun delivered it
     assert not at.exception, [e.value for e in at.exception]
     assert any("You stopped this sweep" in i.value for i in at.info)
     assert any("Sweep stopped: 2 of 21 runs finished" in w.value for w in at.warning), [w.value for w in at.warning]
-    assert len(at.get("plotly_chart")) >= 2 and at.number_input(key=keys.W_N).value == 61
+    assert len(at.get("plotly_chart")) >= 2 and at.text_input(key=keys.W_N).value == "61"
     monkeypatch.setattr(sweeps, "epsilon_sweep", real)
     at.button(key=keys.W_SWEEP_STOP + "_again").click().run()
     assert not at.exception, [e.value for e in at.exception]

@@ -22,7 +22,7 @@ def test_compare_page_updates_when_epsilon_changes(app_url, tmp_path):
             expect(chart.locator(".gtitle")).to_contain_text("pure 0.3-DP", timeout=60_000)
             expect(page.locator(TABLE).first).to_be_visible()
 
-            epsilon = page.get_by_role("spinbutton", name="ε (epsilon)", exact=True)
+            epsilon = page.get_by_role("textbox", name="ε (epsilon)", exact=True)
             epsilon.fill("2")
             epsilon.press("Enter")
 
@@ -57,7 +57,7 @@ def test_shared_deep_link_opens_through_the_router(app_url):
             nav = page.locator('[data-testid="stSidebarNav"]')
             expect(nav.get_by_text("Compare methods")).to_be_visible()
             expect(nav.get_by_text("app", exact=True)).to_have_count(0)
-            expect(page.get_by_role("spinbutton", name="ε (epsilon)", exact=True)).to_have_value("0.2")
+            expect(page.get_by_role("textbox", name="ε (epsilon)", exact=True)).to_have_value("0.2")
             expect(page.locator(CHART).first).to_be_visible(timeout=60_000)
             expect(page.get_by_text("Page not found")).to_have_count(0)
         finally:
@@ -84,5 +84,25 @@ def test_compare_page_is_usable_at_1024_px(app_url):
             sidebar.hover()  # the collapse control shows on hover
             page.get_by_role("button", name="Collapse sidebar").click()
             expect(sidebar).to_have_attribute("data-collapsed", "true", timeout=10_000)
+        finally:
+            browser.close()
+
+
+def test_what_it_protects_page_follows_epsilon(app_url):
+    """The What it protects page, opened by its link: three figures and the computed sentence, which
+    follows the sidebar's epsilon (demo: Laplace at 0.3 -> at most 57%; at 1 -> at most 73%)."""
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1100})
+            page.goto(f"{app_url}/protection")
+            expect(page.get_by_role("heading", name="What it protects")).to_be_visible(timeout=90_000)
+            expect(page.locator(CHART)).to_have_count(3, timeout=60_000)
+            expect(page.get_by_text("could move a 50% guess about one person to at most 57%")).to_be_visible()
+            epsilon = page.get_by_role("spinbutton", name="ε (epsilon)", exact=True)
+            epsilon.fill("1")
+            epsilon.press("Enter")
+            expect(page.get_by_text("could move a 50% guess about one person to at most 73%")).to_be_visible(timeout=60_000)
+            expect(page.locator(CHART)).to_have_count(3)
         finally:
             browser.close()

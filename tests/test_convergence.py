@@ -83,6 +83,32 @@ def test_independent_draw_methods_get_no_verdict():
         assert not v.applicable
 
 
+def test_independent_draws_are_judged_by_their_number():
+    """Issue 20 item 1: ABC stopped by its limits with 2 draws must not pass as a posterior. N independent
+    draws have ESS N, so the rule is N >= 400; one draw fewer fails, and says how many there are."""
+    enough = convergence(_mcmc_result(np.zeros((1, int(ESS_MIN))) + np.arange(int(ESS_MIN)), "abc_rejection"))
+    assert enough.independent and enough.converged and not enough.applicable and enough.draws == ESS_MIN
+    few = convergence(_mcmc_result(np.arange(2.0).reshape(1, 2), "abc_rejection"))
+    assert few.independent and not few.converged and few.too_few and few.draws == 2
+    assert few.reasons == ("only 2 independent draws (fewer than 400)",)
+    assert "too few draws" in few.message("abc_rejection") and few.as_dict()["independent"] is True
+    assert not convergence(_mcmc_result(np.zeros((1, int(ESS_MIN) - 1)), "exact")).converged
+    mcmc = convergence(_mcmc_result(np.random.default_rng(0).normal(size=(4, 1000))))
+    assert not mcmc.independent and mcmc.draws == 4000
+
+
+def test_cli_warns_when_abc_returns_too_few_draws(tmp_path):
+    spec = tmp_path / "few.toml"
+    spec.write_text('seed = 3\n[model]\nname = "beta_binomial"\nn = 30\n[mechanism]\nname = "laplace"\n'
+                    'epsilon = 1.0\n[data]\ns_dp = [12]\n[method]\nname = "abc_rejection"\nchains = 1\ndraws = 50\n')
+    out = subprocess.run([sys.executable, "-m", "engine", "run", str(spec), "--out", str(tmp_path / "o")],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert "abc_rejection has too few draws: only 50 independent draws (fewer than 400)" in out.stderr
+    verdict = json.loads((tmp_path / "o" / "summary.json").read_text())["convergence"]
+    assert verdict["independent"] and not verdict["converged"] and verdict["draws"] == 50
+
+
 SMALL_EPS = {
     "seed": 1,
     "model": {"name": "beta_binomial", "n": 20000},

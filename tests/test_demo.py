@@ -64,7 +64,7 @@ def test_the_landing_release_shows_naive_missing_and_exact_covering():
     sentence = narrative.headline(runs, {"theta": THETA})
     ratio = exact["sd"] / naive["sd"]
     assert sentence.startswith(f"Naive is {ratio:.1f}× too narrow")
-    assert "its 90% interval misses θ = 0.3" in sentence and "the exact posterior's covers it" in sentence
+    assert "its 90% interval misses θ = 0.3" in sentence and "that of the exact posterior covers it" in sentence
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
@@ -78,7 +78,7 @@ def test_the_sentence_says_nothing_false(seed):
     assert f"{e['sd'] / n['sd']:.1f}× too narrow" in sentence
     assert f"centred {abs(n['mean'] - THETA):.2g} away from the truth" in sentence
     assert ("its 90% interval covers" in sentence) == bool(n["q5"] <= THETA <= n["q95"])
-    assert ("exact posterior's covers it" in sentence) == bool(e["q5"] <= THETA <= e["q95"])
+    assert ("that of the exact posterior covers it" in sentence) == bool(e["q5"] <= THETA <= e["q95"])
 
 
 def test_when_the_noise_is_small_the_sentence_says_naive_and_exact_agree():
@@ -86,6 +86,17 @@ def test_when_the_noise_is_small_the_sentence_says_naive_and_exact_agree():
             "mechanism": {"name": "laplace", "epsilon": 20.0}}
     sentence = narrative.headline(_runs(spec), {"theta": THETA})
     assert sentence.startswith("At this ε the noise is small relative to the data: naive and exact agree")
+
+
+def test_the_sentence_describes_the_parameter_the_figure_shows():
+    """Issue 20 item 9: the headline discussed p[1] above a figure of p[0]."""
+    spec = {**engine.DEMO_SPEC, "model": {"name": "dirichlet_multinomial", "n": 200, "alpha": [1, 1, 1]},
+            "mechanism": {"name": "laplace", "epsilon": 0.5}, "data": {"simulate": {"p": [0.2, 0.3, 0.5]}}}
+    runs = _runs(spec)
+    for shown in ("p[0]", "p[1]", "p[2]"):
+        sentence = narrative.headline(runs, None, param=shown)
+        assert f" for {shown}" in sentence and all(f" for {o}" not in sentence for o in ("p[0]", "p[1]", "p[2]")
+                                                   if o != shown)
 
 
 def test_no_sentence_without_a_trustworthy_exact_posterior():

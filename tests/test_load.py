@@ -214,7 +214,7 @@ class Session:
                 f"({why}); differences: {json.dumps(diff, ensure_ascii=False)}")
 
     async def change_epsilon(self, epsilon: str) -> None:
-        box = self.page.get_by_role("spinbutton", name=EPSILON_LABEL, exact=True)
+        box = self.page.get_by_role("textbox", name=EPSILON_LABEL, exact=True)
         await box.fill(epsilon)
         allowed = [mechanism_text(self.epsilon), mechanism_text(epsilon)]
         t0 = time.monotonic()
@@ -402,7 +402,7 @@ def test_a_change_during_a_run_leaves_only_the_latest_result(app, capsys):
             try:
                 s = await new_session(browser, SESSIONS, wait_ms=app.wait_ms)
                 await s.open(app.url)
-                box = s.page.get_by_role("spinbutton", name=EPSILON_LABEL, exact=True)
+                box = s.page.get_by_role("textbox", name=EPSILON_LABEL, exact=True)
                 rounds = []
                 for _ in range(max_tries):
                     rounds.append(await one_round(s, box, *next(pairs), wait_for_run=True))

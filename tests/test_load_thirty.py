@@ -115,7 +115,7 @@ class Student:
         before = self.epsilon
         t0 = time.monotonic()
         for v in values:
-            await s.send_widget(widget, v)
+            await s.send_widget(widget, repr(float(v)), "string_value")
         self.epsilon = values[-1]
         run = await s.wait_run(until=lambda r: r.query().get("epsilon") == repr(self.epsilon))
         self.latencies.append(time.monotonic() - t0)
@@ -128,7 +128,7 @@ class Student:
                 run = await s.open()
                 self.open_s = time.monotonic() - t0
                 self.check(s, run, {self.epsilon})
-                widget = s.widget_id(run, "number_input", EPSILON)
+                widget = s.widget_id(run, "text_input", EPSILON)
                 await start.wait()
                 stop = time.monotonic() + seconds
                 for k in range(MAX_ITERATIONS - 1):
@@ -168,10 +168,10 @@ async def _warm_up(url: str) -> tuple[float, dict]:
         t0 = time.monotonic()
         run = await alone.open()
         times = [time.monotonic() - t0]
-        widget = alone.widget_id(run, "number_input", EPSILON)
+        widget = alone.widget_id(run, "text_input", EPSILON)
         for eps in BASELINE_EPSILONS:
             t0 = time.monotonic()
-            run = await alone.set_widget(widget, eps)
+            run = await alone.set_widget(widget, repr(float(eps)), "string_value")
             times.append(time.monotonic() - t0)
             assert run.figure_titles == [mechanism_text(eps)], run.figure_titles
     return cold_s, {"open_s": round(times[0], 3), "changes_s": [round(t, 3) for t in times[1:]],
@@ -253,10 +253,10 @@ def test_a_result_asked_for_by_several_sessions_at_once_is_computed_once(server,
     async def ask(i: int, go: asyncio.Event) -> Run:
         async with Session(server.url, timeout=server.wait_s) as s:
             run = await s.open()
-            widget = s.widget_id(run, "number_input", EPSILON)
+            widget = s.widget_id(run, "text_input", EPSILON)
             opened.append(i)
             await asyncio.wait_for(go.wait(), server.wait_s)
-            run = await s.set_widget(widget, SHARED_EPSILON)
+            run = await s.set_widget(widget, repr(SHARED_EPSILON), "string_value")
             assert run.figure_titles == [mechanism_text(SHARED_EPSILON)], run.figure_titles
             assert not problems(run), problems(run)
             return run

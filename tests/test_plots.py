@@ -58,11 +58,12 @@ def test_posterior_densities_overlays_methods_truth_and_confidential(rng):
 
     by_method = {t["meta"]["method"]: t for t in _traces(fig)}
     assert set(by_method) == {"naive", "da_mcmc", "ops", "confidential", "truth"}
-    # the method's own grid density is drawn as given, solid
+    # the method's own grid density is drawn as given, in the method's own line style (issue 20 item 16:
+    # naive and exact differ by colour and by dash)
     assert by_method["naive"]["meta"]["kind"] == "density"
     np.testing.assert_allclose(by_method["naive"]["x"], grid)
     np.testing.assert_allclose(by_method["naive"]["y"], stats.beta.pdf(grid, 11, 21))
-    assert by_method["naive"]["line"]["dash"] == "solid"
+    assert by_method["naive"]["line"]["dash"] == "longdash"
     # draws become a KDE that integrates to ~1 and peaks near the draws' mode
     kde = by_method["da_mcmc"]
     assert kde["meta"]["kind"] == "kde" and kde["line"]["dash"] == "dash"
@@ -250,8 +251,66 @@ def test_not_converged_methods_are_faded_and_say_so(rng):
     by_method = {t["meta"]["method"]: t for t in _traces(fig)}
     assert by_method["da_mcmc"]["name"] == "DA-MCMC (not converged)"
     assert by_method["da_mcmc"]["meta"]["converged"] is False and by_method["da_mcmc"]["opacity"] < 1
-    assert by_method["da_mcmc"]["line"]["dash"] == "dashdot"
-    assert by_method["ops"]["name"] == "OPS" and by_method["ops"]["meta"]["converged"] is True
+    assert by_method["da_mcmc"]["line"]["dash"] == "dash"  # its own style, faded
+    assert by_method["ops"]["name"].startswith("OPS: 500 released posterior draws")
+    assert by_method["ops"]["meta"]["converged"] is True
+
+
+def test_too_few_independent_draws_are_ticks_not_a_spike(rng):
+    """Issue 20 item 1: ABC with 2 draws was a density ~1000 high that flattened every other curve. Now
+    its draws are ticks on the axis, named with their count, and the y-axis follows the real posteriors."""
+    exact = _result("exact", rng.normal(0.3, 0.05, (1, 4000)))
+    abc = _result("abc_rejection", [[0.31, 0.3102]])
+    fig = posterior_densities([exact, abc], too_few={"abc_rejection"})
+    rug = _traces(fig, kind="rug")
+    assert len(rug) == 1 and rug[0]["name"] == "ABC rejection: 2 draws, too few for a curve"
+    assert list(rug[0]["x"]) == [0.31, 0.3102] and list(rug[0]["y"]) == [0.0, 0.0]
+    assert not [t for t in _traces(fig) if t["meta"]["method"] == "abc_rejection" and t["meta"]["kind"] != "rug"]
+    truth_free_top = max(float(np.max(t["y"])) for t in _traces(fig) if t["meta"]["kind"] != "rug")
+    assert truth_free_top < 10  # the exact density's own height (about 8), not a spike
+    small = posterior_densities([exact, abc], too_few={"abc_rejection"}, columns=3, panel_height=230)
+    assert _traces(small, kind="rug")  # the small multiples draw it the same way
+
+
+def test_the_axis_follows_the_curves_mass_and_labels_a_long_tail(rng):
+    """Issue 20 item 16: the normal model's axis spanned -25..42 (the KDE grids' empty ends and a long
+    tail). The axis shows every curve's central 95% (padded by 10%); a tail beyond it is labelled."""
+    body = _result("da_mcmc", rng.normal(0.0, 1.0, (2, 4000)))
+    fig = posterior_densities([body])
+    lo, hi = fig.to_dict()["layout"]["xaxis"]["range"]
+    assert -2.5 < lo < -2.2 and 2.2 < hi < 2.5  # +-1.96 sd padded by 10% of 3.92 sd
+    assert not [a for a in fig.to_dict()["layout"].get("annotations", []) if a.get("name", "").startswith("beyond:")]
+    tail = np.concatenate([rng.normal(0.0, 1.0, 9400), rng.uniform(3.0, 30.0, 600)])  # 6% spread out to 30
+    fig = posterior_densities([body, _result("exact", tail.reshape(1, -1))])
+    lo, hi = fig.to_dict()["layout"]["xaxis"]["range"]
+    assert hi < 30
+    beyond = [a for a in fig.to_dict()["layout"]["annotations"] if a.get("name", "").startswith("beyond:exact:right")]
+    assert len(beyond) == 1 and beyond[0]["text"].startswith("Exact (closed form): ") and \
+        beyond[0]["text"].endswith("% of its mass beyond →")
+
+
+def test_ops_is_its_released_draws_and_says_why_it_is_wide(rng):
+    ops = _result("ops", rng.normal(0.3, 0.1, (1, 100)))
+    trace = next(t for t in _traces(posterior_densities([ops])) if t["meta"]["method"] == "ops")
+    assert trace["type"] == "histogram"  # k draws are the release itself: no lumpy KDE of 100 points
+    assert trace["name"] == "OPS: 100 released posterior draws (a private release, wider by design)"
+
+
+def test_naive_and_exact_differ_by_colour_and_dash_and_clipped_labels_do_not_overprint(rng):
+    """Issue 20 item 16: naive (red) and exact (orange) looked alike; 'Naive peaks at 2.52' and
+    'Confidential peaks at 2.52' printed over each other."""
+    from figures.palette import METHOD_COLORS, dash_of
+
+    assert METHOD_COLORS["naive"] != METHOD_COLORS["exact"] and dash_of("naive") != dash_of("exact")
+    assert len(set(METHOD_COLORS.values())) == len(METHOD_COLORS)
+    grid = np.linspace(0.0, 1.0, 401)
+    spike = stats.norm.pdf(grid, 0.5, 0.005)
+    naive = _result("naive", rng.normal(0.5, 0.005, (1, 400)), density={"theta": (grid, spike)})
+    conf = _result("confidential", rng.normal(0.5, 0.005, (1, 400)), density={"theta": (grid, spike)})
+    exact = _result("exact", rng.normal(0.5, 0.1, (1, 4000)))
+    layout = posterior_densities([naive, exact], confidential=conf).to_dict()["layout"]
+    clipped = [a for a in layout["annotations"] if a.get("name", "").startswith("clipped:")]
+    assert len(clipped) == 2 and {a["yshift"] for a in clipped} == {0, -18}
 
 
 def test_every_method_keeps_one_colour_on_every_figure(rng):

@@ -288,20 +288,38 @@ def test_bad_csv_raises_value_error(case, raw, text):
     assert "data.csv" in str(info.value) or "data.column" in str(info.value)
 
 
-def test_csv_too_many_rows_is_refused_without_parsing_forever():
+def test_csv_too_many_rows_is_refused_without_parsing_forever(monkeypatch):
     from engine.core import data
 
-    raw = b"x\n" + b"1\n" * (data.MAX_RECORDS + 1)
-    with pytest.raises(ValueError, match="at most"):
+    monkeypatch.setattr(data, "MAX_RECORDS", 1000)  # the real limit (10^7) makes a 20 MB file
+    assert len(load_records_csv(b"x\n" + b"1\n" * 1000)) == 1000
+    raw = b"x\n" + b"1\n" * 1001
+    with pytest.raises(ValueError, match="has more than 1,000 records; at most 1,000 are allowed"):
         load_records_csv(raw)
 
 
-def test_csv_with_ten_million_rows_is_refused_quickly():
-    """10^7 one-digit records (20 MB, under the byte cap) are refused by the record limit as soon as
-    the parser passes it (the loader streams rows), not after reading them all."""
+def test_csv_with_ten_million_rows_is_refused_quickly(monkeypatch):
+    """10^7 one-digit records (20 MB, under the byte cap) over a limit of 10^3 are refused as soon as the
+    parser passes the limit (the loader streams rows), not after reading them all."""
+    from engine.core import data
+
+    monkeypatch.setattr(data, "MAX_RECORDS", 1000)
     raw = b"x\n" + b"1\n" * 10_000_000
-    with pytest.raises(ValueError, match="more than 1000000 records"):
+    with pytest.raises(ValueError, match="more than 1,000 records"):
         load_records_csv(raw)
+
+
+def test_one_limit_on_n_everywhere():
+    """Issue 20 item 6: a CSV over 1,000,000 records was refused while a typed n = 2,000,000 ran. The CSV
+    limit, the model's n and so the URL's n (read through the same engine check) are one number."""
+    import engine
+    from engine.core import data
+    from engine.models import MAX_N
+
+    assert data.MAX_RECORDS == MAX_N == 10_000_000
+    spec = {**engine.DEMO_SPEC, "model": {**engine.DEMO_SPEC["model"], "n": MAX_N + 1}}
+    with pytest.raises(ValueError, match="model.n = 10000001 is invalid: must be an integer >= 1 and <= 10000000"):
+        engine.spec_from_dict(spec)
 
 
 def test_csv_oversized_bytes_refused():
@@ -448,3 +466,32 @@ def test_identical_draws_local_and_dask():
     for key in local_res:
         np.testing.assert_array_equal(local_res[key].draws, remote_res[key].draws)
     assert math.isclose(local["mean"].sum(), remote["mean"].sum(), rel_tol=0, abs_tol=0)
+
+
+@pytest.mark.parametrize("s_dp, sds", [(1e9, 2.12e8), (-500.0, 106.1)])
+def test_an_implausible_release_is_named_before_anything_runs(s_dp, sds):
+    """Issue 20 item 5: s_dp = 1e9 (or -500 with n = 30) was accepted and ABC burned 2e7 proposals. The
+    release is measured in noise sds from the nearest statistic n records can produce; ABC refuses at
+    once, saying so; the exact methods answer."""
+    import engine
+
+    spec = {**engine.DEMO_SPEC, "model": {"name": "beta_binomial", "n": 30}, "data": {"s_dp": [s_dp]}}
+    problem = engine.prepare(engine.spec_from_dict(spec))
+    far = engine.release_distance(problem)
+    assert far["noise_sds"] == pytest.approx(sds, rel=1e-3)
+    assert far["noise_sd"] == pytest.approx(2 ** 0.5 / 0.3)  # Laplace scale 1/0.3
+    message = engine.implausible_release(problem)
+    assert message.startswith(f"data.s_dp = [{s_dp:.6g}] is implausible") and "30 records" in message
+    with pytest.raises(ValueError, match="is implausible"):
+        engine.run_method(problem, {"name": "abc_rejection", "draws": 100}, 1)
+    exact = engine.run_method(problem, {"name": "exact", "draws": 400}, 1)
+    assert np.all(np.isfinite(exact.draws))
+
+
+def test_a_release_a_few_sds_out_is_plausible():
+    import engine
+
+    spec = {**engine.DEMO_SPEC, "model": {"name": "beta_binomial", "n": 30}, "data": {"s_dp": [30 + 5 * 2 ** 0.5 / 0.3]}}
+    problem = engine.prepare(engine.spec_from_dict(spec))
+    assert engine.release_distance(problem)["noise_sds"] == pytest.approx(5.0)
+    assert engine.implausible_release(problem) is None

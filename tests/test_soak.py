@@ -60,8 +60,8 @@ def test_the_servers_memory_levels_off_while_sessions_cycle_through_scenarios(tm
     async def student(url: str, seat: int, stop: float) -> None:
         async with Session(url, timeout=TIMEOUT_S) as s:
             run = await s.open()
-            eps_id = s.widget_id(run, "number_input", EPSILON)
-            n_id = s.widget_id(run, "number_input", N_LABEL)
+            eps_id = s.widget_id(run, "text_input", EPSILON)
+            n_id = s.widget_id(run, "text_input", N_LABEL)
             toggles = {m: s.widget_id(run, "checkbox", METHOD_LABELS[m]) for m in TOGGLED}
             on = {m: True for m in TOGGLED}
             for step in range(STEPS):
@@ -70,9 +70,9 @@ def test_the_servers_memory_levels_off_while_sessions_cycle_through_scenarios(tm
                 eps, n = next(epsilons), N_VALUES[(seat + step) % len(N_VALUES)]
                 m = TOGGLED[(seat + step) % len(TOGGLED)]
                 on[m] = not on[m]
-                s.stage_widget(n_id, n, "int_value")
+                s.stage_widget(n_id, str(n), "string_value")
                 s.stage_widget(toggles[m], on[m], "bool_value")
-                await s.send_widget(eps_id, eps)  # one rerun with all three changes
+                await s.send_widget(eps_id, repr(float(eps)), "string_value")  # one rerun with all three changes
                 run = await s.wait_run(until=lambda r: r.query().get("epsilon") == repr(eps))
                 bad = problems(run)
                 if run.figure_titles != [mechanism_text(eps)] or bad:

@@ -145,13 +145,15 @@ class Session:
         """The value a browser would show in the number input ``label`` after ``run``: the value this
         client sent for it, unless the run set it (``set_value``, e.g. from session state), else the
         value the server drew it with. (The server does not echo a value the client set.)"""
-        w = run.widget("number_input", label)
+        w = run.widget("number_input", label) or run.widget("text_input", label)
         if w is None:
             return None
         if w.set_value or w.id not in self.widget_states:
-            return w.value if w.HasField("value") else (w.default if w.HasField("default") else None)
-        sent = self.widget_states[w.id]
-        return getattr(sent, sent.WhichOneof("value"))
+            value = w.value if w.HasField("value") else (w.default if w.HasField("default") else None)
+        else:
+            sent = self.widget_states[w.id]
+            value = getattr(sent, sent.WhichOneof("value"))
+        return float(value) if isinstance(value, str) and value.strip() else value  # the sidebar's number boxes
 
     @staticmethod
     def widget_id(run: Run, kind: str, label: str) -> str:

@@ -24,12 +24,14 @@ def chart(fig, *, key: str, name: str, container=None) -> None:
     where.plotly_chart(fig, key=key, width="stretch",
                        config={"toImageButtonOptions": {"format": "png", "filename": name, "scale": 2},
                                "displaylogo": False})
-    png, html, _ = where.columns([1, 1, 4])
+    # one row that sizes each button to its label and wraps when the row is narrow (fixed column shares cut
+    # the labels to "P..", "H.." in a half-width figure, even on a desktop)
+    row = where.container(horizontal=True, gap="small")
     if export.static_export_available():
-        png.download_button("PNG", data=lambda: export.png_bytes(fig), file_name=f"{name}.png", mime="image/png",
-                            on_click="ignore", key=f"{key}_png", icon=":material/image:")
+        row.download_button("PNG", data=lambda: export.png_bytes(fig), file_name=f"{name}.png", mime="image/png",
+                            on_click="ignore", key=f"{key}_png", icon=":material/image:", width="content")
     else:
-        png.caption("PNG: the camera icon on the figure")
-    html.download_button("HTML", data=lambda: fig.to_html(include_plotlyjs=True, full_html=True),
+        row.caption("PNG: the camera icon on the figure")
+    row.download_button("HTML", data=lambda: fig.to_html(include_plotlyjs=True, full_html=True),
                          file_name=f"{name}.html", mime="text/html", on_click="ignore", key=f"{key}_html",
-                         icon=":material/code:")
+                         icon=":material/code:", width="content")

@@ -17,6 +17,7 @@ STOPPED_RUN = "stopped_run"  # the scenario (canonical spec JSON) whose run the 
 W_STOP = "pw_stop"  # the Stop button beside a run in progress
 W_FIT_BUDGET = "pw_fit_budget"  # "use settings that fit" button (per method: W_FIT_BUDGET + "_" + method)
 LAST_PAGE = "last_page"  # page of the previous run: a page switch re-seeds the sidebar widgets
+TYPED_ERRORS = "typed_number_errors"  # {sidebar section: message} of number boxes whose text is not a number
 
 # Scenario widgets (sidebar, shared by Compare, Privacy budget and Diagnostics) --------------------
 SCENARIO_WIDGET_PREFIX = "sw_"
@@ -61,6 +62,7 @@ MULTIPLES_CHART = "pw_multiples_chart"
 
 # Compare page -----------------------------------------------------------------------------------
 W_NETCDF_METHOD = "pw_netcdf_method"
+W_TOML_RECORDS = "pw_toml_records"  # put an upload's confidential records in the TOML download (off by default)
 POSTERIOR_CHART = "pw_posterior_chart"
 N_PMF_CHART = "pw_n_pmf_chart"
 
@@ -80,6 +82,9 @@ W_STEP = "pw_budget_step"
 INTERVAL_CHART = "pw_interval_chart"
 SD_CHART = "pw_sd_chart"
 STEP_CHART = "pw_step_chart"
+W_FRESH = "pw_budget_fresh"  # fresh releases per epsilon (replicates) on or off
+W_FRESH_COUNT = "pw_budget_fresh_count"  # R, releases per epsilon
+RELEASES_CHART = "pw_releases_chart"
 
 # Diagnostics page -------------------------------------------------------------------------------
 W_DIAG_METHOD = "pw_diag_method"
@@ -117,6 +122,11 @@ CAL_COVERAGE_CHART = "pw_cal_coverage_chart"
 CAL_KS_CHART = "pw_cal_ks_chart"
 CAL_MMD_CHART = "pw_cal_mmd_chart"
 CAL_SBC_CHART = "pw_cal_sbc_chart"
+
+# What it protects page (pages/protection.py): its charts
+PROTECTION_TRADEOFF_CHART = "pw_protection_tradeoff_chart"
+PROTECTION_BELIEF_CHART = "pw_protection_belief_chart"
+PROTECTION_RECORD_CHART = "pw_protection_record_chart"
 
 
 def preset_chart_key(preset: str, figure: str) -> str:

@@ -26,7 +26,8 @@ _SYMBOLS = {"theta": "θ", "lam": "λ", "mu": "μ"}
 
 
 def _usable(run) -> bool:
-    return run is not None and getattr(run, "result", None) is not None and not getattr(run, "stalled", False)
+    return run is not None and getattr(run, "result", None) is not None and not (
+        getattr(run, "stalled", False) or getattr(run, "too_few", False))
 
 
 def reference_method(runs: Mapping[str, Any]) -> str | None:
@@ -47,12 +48,15 @@ def _fmt(v: float) -> str:
     return f"{v:.2g}" if abs(v) < 1 else f"{v:.3g}"
 
 
-def headline(runs: Mapping[str, Any], true_params: Mapping[str, Any] | None = None) -> str | None:
+def headline(runs: Mapping[str, Any], true_params: Mapping[str, Any] | None = None,
+             param: str | None = None) -> str | None:
     """One sentence comparing naive with the exact posterior, or None when either is missing.
 
     ``runs`` maps method name to objects with ``.result``, ``.summary`` (``engine.summary``: mean,
-    sd, q5, q95 per parameter) and ``.stalled``. With several parameters the one where naive is
-    furthest off (in exact posterior sds) is described and named.
+    sd, q5, q95 per parameter) and ``.stalled``. ``param`` is the parameter the figure shows, which
+    the sentence then describes (a sentence about p[1] above a figure of p[0] misleads); without it,
+    with several parameters the one where naive is furthest off (in exact posterior sds) is described
+    and named.
     """
     naive, ref = runs.get("naive"), reference_method(runs)
     if not _usable(naive) or ref is None:
@@ -66,7 +70,7 @@ def headline(runs: Mapping[str, Any], true_params: Mapping[str, Any] | None = No
     def shift(p):
         return abs(_row(naive, p)["mean"] - _row(exact, p)["mean"]) / max(_row(exact, p)["sd"], 1e-300)
 
-    param = max(params, key=shift)
+    param = param if param in params else max(params, key=shift)
     n, e = _row(naive, param), _row(exact, param)
     where = "" if len(params) == 1 else f" for {param}"
     exact_name = "the exact posterior" if ref in ("exact", "auto") else \
@@ -86,16 +90,22 @@ def headline(runs: Mapping[str, Any], true_params: Mapping[str, Any] | None = No
         naive_in = n["q5"] <= t <= n["q95"]
         exact_in = e["q5"] <= t <= e["q95"]
         naive_part = f"its 90% interval {'covers' if naive_in else 'misses'} {sym}"
-        exact_part = f"{exact_name}'s {'covers' if exact_in else 'misses'} it{'' if exact_in else ' too'}"
+        exact_part = f"that of {exact_name} {'covers' if exact_in else 'misses'} it{'' if exact_in else ' too'}"
         return f"{width} and {off}: {naive_part}; {exact_part}."
-    off = f"centred {_fmt(abs(n['mean'] - e['mean']))} away from {exact_name}'s mean"
+    off = f"centred {_fmt(abs(n['mean'] - e['mean']))} away from the mean of {exact_name}"
     return f"{width} and {off}."
 
 
-def convergence_warning(runs: Mapping[str, Any]) -> str | None:
-    """One warning naming every MCMC run that has not converged, its R-hat and ESS, and what to do."""
-    parts = []
+def convergence_warning(runs: Mapping[str, Any], *, figure: bool = True) -> str | None:
+    """One warning naming every run whose numbers are not to be trusted, and what to do: MCMC runs
+    that have not converged (with R-hat and ESS) and independent draws too few for a density (ABC
+    rejection stopped by its limits, with the number of draws). ``figure`` says whether the page
+    draws the curves (the warning then says how they are drawn)."""
+    parts, few = [], []
     for m, run in runs.items():
+        if getattr(run, "too_few", False):
+            few.append((m, int((run.convergence or {}).get("draws") or 0)))
+            continue
         if not getattr(run, "stalled", False):
             continue
         v = run.convergence
@@ -104,11 +114,28 @@ def convergence_warning(runs: Mapping[str, Any]) -> str | None:
         rhat = v.get("r_hat_max")
         parts.append(f"{METHOD_LABELS.get(m, m)} (R-hat {'—' if rhat is None else f'{rhat:.3f}'}, "
                      f"ESS {ess:.0f})")
-    if not parts:
-        return None
-    return ("Not converged: " + "; ".join(parts) + ". Its curve is faded and its numbers are not to be trusted "
-            "(the verdict needs R-hat ≤ 1.01 and ESS ≥ 400): raise draws or chains in Method settings, or "
-            "switch on Pseudo-marginal / Exact (best method), which mix fast when ε is small.")
+    out = []
+    if parts:
+        its = "Its" if len(parts) == 1 else "Their"
+        shown = f" {its} {'curve is' if len(parts) == 1 else 'curves are'} faded and {its.lower()}" if figure \
+            else f" {its}"
+        out.append("Not converged: " + "; ".join(parts) + "." + shown + " numbers are not to be trusted (a "
+                   "sampler needs R-hat ≤ 1.01 and an effective sample size (ESS) ≥ 400): raise draws or chains "
+                   "in Method settings" + _switch_on(runs) + ".")
+    if few:
+        names = "; ".join(f"{METHOD_LABELS.get(m, m)} ({d:,} draw{'' if d == 1 else 's'})" for m, d in few)
+        drawn = " The draws are tick marks on the axis, not a curve, and the" if figure else " The"
+        out.append(f"Too few draws for a posterior: {names}; at least 400 are needed.{drawn} numbers are not to "
+                   "be trusted: raise the time limit or the maximum proposals in Method settings, or use Exact "
+                   "(best method).")
+    return " ".join(out) or None
+
+
+def _switch_on(runs: Mapping[str, Any]) -> str:
+    """The advice for a chain that has not mixed: the fast exact methods not already on."""
+    off = [METHOD_LABELS[m] for m in ("auto", "pseudo_marginal") if m not in runs]
+    return (", or switch on " + " / ".join(off) + ", which mix fast when ε is small") if off else \
+        ", or run Exact (best method) alone, which picks the method that mixes best here"
 
 
 def over_budget(method: str, cost: Mapping[str, Any]) -> str:

@@ -58,6 +58,9 @@ from engine.studies import InlineExecutor, calibration_study, calibration_summar
 from engine.studies.cost import estimate_preset_cost
 from engine.studies.presets import PRESET_TITLES, PresetResult, PresetStopped, run_preset
 
+from figures.labels import TERM_HELP, format_p
+from figures.studies import method_label
+
 from .compute.budget import work_budget_s
 from .compute.progress import SessionHandover, _Progress
 
@@ -198,6 +201,26 @@ def run_calibration(inputs: CalibrationInputs) -> pd.DataFrame:
 
 def summary(table: pd.DataFrame) -> pd.DataFrame:
     return calibration_summary(table)
+
+
+#: the Calibration page's summary table: engine column -> the page's heading
+SUMMARY_COLUMNS = {"method": "Method", "param": "Parameter", "M": "M", "failed": "Failed runs", "ks_stat": "KS D",
+                   "ks_pvalue": "KS p-value", "coverage_50": "50% coverage", "coverage_80": "80% coverage",
+                   "coverage_90": "90% coverage", "coverage_95": "95% coverage", "mmd2_mean": "Mean MMD²"}
+SUMMARY_HELP = {"KS D": st.column_config.NumberColumn("KS D", help=TERM_HELP["KS"], format="%.3f"),
+                "KS p-value": st.column_config.TextColumn("KS p-value", help=TERM_HELP["KS"]),
+                "Mean MMD²": st.column_config.NumberColumn("Mean MMD²", help=TERM_HELP["MMD"], format="%.2e"),
+                **{f"{c}% coverage": st.column_config.NumberColumn(f"{c}% coverage", help=TERM_HELP["coverage"],
+                                                                   format="%.3f") for c in (50, 80, 90, 95)}}
+
+
+def summary_table(summary_: pd.DataFrame) -> pd.DataFrame:
+    """The summary as the page shows it: the page's method labels and headings, p-values written by
+    :func:`figures.labels.format_p` (as on the KS figure: never rounded to 0)."""
+    out = summary_[list(SUMMARY_COLUMNS)].copy()
+    out["method"] = out["method"].map(method_label)
+    out["ks_pvalue"] = out["ks_pvalue"].map(format_p)
+    return out.rename(columns=SUMMARY_COLUMNS)
 
 
 class _PresetBar(_Progress):

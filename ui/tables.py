@@ -35,16 +35,23 @@ def acceptance_of(result) -> float:
 
 
 def verdict_text(convergence: Mapping[str, Any] | None) -> str:
-    """The convergence verdict in a table cell: "yes", "NO: <reasons>", "i.i.d." (independent draws
-    need none) or "— (estimator)" (a point estimator such as MCEM's MLE)."""
+    """The convergence verdict in a table cell, short enough to read whole: "yes", "no: R-hat 1.034,
+    ESS 17" (a chain that has not mixed), "yes (independent)" / "no: 2 draws" (independent draws,
+    enough or too few for a density) or "— (estimator)" (a point estimator such as MCEM's MLE)."""
     v = convergence or {}
     if v.get("estimator"):
         return "— (estimator)"
+    if v.get("independent"):
+        return "yes (independent)" if v.get("converged") else f"no: {int(v.get('draws') or 0):,} draws"
     if not v.get("applicable"):
-        return "i.i.d."
+        return "—"
     if v.get("converged"):
         return "yes"
-    return "NO: " + "; ".join(v.get("reasons", [])) if v.get("reasons") else "NO"
+    ess = [x for x in (v.get("ess_bulk_min"), v.get("ess_tail_min")) if x is not None]
+    rhat = v.get("r_hat_max")
+    parts = ([f"R-hat {rhat:.3f}"] if rhat is not None and math.isfinite(rhat) else ["R-hat —"]) + \
+        ([f"ESS {min(ess):.0f}"] if ess else [])
+    return "no: " + ", ".join(parts)
 
 
 def comparison_table(runs: Mapping[str, Any]) -> pd.DataFrame:

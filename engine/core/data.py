@@ -17,7 +17,9 @@ from .validation import fail
 
 __all__ = ["load_records_csv", "MAX_RECORDS", "MAX_BYTES"]
 
-MAX_RECORDS = 1_000_000
+#: The most records a dataset may have, everywhere: a CSV file, a typed n, a link's n (``engine.models.MAX_N``
+#: is this number), so one limit holds whatever way the records arrive.
+MAX_RECORDS = 10_000_000
 MAX_BYTES = 50 * 1024 * 1024
 
 
@@ -75,7 +77,7 @@ def load_records_csv(source, column: str | list | None = None, field: str = "dat
         if _blank(row):
             continue
         if len(values) == MAX_RECORDS:
-            fail(field, label, f"has more than {MAX_RECORDS} records; at most {MAX_RECORDS} are allowed")
+            fail(field, label, f"has more than {MAX_RECORDS:,} records; at most {MAX_RECORDS:,} are allowed")
         vals = []
         for idx in idxs:
             cell = row[idx].strip() if idx < len(row) else ""

@@ -63,6 +63,8 @@ class Spec:
     method: Mapping[str, Any]
     base_dir: str = "."
     n_mechanism: Mapping[str, Any] | None = None
+    #: settings of other methods (``[methods.<name>]`` tables), used when ``run --method <name>`` picks one
+    methods: Mapping[str, Mapping[str, Any]] | None = None
 
     @property
     def unknown_n(self) -> bool:
@@ -112,6 +114,8 @@ def spec_to_dict(spec: Spec) -> dict:
          "data": plain(spec.data), "method": plain(spec.method)}
     if spec.n_mechanism is not None:
         d["n_mechanism"] = plain(spec.n_mechanism)
+    if spec.methods:
+        d["methods"] = {name: plain(table) for name, table in spec.methods.items()}
     return d
 
 
@@ -147,4 +151,7 @@ def spec_to_toml(spec: Spec) -> str:
             if v is None:
                 continue
             lines.append(f"{k} = {_toml_value(v)}")
+    for name, table in d.get("methods", {}).items():
+        lines.append(f"\n[methods.{name}]")
+        lines += [f"{k} = {_toml_value(v)}" for k, v in table.items() if v is not None and k != "name"]
     return "\n".join(lines) + "\n"

@@ -14,12 +14,19 @@ __all__ = [
     "probability_open",
     "choice",
     "number_list",
+    "record_field",
 ]
 
 
 def fail(field: str, value: Any, allowed: str) -> None:
     """Raise the engine's one error shape: ``<field> = <value> is invalid: <allowed>``."""
     raise ValueError(f"{field} = {value!r} is invalid: {allowed}")
+
+
+def record_field(field: str, index: int) -> str:
+    """The field of one record, counted from 1: ``data.csv record 5`` (a CSV's header is line 1, so
+    record ``k`` is on line ``k + 1``; the app says so)."""
+    return f"{field} record {index + 1}"
 
 
 def _as_float(field: str, value: Any, allowed: str) -> float:

@@ -36,6 +36,7 @@ from ..kernels.abc import abc_beta_binomial_batch, abc_conjugate_batch, abc_regr
 from ..mechanisms import MAX_RR_TABLE_N, RandomizedResponse
 from ..models.beta_binomial import log_beta_binomial_pmf
 from ..models.custom import CustomModel
+from ..numerics.plausibility import implausible_release
 from .base import Method
 
 __all__ = ["abc_rejection", "acceptance_log_prob", "METHOD"]
@@ -78,10 +79,14 @@ def abc_rejection(problem: Problem, rng: np.random.Generator, *, draws: int = 40
     ``accepted``, ``acceptance_rate``, ``requested`` and ``stopped_by`` (``draws``,
     ``max_proposals``, ``max_seconds``, or ``cancelled`` when ``on_progress`` returned False after a
     batch: the draws accepted so far are kept). Raises ``ValueError`` if nothing was accepted within the
-    budget, naming the budget and the acceptance rate bound it implies.
+    budget, naming the budget and the acceptance rate bound it implies, and at once for a release
+    far outside what the mechanism produces from n records (:mod:`engine.numerics.plausibility`).
     """
     t0 = time.perf_counter()
     model = problem.model
+    far = implausible_release(problem)
+    if far is not None:  # its acceptance rate is far below 1 / max_proposals: say so now, not after the budget
+        raise ValueError(far)
     log_acc = acceptance_log_prob(problem)
     if getattr(model, "name", "") == "linear_regression":
         return _abc_regression(problem, rng, draws, max_proposals, max_seconds, batch_size, on_progress, t0)

@@ -23,12 +23,17 @@ statistic draws. Fallback: if the chosen chain's convergence verdict fails (R-ha
 400, :func:`engine.numerics.diagnostics.convergence`), the other chain runs too, and if neither converges the
 better one reruns with four times the draws; the result is the converged run (or the one with the
 largest minimum ESS), and ``info`` says what was picked, why, and every attempt with its verdict.
-Custom models go to DA-MCMC (the only chain that needs no prior density), and so do models that list
-their methods without ``exact`` or ``pseudo_marginal`` (linear_regression); for those a run that
-does not converge reruns DA-MCMC with four times the draws. linear_regression (whose statistic is not
-one number per record, so the cost comparison above does not apply) goes to the pseudo-marginal sampler
-when the pilot says one or two particles suffice (the noise is wide: DA-MCMC would crawl) and to
-DA-MCMC otherwise, with the same fallback.
+naive_bayes_loglinear compares DA-MCMC (n (K + 1) categorical draws per sweep, times the same
+inflation) with its pseudo-marginal chain on the tables (:mod:`engine.methods.loglinear_pm`), whose
+iteration costs O(cells x blocks) whatever n is (``_choose_loglinear``). Custom models go to the
+pseudo-marginal sampler when they give ``log_prior`` and the pilot says one or two particles suffice
+(the noise is wide), else to DA-MCMC (the only chain that needs no prior density). Models that list
+their methods without ``exact`` or ``pseudo_marginal`` go to DA-MCMC. linear_regression (whose
+statistic is not one number per record, so the cost comparison above does not apply) goes to the
+pseudo-marginal sampler when the pilot says one or two particles suffice (the noise is wide: DA-MCMC
+would crawl) and to DA-MCMC otherwise. The fallback is the same for every model: the other chain
+when the model has it (not when a regression or custom particle would take more than 50 x n
+simulated records), then the better one with four times the draws.
 """
 from __future__ import annotations
 
@@ -45,7 +50,7 @@ from .da_mcmc import da_mcmc
 from .exact import exact, has_closed_form
 from .pseudo_marginal import _clean, _setup, choose_particles, moment_estimate, pseudo_marginal
 
-__all__ = ["auto", "choose", "METHOD"]
+__all__ = ["auto", "choose", "METHOD", "LOGLINEAR_NS_PER_CELL_BLOCK"]
 
 # nanoseconds per record update (da_mcmc sweep) and per statistic draw (pseudo-marginal), per model;
 # measured with bench/run.py on the project's machine (only ratios enter the rule)
@@ -54,11 +59,17 @@ _UNIT_COST_NS = {
     "poisson_gamma": (15.0, 60.0),
     "normal_known_sd": (25.0, 25.0),   # x n: the normal statistic is a sum of n record draws
     "dirichlet_multinomial": (20.0, 70.0),
+    "naive_bayes_loglinear": (30.0, 0.0),  # per record and feature (the pseudo-marginal chain: below)
 }
+LOGLINEAR_NS_PER_CELL_BLOCK = 300.0  # one iteration of the log-linear pseudo-marginal chain, per cell x block
+_LOGLINEAR_ITER_PER_ESS = 8.0
 
 
 def _serves(model, method: str) -> bool:
-    """Whether a model that lists its methods (``model.methods``) supports ``method``."""
+    """Whether a model that lists its methods (``model.methods``) supports ``method`` (a custom model: the
+    pseudo-marginal sampler only with ``log_prior``, and no exact closed form)."""
+    if isinstance(model, CustomModel):
+        return method == "da_mcmc" or (method == "pseudo_marginal" and model.log_prior is not None)
     allowed = getattr(model, "methods", None)
     return allowed is None or method in allowed
 
@@ -73,7 +84,9 @@ def choose(problem: Problem, rng: np.random.Generator, allow_exact: bool = True)
     compares the two chains even where the exact posterior exists)."""
     model = problem.model
     if isinstance(model, CustomModel):
-        return "da_mcmc", "a custom model: DA-MCMC is the chain that needs no prior density", {}
+        return _choose_custom(problem, rng)
+    if model.name == "naive_bayes_loglinear":
+        return _choose_loglinear(problem, rng)
     if not _serves(model, "pseudo_marginal") and not _serves(model, "exact"):
         return "da_mcmc", f"{model.name} has neither a closed form nor a pseudo-marginal sampler: DA-MCMC", {}
     if model.name == "linear_regression":  # the cost rule below reads one statistic per record
@@ -114,6 +127,50 @@ def choose(problem: Problem, rng: np.random.Generator, allow_exact: bool = True)
     return "da_mcmc", why, numbers
 
 
+def _choose_loglinear(problem: Problem, rng: np.random.Generator) -> tuple[str, str, dict]:
+    """naive_bayes_loglinear: DA-MCMC (n (K + 1) categorical draws per sweep, (sd_p / sd_x)^2 sweeps per
+    effective draw, as for the one-statistic models) against its pseudo-marginal chain
+    (:mod:`engine.methods.loglinear_pm`: about ``LOGLINEAR_NS_PER_CELL_BLOCK`` x cells x blocks per
+    iteration whatever n is, and about ``_LOGLINEAR_ITER_PER_ESS`` iterations per effective draw, the
+    worst measured over the noise regimes)."""
+    model = problem.model
+    naive = model.posterior_sample(rng, model.project(problem.s_dp), 400)
+    sd_x = float(np.mean(np.std(naive, axis=0)))
+    sd_noise = _noise_sd_per_record(problem)
+    inflation = (sd_x**2 + sd_noise**2) / max(sd_x**2, 1e-300)
+    blocks = 1 + model.class_levels * model.n_features
+    cost_da = model.n * (1 + model.n_features) * _UNIT_COST_NS["naive_bayes_loglinear"][0] * inflation
+    cost_pm = _LOGLINEAR_ITER_PER_ESS * LOGLINEAR_NS_PER_CELL_BLOCK * model.stat_dim * blocks
+    numbers = {"particles_needed": 1, "da_mcmc_ns_per_ess": cost_da, "pseudo_marginal_ns_per_ess": cost_pm,
+               "inflation": inflation}
+    if cost_pm <= cost_da:
+        return "pseudo_marginal", (f"the pseudo-marginal chain on the tables costs O(cells), not O(n): about "
+                                   f"{cost_pm / 1e3:,.0f} µs per effective draw against DA-MCMC's "
+                                   f"{cost_da / 1e3:,.0f} µs ({inflation:.3g} sweeps of n = {model.n:,} records)"), numbers
+    return "da_mcmc", (f"few records and narrow noise: DA-MCMC's record sweep, about {cost_da / 1e3:,.0f} µs per "
+                       f"effective draw, beats the pseudo-marginal chain's {cost_pm / 1e3:,.0f} µs"), numbers
+
+
+def _choose_custom(problem: Problem, rng: np.random.Generator) -> tuple[str, str, dict]:
+    """A custom model: DA-MCMC unless its log_prior lets the pseudo-marginal sampler run and the pilot says
+    one or two particles (each n simulated records) estimate the likelihood precisely (the noise is wide, so
+    DA-MCMC's steps of the confidential posterior's width would crawl); the cost of one pseudo-marginal
+    iteration is then that of one DA-MCMC sweep, with many fewer iterations per effective draw."""
+    model = problem.model
+    if model.log_prior is None:
+        return "da_mcmc", "a custom model without log_prior: DA-MCMC is the chain that needs no prior density", {}
+    setup = _setup(problem)
+    m, cv2 = choose_particles(rng, setup, np.asarray(model.init_theta, float), cap=10**7)
+    numbers = {"particles_needed": m, "cv2": cv2}
+    if m <= 2:
+        return "pseudo_marginal", (f"a custom model with log_prior and wide noise: {m} particle(s) of n = {model.n:,} "
+                                   "simulated records estimate the likelihood precisely, and theta moves on the "
+                                   "private posterior's own scale"), numbers
+    return "da_mcmc", (f"a custom model whose noise is narrow relative to the statistic's spread: the "
+                       f"pseudo-marginal sampler would need about {m:,} particles of n = {model.n:,} records "
+                       "per step"), numbers
+
+
 def _attempt(name, problem, rng, chains, draws, warmup, on_progress):
     t0 = time.perf_counter()
     if name == "exact":
@@ -152,10 +209,11 @@ def auto(problem: Problem, rng: np.random.Generator, *, chains: int = 4, draws: 
     result, verdict, record = _attempt(picked, problem, next(streams), chains, draws, warmup, on_progress)
     attempts = [record]
     best = (result, verdict)
-    if verdict.applicable and not verdict.converged and not isinstance(problem.model, CustomModel):
+    if verdict.applicable and not verdict.converged:
         other = "da_mcmc" if picked == "pseudo_marginal" else "pseudo_marginal"
-        # a regression particle is n simulated records: past 50 of them the other chain cannot do better
-        hopeless = problem.model.name == "linear_regression" and numbers.get("particles_needed", 0) > 50
+        # a regression (or custom) particle is n simulated records: past 50 of them the other chain cannot do better
+        hopeless = ((isinstance(problem.model, CustomModel) or problem.model.name == "linear_regression")
+                    and numbers.get("particles_needed", 0) > 50)
         if _serves(problem.model, other) and not hopeless:
             why += f"; {picked} did not converge at {draws} draws per chain, so {other} ran as well"
             r2, v2, rec2 = _attempt(other, problem, next(streams), chains, draws, warmup, on_progress)

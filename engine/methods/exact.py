@@ -70,7 +70,7 @@ from ..numerics.statistic_laws import T_NOISE, likelihood, noise_of
 from .base import Method
 from .pseudo_marginal import moment_estimate
 
-__all__ = ["exact", "exact_mixture", "Mixture", "has_closed_form", "grid_result", "METHOD"]
+__all__ = ["exact", "exact_mixture", "exact_moments", "Mixture", "has_closed_form", "grid_result", "METHOD"]
 
 MAX_COMPONENTS = 50_000_000
 MAX_MIXTURE = 3000  # above this many components a one-parameter mixture is evaluated on the grid
@@ -516,6 +516,50 @@ def exact(problem: Problem, rng: np.random.Generator, *, draws: int = 4000, chai
     info["wall_time_s"] = time.perf_counter() - t0
     return Result(method="exact", param_names=tuple(model.param_names),
                   draws=theta.reshape(chains, draws, -1), s_dp=problem.s_dp, info=info, density=density)
+
+
+def _beta_moments(w, a, b) -> tuple[float, float]:
+    """Mean and sd of the mixture sum_c w_c Beta(a_c, b_c): E = sum w a/(a+b), E[theta^2] = sum w a(a+1) /
+    ((a+b)(a+b+1)) (the Beta's raw second moment), sd = sqrt(E[theta^2] - E^2)."""
+    mean = float(np.dot(w, a / (a + b)))
+    second = float(np.dot(w, a * (a + 1) / ((a + b) * (a + b + 1))))
+    return mean, math.sqrt(max(second - mean * mean, 0.0))
+
+
+def _gamma_moments(w, shape, rate) -> tuple[float, float]:
+    """Mean and sd of sum_c w_c Gamma(shape_c, rate_c): E[lam^2] = shape (shape + 1) / rate^2."""
+    mean = float(np.dot(w, shape / rate))
+    second = float(np.dot(w, shape * (shape + 1) / (rate * rate)))
+    return mean, math.sqrt(max(second - mean * mean, 0.0))
+
+
+def exact_moments(problem: Problem) -> dict[str, tuple[float, float]]:
+    """{param: (mean, sd)} of the exact private posterior p(theta | s_dp), with no Monte Carlo error.
+
+    The mixture p(theta | s_dp) = sum_s w_s p(theta | s) has raw moments E[theta^r | s_dp] = sum_s w_s
+    E[theta^r | s] (the law of total expectation), each E[theta^r | s] a conjugate Beta or Gamma moment;
+    Dirichlet marginals are Beta(alpha_j + c_j, alpha_0 + n - alpha_j - c_j) mixed over the law of c_j. A
+    grid posterior (clamped Poisson, normal, randomized response, wide noise) integrates theta and theta^2
+    cell by cell (:meth:`engine.numerics.grid_posterior.GridPosterior.sd`). Raises ``ValueError`` where the
+    exact method has no form (custom models, randomized response on k > 2 categories, ...)."""
+    _check(problem)
+    model = problem.model
+    names = list(model.param_names)
+    if model.name == "dirichlet_multinomial":
+        mix = _DMDistribution(problem)
+        alpha = np.asarray(model.alpha, dtype=float)
+        out = {}
+        for j, name in enumerate(names):
+            cj, w = mix.marginal(j)
+            out[name] = _beta_moments(w, alpha[j] + cj, alpha.sum() + model.n - alpha[j] - cj)
+        return out
+    mix, _ = _mixture_or_none(problem)
+    if mix is None:
+        gp, _ = grid_posterior_of(problem)
+        return {names[0]: (gp.mean(), gp.sd())}
+    w, p1, p2 = mix.marginal_components(0)
+    moments = _gamma_moments if model.name == "poisson_gamma" else _beta_moments
+    return {names[0]: moments(w, p1, p2)}
 
 
 def _run(problem, rng, settings, on_progress):

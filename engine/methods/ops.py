@@ -145,6 +145,7 @@ def ops(problem: Problem, rng: np.random.Generator, *, k: int = 100, truncation=
             theta = np.clip(d.ppf(u), lo, hi)[:, None]
     info = dict(setup, wall_time_s=time.perf_counter() - t0)
     info["truncation"] = list(info["truncation"])
+    info["released_samples"] = True  # the k draws are the private release itself, not a Monte Carlo sample
     return Result(method="ops", param_names=tuple(model.param_names), draws=theta[None, :, :], s_dp=problem.s_dp,
                   info=info)
 

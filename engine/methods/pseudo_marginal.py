@@ -60,6 +60,10 @@ the estimate lowers the best attainable rate; Sherlock, Thiery, Roberts & Rosent
 Chains run on threads (the compiled kernel releases the GIL), each on its own stream of
 ``rng.spawn(chains)``, and adapt independently, so chain c's draws do not depend on how many run.
 
+naive_bayes_loglinear runs its own chain (:mod:`engine.methods.loglinear_pm`): one statistic carried
+with theta and moved by coupled (correlated pseudo-marginal) moves, table refreshes and theta | tables,
+all O(cells) whatever n; ``particles`` and ``max_particles`` do not apply to it.
+
 Custom models (:class:`engine.CustomModel`) run the same algorithm in plain Python through their
 pieces: a statistic draw is ``sum_i record_statistic(latent_sampler(rng, theta, n))``, eta is
 ``log_mechanism`` (or the engine mechanism), and the random walk is on theta itself with the
@@ -81,6 +85,7 @@ from ..kernels import pseudo_marginal as pm_kernels
 from ..mechanisms import RandomizedResponse
 from ..models.custom import CustomModel
 from .base import Method
+from .loglinear_pm import loglinear_pseudo_marginal
 
 _NEG_INF = -math.inf
 
@@ -508,6 +513,9 @@ def pseudo_marginal(problem: Problem, rng: np.random.Generator, *, chains: int =
         (``estimated`` or ``exact``), ``target_acceptance``, ``mean_acceptance``, proposal scales and
         ``note`` when M hit its cap.
     """
+    if problem.model.name == "naive_bayes_loglinear":  # its own chain: O(cells) per move, no particles to size
+        return loglinear_pseudo_marginal(problem, rng, chains=chains, draws=draws, warmup=warmup,
+                                         on_progress=on_progress, parallel=parallel)
     t0 = time.perf_counter()
     setup = _setup(problem)
     if setup.code == -1:

@@ -3,11 +3,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.data import MAX_RECORDS
 from ..core.validation import fail
 
 __all__ = ["MAX_N", "record_rows"]
 
-MAX_N = 10_000_000
+#: The largest n: the one limit of :data:`engine.core.data.MAX_RECORDS` (a CSV's records obey it too).
+MAX_N = MAX_RECORDS
 
 
 def record_rows(records, cols, field: str, what: str) -> np.ndarray:

@@ -12,7 +12,7 @@ from typing import Any, Mapping
 import numpy as np
 from scipy import special, stats
 
-from ..core.validation import fail, finite, positive
+from ..core.validation import fail, finite, positive, record_field
 
 __all__ = ["BetaBinomial", "INFO", "KEYS", "build", "log_beta_binomial_pmf"]
 
@@ -64,7 +64,8 @@ class BetaBinomial:
         r = np.asarray(records, dtype=float)
         bad = ~np.isin(r, (0.0, 1.0))
         if bad.any():
-            fail(field, r[bad][0].item(), "beta_binomial records must be 0 or 1")
+            i = int(np.flatnonzero(bad)[0])
+            fail(record_field(field, i), r[i].item(), "beta_binomial records must be 0 or 1")
         return r.astype(np.int64)
 
     def suff(self, records):

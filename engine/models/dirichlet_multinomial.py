@@ -13,7 +13,7 @@ from typing import Any, Mapping
 import numpy as np
 from scipy import stats
 
-from ..core.validation import fail, number_list
+from ..core.validation import fail, number_list, record_field
 
 __all__ = ["DirichletMultinomial", "INFO", "KEYS", "build"]
 
@@ -74,7 +74,9 @@ class DirichletMultinomial:
         r = np.asarray(records, dtype=float)
         bad = (r < 0) | (r > self.k - 1) | (np.round(r) != r)
         if bad.any():
-            fail(field, r[bad][0].item(), f"dirichlet_multinomial records must be category indices 0..{self.k - 1}")
+            i = int(np.flatnonzero(bad)[0])
+            fail(record_field(field, i), r[i].item(),
+                 f"dirichlet_multinomial records must be category indices 0..{self.k - 1}")
         return r.astype(np.int64)
 
     def suff(self, records):

@@ -13,7 +13,7 @@ from typing import Any, Mapping
 import numpy as np
 from scipy import special, stats
 
-from ..core.validation import fail, finite, number_list, positive, positive_int
+from ..core.validation import fail, finite, number_list, positive, positive_int, record_field
 from ..kernels.shared import simulate_statistic, statistics
 from .base import record_rows
 
@@ -219,7 +219,7 @@ class LinearRegression:
         bad = ~np.isfinite(r)
         if bad.any():
             i, c = np.argwhere(bad)[0]
-            fail(f"{field} column {cols[c]}", r[i, c].item(), "must be a finite number")
+            fail(record_field(f"{field} column {cols[c]}", int(i)), r[i, c].item(), "must be a finite number")
         return r
 
     def suff(self, records):

@@ -14,7 +14,7 @@ from typing import Any, Mapping
 import numpy as np
 from scipy import stats
 
-from ..core.validation import fail, number_list, positive, positive_int
+from ..core.validation import fail, number_list, positive, positive_int, record_field
 from .base import record_rows
 
 __all__ = ["NaiveBayesLoglinear", "INFO", "KEYS", "build", "feature_levels"]
@@ -74,7 +74,7 @@ class NaiveBayesLoglinear:
     k = None  # no single categorical record: randomized response does not apply
     integer_statistic = True
     support = (0.0, 1.0)
-    methods = ("da_mcmc", "naive")  # the methods that support this model
+    methods = ("da_mcmc", "naive", "pseudo_marginal", "auto")  # the methods that support this model
 
     @property
     def n_features(self) -> int:
@@ -156,7 +156,8 @@ class NaiveBayesLoglinear:
             col = r[:, c]
             bad = ~np.isfinite(col) | (col < 0) | (col > lev - 1) | (np.round(col) != col)
             if bad.any():
-                fail(f"{field} column {name}", col[bad][0].item(), f"must be an integer level 0..{lev - 1}")
+                i = int(np.flatnonzero(bad)[0])
+                fail(record_field(f"{field} column {name}", i), col[i].item(), f"must be an integer level 0..{lev - 1}")
         return r.astype(np.int64)
 
     def suff(self, records):

@@ -13,7 +13,7 @@ from typing import Any, Mapping
 import numpy as np
 from scipy import stats
 
-from ..core.validation import fail, finite, positive
+from ..core.validation import fail, finite, positive, record_field
 
 __all__ = ["NormalKnownSD", "INFO", "KEYS", "build"]
 
@@ -65,7 +65,8 @@ class NormalKnownSD:
     def check_records(self, records, field="records"):
         r = np.asarray(records, dtype=float)
         if not np.all(np.isfinite(r)):
-            fail(field, r[~np.isfinite(r)][0].item(), "normal_known_sd records must be finite numbers")
+            i = int(np.flatnonzero(~np.isfinite(r))[0])
+            fail(record_field(field, i), r[i].item(), "normal_known_sd records must be finite numbers")
         return r
 
     def suff(self, records):

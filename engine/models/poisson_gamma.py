@@ -12,7 +12,7 @@ from typing import Any, Mapping
 import numpy as np
 from scipy import stats
 
-from ..core.validation import fail, positive, positive_int
+from ..core.validation import fail, positive, positive_int, record_field
 
 __all__ = ["PoissonGamma", "INFO", "KEYS", "build"]
 
@@ -67,7 +67,8 @@ class PoissonGamma:
         r = np.asarray(records, dtype=float)
         bad = (r < 0) | (np.round(r) != r)
         if bad.any():
-            fail(field, r[bad][0].item(), "poisson_gamma records must be whole numbers >= 0")
+            i = int(np.flatnonzero(bad)[0])
+            fail(record_field(field, i), r[i].item(), "poisson_gamma records must be whole numbers >= 0")
         return r.astype(np.int64)
 
     def suff(self, records):

@@ -8,9 +8,18 @@ folding, and localization")
     most 1.01 and the bulk and tail effective sample sizes are at least 400; otherwise it is not, and
     the verdict lists each failed criterion with the parameter and value. With one chain R-hat is
     computed on the chain's two halves (split R-hat of one chain), so a single-chain run is judged
-    too. Methods whose draws are independent (exact, ABC rejection, naive, OPS) get no verdict
-    (``applicable`` is False). No MCMC number travels without it: :func:`summary` puts it in
+    too. No MCMC number travels without it: :func:`summary` puts it in
     ``DataFrame.attrs["convergence"]``, :func:`summary_dict` (summary.json) under ``convergence``.
+
+Independent draws (exact, ABC rejection, naive, OPS)
+    The MCMC criteria do not apply (``applicable`` is False, ``independent`` is True), but the
+    draws still have to be enough: ``N`` independent draws have an effective sample size of ``N``, so
+    the same ``ESS ≥ 400`` rule is ``N ≥ 400``. ABC rejection stopped by its time or proposal limit
+    can return a handful of draws (Dirichlet n = 200 at ε = 0.5: 2 in 10 s), which no density estimate
+    or 90% interval can rest on; such a result has ``converged`` False and says how many draws it has.
+    OPS is the exception: its k draws are the private release itself (``info["released_samples"]``),
+    so their number is a privacy choice, not a Monte Carlo error to be run down. A point estimator
+    (MCEM's MLE) has no draws and no verdict.
 """
 from __future__ import annotations
 
@@ -44,7 +53,8 @@ ESS_MIN = 400.0
 
 @dataclass(frozen=True)
 class Convergence:
-    """The verdict on one result. ``applicable`` is False for methods with independent draws."""
+    """The verdict on one result. ``applicable`` is True for a Markov chain (the R-hat and ESS rule);
+    ``independent`` is True for independent draws, judged by their number alone (``draws``)."""
 
     applicable: bool
     converged: bool
@@ -52,18 +62,28 @@ class Convergence:
     r_hat_max: float = float("nan")
     ess_bulk_min: float = float("nan")
     ess_tail_min: float = float("nan")
+    independent: bool = False
+    draws: int = 0
+
+    @property
+    def too_few(self) -> bool:
+        """Independent draws too few for a density or an interval (fewer than ``ESS_MIN``)."""
+        return self.independent and not self.converged
 
     def as_dict(self) -> dict:
         clean = (lambda v: None if not math.isfinite(v) else float(v))
         return {"applicable": self.applicable, "converged": self.converged, "reasons": list(self.reasons),
                 "r_hat_max": clean(self.r_hat_max), "ess_bulk_min": clean(self.ess_bulk_min),
-                "ess_tail_min": clean(self.ess_tail_min),
+                "ess_tail_min": clean(self.ess_tail_min), "independent": self.independent, "draws": self.draws,
                 "criteria": {"r_hat_max": RHAT_MAX, "ess_bulk_min": ESS_MIN, "ess_tail_min": ESS_MIN}}
 
     def message(self, label: str) -> str:
         """One line for people: the verdict, and when it fails what failed and what to do."""
+        if self.too_few:
+            return (f"{label} has too few draws: " + "; ".join(self.reasons)
+                    + ". Raise its draws or its time and proposal limits, or use method exact or auto.")
         if not self.applicable:
-            return f"{label}: independent draws (no convergence check needed)"
+            return f"{label}: {self.draws:,} independent draws (enough: at least {ESS_MIN:.0f})"
         if self.converged:
             ess = min(self.ess_bulk_min, self.ess_tail_min)
             return f"{label}: converged (R-hat ≤ {self.r_hat_max:.3f}, ESS ≥ {ess:.0f})"
@@ -89,8 +109,14 @@ def _rhat(x: np.ndarray) -> float:
 
 def convergence(result: Result, table: pd.DataFrame | None = None) -> Convergence:
     """The convergence verdict of a result (see the module docstring for the criteria)."""
-    if not _is_mcmc(result):
+    if result.info.get("estimator"):
         return Convergence(applicable=False, converged=True)
+    if not _is_mcmc(result):
+        n = int(result.n_chains * result.n_draws)
+        enough = n >= ESS_MIN or bool(result.info.get("released_samples"))
+        reasons = () if enough else (f"only {n:,} independent draws (fewer than {ESS_MIN:.0f})",)
+        return Convergence(applicable=False, converged=enough, reasons=reasons, ess_bulk_min=float(n),
+                           ess_tail_min=float(n), independent=True, draws=n)
     table = summary(result, verdict=False) if table is None else table
     reasons = []
     rh, eb, et = [], [], []
@@ -111,7 +137,8 @@ def convergence(result: Result, table: pd.DataFrame | None = None) -> Convergenc
             reasons.append(f"tail ESS of {name} is {t:.0f} < {ESS_MIN:.0f}")
     finite = lambda v, f: f(v) if v else float("nan")  # noqa: E731
     return Convergence(applicable=True, converged=not reasons, reasons=tuple(reasons),
-                       r_hat_max=finite(rh, max), ess_bulk_min=finite(eb, min), ess_tail_min=finite(et, min))
+                       r_hat_max=finite(rh, max), ess_bulk_min=finite(eb, min), ess_tail_min=finite(et, min),
+                       draws=int(result.n_chains * result.n_draws))
 
 
 def _var_name(param: str) -> str:

@@ -20,10 +20,11 @@ Per method and parameter the study reports (:func:`calibration_summary`)
 * the coverage of central c-intervals, c in {0.5, 0.8, 0.9, 0.95}: theta_i lies in the interval
   [q_(1-c)/2, q_(1+c)/2] of the draws exactly when (1 - c)/2 <= U_i <= (1 + c)/2, so coverage is a
   Binomial(M, c) proportion for a calibrated method; error bars are 95% Wilson intervals;
-* SBC ranks (Talts et al. 2018): each chain is thinned to L/chains evenly spaced draws (L = 99 by
-  default, fewer than the ESS of a healthy chain, which is what makes the thinned draws close to
-  independent) and r_i = #{thinned draws < theta_i} in {0..L} is uniform for a calibrated
-  method; :func:`sbc_histogram` bins them;
+* SBC ranks (Talts et al. 2018): the draws are thinned to L evenly spaced draws shared by the chains
+  (L = 99 by default, fewer than the ESS of a healthy chain, which is what makes the thinned draws
+  close to independent; :func:`sbc_thin`) and r_i = #{thinned draws < theta_i} in {0..L} is uniform
+  for a calibrated method (continuous parameters: no ties); :func:`sbc_histogram` bins them in bins
+  of whole ranks;
 * utility: the unbiased MMD^2 between the method's draws and the confidential posterior's
   (:mod:`engine.studies.utility`), per replicate.
 
@@ -56,7 +57,7 @@ from ..spec import build_mechanism, spec_from_dict
 from .runner import Unit, named_seed, run_units, spawn_seeds
 from .utility import mmd2_unbiased, thin_draws
 
-__all__ = ["calibration_study", "calibration_summary", "ecdf", "sbc_histogram", "coverage_table",
+__all__ = ["calibration_study", "calibration_summary", "ecdf", "sbc_histogram", "sbc_thin", "coverage_table",
            "LEVELS", "CALIBRATION_COLUMNS", "REFERENCE"]
 
 LEVELS = (0.5, 0.8, 0.9, 0.95)
@@ -79,9 +80,28 @@ def quantile_of(draws: np.ndarray, value: float) -> float:
     return (less + 0.5 * equal) / d.size
 
 
+def sbc_thin(draws: np.ndarray, size: int) -> np.ndarray:
+    """L = min(size, all draws) draws of ``draws`` (chain, draw), evenly spaced within each chain, the
+    chains sharing L as evenly as they can (the first L mod chains take one more). Every chain count
+    gives the same L, so ranks in {0..L} fill 10 histogram bins of equal width (L = 99: 100 ranks);
+    thinning each chain to floor(L / chains) instead gave L = 98 with two chains, whose ranks fall 9
+    into one bin and 10 into the others (that bin then reads 10% low against a flat expectation)."""
+    d = np.asarray(draws, dtype=float)
+    d = d[None] if d.ndim == 1 else d
+    chains, n = d.shape
+    total = min(int(size), chains * n)
+    base, extra = divmod(total, chains)
+    parts = []
+    for c in range(chains):
+        count = base + (1 if c < extra else 0)
+        if count:
+            parts.append(d[c, np.linspace(0, n - 1, count).round().astype(int)])
+    return np.concatenate(parts) if parts else np.empty(0)
+
+
 def sbc_rank(draws: np.ndarray, value: float, size: int) -> tuple[int, int]:
-    """(rank, L): rank of ``value`` among L thinned draws (evenly spaced within each chain)."""
-    thinned = thin_draws(draws[..., None] if draws.ndim == 2 else draws, size)[:, 0]
+    """(rank, L): r = #{thinned draws < value} among L thinned draws (:func:`sbc_thin`), r in {0..L}."""
+    thinned = sbc_thin(draws if draws.ndim == 2 else draws[..., 0], size)
     return int(np.count_nonzero(thinned < value)), int(thinned.size)
 
 
@@ -281,7 +301,8 @@ def sbc_histogram(table: pd.DataFrame, method: str, param: str, bins: int = 10):
     sub = _ok(table[(table["method"] == method) & (table["param"] == param)])
     ranks = sub["rank"].to_numpy(dtype=float)
     L = int(sub["rank_max"].max()) if len(sub) else 0
-    edges = np.linspace(-0.5, L + 0.5, min(bins, L + 1) + 1)
+    cuts = np.unique(np.round(np.linspace(0, L + 1, min(bins, L + 1) + 1)).astype(int))  # whole ranks per bin
+    edges = cuts - 0.5
     counts, _ = np.histogram(ranks, bins=edges)
-    expected = len(ranks) * np.diff(edges) / (L + 1)
+    expected = len(ranks) * np.diff(cuts) / (L + 1)  # ranks uniform on {0..L}: a bin's share is its rank count
     return edges, counts, expected

@@ -19,7 +19,9 @@ named in ``attrs["skipped"]``, and ``attrs["stopped"]`` is True (cells never sta
 from __future__ import annotations
 
 import copy
+import math
 import time
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -28,9 +30,11 @@ from ..api import prepare, run_method
 from ..core.chains import Cancelled
 from ..core.results import Result
 from ..core.validation import fail, number_list
+from ..methods.exact import exact_moments
 from ..numerics.diagnostics import summary
 
-__all__ = ["epsilon_spec", "run_cell", "epsilon_sweep", "smallest_epsilon_meeting"]
+__all__ = ["epsilon_spec", "run_cell", "epsilon_sweep", "smallest_epsilon_meeting", "EpsilonAdvice",
+           "epsilon_for_target_sd"]
 
 
 def epsilon_spec(spec: dict, epsilon: float) -> dict:
@@ -165,3 +169,82 @@ def smallest_epsilon_meeting(frame: pd.DataFrame, target_sd: float, method: str 
     ok = sub.groupby("epsilon")["sd"].max()
     ok = ok[ok <= target_sd]
     return None if ok.empty else float(ok.index.min())
+
+
+@dataclass(frozen=True)
+class EpsilonAdvice:
+    """Which epsilon meets a target posterior sd T, answered by the exact posterior.
+
+    ``verdict`` is ``"met"`` (``epsilon`` is the smallest grid value whose exact sd is <= T),
+    ``"beyond_grid"`` (no grid value does; ``beyond`` is the smallest epsilon = max(grid) * 2^k, k <= 10,
+    that does, or None), or ``"impossible"`` (T is below ``confidential_sd``, the sd of p(theta | x) that the
+    private posterior approaches as epsilon grows: no budget reaches it on these records;
+    ``records_needed`` is roughly how many would). ``sds`` maps each grid epsilon to its exact sd."""
+
+    param: str
+    target: float
+    verdict: str
+    sds: dict
+    epsilon: float | None = None
+    beyond: float | None = None
+    confidential_sd: float | None = None
+    records_needed: int | None = None
+
+
+def _exact_sd(spec: dict, epsilon: float, param: str) -> float:
+    problem = prepare(epsilon_spec(spec, epsilon))
+    if problem.unknown_n is not None:
+        fail("model.n_prior", spec["model"].get("n_prior"), "the exact posterior's moments need a known n (with an "
+             "unknown n the exact posterior is RJMCMC's, which has Monte Carlo error)")
+    return exact_moments(problem)[param][1]
+
+
+def _round_up(n: float) -> int:
+    """n rounded up to two significant digits (a planning figure, not a count to the record)."""
+    if n <= 100:
+        return int(math.ceil(n))
+    step = 10 ** (int(math.floor(math.log10(n))) - 1)
+    return int(math.ceil(n / step) * step)
+
+
+def epsilon_for_target_sd(spec: dict, epsilons, target_sd: float, param: str) -> EpsilonAdvice:
+    """The smallest epsilon of the grid at which the exact private posterior's sd of ``param`` is at most
+    ``target_sd``, from the exact posterior's moments (:func:`engine.methods.exact.exact_moments`: no
+    Monte Carlo error, so the answer does not flip with a sampler's draws).
+
+    When no grid value meets T: if the records are known and T is below the sd of the confidential-data
+    posterior p(theta | x), no epsilon can reach it. As epsilon -> infinity the noise vanishes and
+    p(theta | s_dp) -> p(theta | x), whose sd is the floor that the budget alone cannot lower on these
+    records. The sd shrinks like 1 / sqrt(n) (posterior variance ~ I(theta)^-1 / n), so about
+    n (sd_conf / T)^2 records would reach T at a large epsilon (more at a finite one). Otherwise the grid
+    is extended upwards by doublings of its largest value to name an epsilon that meets T.
+
+    Raises ``ValueError`` naming ``target_sd`` unless it is a finite number > 0, and the exact method's
+    ``ValueError`` where the scenario has no exact form (then ask a sampler's sweep instead)."""
+    try:
+        target = float(target_sd)
+    except (TypeError, ValueError):
+        target = math.nan
+    if not (math.isfinite(target) and target > 0):
+        fail("target_sd", target_sd, "must be a number > 0 (a posterior sd is positive)")
+    grid = sorted(float(e) for e in number_list("study.epsilons", list(epsilons)))
+    if not grid or grid[0] <= 0:
+        fail("study.epsilons", list(epsilons), "must be a non-empty list of numbers > 0")
+    sds = {e: _exact_sd(spec, e, param) for e in grid}
+    problem = prepare(spec)
+    model, conf_sd = problem.model, None
+    if problem.records is not None:
+        conf_sd = float(model.posterior_marginals(model.suff(problem.records))[param].std())
+    met = [e for e in grid if sds[e] <= target]
+    if met:
+        return EpsilonAdvice(param, target, "met", sds, epsilon=met[0], confidential_sd=conf_sd)
+    if conf_sd is not None and target < conf_sd:
+        needed = _round_up(model.n * (conf_sd / target) ** 2)
+        return EpsilonAdvice(param, target, "impossible", sds, confidential_sd=conf_sd, records_needed=needed)
+    beyond = None
+    for k in range(1, 11):
+        e = grid[-1] * 2.0**k
+        if _exact_sd(spec, e, param) <= target:
+            beyond = e
+            break
+    return EpsilonAdvice(param, target, "beyond_grid", sds, beyond=beyond, confidential_sd=conf_sd)

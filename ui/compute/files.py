@@ -13,7 +13,7 @@ import engine
 from engine.core.data import load_records_csv
 
 from ..params.scenario import Scenario
-from ..params.spec import to_spec_dict
+from ..params.spec import release_spec_dict
 
 __all__ = ["parse_upload", "netcdf_bytes", "scenario_toml"]
 
@@ -44,6 +44,11 @@ def netcdf_bytes(result: engine.Result) -> bytes:
         os.unlink(path)
 
 
-def scenario_toml(scenario: Scenario, records=None) -> str:
-    """The scenario as a TOML spec the CLI reads back (engine.spec_to_toml)."""
-    return engine.spec_to_toml(engine.spec_from_dict(to_spec_dict(scenario, records)))
+def scenario_toml(scenario: Scenario, records=None, *, s_dp=None, n_dp=None, include_records: bool = False) -> str:
+    """The scenario as a TOML spec the CLI reads back (engine.spec_to_toml), with every switched-on
+    method's settings. By default it holds the release (``s_dp``, and ``n_dp`` for an unknown n), not an
+    upload's confidential records; ``include_records`` (an explicit, labelled choice on the page) puts
+    the records in instead. Without ``s_dp`` (no prepared release yet) the records are the only data."""
+    keep = include_records or s_dp is None
+    return engine.spec_to_toml(engine.spec_from_dict(release_spec_dict(scenario, records, s_dp, n_dp,
+                                                                       keep_records=keep)))

@@ -81,4 +81,10 @@ def prepare(spec_text: str) -> Prepared:
         n_true=None if problem.unknown_n is None or problem.records is None else int(problem.records.shape[0]),
         model_name=str(getattr(problem.model, "name", "")),
         supported_methods=None if getattr(problem.model, "methods", None) is None else tuple(problem.model.methods),
+        far=_far(problem),
     )
+
+
+def _far(problem) -> dict | None:
+    from_engine = engine.release_distance(problem)
+    return from_engine if engine.implausible_release(problem) is not None else None

@@ -23,7 +23,7 @@ import pandas as pd
 
 import engine
 from engine.core.spec import plain
-from figures.labels import METHOD_LABELS
+from figures.labels import METHOD_LABELS, MODEL_LABELS
 
 __all__ = ["MethodRun", "Prepared", "spec_json", "RESULT_TTL_S"]
 
@@ -51,6 +51,17 @@ class MethodRun:
         v = self.convergence or {}
         return bool(v.get("applicable")) and not v.get("converged", True)
 
+    @property
+    def too_few(self) -> bool:
+        """Independent draws too few for a density or an interval (ABC stopped by its limits)."""
+        v = self.convergence or {}
+        return bool(v.get("independent")) and not v.get("converged", True)
+
+    @property
+    def untrusted(self) -> bool:
+        """Numbers that must not pass unflagged: a chain that has not converged, or too few draws."""
+        return self.stalled or self.too_few
+
 
 @dataclass(frozen=True)
 class Prepared:
@@ -68,6 +79,7 @@ class Prepared:
     n_true: int | None = None  # the true size behind n_dp when the app holds the records (simulation, CSV)
     model_name: str = ""
     supported_methods: tuple[str, ...] | None = None  # the model's own list (model.methods); None: all
+    far: Mapping[str, Any] | None = None  # engine.release_distance when the release is implausible (> 6 noise sds)
 
     @property
     def unknown_n(self) -> bool:
@@ -76,7 +88,8 @@ class Prepared:
     def unavailable_reason(self, method: str) -> str | None:
         """Why a method cannot run on this scenario, or None when it can."""
         if self.supported_methods is not None and method not in self.supported_methods:
-            return (f"not available for the {self.model_name} model (it supports "
+            model = MODEL_LABELS.get(self.model_name, self.model_name).split(" (")[0]
+            return (f"not available for the {model} model (it supports "
                     + ", ".join(METHOD_LABELS.get(m, m) for m in self.supported_methods) + ")")
         if method == "rjmcmc" and not self.unknown_n:
             return "needs an unknown sample size (set Sample size to unknown in the sidebar)"
@@ -84,7 +97,22 @@ class Prepared:
             return "needs the confidential records (simulate or upload a CSV)"
         if method == "exact" and not self.exact_available:
             return "no closed form for this model and mechanism"
+        if method == "abc_rejection" and self.far is not None:
+            return (f"not run: the release lies {self.far['noise_sds']:.3g} noise sds outside what n records can "
+                    "produce, where it would almost never accept a proposal")
         return None
+
+    @property
+    def implausible_text(self) -> str | None:
+        """The warning shown before anything runs on a release far outside what n records can produce."""
+        if self.far is None:
+            return None
+        near = ", ".join(f"{v:.6g}" for v in self.far["nearest"])
+        release = ", ".join(f"{v:.6g}" for v in self.s_dp)
+        return (f"The release s_dp = [{release}] lies {self.far['noise_sds']:.3g} noise standard deviations (noise sd "
+                f"{self.far['noise_sd']:.3g}) from anything n = {self.n:,} records can produce (nearest: [{near}]): "
+                "noise that large has probability below 2e-4. Check the release and n. The exact methods still "
+                "answer (the posterior is pushed to the edge of the prior's range); ABC rejection is not run.")
 
     def runnable(self, methods) -> list[str]:
         """The methods, in the order given, that can run on this scenario."""

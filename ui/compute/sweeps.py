@@ -15,7 +15,10 @@ import pandas as pd
 import streamlit as st
 
 import engine
-from engine.studies.sweep import epsilon_spec, epsilon_sweep, smallest_epsilon_meeting
+from engine.studies.cost import estimate_replicates_cost
+from engine.studies.replicates import epsilon_replicates
+from engine.studies.sweep import EpsilonAdvice, epsilon_for_target_sd, epsilon_spec, epsilon_sweep, \
+    smallest_epsilon_meeting
 
 from ..params.scenario import Scenario
 from ..params.spec import method_settings, to_spec_dict
@@ -24,7 +27,8 @@ from .problems import _problem
 from .progress import SessionHandover, _fresh, _Progress
 from .records import RESULT_TTL_S, MethodRun, _payload, _run_record, spec_json
 
-__all__ = ["Sweep", "sweep", "sweep_key", "stopped_sweep", "forget_stopped_sweep", "smallest_epsilon"]
+__all__ = ["Sweep", "sweep", "sweep_key", "stopped_sweep", "forget_stopped_sweep", "smallest_epsilon", "epsilon_advice",
+           "fresh_releases"]
 
 
 @dataclass(frozen=True)
@@ -83,7 +87,7 @@ def _sweep_from(out: Mapping, log: str, stopped: bool = False) -> Sweep:
     for eps, name, payload in out["runs"]:
         runs.setdefault(float(eps), {})[name] = _run_record(name, payload)
     if not table.empty:  # each cell's convergence verdict travels with its numbers
-        table["converged"] = [not runs.get(float(e), {}).get(m, MethodRun(m)).stalled
+        table["converged"] = [not runs.get(float(e), {}).get(m, MethodRun(m)).untrusted
                               for e, m in zip(table["epsilon"], table["method"])]
     return Sweep(table=table, runs=runs, skipped=out["skipped"], log=log, stopped=stopped)
 
@@ -147,3 +151,59 @@ def smallest_epsilon(sweep_: Sweep, param: str, target_sd: float, method: str = 
     if sweep_.table.empty:
         return None
     return smallest_epsilon_meeting(sweep_.table, target_sd, method=method, param=param)
+
+
+@st.cache_data(show_spinner=False, max_entries=256, ttl=RESULT_TTL_S)
+def _advice_cached(spec_text: str, grid_text: str, target: float, param: str) -> dict | None:
+    try:
+        advice = epsilon_for_target_sd(json.loads(spec_text), json.loads(grid_text), target, param)
+    except ValueError:
+        return None  # no exact form for this scenario: the page answers from a sampler's sd, and says so
+    return {**advice.__dict__, "sds": [[e, v] for e, v in advice.sds.items()]}
+
+
+def epsilon_advice(scenario: Scenario, records, grid: Sequence[float], param: str, target: float) -> EpsilonAdvice | None:
+    """The smallest epsilon of ``grid`` meeting the target sd, from the exact posterior
+    (``engine.studies.sweep.epsilon_for_target_sd``); None where the scenario has no exact form.
+    ``target`` must already be checked (> 0)."""
+    out = _advice_cached(spec_json(to_spec_dict(scenario, records)), json.dumps([float(g) for g in grid]),
+                         float(target), param)
+    if out is None:
+        return None
+    return EpsilonAdvice(**{**out, "sds": {float(e): float(v) for e, v in out["sds"]}})
+
+
+@st.cache_data(show_spinner=False, max_entries=32, max_size="256MiB", ttl=RESULT_TTL_S)
+def _replicates_cached(spec_text: str, grid_text: str, count: int, method_text: str) -> dict:
+    """R fresh releases per epsilon on the fixed records (engine.studies.epsilon_replicates), with a
+    progress bar; a run stopped by a newer input re-raises Streamlit's signal, so it is never cached."""
+    bar = st.progress(0.0, text="releases")
+    progress = _Progress(bar, "releases")
+    table = epsilon_replicates(json.loads(spec_text), json.loads(grid_text), count, method=json.loads(method_text),
+                               data="fixed", on_progress=progress)
+    if progress.interrupt is not None:
+        raise progress.interrupt
+    bar.empty()
+    return {"table": table.to_dict(orient="split")}
+
+
+@st.cache_data(show_spinner=False, max_entries=128, ttl=3600)
+def _replicates_cost_cached(spec_text: str, grid_text: str, count: int, method_text: str) -> dict:
+    cost = estimate_replicates_cost(json.loads(spec_text), json.loads(grid_text), count, json.loads(method_text))
+    return {"seconds": cost.seconds, "detail": cost.detail}
+
+
+def fresh_releases(scenario: Scenario, records, grid: Sequence[float], count: int, method: str) -> dict:
+    """``count`` fresh releases per epsilon of ``grid`` on the scenario's records, one ``method`` run each:
+    ``{"table": DataFrame}`` (engine.studies.epsilon_replicates rows), or ``{"over_budget": {...}}`` (nothing
+    ran) when the estimate is over the server's work budget."""
+    spec = to_spec_dict(scenario, records)
+    text, grid_text = spec_json(spec), json.dumps([float(g) for g in grid])
+    method_text = json.dumps(method_settings(scenario, method), sort_keys=True)
+    budget = work_budget_s()
+    if budget is not None:
+        cost = _replicates_cost_cached(text, grid_text, int(count), method_text)
+        if cost["seconds"] > budget:
+            return {"over_budget": {**cost, "budget": budget}}
+    out = _replicates_cached(text, grid_text, int(count), method_text)["table"]
+    return {"table": pd.DataFrame(out["data"], index=out["index"], columns=out["columns"])}

@@ -10,9 +10,61 @@ import math
 import re
 from typing import Any
 
-__all__ = ["parse_numbers", "parse_matrix", "parse_n_dp", "parse_grid", "log_grid"]
+__all__ = ["parse_number", "format_number", "parse_numbers", "parse_matrix", "parse_n_dp", "parse_grid", "log_grid"]
 
 _NUMBER = re.compile(r"[,;\s]+")
+
+
+_PLAIN = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def parse_number(label: str, text: Any, *, integer: bool = False) -> float | int:
+    """One number typed into a box, read exactly as written or refused: never reinterpreted.
+
+    A number is Python's plain notation: ``0.5``, ``.5``, ``2000``, ``2e6``, ``-1.5E-3`` (spaces around it
+    are fine). Everything else is refused with a message naming the box by its ``label``, quoting the
+    text as typed and saying what is allowed: a decimal comma (``0,5``; the browser's own number field
+    turned it into 5), a thousands separator (``2,000,000``), letters (``abc``), an empty box. With
+    ``integer`` the value must be a whole number (``2e6`` is 2000000; ``2.5`` is refused). Ranges are
+    the engine's to check (its message is translated to the box's label by the sidebar)."""
+    if isinstance(text, bool):
+        raise ValueError(f"{label}: {text!r} is not a number")
+    if isinstance(text, (int, float)):
+        value = float(text)
+        raw = repr(text)
+    else:
+        raw = str(text if text is not None else "").strip()
+        if not raw:
+            raise ValueError(f"{label} is empty: type a number" + (", e.g. 2000" if integer else ", e.g. 0.5"))
+        if "," in raw:
+            if re.fullmatch(r"\d{1,3}(,\d{3})+", raw):
+                hint = "without thousands separators, e.g. 2000000 or 2e6"
+            elif raw.count(",") == 1:
+                hint = "with a point for decimals, e.g. " + raw.replace(",", ".")
+            else:
+                hint = "as one number (this box takes one)"
+            raise ValueError(f"{label} = \"{raw}\" is not a number: write it {hint}")
+        if not _PLAIN.fullmatch(raw):
+            raise ValueError(f"{label} = \"{raw}\" is not a number: type digits with a point for decimals "
+                             "(0.5) or a power of ten (2e6)")
+        value = float(raw)
+    if not math.isfinite(value):
+        raise ValueError(f"{label} = \"{raw}\" is not a finite number")
+    if integer:
+        if value != math.floor(value):
+            raise ValueError(f"{label} = \"{raw}\" is not a whole number: it counts something, e.g. 2000")
+        return int(value)
+    return value
+
+
+def format_number(value: float | int) -> str:
+    """A number as the text a box starts with: ``2000``, ``0.5``, ``1e-05`` (what :func:`parse_number`
+    reads back to the same value)."""
+    if isinstance(value, bool):
+        raise ValueError(f"value = {value!r} is invalid: must be a number")
+    if isinstance(value, int) or float(value).is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return repr(float(value))
 
 
 def parse_numbers(field: str, text: Any) -> list[float]:

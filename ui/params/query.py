@@ -40,7 +40,9 @@ def _fmt(v: Any) -> str:
 
 def to_query(s: Scenario) -> dict[str, str]:
     """A short, readable query string for the scenario (only the fields its forms use)."""
-    q = {"model": s.model, "n": _fmt(s.n)}
+    q = {"model": s.model}
+    if s.data != "csv":  # an upload's n is its number of records, and the records are not in the link
+        q["n"] = _fmt(s.n)
     for key, value in s.prior:
         if value is not None:
             q[f"prior.{key}"] = _fmt(value)

@@ -11,7 +11,7 @@ from typing import Any
 from .parsing import parse_matrix, parse_n_dp, parse_numbers
 from .scenario import DATA_SOURCES, PRIOR_KINDS, Scenario, budget_forms, truth_key
 
-__all__ = ["to_spec_dict", "model_table", "mechanism_table", "n_prior_table", "n_mechanism_table", "method_settings"]
+__all__ = ["to_spec_dict", "release_spec_dict", "model_table", "mechanism_table", "n_prior_table", "n_mechanism_table", "method_settings"]
 
 
 def model_table(s: Scenario, records=None) -> dict:
@@ -111,6 +111,25 @@ def method_settings(s: Scenario, method: str) -> dict:
         table.update(chains=1, draws=s.chains * s.draws, max_seconds=s.abc_max_seconds,
                      max_proposals=s.abc_max_proposals)
     return table
+
+
+def release_spec_dict(s: Scenario, records, s_dp=None, n_dp=None, *, keep_records: bool = False) -> dict:
+    """The spec to download: the model, the mechanism, the seed and every switched-on method's settings
+    (the first in ``[method]``, the others in ``[methods.<name>]``). Its data are what may leave the
+    building: the release ``s_dp`` (and ``n_dp``) an upload gave, not its confidential records, unless
+    ``keep_records`` (an explicit choice). A simulation keeps its ``simulate`` table (its records are
+    synthetic, reproducible from the seed)."""
+    spec = to_spec_dict(s, records, method=next(iter(s.methods), "da_mcmc"))
+    if s.data == "csv" and not keep_records:
+        released = {"s_dp": [float(v) for v in s_dp]}
+        if s.unknown_n:
+            released["n_dp"] = float(n_dp)
+            spec["model"].pop("n", None)
+        spec["data"] = released
+    others = {m: method_settings(s, m) for m in s.methods if m != spec["method"]["name"]}
+    if others:
+        spec["methods"] = others
+    return spec
 
 
 def to_spec_dict(s: Scenario, records=None, method: str = "da_mcmc") -> dict:

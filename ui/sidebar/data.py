@@ -8,12 +8,22 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
+from engine.core.data import MAX_BYTES, MAX_RECORDS
 from figures.labels import DATA_LABELS
 
 from .. import keys
 from ..compute import files
-from ..params.defaults import record_columns
+from ..params.defaults import default_truth, record_columns
 from ..params.scenario import DATA_SOURCES, DEFAULT_PRIORS
+from .numbers import number_box
+
+
+def _is_number(text) -> bool:
+    try:
+        float(text)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def _data_section(model: str) -> dict:
@@ -35,8 +45,11 @@ def _data_section(model: str) -> dict:
             out["truth"] = st.text_input("True coefficients β0, β1, …, βp", key=keys.truth_key(model),
                                          help="p + 1 numbers: the intercept first.")
         else:
-            out["truth"] = repr(float(st.number_input(f"True {_truth_symbol(model)}", key=keys.truth_key(model),
-                                                      step=0.05, format="%g")))
+            last = st.session_state.get(keys.SCENARIO)
+            fallback = float(last.truth) if last is not None and last.model == model and _is_number(last.truth) \
+                else float(default_truth(model))
+            out["truth"] = repr(float(number_box(f"True {_truth_symbol(model)}", keys.truth_key(model), section="data",
+                                                 fallback=fallback)))
     elif source == "s_dp":
         out["s_dp"] = st.text_input("Released s_dp", key=keys.s_dp_key(model),
                                     placeholder="e.g. 10.4  or  104, 120, 74, 102",
@@ -51,6 +64,9 @@ def _data_section(model: str) -> dict:
     else:
         st.file_uploader("CSV of confidential records (header row, one record per row)", type=["csv"],
                          key=keys.W_CSV, on_change=_upload_changed)
+        st.caption(f"At most {MAX_BYTES // (1024 * 1024)} MB and {MAX_RECORDS:,} records. A larger file is refused by "
+                   "the uploader itself, with a red mark on the file. The records stay on this server: they are not "
+                   "in the page's link, nor in the TOML download unless you ask for them.")
         columns = record_columns(model, _widget_prior(model))
         if model == "naive_bayes_loglinear":
             st.caption("Columns " + (", ".join(columns) if columns else "y, x1, …, xK") + ": integer levels "
@@ -63,8 +79,9 @@ def _data_section(model: str) -> dict:
         kept = st.session_state.get(keys.UPLOAD)
         if kept is not None and st.session_state.get(keys.W_CSV) is None:
             st.caption(f"Using {kept['name']} ({len(kept['records']):,} records).")
-    out["seed"] = int(st.number_input("Seed", min_value=0, step=1, key=keys.W_SEED,
-                                      help="Same scenario and seed give identical results."))
+    last = st.session_state.get(keys.SCENARIO)
+    out["seed"] = int(number_box("Seed", keys.W_SEED, section="data", fallback=last.seed if last else 7, integer=True,
+                                 help="A whole number ≥ 0; the same scenario and seed give identical results."))
     return out
 
 

@@ -21,6 +21,7 @@ from ..compute import problems
 from ..compute.records import Prepared
 from ..params.scenario import Scenario
 from .data import _data_section, _read_upload
+from . import numbers
 from .mechanism import _mechanism_section
 from .methods import _methods_section
 from .model import _model_section
@@ -48,15 +49,18 @@ class Inputs:
         return not self.errors and self.prepared is not None
 
 
-def scenario_inputs(page: str, *, show_methods: bool = True) -> Inputs:
+def scenario_inputs(page: str, *, show_methods: bool = True, show_noise: bool = True) -> Inputs:
     """Render the sidebar and return the validated scenario (errors shown next to the inputs).
 
-    ``page`` names the calling page; a change of page re-seeds the widgets from the scenario.
+    ``page`` names the calling page; a change of page re-seeds the widgets from the scenario. A page
+    that states the mechanism itself (Compare, above its figure) passes ``show_noise=False`` so the
+    sentence appears once.
     """
     base = current_scenario()
     _reseed_on_page_switch(page)
     _seed_all(base)
     slots: dict[str, Any] = {}
+    numbers.begin()
     with st.sidebar:
         note = st.session_state.pop(keys.LINK_NOTE, None)
         if note:
@@ -77,8 +81,8 @@ def scenario_inputs(page: str, *, show_methods: bool = True) -> Inputs:
     scenario = _replace(base, values)
     st.session_state[keys.SCENARIO] = scenario
     _sync_query(scenario)
-    errors, prepared, text, noise = _validate(scenario, records, upload_error)
-    if noise:
+    errors, prepared, text, noise = _validate(scenario, records, upload_error, numbers.typed_errors())
+    if noise and show_noise:
         slots["noise"].caption(f"Implied noise: {noise}")
     if scenario.unknown_n and "size" not in errors:
         slots["size"].caption(f"Noise on n: {problems.describe_size_mechanism(scenario)}")

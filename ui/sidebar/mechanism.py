@@ -8,7 +8,14 @@ import streamlit as st
 from figures.labels import BUDGET_LABELS, MECHANISM_LABELS
 
 from .. import keys
-from ..params.scenario import MECHANISMS, budget_forms
+from ..glossary import GLOSSARY
+from ..params.scenario import MECHANISMS, Scenario, budget_forms
+from .numbers import number_box
+
+
+def _last(field: str):
+    """The scenario's last valid value of ``field`` (what a box that does not parse falls back to)."""
+    return getattr(st.session_state.get(keys.SCENARIO) or Scenario(), field)
 
 
 def _mechanism_section(model: str) -> dict:
@@ -23,22 +30,25 @@ def _mechanism_section(model: str) -> dict:
         form = st.radio("Budget stated as", forms, key=form_key, format_func=BUDGET_LABELS.get, horizontal=True)
     out: dict[str, Any] = {"mechanism": mech, "budget_form": form}
     if form in ("epsilon", "k_ary", "epsilon_delta"):
-        out["epsilon"] = float(st.number_input("ε (epsilon)", key=keys.W_EPSILON, step=0.1, format="%g",
-                                               help="Privacy-loss budget; must be > 0. Smaller = more noise."))
+        out["epsilon"] = float(number_box("ε (epsilon)", keys.W_EPSILON, section="mechanism", fallback=_last("epsilon"),
+                                          help=GLOSSARY["epsilon"]))
     if form == "epsilon_delta":
-        out["delta"] = float(st.number_input("δ (delta)", key=keys.W_DELTA, format="%g", step=1e-6,
-                                             help="Must be strictly between 0 and 1."))
+        out["delta"] = float(number_box("δ (delta)", keys.W_DELTA, section="mechanism", fallback=_last("delta"),
+                                        help=GLOSSARY["delta"]))
     if form == "rho":
-        out["rho"] = float(st.number_input("ρ (rho, zCDP)", key=keys.W_RHO, step=0.1, format="%g",
-                                           help="Zero-concentrated DP budget; must be > 0."))
+        out["rho"] = float(number_box("ρ (rho, zCDP)", keys.W_RHO, section="mechanism", fallback=_last("rho"),
+                                      help=GLOSSARY["rho"]))
     if form == "coin":
-        out["truth_prob"] = float(st.number_input(
-            "P(first coin says: answer truthfully)", key=keys.W_TRUTH_PROB, step=0.05, format="%g",
+        out["truth_prob"] = float(number_box(
+            "P(first coin says: answer truthfully)", keys.W_TRUTH_PROB, section="mechanism",
+            fallback=_last("truth_prob"),
             help="0.5 = fair coin: each answer is kept with probability 3/4 (dapper Example 1)."))
     out["sensitivity"] = None
     if mech != "randomized_response":
         with st.expander("Sensitivity"):
+            st.caption(GLOSSARY["sensitivity"])
             if st.checkbox("Override the model's sensitivity", key=keys.W_SENS_OVERRIDE):
-                out["sensitivity"] = float(st.number_input("sensitivity Δ", key=keys.W_SENSITIVITY, step=0.5,
-                                                           format="%g"))
+                last = _last("sensitivity")
+                out["sensitivity"] = float(number_box("sensitivity Δ", keys.W_SENSITIVITY, section="mechanism",
+                                                      fallback=1.0 if last is None else last))
     return out

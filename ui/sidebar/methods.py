@@ -6,7 +6,14 @@ import streamlit as st
 from figures.labels import METHOD_LABELS
 
 from .. import keys
-from ..params.scenario import METHODS
+from ..glossary import GLOSSARY
+from ..params.scenario import METHODS, Scenario
+from .numbers import number_box
+
+
+def _last(field: str):
+    """The scenario's last valid value of ``field`` (what a box that does not parse falls back to)."""
+    return getattr(st.session_state.get(keys.SCENARIO) or Scenario(), field)
 
 
 def _methods_section() -> dict:
@@ -14,12 +21,19 @@ def _methods_section() -> dict:
     chosen = tuple(m for m in METHODS if st.toggle(METHOD_LABELS[m], key=keys.method_key(m)))
     with st.expander("Method settings"):
         c1, c2, c3 = st.columns(3)
-        chains = int(c1.number_input("chains", min_value=1, max_value=16, step=1, key=keys.W_CHAINS))
-        draws = int(c2.number_input("draws", min_value=10, step=500, key=keys.W_DRAWS))
-        warmup = int(c3.number_input("warmup", min_value=0, step=100, key=keys.W_WARMUP))
-        abc_s = float(st.number_input("ABC: stop after (seconds)", min_value=0.5, step=1.0, key=keys.W_ABC_SECONDS))
-        abc_p = int(st.number_input("ABC: at most this many proposals", min_value=1000, step=1_000_000,
-                                    key=keys.W_ABC_PROPOSALS))
-        ops_k = int(st.number_input("OPS: number of released samples k", min_value=1, step=10, key=keys.W_OPS_K))
+        box = {"section": "methods", "integer": True}
+        chains = int(number_box("chains", keys.W_CHAINS, fallback=_last("chains"), container=c1, **box,
+                                help="Independent chains, 1 to 16; R-hat compares them."))
+        draws = int(number_box("draws", keys.W_DRAWS, fallback=_last("draws"), container=c2, **box,
+                               help="Draws kept per chain, at least 10."))
+        warmup = int(number_box("warmup", keys.W_WARMUP, fallback=_last("warmup"), container=c3, **box,
+                                help="Draws discarded at the start of each chain, 0 or more."))
+        abc_s = float(number_box("ABC: stop after (seconds)", keys.W_ABC_SECONDS, section="methods",
+                                 fallback=_last("abc_max_seconds"), help="ABC rejection stops after this many "
+                                 "seconds with the draws it has (at least 0.5)."))
+        abc_p = int(number_box("ABC: at most this many proposals", keys.W_ABC_PROPOSALS, fallback=_last(
+            "abc_max_proposals"), **box, help="ABC rejection stops after this many proposals (at least 1000)."))
+        ops_k = int(number_box("OPS: number of released samples k", keys.W_OPS_K, fallback=_last("ops_k"), **box,
+                               help=GLOSSARY["ops"]))
     return {"methods": chosen, "chains": chains, "draws": draws, "warmup": warmup, "abc_max_seconds": abc_s,
             "abc_max_proposals": abc_p, "ops_k": ops_k}

@@ -9,30 +9,42 @@ from figures.labels import MODEL_LABELS, PRIOR_LABELS
 from .. import keys
 from ..params.defaults import default_truth, default_truth_p, record_columns, regression_defaults
 from ..params.scenario import DEFAULT_PRIORS, MODELS
+from .numbers import number_box, read_number
+
+
+def _last(model: str, name: str):
+    """The scenario's last valid value of a prior field (what a box that does not parse falls back to)."""
+    s = st.session_state.get(keys.SCENARIO)
+    prior = s.prior_dict if s is not None and s.model == model else {}
+    value = prior.get(name, DEFAULT_PRIORS[model].get(name))
+    return 10 if value is None else value
 
 
 def _model_section(records) -> tuple[str, int, tuple]:
     st.subheader("Model", divider="gray")
     model = st.selectbox("Model", MODELS, key=keys.W_MODEL, format_func=MODEL_LABELS.get)
     unknown = st.session_state.get(keys.W_SAMPLE_SIZE) == "unknown"
+    last_n = int(st.session_state[keys.SCENARIO].n) if keys.SCENARIO in st.session_state else 40
     if records is not None:
         st.caption(f"n = {len(records):,} records, from the uploaded file")
-        n = int(st.session_state[keys.W_N])
+        n = int(read_number(keys.W_N, last_n, integer=True))
     elif unknown and st.session_state.get(keys.W_DATA) == "s_dp":
-        n = int(st.session_state[keys.W_N])  # a typed release has no known n: only n_dp
+        n = int(read_number(keys.W_N, last_n, integer=True))  # a typed release has no known n: only n_dp
     else:
         label = "true n (simulates the records; the analyses see only n_dp)" if unknown else \
             "n (number of confidential records)"
-        n = int(st.number_input(label, min_value=1, step=1, key=keys.W_N))
+        n = int(number_box(label, keys.W_N, section="model", fallback=last_n, integer=True,
+                           help="A whole number of records, e.g. 2000 or 2e6."))
     prior = []
     if model == "naive_bayes_loglinear":
         c1, c2 = st.columns(2)
-        levels = int(c1.number_input(PRIOR_LABELS["class_levels"], step=1, key=keys.prior_key(model, "class_levels"),
-                                     on_change=_levels_changed, args=("class_levels",),
-                                     help="I ≥ 2 classes; y takes the values 0 … I−1."))
-        alpha = float(c2.number_input("Dirichlet α (every row)", step=0.5, format="%g",
-                                      key=keys.prior_key(model, "alpha"),
-                                      help="Dirichlet(α, …, α) prior on π and on every row p[k][i]; must be > 0."))
+        levels = int(number_box(PRIOR_LABELS["class_levels"], keys.prior_key(model, "class_levels"), section="model",
+                                fallback=_last(model, "class_levels"), integer=True, container=c1,
+                                on_change=_levels_changed, args=("class_levels",),
+                                help="I ≥ 2 classes; y takes the values 0 … I−1."))
+        alpha = float(number_box("Dirichlet α (every row)", keys.prior_key(model, "alpha"), section="model",
+                                 fallback=_last(model, "alpha"), container=c2,
+                                 help="Dirichlet(α, …, α) prior on π and on every row p[k][i]; must be > 0."))
         features = st.text_input(PRIOR_LABELS["feature_levels"], key=keys.prior_key(model, "feature_levels"),
                                  on_change=_levels_changed, args=("feature_levels",),
                                  help="K features, one number of levels J_k ≥ 2 each, e.g. 2, 3, 2. The release "
@@ -48,15 +60,15 @@ def _model_section(records) -> tuple[str, int, tuple]:
         cols = st.columns(2)
         names = [k for k in DEFAULT_PRIORS[model] if k != "upper"]
         for i, name in enumerate(names):
-            with cols[i % 2]:
-                prior.append((name, float(st.number_input(PRIOR_LABELS[name], key=keys.prior_key(model, name),
-                                                          step=0.1, format="%g"))))
+            prior.append((name, float(number_box(PRIOR_LABELS[name], keys.prior_key(model, name), section="model",
+                                                 fallback=_last(model, name), container=cols[i % 2]))))
         if "upper" in DEFAULT_PRIORS[model]:
             use = st.checkbox("Clamp records (bounded sensitivity)", key=keys.prior_key(model, "use_upper"))
             upper = None
             if use:
-                upper = int(st.number_input(PRIOR_LABELS["upper"], min_value=1, step=1,
-                                            key=keys.prior_key(model, "upper")))
+                upper = int(number_box(PRIOR_LABELS["upper"], keys.prior_key(model, "upper"), section="model",
+                                       fallback=_last(model, "upper"), integer=True,
+                                       help="Records above this value count as this value; a whole number ≥ 1."))
             prior.append(("upper", upper))
     return model, n, tuple(prior)
 
@@ -65,10 +77,12 @@ def _regression_prior(model: str) -> list:
     """linear_regression's inputs (paper 000 Sec. 5): p, the predictors' known mean and covariance, the
     known noise sd, the clamp bounds and the prior sd of every coefficient."""
     c1, c2 = st.columns(2)
-    p = int(c1.number_input("predictors p", step=1, key=keys.prior_key(model, "p"), on_change=_p_changed,
-                            help="Coefficients β0 (intercept), β1, …, βp; 1 ≤ p ≤ 10."))
-    sigma = float(c2.number_input("noise sd σ (known)", step=0.1, format="%g", key=keys.prior_key(model, "sigma"),
-                                  help="y | x ~ N(β0 + xᵀβ, σ²); must be > 0."))
+    p = int(number_box("predictors p", keys.prior_key(model, "p"), section="model", fallback=_last(model, "p"),
+                       integer=True, container=c1, on_change=_p_changed,
+                       help="Coefficients β0 (intercept), β1, …, βp; 1 ≤ p ≤ 10."))
+    sigma = float(number_box("noise sd σ (known)", keys.prior_key(model, "sigma"), section="model",
+                             fallback=_last(model, "sigma"), container=c2,
+                             help="y | x ~ N(β0 + xᵀβ, σ²); must be > 0."))
     x_mean = st.text_input("predictor mean m (p numbers)", key=keys.prior_key(model, "x_mean"),
                            help="x ~ N(m, Σ) with m and Σ known, e.g. 0.9, -1.17.")
     x_cov = st.text_input("predictor covariance Σ (rows separated by ;)", key=keys.prior_key(model, "x_cov"),
@@ -78,8 +92,9 @@ def _regression_prior(model: str) -> list:
                        help="One number for every column, or p + 1 numbers (x1, …, xp, y).")
     hi = c4.text_input("clamp high", key=keys.prior_key(model, "hi"),
                        help="One number for every column, or p + 1 numbers (x1, …, xp, y); above the low one.")
-    prior_sd = float(c5.number_input("prior sd of β", step=0.5, format="%g", key=keys.prior_key(model, "prior_sd"),
-                                     help="βj ~ N(0, sd²) independently; must be > 0."))
+    prior_sd = float(number_box("prior sd of β", keys.prior_key(model, "prior_sd"), section="model",
+                                fallback=_last(model, "prior_sd"), container=c5,
+                                help="βj ~ N(0, sd²) independently; must be > 0."))
     return [("p", p), ("x_mean", x_mean), ("x_cov", x_cov), ("sigma", sigma), ("lo", lo), ("hi", hi),
             ("prior_sd", prior_sd)]
 
@@ -88,10 +103,7 @@ def _p_changed() -> None:
     """A new number of predictors needs a mean, a covariance and true coefficients of the new size: put in
     the defaults for it (paper 000 Sec. 5's at p = 2)."""
     state, model = st.session_state, "linear_regression"
-    try:
-        p = int(state.get(keys.prior_key(model, "p")))
-    except (TypeError, ValueError):
-        return
+    p = read_number(keys.prior_key(model, "p"), 0, integer=True)
     if not 1 <= p <= 10:
         return  # the engine's message names the allowed range
     d = regression_defaults(p)
@@ -103,7 +115,8 @@ def _levels_changed(field: str) -> None:
     """Changing I or the feature levels changes how many true probabilities there are: put in the
     default ones for the new shape (π only depends on I), unless the new levels do not parse yet."""
     state, model = st.session_state, "naive_bayes_loglinear"
-    prior = {name: state.get(keys.prior_key(model, name)) for name in ("class_levels", "feature_levels")}
+    prior = {"class_levels": read_number(keys.prior_key(model, "class_levels"), 0, integer=True),
+             "feature_levels": state.get(keys.prior_key(model, "feature_levels"))}
     if record_columns(model, prior) is None:
         return
     if field == "class_levels":

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..compute import problems
 from ..compute.records import Prepared, spec_json
+from ..params.messages import in_words
 from ..params.scenario import Scenario
 from ..params.spec import method_settings, to_spec_dict
 
@@ -22,18 +23,22 @@ def _section_of(message: str) -> str:
     return "data"
 
 
-def _validate(s: Scenario, records, upload_error: str | None) -> tuple[dict, Prepared | None, str | None,
-                                                                       str | None]:
+def _validate(s: Scenario, records, upload_error: str | None, typed: dict | None = None) -> tuple[
+        dict, Prepared | None, str | None, str | None]:
+    """``typed``: {section: message} of number boxes whose text is not a number; they come first in their
+    section (the scenario holds the last valid value there, which the engine would otherwise judge)."""
     errors: dict[str, str] = {}
     noise = None
     if upload_error:
-        errors["data"] = upload_error
+        errors["data"] = in_words(upload_error)
     try:
         problems.check_model(s, records)
     except ValueError as exc:
         errors["model"] = str(exc)
     if "model" in errors and _section_of(errors["model"]) == "size":
         errors["size"] = errors.pop("model")
+    for section, message in (typed or {}).items():
+        errors[section] = message
     if "model" not in errors and "size" not in errors:
         try:
             noise = problems.describe_mechanism(s, records)
@@ -51,10 +56,15 @@ def _validate(s: Scenario, records, upload_error: str | None) -> tuple[dict, Pre
         except ValueError as exc:
             errors.setdefault("methods", str(exc))
     if errors:
-        return errors, None, None, noise
+        return _worded(errors, typed), None, None, noise
     try:
         text = spec_json(to_spec_dict(s, records))
         return errors, problems.prepare(text), text, noise
     except ValueError as exc:
         errors[_section_of(str(exc))] = str(exc)
-        return errors, None, None, noise
+        return _worded(errors, typed), None, None, noise
+
+
+def _worded(errors: dict, typed: dict | None) -> dict:
+    """Every engine message in the sidebar's words (a typed-number message already is)."""
+    return {k: v if (typed or {}).get(k) == v else in_words(v) for k, v in errors.items()}

@@ -1,0 +1,140 @@
+"""``engine.risk(problem_or_spec)``: what the release protects, as one plain dictionary (risk.json).
+
+Four numbers and two curves, every one computed from the mechanism's own noise law
+(:mod:`engine.protection.tradeoff`) for the neighbouring pair at the sensitivity:
+
+``tradeoff``
+    the optimal attack's type II error ``beta`` at each type I error ``alpha`` on a grid of 201 values
+    from 0 to 1 (the Neyman–Pearson curve between the two neighbours).
+``bound``
+    the curve the stated guarantee allows: pure epsilon-DP (laplace, discrete_laplace,
+    randomized_response) ``max(0, 1 - e^eps alpha, e^-eps (1 - alpha))``; the Gaussian mechanism
+    (rho-zCDP, and (epsilon, delta)-DP when delta is given) the mu-GDP curve with
+    ``mu = sensitivity / sigma = sqrt(2 rho)``, which the Gaussian attains exactly; the discrete
+    Gaussian the curve implied by rho-zCDP through its (epsilon, delta(epsilon)) family
+    (:func:`~engine.protection.tradeoff.zcdp_tradeoff`): the mu-GDP curve is *not* a bound for discrete
+    noise, whose lattice lets the first rejected outcome carry a whole atom (tests/test_risk.py shows it
+    dipping below).
+``informed_adversary``
+    someone who knows the other n - 1 records and starts at 50/50 between the two neighbouring values:
+    their posterior probability of the true value, ``e^L / (1 + e^L)`` with ``L`` the privacy loss, as a
+    distribution over releases (truth drawn 50/50, release from it; ``histogram``: its probability in
+    bins of 2.5%): ``q50``, ``q95``, ``q99`` and the
+    largest value ``max = e^eps / (1 + e^eps)`` for pure eps-DP noise, ``None`` where ``L`` is unbounded
+    (Gaussian and discrete Gaussian noise).
+``power_at_5pct``
+    the optimal attack's power at 5% false positives, ``1 - beta(0.05)``; ``advantage_at_5pct`` is the
+    power less the 5% a coin achieves, ``1 - beta(0.05) - 0.05`` (the membership/attribute-inference
+    advantage).
+``realistic_adversary``
+    the model-and-prior adversary's view of one record (:mod:`engine.protection.realistic`).
+"""
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+
+from ..api import prepare
+from ..core.results import Problem
+from ..core.spec import Spec
+from ..core.validation import fail
+from ..mechanisms import DiscreteGaussian, Gaussian
+from ..models import make_model
+from ..spec import build_mechanism, load_spec, spec_from_dict
+from .realistic import realistic_adversary
+from .tradeoff import (alpha_grid, epsilon_dp_tradeoff, experiment, gdp_tradeoff, neighbours, zcdp_tradeoff)
+
+__all__ = ["risk", "privacy_side", "protection_of_spec", "QUANTILES", "FALSE_POSITIVE_RATE"]
+
+QUANTILES = (0.5, 0.95, 0.99)
+FALSE_POSITIVE_RATE = 0.05
+#: Bins of the informed adversary's belief (0 to 100% in steps of 2.5%) for its histogram.
+BELIEF_EDGES = np.linspace(0.0, 1.0, 41)
+
+
+def risk(problem_or_spec, *, realistic: bool = True) -> dict:
+    """The privacy side of a scenario (module docstring): a Problem, a Spec, a spec dict or a spec file path.
+
+    Returns the content of ``risk.json`` (plain floats, lists and ``None``)."""
+    problem = _problem(problem_or_spec)
+    out = privacy_side(problem.model, problem.mechanism, unknown_n=problem.unknown_n is not None)
+    if realistic:
+        out["realistic_adversary"] = realistic_adversary(problem)
+    return out
+
+
+def protection_of_spec(spec) -> dict:
+    """:func:`privacy_side` of a spec without preparing its data (no simulation, no release)."""
+    if not isinstance(spec, Spec):
+        spec = spec_from_dict(spec)
+    if spec.unknown_n:
+        _unknown_n()
+    model = make_model(spec.model["name"], spec.model)
+    return privacy_side(model, build_mechanism(spec.mechanism, model))
+
+
+def privacy_side(model, mechanism, unknown_n: bool = False) -> dict:
+    """Trade-off, bound, informed adversary and power for a model and its mechanism."""
+    if unknown_n:
+        _unknown_n()
+    pair = neighbours(model, mechanism)
+    exp = experiment(model, mechanism, pair)
+    alpha = alpha_grid()
+    beta = exp.tradeoff(alpha)
+    bound = _bound(mechanism, alpha)
+    q = exp.belief_quantile(QUANTILES)
+    max_loss = exp.max_loss()
+    power = float(1.0 - exp.tradeoff(FALSE_POSITIVE_RATE))
+    guarantee = dict(mechanism.guarantee)
+    return {
+        "epsilon": _float(guarantee["epsilon"]) if guarantee.get("kind") == "pure" else None,
+        "mechanism": mechanism.name,
+        "guarantee": {k: (_float(v) if isinstance(v, (int, float)) else v) for k, v in guarantee.items()},
+        "description": mechanism.describe(),
+        "neighbours": pair.as_dict(),
+        "tradeoff": {"alpha": alpha.tolist(), "beta": beta.tolist(), "max_error": _float(exp.max_error)},
+        "bound": bound,
+        "informed_adversary": {"prior": 0.5, "q50": float(q[0]), "q95": float(q[1]), "q99": float(q[2]),
+                               "max": None if math.isinf(max_loss) else float(1.0 / (1.0 + math.exp(-max_loss))),
+                               "histogram": {"edges": BELIEF_EDGES.tolist(),
+                                             "probability": exp.belief_histogram(BELIEF_EDGES).tolist()}},
+        "power_at_5pct": power,
+        "advantage_at_5pct": power - FALSE_POSITIVE_RATE,
+    }
+
+
+def _bound(mechanism, alpha) -> dict:
+    g = mechanism.guarantee
+    if isinstance(mechanism, Gaussian):
+        mu = mechanism.sensitivity / mechanism.scale
+        out = {"kind": "gdp", "mu": mu, "beta": gdp_tradeoff(alpha, mu)}
+    elif isinstance(mechanism, DiscreteGaussian):
+        out = {"kind": "zcdp", "rho": g["rho"], "beta": zcdp_tradeoff(alpha, g["rho"])}
+    else:
+        out = {"kind": "epsilon_dp", "epsilon": g["epsilon"], "delta": 0.0,
+               "beta": epsilon_dp_tradeoff(alpha, g["epsilon"])}
+    out["alpha"] = np.asarray(alpha).tolist()
+    out["beta"] = np.asarray(out["beta"]).tolist()
+    return {k: (_float(v) if isinstance(v, float) else v) for k, v in out.items()}
+
+
+def _problem(obj) -> Problem:
+    if isinstance(obj, Problem):
+        return obj
+    if isinstance(obj, (str, os.PathLike)):
+        return prepare(load_spec(os.fspath(obj)))
+    if isinstance(obj, (Spec, dict)) or hasattr(obj, "keys"):
+        return prepare(obj)
+    fail("problem_or_spec", type(obj).__name__, "must be an engine.Problem, a Spec, a spec dict or a spec file path")
+
+
+def _unknown_n():
+    fail("model.n_prior", "given", "the privacy risk is computed for a known n (replace-one neighbours); "
+         "give model.n instead of a prior on it")
+
+
+def _float(v):
+    v = float(v)
+    return v if math.isfinite(v) else None

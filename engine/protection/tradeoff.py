@@ -1,0 +1,423 @@
+"""The optimal attack on one person, exactly: the Neyman–Pearson trade-off between two neighbours.
+
+Setting (Dong, Roth & Su 2019, "Gaussian differential privacy", §2). Two datasets differ in one
+record: the target's value is ``x0`` or ``x1`` and everything else is fixed. The release then has law
+``P0`` or ``P1``. A test of ``H0: x0`` against ``H1: x1`` has type I error ``alpha = E_P0[phi]`` and
+type II error ``beta = 1 - E_P1[phi]``; the *trade-off function*
+
+    T(P0, P1)(alpha) = inf { beta_phi : alpha_phi <= alpha }
+
+is the lowest type II error any attack can reach at false-positive rate ``alpha``. By the
+Neyman–Pearson lemma the infimum is attained by the likelihood-ratio test: reject ``H0`` when the
+privacy loss ``L = log dP1/dP0`` exceeds a threshold ``c``, and with probability ``gamma`` when
+``L = c``. So
+
+    alpha(c, gamma) = P0(L > c) + gamma P0(L = c),   beta(c, gamma) = P1(L < c) + (1 - gamma) P1(L = c).
+
+For a release with finitely many outcomes ``w`` (``p0(w)``, ``p1(w)``), ordering the outcomes by
+``L(w)`` from the largest and adding them to the rejection region one at a time gives the vertices
+``(sum p0, 1 - sum p1)``; the randomised tests on the boundary outcome fill the segments between
+them. The curve is therefore the piecewise-linear lower convex hull through those vertices
+(:class:`FiniteExperiment`): convex (slopes ``-e^L`` decrease in size as ``L`` falls), decreasing, from
+``(0, 1 - P1(p0 = 0))`` to ``(1, 0)``.
+
+Neighbours (:func:`neighbours`): the two record values whose statistics are furthest apart, i.e. the
+shift ``d = t(x1) - t(x0)`` of the released statistic at the sensitivity: ``(0, 1)`` for beta_binomial
+(d = 1), categories ``0`` and ``1`` for dirichlet_multinomial (d = e_1 - e_0: two counts move),
+``(lo, hi)`` for normal_known_sd (d = hi - lo), ``(0, upper)`` for the clamped Poisson; an unclamped
+Poisson has no largest gap, so the mechanism's stated ``sensitivity`` is used (the guarantee holds only
+for records that far apart). With coordinate-wise i.i.d. noise ``P1`` is ``P0`` shifted by ``d``:
+
+* **Gaussian** ``N(0, sigma^2 I)``: ``L = <d, y>/sigma^2 - |d|^2/(2 sigma^2)`` is normal with mean
+  ``-/+ mu^2/2`` and sd ``mu = |d|_2 / sigma`` under ``P0``/``P1``, so
+  ``beta(alpha) = Phi(Phi^-1(1 - alpha) - mu)`` (DRS19, Eq. 2.3) — exactly, no discretisation.
+* **Discrete Gaussian**: ``L`` is the same affine function of the integer ``m = <d, y>``, whose law
+  under ``P0`` is the convolution of the scaled noise pmfs; under ``P1`` ``m`` is shifted by ``|d|^2``.
+  A finite experiment on ``m`` (tails beyond ``1e-18`` lumped into the end outcomes: a garbling of
+  that mass only).
+* **Discrete Laplace** (pmf ``e^{-|k|/t}/Z``): per coordinate ``L_j = (|y| - |y - d_j|)/t`` takes the
+  ``|d_j| + 1`` values ``(2k - |d_j|)/t``; outcomes with equal ``L`` are merged (a sufficient
+  reduction, lossless), and the coordinates combine as a product experiment.
+* **Randomized response**: the target's own report ``z``, ``p0 = Q[x0, .]``, ``p1 = Q[x1, .]``.
+* **Laplace** ``Lap(0, b)``, one coordinate, ``d > 0``: ``L = -eps`` on ``y <= 0`` (``P0`` mass 1/2),
+  ``L = +eps`` on ``y >= d`` (mass ``e^-eps/2``), ``L = (2y - d)/b`` continuous in between
+  (``eps = d/b``). Exactly (DRS19 §2, the Laplace example; the likelihood ratio is monotone in
+  ``y``, so the optimal tests are thresholds on ``y``): with ``F`` the cdf of ``Lap(0, 1)``,
+  ``beta(alpha) = F(F^-1(1 - alpha) - eps)`` for ``Lap(0, 1)`` shifted by ``eps``, i.e.
+
+      beta = 1 - e^eps alpha                 for alpha < e^-eps / 2,
+      beta = e^-eps / (4 alpha)              for e^-eps / 2 <= alpha <= 1/2,
+      beta = e^-eps (1 - alpha)              for alpha > 1/2          (:func:`laplace_tradeoff`).
+
+  The continuous middle is cut into ``M`` bins of equal width in ``y`` (hence in ``L``) with exact
+  ``P0``/``P1`` masses. Grouping outcomes is a garbling, so the computed curve is never below the true
+  one; and because every bin boundary is a level set of ``L`` the computed vertices *are* points of
+  the true curve, the segments its chords. A convex curve lies below its chord over ``[a, b]`` by at
+  most ``(b - a)(f'(b) - f'(a))/4``, with ``f' = -e^L`` at the bin edges: that maximum over bins is
+  ``max_error``: about ``p0(bin) e^L (2 eps / M) / 4 <= eps^2 / (4 M^2)`` (1.6e-8 at eps = 1 with the
+  default ``M = 4000``). Two coordinates (dirichlet_multinomial) combine as a
+  product experiment of the binned coordinates (still a garbling, never below the true curve).
+
+Why binary randomized response lies *on* the epsilon-DP curve, and Laplace only touches it.
+An epsilon-DP mechanism has ``e^-eps <= dP1/dP0 <= e^eps`` wherever it matters, so every test obeys
+``1 - beta <= e^eps alpha`` and ``beta >= e^-eps (1 - alpha)`` (and symmetrically): the bound
+``f_eps(alpha) = max(0, 1 - e^eps alpha, e^-eps (1 - alpha))`` (Wasserman & Zhou 2010; DRS19 Eq. 2.2)
+is two line segments with slopes ``-e^eps`` and ``-e^-eps`` meeting at ``alpha* = 1/(1 + e^eps)``.
+Binary randomized response has two outcomes with likelihood ratios exactly ``e^eps`` and ``e^-eps``
+and ``P0(z = x1) = 1/(1 + e^eps)``: its vertices are ``(0, 1)``, ``(alpha*, alpha*)``, ``(1, 0)``, the
+very vertices of ``f_eps``, so the two curves coincide (binary RR is the extremal eps-DP pair; Kairouz,
+Oh & Viswanath 2015). Laplace noise has the ratios ``e^{+-eps}`` only on its tails (masses ``e^-eps/2``
+and ``1/2``), so its curve follows the slope ``-e^eps`` only for ``alpha < e^-eps/2`` and the slope
+``-e^-eps`` only for ``alpha > 1/2``; in between its likelihood ratio takes every value in
+``(e^-eps, e^eps)``, the curve bends smoothly (``e^-eps/(4 alpha)``) and lies strictly above the kink
+of ``f_eps``: at ``alpha*`` it is ``e^-eps (1 + e^eps)/4 = (1 + e^-eps)/4 > 1/(1 + e^eps)`` for every
+``eps > 0`` (AM-GM: ``(1 + e^eps)(1 + e^-eps) > 4``).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import special, stats
+
+from ..core.validation import fail
+from ..mechanisms import (DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace, RandomizedResponse,
+                          discrete_gaussian_log_normalizer, discrete_laplace_log_pmf)
+
+__all__ = ["FiniteExperiment", "GaussianExperiment", "Neighbours", "neighbours", "experiment",
+           "epsilon_dp_tradeoff", "gdp_tradeoff", "zcdp_delta", "zcdp_tradeoff", "laplace_tradeoff", "alpha_grid", "RISK_MODELS",
+           "LAPLACE_BINS"]
+
+#: Models whose neighbouring records are known in closed form (the one-coordinate or two-count shifts).
+RISK_MODELS = ("beta_binomial", "poisson_gamma", "dirichlet_multinomial", "normal_known_sd")
+#: Bins of the continuous middle of one Laplace coordinate (one coordinate; per coordinate of two: 600).
+LAPLACE_BINS = 4000
+_LAPLACE_BINS_2D = 600
+_TAIL = 1e-18
+
+
+def alpha_grid(points: int = 201) -> np.ndarray:
+    """The type I errors at which curves are reported: ``points`` equally spaced values on [0, 1]."""
+    return np.linspace(0.0, 1.0, points)
+
+
+def epsilon_dp_tradeoff(alpha, epsilon: float, delta: float = 0.0) -> np.ndarray:
+    """The (epsilon, delta)-DP curve ``max(0, 1 - delta - e^eps alpha, e^-eps (1 - delta - alpha))``."""
+    a = np.asarray(alpha, dtype=float)
+    big = math.exp(min(epsilon, 700.0))  # beyond e^700 every alpha > 1e-304 already gives 0
+    return np.maximum.reduce([np.zeros_like(a), 1.0 - delta - big * a, math.exp(-epsilon) * (1.0 - delta - a)])
+
+
+def gdp_tradeoff(alpha, mu: float) -> np.ndarray:
+    """The mu-GDP curve ``Phi(Phi^-1(1 - alpha) - mu)`` (DRS19 Eq. 2.3)."""
+    a = np.asarray(alpha, dtype=float)
+    return stats.norm.cdf(stats.norm.isf(a) - mu)
+
+
+def zcdp_delta(rho: float, epsilon: float) -> float:
+    """The delta of (epsilon, delta)-DP implied by rho-zCDP (Canonne, Kamath & Steinke 2020, Cor. 13):
+    ``inf_{a > 1} exp((a - 1)(a rho - epsilon) + a log(1 - 1/a)) / (a - 1)``, the infimum found by
+    bisection on the derivative of the exponent, as in Steinke's ``cdp2adp``."""
+    if epsilon < 0:
+        return 1.0
+    lo, hi = 1.01, (epsilon + 1.0) / (2.0 * rho) + 2.0
+    for _ in range(200):
+        a = 0.5 * (lo + hi)
+        if (2 * a - 1) * rho - epsilon + math.log1p(-1.0 / a) < 0:
+            lo = a
+        else:
+            hi = a
+    a = 0.5 * (lo + hi)
+    log_delta = (a - 1) * (a * rho - epsilon) + a * math.log1p(-1.0 / a) - math.log(a - 1.0)
+    return 1.0 if log_delta >= 0 else math.exp(log_delta)
+
+
+def zcdp_tradeoff(alpha, rho: float, points: int = 600) -> np.ndarray:
+    """The curve every rho-zCDP mechanism stays above: rho-zCDP implies (epsilon, delta(epsilon))-DP
+    for every epsilon >= 0 (:func:`zcdp_delta`), so beta(alpha) >= the largest of those
+    (epsilon, delta)-DP curves. Taken over ``points`` values of epsilon from 0 to where delta < 1e-15
+    (a finite set: the envelope is at most the exact one, hence still a valid bound)."""
+    a = np.asarray(alpha, dtype=float)
+    top = rho + 2.0 * math.sqrt(rho * math.log(1e15)) + 1.0
+    out = np.zeros_like(a)
+    for eps in np.linspace(0.0, top, points):
+        out = np.maximum(out, epsilon_dp_tradeoff(a, float(eps), zcdp_delta(rho, float(eps))))
+    return out
+
+
+def laplace_tradeoff(alpha, epsilon: float) -> np.ndarray:
+    """Closed form of the Laplace mechanism's curve at shift/scale ``epsilon`` (module docstring)."""
+    a = np.asarray(alpha, dtype=float)
+    e = math.exp(-epsilon)
+    with np.errstate(divide="ignore"):
+        mid = e / (4.0 * np.where(a > 0, a, 1.0))
+    return np.where(a < e / 2, 1.0 - a / e, np.where(a <= 0.5, mid, e * (1.0 - a)))
+
+
+@dataclass(frozen=True)
+class Neighbours:
+    """The two values of the target's record and the shift ``d`` they make in the released statistic
+    (for randomized response, the two categories)."""
+
+    x0: object
+    x1: object
+    shift: tuple
+    note: str = ""
+
+    def as_dict(self) -> dict:
+        out = {"x0": self.x0, "x1": self.x1, "shift": list(self.shift)}
+        if self.note:
+            out["note"] = self.note
+        return out
+
+
+def neighbours(model, mechanism) -> Neighbours:
+    """The neighbouring record values at the sensitivity (module docstring); ValueError for models
+    whose worst pair is not available here."""
+    name = getattr(model, "name", None)
+    if name not in RISK_MODELS:
+        fail("model.name", name, "the privacy risk is computed for " + ", ".join(RISK_MODELS))
+    if isinstance(mechanism, RandomizedResponse):
+        return _rr_neighbours(mechanism)
+    if name == "beta_binomial":
+        return Neighbours(0, 1, (1.0,))
+    if name == "dirichlet_multinomial":
+        d = np.zeros(model.k)
+        d[0], d[1] = -1.0, 1.0
+        return Neighbours(0, 1, tuple(d.tolist()))
+    if name == "normal_known_sd":
+        return Neighbours(model.lo, model.hi, (model.hi - model.lo,))
+    if model.upper is not None:
+        return Neighbours(0, int(model.upper), (float(model.upper),))
+    gap = float(mechanism.sensitivity)
+    return Neighbours(0, int(gap) if gap.is_integer() else gap, (gap,),
+                      note="records are unbounded (no model.upper): neighbours taken at the mechanism's sensitivity")
+
+
+def _rr_neighbours(mech: RandomizedResponse) -> Neighbours:
+    """The pair of categories whose report laws are furthest apart: largest privacy loss, then largest
+    total variation (every pair for k-ary; the most distant bit patterns for the coin scheme)."""
+    lq, q = mech.log_Q, mech.Q
+    best, pair = None, (0, 1)
+    for i in range(mech.k):
+        for j in range(i + 1, mech.k):
+            key = (round(float(np.max(np.abs(lq[i] - lq[j]))), 12), round(0.5 * float(np.abs(q[i] - q[j]).sum()), 12))
+            if best is None or key > best:
+                best, pair = key, (i, j)
+    return Neighbours(pair[0], pair[1], ())
+
+
+class FiniteExperiment:
+    """Outcomes with log probabilities under the two neighbours; the optimal curve is their hull.
+
+    ``max_error``: the largest amount by which the computed curve can lie above the true one
+    (0 for exact finite laws; the chord bound for one binned Laplace coordinate; nan when not bounded
+    here, two binned coordinates: still never below the true curve). ``unbounded``: the true privacy
+    loss has no bound (Gaussian-type noise), whatever the truncated support shows."""
+
+    def __init__(self, log_p0, log_p1, max_error: float = 0.0, unbounded: bool = False):
+        self.unbounded = unbounded
+        lp0 = np.asarray(log_p0, dtype=float).ravel()
+        lp1 = np.asarray(log_p1, dtype=float).ravel()
+        keep = np.isfinite(lp0) | np.isfinite(lp1)
+        lp0, lp1 = lp0[keep], lp1[keep]
+        lp0 -= special.logsumexp(lp0)
+        lp1 -= special.logsumexp(lp1)
+        with np.errstate(invalid="ignore"):
+            loss = np.where(np.isfinite(lp0), lp1 - lp0, np.inf)  # p0 = 0: infinite likelihood ratio
+        order = np.argsort(-loss, kind="stable")
+        self.loss = loss[order]
+        self.p0, self.p1 = np.exp(lp0[order]), np.exp(lp1[order])
+        self.max_error = float(max_error)
+        a = np.concatenate([[0.0], np.cumsum(self.p0)])
+        # outcomes possible under P0 whose probability underflows (e^-1250) still leave alpha = 0 itself:
+        # give them the smallest positive alphas, so beta(0) = 1 - P1(outcomes impossible under P0) exactly
+        possible = np.concatenate([[False], np.cumsum(np.isfinite(lp0[order])) > 0])
+        tiny = np.arange(a.size) * 5e-324
+        a = np.where(possible & (a < tiny), tiny, a)
+        tail1 = np.cumsum(self.p1[::-1])[::-1]  # P1 of the outcomes not yet rejected: exact where small
+        b = np.concatenate([[1.0], tail1[1:] / tail1[0], [0.0]])
+        a = np.minimum(a, 1.0)
+        a[-1], b[-1] = 1.0, 0.0
+        b = np.clip(b, 0.0, 1.0)
+        # several vertices at one alpha (outcomes impossible under P0): keep the lowest beta; a vertex
+        # within rounding (1e-14) of alpha = 1 is the end point itself
+        last = np.concatenate([(a[1:] > a[:-1]) & (a[:-1] < 1.0 - 1e-14), [True]])
+        self.alpha_vertices, self.beta_vertices = a[last], np.minimum.accumulate(b)[last]
+
+    def tradeoff(self, alpha) -> np.ndarray:
+        """beta(alpha) of the optimal (randomised) test."""
+        return np.interp(np.asarray(alpha, dtype=float), self.alpha_vertices, self.beta_vertices)
+
+    def max_loss(self) -> float:
+        """The largest privacy loss with positive probability (inf when unbounded or P0-impossible outcomes)."""
+        if self.unbounded:
+            return math.inf
+        mass = (self.p0 + self.p1) > 0
+        return float(np.max(np.abs(self.loss[mass])))
+
+    def belief_law(self):
+        """(beliefs, probabilities): the 50/50 adversary's posterior probability of the true value,
+        the truth drawn 50/50 and the release from it; merged over equal beliefs."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            b1 = np.where(np.isinf(self.loss), 1.0, special.expit(self.loss))
+        beliefs = np.concatenate([b1, 1.0 - b1])
+        probs = np.concatenate([0.5 * self.p1, 0.5 * self.p0])
+        order = np.argsort(beliefs, kind="stable")
+        return beliefs[order], probs[order]
+
+    def belief_histogram(self, edges) -> np.ndarray:
+        """Probability of a belief in each bin (edges[i], edges[i+1]] (the first bin closed on the left)."""
+        b, p = self.belief_law()
+        idx = np.clip(np.searchsorted(np.asarray(edges, dtype=float), b, side="left") - 1, 0, len(edges) - 2)
+        return np.bincount(idx, weights=p, minlength=len(edges) - 1) / p.sum()
+
+    def belief_quantile(self, q) -> np.ndarray:
+        """Quantiles of the belief law (the smallest belief whose cdf reaches q). For binned Laplace noise an
+        outcome's belief is its bin's, within ``eps / (4 M)`` of the beliefs inside the bin (expit' <= 1/4);
+        the two tails, where the maximum sits, are exact."""
+        b, p = self.belief_law()
+        cdf = np.cumsum(p)
+        cdf /= cdf[-1]
+        idx = np.searchsorted(cdf, np.asarray(q, dtype=float) - 1e-13, side="left")
+        return b[np.minimum(idx, b.size - 1)]
+
+
+@dataclass(frozen=True)
+class GaussianExperiment:
+    """Gaussian noise: ``L ~ N(+mu^2/2, mu^2)`` under ``P1`` with ``mu = |d|_2 / sigma``; closed forms."""
+
+    mu: float
+    max_error = 0.0
+    unbounded = True
+
+    def tradeoff(self, alpha) -> np.ndarray:
+        return gdp_tradeoff(alpha, self.mu)
+
+    def max_loss(self) -> float:
+        return math.inf
+
+    def belief_histogram(self, edges) -> np.ndarray:
+        """P(belief in (edges[i], edges[i+1]]): the belief is expit(L), L ~ N(mu^2/2, mu^2)."""
+        e = np.asarray(edges, dtype=float)
+        with np.errstate(divide="ignore"):
+            cdf = stats.norm.cdf((special.logit(e) - self.mu**2 / 2) / self.mu)
+        return np.diff(cdf)
+
+    def belief_quantile(self, q) -> np.ndarray:
+        """The belief in the truth is expit(L), L ~ N(mu^2/2, mu^2) under either truth (symmetry)."""
+        return special.expit(self.mu**2 / 2 + self.mu * stats.norm.ppf(np.asarray(q, dtype=float)))
+
+
+def experiment(model, mechanism, pair: Neighbours | None = None):
+    """The two laws of the release for the neighbouring pair (module docstring)."""
+    pair = pair or neighbours(model, mechanism)
+    if isinstance(mechanism, RandomizedResponse):
+        lq = mechanism.log_Q
+        return FiniteExperiment(lq[pair.x0], lq[pair.x1])
+    d = np.asarray(pair.shift, dtype=float)
+    d = d[d != 0]
+    if isinstance(mechanism, Gaussian):
+        return GaussianExperiment(float(np.linalg.norm(d)) / mechanism.scale)
+    if isinstance(mechanism, DiscreteGaussian):
+        return _discrete_gaussian(d, mechanism.scale)
+    if isinstance(mechanism, DiscreteLaplace):
+        return _product([_discrete_laplace(dj, mechanism.scale) for dj in d])
+    if isinstance(mechanism, Laplace):
+        if d.size > 2:
+            fail("mechanism.name", "laplace", "the trade-off is computed for shifts in at most two coordinates")
+        bins = LAPLACE_BINS if d.size == 1 else _LAPLACE_BINS_2D
+        return _product([_laplace(abs(dj), mechanism.scale, bins) for dj in d])
+    fail("mechanism.name", getattr(mechanism, "name", mechanism), "has no trade-off curve here")
+
+
+def _product(parts):
+    """Independent coordinates: outcome pairs, log probabilities add; error bounds add (one coordinate
+    keeps its own)."""
+    lp0, lp1 = parts[0][0], parts[0][1]
+    for q0, q1, _ in parts[1:]:
+        lp0 = (lp0[:, None] + q0[None, :]).ravel()
+        lp1 = (lp1[:, None] + q1[None, :]).ravel()
+    errors = [p[2] for p in parts]
+    err = 0.0 if all(e == 0 for e in errors) else (errors[0] if len(errors) == 1 else math.nan)
+    return FiniteExperiment(lp0, lp1, max_error=err)
+
+
+def _laplace(d: float, b: float, bins: int):
+    """One Laplace coordinate shifted by d > 0: the two tails and ``bins`` equal bins of (0, d)."""
+    eps = d / b
+    y = np.linspace(0.0, d, bins + 1)
+    # P0 mass of [y_j, y_j+1] = (e^{-y_j/b} - e^{-y_j+1/b}) / 2; P1 likewise with d - y.
+    lp0_mid = math.log(0.5) - y[:-1] / b + np.log(-np.expm1(-(y[1:] - y[:-1]) / b))
+    lp1_mid = math.log(0.5) - (d - y[1:]) / b + np.log(-np.expm1(-(y[1:] - y[:-1]) / b))
+    lp0 = np.concatenate([[math.log(0.5)], lp0_mid, [math.log(0.5) - eps]])
+    lp1 = np.concatenate([[math.log(0.5) - eps], lp1_mid, [math.log(0.5)]])
+    edge_loss = (2.0 * y - d) / b
+    chord = float(np.max(np.exp(lp0_mid + edge_loss[1:]) - np.exp(lp0_mid + edge_loss[:-1])) / 4.0)
+    return lp0, lp1, chord
+
+
+def _discrete_laplace(d: float, t: float):
+    """One discrete-Laplace coordinate shifted by the integer d: its |d| + 1 distinct losses."""
+    ad = int(round(abs(d)))
+    # y <= 0 (or >= d): loss -|d|/t (+|d|/t); 0 < y < d one outcome each.
+    lam = 1.0 / t
+    log_z = float(discrete_laplace_log_pmf(0, t))  # log P0(y = 0)
+    inner = np.arange(1, ad)
+    # P0(y <= 0) = p(0) / (1 - e^-lam); P0(y >= d) = p(d) / (1 - e^-lam)
+    log_geo = -math.log(-math.expm1(-lam))
+    lp0 = np.concatenate([[log_z + log_geo], log_z - inner * lam, [log_z - ad * lam + log_geo]])
+    lp1 = lp0[::-1].copy()
+    return lp0, lp1, 0.0
+
+
+def _discrete_gaussian(d: np.ndarray, sigma: float):
+    """m = <d, y> under P0 (convolution of the scaled pmfs), P1: m shifted by |d|^2."""
+    if not np.all(np.equal(np.round(d), d)):
+        fail("mechanism.sensitivity", d.tolist(), "discrete noise needs whole-number shifts")
+    d = d.astype(np.int64)
+    half = int(math.ceil(9.5 * sigma)) + 2  # P(|Y| > half) < 1e-19
+    k = np.arange(-half, half + 1)
+    log_pmf = -(k**2) / (2.0 * sigma**2) - discrete_gaussian_log_normalizer(sigma)
+    if d.size == 1:  # one coordinate: in log space, so that e^-1250 stays a positive probability
+        dj = int(abs(d[0]))
+        with np.errstate(divide="ignore"):
+            lp0 = np.concatenate([log_pmf, np.full(dj, -np.inf)])
+            lp1 = np.concatenate([np.full(dj, -np.inf), log_pmf])
+        return FiniteExperiment(lp0, lp1, unbounded=True)
+    # several coordinates: in log space while the support is small (narrow noise: pmf values underflow),
+    # in linear space (direct or FFT) when it is wide (there every kept value is above e^-46)
+    log_space = half <= 600
+    law = np.array([0.0 if log_space else 1.0])
+    for dj in d:
+        with np.errstate(divide="ignore"):
+            scaled = np.full(2 * half * abs(int(dj)) + 1, -np.inf if log_space else 0.0)
+        scaled[::abs(int(dj))] = (log_pmf if log_space else np.exp(log_pmf))[::1 if dj > 0 else -1]
+        if log_space:
+            law = _log_conv(law, scaled)
+        else:
+            law = np.convolve(law, scaled) if law.size * scaled.size < 4e7 else _fft_conv(law, scaled)
+    with np.errstate(divide="ignore"):
+        log_law = law if log_space else np.log(np.clip(law, 0.0, None))
+    pad = np.full(int(np.sum(d * d)), -np.inf)
+    lp0, lp1 = np.concatenate([log_law, pad]), np.concatenate([pad, log_law])
+    return FiniteExperiment(lp0, lp1, unbounded=True)
+
+
+def _log_conv(la, lb):
+    """log of the convolution of exp(la) and exp(lb), term by term in log space (small supports)."""
+    n = la.size + lb.size - 1
+    i = np.arange(la.size)[:, None]
+    k = np.arange(n)[None, :]
+    j = k - i
+    ok = (j >= 0) & (j < lb.size)
+    terms = np.where(ok, la[:, None] + lb[np.clip(j, 0, lb.size - 1)], -np.inf)
+    with np.errstate(invalid="ignore"):
+        return special.logsumexp(terms, axis=0)
+
+
+def _fft_conv(a, b):
+    from scipy import signal  # scipy.signal is slow to import; used only for wide noise
+
+    return signal.fftconvolve(a, b)

@@ -1,0 +1,153 @@
+"""What it protects: the figures (through ``fig.to_dict()``), the computed sentence clause by clause
+against the numbers, and the page in AppTest."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import engine
+from app_support import open_app
+from figures import protection as pf
+from ui import protection_text as pt
+
+BB = {"name": "beta_binomial", "n": 20, "a": 1.0, "b": 1.0}
+
+
+def _risk(mechanism, model=BB, s_dp=(6.0,)):
+    return engine.risk({"seed": 1, "model": model, "mechanism": mechanism, "data": {"s_dp": list(s_dp)}})
+
+
+@pytest.fixture(scope="module")
+def laplace():
+    return _risk({"name": "laplace", "epsilon": 1.0})
+
+
+@pytest.fixture(scope="module")
+def gaussian():
+    return _risk({"name": "gaussian", "rho": 0.5})
+
+
+def _traces(fig):
+    return {t["meta"]["kind"]: t for t in fig.to_dict()["data"]}
+
+
+# --------------------------------------------------------------------------- figures
+def test_tradeoff_figure_draws_the_curve_the_bound_the_diagonal_and_the_power(laplace):
+    tr = _traces(pf.tradeoff_figure(laplace))
+    assert set(tr) == {"guess", "bound", "tradeoff", "power_at_5pct"}
+    np.testing.assert_array_equal(tr["tradeoff"]["y"], laplace["tradeoff"]["beta"])
+    np.testing.assert_array_equal(tr["bound"]["x"], laplace["bound"]["alpha"])
+    np.testing.assert_array_equal(tr["bound"]["y"], laplace["bound"]["beta"])
+    assert "ε-DP" in tr["bound"]["name"] and "ε = 1" in tr["bound"]["name"]
+    assert list(tr["guess"]["x"]) == [0, 1] and list(tr["guess"]["y"]) == [1, 0]
+    assert tr["power_at_5pct"]["x"][0] == 0.05
+    assert tr["power_at_5pct"]["y"][0] == pytest.approx(1 - laplace["power_at_5pct"])
+    assert tr["power_at_5pct"]["text"][0] == f"power {laplace['power_at_5pct']:.0%}"
+
+
+def test_tradeoff_figure_names_the_gdp_bound(gaussian):
+    assert "μ-GDP" in _traces(pf.tradeoff_figure(gaussian))["bound"]["name"]
+
+
+def test_belief_figure_draws_the_histogram_and_its_lines(laplace, gaussian):
+    tr = _traces(pf.belief_figure(laplace))
+    hist = laplace["informed_adversary"]["histogram"]
+    np.testing.assert_allclose(tr["belief_histogram"]["y"], hist["probability"])
+    assert sum(tr["belief_histogram"]["y"]) == pytest.approx(1.0)
+    top = math.exp(1) / (1 + math.exp(1))
+    assert tr["max"]["x"][0] == pytest.approx(100 * top) and "73.1%" in tr["max"]["name"]
+    assert tr["prior"]["x"][0] == 50.0
+    assert tr["q95"]["x"][0] == pytest.approx(100 * laplace["informed_adversary"]["q95"])
+    # the mass sits where the beliefs are: nothing above the ceiling
+    centres = np.asarray(tr["belief_histogram"]["x"])
+    assert np.sum(np.asarray(tr["belief_histogram"]["y"])[centres > 100 * top + 2.5]) == 0
+    g = _traces(pf.belief_figure(gaussian))
+    assert "max" not in g and "q95" in g  # Gaussian noise: no ceiling drawn
+
+
+def test_record_figure_draws_prior_and_posterior(laplace):
+    ra = laplace["realistic_adversary"]
+    tr = _traces(pf.record_figure(ra))
+    assert list(tr["prior"]["x"]) == ["0", "1"] and list(tr["posterior"]["x"]) == ["0", "1"]
+    np.testing.assert_allclose(tr["prior"]["y"], ra["prior"])
+    np.testing.assert_allclose(tr["posterior"]["y"], ra["posterior"])
+    unavailable = pf.record_figure({"available": False, "reason": "no discrete records"}).to_dict()
+    assert unavailable["data"] == [] and unavailable["layout"]["annotations"][0]["text"] == "no discrete records"
+
+
+def test_frontier_figure_from_plain_arrays():
+    eps = [2.0, 0.5, 1.0]
+    q95, power, sd = [0.88, 0.62, 0.73], [0.3, 0.08, 0.14], [0.02, 0.09, 0.05]
+    fig = pf.frontier_figure(eps, q95, power, sd, utility_label="posterior sd of θ", chosen=1.0)
+    tr = _traces(fig)
+    assert list(tr["q95"]["x"]) == [0.09, 0.05, 0.02]  # sorted by epsilon
+    assert list(tr["q95"]["y"]) == [0.62, 0.73, 0.88] and list(tr["power_at_5pct"]["y"]) == [0.08, 0.14, 0.3]
+    assert list(tr["q95"]["text"]) == ["ε = 0.5", "ε = 1", "ε = 2"]
+    assert tr["chosen"]["meta"]["epsilon"] == 1.0 and list(tr["chosen"]["x"]) == [0.05, 0.05]
+    assert list(tr["chosen"]["y"]) == [0.73, 0.14]
+    assert fig.to_dict()["layout"]["xaxis"]["title"]["text"].startswith("posterior sd of θ")
+    with pytest.raises(ValueError, match="one value per epsilon"):
+        pf.frontier_figure([1.0, 2.0], [0.7], [0.1, 0.2], [0.1, 0.2])
+
+
+def test_frontier_figure_takes_protection_sweep_columns():
+    frame = engine.protection_sweep({"model": BB, "mechanism": {"name": "laplace", "epsilon": 1.0}, "data": {"s_dp": [1.0]}},
+                                    [0.5, 1.0])
+    fig = pf.frontier_figure(frame["epsilon"], frame["q95"], frame["power_at_5pct"], [0.1, 0.05])
+    np.testing.assert_allclose(_traces(fig)["q95"]["y"], frame["q95"])
+
+
+# --------------------------------------------------------------------------- the sentence
+def test_sentence_clause_by_clause_against_the_numbers(laplace):
+    ia = laplace["informed_adversary"]
+    parts = pt.clauses(laplace)
+    assert parts[0] == ("At ε = 1, someone who knew everyone else could move a 50% guess about one person to "
+                        f"at most {round(100 * ia['max'])}%")
+    assert "at most 73%" in parts[0]  # e/(1+e) = 0.731
+    power = laplace["power_at_5pct"]
+    assert parts[1] == f"the best attack that wrongly flags 5% of people catches {round(100 * power)}% of the real ones"
+    c = laplace["realistic_adversary"]["largest_change"]
+    assert parts[2] == (f"someone who knows only the model moves from {round(100 * c['prior'])}% to "
+                        f"{round(100 * c['posterior'])}% on \"this person's record is {c['value']}\"")
+    sentence = pt.protection_sentence(laplace, utility=("θ", 0.0512))
+    assert sentence == "; ".join(parts + ["θ is known to ±0.051"]) + "."
+
+
+def test_sentence_for_gaussian_noise_has_no_ceiling(gaussian):
+    first = pt.clauses(gaussian)[0]
+    assert first.startswith("At ρ = 0.5, ")
+    assert f"to {round(100 * gaussian['informed_adversary']['q95'])}% or more in 1 release in 20" in first
+    assert "no firm ceiling" in first and "at most" not in first
+    approx = _risk({"name": "gaussian", "epsilon": 1.0, "delta": 1e-5})
+    assert pt.budget_clause(approx) == "At (ε, δ) = (1, 1e-05)"
+
+
+def test_sentence_leaves_out_an_unavailable_realistic_adversary():
+    r = _risk({"name": "laplace", "epsilon": 2.0}, model={"name": "normal_known_sd", "n": 10}, s_dp=(1.0,))
+    assert len(pt.clauses(r)) == 2 and "at most 88%" in pt.clauses(r)[0]
+
+
+def test_percent_keeps_extremes_readable():
+    assert pt.percent(0.731) == "73%" and pt.percent(0.996) == "99.6%" and pt.percent(0.004) == "0.4%"
+
+
+# --------------------------------------------------------------------------- the page
+def test_page_shows_three_figures_and_the_sentence():
+    at = open_app("pages/protection.py", {"methods": "naive"}, 120)  # the landing page runs naive only: fast
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error
+    assert at.title[0].value == "What it protects"
+    assert len(at.get("plotly_chart")) == 3
+    texts = [m.value for m in at.markdown]
+    # the demo: Laplace at eps = 0.3 -> e^0.3 / (1 + e^0.3) = 57.4%
+    assert any(t.startswith("##### At ε = 0.3, someone who knew everyone else") and "at most 57%" in t for t in texts)
+    assert sum(1 for e in at.expander if e.label == "What am I looking at?") == 3
+
+
+def test_page_says_why_for_a_model_it_does_not_cover():
+    at = open_app("pages/protection.py", {"model": "linear_regression", "methods": "naive"}, 120)
+    assert not at.exception, [e.value for e in at.exception]
+    assert len(at.get("plotly_chart")) == 0
+    assert any("does not cover this scenario" in i.value and "model.name" in i.value for i in at.info)

@@ -1,0 +1,383 @@
+"""What epsilon protects (engine.protection, engine.risk, python -m engine risk): closed forms, the
+guarantees' curves, the adversaries against brute-force enumeration, and the command line's contract."""
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from scipy import special, stats
+
+import engine
+from engine.mechanisms import make_mechanism
+from engine.models import make_model
+from engine.protection import (alpha_grid, epsilon_dp_tradeoff, experiment, gdp_tradeoff, laplace_tradeoff, neighbours,
+                               zcdp_tradeoff)
+from engine.protection.report import privacy_side
+from engine.protection.tradeoff import LAPLACE_BINS
+
+A = np.linspace(0.0, 1.0, 20001)  # a fine grid of type I errors for the curve comparisons
+
+
+def _spec(model, mechanism, s_dp):
+    return {"seed": 3, "model": model, "mechanism": mechanism, "data": {"s_dp": s_dp}}
+
+
+BB = {"name": "beta_binomial", "n": 5, "a": 2.0, "b": 3.0}
+
+
+# --- the optimal attack's curve -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("sigma, model", [(2.0, BB), (0.7, BB), (1.5, {"name": "normal_known_sd", "n": 10, "lo": -1.0, "hi": 2.0})])
+def test_gaussian_curve_is_phi_of_shifted_quantile(sigma, model):
+    r = engine.risk(_spec(model, {"name": "gaussian", "sigma": sigma}, [1.0]))
+    delta = 1.0 if model["name"] == "beta_binomial" else 3.0
+    alpha = np.asarray(r["tradeoff"]["alpha"])
+    expected = stats.norm.cdf(stats.norm.ppf(1 - alpha) - delta / sigma)
+    np.testing.assert_allclose(r["tradeoff"]["beta"], expected, atol=1e-14)
+    assert r["bound"]["kind"] == "gdp" and r["bound"]["mu"] == pytest.approx(delta / sigma)
+    np.testing.assert_allclose(r["bound"]["beta"], expected, atol=1e-14)  # the Gaussian attains its mu-GDP curve
+    assert r["epsilon"] is None and r["informed_adversary"]["max"] is None
+    # beliefs: expit(L), L ~ N(mu^2/2, mu^2) under the truth
+    mu = delta / sigma
+    for key, q in (("q50", 0.5), ("q95", 0.95), ("q99", 0.99)):
+        assert r["informed_adversary"][key] == pytest.approx(special.expit(mu**2 / 2 + mu * stats.norm.ppf(q)), abs=1e-14)
+    assert r["power_at_5pct"] == pytest.approx(1 - stats.norm.cdf(stats.norm.ppf(0.95) - mu), abs=1e-12)
+
+
+@pytest.mark.parametrize("eps", [0.1, 1.0, math.log(3), 4.0])
+def test_binary_randomized_response_lies_on_the_epsilon_dp_curve(eps):
+    model = make_model("beta_binomial", {"n": 5})
+    mech = make_mechanism("randomized_response", {"epsilon": eps}, k=2)
+    e = experiment(model, mech)
+    np.testing.assert_allclose(e.tradeoff(A), epsilon_dp_tradeoff(A, eps), atol=1e-13)
+    assert privacy_side(model, mech)["informed_adversary"]["max"] == pytest.approx(math.exp(eps) / (1 + math.exp(eps)), abs=1e-13)
+
+
+def test_k_ary_randomized_response_is_above_the_curve_in_the_middle():
+    model = make_model("dirichlet_multinomial", {"n": 5, "alpha": [1, 1, 1]})
+    mech = make_mechanism("randomized_response", {"epsilon": 1.0}, k=3)
+    e = experiment(model, mech)
+    gap = e.tradeoff(A) - epsilon_dp_tradeoff(A, 1.0)
+    assert gap.min() > -1e-13 and gap.max() > 0.05  # the reports of third categories carry no evidence
+
+
+@pytest.mark.parametrize("eps", [0.2, 1.0, 3.0])
+def test_laplace_curve_closed_form_never_below_and_strictly_above_at_the_kink(eps):
+    r = engine.risk(_spec(BB, {"name": "laplace", "epsilon": eps}, [2.3]))
+    model, mech = make_model("beta_binomial", BB), make_mechanism("laplace", {"epsilon": eps})
+    e = experiment(model, mech)
+    err = e.max_error
+    assert 0 <= err <= eps**2 / (4 * LAPLACE_BINS**2) * (1 + 1e-6)
+    beta = e.tradeoff(A)
+    # the computed curve is the true one's chords: never below it, at most max_error above
+    diff = beta - laplace_tradeoff(A, eps)
+    assert diff.min() > -1e-13 and diff.max() <= err + 1e-13
+    assert (beta - epsilon_dp_tradeoff(A, eps)).min() > -1e-13
+    kink = 1 / (1 + math.exp(eps))
+    above = float(e.tradeoff(kink)) - 1 / (1 + math.exp(eps))
+    assert above == pytest.approx((1 + math.exp(-eps)) / 4 - 1 / (1 + math.exp(eps)), abs=err + 1e-12)
+    assert above > 1e-3
+    # it touches the bound near the ends (alpha < e^-eps / 2 and alpha > 1/2)
+    ends = A[(A < math.exp(-eps) / 2) | (A > 0.5)]
+    np.testing.assert_allclose(e.tradeoff(ends), epsilon_dp_tradeoff(ends, eps), atol=err + 1e-13)
+    assert r["informed_adversary"]["max"] == pytest.approx(math.exp(eps) / (1 + math.exp(eps)), abs=1e-13)
+    np.testing.assert_allclose(r["tradeoff"]["beta"], laplace_tradeoff(np.asarray(r["tradeoff"]["alpha"]), eps), atol=err + 1e-13)
+
+
+def test_discrete_laplace_and_gaussian_curves_are_convex_decreasing_hulls():
+    model = make_model("dirichlet_multinomial", {"n": 5, "alpha": [1, 1, 1]})
+    for mech in (make_mechanism("discrete_laplace", {"epsilon": 1.0}, default_sensitivity=2.0),
+                 make_mechanism("discrete_gaussian", {"sigma": 0.8}, default_sensitivity=math.sqrt(2)),
+                 make_mechanism("randomized_response", {"scheme": "coin", "truth_prob": 0.4}, k=4)):
+        e = experiment(model, mech)
+        a, b = e.alpha_vertices, e.beta_vertices
+        assert a[0] == 0 and a[-1] == 1 and b[-1] == 0 and np.all(np.diff(a) > 0) and np.all(np.diff(b) <= 1e-15)
+        wide = np.diff(a) > 1e-9  # segments long enough for their slope to be read in floating point
+        slopes = (np.diff(b) / np.diff(a))[wide]
+        assert np.all(np.diff(slopes) >= -1e-6 * np.abs(slopes[:-1])), mech.name  # convex: slopes rise
+        beta = e.tradeoff(A)
+        assert np.all(np.diff(beta) <= 1e-15)
+        # the chord between any two points lies above the curve (convexity on the fine grid)
+        mid = e.tradeoff((A[:-2] + A[2:]) / 2)
+        assert np.all(mid <= (beta[:-2] + beta[2:]) / 2 + 1e-13)
+        assert len(e.alpha_vertices) < 5000  # piecewise linear: a hull of finitely many vertices
+
+
+def test_discrete_laplace_on_two_counts_is_the_product_of_two_half_budget_channels():
+    """Dirichlet counts with L1 sensitivity 2 at epsilon: each of the two moved counts is a binary
+    channel with loss +-eps/2 (y <= 0 or y >= 1), so the curve has vertices at the product's three
+    loss levels and the informed maximum is e^eps/(1+e^eps)."""
+    model = make_model("dirichlet_multinomial", {"n": 5, "alpha": [1, 1, 1]})
+    eps = 1.2
+    mech = make_mechanism("discrete_laplace", {"epsilon": eps}, default_sensitivity=2.0)
+    e = experiment(model, mech)
+    lam = 1 / mech.scale
+    p_hi = math.exp(-lam) / (1 + math.exp(-lam))  # P0(y >= 1) for the discrete Laplace at t = 1/lam
+    p_lo = 1 - p_hi
+    a1 = p_hi**2
+    a2 = a1 + 2 * p_hi * p_lo
+    expected = np.interp(A, [0, a1, a2, 1], [1, 1 - p_lo**2, 1 - p_lo**2 - 2 * p_hi * p_lo, 0])
+    np.testing.assert_allclose(e.tradeoff(A), expected, atol=1e-14)
+    assert privacy_side(model, mech)["informed_adversary"]["max"] == pytest.approx(special.expit(eps), abs=1e-13)
+
+
+def test_discrete_gaussian_needs_the_zcdp_bound_not_mu_gdp():
+    """The lattice lets the first rejected outcome carry a whole atom: the curve dips below the mu-GDP
+    curve of the same rho (so that curve is no bound) but never below the rho-zCDP envelope."""
+    model = make_model("beta_binomial", {"n": 5})
+    mech = make_mechanism("discrete_gaussian", {"sigma": 1.0})
+    beta = experiment(model, mech).tradeoff(A)
+    rho = mech.guarantee["rho"]
+    assert (beta - gdp_tradeoff(A, 1.0)).min() < -0.01
+    assert (beta - zcdp_tradeoff(A, rho)).min() > -1e-12
+    r = privacy_side(model, mech)
+    assert r["bound"]["kind"] == "zcdp" and r["informed_adversary"]["max"] is None
+
+
+def _attack_rates(mech, d, threshold_loss, rng, draws):
+    """Empirical (type I, type II) of 'say x1 when the privacy loss exceeds c', releases drawn with the
+    mechanism's own sampler."""
+    y0 = mech.sample(rng, np.zeros(draws)[:, None])
+    y1 = mech.sample(rng, np.full(draws, d)[:, None])
+
+    def loss(y):
+        return mech.noise_log_prob(y - d) - mech.noise_log_prob(y)
+
+    return float(np.mean(loss(y0)[:, 0] > threshold_loss)), float(np.mean(loss(y1)[:, 0] <= threshold_loss))
+
+
+@pytest.mark.parametrize("name, params", [("laplace", {"epsilon": 1.0}), ("gaussian", {"sigma": 1.3})])
+def test_curve_matches_attacks_on_the_real_sampler_and_a_wrong_noise_fails(name, params):
+    """Monte Carlo: the likelihood-ratio attack at one threshold, run on releases drawn by the mechanism
+    itself, lands on the computed curve within 4 binomial standard errors; the same check against the
+    curve of a wrong noise scale (negative control) fails."""
+    model = make_model("beta_binomial", {"n": 5})
+    mech = make_mechanism(name, params)
+    curve = experiment(model, mech)
+    wrong = experiment(model, make_mechanism(name, {k: v * 1.3 for k, v in params.items()}))
+    rng = np.random.default_rng(20240521)
+    draws = 200_000
+    for c in (-0.3, 0.2):
+        a_hat, b_hat = _attack_rates(mech, 1.0, c, rng, draws)
+        # the threshold test's (a, b) is a point of the optimal curve: b = beta(a)
+        slope = abs(float(curve.tradeoff(min(a_hat + 1e-3, 1))) - float(curve.tradeoff(max(a_hat - 1e-3, 0)))) / 2e-3
+        tol = 4 * math.sqrt(b_hat * (1 - b_hat) / draws + slope**2 * a_hat * (1 - a_hat) / draws)
+        assert abs(b_hat - float(curve.tradeoff(a_hat))) < tol
+        assert abs(b_hat - float(wrong.tradeoff(a_hat))) > tol
+
+
+# --- the informed adversary -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("mechanism", [{"name": "laplace", "epsilon": 0.7}, {"name": "discrete_laplace", "epsilon": 0.7},
+                                       {"name": "randomized_response", "epsilon": 0.7}])
+def test_informed_maximum_is_e_eps_over_one_plus_e_eps(mechanism):
+    r = engine.risk(_spec(BB, mechanism, [2.0]))
+    top = math.exp(0.7) / (1 + math.exp(0.7))
+    ia = r["informed_adversary"]
+    assert ia["prior"] == 0.5 and ia["max"] == pytest.approx(top, abs=1e-13)
+    assert 0.5 <= ia["q50"] <= ia["q95"] <= ia["q99"] <= ia["max"] + 1e-15
+    assert r["epsilon"] == pytest.approx(0.7)
+
+
+def test_informed_belief_law_of_laplace_matches_simulation():
+    """The belief law's cdf at 0.6 against beliefs computed from releases drawn by the mechanism
+    (truth 50/50), within 4 binomial standard errors."""
+    model = make_model("beta_binomial", {"n": 5})
+    mech = make_mechanism("laplace", {"epsilon": 1.0})
+    b, p = experiment(model, mech).belief_law()
+    rng = np.random.default_rng(5)
+    draws = 100_000
+    truth = rng.random(draws) < 0.5
+    y = mech.sample(rng, truth.astype(float)[:, None])[:, 0]
+    loss = mech.noise_log_prob(y - 1.0) - mech.noise_log_prob(y)
+    belief = np.where(truth, special.expit(loss), special.expit(-loss))
+    for cut in (0.55, 0.6, 0.7):
+        exact = float(p[b <= cut].sum())
+        assert abs(np.mean(belief <= cut) - exact) < 4 * math.sqrt(exact * (1 - exact) / draws) + 2e-4
+
+
+# --- the realistic adversary against enumeration ----------------------------------------------------------
+
+def _enumerate(problem, values, log_prior_records, log_release):
+    """P(x_1 = v | s_dp) and P(x_1 = v) by summing over every record vector."""
+    n = problem.model.n
+    post = np.zeros(len(values))
+    prior = np.zeros(len(values))
+    for x in itertools.product(range(len(values)), repeat=n):
+        lp = log_prior_records(np.asarray(x))
+        prior[x[0]] += math.exp(lp)
+        post[x[0]] += math.exp(lp + log_release(np.asarray(x)))
+    return prior / prior.sum(), post / post.sum()
+
+
+@pytest.mark.parametrize("mechanism, s_dp", [({"name": "laplace", "epsilon": 0.8}, [3.4]),
+                                             ({"name": "discrete_gaussian", "sigma": 1.2}, [4.0]),
+                                             ({"name": "randomized_response", "epsilon": 1.1}, [1.0])])
+def test_realistic_beta_binomial_equals_enumeration(mechanism, s_dp):
+    problem = engine.prepare(_spec(BB, mechanism, s_dp))
+    model, mech = problem.model, problem.mechanism
+    a, b = model.a, model.b
+
+    def log_prior(x):
+        s = x.sum()
+        return special.betaln(a + s, b + len(x) - s) - special.betaln(a, b)
+
+    if mechanism["name"] == "randomized_response":
+        lq = mech.log_Q
+
+        def log_release(x):  # sum over every report vector with the released count of ones
+            tot = [sum(lq[xi, zi] for xi, zi in zip(x, z)) for z in itertools.product((0, 1), repeat=len(x))
+                   if sum(z) == s_dp[0]]
+            return special.logsumexp(tot)
+    else:
+        def log_release(x):
+            return float(mech.log_prob(np.asarray(s_dp), np.array([x.sum()])))
+
+    prior, post = _enumerate(problem, [0, 1], log_prior, log_release)
+    r = engine.risk(problem)["realistic_adversary"]
+    assert r["available"] and r["values"] == [0, 1]
+    np.testing.assert_allclose(r["prior"], prior, atol=1e-12)
+    np.testing.assert_allclose(r["posterior"], post, atol=1e-10)
+    assert abs(post[1] - prior[1]) > 1e-3  # the release moved the guess: the comparison has teeth
+
+
+@pytest.mark.parametrize("mechanism", [{"name": "laplace", "epsilon": 1.5}, {"name": "discrete_laplace", "epsilon": 1.5}])
+def test_realistic_dirichlet_equals_enumeration(mechanism):
+    spec = _spec({"name": "dirichlet_multinomial", "n": 4, "alpha": [0.5, 1.0, 2.0]}, mechanism, [3.0, 1.0, 0.0])
+    problem = engine.prepare(spec)
+    alpha = np.asarray(problem.model.alpha)
+
+    def log_prior(x):
+        c = np.bincount(x, minlength=3)
+        return float(special.gammaln(alpha.sum()) - special.gammaln(alpha.sum() + len(x))
+                     + np.sum(special.gammaln(alpha + c) - special.gammaln(alpha)))
+
+    def log_release(x):
+        return float(problem.mechanism.log_prob(problem.s_dp, np.bincount(x, minlength=3).astype(float)))
+
+    prior, post = _enumerate(problem, [0, 1, 2], log_prior, log_release)
+    r = engine.risk(problem)["realistic_adversary"]
+    np.testing.assert_allclose(r["prior"], prior, atol=1e-12)
+    np.testing.assert_allclose(r["posterior"], post, atol=1e-9)
+
+
+def test_realistic_poisson_equals_enumeration():
+    spec = _spec({"name": "poisson_gamma", "n": 3, "alpha": 3.0, "beta": 2.0}, {"name": "laplace", "epsilon": 0.9}, [7.3])
+    problem = engine.prepare(spec)
+    m = problem.model
+    top = 22  # records above 22 carry < 1e-12 of the mass at this prior
+
+    def log_prior(x):
+        s = x.sum()
+        return float(special.gammaln(m.alpha + s) - special.gammaln(m.alpha) - special.gammaln(x + 1).sum()
+                     + m.alpha * math.log(m.beta) - (m.alpha + s) * math.log(m.beta + len(x)))
+
+    def log_release(x):
+        return float(problem.mechanism.log_prob(problem.s_dp, np.array([float(x.sum())])))
+
+    prior, post = _enumerate(problem, list(range(top + 1)), log_prior, log_release)
+    r = engine.risk(problem)["realistic_adversary"]
+    k = min(len(r["values"]), top + 1)
+    np.testing.assert_allclose(r["prior"][:k], prior[:k], atol=1e-9)
+    np.testing.assert_allclose(r["posterior"][:k], post[:k], atol=1e-9)
+    assert sum(r["posterior"]) == pytest.approx(1.0, abs=2e-6)
+
+
+def test_realistic_adversary_says_why_when_not_available():
+    r = engine.risk(_spec({"name": "normal_known_sd", "n": 5}, {"name": "laplace", "epsilon": 1.0}, [0.3]))
+    assert r["realistic_adversary"]["available"] is False and "discrete records" in r["realistic_adversary"]["reason"]
+
+
+# --- the sweep, the library call and the command line ---------------------------------------------------
+
+def test_protection_grows_with_epsilon():
+    frame = engine.protection_sweep({"model": BB, "mechanism": {"name": "laplace", "epsilon": 1.0}, "data": {"s_dp": [1.0]}},
+                                    [0.25, 0.5, 1.0, 2.0])
+    assert list(frame.columns[:1]) == ["epsilon"]
+    assert np.all(np.diff(frame["q95"]) > 0) and np.all(np.diff(frame["power_at_5pct"]) > 0)
+    np.testing.assert_allclose(frame["max"], special.expit(frame["epsilon"]), atol=1e-13)
+    with pytest.raises(ValueError, match="epsilons"):
+        engine.protection_sweep({"model": BB, "mechanism": {"name": "laplace", "epsilon": 1.0}, "data": {"s_dp": [1.0]}}, [0.0])
+
+
+def test_neighbours_at_the_sensitivity():
+    assert neighbours(make_model("poisson_gamma", {"n": 4, "upper": 5}), make_mechanism("laplace", {"epsilon": 1.0})).shift == (5.0,)
+    assert neighbours(make_model("normal_known_sd", {"n": 4, "lo": -2, "hi": 1}), make_mechanism("laplace", {"epsilon": 1.0})).shift == (3.0,)
+    assert neighbours(make_model("dirichlet_multinomial", {"n": 4}), make_mechanism("laplace", {"epsilon": 1.0})).shift == (-1.0, 1.0, 0.0)
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "engine", *args], capture_output=True, text=True)
+
+
+TOML = """seed = 7
+[model]
+name = "beta_binomial"
+n = 30
+[mechanism]
+name = "laplace"
+epsilon = 1.0
+[data]
+simulate = { theta = 0.3 }
+"""
+
+
+def test_cli_writes_risk_json_with_the_contract_keys(tmp_path):
+    spec = tmp_path / "s.toml"
+    spec.write_text(TOML)
+    done = _cli("risk", str(spec), "--out", str(tmp_path / "out"))
+    assert done.returncode == 0, done.stderr
+    out = json.loads((tmp_path / "out" / "risk.json").read_text())
+    assert out["epsilon"] == pytest.approx(1.0)
+    assert len(out["tradeoff"]["alpha"]) >= 101 and out["tradeoff"]["alpha"][0] == 0 and out["tradeoff"]["alpha"][-1] == 1
+    assert len(out["tradeoff"]["beta"]) == len(out["tradeoff"]["alpha"])
+    assert len(out["bound"]["beta"]) == len(out["bound"]["alpha"]) >= 101
+    assert set(out["informed_adversary"]) >= {"prior", "q50", "q95", "q99", "max"}
+    assert out["informed_adversary"]["prior"] == 0.5
+    assert out["informed_adversary"]["max"] == pytest.approx(math.exp(1) / (1 + math.exp(1)), abs=1e-12)
+    assert out["power_at_5pct"] == pytest.approx(1 - float(laplace_tradeoff(0.05, 1.0)), abs=1e-7)
+    assert out == engine.risk(engine.load_spec(str(spec)))  # the library returns the same content
+
+
+@pytest.mark.parametrize("text, field", [
+    (TOML.replace('epsilon = 1.0', 'epsilon = -1.0'), "mechanism.epsilon"),
+    (TOML.replace('name = "laplace"', 'name = "laplace"\nrho = 0.2'), "mechanism.rho"),
+    (TOML.replace('name = "beta_binomial"\nn = 30', 'name = "linear_regression"\nn = 30'), "model"),
+])
+def test_cli_bad_spec_is_one_line_and_exit_2(tmp_path, text, field):
+    spec = tmp_path / "bad.toml"
+    spec.write_text(text)
+    done = _cli("risk", str(spec), "--out", str(tmp_path / "out"))
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and field in lines[0]
+    assert not (tmp_path / "out" / "risk.json").exists()
+
+
+def test_cli_missing_file_and_missing_out(tmp_path):
+    done = _cli("risk", str(tmp_path / "nope.toml"), "--out", str(tmp_path / "o"))
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "SPEC" in done.stderr
+    done = _cli("risk", str(tmp_path / "nope.toml"))
+    assert done.returncode == 2 and done.stderr.startswith("error:")
+
+
+def test_risk_rejects_unsupported_inputs():
+    with pytest.raises(ValueError, match="problem_or_spec"):
+        engine.risk(42)
+    with pytest.raises(ValueError, match="model.name"):
+        engine.risk(_spec({"name": "linear_regression", "n": 20}, {"name": "gaussian", "rho": 0.5}, [0.0] * 9))
+
+
+@pytest.mark.parametrize("model, s_dp", [(BB, [2.0]), ({"name": "dirichlet_multinomial", "n": 4}, [2.0, 1.0, 1.0])])
+def test_narrow_discrete_gaussian_stays_exact_where_probabilities_underflow(model, s_dp):
+    """sigma = 0.02: P0(y = 1) = e^-1250 underflows in linear space; computed in log space the curve still
+    starts at beta(0) = 1 (no outcome is impossible under either neighbour) and stays above its zCDP bound."""
+    r = engine.risk(_spec(model, {"name": "discrete_gaussian", "sigma": 0.02}, s_dp))
+    beta, bound = np.asarray(r["tradeoff"]["beta"]), np.asarray(r["bound"]["beta"])
+    assert beta[0] == 1.0 and beta[1] < 1e-12 and np.all(beta - bound > -1e-12)
+    assert r["informed_adversary"]["max"] is None and r["power_at_5pct"] == pytest.approx(1.0)

@@ -1,0 +1,106 @@
+"""Issue 20, the words: numbers typed into a box are read as typed or refused (item 4), the engine's errors
+in the sidebar's language (item 12), the verdict in a table cell read whole (items 1, 15) and advice that
+names an action that exists (items 7, 8)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from ui.glossary import GLOSSARY, TERMS, glossary_markdown
+from ui.narrative import convergence_warning
+from ui.params.messages import in_words
+from ui.params.parsing import format_number, parse_number
+from ui.tables import verdict_text
+
+
+@pytest.mark.parametrize("text, integer, value", [
+    ("0.5", False, 0.5), (".5", False, 0.5), (" 2 ", False, 2.0), ("2e6", True, 2_000_000), ("2E6", False, 2e6),
+    ("-1.5e-3", False, -0.0015), ("2000", True, 2000),
+])
+def test_a_plain_number_is_read_as_typed(text, integer, value):
+    got = parse_number("n", text, integer=integer)
+    assert got == value and isinstance(got, int if integer else float)
+
+
+@pytest.mark.parametrize("text, integer, message", [
+    ("0,5", False, 'ε = "0,5" is not a number: write it with a point for decimals, e.g. 0.5'),
+    ("2,000,000", True, 'ε = "2,000,000" is not a number: write it without thousands separators, e.g. 2000000 or 2e6'),
+    ("abc", False, 'ε = "abc" is not a number'),
+    ("", False, "ε is empty: type a number"),
+    ("2.5", True, 'ε = "2.5" is not a whole number'),
+    ("inf", False, 'ε = "inf" is not a number'),
+    ("1e999", False, 'ε = "1e999" is not a finite number'),
+])
+def test_anything_else_is_refused_quoting_the_text(text, integer, message):
+    """The browser's number field turned "0,5" into 5 and "2e6" into 2; "abc" left 0.0 standing."""
+    with pytest.raises(ValueError) as info:
+        parse_number("ε", text, integer=integer)
+    assert str(info.value).startswith(message)
+
+
+@pytest.mark.parametrize("value", [2000, 0.5, 1e-5, 0.3, 3.0, 123456789, 0.1 + 0.2])
+def test_a_box_starts_with_text_that_reads_back_to_its_value(value):
+    assert parse_number("x", format_number(value)) == value
+
+
+@pytest.mark.parametrize("engine_message, words", [
+    ("mechanism.epsilon = 0.0 is invalid: must be a finite number > 0",
+     "ε (epsilon) must be a finite number > 0 (you entered 0)."),
+    ("model.a = -2.0 is invalid: must be a finite number > 0", "prior a (Beta) must be a finite number > 0 (you entered -2)."),
+    ("model.n = 0 is invalid: must be an integer >= 1 and <= 10000000",
+     "n (number of confidential records) must be an integer ≥ 1 and ≤ 10,000,000 (you entered 0)."),
+    ("data.csv = 'uploaded file' is invalid: is empty; it needs a header row and at least one record",
+     "The uploaded file is empty; it needs a header row and at least one record"),
+    ("data.records record 4 = 2.0 is invalid: beta_binomial records must be 0 or 1",
+     "Line 5 of the uploaded file (record 4) holds 2: Beta-binomial records must be 0 or 1."),
+    ("data.csv line 3 column 'x' = 'yes' is invalid: must be a number",
+     "Line 3 of the uploaded file (column x) holds yes: must be a number."),
+    ("data.simulate.theta = 1.5 is invalid: must be in [0, 1]", "True θ (theta) must be in [0, 1] (you entered 1.5)."),
+    ("something else entirely", "something else entirely"),
+])
+def test_engine_errors_in_the_sidebars_words(engine_message, words):
+    assert in_words(engine_message) == words
+
+
+def test_verdict_cells_are_short_and_say_what_failed():
+    assert verdict_text({"applicable": True, "converged": True}) == "yes"
+    assert verdict_text({"applicable": True, "converged": False, "r_hat_max": 1.0341, "ess_bulk_min": 17.2,
+                         "ess_tail_min": 40.0, "reasons": ["R-hat of theta is 1.034 > 1.01"] * 3}) == "no: R-hat 1.034, ESS 17"
+    assert verdict_text({"independent": True, "converged": True, "draws": 4000}) == "yes (independent)"
+    assert verdict_text({"independent": True, "converged": False, "draws": 2}) == "no: 2 draws"
+    assert verdict_text({"estimator": True}) == "— (estimator)"
+
+
+@dataclass
+class _Run:
+    convergence: dict
+    stalled: bool = False
+    too_few: bool = False
+
+
+STALLED = {"applicable": True, "converged": False, "r_hat_max": 1.05, "ess_bulk_min": 30.0, "ess_tail_min": 60.0}
+
+
+def test_advice_names_an_action_that_exists():
+    """Issue 20 item 7: 'switch on Pseudo-marginal' was the advice for the pseudo-marginal sampler itself."""
+    text = convergence_warning({"pseudo_marginal": _Run(STALLED, stalled=True)})
+    assert "switch on Exact (best method)," in text and "switch on Pseudo-marginal" not in text
+    both = convergence_warning({"pseudo_marginal": _Run(STALLED, stalled=True), "auto": _Run({}),
+                                "da_mcmc": _Run(STALLED, stalled=True)})
+    assert "switch on" not in both and "Their curves are faded" in both
+
+
+def test_a_page_without_curves_does_not_mention_one():
+    """Issue 20 item 8: 'its curve is faded' on Diagnostics, which draws no curve."""
+    assert "faded" not in convergence_warning({"da_mcmc": _Run(STALLED, stalled=True)}, figure=False)
+    few = convergence_warning({"abc_rejection": _Run({"independent": True, "converged": False, "draws": 2},
+                                                     too_few=True)}, figure=False)
+    assert few.startswith("Too few draws for a posterior: ABC rejection (2 draws); at least 400 are needed.")
+    assert "tick marks" not in few
+
+
+def test_every_term_is_defined():
+    assert {k for k, _ in TERMS} == set(GLOSSARY)
+    text = glossary_markdown()
+    assert all(f"**{name}**" in text for _, name in TERMS)

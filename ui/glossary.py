@@ -1,0 +1,61 @@
+"""The terms the pages use, defined once in words a newcomer understands: every page that shows a term
+takes its definition from here (a widget's ``help=``, a column's tooltip, the glossary expander).
+Pure; nothing here imports streamlit."""
+from __future__ import annotations
+
+__all__ = ["GLOSSARY", "TERMS", "COLUMN_HELP", "glossary_markdown"]
+
+GLOSSARY = {
+    "epsilon": "ε (epsilon), the privacy-loss budget: how much the release may depend on any one person's "
+               "record. Smaller ε means more noise and more privacy; must be > 0.",
+    "delta": "δ (delta): the small probability with which an (ε, δ)-DP release may exceed its ε; strictly "
+             "between 0 and 1, usually far below 1/n.",
+    "rho": "ρ (rho): the budget of zero-concentrated DP (zCDP), the natural budget of Gaussian noise; ρ = ε²/2 "
+           "gives a Gaussian release comparable to ε; must be > 0.",
+    "zcdp": "zCDP (zero-concentrated differential privacy): a guarantee stated by a budget ρ, under which "
+            "Gaussian noise with variance Δ²/(2ρ) is private.",
+    "sensitivity": "Sensitivity Δ: the most the released statistic can change when one person's record "
+                   "changes. The noise is scaled to it: noise scale = Δ / ε for Laplace noise.",
+    "rhat": "R-hat: compares the chains of a sampler with each other; near 1 (at most 1.01) means they agree "
+            "and explore the same distribution.",
+    "ess": "ESS (effective sample size): how many independent draws the correlated draws of a chain are worth; "
+           "at least 400 are needed for a trustworthy mean and 90% interval.",
+    "ops": "OPS (one-posterior sampling): releases k draws from the posterior as the private output itself; "
+           "valid but wider than the exact posterior by design, because the draws carry the privacy noise.",
+    "independent": "Independent draws: draws from the posterior that do not depend on each other (closed form, "
+                   "ABC rejection, naive, OPS); they need no R-hat, only enough of them (at least 400).",
+    "naive": "Naive: treats the noisy release as if it were the exact statistic, so it ignores the privacy "
+             "noise; too narrow and often off-centre.",
+    "exact": "Exact: a posterior that accounts for the privacy noise exactly (closed form, DA-MCMC, ABC "
+             "rejection, pseudo-marginal).",
+    "q5_q95": "q5 and q95: the 5% and 95% posterior quantiles; together the 90% central interval.",
+    "s_dp": "s_dp: the released (privatized) statistic, the confidential statistic plus noise.",
+}
+
+#: Terms in the order the glossary lists them, with their display names.
+TERMS = (("epsilon", "ε (epsilon)"), ("delta", "δ (delta)"), ("rho", "ρ (rho)"), ("zcdp", "zCDP"),
+         ("sensitivity", "Sensitivity Δ"), ("s_dp", "s_dp"), ("naive", "Naive"), ("exact", "Exact"),
+         ("ops", "OPS"), ("independent", "Independent draws"), ("rhat", "R-hat"), ("ess", "ESS"),
+         ("q5_q95", "q5, q95"))
+
+
+def glossary_markdown(terms=None) -> str:
+    """The glossary (or the named ``terms`` of it) as a Markdown list."""
+    wanted = [t for t in TERMS if terms is None or t[0] in terms]
+    return "\n".join(f"- **{name}**: {GLOSSARY[key]}" for key, name in wanted)
+
+
+#: The comparison table's columns and what each means (the column's tooltip).
+COLUMN_HELP = {
+    "sd": "Posterior standard deviation.",
+    "q5": GLOSSARY["q5_q95"],
+    "q95": GLOSSARY["q5_q95"],
+    "R-hat": GLOSSARY["rhat"],
+    "ESS bulk": GLOSSARY["ess"] + " Bulk: for the mean and centre.",
+    "ESS tail": GLOSSARY["ess"] + " Tail: for the 5% and 95% quantiles.",
+    "converged": "The verdict: a sampler needs R-hat ≤ 1.01 and both ESS ≥ 400; independent draws need at least 400 "
+                 "draws (OPS's k draws are its private release, whatever their number).",
+    "acceptance": "DA-MCMC: mean acceptance probability of a record update (never below exp(−ε) for pure ε-DP); "
+                  "pseudo-marginal: share of accepted moves of θ; ABC: share of proposals accepted.",
+    "draws": "Number of draws behind the row's numbers.",
+}

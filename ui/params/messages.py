@@ -1,0 +1,86 @@
+"""The engine's errors in the sidebar's words: the box's label, what is allowed, and what was entered.
+
+The engine speaks in spec fields (``mechanism.epsilon = 0.0 is invalid: must be a finite number > 0``),
+which is right for a spec file and the command line but means nothing to someone who typed into a
+box labelled "ε (epsilon)". :func:`in_words` rewrites a message of that shape as
+``ε (epsilon) must be a finite number > 0 (you entered 0)``, a record of an uploaded file as its line
+(``Line 4 of the uploaded file (record 3) …``), and leaves any other message as it is. Pure.
+"""
+from __future__ import annotations
+
+import re
+
+from figures.labels import MODEL_LABELS, PRIOR_LABELS
+
+__all__ = ["FIELD_LABELS", "in_words"]
+
+#: spec field -> the sidebar label of the box that holds it
+FIELD_LABELS = {
+    "model.n": "n (number of confidential records)",
+    **{f"model.{k}": v for k, v in PRIOR_LABELS.items()},
+    "model.class_levels": "classes I", "model.feature_levels": "feature levels J_1, …, J_K",
+    "model.alpha": "Dirichlet prior α", "model.p": "predictors p", "model.sigma": "noise sd σ",
+    "model.x_mean": "predictor mean m", "model.x_cov": "predictor covariance Σ", "model.lo": "clamp low",
+    "model.hi": "clamp high", "model.prior_sd": "prior sd", "model.upper": "clamp records at",
+    "model.n_prior.mean": "prior mean of n", "model.n_prior.dispersion": "dispersion r",
+    "model.n_prior": "prior on n",
+    "mechanism.epsilon": "ε (epsilon)", "mechanism.delta": "δ (delta)", "mechanism.rho": "ρ (rho, zCDP)",
+    "mechanism.sensitivity": "sensitivity Δ", "mechanism.truth_prob": "P(first coin says: answer truthfully)",
+    "mechanism.scale": "noise scale", "mechanism.sigma": "noise sd",
+    "n_mechanism.epsilon": "ε for n", "n_mechanism.scale": "noise scale on n",
+    "data.s_dp": "Released s_dp", "data.n_dp": "Released n_dp", "data.column": "Column",
+    "data.simulate": "True parameters", "seed": "Seed",
+    "method.chains": "chains", "method.draws": "draws", "method.warmup": "warmup",
+    "method.max_seconds": "ABC: stop after (seconds)", "method.max_proposals": "ABC: at most this many proposals",
+    "method.k": "OPS: number of released samples k",
+}
+_SHAPE = re.compile(r"^(?P<field>[A-Za-z_][\w.\[\]]*(?: line \d+)?(?: column '?[^=']*'?)?(?: record \d+)?(?: header)?) = "
+                    r"(?P<value>.*?) "
+                    r"is invalid: (?P<allowed>.*)$", re.S)
+_RECORD = re.compile(r"^data\.(?:records|csv)(?: column (?P<col>\w+))? record (?P<k>\d+)$")
+_LINE = re.compile(r"^data\.csv line (?P<line>\d+)(?: column '?(?P<col>[^']*)'?)?$")
+_TRUTH = re.compile(r"^data\.simulate\.(?P<name>\w+)$")
+
+
+def _value(text: str) -> str:
+    """A value as the person typed it: no quotes, whole floats without ``.0``."""
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        return text[1:-1]
+    return re.sub(r"(?<![\d.])(-?\d+)\.0(?![\d])", r"\1", text)
+
+
+_MODELS = re.compile(r"\b(" + "|".join(MODEL_LABELS) + r")\b")
+
+
+def _readable(allowed: str) -> str:
+    """What is allowed, for people: ≥ and ≤, thousands separators, a model's name instead of its key."""
+    allowed = allowed.replace(">=", "≥").replace("<=", "≤")
+    allowed = re.sub(r"(?<![\d.,])\d{5,}(?![\d.])", lambda m: f"{int(m[0]):,}", allowed)
+    return _MODELS.sub(lambda m: MODEL_LABELS[m[0]].split(" (")[0], allowed)
+
+
+def in_words(message: str) -> str:
+    """``message`` (the engine's ``<field> = <value> is invalid: <allowed>``) in the sidebar's words."""
+    m = _SHAPE.match(message.strip())
+    if not m:
+        return message
+    field, value, allowed = m["field"], _value(m["value"]), _readable(m["allowed"].strip())
+    record = _RECORD.match(field)
+    if record:
+        k = int(record["k"])
+        where = f"Line {k + 1} of the uploaded file (record {k}" + (f", column {record['col']}" if record["col"] else "")
+        return f"{where}) holds {value}: {allowed.rstrip('.')}."
+    line = _LINE.match(field)
+    if line:
+        where = f"Line {line['line']} of the uploaded file" + (f" (column {line['col']})" if line["col"] else "")
+        return f"{where} holds {value}: {allowed.rstrip('.')}."
+    if field in ("data.csv", "data.records", "data.csv header"):
+        thing = "The uploaded file's header" if field.endswith("header") else "The uploaded file"
+        return f"{thing} {allowed if allowed.startswith(('is ', 'must ', 'needs ', 'has ')) else 'is not usable: ' + allowed}"
+    truth = _TRUTH.match(field)
+    symbols = {"theta": "θ (theta)", "lam": "λ (lam)", "mu": "μ (mu)", "beta": "coefficients β", "pi": "class probabilities π",
+               "p": "probabilities p"}
+    label = FIELD_LABELS.get(field) or (f"True {symbols.get(truth['name'], truth['name'])}" if truth else field)
+    verb = allowed if allowed.startswith(("must ", "needs ", "is ", "takes ", "has ")) else f"is not allowed: {allowed}"
+    return f"{label} {verb} (you entered {value})."

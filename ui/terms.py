@@ -1,0 +1,22 @@
+"""Terms defined where they appear: the expander a page puts under its title, and column tooltips."""
+from __future__ import annotations
+
+from typing import Iterable, Mapping
+
+import streamlit as st
+
+from .glossary import COLUMN_HELP, glossary_markdown
+
+__all__ = ["terms_expander", "text_columns"]
+
+
+def terms_expander(terms: Iterable[str]) -> None:
+    """An expander "Terms on this page" defining ``terms`` (keys of :data:`ui.glossary.GLOSSARY`)."""
+    with st.expander("Terms on this page"):
+        st.markdown(glossary_markdown(set(terms)))
+
+
+def text_columns(formats: Mapping[str, str]) -> dict:
+    """Right-aligned text columns for formatted numbers, each with its definition as the tooltip."""
+    return {c: st.column_config.TextColumn(c, alignment="right", help=COLUMN_HELP.get(c)) for c in formats} | \
+        {c: st.column_config.TextColumn(c, help=h) for c, h in COLUMN_HELP.items() if c not in formats}
