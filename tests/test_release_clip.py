@@ -260,3 +260,16 @@ def test_release_from_states_the_mapping():
                                         "Binary"}
     assert opts["opendp"]["laplace"]["scale"]["default"] == "required"
 
+
+
+def test_privacy_tradeoff_of_lattice_noise_is_the_integer_law_rescaled():
+    """OpenDP's Laplace on g Z with scale b, neighbours 1 apart, is the integer discrete Laplace with t = b / g
+    and shift 1 / g; read as integer noise with t = b it would be a different (wrong) experiment."""
+    from engine.protection.tradeoff import Neighbours, experiment
+    model = engine.make_model("beta_binomial", {"n": 10})
+    lattice = experiment(model, LatticeLaplace(scale=2.0, sensitivity=1.0, granularity=0.5))
+    integer = experiment(model, DiscreteLaplace(scale=4.0, sensitivity=2.0), pair=Neighbours(0, 2, (2.0,)))
+    wrong = experiment(model, DiscreteLaplace(scale=2.0, sensitivity=1.0))
+    np.testing.assert_allclose(lattice.loss, integer.loss)
+    np.testing.assert_allclose(lattice.p0, integer.p0)
+    assert lattice.loss.size != wrong.loss.size or not np.allclose(lattice.loss, wrong.loss)

@@ -12,6 +12,9 @@ module                         holds
 :mod:`.randomized_response`    per-record randomized response (k-ary and coin schemes)
 :mod:`.budgets`                noise scale <-> budget, the analytic Gaussian mechanism
 :mod:`.release`                the release itself: records in, s_dp out
+:mod:`.clipped`                clipped releases (point masses at the bounds), diffprivlib's bounded domain
+:mod:`.lattice`                OpenDP's float noise on a granularity 2^k
+:mod:`.libraries`              OpenDP / diffprivlib calls mapped to these laws (``release_from``)
 this module                    the registry: names, :func:`make_mechanism`, release checks
 =============================  ==========================================================
 """
