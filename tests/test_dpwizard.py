@@ -91,11 +91,13 @@ def _pit(spec, releases, lam, scale_factor=1.0):
     model, mech = problem.model, problem.mechanism
     if scale_factor != 1.0:
         mech = replace(mech, base=replace(mech.base, scale=scale_factor * mech.base.scale))
-    out = []
-    for s_dp, t in zip(releases, lam):
-        p = engine.Problem(model=model, mechanism=mech, s_dp=np.array([float(s_dp)]))
-        out.append(float(exact_mixture(p).cdf(0, np.array([t]))[0]))
-    return np.array(out)
+    releases, lam = np.asarray(releases, dtype=float), np.asarray(lam, dtype=float)
+    u = np.empty(lam.size)
+    values, index = np.unique(releases, return_inverse=True)  # one exact mixture per distinct release
+    for j, v in enumerate(values):
+        at = index == j
+        u[at] = exact_mixture(engine.Problem(model=model, mechanism=mech, s_dp=np.array([v]))).cdf(0, lam[at])
+    return u
 
 
 def _calibrated(u):

@@ -248,8 +248,14 @@ def test_library_draws_follow_the_engine_noise_law(case):
 
 
 def _pit(model, noise, s_dp, theta):
-    return np.array([float(exact_mixture(Problem(model=model, mechanism=noise, s_dp=np.array([v]))).cdf(
-        0, np.array([t]))[0]) for v, t in zip(s_dp, theta)])
+    """u_i = F(theta_i | s_dp_i), one exact mixture per distinct release (integer releases repeat)."""
+    s_dp, theta = np.asarray(s_dp, dtype=float), np.asarray(theta, dtype=float)
+    u = np.empty(theta.size)
+    values, index = np.unique(s_dp, return_inverse=True)
+    for j, v in enumerate(values):
+        at = index == j
+        u[at] = exact_mixture(Problem(model=model, mechanism=noise, s_dp=np.array([v]))).cdf(0, theta[at])
+    return u
 
 
 def _calibrated(u) -> tuple[bool, str]:
