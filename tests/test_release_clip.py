@@ -273,3 +273,25 @@ def test_privacy_tradeoff_of_lattice_noise_is_the_integer_law_rescaled():
     np.testing.assert_allclose(lattice.loss, integer.loss)
     np.testing.assert_allclose(lattice.p0, integer.p0)
     assert lattice.loss.size != wrong.loss.size or not np.allclose(lattice.loss, wrong.loss)
+
+
+def test_opendp_sums_default_to_add_remove_sensitivity_and_binary_is_randomized_response():
+    spec = {"seed": 1, "model": {"name": "normal_known_sd", "n": 50, "lo": -1.0, "hi": 3.0},
+            "release": {"library": "opendp", "mechanism": "laplace", "domain": "float", "scale": 6.0},
+            "data": {"s_dp": [20.0]}}
+    mech = engine.prepare(spec).mechanism
+    assert mech.sensitivity == 3.0 and mech.guarantee["epsilon"] == pytest.approx(0.5)  # max(|lo|, |hi|) / scale
+    lab = engine.prepare({**{k: v for k, v in spec.items() if k != "release"},
+                          "mechanism": {"name": "laplace", "scale": 6.0}}).mechanism
+    assert lab.sensitivity == 4.0  # the lab's replace-one default, hi - lo
+    binary = {"seed": 2, "model": {"name": "beta_binomial", "n": 40},
+              "release": {"library": "diffprivlib", "mechanism": "Binary", "epsilon": 1.0},
+              "data": {"simulate": {"theta": 0.3}}}
+    problem = engine.prepare(binary)
+    assert problem.mechanism.name == "randomized_response" and 0 <= problem.s_dp[0] <= 40
+    assert np.isfinite(engine.run_method(problem, {"name": "exact", "draws": 100}, 1).draws).all()
+    with pytest.raises(ValueError, match="release.mechanism = 'Binary' is invalid"):
+        engine.spec_from_dict({**binary, "model": {"name": "poisson_gamma", "n": 5}})
+    with pytest.raises(ValueError, match="mechanism.clip = .* is invalid: is for additive noise only"):
+        engine.spec_from_dict({"model": {"name": "beta_binomial", "n": 5}, "data": {"s_dp": [1]},
+                               "mechanism": {"name": "randomized_response", "epsilon": 1.0, "clip": [0, 5]}})
