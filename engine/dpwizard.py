@@ -18,9 +18,11 @@ split_by_weights=weights)``):
 * a mean is ``dp.mean((lo, hi))``: a sum and a length, each with epsilon_j / 2; the sum's scale is
   c max(|lo|, |hi|) / (epsilon_j / 2) (add/remove-one sensitivity), the length's c / (epsilon_j / 2).
 
-Where the executed notebook shows OpenDP's own ``summarize()`` of the same query plan, those scales are read
-too and must agree (to 1e-6 relative: OpenDP rounds float sensitivities up by a few ulps); the scale used is
-``summarize()``'s when present (``scale_source``).
+Where OpenDP and polars are installed, :func:`opendp_scales` asks OpenDP's own ``summarize()`` for the scales of
+the same queries (one context per column with its share of epsilon; no data needed), and where the executed
+notebook shows the ``summarize()`` tables dp-wizard printed, those are read too: all must agree with the plan
+(to 1e-6 relative: OpenDP rounds float sensitivities up by a few ulps), and the scale used is ``summarize()``'s
+when present (``scale_source``).
 
 What is analysed: each histogram bin is one count. With the total n private, the histogram is analysed by
 the Poisson construction (paper 002, Appendix B): n ~ Poisson(lambda) makes the bin counts independent
@@ -53,7 +55,7 @@ from .core.validation import fail
 from .mechanisms.libraries import release_from
 from .spec import spec_from_dict
 
-__all__ = ["DpWizardPackage", "read_package", "import_dpwizard", "plan_scales"]
+__all__ = ["DpWizardPackage", "read_package", "import_dpwizard", "plan_scales", "opendp_scales"]
 
 _BIN = re.compile(r"^(?P<column>.+): histogram: (?P<bin>.+)$")
 _MEAN = re.compile(r"^(?P<column>.+): mean$")
@@ -80,8 +82,9 @@ def _yaml_plan(text: str, path: str) -> dict:
     class Loader(yaml.SafeLoader):
         pass
 
-    def mapping(loader, suffix, node):
-        return loader.construct_mapping(node, deep=True) if isinstance(node, yaml.MappingNode) else {}
+    def mapping(loader, suffix, node):  # a python object: its fields, and its class (polars dtypes have no fields)
+        fields = loader.construct_mapping(node, deep=True) if isinstance(node, yaml.MappingNode) else {}
+        return {**fields, "__class__": suffix}
 
     def scalar(loader, suffix, node):
         return loader.construct_scalar(node)
@@ -175,6 +178,47 @@ def plan_scales(plan: dict, path: str = "PACKAGE") -> dict:
     return out
 
 
+def opendp_scales(plan: dict) -> dict | None:
+    """{(column, aggregate): scale} from OpenDP's own ``summarize()`` of the queries dp-wizard writes, one
+    context per column with that column's share of epsilon (no data needed: a one-row frame of the plan's
+    schema); None when OpenDP or polars is not installed (third-party imports, lazily here only)."""
+    try:
+        import warnings
+
+        import opendp.prelude as dp
+        import polars as pl
+    except ImportError:
+        return None
+    dp.enable_features("contrib")
+    schema = {}
+    for name, dtype in (plan.get("schema_columns") or {}).items():
+        cls = str(dtype.get("__class__", "")) if isinstance(dtype, dict) else ""
+        schema[str(name)] = getattr(pl, cls.rsplit(".", 1)[-1], pl.Float64) if cls.startswith("polars.") else pl.Float64
+    out = {}
+    for column, entry in plan_scales(plan).items():
+        if entry["statistic"] not in ("Histogram", "Mean"):
+            continue
+        frame = pl.LazyFrame({c: [0] for c in schema}, schema=schema)
+        margins = [dp.polars.Margin(by=[], max_length=int(plan.get("max_rows") or 10**6), max_groups=100)]
+        if entry["statistic"] == "Histogram":
+            frame = frame.with_columns(pl.col(column).cut([entry["lower"], entry["upper"]]).alias("_bin")
+                                       .cast(pl.String))
+            margins.append(dp.polars.Margin(by=["_bin"], invariant="keys"))
+        ctx = dp.Context.compositor(data=frame, privacy_unit=dp.unit_of(contributions=int(entry["contributions"])),
+                                    privacy_loss=dp.loss_of(epsilon=entry["epsilon"], delta=0), split_evenly_over=1,
+                                    margins=margins)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)  # dp.len's clamp at 0 announces a future default
+            if entry["statistic"] == "Histogram":
+                table = ctx.query().group_by("_bin").agg(dp.len()).summarize()
+            else:
+                table = ctx.query().select(pl.col(column).cast(pl.Float64)
+                                           .dp.mean((entry["lower"], entry["upper"]))).summarize()
+        for agg, sc in zip(table["aggregate"], table["scale"]):
+            out[(column, agg)] = float(sc)
+    return out
+
+
 def _not_analysed(column, stat, why) -> dict:
     return {"column": column, "statistic": stat, "analysed": False, "why": why}
 
@@ -192,6 +236,7 @@ def import_dpwizard(path: str, out: str, *, prior_alpha: float = 1.0, prior_rate
     product = str(plan.get("product", "STATISTICS")).upper()
     groups = plan.get("groups") or {}
     report = dict(pkg.report)
+    rebuilt = opendp_scales(plan) if product == "STATISTICS" and not groups else None
     os.makedirs(out, exist_ok=True)
     summary = {"package": os.path.basename(path), "stem": pkg.stem, "epsilon": plan.get("epsilon"),
                "contributions": plan.get("contributions"), "statistics": []}
@@ -208,9 +253,11 @@ def import_dpwizard(path: str, out: str, *, prior_alpha: float = 1.0, prior_rate
                                                        "public) are not analysed by this importer"))
             continue
         if stat == "Histogram":
-            summary["statistics"].append(_histogram(pkg, column, entry, report, out, prior_alpha, prior_rate, seed))
+            summary["statistics"].append(_histogram(pkg, column, entry, report, out, prior_alpha, prior_rate, seed,
+                                                    rebuilt))
         elif stat == "Mean":
             noted = {"sum_scale": entry["sum_scale"], "length_scale": entry["length_scale"],
+                     "opendp": {k[1]: v for k, v in (rebuilt or {}).items() if k[0] == column},
                      "notebook": {k[1]: v[0] for k, v in pkg.notebook_scales.items() if k[0] == column}}
             summary["statistics"].append({**_not_analysed(column, stat, (
                 "dp-wizard's report keeps the mean as one number, sum / length; the pair (noisy sum, noisy "
@@ -227,16 +274,21 @@ def import_dpwizard(path: str, out: str, *, prior_alpha: float = 1.0, prior_rate
     return summary
 
 
-def _histogram(pkg, column, entry, report, out, prior_alpha, prior_rate, seed) -> dict:
+def _histogram(pkg, column, entry, report, out, prior_alpha, prior_rate, seed, opendp=None) -> dict:
     bins = [(m.group("bin"), float(v)) for k, v in pkg.report if (m := _BIN.match(k)) and m.group("column") == column]
     if not bins:
         return _not_analysed(column, "Histogram", "no histogram rows for this column in the report")
     shown = pkg.notebook_scales.get(("count", "Frame Length"), []) + pkg.notebook_scales.get((column, "Frame Length"), [])
     scale = entry["count_scale"]
     source = "plan"
+    rebuilt = (opendp or {}).get((column, "Frame Length"))
+    if rebuilt is not None:
+        if abs(rebuilt - scale) > 1e-6 * scale:
+            fail(f"PACKAGE.{column}", rebuilt, f"is OpenDP's summarize() count scale; the plan gives {scale:g}")
+        scale, source = rebuilt, "OpenDP summarize()"
     match = [v for v in shown if abs(v - scale) <= 1e-6 * scale]
     if match:
-        scale, source = match[0], "notebook summarize()"
+        scale, source = match[0], "notebook summarize()" + (" and OpenDP summarize()" if rebuilt is not None else "")
     elif shown:
         fail(f"PACKAGE.{column}", shown, f"are the notebook's count scales; the plan gives {scale:g}: the package "
              "does not say how its histogram was released")
