@@ -231,6 +231,12 @@ def _build_release(table: Mapping[str, Any], model, unbounded: bool = False):
     and OpenDP's granularity need an integer statistic, diffprivlib's Binary categorical records."""
     library, mech = table.get("library"), table.get("mechanism")
     l2 = mech in ("gaussian", "Gaussian", "GaussianAnalytic", "GaussianDiscrete")
+    integer_noise = ((library == "opendp" and (table.get("domain") == "int" or table.get("k") is not None))
+                     or (library == "diffprivlib" and mech in ("Geometric", "GeometricTruncated", "GaussianDiscrete")))
+    if integer_noise and not model.integer_statistic:
+        key = "mechanism" if library != "opendp" else ("domain" if table.get("domain") == "int" else "k")
+        fail(f"release.{key}", table.get(key), f"this release adds integer (or lattice) noise, which needs an integer "
+             f"statistic; {model.name} has a real one (use the float domain without k, or a continuous mechanism)")
     default = _add_remove_sensitivity(model, l2) if library == "opendp" else None
     noise = make_release(table, default_sensitivity=default)
     base = noise.base if isinstance(noise, Clipped) else noise
@@ -239,10 +245,6 @@ def _build_release(table: Mapping[str, Any], model, unbounded: bool = False):
             fail("release.mechanism", mech, f"Binary needs two categories (beta_binomial or a 2-category "
                  f"dirichlet_multinomial); {model.name} has {model.k or 'no'} categories")
         return noise
-    integer_noise = getattr(base, "discrete", False) or getattr(base, "granularity", None) is not None
-    if integer_noise and not model.integer_statistic:
-        fail("release.mechanism", mech, f"this release adds integer (or lattice) noise, which needs an integer "
-             f"statistic; {model.name} has a real one (use the float domain without k, or a continuous mechanism)")
     g = getattr(base, "granularity", None)
     if g is not None and g > 1:
         fail("release.k", table.get("k"), "must be at most 0 (granularity <= 1) for an integer statistic: a coarser "

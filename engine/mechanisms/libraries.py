@@ -261,7 +261,7 @@ def _fmt(v: float) -> str:
 
 
 def _opendp(mechanism: str, params: Mapping[str, Any], default_sensitivity: float | None, field_: str):
-    domain = choice(f"{field_}.domain", params.get("domain", "(missing)"), ("int", "float"))
+    domain = choice(f"{field_}.domain", params.get("domain"), ("int", "float"))
     scale = positive(f"{field_}.scale", params.get("scale"))
     g = None
     if "k" in params and params["k"] is not None:
