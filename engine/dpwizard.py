@@ -224,19 +224,19 @@ def _not_analysed(column, stat, why) -> dict:
 
 
 def import_dpwizard(path: str, out: str, *, prior_alpha: float = 1.0, prior_rate: float | None = None,
-                    seed: int = 0) -> dict:
+                    seed: int = 0, use_opendp: bool = True) -> dict:
     """Read a dp-wizard package and write one spec per analysable statistic into ``out`` (module docstring),
     plus ``import.json`` (every statistic: its scales, where they came from, its specs or why it is not
     analysed). ``prior_alpha`` and ``prior_rate`` are the Gamma(alpha, rate) prior on each histogram bin's
-    expected count (default rate: bins / max_rows, a prior mean of max_rows / bins per bin). Returns the
-    summary written to ``import.json``."""
+    expected count (default rate: bins / max_rows, a prior mean of max_rows / bins per bin); ``use_opendp``
+    asks OpenDP's ``summarize()`` where it is installed. Returns the summary written to ``import.json``."""
     pkg = read_package(path)
     plan = pkg.plan
     scales = plan_scales(plan, path)
     product = str(plan.get("product", "STATISTICS")).upper()
     groups = plan.get("groups") or {}
     report = dict(pkg.report)
-    rebuilt = opendp_scales(plan) if product == "STATISTICS" and not groups else None
+    rebuilt = opendp_scales(plan) if use_opendp and product == "STATISTICS" and not groups else None
     os.makedirs(out, exist_ok=True)
     summary = {"package": os.path.basename(path), "stem": pkg.stem, "epsilon": plan.get("epsilon"),
                "contributions": plan.get("contributions"), "statistics": []}
