@@ -295,3 +295,20 @@ def test_opendp_sums_default_to_add_remove_sensitivity_and_binary_is_randomized_
     with pytest.raises(ValueError, match="mechanism.clip = .* is invalid: is for additive noise only"):
         engine.spec_from_dict({"model": {"name": "beta_binomial", "n": 5}, "data": {"s_dp": [1]},
                                "mechanism": {"name": "randomized_response", "epsilon": 1.0, "clip": [0, 5]}})
+
+
+def test_cli_runs_a_release_spec_and_refuses_a_bad_one_in_one_line(tmp_path, capsys):
+    from engine.cli import main
+
+    good = tmp_path / "good.toml"
+    good.write_text('seed = 1\n[model]\nname = "beta_binomial"\nn = 20\n[release]\nlibrary = "diffprivlib"\n'
+                    'mechanism = "GeometricTruncated"\nepsilon = 0.5\nlower = 0\nupper = 20\n[data]\ns_dp = [0]\n'
+                    '[method]\nname = "exact"\ndraws = 200\n')
+    assert main(["run", str(good), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    assert (tmp_path / "out" / "summary.json").exists()
+    bad = tmp_path / "bad.toml"
+    bad.write_text(good.read_text().replace("epsilon = 0.5", "epsilon = -1"))
+    capsys.readouterr()
+    assert main(["run", str(bad), "--out", str(tmp_path / "x"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: release.epsilon = -1 is invalid")
