@@ -75,6 +75,7 @@ __all__ = ["exact", "exact_mixture", "exact_moments", "Mixture", "has_closed_for
 MAX_COMPONENTS = 50_000_000
 MAX_MIXTURE = 3000  # above this many components a one-parameter mixture is evaluated on the grid
 NEGLECT_TOL = 1e-12
+MAX_RELEASE_COMPONENTS = 200_000  # a clipped or bounded-domain release: mixture components evaluated (about 25 s)
 
 
 class Mixture:
@@ -194,6 +195,12 @@ def _check(problem):
         why = "normal_known_sd with a mechanism other than laplace or gaussian"
     if why:
         raise ValueError(f"method.name = 'exact' is invalid for {why}: no exact form; use da_mcmc or pseudo_marginal")
+    if getattr(mech, "release_law", False) and model.name != "dirichlet_multinomial":
+        kept = _mixture_or_none(problem)[0].weights.size  # O(n) log-weights; each kept one costs a CDF per cell
+        if kept > MAX_RELEASE_COMPONENTS:
+            raise ValueError(f"method.name = 'exact' is invalid here: the release on its clip bound leaves {kept:,} "
+                             f"statistic values with weight (at most {MAX_RELEASE_COMPONENTS:,} are evaluated); use "
+                             "da_mcmc or pseudo_marginal")
 
 
 def _neglect(lw_kept, log_eta_c):
