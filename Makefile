@@ -1,11 +1,13 @@
 # DP Posterior Lab
 # make run   create .venv if missing, install requirements (once per change), start the app
-# make test  the same install, Debian chromium if missing, then the whole pytest suite
+# make test  the same install plus the interop extra (OpenDP, diffprivlib), Debian chromium if missing,
+#            then the whole pytest suite
 
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.requirements-installed
+INTEROP_STAMP := $(VENV)/.interop-installed
 CHROMIUM := /usr/bin/chromium
 
 .PHONY: run test install chromium
@@ -13,7 +15,7 @@ CHROMIUM := /usr/bin/chromium
 run: $(STAMP)
 	$(PY) -m streamlit run app.py
 
-test: $(STAMP) chromium
+test: $(STAMP) $(INTEROP_STAMP) chromium
 	$(PY) -m pytest -q
 
 install: $(STAMP)
@@ -27,6 +29,11 @@ $(STAMP): requirements.txt pyproject.toml | $(PY)
 	$(PY) -m pip install -r requirements.txt
 	$(PY) -m pip install --no-deps -e .
 	touch $(STAMP)
+
+# The optional extra the interop tests use (tests/test_interop.py); `make run` does not need it.
+$(INTEROP_STAMP): requirements-interop.txt $(STAMP)
+	$(PY) -m pip install -r requirements-interop.txt
+	touch $(INTEROP_STAMP)
 
 # The browser test drives the Debian chromium package (never `playwright install`).
 chromium:

@@ -15,7 +15,9 @@ from .core.results import Problem, Result
 from .core.scenarios import DEMO_SPEC, scenario
 from .core.spec import Spec, spec_to_dict, spec_to_toml
 from .cost import BudgetExceeded, Cost, estimate_cost, fit_to_budget
+from .dpwizard import import_dpwizard, read_package
 from .mechanisms import MECHANISM_NAMES, budget_from_scale, make_mechanism, scale_from_budget
+from .mechanisms.libraries import LibraryRelease, release_from, release_options
 from .mechanisms.release import privatize
 from .methods import METHOD_NAMES, validate_method
 from .methods.exact import exact_mixture, has_closed_form
@@ -28,6 +30,7 @@ from .numerics.diagnostics import convergence, draws_frame, summary, summary_dic
 from .protection.report import risk
 from .spec import build_mechanism, load_spec, spec_from_dict
 from .studies.cost import estimate_calibration_cost, estimate_sweep_cost, fit_calibration_to_budget, fit_sweep_to_budget
+from .studies.mean_split import MeanSplit, mean_budget_split
 from .studies.protection import protection_sweep
 from .studies.sweep import epsilon_spec, epsilon_sweep, smallest_epsilon_meeting
 
@@ -42,7 +45,8 @@ __all__ = [
     "exact_mixture", "has_closed_form", "n_pmf", "SizePrior", "UnknownSize", "plug_in_n",
     "estimate_cost", "fit_to_budget", "Cost", "estimate_sweep_cost", "fit_sweep_to_budget",
     "estimate_calibration_cost", "fit_calibration_to_budget", "BudgetExceeded", "Cancelled",
-    "DEMO_SPEC", "scenario", "risk", "protection_sweep",
+    "DEMO_SPEC", "scenario", "risk", "protection_sweep", "release_from", "release_options", "LibraryRelease",
+    "mean_budget_split", "MeanSplit", "import_dpwizard", "read_package",
     "summary", "summary_dict", "draws_frame", "to_inference_data", "write_outputs", "convergence",
     "implausible_release", "release_distance",
 ]

@@ -15,6 +15,8 @@ from .core.data import load_records_csv
 from .core.spec import DATA_KINDS, Spec, read_spec_file, resolve_path
 from .core.validation import fail
 from .mechanisms import make_mechanism
+from .mechanisms.clipped import Clipped, clip_bounds
+from .mechanisms.libraries import make_release
 from .methods import DEFAULT_METHOD, validate_method
 from .methods.base import check_model_supported
 from .models import make_model, record_columns
@@ -22,7 +24,7 @@ from .models.sample_size import check_n_dp, make_size_mechanism, make_size_prior
 
 __all__ = ["spec_from_dict", "load_spec", "build_mechanism"]
 
-_TOP_KEYS = {"seed", "model", "mechanism", "data", "method", "n_mechanism", "methods"}
+_TOP_KEYS = {"seed", "model", "mechanism", "release", "data", "method", "n_mechanism", "methods"}
 _UNKNOWN_N_MODELS = ("beta_binomial", "poisson_gamma", "normal_known_sd")
 
 
@@ -72,9 +74,21 @@ def spec_from_dict(d: Mapping[str, Any], base_dir: str = ".") -> Spec:
     if unknown:
         key = sorted(unknown)[0]
         fail(key, d[key], "is not a top-level key; allowed: " + ", ".join(sorted(_TOP_KEYS)))
+    if "release" in d:
+        if "mechanism" in d:
+            fail("release", d["release"], "cannot be given with [mechanism]: describe the noise once, either in the "
+                 "lab's terms ([mechanism]) or in the library's ([release])")
+        if not isinstance(d["release"], Mapping):
+            fail("release", d["release"], "[release] must be a table")
+        d = {**{k: v for k, v in d.items() if k != "release"}, "mechanism": dict(d["release"])}
+        if "library" not in d["mechanism"]:
+            fail("release.library", None, "is required: one of opendp, diffprivlib")
+    elif isinstance(d.get("mechanism"), Mapping) and "library" in d["mechanism"]:
+        fail("mechanism.library", d["mechanism"]["library"], "belongs in a [release] table, not [mechanism]")
     for key in ("model", "mechanism", "data"):
         if key not in d:
-            fail(key, None, f"[{key}] table is required")
+            fail(key, None, f"[{key}] table is required (or [release] instead of [mechanism])" if key == "mechanism"
+                 else f"[{key}] table is required")
         if not isinstance(d[key], Mapping):
             fail(key, d[key], f"[{key}] must be a table")
     seed = d.get("seed", 0)
@@ -98,7 +112,7 @@ def spec_from_dict(d: Mapping[str, Any], base_dir: str = ".") -> Spec:
         fail("data.n_dp", data_d["n_dp"], "needs model.n_prior and an [n_mechanism] table (an unknown n)")
     model = make_model(model_d["name"], _model_table(model_d, data_d))
     mech_d = dict(d["mechanism"])
-    if "name" not in mech_d:
+    if "name" not in mech_d and "library" not in mech_d:
         fail("mechanism.name", None, "is required: one of laplace, gaussian, discrete_laplace, discrete_gaussian, randomized_response")
     build_mechanism(mech_d, model, unbounded=unknown_n)
     data = _check_data({k: v for k, v in data_d.items() if k != "n_dp"}, model, base_dir)
@@ -138,7 +152,8 @@ def _check_unknown_n(d, model_d, data_d) -> dict:
     if model_d["name"] not in _UNKNOWN_N_MODELS:
         fail("model.n_prior", model_d["n_prior"], f"{model_d['name']} has fixed-n tables and does not support an "
              "unknown n; use " + ", ".join(_UNKNOWN_N_MODELS))
-    if isinstance(d["mechanism"], Mapping) and d["mechanism"].get("name") == "randomized_response":
+    mech = d.get("mechanism", d.get("release"))
+    if isinstance(mech, Mapping) and (mech.get("name") == "randomized_response" or mech.get("mechanism") == "Binary"):
         fail("mechanism.name", "randomized_response", "is not available with an unknown n (the reports reveal n); "
              "use additive noise on the statistic")
     if "n_mechanism" not in d:
@@ -174,8 +189,15 @@ def build_mechanism(mech_d: Mapping[str, Any], model, unbounded: bool = False):
     ``unbounded``: the size is private (add/delete neighbours), so the default sensitivity is what one
     added or deleted record can do: the same as replace-one for counts, max(|lo|, |hi|) for the
     clamped normal sum (paper 002 uses the unbounded sensitivity)."""
+    if "library" in mech_d:
+        return _build_release(mech_d, model, unbounded)
     name = mech_d.get("name")
-    params = {k: v for k, v in mech_d.items() if k != "name"}
+    params = {k: v for k, v in mech_d.items() if k not in ("name", "clip")}
+    if "clip" in mech_d:
+        if name == "randomized_response":
+            fail("mechanism.clip", mech_d["clip"], "is for additive noise only (randomized_response reports categories)")
+        clip = clip_bounds("mechanism.clip", mech_d["clip"])
+        return Clipped(build_mechanism({k: v for k, v in mech_d.items() if k != "clip"}, model, unbounded), *clip)
     l2 = name in ("gaussian", "discrete_gaussian")
     if name == "randomized_response" and model.k is None:
         fail("mechanism.name", name, f"randomized_response needs categorical records; {model.name} has none "
@@ -192,3 +214,39 @@ def build_mechanism(mech_d: Mapping[str, Any], model, unbounded: bool = False):
 def load_spec(path: str) -> Spec:
     """Read a TOML (``.toml``) or JSON (``.json``) spec file."""
     return spec_from_dict(read_spec_file(path), base_dir=os.path.dirname(os.path.abspath(path)))
+
+
+def _add_remove_sensitivity(model, l2: bool) -> float:
+    """What one added or removed record can change (OpenDP's default neighbours): 1 for a count or a cell of a
+    histogram, max(|lo|, |hi|) for a sum of values clamped to [lo, hi]."""
+    if model.name == "dirichlet_multinomial":
+        return 1.0
+    if model.name == "normal_known_sd":
+        return max(abs(model.lo), abs(model.hi))
+    return model.default_sensitivity(l2=l2)
+
+
+def _build_release(table: Mapping[str, Any], model, unbounded: bool = False):
+    """The mechanism of a [release] table (engine.mechanisms.libraries) checked against the model: integer noise
+    and OpenDP's granularity need an integer statistic, diffprivlib's Binary categorical records."""
+    library, mech = table.get("library"), table.get("mechanism")
+    l2 = mech in ("gaussian", "Gaussian", "GaussianAnalytic", "GaussianDiscrete")
+    integer_noise = ((library == "opendp" and (table.get("domain") == "int" or table.get("k") is not None))
+                     or (library == "diffprivlib" and mech in ("Geometric", "GeometricTruncated", "GaussianDiscrete")))
+    if integer_noise and not model.integer_statistic:
+        key = "mechanism" if library != "opendp" else ("domain" if table.get("domain") == "int" else "k")
+        fail(f"release.{key}", table.get(key), f"this release adds integer (or lattice) noise, which needs an integer "
+             f"statistic; {model.name} has a real one (use the float domain without k, or a continuous mechanism)")
+    default = _add_remove_sensitivity(model, l2) if library == "opendp" else None
+    noise = make_release(table, default_sensitivity=default)
+    base = noise.base if isinstance(noise, Clipped) else noise
+    if getattr(base, "log_transition", None) is not None:  # diffprivlib Binary: randomized response
+        if model.k != 2:
+            fail("release.mechanism", mech, f"Binary needs two categories (beta_binomial or a 2-category "
+                 f"dirichlet_multinomial); {model.name} has {model.k or 'no'} categories")
+        return noise
+    g = getattr(base, "granularity", None)
+    if g is not None and g > 1:
+        fail("release.k", table.get("k"), "must be at most 0 (granularity <= 1) for an integer statistic: a coarser "
+             "lattice rounds the statistic, which the samplers here do not model")
+    return noise

@@ -1,6 +1,7 @@
 """Command line: ``python -m engine run SPEC --out DIR [--method NAME] [--quiet]``,
-``python -m engine study PRESET|calibration ...`` (:mod:`engine.cli.study`) and
-``python -m engine risk SPEC --out DIR`` (:mod:`engine.cli.risk`); what they print is
+``python -m engine study PRESET|calibration ...`` (:mod:`engine.cli.study`),
+``python -m engine risk SPEC --out DIR`` (:mod:`engine.cli.risk`) and
+``python -m engine import-dpwizard PACKAGE.zip --out DIR`` (:mod:`engine.cli.dpwizard`); what they print is
 :mod:`engine.cli.console`.
 
 Writes DIR/draws.csv, DIR/posterior.nc and DIR/summary.json. Invalid input prints one line,
@@ -15,6 +16,7 @@ from .. import api
 from ..methods import METHOD_NAMES
 from ..numerics import diagnostics
 from ..spec import load_spec
+from . import dpwizard as dpwizard_cli
 from . import risk as risk_cli
 from . import study as study_cli
 from .console import cli_error, progress_bar
@@ -39,12 +41,15 @@ def main(argv=None) -> int:
     run_p.add_argument("--max-seconds", type=float, metavar="S",
                        help="refuse a run whose estimated cost on this machine is above S seconds")
     study_cli.add_parser(sub)
+    dpwizard_cli.add_parser(sub)
     risk_cli.add_parser(sub)
     args = parser.parse_args(argv)
     if args.command == "study":
         return study_cli.run(args)
     if args.command == "risk":
         return risk_cli.run(args)
+    if args.command == "import-dpwizard":
+        return dpwizard_cli.run(args)
 
     try:
         spec = load_spec(args.spec)

@@ -109,6 +109,9 @@ class Problem:
         s = np.asarray(self.s_dp, dtype=float)
         s.setflags(write=False)
         object.__setattr__(self, "s_dp", s)
+        bind = getattr(self.mechanism, "bind_release", None)
+        if bind is not None:  # a clipped release: its likelihood depends on which side of the bounds s_dp sits
+            object.__setattr__(self, "mechanism", bind(s))
         if self.records is not None:
             r = np.array(self.records)
             r.setflags(write=False)

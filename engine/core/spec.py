@@ -5,7 +5,10 @@ Layout (every key is documented in the README)::
     seed = 1
     [model]      name, n, prior keys (see engine.models.MODEL_INFO)
     [mechanism]  name, noise scale (scale | sigma) or budget (epsilon | rho | epsilon + delta),
-                 sensitivity; randomized_response: epsilon, or scheme = "coin" + truth_prob
+                 sensitivity; randomized_response: epsilon, or scheme = "coin" + truth_prob;
+                 additive noise may add clip = [lower, upper] (inf / -inf for an open side)
+    [release]    instead of [mechanism]: the release in its library's terms (library = "opendp" |
+                 "diffprivlib", mechanism, the library's own keys; engine.mechanisms.libraries)
     [data]       exactly one of: s_dp = [..] · simulate = {theta = 0.3} · csv = "file.csv"
                  (+ column = "x") · records = [..]; naive_bayes_loglinear: s_dp = the K tables,
                  simulate = {pi, p} or {from_prior = true}, csv with columns y,x1..xK;
@@ -69,6 +72,11 @@ class Spec:
         return "n_prior" in self.model
 
     @property
+    def release(self) -> Mapping[str, Any] | None:
+        """The [release] table (a release described in its library's terms), held in ``mechanism``; else None."""
+        return self.mechanism if "library" in self.mechanism else None
+
+    @property
     def data_kind(self) -> str:
         return next(k for k in DATA_KINDS if k in self.data)
 
@@ -101,7 +109,8 @@ def read_spec_file(path: str) -> dict:
 
 def spec_to_dict(spec: Spec) -> dict:
     """The plain-dict layout of a spec (round-trips through :func:`spec_from_dict`)."""
-    d = {"seed": spec.seed, "model": plain(spec.model), "mechanism": plain(spec.mechanism),
+    table = "release" if "library" in spec.mechanism else "mechanism"
+    d = {"seed": spec.seed, "model": plain(spec.model), table: plain(spec.mechanism),
          "data": plain(spec.data), "method": plain(spec.method)}
     if spec.n_mechanism is not None:
         d["n_mechanism"] = plain(spec.n_mechanism)
@@ -116,8 +125,10 @@ def _toml_value(v) -> str:
     if isinstance(v, int):
         return str(v)
     if isinstance(v, float):
-        if math.isnan(v) or math.isinf(v):
-            raise ValueError(f"spec value {v!r} is invalid: TOML needs finite numbers")
+        if math.isnan(v):
+            raise ValueError(f"spec value {v!r} is invalid: TOML has no use for nan here")
+        if math.isinf(v):  # an open clip bound: TOML's inf
+            return "inf" if v > 0 else "-inf"
         return repr(v)
     if isinstance(v, str):
         return json.dumps(v)
@@ -132,7 +143,7 @@ def spec_to_toml(spec: Spec) -> str:
     """TOML text that :func:`load_spec` reads back into an identical spec."""
     d = spec_to_dict(spec)
     lines = [f"seed = {d['seed']}"]
-    for table in ("model", "mechanism", "n_mechanism", "data", "method"):
+    for table in ("model", "mechanism", "release", "n_mechanism", "data", "method"):
         if table not in d:
             continue
         lines.append(f"\n[{table}]")

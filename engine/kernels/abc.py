@@ -6,7 +6,8 @@ p(theta | s_dp) exactly. ``abc_conjugate_batch`` draws the statistic of the one-
 directly (Binomial, Poisson), ``abc_beta_binomial_batch`` draws (theta, s) as s from the Beta-binomial
 prior predictive (an alias table, ``alias_table``) then theta | s, and ``abc_regression_batch``
 simulates n records of the linear regression model (:mod:`engine.kernels.shared`). Noise kernels as
-in :func:`engine.kernels.shared.log_noise`.
+in :func:`engine.kernels.shared.log_noise` (codes 2..9, a clipped release on its bound, are probabilities <= 1
+too, so exp(log_noise) stays a valid acceptance probability).
 """
 from __future__ import annotations
 

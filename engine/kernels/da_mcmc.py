@@ -26,7 +26,8 @@ given theta) so that the reversible-jump sampler and the Monte Carlo EM E-step o
 the Metropolis ratio costs O(K) per record.
 
 Noise kernels (``kernel``): 0 = log eta(r) = -|r|/scale (Laplace, discrete Laplace),
-1 = -r^2/(2 scale^2) (Gaussian, discrete Gaussian); normalising constants cancel in alpha.
+1 = -r^2/(2 scale^2) (Gaussian, discrete Gaussian), 2..9 a clipped release on its bound
+(:func:`engine.kernels.shared.log_noise_tail`); normalising constants cancel in alpha.
 ``mode`` 0 = additive noise on the statistic, 1 = per-record randomized response, where the
 record's reported category z_i enters through log Q[x, z_i].
 

@@ -21,7 +21,8 @@ are the current records. Each iteration
 The record store (paper 002, Remark 5.5): an add writes x* to slot n (when the store is full it is
 doubled, an amortised O(1) cost); a delete moves the last record into the deleted slot. Every
 quantity the chain uses is symmetric in the records, so their order in the store is irrelevant.
-Noise kernels as in :func:`engine.kernels.shared.log_noise` (0 = -|r|/scale, 1 = -r^2/(2 scale^2)); normalising
+Noise kernels as in :func:`engine.kernels.shared.log_noise` (0 = -|r|/scale, 1 = -r^2/(2 scale^2), 2..9 a
+clipped release on its bound); normalising
 constants cancel in every ratio.
 
 Recorded per iteration: theta, n (after the jumps), the sufficient statistic T = sum x_i of the

@@ -3,6 +3,8 @@
 * ``log_noise``: the log density of the additive noise up to a constant. Noise kernels
   (``kernel``): 0 = log eta(r) = -|r| / scale (Laplace, discrete Laplace), 1 = -r^2 / (2 scale^2)
   (Gaussian, discrete Gaussian); normalising constants cancel in every acceptance ratio here.
+  Kernels 2..9 are a clipped release sitting on its bound, log P(U <= r) or log P(U >= r)
+  (``log_noise_tail``; :mod:`engine.mechanisms.clipped` picks the code from s_dp).
 * ``record_move``: one Metropolis step on one record of a one-dimensional statistic (Ju et al. 2022,
   Alg. 1, step 2, eq. 5): the DA-MCMC sweeps and the reversible-jump sampler's sweeps both take it.
 * ``cdf_draw``: one category by inverse CDF (the categorical sweep, the log-linear class and
@@ -38,7 +40,7 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["log_noise", "record_move", "cdf_draw", "cholesky_into", "stat_dim", "draw_record", "record_stat",
+__all__ = ["log_noise", "log_noise_tail", "record_move", "cdf_draw", "cholesky_into", "stat_dim", "draw_record", "record_stat",
            "statistics", "simulate_into", "simulate_statistic"]
 
 
@@ -46,7 +48,79 @@ __all__ = ["log_noise", "record_move", "cdf_draw", "cholesky_into", "stat_dim", 
 def log_noise(kernel, scale, r):
     if kernel == 0:
         return -abs(r) / scale
-    return -0.5 * (r / scale) * (r / scale)
+    if kernel == 1:
+        return -0.5 * (r / scale) * (r / scale)
+    return log_noise_tail(kernel, scale, r)
+
+
+@njit(cache=True, nogil=True)
+def _log_ndtr(x):
+    """log Phi(x): erfc for x > -20, else the asymptotic series log phi(x) - log(-x) + log(1 - 1/x^2 +
+    3/x^4 - 15/x^6) (relative error below 105/x^8 < 1e-8 there)."""
+    if x > -20.0:
+        return math.log(0.5 * math.erfc(-x / math.sqrt(2.0)))
+    z = 1.0 / (x * x)
+    return -0.5 * x * x - 0.5 * math.log(2.0 * math.pi) - math.log(-x) + math.log(1.0 - z + 3.0 * z * z - 15.0 * z * z * z)
+
+
+@njit(cache=True, nogil=True)
+def _discrete_gaussian_tail(sigma, m):
+    """log sum_{k >= m} exp(-k^2 / (2 sigma^2)) for an integer m >= 1 (terms beyond m + 40 sigma + 40 are
+    below e^-800 of the first and dropped)."""
+    top = -0.5 * (m / sigma) * (m / sigma)
+    acc = 0.0
+    k = m
+    last = m + int(40.0 * sigma) + 40
+    while k <= last:
+        acc += math.exp(-0.5 * (k / sigma) * (k / sigma) - top)
+        k += 1
+    return top + math.log(acc)
+
+
+@njit(cache=True, nogil=True)
+def _log_add(a, b):
+    hi = max(a, b)
+    return hi + math.log(math.exp(a - hi) + math.exp(b - hi))
+
+
+@njit(cache=True, nogil=True)
+def _discrete_gaussian_log_cdf(sigma, r):
+    """log P(U <= r), U discrete Gaussian (sigma), r an integer: with w_k = exp(-k^2 / (2 sigma^2)),
+    T(m) = sum_{k >= m} w_k and Z = 1 + 2 T(1), P(U <= r) = T(-r) / Z for r < 0 (symmetry) and
+    1 - T(r + 1) / Z for r >= 0."""
+    log_z = _log_add(0.0, math.log(2.0) + _discrete_gaussian_tail(sigma, 1.0))
+    if r < 0.0:
+        return _discrete_gaussian_tail(sigma, -r) - log_z
+    return math.log1p(-math.exp(_discrete_gaussian_tail(sigma, r + 1.0) - log_z))
+
+
+@njit(cache=True, nogil=True)
+def log_noise_tail(kernel, scale, r):
+    """The likelihood of a release that sits on a clipping bound (:mod:`engine.mechanisms.clipped`), as a
+    function of r = s_dp - s: at the lower bound P(U <= r) (kernels 2, 4, 6, 8), at the upper bound
+    P(U >= r) = P(-U <= -r) (kernels 3, 5, 7, 9), U the noise: 2/3 Laplace (scale b), 4/5 Gaussian (sigma),
+    6/7 discrete Laplace (t), 8/9 discrete Gaussian (sigma). Up to a constant (that cancels in every ratio
+    at a fixed s_dp) and never above 0, so exp() of it is also a valid ABC acceptance probability.
+
+    Laplace: P(U <= r) = e^(r/b) / 2 for r < 0, 1 - e^(-r/b) / 2 otherwise. Discrete Laplace with
+    q = e^(-1/t): P(U <= r) = q^(-r) / (1 + q) for r < 0, 1 - q^(r + 1) / (1 + q) for r >= 0.
+    Gaussian: Phi(r / sigma). Discrete Gaussian: the sum of its pmf (:func:`_discrete_gaussian_log_cdf`)."""
+    if kernel % 2 == 1:
+        r = -r
+    fam = kernel // 2
+    if fam == 1:
+        if r < 0.0:
+            return r / scale - math.log(2.0)
+        return math.log1p(-0.5 * math.exp(-r / scale))
+    if fam == 2:
+        return _log_ndtr(r / scale)
+    if fam == 3:
+        lq = -1.0 / scale
+        log1q = math.log1p(math.exp(lq))
+        if r < 0.0:
+            return r / scale - log1q
+        return math.log1p(-math.exp((r + 1.0) * lq - log1q))
+    return _discrete_gaussian_log_cdf(scale, r)
 
 
 @njit(cache=True, nogil=True)

@@ -12,6 +12,9 @@ module                         holds
 :mod:`.randomized_response`    per-record randomized response (k-ary and coin schemes)
 :mod:`.budgets`                noise scale <-> budget, the analytic Gaussian mechanism
 :mod:`.release`                the release itself: records in, s_dp out
+:mod:`.clipped`                clipped releases (point masses at the bounds), diffprivlib's bounded domain
+:mod:`.lattice`                OpenDP's float noise on a granularity 2^k
+:mod:`.libraries`              OpenDP / diffprivlib calls mapped to these laws (``release_from``)
 this module                    the registry: names, :func:`make_mechanism`, release checks
 =============================  ==========================================================
 """
@@ -145,6 +148,9 @@ def check_release_value(mech, s_dp: np.ndarray, field: str = "data.s_dp") -> Non
     """Discrete mechanisms release integers: s_dp must be whole numbers."""
     if getattr(mech, "discrete", False) and not np.all(np.equal(np.round(s_dp), s_dp)):
         fail(field, s_dp.tolist(), f"{mech.name} releases whole numbers; every entry must be an integer")
+    g = getattr(getattr(mech, "base", mech), "granularity", None)
+    if g is not None and not np.all(np.equal(np.round(s_dp / g) * g, s_dp)):
+        fail(field, s_dp.tolist(), f"this release lies on the lattice {g:g} Z; every entry must be a multiple of {g:g}")
     finite_all = np.all(np.isfinite(s_dp))
     if not finite_all:
         fail(field, s_dp.tolist(), "must be finite numbers")

@@ -109,6 +109,14 @@ class _Additive:
     def sample_noise(self, rng: np.random.Generator, size):
         raise NotImplementedError
 
+    def log_cdf(self, r):
+        """log P(U <= r) for the noise U (a clipped release at its lower bound: r = lower - s)."""
+        raise NotImplementedError
+
+    def log_sf(self, r):
+        """log P(U >= r) = log P(U <= -r) by symmetry (a clipped release at its upper bound)."""
+        return self.log_cdf(-np.asarray(r, dtype=float))
+
     def sample(self, rng: np.random.Generator, s) -> np.ndarray:
         """Release ``s + u`` for a statistic ``s`` (any shape)."""
         s = np.asarray(s, dtype=float)
@@ -142,6 +150,11 @@ class Laplace(_Additive):
     def sample_noise(self, rng, size):
         return rng.laplace(0.0, self.scale, size=size)
 
+    def log_cdf(self, r):
+        """P(U <= r) = e^(r/b) / 2 for r < 0, 1 - e^(-r/b) / 2 otherwise."""
+        r = np.asarray(r, dtype=float)
+        return np.where(r < 0, r / self.scale - math.log(2.0), np.log1p(-0.5 * np.exp(-np.abs(r) / self.scale)))
+
     @property
     def guarantee(self) -> dict:
         return {"kind": "pure", "epsilon": self.sensitivity / self.scale}
@@ -169,6 +182,15 @@ class DiscreteLaplace(_Additive):
 
     def sample_noise(self, rng, size):
         return sample_discrete_laplace(rng, self.scale, size)
+
+    def log_cdf(self, r):
+        """With q = e^(-1/t): P(U <= r) = q^(-r) / (1 + q) for r < 0, 1 - q^(r + 1) / (1 + q) for r >= 0
+        (r an integer: the sum of the geometric tail (1 - q) / (1 + q) q^|k|)."""
+        r = np.asarray(r, dtype=float)
+        log1q = math.log1p(math.exp(-1.0 / self.scale))
+        neg = r / self.scale - log1q
+        pos = np.log1p(-np.exp(-(np.abs(r) + 1.0) / self.scale - log1q))
+        return np.where(r < 0, neg, pos)
 
     @property
     def guarantee(self) -> dict:
@@ -201,6 +223,9 @@ class Gaussian(_Additive):
 
     def sample_noise(self, rng, size):
         return rng.normal(0.0, self.scale, size=size)
+
+    def log_cdf(self, r):
+        return special.log_ndtr(np.asarray(r, dtype=float) / self.scale)
 
     @property
     def guarantee(self) -> dict:
@@ -241,6 +266,20 @@ class DiscreteGaussian(_Additive):
 
     def sample_noise(self, rng, size):
         return sample_discrete_gaussian(rng, self.scale, size)
+
+    def log_cdf(self, r):
+        """log P(U <= r) for integer r: the pmf summed over k <= r (k within r - 40 sigma - 40, below
+        which the terms are under e^-800 of the largest)."""
+        r = np.asarray(r, dtype=float)
+        out = np.empty(r.shape)
+        log_z = discrete_gaussian_log_normalizer(self.scale)
+        width = int(40.0 * self.scale) + 40
+        for idx, v in np.ndenumerate(r):
+            m = -v if v < 0 else v + 1.0  # P(U <= v) = T(-v) for v < 0, 1 - T(v + 1) for v >= 0
+            k = m + np.arange(width + 1)
+            log_t = float(special.logsumexp(-(k**2) / (2.0 * self.scale**2))) - log_z
+            out[idx] = log_t if v < 0 else math.log1p(-math.exp(log_t))
+        return out
 
     @property
     def guarantee(self) -> dict:

@@ -58,9 +58,17 @@ def acceptance_log_prob(problem: Problem):
         return lambda stat: table[np.rint(stat[:, 0]).astype(np.int64)]
     if mech is None or not hasattr(mech, "noise_log_prob"):
         raise ValueError("mechanism is invalid for abc_rejection: it needs an engine mechanism with a known maximum")
-    peak = float(mech.noise_log_prob(np.zeros(1))[0])
+    peak = _peak(mech)
     sdp = problem.s_dp
     return lambda stat: np.sum(mech.noise_log_prob(sdp[None, :] - stat) - peak, axis=1)
+
+
+def _peak(mech) -> float:
+    """The largest log-likelihood of one coordinate: at r = 0 for noise densities; 0 (probability one) for a
+    clipped release on its bound, whose likelihood P(U <= r) or P(U >= r) approaches 1."""
+    if getattr(mech, "release_law", False) and getattr(mech, "side", 0) != 0:
+        return 0.0
+    return float(mech.noise_log_prob(np.zeros(1))[0])
 
 
 def abc_rejection(problem: Problem, rng: np.random.Generator, *, draws: int = 4000, max_proposals: int = 20_000_000,
@@ -130,6 +138,8 @@ def _compiled_setup(problem):
     if isinstance(model, CustomModel) or isinstance(mech, RandomizedResponse) or not hasattr(mech, "kernel"):
         return None
     sdp = float(problem.s_dp[0])
+    if getattr(mech, "release_law", False):  # a release on a clip bound: the compiled batches take its tail code
+        return None
     if model.name == "beta_binomial":
         family, p1, p2, top = 0, model.a, model.b, model.n + 1
     elif model.name == "poisson_gamma" and model.upper is None:

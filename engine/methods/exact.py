@@ -75,6 +75,7 @@ __all__ = ["exact", "exact_mixture", "exact_moments", "Mixture", "has_closed_for
 MAX_COMPONENTS = 50_000_000
 MAX_MIXTURE = 3000  # above this many components a one-parameter mixture is evaluated on the grid
 NEGLECT_TOL = 1e-12
+MAX_RELEASE_COMPONENTS = 200_000  # a clipped or bounded-domain release: mixture components evaluated (about 25 s)
 
 
 class Mixture:
@@ -155,10 +156,27 @@ def _mixture_cdf(gamma: bool, w, p1, p2, x):
 
 def has_closed_form(problem: Problem) -> bool:
     try:
-        _check(problem)
+        _check(_plain_noise(problem))
     except ValueError:
         return False
     return True
+
+
+def _log_eta(mech, sdp, s):
+    """log p(s_dp | s) elementwise: the release's own law where it is not a function of s_dp - s alone
+    (a clipped or bounded-domain release, :mod:`engine.mechanisms.clipped`), else the noise density."""
+    if getattr(mech, "release_law", False):
+        return mech.release_log_prob(sdp, s)
+    return mech.noise_log_prob(sdp - s)
+
+
+def _plain_noise(problem: Problem) -> Problem:
+    """A clipped release strictly inside its bounds has the plain noise's likelihood: analyse it as that."""
+    mech = problem.mechanism
+    if getattr(mech, "release_law", False) and getattr(mech, "side", None) == 0:
+        return Problem(model=problem.model, mechanism=mech.base, s_dp=problem.s_dp, records=problem.records,
+                       true_params=problem.true_params, unknown_n=problem.unknown_n)
+    return problem
 
 
 def _check(problem):
@@ -166,12 +184,23 @@ def _check(problem):
     why = None
     if isinstance(model, CustomModel):
         why = "a custom model"
+    elif getattr(mech, "release_law", False) and not (
+            model.name in ("beta_binomial", "dirichlet_multinomial")
+            or (model.name == "poisson_gamma" and model.upper is None)):
+        why = f"{model.name} with a release on a clip bound or a bounded domain (exact handles beta_binomial, " \
+              "poisson_gamma without a clamp and dirichlet_multinomial there)"
     elif isinstance(mech, RandomizedResponse) and model.name != "beta_binomial":
         why = "randomized_response on more than two categories"
     elif model.name == "normal_known_sd" and getattr(mech, "name", None) not in ("laplace", "gaussian"):
         why = "normal_known_sd with a mechanism other than laplace or gaussian"
     if why:
         raise ValueError(f"method.name = 'exact' is invalid for {why}: no exact form; use da_mcmc or pseudo_marginal")
+    if getattr(mech, "release_law", False) and model.name != "dirichlet_multinomial":
+        kept = _mixture_or_none(problem)[0].weights.size  # O(n) log-weights; each kept one costs a CDF per cell
+        if kept > MAX_RELEASE_COMPONENTS:
+            raise ValueError(f"method.name = 'exact' is invalid here: the release on its clip bound leaves {kept:,} "
+                             f"statistic values with weight (at most {MAX_RELEASE_COMPONENTS:,} are evaluated); use "
+                             "da_mcmc or pseudo_marginal")
 
 
 def _neglect(lw_kept, log_eta_c):
@@ -191,6 +220,9 @@ def _bb_weights(problem, window: bool = True):
         return s, lw + mech.count_log_likelihood(problem.s_dp, s.astype(np.int64), model.n), 0.0
     sdp = float(problem.s_dp[0])
     c = min(max(sdp, 0.0), float(model.n))
+    if getattr(mech, "release_law", False):  # the likelihood is not peaked at s_dp: keep the whole support
+        s = np.arange(model.n + 1, dtype=float)
+        return s, log_beta_binomial_pmf(s, model.n, model.a, model.b) + _log_eta(mech, sdp, s), 0.0
     half = noise_of(mech)[3]
     if window:
         s = np.arange(max(0.0, math.floor(c - half)), min(float(model.n), math.ceil(c + half)) + 1)
@@ -211,9 +243,9 @@ def _pg_weights(problem, window: bool = True):
 
     def lw(s):
         return (special.gammaln(a + s) - special.gammaln(a) - special.gammaln(s + 1) + a * log_p + s * log_q
-                + mech.noise_log_prob(sdp - s))
+                + _log_eta(mech, sdp, s))
 
-    if window:
+    if window and not getattr(mech, "release_law", False):
         c = max(sdp, 0.0)
         half = noise_of(mech)[3]
         s = np.arange(max(0.0, math.floor(c - half)), math.ceil(c + half) + 1)
@@ -292,7 +324,7 @@ def _dm_mixture(problem, rng_for_draws=None):
     alpha = np.asarray(model.alpha)
     c = np.arange(n + 1, dtype=float)
     log_h = [special.gammaln(alpha[j] + c) - special.gammaln(alpha[j]) - special.gammaln(c + 1)
-             + mech.noise_log_prob(problem.s_dp[j] - c) for j in range(k)]
+             + _log_eta(mech, problem.s_dp[j], c) for j in range(k)]
     return _tilted_windows(log_h, n, k)
 
 
@@ -341,6 +373,7 @@ class _DMDistribution:
 def exact_mixture(problem: Problem):
     """The mixture object for beta_binomial / poisson_gamma (``Mixture``, windowed) or dirichlet
     (``_DMDistribution``). Models without a finite mixture (clamped Poisson, normal) raise."""
+    problem = _plain_noise(problem)
     _check(problem)
     model = problem.model
     if model.name == "beta_binomial":
@@ -430,6 +463,9 @@ def _mixture_or_none(problem):
     model, mech = problem.model, problem.mechanism
     if isinstance(mech, RandomizedResponse):
         return None, None
+    if getattr(mech, "release_law", False):  # no grid form: the mixture over the whole support (_check)
+        s, lw, bound = _bb_weights(problem) if model.name == "beta_binomial" else _pg_weights(problem, window=False)
+        return Mixture(model, s, lw), bound
     half = noise_of(mech)[3]
     if model.name == "beta_binomial":
         if min(model.n + 1, 2 * half + 1) > MAX_MIXTURE:
@@ -450,6 +486,7 @@ def exact(problem: Problem, rng: np.random.Generator, *, draws: int = 4000, chai
           grid_size: int = 400, **_ignored) -> Result:
     """I.i.d. draws from the exact posterior plus its marginal densities on a grid."""
     t0 = time.perf_counter()
+    problem = _plain_noise(problem)
     _check(problem)
     model = problem.model
     total = draws * chains

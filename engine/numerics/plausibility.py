@@ -37,6 +37,8 @@ def release_distance(problem) -> dict[str, Any] | None:
     noise_sd = getattr(mech, "noise_sd", None)
     if problem.unknown_n is not None or noise_sd is None or not hasattr(model, "project"):
         return None
+    if getattr(mech, "release_law", False) and getattr(mech, "side", 0) != 0:
+        return None  # a release on its clip bound is a point mass there, not noise that far from s
     sd = float(noise_sd() if callable(noise_sd) else noise_sd)
     if not (sd > 0 and math.isfinite(sd)):
         return None

@@ -318,6 +318,14 @@ def experiment(model, mechanism, pair: Neighbours | None = None):
         return FiniteExperiment(lq[pair.x0], lq[pair.x1])
     d = np.asarray(pair.shift, dtype=float)
     d = d[d != 0]
+    g = getattr(mechanism, "granularity", None)  # OpenDP's lattice noise g V (engine.mechanisms.lattice):
+    if g is not None and isinstance(mechanism, (DiscreteGaussian, DiscreteLaplace)):  # V on Z, scale / g, shift d / g
+        if not np.all(np.equal(np.round(d / g), d / g)):
+            fail("mechanism.sensitivity", d.tolist(), f"lattice noise needs shifts that are multiples of {g:g}")
+        d, lattice_scale = d / g, mechanism.scale / g
+        if isinstance(mechanism, DiscreteGaussian):
+            return _discrete_gaussian(d, lattice_scale)
+        return _product([_discrete_laplace(dj, lattice_scale) for dj in d])
     if isinstance(mechanism, Gaussian):
         return GaussianExperiment(float(np.linalg.norm(d)) / mechanism.scale)
     if isinstance(mechanism, DiscreteGaussian):

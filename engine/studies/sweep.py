@@ -40,6 +40,10 @@ __all__ = ["epsilon_spec", "run_cell", "epsilon_sweep", "smallest_epsilon_meetin
 def epsilon_spec(spec: dict, epsilon: float) -> dict:
     """A copy of ``spec`` whose mechanism spends budget ``epsilon`` (rho = eps^2/2 for Gaussians)."""
     s = copy.deepcopy(dict(spec))
+    table = s.get("release", s.get("mechanism"))
+    if isinstance(table, dict) and "library" in table:
+        fail("release", table, "has its library's own fixed noise; an epsilon sweep varies the lab's [mechanism]: "
+             "describe the noise with [mechanism] (name and sensitivity) to sweep epsilon")
     mech = {k: v for k, v in s["mechanism"].items() if k in ("name", "sensitivity", "scheme", "k")}
     name = mech.get("name")
     if name in ("gaussian", "discrete_gaussian"):

@@ -1,0 +1,36 @@
+"""``python -m engine import-dpwizard PACKAGE.zip --out DIR``: a dp-wizard results package to one spec per
+analysable statistic (:mod:`engine.dpwizard`)."""
+from __future__ import annotations
+
+import sys
+
+from ..dpwizard import import_dpwizard
+from .console import cli_error
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("import-dpwizard", help="write one spec per analysable statistic of a dp-wizard package")
+    p.add_argument("package", metavar="PACKAGE.zip", help="dp-wizard's results package (zip)")
+    p.add_argument("--out", required=True, metavar="DIR", help="output directory for the specs and import.json")
+    p.add_argument("--prior-alpha", type=float, default=1.0, metavar="A",
+                   help="Gamma(A, rate) prior on each histogram bin's expected count (default 1)")
+    p.add_argument("--prior-rate", type=float, default=None, metavar="R",
+                   help="its rate (default: bins / max_rows of the plan)")
+
+
+def run(args) -> int:
+    try:
+        summary = import_dpwizard(args.package, args.out, prior_alpha=args.prior_alpha, prior_rate=args.prior_rate)
+    except (ValueError, OSError) as exc:
+        return cli_error(exc, args.out)
+    for st in summary["statistics"]:
+        if st["analysed"]:
+            print(f"{st['column']}: {st['statistic']}, {len(st['bins'])} spec(s), noise scale {st['count_scale']:g} "
+                  f"({st['scale_source']})")
+        else:
+            print(f"{st['column']}: {st['statistic']} not analysed: {st['why']}")
+    print(f"-> {args.out}/import.json")
+    sys.stdout.flush()
+    return 0

@@ -1,0 +1,452 @@
+"""Releases as people make them: an OpenDP or diffprivlib call mapped to the exact noise law here.
+
+Each library has its own conventions; the mapping (which law, which scale, which sensitivity) lives in
+this one table and tests/test_interop.py draws from the real libraries to prove every row.
+
+===========================================  ==========================================================
+library call                                 noise law here
+===========================================  ==========================================================
+OpenDP ``make_laplace``, int domain          discrete Laplace, t = scale (pmf ∝ exp(-|k|/scale))
+OpenDP ``make_laplace``, float domain        Laplace, b = scale; with ``k``: the statistic rounded to
+                                             g = 2^k and discrete Laplace noise on g Z (lattice.py)
+OpenDP ``make_gaussian``, int domain         discrete Gaussian, sigma = scale
+OpenDP ``make_gaussian``, float domain       Gaussian, sigma = scale; with ``k`` on g Z
+diffprivlib ``Laplace``                      Laplace, b = Delta / (epsilon - log(1 - delta))
+diffprivlib ``LaplaceTruncated``             that Laplace, release clipped to [lower, upper]
+diffprivlib ``LaplaceBoundedDomain``         Laplace renormalised on [lower, upper], b from the
+                                             library's own fixed point (Holohan et al. 2020)
+diffprivlib ``Geometric``                    discrete Laplace (two-sided geometric), t = Delta / epsilon
+diffprivlib ``GeometricTruncated``           that, clipped to [lower, upper]
+diffprivlib ``Gaussian`` (classic)           Gaussian, sigma = sqrt(2 ln(1.25 / delta)) Delta / epsilon
+diffprivlib ``GaussianAnalytic``             Gaussian, sigma by the library's analytic calibration
+diffprivlib ``GaussianDiscrete``             discrete Gaussian, sigma by the library's own calibration
+diffprivlib ``Binary``                       randomized response, P(truth) = e^eps / (1 + e^eps)
+===========================================  ==========================================================
+
+Any additive release also takes ``clip = [lower, upper]`` (either side open: TOML ``inf`` / ``-inf``):
+OpenDP's dataframe counts, which cannot go below 0, are ``clip = [0, inf]``.
+
+Guarantees are stated under each library's neighbouring notion. OpenDP: add/remove-one (the symmetric
+distance) by default, so a count has sensitivity 1 and a sum of values clamped to [lo, hi] has
+max(|lo|, |hi|) (the lab's own default for a known n is replace-one, hi - lo); its Laplace gives
+epsilon = Delta / scale, its Gaussian rho = Delta^2 / (2 scale^2) zCDP. diffprivlib's mechanisms take
+the sensitivity you pass and state (epsilon, delta) for it; they fix no neighbouring notion.
+
+:func:`release_from` maps one call; :func:`release_options` lists each library's mechanisms with their
+parameter names, defaults and allowed ranges (for a form); :func:`make_release` builds the mechanism
+of a spec's ``[release]`` table.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+
+from ..core.validation import choice, fail, positive
+from .additive import DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace
+from .clipped import BoundedLaplace, Clipped, clip_bounds
+from .lattice import LatticeGaussian, LatticeLaplace
+from .randomized_response import RandomizedResponse, k_ary_log_transition
+
+__all__ = ["LibraryRelease", "release_from", "release_options", "make_release", "LIBRARIES",
+           "describe_release", "diffprivlib_analytic_sigma", "diffprivlib_discrete_sigma", "diffprivlib_bounded_scale"]
+
+_REQ = object()  # a parameter without a default
+_INF = math.inf
+
+# library -> mechanism -> parameter -> (default, allowed); "allowed" is what a form shows and the check says
+LIBRARIES: dict[str, dict[str, dict[str, tuple[Any, str]]]] = {
+    "opendp": {
+        "laplace": {"domain": (_REQ, "int or float"), "scale": (_REQ, "> 0"),
+                    "k": (None, "integer (float domain only): noise granularity 2^k"),
+                    "sensitivity": (None, "> 0 (the d_in of the privacy map; default: the model's, add/remove-one)"),
+                    "clip": (None, "[lower, upper], either side inf")},
+        "gaussian": {"domain": (_REQ, "int or float"), "scale": (_REQ, "> 0"),
+                     "k": (None, "integer (float domain only): noise granularity 2^k"),
+                     "sensitivity": (None, "> 0 (L2 d_in; default: the model's, add/remove-one)"),
+                     "clip": (None, "[lower, upper], either side inf")},
+    },
+    "diffprivlib": {
+        "Laplace": {"epsilon": (_REQ, "> 0"), "delta": (0.0, "[0, 1)"), "sensitivity": (_REQ, "> 0"),
+                    "clip": (None, "[lower, upper], either side inf")},
+        "LaplaceTruncated": {"epsilon": (_REQ, "> 0"), "delta": (0.0, "[0, 1)"), "sensitivity": (_REQ, "> 0"),
+                             "lower": (_REQ, "number < upper"), "upper": (_REQ, "number > lower")},
+        "LaplaceBoundedDomain": {"epsilon": (_REQ, "> 0"), "delta": (0.0, "[0, 1)"), "sensitivity": (_REQ, "> 0"),
+                                 "lower": (_REQ, "finite number < upper"), "upper": (_REQ, "finite number > lower")},
+        "Geometric": {"epsilon": (_REQ, "> 0"), "sensitivity": (1, "whole number >= 1"),
+                      "clip": (None, "[lower, upper], either side inf")},
+        "GeometricTruncated": {"epsilon": (_REQ, "> 0"), "sensitivity": (1, "whole number >= 1"),
+                               "lower": (_REQ, "whole number < upper"), "upper": (_REQ, "whole number > lower")},
+        "Gaussian": {"epsilon": (_REQ, "in (0, 1]"), "delta": (_REQ, "in (0, 1)"), "sensitivity": (_REQ, "> 0"),
+                     "clip": (None, "[lower, upper], either side inf")},
+        "GaussianAnalytic": {"epsilon": (_REQ, "> 0"), "delta": (_REQ, "in (0, 1)"), "sensitivity": (_REQ, "> 0"),
+                             "clip": (None, "[lower, upper], either side inf")},
+        "GaussianDiscrete": {"epsilon": (_REQ, "> 0"), "delta": (_REQ, "in (0, 1)"),
+                             "sensitivity": (1, "whole number >= 1"), "clip": (None, "[lower, upper], either side inf")},
+        "Binary": {"epsilon": (_REQ, "> 0"), "value0": ("0", "label of category 0"),
+                   "value1": ("1", "label of category 1")},
+    },
+}
+
+
+@dataclass(frozen=True)
+class LibraryRelease:
+    """One library call mapped: ``noise`` is the engine mechanism (the exact law of the release)."""
+
+    library: str
+    mechanism: str
+    params: Mapping[str, Any]
+    noise: Any
+    sentence: str
+    guarantee: Mapping[str, Any]
+    neighbouring: str
+    warnings: tuple[str, ...] = field(default=())
+
+
+def release_options() -> dict:
+    """Every library's mechanisms with their parameter names, defaults (None: optional, "required") and
+    allowed ranges, as plain data for a form."""
+    return {lib: {mech: {p: {"default": "required" if d is _REQ else d, "allowed": a} for p, (d, a) in params.items()}
+                  for mech, params in mechs.items()} for lib, mechs in LIBRARIES.items()}
+
+
+# --- diffprivlib's own calibrations, line for line (diffprivlib 0.6.6, mechanisms/gaussian.py, laplace.py) ---
+
+def _phi(v: float) -> float:
+    return (1.0 + math.erf(v / math.sqrt(2.0))) / 2.0
+
+
+def diffprivlib_analytic_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
+    """sigma of diffprivlib's ``GaussianAnalytic`` (Balle & Wang 2018, Alg. 1): the root of B+ or B- by
+    doubling then bisection, then sigma = alpha Delta / sqrt(2 epsilon) with
+    alpha = sqrt(1 + v/4) -+ sqrt(v/4), as the library computes it."""
+    def b_plus(v):
+        return _phi(math.sqrt(epsilon * v)) - math.exp(epsilon) * _phi(-math.sqrt(epsilon * (v + 2))) - delta
+
+    def b_minus(v):
+        return _phi(-math.sqrt(epsilon * v)) - math.exp(epsilon) * _phi(-math.sqrt(epsilon * (v + 2))) - delta
+
+    delta_0 = b_plus(0)
+    f = b_plus if delta_0 < 0 else b_minus
+    left, right = 0.0, 1.0
+    while f(left) * f(right) > 0:
+        left, right = right, right * 2
+    old = (right - left) * 2
+    while old > right - left:
+        old = right - left
+        middle = (right + left) / 2
+        if f(middle) * f(left) <= 0:
+            right = middle
+        if f(middle) * f(right) <= 0:
+            left = middle
+    alpha = math.sqrt(1 + (left + right) / 4) + (-1 if delta_0 < 0 else 1) * math.sqrt((left + right) / 4)
+    return alpha * sensitivity / math.sqrt(2 * epsilon)
+
+
+def diffprivlib_discrete_sigma(epsilon: float, delta: float, sensitivity: int) -> float:
+    """sigma of diffprivlib's ``GaussianDiscrete``: the root of its privacy-loss objective for the discrete
+    Gaussian (Canonne, Kamath & Steinke 2020, Thm. 7) by doubling then bisection to rtol 1e-6."""
+    def objective(sigma):
+        idx_0 = int(np.floor(epsilon * sigma**2 / sensitivity - sensitivity / 2))
+        idx_1 = int(np.floor(epsilon * sigma**2 / sensitivity + sensitivity / 2))
+        idx = 1
+        lhs, rhs, denom = float(idx_0 < 0), 0.0, 1.0
+        term, diff = 1.0, 1.0
+        while term > 0 and diff > 0:
+            term = math.exp(-idx**2 / 2 / sigma**2)
+            if idx > idx_0:
+                lhs += term
+                if idx_0 < -idx:
+                    lhs += term
+                if idx > idx_1:
+                    diff = -rhs
+                    rhs += term
+                    diff += rhs
+            denom += 2 * term
+            idx += 1
+            if idx > 1e6:
+                fail("release.epsilon", epsilon, "with this delta gives a sum that does not converge (diffprivlib "
+                     "refuses it too)")
+        return (lhs - math.exp(epsilon) * rhs) / denom - delta
+
+    g0 = 1.0
+    f0 = objective(g0)
+    pwr = 1 if f0 > 0 else -1
+    g1 = 2.0**pwr
+    f1 = objective(g1)
+    while f0 * f1 > 0:
+        g0 *= 2.0**pwr
+        g1 *= 2.0**pwr
+        f0 = f1
+        f1 = objective(g1)
+    while not np.isclose(g0, g1, atol=1e-12, rtol=1e-6):
+        mid = (g0 + g1) / 2
+        fm = objective(mid)
+        if fm * f0 <= 0:
+            f1, g1 = fm, mid
+        if fm * f1 <= 0:
+            f0, g0 = fm, mid
+    return (g0 + g1) / 2
+
+
+def diffprivlib_bounded_scale(epsilon: float, delta: float, sensitivity: float, lower: float, upper: float) -> float:
+    """b of diffprivlib's ``LaplaceBoundedDomain``: the fixed point b = Delta / (epsilon - log dC(b) -
+    log(1 - delta)), dC(b) = (2 - e^(-Delta/b) - e^(-(D - Delta)/b)) / (1 - e^(-D/b)), D = upper - lower
+    (Holohan et al. 2020, Thm. 4), by the library's bisection."""
+    diam = upper - lower
+
+    def f(b):
+        dc = (2 - math.exp(-sensitivity / b) - math.exp(-(diam - sensitivity) / b)) / (1 - math.exp(-diam / b))
+        return sensitivity / (epsilon - math.log(dc) - math.log(1 - delta))
+
+    left = sensitivity / (epsilon - math.log(1 - delta))
+    right = f(left)
+    old = (right - left) * 2
+    while old > right - left:
+        old = right - left
+        middle = (right + left) / 2
+        if f(middle) >= middle:
+            left = middle
+        if f(middle) <= middle:
+            right = middle
+    return (right + left) / 2
+
+
+# --- the mapping ---
+
+def _num(field_: str, params, key, default=_REQ) -> float:
+    v = params.get(key, default)
+    if v is _REQ:
+        fail(f"{field_}.{key}", None, "is required")
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        fail(f"{field_}.{key}", v, "must be a finite number")
+    return float(v)
+
+
+def _whole(field_: str, params, key, default=_REQ) -> int:
+    v = _num(field_, params, key, default)
+    if not v.is_integer() or v < 1:
+        fail(f"{field_}.{key}", params.get(key, default), "must be a whole number >= 1 (diffprivlib requires an integer)")
+    return int(v)
+
+
+def _delta(field_: str, params, required: bool) -> float:
+    d = _num(field_, params, "delta", _REQ if required else 0.0)
+    if required and not 0.0 < d < 1.0:
+        fail(f"{field_}.delta", params.get("delta"), "must be in (0, 1)")
+    if not 0.0 <= d < 1.0:
+        fail(f"{field_}.delta", params.get("delta"), "must be in [0, 1)")
+    return d
+
+
+def _bounds(field_: str, params, whole: bool = False, finite: bool = False) -> tuple[float, float]:
+    """diffprivlib's ``lower`` and ``upper`` (both required), lower < upper."""
+    for key in ("lower", "upper"):
+        if key not in params:
+            fail(f"{field_}.{key}", None, "is required")
+    lo, hi = clip_bounds(f"{field_}.lower", [params["lower"], params["upper"]])
+    for key, v in (("lower", lo), ("upper", hi)):
+        if finite and not math.isfinite(v):
+            fail(f"{field_}.{key}", params[key], "must be a finite number")
+        if whole and math.isfinite(v) and not float(v).is_integer():
+            fail(f"{field_}.{key}", params[key], "must be a whole number (diffprivlib requires an integer)")
+    return lo, hi
+
+
+def _fmt(v: float) -> str:
+    """1, 0.5, 1e-5 (not 1e-05)."""
+    return f"{v:g}".replace("e-0", "e-").replace("e+0", "e+")
+
+
+def _opendp(mechanism: str, params: Mapping[str, Any], default_sensitivity: float | None, field_: str):
+    domain = choice(f"{field_}.domain", params.get("domain"), ("int", "float"))
+    scale = positive(f"{field_}.scale", params.get("scale"))
+    g = None
+    if "k" in params and params["k"] is not None:
+        k = params["k"]
+        if isinstance(k, bool) or not isinstance(k, (int, float)) or not float(k).is_integer() or not -1074 <= k <= 1023:
+            fail(f"{field_}.k", k, "must be a whole number (the granularity is 2^k)")
+        if domain == "int":
+            fail(f"{field_}.k", k, "is for the float domain only (int noise is on the integers)")
+        g = 2.0 ** int(k)
+    sens = params.get("sensitivity", default_sensitivity)
+    sens = 1.0 if sens is None else positive(f"{field_}.sensitivity", sens)
+    if domain == "int" and not float(sens).is_integer():
+        fail(f"{field_}.sensitivity", sens, "must be a whole number on the int domain")
+    if mechanism == "laplace":
+        if domain == "int":
+            noise, law = DiscreteLaplace(scale=scale, sensitivity=sens), f"discrete Laplace noise, t = {scale:.4g}"
+        elif g is None:
+            noise, law = Laplace(scale=scale, sensitivity=sens), f"Laplace noise, b = {scale:.4g}"
+        else:
+            noise = LatticeLaplace(scale=scale, sensitivity=sens, granularity=g)
+            law = f"the statistic rounded to {g:g} plus Laplace noise on {g:g} Z, scale {scale:.4g}"
+        eps = noise.guarantee["epsilon"]
+        guarantee = {"kind": "pure", "epsilon": eps}
+        gtext = f"{eps:.4g}-DP"
+    else:
+        if domain == "int":
+            noise, law = DiscreteGaussian(scale=scale, sensitivity=sens), f"discrete Gaussian noise, σ = {scale:.4g}"
+        elif g is None:
+            noise, law = Gaussian(scale=scale, sensitivity=sens), f"Gaussian noise, σ = {scale:.4g}"
+        else:
+            noise = LatticeGaussian(scale=scale, sensitivity=sens, granularity=g)
+            law = f"the statistic rounded to {g:g} plus Gaussian noise on {g:g} Z, σ = {scale:.4g}"
+        rho = noise.guarantee["rho"]
+        guarantee = {"kind": "zcdp", "rho": rho}
+        gtext = f"{rho:.4g}-zCDP"
+    k_txt = f", k = {int(params['k'])}" if g is not None else ""
+    head = f"OpenDP {mechanism} ({domain} domain), scale = {_fmt(scale)}{k_txt}"
+    guarantee_txt = (f"{gtext} for sensitivity {sens:g}" + (f" (+ granularity {g:g})" if g is not None else "")
+                     + " under add/remove-one neighbours")
+    return noise, head, law, guarantee, guarantee_txt
+
+
+def _diffprivlib(mechanism: str, params: Mapping[str, Any], field_: str):
+    eps = positive(f"{field_}.epsilon", params.get("epsilon"))
+    if mechanism in ("Laplace", "LaplaceTruncated", "LaplaceBoundedDomain"):
+        delta = _delta(field_, params, required=False)
+        sens = positive(f"{field_}.sensitivity", params.get("sensitivity"))
+        b = sens / (eps - math.log1p(-delta)) if delta else sens / eps
+        guarantee = {"kind": "approx" if delta else "pure", "epsilon": eps, "delta": delta}
+        head = f"diffprivlib {mechanism}, ε = {_fmt(eps)}, δ = {_fmt(delta)}, Δ = {_fmt(sens)}"
+        if mechanism == "LaplaceBoundedDomain":
+            lo, hi = _bounds(field_, params, finite=True)
+            if sens > hi - lo:
+                fail(f"{field_}.sensitivity", sens, f"must be at most upper - lower = {hi - lo:g}")
+            b = diffprivlib_bounded_scale(eps, delta, sens, lo, hi)
+            noise = BoundedLaplace(scale=b, lower=lo, upper=hi, sensitivity=sens, epsilon_stated=eps, delta=delta)
+            law = f"Laplace noise b = {b:.4g} renormalised on [{lo:g}, {hi:g}] (the normaliser depends on s)"
+        else:
+            noise = Laplace(scale=b, sensitivity=sens)
+            law = f"Laplace noise, b = {b:.4g}" + (f" = Δ / (ε − log(1 − δ))" if delta else "")
+            if mechanism == "LaplaceTruncated":
+                lo, hi = _bounds(field_, params)
+                noise = Clipped(noise, lo, hi)
+                law += f", clipped to [{lo:g}, {hi:g}] (point masses at the bounds)"
+    elif mechanism in ("Geometric", "GeometricTruncated"):
+        if "delta" in params:
+            fail(f"{field_}.delta", params["delta"], f"is not a parameter of {mechanism} (pure ε-DP)")
+        sens = _whole(field_, params, "sensitivity", 1)
+        t = sens / eps
+        noise = DiscreteLaplace(scale=t, sensitivity=sens)
+        guarantee = {"kind": "pure", "epsilon": eps, "delta": 0.0}
+        head = f"diffprivlib {mechanism}, ε = {_fmt(eps)}, Δ = {sens}"
+        law = f"two-sided geometric (discrete Laplace) noise, t = Δ/ε = {t:.4g}"
+        if mechanism == "GeometricTruncated":
+            lo, hi = _bounds(field_, params, whole=True)
+            noise = Clipped(noise, lo, hi)
+            law += f", clipped to [{lo:g}, {hi:g}] (point masses at the bounds)"
+    elif mechanism in ("Gaussian", "GaussianAnalytic"):
+        delta = _delta(field_, params, required=True)
+        sens = positive(f"{field_}.sensitivity", params.get("sensitivity"))
+        if mechanism == "Gaussian":
+            if eps > 1.0:
+                fail(f"{field_}.epsilon", eps, "must be in (0, 1] for the classic Gaussian (diffprivlib refuses "
+                     "epsilon > 1; use GaussianAnalytic)")
+            sigma = math.sqrt(2.0 * math.log(1.25 / delta)) * sens / eps
+            law = f"Gaussian noise σ = {sigma:.4g}"
+            head = f"diffprivlib Gaussian (classic), ε = {_fmt(eps)}, δ = {_fmt(delta)}, Δ = {_fmt(sens)}"
+        else:
+            sigma = diffprivlib_analytic_sigma(eps, delta, sens)
+            law = f"Gaussian noise σ = {sigma:.4g}"
+            head = f"diffprivlib GaussianAnalytic, ε = {_fmt(eps)}, δ = {_fmt(delta)}, Δ = {_fmt(sens)}"
+        noise = Gaussian(scale=sigma, sensitivity=sens)
+        guarantee = {"kind": "approx", "epsilon": eps, "delta": delta}
+    elif mechanism == "GaussianDiscrete":
+        delta = _delta(field_, params, required=True)
+        sens = _whole(field_, params, "sensitivity", 1)
+        sigma = diffprivlib_discrete_sigma(eps, delta, sens)
+        noise = DiscreteGaussian(scale=sigma, sensitivity=sens)
+        guarantee = {"kind": "approx", "epsilon": eps, "delta": delta}
+        head = f"diffprivlib GaussianDiscrete, ε = {_fmt(eps)}, δ = {_fmt(delta)}, Δ = {sens}"
+        law = f"discrete Gaussian noise σ = {sigma:.4g}"
+    else:  # Binary
+        for key in ("value0", "value1"):
+            if key in params and not isinstance(params[key], str):
+                fail(f"{field_}.{key}", params[key], "must be a label (a string), as diffprivlib requires")
+        noise = RandomizedResponse(log_transition=k_ary_log_transition(eps, 2), scheme="k_ary")
+        guarantee = {"kind": "pure", "epsilon": eps, "delta": 0.0}
+        head = f"diffprivlib Binary, ε = {_fmt(eps)}"
+        law = f"randomized response on each record, kept with probability e^ε/(1 + e^ε) = {math.exp(eps) / (1 + math.exp(eps)):.4g}"
+    if guarantee.get("delta"):
+        gtext = f"({_fmt(eps)}, {_fmt(guarantee['delta'])})-DP"
+    else:
+        gtext = f"{_fmt(eps)}-DP"
+    guarantee_txt = gtext + (" for the sensitivity given (diffprivlib fixes no neighbouring notion)"
+                             if mechanism != "Binary" else " per record (local)")
+    return noise, head, law, guarantee, guarantee_txt
+
+
+def _check_keys(library: str, mechanism: str, params: Mapping[str, Any], field_: str) -> None:
+    table = LIBRARIES[library][mechanism]
+    unknown = sorted(set(params) - set(table))
+    if unknown:
+        fail(f"{field_}.{unknown[0]}", params[unknown[0]], f"is not a parameter of {library} {mechanism}; allowed: "
+             + ", ".join(table))
+
+
+def _map(library: str, mechanism: str, params: Mapping[str, Any], default_sensitivity: float | None,
+         field_: str = "release"):
+    library = choice(f"{field_}.library", library, tuple(LIBRARIES))
+    mechanism = choice(f"{field_}.mechanism", mechanism, tuple(LIBRARIES[library]))
+    _check_keys(library, mechanism, params, field_)
+    if library == "opendp":
+        noise, head, law, guarantee, gtxt = _opendp(mechanism, params, default_sensitivity, field_)
+    else:
+        noise, head, law, guarantee, gtxt = _diffprivlib(mechanism, params, field_)
+    if params.get("clip") is not None:
+        lo, hi = clip_bounds(f"{field_}.clip", params["clip"])
+        noise = Clipped(noise, lo, hi)
+        law += f", clipped to [{lo:g}, {hi:g}] (point masses at the bounds)"
+    return noise, head, law, guarantee, gtxt
+
+
+def release_from(library: str, mechanism: str, **params) -> LibraryRelease:
+    """Map a library call to the exact noise law of its release.
+
+    ``library = "opendp"``: ``mechanism = "laplace" | "gaussian"``, ``domain = "int" | "float"``,
+    OpenDP's ``scale``, optional ``k`` (granularity 2^k, float only), ``sensitivity`` (d_in, for the
+    guarantee only) and ``clip``. ``library = "diffprivlib"``: ``mechanism`` is the class name and the
+    parameters are the class's own (``epsilon``, ``delta``, ``sensitivity``, ``lower``, ``upper``).
+    Returns a :class:`LibraryRelease` with the engine mechanism, the mapping in one sentence, the guarantee
+    and warnings where the library's convention differs from the lab's default."""
+    noise, head, law, guarantee, gtxt = _map(library, mechanism, params, None)
+    warnings = []
+    if library == "diffprivlib" and mechanism == "Gaussian":
+        warnings.append("diffprivlib's Gaussian is the classic mechanism, σ = √(2 ln(1.25/δ))·Δ/ε; the lab's own "
+                        "gaussian with epsilon and delta is the analytic Gaussian (smaller σ)")
+    if library == "diffprivlib" and mechanism.startswith("Laplace") and params.get("delta"):
+        warnings.append("diffprivlib's Laplace with δ > 0 uses b = Δ/(ε − log(1 − δ)), not Δ/ε")
+    if isinstance(noise, (Clipped, BoundedLaplace)):
+        warnings.append("the release is clipped or bounded: its law has point masses at the bounds or a "
+                        "renormalised density; analysing it as plain noise would be wrong")
+    if library == "opendp":
+        warnings.append("OpenDP's neighbours are add/remove-one: a sum of values in [lo, hi] has sensitivity "
+                        "max(|lo|, |hi|), where the lab's default for a known n is hi − lo")
+    sentence = f"{head} → {law}; {gtxt}."
+    neighbouring = ("add/remove-one (symmetric distance)" if library == "opendp"
+                    else "as implied by the sensitivity given")
+    return LibraryRelease(library=library, mechanism=mechanism, params=dict(params), noise=noise, sentence=sentence,
+                          guarantee=guarantee, neighbouring=neighbouring, warnings=tuple(warnings))
+
+
+def make_release(table: Mapping[str, Any], *, default_sensitivity: float | None = None):
+    """The mechanism of a spec's ``[release]`` table (``library``, ``mechanism`` and the library's own keys)."""
+    params = {k: v for k, v in table.items() if k not in ("library", "mechanism")}
+    if "library" not in table:
+        fail("release.library", None, "is required: one of " + ", ".join(LIBRARIES))
+    if "mechanism" not in table:
+        fail("release.mechanism", None, "is required (opendp: laplace or gaussian; diffprivlib: the class name)")
+    return _map(table["library"], table["mechanism"], params, default_sensitivity)[0]
+
+
+def describe_release(table: Mapping[str, Any], default_sensitivity: float | None = None) -> str:
+    """The mapping sentence of a ``[release]`` table."""
+    noise, head, law, guarantee, gtxt = _map(table.get("library"), table.get("mechanism"),
+                                             {k: v for k, v in table.items() if k not in ("library", "mechanism")},
+                                             default_sensitivity)
+    return f"{head} → {law}; {gtxt}."
+
