@@ -8,6 +8,17 @@ from ui.sidebar.state import load_scenario
 
 ensure_routed()
 
+
+def preset_card(preset, button: str, page: str = "pages/compare.py") -> None:
+    """A preset's title and blurb, and the button that loads it into the sidebar and opens ``page``."""
+    with st.container(border=True):
+        st.markdown(f"**{preset.title}**  \n{preset.blurb}")
+        if st.button(button, key=keys.preset_key(preset.name)):
+            load_scenario(preset.scenario)
+            st.session_state[keys.PRESET_NOTE] = f"Loaded the preset “{preset.title}”."
+            st.switch_page(page)
+
+
 st.title("Learn: inference from privatized data")
 with st.expander("What am I looking at?"):
     st.markdown("A five-minute walkthrough of why analysing a differentially private release as if it were exact "
@@ -43,12 +54,7 @@ change anything there afterwards.
 """)
 
 for preset in PRESETS:
-    with st.container(border=True):
-        st.markdown(f"**{preset.title}**  \n{preset.blurb}")
-        if st.button(f"Load “{preset.title}”", key=keys.preset_key(preset.name)):
-            load_scenario(preset.scenario)
-            st.session_state[keys.PRESET_NOTE] = f"Loaded the preset “{preset.title}”."
-            st.switch_page("pages/compare.py")
+    preset_card(preset, f"Load “{preset.title}”")
 
 st.markdown("""
 **What to look for.** In *Gong's privatized count* the naive posterior trusts 37.4 as the true count
@@ -81,12 +87,7 @@ When the number of records is private too (*unbounded* DP), the curator also rel
 for θ carries the uncertainty about n, and it gives a posterior for n itself. The other methods can only plug
 in n = round(n_dp), and Compare labels them so.
 """)
-with st.container(border=True):
-    st.markdown(f"**{BAYES_VS_MLE.title}**  \n{BAYES_VS_MLE.blurb}")
-    if st.button(f"Load “{BAYES_VS_MLE.title}”", key=keys.preset_key(BAYES_VS_MLE.name)):
-        load_scenario(BAYES_VS_MLE.scenario)
-        st.session_state[keys.PRESET_NOTE] = f"Loaded the preset “{BAYES_VS_MLE.title}”."
-        st.switch_page("pages/compare.py")
+preset_card(BAYES_VS_MLE, f"Load “{BAYES_VS_MLE.title}”")
 
 st.subheader("What ε = 1 means", divider="gray")
 st.markdown("""
@@ -99,9 +100,4 @@ and what someone who knows only the model learns about one record. Each example 
 people released at ε = 1 by a different mechanism family; compare how close each comes to its guarantee.
 """)
 for preset in EPSILON_ONE:
-    with st.container(border=True):
-        st.markdown(f"**{preset.title}**  \n{preset.blurb}")
-        if st.button(f"Open “{preset.title}” in What it protects", key=keys.preset_key(preset.name)):
-            load_scenario(preset.scenario)
-            st.session_state[keys.PRESET_NOTE] = f"Loaded the preset “{preset.title}”."
-            st.switch_page("pages/protection.py")
+    preset_card(preset, f"Open “{preset.title}” in What it protects", "pages/protection.py")
