@@ -7,11 +7,14 @@ import json
 import os
 import subprocess
 import sys
+import tomllib
 from dataclasses import replace
 
 import pytest
 
 import engine
+from engine.core.spec import spec_to_toml
+from engine.spec import spec_from_dict
 from app_support import open_app
 from figures.budget import mean_split_plot
 from ui import keys
@@ -19,7 +22,7 @@ from ui.params.messages import in_words
 from ui.params.query import from_query, to_query
 from ui.params.release import release_table, scenario_from_spec
 from ui.params.scenario import Scenario
-from ui.params.spec import to_spec_dict
+from ui.params.spec import release_spec_dict, to_spec_dict
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGE = os.path.join(ROOT, "tests", "fixtures", "dpwizard_grade_hours.zip")
@@ -60,6 +63,13 @@ def test_a_library_release_is_a_release_table_and_round_trips_through_the_link(s
     mapped = engine.release_from(s.release, s.release_mechanism, **{k: v for k, v in spec["release"].items()
                                                                      if k not in ("library", "mechanism")})
     assert problem.mechanism.describe() == mapped.noise.describe()
+
+
+def test_the_toml_download_keeps_the_release_in_the_librarys_terms():
+    text = spec_to_toml(spec_from_dict(release_spec_dict(COUNT, None)))
+    assert "[release]" in text and "[mechanism]" not in text
+    assert 'library = "opendp"' in text and "clip = [0.0, inf]" in text
+    assert spec_from_dict(tomllib.loads(text)).mechanism == spec_from_dict(to_spec_dict(COUNT)).mechanism
 
 
 def test_the_mapped_noise_is_the_librarys_not_the_labs():
