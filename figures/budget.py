@@ -4,6 +4,7 @@ Figures
     :func:`interval_plot`         90% posterior intervals against the privacy budget
     :func:`sd_plot`               posterior sd against the privacy budget, with the exact sd and its floor
     :func:`releases_plot`         posterior means and intervals of R fresh releases per budget
+    :func:`mean_split_plot`       a mean released as (sum, count): posterior sd against the share of ε on the sum
 
 The first two read the tidy table of ``engine.epsilon_sweep`` and circle the cells whose MCMC run did not
 converge; the third reads ``engine.studies.epsilon_replicates``. Pure; nothing here imports streamlit.
@@ -17,7 +18,7 @@ import plotly.graph_objects as go
 from .axes import _label
 from .palette import TRUTH_COLOR, color_of
 
-__all__ = ["interval_plot", "sd_plot", "releases_plot"]
+__all__ = ["interval_plot", "sd_plot", "releases_plot", "mean_split_plot"]
 
 
 def _budget_axis(symbol: str, budgets) -> dict:
@@ -147,6 +148,36 @@ def releases_plot(table: pd.DataFrame, param: str, *, symbol: str = "ε", truth:
                                      line={"color": TRUTH_COLOR, "dash": "dash"}, meta={"kind": "truth", "param": param}))
     fig.update_layout(height=400, title=f"{param}: {len(reps)} fresh releases per {symbol}",
                       xaxis=_budget_axis(symbol, rows["epsilon"] if not rows.empty else []), yaxis_title=param,
+                      legend={"orientation": "h", "yanchor": "top", "y": -0.2},
+                      margin={"l": 60, "r": 20, "t": 60, "b": 50})
+    return fig
+
+
+def mean_split_plot(curve, *, fraction_sum: float, posterior_sd: float, even_sd: float, even_fraction: float = 0.5,
+                    epsilon: float | None = None) -> go.Figure:
+    """A mean released as (noisy sum, noisy count): the posterior sd of the mean against the share of ε spent on
+    the sum (``engine.mean_budget_split``'s ``curve``, log y), the best split and dp-wizard's even split marked.
+
+    ``curve`` is ((fraction, sd), ...); ``fraction_sum`` / ``posterior_sd`` the optimum, ``even_sd`` the sd at
+    ``even_fraction`` (OpenDP's ``dp.mean``: one half each)."""
+    xs, ys = [float(c[0]) for c in curve], [float(c[1]) for c in curve]
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines+markers", name="posterior sd of the mean",
+                             line={"color": "#0072B2"}, marker={"size": 5},
+                             hovertemplate="share on the sum %{x:.0%}<br>posterior sd %{y:.4g}<extra></extra>",
+                             meta={"kind": "curve"}))
+    fig.add_trace(go.Scatter(x=[float(even_fraction)], y=[float(even_sd)], mode="markers",
+                             name=f"dp-wizard's even split ({even_fraction:.0%}): sd {even_sd:.4g}",
+                             marker={"symbol": "square", "size": 12, "color": "#7f7f7f"},
+                             meta={"kind": "even", "fraction": float(even_fraction), "sd": float(even_sd)}))
+    fig.add_trace(go.Scatter(x=[float(fraction_sum)], y=[float(posterior_sd)], mode="markers",
+                             name=f"best split ({fraction_sum:.0%} on the sum): sd {posterior_sd:.4g}",
+                             marker={"symbol": "star", "size": 16, "color": "#D55E00"},
+                             meta={"kind": "best", "fraction": float(fraction_sum), "sd": float(posterior_sd)}))
+    at = f" at ε = {epsilon:g}" if epsilon is not None else ""
+    fig.update_layout(height=400, title=f"A mean released as (sum, count){at}: posterior sd by split",
+                      xaxis={"title": "share of ε spent on the noisy sum", "tickformat": ".0%", "range": [0, 1]},
+                      yaxis={"type": "log", "title": "posterior sd of the mean (log scale)"},
                       legend={"orientation": "h", "yanchor": "top", "y": -0.2},
                       margin={"l": 60, "r": 20, "t": 60, "b": 50})
     return fig

@@ -15,6 +15,7 @@ from figures import protection as protection_figures
 from figures.labels import METHOD_LABELS, TERM_HELP
 from ui import downloads, keys, picker, protection_text, terms
 from ui.compute import method_runs, protection, sweeps
+from ui.compute import release as release_compute
 from ui.params.parsing import log_grid, parse_grid
 from ui.routing import ensure_routed
 from ui.sidebar import controls
@@ -48,6 +49,78 @@ if s.mechanism in ("gaussian", "discrete_gaussian"):
 elif s.mechanism == "randomized_response" and s.budget_form == "coin":
     st.info("The coin scheme's ε is fixed by its truth probability; the sweep uses k-ary randomized response "
             "at each ε instead.")
+
+
+# ---- a mean released as (sum, count): the best split of ε (issue 22) ----------------------------------
+def _sidebar_epsilon() -> float | None:
+    """The total ε the sidebar states: the lab's ε, a library release's ``epsilon``, else the mechanism's."""
+    if s.uses_library:
+        given = dict(s.release_params).get("epsilon")
+        return float(given) if isinstance(given, (int, float)) else prepared.epsilon
+    return s.epsilon if s.budget_form in ("epsilon", "k_ary", "epsilon_delta") else prepared.epsilon
+
+
+def _mean_split_section() -> None:
+    """Inputs (bounds, sd, n, prior), engine.mean_budget_split (cached), its figure and one sentence."""
+    eps = _sidebar_epsilon()
+    if eps is None or not eps > 0:
+        st.info("The split needs a total ε: state the sidebar's budget as ε.")
+        return
+    prior = s.prior_dict if s.model == "normal_known_sd" else {}
+    start = {keys.W_MEAN_LOWER: float(prior.get("lo", 0.0)), keys.W_MEAN_UPPER: float(prior.get("hi", 10.0)),
+             keys.W_MEAN_SD: float(prior.get("sd", 2.0)), keys.W_MEAN_N: int(s.n) if prior else 100,
+             keys.W_MEAN_PRIOR_MEAN: float(prior.get("prior_mean", 5.0)),
+             keys.W_MEAN_PRIOR_SD: float(prior.get("prior_sd", 5.0))}
+    for k, v in start.items():
+        st.session_state.setdefault(k, v)
+    st.caption(f"OpenDP's `dp.mean` (and so dp-wizard) releases a mean of values clamped to [lower, upper] as a noisy "
+               f"sum and a noisy count, each with half of its ε. With n private, the posterior sd of the mean depends "
+               f"on the split: the sidebar's total ε = {eps:g} is split here to make it smallest, at the release one "
+               "expects (records Normal(prior mean, sd²), n records; prior Poisson(n) on the private n).")
+    c = st.columns(3)
+    lower = c[0].number_input("lower bound", key=keys.W_MEAN_LOWER, format="%g", persist_state=PERSIST)
+    upper = c[1].number_input("upper bound", key=keys.W_MEAN_UPPER, format="%g", persist_state=PERSIST)
+    sd = c[2].number_input("sd of one record", key=keys.W_MEAN_SD, format="%g", persist_state=PERSIST)
+    c = st.columns(3)
+    n = c[0].number_input("n (records expected)", key=keys.W_MEAN_N, min_value=1, step=10, persist_state=PERSIST)
+    prior_mean = c[1].number_input("prior mean of the mean", key=keys.W_MEAN_PRIOR_MEAN, format="%g",
+                                   persist_state=PERSIST)
+    prior_sd = c[2].number_input("prior sd of the mean", key=keys.W_MEAN_PRIOR_SD, format="%g", persist_state=PERSIST)
+    try:
+        with st.spinner("Finding the split that minimises the posterior sd…"):
+            split = release_compute.mean_split(float(eps), float(lower), float(upper), float(sd), int(n),
+                                               float(prior_mean), float(prior_sd))
+    except ValueError as exc:  # the engine names its argument: name the box instead
+        field, _, rest = str(exc).partition(" = ")
+        boxes = {"lower": "lower bound", "sd": "sd of one record", "n": "n (records expected)",
+                 "prior_sd": "prior sd of the mean", "epsilon": "the sidebar's ε"}
+        st.error(f"The split could not be computed: {boxes.get(field, field)} = {rest}", icon="⚠️")
+        return
+    downloads.chart(budget.mean_split_plot(split["curve"], fraction_sum=split["fraction_sum"],
+                                           posterior_sd=split["posterior_sd"], even_sd=split["even_posterior_sd"],
+                                           epsilon=split["epsilon"]),
+                    key=keys.MEAN_SPLIT_CHART, name="mean_budget_split")
+    f, gain = split["fraction_sum"], split["improvement"]
+    verdict = (f"**{gain:.1%} narrower** than with dp-wizard's even split ({split['even_posterior_sd']:.4g})"
+               if gain >= 0.005 else f"within 0.5% of dp-wizard's even split ({split['even_posterior_sd']:.4g}): "
+                                     "the even split is as good here")
+    st.markdown(f"At ε = {split['epsilon']:g}, spending **{f:.0%} of ε on the sum** (ε = {split['epsilon_sum']:.3g}, "
+                f"noise scale {split['sum_scale']:.3g}) and {1 - f:.0%} on the count (ε = "
+                f"{split['epsilon_count']:.3g}, noise scale {split['count_scale']:.3g}) gives a posterior sd of the "
+                f"mean of **{split['posterior_sd']:.4g}**, {verdict}.")
+
+
+_mean_box = st.expander("A mean released as (sum, count): how to split ε between them", key=keys.W_MEAN_SPLIT,
+                        on_change="rerun", icon=":material/call_split:")
+with _mean_box:
+    if _mean_box.open:  # computed only when opened (1–2 s the first time, cached after)
+        _mean_split_section()
+
+if s.uses_library:
+    st.info("The ε sweep rescales the lab's own mechanism at each ε; a release made with a library has its noise "
+            "fixed by the library's parameters. Choose \"The lab's own simulation\" under How was it released? in "
+            "the sidebar to sweep ε.", icon=":material/info:")
+    st.stop()
 
 # ---- the grid -----------------------------------------------------------------------------------
 DEFAULT_GRID = (0.1, 10.0, 7)

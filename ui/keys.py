@@ -51,6 +51,13 @@ W_N_SCALE = "sw_n_scale"
 W_N_DP = "sw_n_dp"
 W_TRUTH_P = "sw_truth_p"  # naive_bayes_loglinear: the true p[k][i][j], flat text
 W_FROM_PRIOR = "sw_from_prior"  # naive_bayes_loglinear: draw the true parameters from the prior
+W_RELEASE = "sw_release"  # How was it released? the lab's own simulation, OpenDP or diffprivlib
+
+# dp-wizard package (sidebar, Data section): not "sw_" keys, so a page switch or loading a statistic keeps them
+DPWIZARD = "dpwizard_import"  # {"name", "summary", "specs", "error"} of the last uploaded package
+W_DPWIZARD = "pw_dpwizard_upload"
+W_DPWIZARD_PICK = "pw_dpwizard_pick"
+W_DPWIZARD_LOAD = "pw_dpwizard_load"
 
 # Parameter picker (Compare, Diagnostics, Privacy budget): the canonical pick, then one widget per page
 PICKED_PARAM = "picked_param"  # the parameter whose marginal the main figures show (multi-parameter models)
@@ -85,6 +92,14 @@ STEP_CHART = "pw_step_chart"
 W_FRESH = "pw_budget_fresh"  # fresh releases per epsilon (replicates) on or off
 W_FRESH_COUNT = "pw_budget_fresh_count"  # R, releases per epsilon
 RELEASES_CHART = "pw_releases_chart"
+W_MEAN_SPLIT = "pw_mean_split"  # a mean released as (sum, count): compute the best split on or off
+W_MEAN_LOWER = "pw_mean_lower"
+W_MEAN_UPPER = "pw_mean_upper"
+W_MEAN_SD = "pw_mean_sd"
+W_MEAN_N = "pw_mean_n"
+W_MEAN_PRIOR_MEAN = "pw_mean_prior_mean"
+W_MEAN_PRIOR_SD = "pw_mean_prior_sd"
+MEAN_SPLIT_CHART = "pw_mean_split_chart"
 
 # Diagnostics page -------------------------------------------------------------------------------
 W_DIAG_METHOD = "pw_diag_method"
@@ -153,6 +168,17 @@ def s_dp_key(model: str) -> str:
 def budget_form_key(mechanism: str) -> str:
     """Widget choosing how ``mechanism``'s budget is stated (e.g. rho or epsilon + delta)."""
     return f"{SCENARIO_WIDGET_PREFIX}budget_form_{mechanism}"
+
+
+def release_mechanism_key(library: str) -> str:
+    """Widget choosing a library's mechanism (its own name: ``laplace``, ``GaussianAnalytic``, ...)."""
+    return f"{SCENARIO_WIDGET_PREFIX}release_{library}_mechanism"
+
+
+def release_param_key(library: str, mechanism: str, param: str) -> str:
+    """Widget of one parameter of one library mechanism (each mechanism keeps its own values: a delta of 0 is
+    right for diffprivlib's Laplace and refused by its Gaussian)."""
+    return f"{SCENARIO_WIDGET_PREFIX}release_{library}_{mechanism}_{param}"
 
 
 def method_key(method: str) -> str:

@@ -18,7 +18,7 @@ from engine.models.sample_size import make_size_mechanism, make_size_prior
 from engine.spec import build_mechanism
 
 from ..params.scenario import UNKNOWN_N_MODELS, Scenario
-from ..params.spec import mechanism_table, model_table, n_mechanism_table
+from ..params.spec import model_table, n_mechanism_table, noise_table
 from .records import RESULT_TTL_S, Prepared
 
 __all__ = ["check_model", "describe_mechanism", "describe_size_mechanism", "validate_method", "prepare"]
@@ -45,8 +45,9 @@ def check_model(scenario: Scenario, records=None) -> None:
 
 def describe_mechanism(scenario: Scenario, records=None) -> str:
     """The mechanism's own description (noise scale and guarantee); raises ValueError. With an
-    unknown n the default sensitivity is the unbounded (add/delete one record) one."""
-    return build_mechanism(mechanism_table(scenario), _checked_model(scenario, records),
+    unknown n the default sensitivity is the unbounded (add/delete one record) one. A release made with a
+    library is its ``[release]`` table, mapped by the engine to the exact noise law."""
+    return build_mechanism(noise_table(scenario), _checked_model(scenario, records),
                            unbounded=scenario.unknown_n).describe()
 
 

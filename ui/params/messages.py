@@ -27,6 +27,10 @@ FIELD_LABELS = {
     "mechanism.epsilon": "ε (epsilon)", "mechanism.delta": "δ (delta)", "mechanism.rho": "ρ (rho, zCDP)",
     "mechanism.sensitivity": "sensitivity Δ", "mechanism.truth_prob": "P(first coin says: answer truthfully)",
     "mechanism.scale": "noise scale", "mechanism.sigma": "noise sd",
+    # a release made with a library: its boxes are labelled with the library's own parameter names
+    "release.library": "How was it released?", "release.mechanism": "Library mechanism",
+    **{f"release.{k}": k for k in ("domain", "scale", "k", "sensitivity", "clip", "epsilon", "delta", "lower",
+                                    "upper", "value0", "value1")},
     "n_mechanism.epsilon": "ε for n", "n_mechanism.scale": "noise scale on n",
     "data.s_dp": "Released s_dp", "data.n_dp": "Released n_dp", "data.column": "Column",
     "data.simulate": "True parameters", "seed": "Seed",

@@ -10,8 +10,9 @@ from dataclasses import fields
 from typing import Any, Mapping
 
 from .defaults import default_truth, default_truth_p
+from .release import CHOICES, TEXT_PARAMS, mechanisms, params_of
 from .scenario import (DATA_SOURCES, DEFAULT_PRIORS, MECHANISMS, METHODS, MODELS, N_BUDGET_FORMS, N_MECHANISMS,
-                       N_PRIORS, PRIOR_KINDS, SAMPLE_SIZES, Scenario, budget_forms)
+                       N_PRIORS, PRIOR_KINDS, RELEASES, SAMPLE_SIZES, Scenario, budget_forms)
 
 __all__ = ["to_query", "from_query"]
 
@@ -81,6 +82,10 @@ def to_query(s: Scenario) -> dict[str, str]:
             q["n_eps"] = _fmt(s.n_epsilon)
         if s.data == "s_dp":
             q["n_dp"] = s.n_dp
+    if s.uses_library:  # the lab's own mechanism adds nothing: every existing link stays as it was
+        q["rel"], q["rel_mech"] = s.release, s.release_mechanism
+        for key, value in s.release_params:
+            q[f"rel.{key}"] = _fmt(value)
     q["seed"] = _fmt(s.seed)
     q["methods"] = ",".join(s.methods)
     for qk in ("chains", "draws", "warmup", "abc_s", "abc_p", "ops_k"):
@@ -113,6 +118,30 @@ def _convert(key: str, name: str, raw: str) -> Any:
     return raw
 
 
+def _release_from_query(q: Mapping[str, Any]) -> dict:
+    """``rel``, ``rel_mech`` and ``rel.<parameter>``: a release made with a library, in its own terms."""
+    library = str(q["rel"])
+    if library not in RELEASES:
+        raise _link_error("rel", library, "must be one of " + ", ".join(RELEASES))
+    if library == "lab":
+        return {"release": "lab"}
+    mech = str(q.get("rel_mech", ""))
+    if mech not in mechanisms(library):
+        raise _link_error("rel_mech", mech, f"must be one of {', '.join(mechanisms(library))} for {library}")
+    allowed = params_of(library, mech)
+    params = []
+    for key in [k for k in q if k.startswith("rel.")]:
+        name, raw = key[4:], str(q[key])
+        if name not in allowed:
+            raise _link_error(key, raw, f"is not a parameter of {library} {mech}; allowed: " + ", ".join(allowed))
+        if name in CHOICES and raw not in CHOICES[name]:
+            raise _link_error(key, raw, "must be one of " + ", ".join(CHOICES[name]))
+        params.append((name, raw if name in TEXT_PARAMS or name in CHOICES else _convert(key, "epsilon", raw)))
+    order = list(allowed)  # the form's order, so a link reads back to the same scenario
+    return {"release": library, "release_mechanism": mech,
+            "release_params": tuple(sorted(params, key=lambda p: order.index(p[0])))}
+
+
 def from_query(query: Mapping[str, Any]) -> Scenario | None:
     """The scenario a shared link describes, or None when the link carries none.
 
@@ -140,6 +169,8 @@ def from_query(query: Mapping[str, Any]) -> Scenario | None:
             raise _link_error(key, values[name], "must be one of " + ", ".join(allowed))
     if values.get("data", "simulate") not in DATA_SOURCES:
         raise _link_error("data", values["data"], "must be one of " + ", ".join(DATA_SOURCES))
+    if "rel" in q:
+        values.update(_release_from_query(q))
     prior = dict(DEFAULT_PRIORS[model])
     for key in list(prior):
         if f"prior.{key}" in q:

@@ -32,6 +32,7 @@ __all__ = [
     "N_MECHANISMS",
     "N_BUDGET_FORMS",
     "UNKNOWN_N_MODELS",
+    "RELEASES",
     "PRIOR_KINDS",
     "budget_forms",
     "truth_key",
@@ -56,6 +57,9 @@ SAMPLE_SIZES = ("known", "unknown")
 N_PRIORS = ("poisson", "negative_binomial")
 N_MECHANISMS = ("laplace", "discrete_laplace")
 N_BUDGET_FORMS = ("epsilon", "scale")
+#: How was it released? The lab's own mechanism (``[mechanism]``, the default) or a release made with a library,
+#: described in that library's terms (``[release]``: engine.release_options() lists its mechanisms and parameters).
+RELEASES = ("lab", "opendp", "diffprivlib")
 #: The models the engine accepts an unknown n for (the Dirichlet tables have a fixed n).
 UNKNOWN_N_MODELS = ("beta_binomial", "poisson_gamma", "normal_known_sd")
 
@@ -137,10 +141,19 @@ class Scenario:
     n_epsilon: float = 0.5
     n_scale: float = 2.0
     n_dp: str = ""  # typed release of the size (data source s_dp), kept as typed
+    release: str = "lab"  # "lab": the [mechanism] above; "opendp" / "diffprivlib": a [release] in that library's terms
+    release_mechanism: str = ""  # the library's mechanism name (OpenDP "laplace", diffprivlib "GaussianAnalytic", ...)
+    # the library's parameters by its own names: numbers as numbers, domain / value0 / value1 / clip as typed text
+    release_params: tuple[tuple[str, Any], ...] = ()
 
     @property
     def unknown_n(self) -> bool:
         return self.sample_size == "unknown"
+
+    @property
+    def uses_library(self) -> bool:
+        """Is the noise a library's release (``[release]``) rather than the lab's own ``[mechanism]``?"""
+        return self.release != "lab"
 
     @property
     def prior_dict(self) -> dict[str, Any]:

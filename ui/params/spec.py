@@ -1,5 +1,6 @@
 """A :class:`~ui.params.scenario.Scenario` as the engine's spec dict (``seed``, ``[model]``,
-``[mechanism]``, ``[data]``, ``[method]``, and ``[n_mechanism]`` when n is unknown).
+``[mechanism]`` (or ``[release]``: a release made with a library, :mod:`ui.params.release`), ``[data]``,
+``[method]``, and ``[n_mechanism]`` when n is unknown).
 
 Free-text fields are parsed here (:mod:`ui.params.parsing`), so a bad one raises ``ValueError``
 naming the spec field, the value and what is allowed. Nothing here imports streamlit.
@@ -9,9 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 from .parsing import parse_matrix, parse_n_dp, parse_numbers
+from .release import release_table
 from .scenario import DATA_SOURCES, PRIOR_KINDS, Scenario, budget_forms, truth_key
 
-__all__ = ["to_spec_dict", "release_spec_dict", "model_table", "mechanism_table", "n_prior_table", "n_mechanism_table", "method_settings"]
+__all__ = ["to_spec_dict", "release_spec_dict", "model_table", "mechanism_table", "noise_table", "n_prior_table",
+           "n_mechanism_table", "method_settings"]
 
 
 def model_table(s: Scenario, records=None) -> dict:
@@ -56,6 +59,12 @@ def mechanism_table(s: Scenario) -> dict:
     if s.sensitivity is not None and s.mechanism != "randomized_response":
         table["sensitivity"] = s.sensitivity
     return table
+
+
+def noise_table(s: Scenario) -> dict:
+    """The table that describes the noise: ``[release]`` (with ``library``) when a library made the release,
+    else ``[mechanism]`` (``engine.spec.build_mechanism`` takes either)."""
+    return release_table(s) if s.uses_library else mechanism_table(s)
 
 
 def n_prior_table(s: Scenario) -> dict:
@@ -133,7 +142,8 @@ def release_spec_dict(s: Scenario, records, s_dp=None, n_dp=None, *, keep_record
 
 
 def to_spec_dict(s: Scenario, records=None, method: str = "da_mcmc") -> dict:
-    """The engine's spec layout (``seed``, ``[model]``, ``[mechanism]``, ``[data]``, ``[method]``).
+    """The engine's spec layout (``seed``, ``[model]``, ``[mechanism]`` or ``[release]``, ``[data]``,
+    ``[method]``).
 
     ``records`` are the parsed rows of an uploaded CSV (data source ``csv``); they go into the
     spec inline, and ``model.n`` follows their number.
@@ -141,7 +151,7 @@ def to_spec_dict(s: Scenario, records=None, method: str = "da_mcmc") -> dict:
     spec = {
         "seed": int(s.seed),
         "model": model_table(s, records),
-        "mechanism": mechanism_table(s),
+        **({"release": release_table(s)} if s.uses_library else {"mechanism": mechanism_table(s)}),
         "data": _data_table(s, records),
         "method": method_settings(s, method),
     }

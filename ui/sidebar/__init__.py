@@ -15,6 +15,8 @@ From the bottom up:
 ``state``        the canonical scenario, the widgets seeded from it, the URL mirrored from it
 ``model``, ``size``, ``mechanism``, ``data``, ``methods``
                  one section of widgets each, in the order they are drawn
+``release``      "How was it released?" and a library's form (inside the mechanism section)
+``dpwizard``     a dp-wizard package's statistics to load (inside the data section)
 ``validation``   the scenario through the engine, each message assigned to its section
 ``inputs``       the sidebar as a whole: what a page calls
 ``controls``     what acts on the sidebar's state from a page: Stop / Run again, "use settings that fit"

@@ -1,5 +1,5 @@
 """The sidebar's Data section: simulate (the true parameters), a typed release, or a CSV of records, and
-the seed. An uploaded CSV is parsed before any widget is drawn (:func:`_read_upload`), so n and this
+the seed; under them, a dp-wizard package's statistics to load (:mod:`ui.sidebar.dpwizard`). An uploaded CSV is parsed before any widget is drawn (:func:`_read_upload`), so n and this
 section agree; a valid upload is remembered in ``keys.UPLOAD``."""
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from .. import keys
 from ..compute import files
 from ..params.defaults import default_truth, record_columns
 from ..params.scenario import DATA_SOURCES, DEFAULT_PRIORS
+from .dpwizard import dpwizard_upload
 from .numbers import number_box
 
 
@@ -82,6 +83,7 @@ def _data_section(model: str) -> dict:
     last = st.session_state.get(keys.SCENARIO)
     out["seed"] = int(number_box("Seed", keys.W_SEED, section="data", fallback=last.seed if last else 7, integer=True,
                                  help="A whole number ≥ 0; the same scenario and seed give identical results."))
+    dpwizard_upload()
     return out
 
 

@@ -1,4 +1,6 @@
-"""The sidebar's Privacy mechanism section: the mechanism, its budget in the form chosen, the sensitivity."""
+"""The sidebar's Privacy mechanism section: how the release was made (the lab's own simulation, or a library's
+release in its own terms: :mod:`ui.sidebar.release`), then the mechanism, its budget in the form chosen, the
+sensitivity."""
 from __future__ import annotations
 
 from typing import Any
@@ -11,6 +13,7 @@ from .. import keys
 from ..glossary import GLOSSARY
 from ..params.scenario import MECHANISMS, Scenario, budget_forms
 from .numbers import number_box
+from .release import library_form, release_choice
 
 
 def _last(field: str):
@@ -20,6 +23,9 @@ def _last(field: str):
 
 def _mechanism_section(model: str) -> dict:
     st.subheader("Privacy mechanism", divider="gray")
+    release = release_choice()
+    if release != "lab":
+        return library_form(release)
     mech = st.selectbox("Mechanism", MECHANISMS, key=keys.W_MECHANISM, format_func=MECHANISM_LABELS.get)
     forms = budget_forms(mech)
     form_key = keys.budget_form_key(mech)
@@ -28,7 +34,7 @@ def _mechanism_section(model: str) -> dict:
     form = forms[0]
     if len(forms) > 1:
         form = st.radio("Budget stated as", forms, key=form_key, format_func=BUDGET_LABELS.get, horizontal=True)
-    out: dict[str, Any] = {"mechanism": mech, "budget_form": form}
+    out: dict[str, Any] = {"release": "lab", "mechanism": mech, "budget_form": form}
     if form in ("epsilon", "k_ary", "epsilon_delta"):
         out["epsilon"] = float(number_box("ε (epsilon)", keys.W_EPSILON, section="mechanism", fallback=_last("epsilon"),
                                           help=GLOSSARY["epsilon"]))

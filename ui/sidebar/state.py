@@ -19,6 +19,7 @@ from ..params.parsing import parse_numbers
 from ..params.query import from_query, to_query
 from ..params.scenario import DEFAULT_PRIORS, MECHANISMS, METHODS, MODELS, PRIOR_KINDS, Scenario, budget_forms
 from ..presets import DEMO
+from .release import seed_release_widgets
 
 __all__ = ["current_scenario", "load_scenario"]
 
@@ -79,6 +80,7 @@ def _seed_all(s: Scenario) -> None:
             except ValueError:
                 _seed(keys.truth_key(model), float(default_truth(model)))
         _seed(keys.s_dp_key(model), s.s_dp if model == s.model else "")
+    seed_release_widgets(s, _seed)
     _seed(keys.W_MECHANISM, s.mechanism)
     for mech in MECHANISMS:
         forms = budget_forms(mech)

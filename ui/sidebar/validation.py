@@ -16,7 +16,7 @@ def _section_of(message: str) -> str:
         return "size"
     if head.startswith("model"):
         return "model"
-    if head.startswith("mechanism"):
+    if head.startswith(("mechanism", "release")):
         return "mechanism"
     if head.startswith("method"):
         return "methods"

@@ -1,0 +1,236 @@
+"""Issue 22 in the app: "How was it released?" in the sidebar (a library's release in its own terms), the dp-wizard
+upload, and the mean's budget split on Privacy budget. AppTest for each, the figure through ``fig.to_dict()``, the
+link round trip, and a fresh interpreter showing the app's release code loads neither OpenDP nor diffprivlib."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tomllib
+from dataclasses import replace
+
+import pytest
+
+import engine
+from engine.core.spec import spec_to_toml
+from engine.spec import spec_from_dict
+from app_support import open_app
+from figures.budget import mean_split_plot
+from ui import keys
+from ui.params.messages import in_words
+from ui.params.query import from_query, to_query
+from ui.params.release import release_table, scenario_from_spec
+from ui.params.scenario import Scenario
+from ui.params.spec import release_spec_dict, to_spec_dict
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PACKAGE = os.path.join(ROOT, "tests", "fixtures", "dpwizard_grade_hours.zip")
+TIMEOUT = 120
+GAUSSIAN = replace(Scenario(), release="diffprivlib", release_mechanism="Gaussian",
+                   release_params=(("epsilon", 1.0), ("delta", 1e-5), ("sensitivity", 1.0)))
+COUNT = replace(Scenario(), release="opendp", release_mechanism="laplace",
+                release_params=(("domain", "int"), ("scale", 3.0), ("clip", "0, inf")))
+
+
+def _texts(elements) -> list[str]:
+    return [e.value for e in elements]
+
+
+def _clean(at) -> None:
+    assert not at.exception, _texts(at.exception)
+    assert not at.error, _texts(at.error)
+
+
+# --------------------------------------------------------------------------- pure: spec and link
+def test_the_lab_default_keeps_its_mechanism_table_and_its_link():
+    s = Scenario()
+    spec = to_spec_dict(s)
+    assert "mechanism" in spec and "release" not in spec
+    assert not [k for k in to_query(s) if k.startswith("rel")]
+    assert from_query(to_query(s)) == s
+
+
+@pytest.mark.parametrize("s", [GAUSSIAN, COUNT])
+def test_a_library_release_is_a_release_table_and_round_trips_through_the_link(s):
+    spec = to_spec_dict(s)
+    assert "mechanism" not in spec
+    assert spec["release"]["library"] == s.release and spec["release"]["mechanism"] == s.release_mechanism
+    q = to_query(s)
+    assert q["rel"] == s.release and q["rel_mech"] == s.release_mechanism
+    assert from_query(q) == s
+    problem = engine.prepare(spec)
+    mapped = engine.release_from(s.release, s.release_mechanism, **{k: v for k, v in spec["release"].items()
+                                                                     if k not in ("library", "mechanism")})
+    assert problem.mechanism.describe() == mapped.noise.describe()
+
+
+def test_the_toml_download_keeps_the_release_in_the_librarys_terms():
+    text = spec_to_toml(spec_from_dict(release_spec_dict(COUNT, None)))
+    assert "[release]" in text and "[mechanism]" not in text
+    assert 'library = "opendp"' in text and "clip = [0.0, inf]" in text
+    assert spec_from_dict(tomllib.loads(text)).mechanism == spec_from_dict(to_spec_dict(COUNT)).mechanism
+
+
+def test_the_mapped_noise_is_the_librarys_not_the_labs():
+    """diffprivlib's classic Gaussian at ε = 1, δ = 1e-5 has σ = √(2 ln(1.25/δ)) = 4.845; the lab's own gaussian with
+    the same ε and δ (the analytic Gaussian) is narrower: the two specs must differ."""
+    lib = engine.prepare(to_spec_dict(GAUSSIAN)).mechanism
+    lab = engine.prepare(to_spec_dict(replace(Scenario(), mechanism="gaussian", budget_form="epsilon_delta",
+                                              epsilon=1.0, delta=1e-5))).mechanism
+    assert lib.noise_sd == pytest.approx(4.8448, abs=1e-3)
+    assert lab.noise_sd < 4.0
+
+
+def test_clip_is_parsed_and_a_bad_one_is_named_in_the_boxs_words():
+    assert release_table(COUNT)["clip"] == [0.0, float("inf")]
+    with pytest.raises(ValueError) as err:
+        release_table(replace(COUNT, release_params=(("domain", "int"), ("scale", 3.0), ("clip", "0"))))
+    assert in_words(str(err.value)).startswith("clip must be two numbers lower, upper")
+
+
+@pytest.mark.parametrize("query, key", [({"rel": "numpy"}, "rel"), ({"rel": "opendp", "rel_mech": "Laplace"}, "rel_mech"),
+                                        ({"rel": "opendp", "rel_mech": "laplace", "rel.epsilon": "1"}, "rel.epsilon"),
+                                        ({"rel": "opendp", "rel_mech": "laplace", "rel.domain": "real"}, "rel.domain")])
+def test_a_bad_link_names_its_parameter(query, key):
+    with pytest.raises(ValueError, match=f"link parameter {key} = "):
+        from_query({"model": "beta_binomial", **query})
+
+
+def test_a_dpwizard_spec_becomes_the_sidebars_scenario():
+    spec = {"seed": 3, "model": {"name": "poisson_gamma", "n": 1, "alpha": 1.0, "beta": 0.0006},
+            "release": {"library": "opendp", "mechanism": "laplace", "domain": "int", "scale": 1.5,
+                        "clip": [0, float("inf")], "sensitivity": 1.0},
+            "data": {"s_dp": [85.0]}, "method": {"name": "exact"}}
+    s = scenario_from_spec(spec)
+    assert (s.model, s.n, s.data, s.s_dp, s.seed) == ("poisson_gamma", 1, "s_dp", "85", 3)
+    assert s.prior_dict == {"alpha": 1.0, "beta": 0.0006, "upper": None}
+    again = to_spec_dict(s, method="exact")
+    assert again["release"] == {**spec["release"], "clip": [0.0, float("inf")]}
+    assert again["data"] == spec["data"] and again["model"] == spec["model"]
+    with pytest.raises(ValueError, match="data"):
+        scenario_from_spec({**spec, "data": {"simulate": {"lam": 3}}})
+
+
+# --------------------------------------------------------------------------- the figure
+def test_mean_split_figure_marks_both_splits():
+    curve = ((0.25, 0.9), (0.5, 0.8), (0.75, 0.7))
+    fig = mean_split_plot(curve, fraction_sum=0.7, posterior_sd=0.69, even_sd=0.8, epsilon=1.0).to_dict()
+    kinds = {t["meta"]["kind"]: t for t in fig["data"]}
+    assert set(kinds) == {"curve", "even", "best"}
+    assert list(kinds["curve"]["x"]) == [0.25, 0.5, 0.75] and list(kinds["curve"]["y"]) == [0.9, 0.8, 0.7]
+    assert (kinds["even"]["x"][0], kinds["even"]["y"][0]) == (0.5, 0.8)
+    assert (kinds["best"]["x"][0], kinds["best"]["y"][0]) == (0.7, 0.69)
+    assert fig["layout"]["yaxis"]["type"] == "log"
+    assert "ε = 1" in fig["layout"]["title"]["text"]
+
+
+# --------------------------------------------------------------------------- AppTest: the sidebar
+def test_sidebar_library_release_shows_the_mapping_and_the_warning_and_runs():
+    at = open_app("pages/compare.py", timeout=TIMEOUT)
+    assert not at.sidebar.warning  # the lab's own simulation: no convention warning
+    at.sidebar.radio(key=keys.W_RELEASE).set_value("diffprivlib").run()
+    at.sidebar.selectbox(key=keys.release_mechanism_key("diffprivlib")).set_value("Gaussian").run()
+    _clean(at)
+    labels = [t.label for t in at.sidebar.text_input]
+    assert {"epsilon", "delta", "sensitivity"} <= set(labels)  # diffprivlib's own parameter names
+    assert any("→ Gaussian noise σ = 4.845" in c for c in _texts(at.sidebar.caption))
+    assert any("classic mechanism" in w for w in _texts(at.sidebar.warning))
+    assert at.query_params["rel"] == "diffprivlib" and at.query_params["rel_mech"] == "Gaussian"
+    assert at.session_state[keys.SCENARIO].release_mechanism == "Gaussian"
+    assert len(at.get("plotly_chart")) == 1  # Compare's posterior figure from the [release] spec
+    # a bad value: the engine's message in the box's words, under the section; the entry is kept
+    at.sidebar.text_input(key=keys.release_param_key("diffprivlib", "Gaussian", "epsilon")).set_value("2").run()
+    errors = _texts(at.sidebar.error)
+    assert any(e.startswith("epsilon must be in (0, 1] for the classic Gaussian") and "(you entered 2)" in e
+               for e in errors), errors
+    assert at.sidebar.text_input(key=keys.release_param_key("diffprivlib", "Gaussian", "epsilon")).value == "2"
+    # back to the lab's own simulation: the link loses the release
+    at.sidebar.radio(key=keys.W_RELEASE).set_value("lab").run()
+    _clean(at)
+    assert "rel" not in at.query_params
+
+
+def test_a_link_with_a_release_opens_it_in_the_sidebar():
+    at = open_app("pages/diagnostics.py", to_query(COUNT), timeout=TIMEOUT)
+    _clean(at)
+    assert at.session_state[keys.SCENARIO] == COUNT
+    assert at.sidebar.radio(key=keys.W_RELEASE).value == "opendp"
+    assert at.sidebar.text_input(key=keys.release_param_key("opendp", "laplace", "clip")).value == "0, inf"
+    assert any("discrete Laplace noise, t = 3, clipped to [0, inf]" in c for c in _texts(at.sidebar.caption))
+    assert any("add/remove-one" in w for w in _texts(at.sidebar.warning))
+
+
+# --------------------------------------------------------------------------- AppTest: dp-wizard upload
+def test_dpwizard_upload_lists_statistics_and_loads_one_into_compare():
+    at = open_app("pages/compare.py", timeout=TIMEOUT)
+    with open(PACKAGE, "rb") as fh:
+        data = fh.read()
+    at.sidebar.file_uploader(key=keys.W_DPWIZARD).set_value(("grade_hours.zip", data, "application/zip")).run()
+    _clean(at)
+    captions = _texts(at.sidebar.caption)
+    assert any(c.startswith("**hours** (Mean), not analysed:") for c in captions)  # what cannot be analysed, named
+    pick = at.sidebar.selectbox(key=keys.W_DPWIZARD_PICK)
+    assert len(pick.options) == 6 and "grade: count in (20, 40] (released 85)" in pick.options
+    pick.set_value("grade_bin2.toml").run()
+    at.sidebar.button(key=keys.W_DPWIZARD_LOAD).click().run()
+    _clean(at)
+    s = at.session_state[keys.SCENARIO]
+    assert (s.model, s.release, s.s_dp, s.data) == ("poisson_gamma", "opendp", "85", "s_dp")
+    assert dict(s.release_params)["scale"] == pytest.approx(1.5)
+    assert any("release **s_dp = [85]**" in m for m in _texts(at.markdown))
+    assert len(at.get("plotly_chart")) == 1
+    # a file that is not a package: one message next to the upload, and the page carries on
+    at.sidebar.file_uploader(key=keys.W_DPWIZARD).set_value(("notes.zip", b"not a zip", "application/zip")).run()
+    assert not at.exception
+    assert _texts(at.sidebar.error) == ["notes.zip is not a dp-wizard package the lab can read: must be a .zip file "
+                                        "(dp-wizard's results package)"]
+
+
+# --------------------------------------------------------------------------- AppTest: Privacy budget
+def test_privacy_budget_mean_split_section():
+    at = open_app("pages/privacy_budget.py", timeout=TIMEOUT)
+    _clean(at)
+    assert not [m for m in _texts(at.markdown) if "on the sum" in m]  # closed: nothing computed
+    at.session_state[keys.W_MEAN_SPLIT] = True
+    at.run()
+    _clean(at)
+    eps = at.session_state[keys.SCENARIO].epsilon
+    split = engine.mean_budget_split(eps, lower=0.0, upper=10.0, sd=2.0, n=100, prior_mean=5.0, prior_sd=5.0)
+    sentence = next(m for m in _texts(at.markdown) if "on the sum" in m)
+    assert f"spending **{split.fraction_sum:.0%} of ε on the sum**" in sentence
+    assert f"**{split.posterior_sd:.4g}**" in sentence and f"({split.even_posterior_sd:.4g})" in sentence
+    figs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    fig = next(f for f in figs if "posterior sd by split" in (f["layout"].get("title") or {}).get("text", ""))
+    best = next(t for t in fig["data"] if t["meta"]["kind"] == "best")
+    assert best["x"][0] == pytest.approx(split.fraction_sum)
+    at.number_input(key=keys.W_MEAN_SD).set_value(-1.0).run()
+    assert not at.exception
+    assert "The split could not be computed: sd of one record = -1.0 is invalid: must be a finite number > 0" in \
+        _texts(at.error)
+    # a library's release: the split still shows, the ε sweep says why it does not run
+    at.number_input(key=keys.W_MEAN_SD).set_value(2.0).run()
+    at.sidebar.radio(key=keys.W_RELEASE).set_value("opendp").run()
+    _clean(at)
+    assert any("fixed by the library's parameters" in i for i in _texts(at.info))
+    assert any("on the sum" in m for m in _texts(at.markdown))
+
+
+# --------------------------------------------------------------------------- the libraries stay out of the app
+def test_the_apps_release_code_loads_neither_opendp_nor_diffprivlib():
+    code = ("import sys\n"
+            "import ui.sidebar.inputs, ui.sidebar.dpwizard, ui.compute.release, ui.params.release\n"
+            "import figures.budget\n"
+            "from ui.params.scenario import Scenario\n"
+            "from ui.params.spec import to_spec_dict\n"
+            "import engine\n"
+            f"engine.prepare(to_spec_dict(ui.params.release.scenario_from_spec({{'seed': 1, 'model': {{'name': "
+            "'poisson_gamma', 'n': 1, 'alpha': 1.0, 'beta': 0.01}, 'release': {'library': 'diffprivlib', "
+            "'mechanism': 'GaussianAnalytic', 'epsilon': 1.0, 'delta': 1e-5, 'sensitivity': 1.0}, "
+            "'data': {'s_dp': [4.0]}})))\n"
+            f"ui.compute.release.import_package(open({PACKAGE!r}, 'rb').read(), 'p.zip')\n"
+            "bad = sorted({m.split('.')[0] for m in sys.modules} & {'opendp', 'diffprivlib', 'sklearn', 'polars'})\n"
+            "print(bad)\n"
+            "sys.exit(1 if bad else 0)\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, f"the app's release code loaded {proc.stdout.strip()} {proc.stderr[-800:]}"
