@@ -15,7 +15,11 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from .axes import wrap
 from .palette import BOUND_COLOR, METHOD_COLORS, TRUTH_COLOR
+
+#: the legend at the figure's bottom, under the x-axis title (never on it, on a phone too)
+LEGEND = {"orientation": "h", "yref": "container", "yanchor": "bottom", "y": 0.0, "x": 0}
 
 __all__ = ["tradeoff_figure", "belief_figure", "record_figure", "frontier_figure"]
 
@@ -44,9 +48,10 @@ def tradeoff_figure(risk: dict) -> go.Figure:
     fig.add_trace(go.Scatter(x=[0.05], y=[1 - power], mode="markers+text", name="at 5% false positives",
                              text=[f"power {power:.0%}"], textposition="top right",
                              marker={"color": ATTACK_COLOR, "size": 10}, meta={"kind": "power_at_5pct", "power": power}))
-    fig.update_layout(xaxis={"title": "type I error α (false positives)", "range": [0, 1]},
-                      yaxis={"title": "type II error β (missed detections)", "range": [0, 1], "scaleanchor": "x"},
-                      legend={"orientation": "h", "y": -0.25}, margin={"t": 30})
+    fig.update_layout(xaxis={"title": wrap("type I error α (false positives)"), "range": [0, 1]},
+                      yaxis={"title": wrap("type II error β (missed detections)"), "range": [0, 1],
+                             "scaleanchor": "x"},
+                      legend=LEGEND, margin={"t": 30})
     return fig
 
 
@@ -69,8 +74,9 @@ def belief_figure(risk: dict) -> go.Figure:
             continue
         fig.add_trace(go.Scatter(x=[100 * value] * 2, y=[0, 1.05 * top], mode="lines", name=f"{label} ({100 * value:.1f}%)",
                                  line={"color": color, "dash": dash}, meta={"kind": key, "value": value}))
-    fig.update_layout(xaxis={"title": "their belief in the true value after the release (%)", "range": [0, 100]},
-                      yaxis={"title": "share of releases"}, bargap=0.05, legend={"orientation": "h", "y": -0.25},
+    fig.update_layout(xaxis={"title": wrap("their belief in the true value after the release (%)"),
+                             "range": [0, 100]},
+                      yaxis={"title": wrap("share of releases")}, bargap=0.05, legend=LEGEND,
                       margin={"t": 30})
     return fig
 
@@ -89,8 +95,8 @@ def record_figure(realistic: dict) -> go.Figure:
     fig.add_trace(go.Bar(x=x, y=realistic["posterior"], name="after the release (posterior)",
                          marker={"color": POSTERIOR_COLOR}, meta={"kind": "posterior"},
                          hovertemplate="value %{x}: %{y:.3f}<extra>posterior</extra>"))
-    fig.update_layout(barmode="group", xaxis={"title": "value of one person's record", "type": "category"},
-                      yaxis={"title": "probability", "rangemode": "tozero"}, legend={"orientation": "h", "y": -0.25},
+    fig.update_layout(barmode="group", xaxis={"title": wrap("value of one person's record"), "type": "category"},
+                      yaxis={"title": wrap("probability"), "rangemode": "tozero"}, legend=LEGEND,
                       margin={"t": 30})
     return fig
 
@@ -125,7 +131,7 @@ def frontier_figure(epsilon, q95, power, utility, *, utility_label: str = "poste
                                      name=f"chosen ε = {eps[i]:g}", marker={"size": 16, "symbol": "circle-open",
                                                                            "color": TRUTH_COLOR, "line": {"width": 3}},
                                      meta={"kind": "chosen", "epsilon": float(eps[i])}))
-    fig.update_layout(xaxis={"title": f"{utility_label} (smaller: more useful)"},
-                      yaxis={"title": "what an attacker achieves (smaller: more private)", "range": [0, 1.05]},
-                      legend={"orientation": "h", "y": -0.25}, margin={"t": 30})
+    fig.update_layout(xaxis={"title": wrap(f"{utility_label} (smaller: more useful)")},
+                      yaxis={"title": wrap("what an attacker achieves (smaller: more private)"), "range": [0, 1.05]},
+                      legend=LEGEND, margin={"t": 30})
     return fig

@@ -127,7 +127,8 @@ with results_area:
             page = picker.multiples_page(names, container=multiples)
             downloads.chart(posteriors.posterior_densities(
                 [r.result for r in ok.values()], true_params=prepared.true_params, confidential=conf_result,
-                params=page, not_converged=not_converged, too_few=too_few, columns=picker.MULTIPLES_COLUMNS, panel_height=230),
+                params=page, not_converged=not_converged, too_few=too_few, columns=picker.MULTIPLES_COLUMNS,
+                panel_height=230),
                 key=keys.MULTIPLES_CHART, name="posterior_all_parameters", container=multiples)
 
     st.subheader("Downloads", divider="gray")

@@ -38,7 +38,8 @@ FIELD_LABELS = {
     "method.max_seconds": "ABC: stop after (seconds)", "method.max_proposals": "ABC: at most this many proposals",
     "method.k": "OPS: number of released samples k",
 }
-_SHAPE = re.compile(r"^(?P<field>[A-Za-z_][\w.\[\]]*(?: line \d+)?(?: column '?[^=']*'?)?(?: record \d+)?(?: header)?) = "
+_SHAPE = re.compile(r"^(?P<field>[A-Za-z_][\w.\[\]]*(?: line \d+)?(?: column '?[^=']*'?)?(?: record \d+)?"
+                    r"(?: header)?) = "
                     r"(?P<value>.*?) "
                     r"is invalid: (?P<allowed>.*)$", re.S)
 _RECORD = re.compile(r"^data\.(?:records|csv)(?: column (?P<col>\w+))? record (?P<k>\d+)$")
@@ -73,7 +74,8 @@ def in_words(message: str) -> str:
     record = _RECORD.match(field)
     if record:
         k = int(record["k"])
-        where = f"Line {k + 1} of the uploaded file (record {k}" + (f", column {record['col']}" if record["col"] else "")
+        column = f", column {record['col']}" if record["col"] else ""
+        where = f"Line {k + 1} of the uploaded file (record {k}{column}"
         return f"{where}) holds {value}: {allowed.rstrip('.')}."
     line = _LINE.match(field)
     if line:
