@@ -19,13 +19,13 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from playwright.sync_api import sync_playwright  # noqa: E402
 
-from tests.browser_support import CHART, CHROMIUM, CHROMIUM_ARGS, streamlit_server  # noqa: E402
+from browser_support import CHART, CHROMIUM, CHROMIUM_ARGS, streamlit_server  # noqa: E402
 
 SETTLED = f"""() => !!document.querySelector('{CHART} .main-svg')
   && !document.querySelectorAll('[data-stale="true"]').length
   && !document.querySelector('[data-testid="stStatusWidgetRunningIcon"]')"""
-PAGES = {"compare": "", "privacy_budget": "privacy_budget", "diagnostics": "diagnostics", "learn": "learn",
-         "calibration": "calibration"}
+PAGES = {"compare": "", "privacy_budget": "privacy_budget", "protection": "protection", "diagnostics": "diagnostics",
+         "learn": "learn", "calibration": "calibration"}
 
 
 def _settle(page, chart: bool = True) -> None:
