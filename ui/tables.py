@@ -14,6 +14,7 @@ from figures.labels import METHOD_LABELS, result_label
 __all__ = [
     "comparison_table",
     "verdict_text",
+    "joined",
     "acceptance_of",
     "escape_spreadsheet_cell",
     "draws_csv",
@@ -92,6 +93,16 @@ def comparison_table(runs: Mapping[str, Any]) -> pd.DataFrame:
     columns = ["method", "parameter", "mean", "sd", "q5", "q95", "converged", "R-hat", "ESS bulk", "ESS tail",
                "acceptance", "draws", "wall time (s)"]
     return pd.DataFrame(rows, columns=columns)
+
+
+def joined(table: pd.DataFrame, left: str, right: str, name: str) -> pd.DataFrame:
+    """``table`` with the text columns ``left`` and ``right`` shown as one column ``name`` ("830 / 766"), in
+    ``left``'s place: a desktop then shows every column of the comparison without scrolling."""
+    if left not in table.columns or right not in table.columns:
+        return table
+    out = table.copy()
+    out.insert(list(out.columns).index(left), name, out[left].astype(str) + " / " + out[right].astype(str))
+    return out.drop(columns=[left, right])
 
 
 def escape_spreadsheet_cell(value: Any) -> Any:

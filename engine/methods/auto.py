@@ -100,7 +100,7 @@ def choose(problem: Problem, rng: np.random.Generator, allow_exact: bool = True)
         return "da_mcmc", (f"the noise is narrow relative to the statistic's spread: the pseudo-marginal sampler would "
                            f"need about {m:,} particles of n = {model.n:,} records per step"), numbers
     if allow_exact and has_closed_form(problem):
-        return "exact", "the exact posterior is available in closed form or on a numerical grid: i.i.d. draws", {}
+        return "exact", "the exact posterior is available in closed form or on a numerical grid: independent draws, no Markov chain", {}
     setup = _setup(problem)
     m, cv2 = choose_particles(rng, setup, _clean(setup, moment_estimate(problem)), cap=10**7)
     naive = model.posterior_sample(rng, model.project(problem.s_dp), 400)
