@@ -10,7 +10,7 @@ from playwright.sync_api import expect, sync_playwright
 
 from browser_support import CHART, CHROMIUM, CHROMIUM_ARGS, TABLE, streamlit_server
 from ui import keys
-from ui.presets import BAYES_VS_MLE, PRESETS
+from ui.presets import BAYES_VS_MLE, EPSILON_ONE, PRESETS
 
 SETTLED = f"""() => !!document.querySelector('{CHART} .main-svg')
   && !document.querySelectorAll('[data-stale="true"]').length
@@ -40,20 +40,30 @@ def _settle(page) -> None:
     page.wait_for_timeout(400)
 
 
-def test_a_lecturer_opens_every_learn_preset_without_an_alarm(app_url):
+def test_three_personas_open_every_learn_preset_without_an_alarm(app_url):
+    """The lecturer's presets land on Compare (figure and table), the stakeholder's 'What ε = 1 means' on
+    What it protects (its three figures), and the curator's count of 2,000 people on Privacy budget: no
+    error, no not-converged or too-few-draws warning anywhere."""
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            for preset in (*PRESETS, BAYES_VS_MLE):
+            walk = [(preset, f"Load “{preset.title}”", TABLE) for preset in (*PRESETS, BAYES_VS_MLE)]
+            walk += [(preset, f"Open “{preset.title}” in What it protects", CHART) for preset in EPSILON_ONE]
+            for preset, label, lands_on in walk:
                 page.goto(f"{app_url}/learn")
-                button = page.get_by_role("button", name=f"Load “{preset.title}”")
+                button = page.get_by_role("button", name=label)
                 expect(button).to_be_visible(timeout=120_000)
                 button.click()
                 expect(page.get_by_text(f"Loaded the preset “{preset.title}”.")).to_be_visible(timeout=120_000)
                 _settle(page)
-                expect(page.locator(TABLE).first).to_be_visible(timeout=60_000)
+                expect(page.locator(lands_on).first).to_be_visible(timeout=60_000)
                 assert page.evaluate(ALARMS) == [], (preset.name, page.evaluate(ALARMS))
+            page.goto(f"{app_url}/privacy_budget?model=beta_binomial&n=2000&prior.a=1.0&prior.b=1.0&mech=laplace"
+                      "&budget=epsilon&epsilon=1.0&data=simulate&truth=0.3&seed=7&methods=naive%2Cexact")
+            _settle(page)
+            expect(page.get_by_text("Choose ε: what it protects and what it costs")).to_be_visible(timeout=60_000)
+            assert page.evaluate(ALARMS) == [], page.evaluate(ALARMS)
         finally:
             browser.close()
 
