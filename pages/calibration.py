@@ -7,6 +7,7 @@ from figures import studies as study_plots
 from figures.labels import MECHANISM_LABELS, METHOD_LABELS, MODEL_LABELS, TERM_HELP
 from ui import downloads, keys, studies
 from ui.routing import ensure_routed
+from ui.sidebar.numbers import number_field
 
 ensure_routed()
 
@@ -42,16 +43,17 @@ with tab_study:
     c1, c2, c3, c4 = st.columns(4)
     c1.selectbox("Model (prior fixed)", MODELS, key=keys.W_CAL_MODEL, format_func=lambda m: MODEL_LABELS.get(m, m))
     c2.selectbox("Mechanism", MECHANISMS, key=keys.W_CAL_MECHANISM, format_func=lambda m: MECHANISM_LABELS.get(m, m))
-    c3.number_input("ε (Gaussian: ρ = ε²/2)", key=keys.W_CAL_EPSILON, min_value=0.001, max_value=100.0,
-                    format="%g", step=0.1)
-    c4.number_input("n records", key=keys.W_CAL_N, min_value=1, max_value=5000, step=10)
+    epsilon = number_field("ε (Gaussian: ρ = ε²/2)", keys.W_CAL_EPSILON, container=c3, lower=0.001, upper=100.0)
+    n = number_field("n records", keys.W_CAL_N, container=c4, integer=True, lower=1, upper=5000)
     c5, c6 = st.columns([3, 1])
     c5.multiselect("Methods", METHODS, key=keys.W_CAL_METHODS, format_func=lambda m: METHOD_LABELS.get(m, m))
-    c6.number_input("Replicates M", key=keys.W_CAL_M, min_value=10, max_value=2000, step=10,
-                    help="How many times the study draws a true θ, records and a release, and runs every method.")
+    m_box = number_field("Replicates M", keys.W_CAL_M, container=c6, integer=True, lower=10, upper=2000,
+                         help="How many times the study draws a true θ, records and a release, and runs every method.")
+    if None in (epsilon, n, m_box):
+        st.stop()  # the box says what is wrong; what was typed stays
     inputs = studies.CalibrationInputs(model=state[keys.W_CAL_MODEL], mechanism=state[keys.W_CAL_MECHANISM],
-                                       epsilon=float(state[keys.W_CAL_EPSILON]), n=int(state[keys.W_CAL_N]),
-                                       methods=tuple(state[keys.W_CAL_METHODS]), replicates=int(state[keys.W_CAL_M]))
+                                       epsilon=float(epsilon), n=int(n), methods=tuple(state[keys.W_CAL_METHODS]),
+                                       replicates=int(m_box))
 
     def _request():
         state[keys.STUDY_REQUEST] = inputs

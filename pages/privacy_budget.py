@@ -20,6 +20,7 @@ from ui.params.parsing import log_grid, parse_grid
 from ui.routing import ensure_routed
 from ui.sidebar import controls
 from ui.sidebar.inputs import scenario_inputs
+from ui.sidebar.numbers import number_field, read_number
 
 ensure_routed()
 
@@ -78,14 +79,16 @@ def _mean_split_section() -> None:
                f"on the split: the sidebar's total ε = {eps:g} is split here to make it smallest, at the release one "
                "expects (records Normal(prior mean, sd²), n records; prior Poisson(n) on the private n).")
     c = st.columns(3)
-    lower = c[0].number_input("lower bound", key=keys.W_MEAN_LOWER, format="%g", persist_state=PERSIST)
-    upper = c[1].number_input("upper bound", key=keys.W_MEAN_UPPER, format="%g", persist_state=PERSIST)
-    sd = c[2].number_input("sd of one record", key=keys.W_MEAN_SD, format="%g", persist_state=PERSIST)
+    box = {"persist_state": PERSIST}
+    lower = number_field("lower bound", keys.W_MEAN_LOWER, container=c[0], **box)
+    upper = number_field("upper bound", keys.W_MEAN_UPPER, container=c[1], **box)
+    sd = number_field("sd of one record", keys.W_MEAN_SD, container=c[2], **box)
     c = st.columns(3)
-    n = c[0].number_input("n (records expected)", key=keys.W_MEAN_N, min_value=1, step=10, persist_state=PERSIST)
-    prior_mean = c[1].number_input("prior mean of the mean", key=keys.W_MEAN_PRIOR_MEAN, format="%g",
-                                   persist_state=PERSIST)
-    prior_sd = c[2].number_input("prior sd of the mean", key=keys.W_MEAN_PRIOR_SD, format="%g", persist_state=PERSIST)
+    n = number_field("n (records expected)", keys.W_MEAN_N, container=c[0], integer=True, lower=1, **box)
+    prior_mean = number_field("prior mean of the mean", keys.W_MEAN_PRIOR_MEAN, container=c[1], **box)
+    prior_sd = number_field("prior sd of the mean", keys.W_MEAN_PRIOR_SD, container=c[2], **box)
+    if None in (lower, upper, sd, n, prior_mean, prior_sd):
+        return  # the box says what is wrong
     try:
         with st.spinner("Finding the split that minimises the posterior sd…"):
             split = release_compute.mean_split(float(eps), float(lower), float(upper), float(sd), int(n),
@@ -132,18 +135,19 @@ if keys.W_GRID not in st.session_state:
 
 def _fill_grid():
     try:
-        st.session_state[keys.W_GRID] = log_grid(st.session_state[keys.W_GRID_MIN], st.session_state[keys.W_GRID_MAX],
-                                                 int(st.session_state[keys.W_GRID_POINTS]))
+        st.session_state[keys.W_GRID] = log_grid(read_number(keys.W_GRID_MIN, math.nan),
+                                                 read_number(keys.W_GRID_MAX, math.nan),
+                                                 read_number(keys.W_GRID_POINTS, 0, integer=True))
     except ValueError:
         pass  # the grid box keeps its text; the message below the inputs names the problem
 
 
 c1, c2, c3, c4 = st.columns(4, vertical_alignment="bottom")
-lo = c1.number_input("smallest ε", key=keys.W_GRID_MIN, format="%g", step=0.1, persist_state=PERSIST)
-hi = c2.number_input("largest ε", key=keys.W_GRID_MAX, format="%g", step=1.0, persist_state=PERSIST)
-c3.number_input("points", key=keys.W_GRID_POINTS, min_value=2, max_value=25, step=1, persist_state=PERSIST)
+lo = number_field("smallest ε", keys.W_GRID_MIN, container=c1, persist_state=PERSIST)
+hi = number_field("largest ε", keys.W_GRID_MAX, container=c2, persist_state=PERSIST)
+number_field("points", keys.W_GRID_POINTS, container=c3, integer=True, lower=2, upper=25, persist_state=PERSIST)
 c4.button("Fill log-spaced grid", key=keys.W_GRID_FILL, on_click=_fill_grid)
-if not (lo > 0 and hi > lo):
+if lo is not None and hi is not None and not (lo > 0 and hi > lo):
     st.error(f"smallest ε = {lo:g}, largest ε = {hi:g} is invalid: a log-spaced grid needs 0 < smallest ε < "
              "largest ε")
 grid_text = st.text_input("ε grid (edit freely; comma-separated)", key=keys.W_GRID, persist_state=PERSIST)
@@ -250,17 +254,18 @@ ref_sd = sweep.table[(sweep.table["method"] == reference) & (sweep.table["param"
 if keys.W_TARGET_SD not in st.session_state and not ref_sd.empty:
     st.session_state[keys.W_TARGET_SD] = float(f"{ref_sd.median():.2g}")
 with right:
-    target = st.number_input(f"Target posterior sd T for {param}", key=keys.W_TARGET_SD, format="%g", step=0.01,
-                             persist_state=PERSIST,
-                             help="The widest posterior you can accept; the message under the figures names the "
-                                  "smallest ε on the grid whose exact posterior is this narrow. " + TERM_HELP["sd"])
+    target = number_field(f"Target posterior sd T for {param}", keys.W_TARGET_SD, persist_state=PERSIST,
+                          help="The widest posterior you can accept; the message under the figures names the "
+                               "smallest ε on the grid whose exact posterior is this narrow. " + TERM_HELP["sd"])
     valid_target = target is not None and math.isfinite(target) and target > 0
     advice = sweeps.epsilon_advice(s, inputs.records, grid, param, target) if valid_target else None
     downloads.chart(budget.sd_plot(sweep.table, param, target=target if valid_target else None,
                                    exact_sd=advice.sds if advice else None,
                                    confidential_sd=advice.confidential_sd if advice else None),
                     key=keys.SD_CHART, name=f"sd_vs_epsilon_{param}")
-if not valid_target:
+if target is None:
+    pass  # the box says what is wrong with its text
+elif not valid_target:
     st.error(f"Target posterior sd T = {target:g} is invalid: must be > 0 (a posterior sd is positive), e.g. "
              f"{float(f'{ref_sd.median():.2g}') if not ref_sd.empty else 0.05:g}.", icon="⚠️")
 elif advice is not None:
@@ -362,9 +367,11 @@ fresh = st.toggle("Fresh releases per ε (replicates)", key=keys.W_FRESH, persis
                        "reference method; it runs only when switched on.")
 if fresh:
     st.session_state.setdefault(keys.W_FRESH_COUNT, 10)
-    count = st.number_input("Releases per ε (R)", key=keys.W_FRESH_COUNT, min_value=2, max_value=50, step=1,
-                            persist_state=PERSIST)
-    if s.data == "s_dp" or s.unknown_n:
+    count = number_field("Releases per ε (R)", keys.W_FRESH_COUNT, integer=True, lower=2, upper=50,
+                         persist_state=PERSIST)
+    if count is None:
+        pass  # the box says what is wrong
+    elif s.data == "s_dp" or s.unknown_n:
         st.info("Fresh releases need the confidential records with a known n (simulate or upload): a typed s_dp is "
                 "one release already.")
     else:

@@ -21,7 +21,7 @@ def test_calibration_page_runs_on_click_and_reopens_from_cache():
     at = _open()
     assert at.title[0].value == "Calibration"
     assert not at.get("plotly_chart") and any("nothing runs until" in i.value for i in at.info)
-    at.number_input(key=keys.W_CAL_M).set_value(20).run()
+    at.text_input(key=keys.W_CAL_M).set_value(str(20)).run()
     assert not at.get("plotly_chart")  # a widget change starts nothing
     at.multiselect(key=keys.W_CAL_METHODS).set_value(["naive", "exact"]).run()
     at.button(key=keys.W_CAL_RUN).click().run()

@@ -302,3 +302,20 @@ def test_privacy_budget_shows_the_frontier_and_reads_out_the_chosen_epsilon():
                                f"about one person to at most {100 * risk['informed_adversary']['max']:.0f}%")
     assert f"catches {100 * risk['power_at_5pct']:.0f}% of the real ones" in sentence
     assert "; θ is known to ±" in sentence
+
+
+def test_the_pages_own_number_boxes_refuse_what_they_cannot_read():
+    """Issue 20 item 4 on the pages' own boxes: '0,05' typed as T and 'abc' as Calibration's ε are refused
+    next to the box, with the text kept, never read as 5 or as the old value."""
+    at = _open("pages/privacy_budget.py")
+    box = next(t for t in at.text_input if t.key == keys.W_TARGET_SD)
+    box.set_value("0,05").run()
+    errors = _texts(at.error)
+    assert any(e.startswith('Target posterior sd T for theta = "0,05" is not a number: write it with a point for '
+                            "decimals, e.g. 0.05") for e in errors), errors
+    assert next(t for t in at.text_input if t.key == keys.W_TARGET_SD).value == "0,05"
+    at.switch_page("pages/calibration.py").run()
+    at.text_input(key=keys.W_CAL_EPSILON).set_value("abc").run()
+    assert any(e.startswith('ε (Gaussian: ρ = ε²/2) = "abc" is not a number') for e in _texts(at.error))
+    at.text_input(key=keys.W_CAL_M).set_value("5").run()
+    assert at.text_input(key=keys.W_CAL_EPSILON).value == "abc"

@@ -204,12 +204,12 @@ def test_privacy_budget_mean_split_section():
     fig = next(f for f in figs if "posterior sd by split" in (f["layout"].get("title") or {}).get("text", ""))
     best = next(t for t in fig["data"] if t["meta"]["kind"] == "best")
     assert best["x"][0] == pytest.approx(split.fraction_sum)
-    at.number_input(key=keys.W_MEAN_SD).set_value(-1.0).run()
+    at.text_input(key=keys.W_MEAN_SD).set_value(str(-1.0)).run()
     assert not at.exception
     assert "The split could not be computed: sd of one record = -1.0 is invalid: must be a finite number > 0" in \
         _texts(at.error)
     # a library's release: the split still shows, the ε sweep says why it does not run
-    at.number_input(key=keys.W_MEAN_SD).set_value(2.0).run()
+    at.text_input(key=keys.W_MEAN_SD).set_value(str(2.0)).run()
     at.sidebar.radio(key=keys.W_RELEASE).set_value("opendp").run()
     _clean(at)
     assert any("fixed by the library's parameters" in i for i in _texts(at.info))

@@ -29,7 +29,7 @@ def _open(p, url, width):
 
 
 def _target(page):
-    return page.get_by_role("spinbutton", name="Target posterior sd T", exact=False)
+    return page.get_by_role("textbox", name="Target posterior sd T", exact=False)
 
 
 def _methods(page) -> str:

@@ -90,17 +90,17 @@ def test_sd_figure_carries_the_exact_sd_and_the_floor():
 def test_page_advice_and_target_messages():
     at = open_app("pages/privacy_budget.py")
     assert any("closed form" in s.value for s in at.success)
-    at.number_input(key=keys.W_TARGET_SD).set_value(0.0).run()
+    at.text_input(key=keys.W_TARGET_SD).set_value(str(0.0)).run()
     assert any("Target posterior sd T = 0 is invalid: must be > 0" in e.value for e in at.error)
-    at.number_input(key=keys.W_TARGET_SD).set_value(-1.0).run()
+    at.text_input(key=keys.W_TARGET_SD).set_value(str(-1.0)).run()
     assert any("T = -1 is invalid" in e.value for e in at.error)
     assert not any("a exact" in m.value for m in [*at.warning, *at.success])
-    at.number_input(key=keys.W_TARGET_SD).set_value(0.01).run()  # the demo's 40 records: sd ≈ 0.067
+    at.text_input(key=keys.W_TARGET_SD).set_value(str(0.01)).run()  # the demo's 40 records: sd ≈ 0.067
     warning = " ".join(w.value for w in at.warning)
     assert "No ε reaches T = 0.01" in warning and "records" in warning and "extend the grid" not in warning
     at.switch_page("pages/compare.py").run()
     at.switch_page("pages/privacy_budget.py").run()
-    assert at.number_input(key=keys.W_TARGET_SD).value == 0.01  # kept through a page switch
+    assert at.text_input(key=keys.W_TARGET_SD).value == "0.01"  # kept through a page switch
 
 
 def test_fresh_releases_are_drawn_per_epsilon():
@@ -108,7 +108,7 @@ def test_fresh_releases_are_drawn_per_epsilon():
     at.multiselect(key=keys.W_SWEEP_METHODS).set_value(["naive"]).run()
     at.text_input(key=keys.W_GRID).input("0.5, 5").run()
     at.toggle(key=keys.W_FRESH).set_value(True).run()
-    at.number_input(key=keys.W_FRESH_COUNT).set_value(4).run()
+    at.text_input(key=keys.W_FRESH_COUNT).set_value(str(4)).run()
     assert not at.exception and not at.error
     fig = next(c for c in at.get("plotly_chart") if "fresh releases" in c.proto.spec)
     assert '"release"' in fig.proto.spec

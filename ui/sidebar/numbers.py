@@ -7,6 +7,9 @@ or refused with a message that names the box, quotes the text and says what is a
 box keeps its text; the scenario keeps its last valid value (so the URL and every figure stay
 consistent) while the message waits under the box's section and the results wait for a fix.
 
+The pages' own number boxes (Privacy budget, Calibration) use :func:`number_field`, which shows its
+message under the box itself.
+
 Per run: :func:`begin` clears the collected messages, every :func:`number_box` adds its own to its
 section, :func:`typed_errors` hands them to the validation (first message per section).
 """
@@ -19,7 +22,7 @@ import streamlit as st
 from .. import keys
 from ..params.parsing import format_number, parse_number
 
-__all__ = ["begin", "number_box", "typed_errors", "read_number"]
+__all__ = ["begin", "number_box", "typed_errors", "read_number", "number_field"]
 
 
 def begin() -> None:
@@ -56,3 +59,28 @@ def number_box(label: str, key: str, *, section: str, fallback: float | int, int
     except ValueError as exc:
         state.setdefault(keys.TYPED_ERRORS, {}).setdefault(section, str(exc))
         return fallback
+
+
+def number_field(label: str, key: str, *, container: Any = None, integer: bool = False, lower: float | None = None,
+                 upper: float | None = None, help: str | None = None, persist_state: str | None = None
+                 ) -> float | int | None:
+    """A page's own number box (not the sidebar's): text parsed by the app, checked against
+    ``[lower, upper]``; returns the number, or None after showing the message under the box (the
+    caller then waits for a fix). The text typed stays in the box."""
+    where = container or st
+    state = st.session_state
+    if isinstance(state.get(key), (int, float)) and not isinstance(state.get(key), bool):
+        state[key] = format_number(state[key])  # a value set as a number (a default, "settings that fit")
+    kwargs = {"persist_state": persist_state} if persist_state else {}
+    text = where.text_input(label, key=key, help=help, **kwargs)
+    try:
+        value = parse_number(label, text, integer=integer)
+    except ValueError as exc:
+        where.error(str(exc), icon="⚠️")
+        return None
+    if (lower is not None and value < lower) or (upper is not None and value > upper):
+        span = (f"between {format_number(lower)} and {format_number(upper)}" if lower is not None and upper is not None
+                else f"at least {format_number(lower)}" if lower is not None else f"at most {format_number(upper)}")
+        where.error(f"{label} must be {span} (you entered {text.strip()}).", icon="⚠️")
+        return None
+    return value
