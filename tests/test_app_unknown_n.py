@@ -102,7 +102,7 @@ def test_the_mle_is_a_marker_and_a_table_row():
     table = at.dataframe[0].value
     row = table[table["method"] == "MLE (Monte Carlo EM)"]
     assert list(row["parameter"]) == ["theta"] and list(row["converged"]) == ["— (estimator)"]
-    assert list(row["draws"]) == ["—"]
+    assert list(row["ESS bulk / tail"]) == ["— / —"]  # an estimate, not draws (the draws are in the caption)
     mark = next(t for t in _figure(at, 0)["data"] if t.get("meta", {}).get("kind") == "estimate")
     assert mark["meta"]["method"] == "mcem" and mark["y"][0] < 0
     assert float(row["mean"].iloc[0]) == pytest.approx(mark["x"][0], rel=1e-3)
