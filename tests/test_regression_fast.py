@@ -3,7 +3,7 @@ the pseudo-marginal sampler with the mixed independence / random-walk proposal (
 
 Tiers: (a) the window sweep against recomputation and its scan order; (b) agreement with long
 full-sweep DA-MCMC runs (KS per coordinate, chains thinned to their bulk ESS); (c) simulation-based
-calibration (300 replicates) at n = 10 and n = 400, with the naive posterior as the negative control
+calibration (300 replicates) at n = 10 and n = 200, with the naive posterior as the negative control
 SBC must reject; reproducibility; bad settings named; ``auto``'s choice.
 """
 from __future__ import annotations
@@ -141,8 +141,8 @@ def _sbc(n, epsilon, run, replicates=300, n_post=19, seed=2027):
     return pv, pn
 
 
-@pytest.mark.parametrize("n, epsilon, m, thin, warmup", [(10, 5.0, 3, 120, 300), (400, 40.0, 40, 200, 1000)],
-                         ids=["n=10", "n=400"])
+@pytest.mark.parametrize("n, epsilon, m, thin, warmup", [(10, 5.0, 3, 120, 300), (200, 30.0, 20, 200, 1000)],
+                         ids=["n=10", "n=200"])
 def test_sbc_partial_sweeps(n, epsilon, m, thin, warmup):
     """Level 0.001 per coordinate for the partial sweeps; the naive posterior (noise and clamp ignored)
     must be rejected somewhere (p < 1e-4), or the test has no power. Thinning: well beyond the
