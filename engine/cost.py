@@ -52,9 +52,9 @@ from .kernels import pseudo_marginal as pm_kernels
 from .mechanisms import make_mechanism
 from .methods import mcem, validate_method
 from .methods.abc_rejection import abc_rejection
-from .methods.auto import LOGLINEAR_NS_PER_CELL_BLOCK, choose
+from .methods.auto import LOGLINEAR_NS_PER_CELL_BLOCK, choose, settings_for
 from .methods.bernstein_sheldon import chain_1d
-from .methods.da_mcmc import da_mcmc
+from .methods.da_mcmc import BURN_PASSES, da_mcmc
 from .methods.exact import exact
 from .methods.pseudo_marginal import _clean, _setup, choose_particles, moment_estimate
 from .methods.rjmcmc import default_jumps
@@ -177,8 +177,8 @@ def estimate_cost(problem: Problem, method: dict, rates: dict | None = None) -> 
     rates = rates or machine_rates()
     family = rates.get(getattr(model, "name", ""), rates["beta_binomial"])
     if name == "auto":
-        picked, _, _ = choose(problem, np.random.default_rng(0))
-        inner = estimate_cost(problem, {**method, "name": picked}, rates)
+        picked, _, numbers = choose(problem, np.random.default_rng(0))
+        inner = estimate_cost(problem, {**method, "name": picked, **settings_for(picked, problem, numbers)}, rates)
         return Cost("auto", inner.units, inner.unit, inner.seconds, f"auto picks {picked}: {inner.detail}")
     if name == "da_mcmc":
         units = float(iters) * model.n
@@ -187,6 +187,13 @@ def estimate_cost(problem: Problem, method: dict, rates: dict | None = None) -> 
             per = rates["dirichlet_multinomial"]["record_update_s"] * (1 + model.n_features)
         if getattr(model, "name", "") == "linear_regression":  # p normals, two O(d) record terms, d = stat_dim
             per = rates["normal_known_sd"]["record_update_s"] * (1 + model.stat_dim)
+            m = settings.get("records_per_iteration")
+            if m is not None and m < model.n:  # partial sweeps; warm-up makes BURN_PASSES full passes at least
+                units = chains * (draws * float(m) + warmup * max(float(m), min(model.n, BURN_PASSES * model.n
+                                                                                / max(warmup, 1))))
+                secs = units * per / _parallel(chains, rates)
+                return Cost(name, units, "record updates", secs, f"{chains} chains x {warmup + draws:,} iterations x "
+                                                                    f"{m:,} of n = {model.n:,} records")
         secs = units * per / _parallel(chains, rates)
         return Cost(name, units, "record updates", secs, f"{chains} chains x {warmup + draws:,} iterations x "
                                                             f"n = {model.n:,} records")

@@ -53,6 +53,7 @@ from .shared import cdf_draw, cholesky_into, draw_record, log_noise, record_move
 
 __all__ = ["bernoulli_chain", "categorical_chain", "poisson_chain", "normal_chain", "loglinear_chain",
            "bernoulli_sweep", "poisson_sweep", "normal_sweep", "normal_sums", "regression_sweep", "regression_chain",
+           "regression_window_sweep", "regression_window_chain",
            "beta_draw", "sigma2_draw"]
 
 
@@ -345,6 +346,15 @@ def loglinear_chain(rng, rec, counts, class_counts, levels, offsets, alpha, s_dp
 def regression_sweep(rng, rec, s, xtx, xty, yty, beta, chol, x_mean, sigma, lo, hi, s_dp, kernel, scale):
     """Step 2 of Algorithm 1 at a given beta: one pass over the records, in place.
     Returns (sum of the acceptance probabilities, number of accepted records)."""
+    return regression_window_sweep(rng, rec, s, xtx, xty, yty, beta, chol, x_mean, sigma, lo, hi, s_dp, kernel,
+                                   scale, 0, rec.shape[0])
+
+
+@njit(cache=True, nogil=True)
+def regression_window_sweep(rng, rec, s, xtx, xty, yty, beta, chol, x_mean, sigma, lo, hi, s_dp, kernel, scale,
+                            start, m):
+    """Step 2 on the m records start, start + 1, .., start + m - 1 (indices mod n), in the order
+    written; each is the record move of eq. 5. Returns (sum of alpha, number accepted)."""
     n, q = rec.shape
     p = q - 1
     d = s.size
@@ -355,7 +365,10 @@ def regression_sweep(rng, rec, s, xtx, xty, yty, beta, chol, x_mean, sigma, lo, 
     e = np.empty(p)
     asum = 0.0
     nacc = 0
-    for i in range(n):
+    for k_rec in range(m):
+        i = start + k_rec
+        if i >= n:
+            i -= n
         draw_record(rng, beta, chol, x_mean, sigma, e, prop)
         record_stat(rec[i], lo, hi, z, t_old)
         record_stat(prop, lo, hi, z, t_new)
@@ -457,3 +470,38 @@ def regression_chain(rng, rec, s, xtx, xty, yty, sig, chol, x_mean, prior_sd, si
                                       scale)
         out_acc[t] = asum / n
         out_frac[t] = nacc / n
+
+
+@njit(cache=True, nogil=True)
+def regression_window_chain(rng, rec, s, xtx, xty, yty, sig, chol, x_mean, prior_sd, sig_a, sig_b, lo, hi, s_dp,
+                            kernel, scale, start, m, n_iter, out_theta, out_acc, out_frac):
+    """``regression_chain`` with step 2 on m records per iteration instead of all n: the window
+    start..start + m - 1 (mod n), moved on by m after each iteration, so every record is visited
+    once per n / m iterations (a partial systematic scan). Returns the next window's start.
+
+    Exactness: each record move leaves p(beta, x | s_dp) invariant (it is a Metropolis step on
+    p(x_i | x_-i, beta, s_dp) with the model as proposal, eq. 5), and so does the Gibbs draw of beta
+    (and sigma^2); a composition of invariant kernels is invariant, whichever records a window holds.
+    The window order is fixed in advance (it does not depend on the state), and every record is
+    visited, so the chain is the same kind of deterministic-scan Gibbs sampler as Algorithm 1, with
+    beta refreshed m / n times as often. ``acceptance_rate`` and ``out_frac`` are means over the window."""
+    statistics(rec, lo, hi, s, xtx, xty, yty)
+    n = rec.shape[0]
+    q = xty.size
+    beta = np.empty(q)
+    for t in range(n_iter):
+        beta_draw(rng, xtx, xty, sig[0], prior_sd, beta)
+        for j in range(q):
+            out_theta[t, j] = beta[j]
+        if sig_a > 0.0:
+            s2 = sigma2_draw(rng, xtx, xty, yty[0], beta, n, sig_a, sig_b)
+            sig[0] = math.sqrt(s2)
+            out_theta[t, q] = s2
+        asum, nacc = regression_window_sweep(rng, rec, s, xtx, xty, yty, beta, chol, x_mean, sig[0], lo, hi, s_dp,
+                                             kernel, scale, start, m)
+        start += m
+        while start >= n:
+            start -= n
+        out_acc[t] = asum / m
+        out_frac[t] = nacc / m
+    return start

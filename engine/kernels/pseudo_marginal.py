@@ -50,7 +50,7 @@ from numba import njit
 
 from .shared import log_noise, simulate_into
 
-__all__ = ["pm_chain", "log_eta_draws", "to_theta", "log_prior_jac", "loglik_estimate"]
+__all__ = ["pm_chain", "pm_chain_mixed", "log_eta_draws", "to_theta", "log_prior_jac", "loglik_estimate"]
 
 NEG_INF = -np.inf
 
@@ -351,6 +351,119 @@ def pm_chain(rng, code, par, sdp, kernel, scale, log_q, n_particles, chol, phi, 
                     th_cur[j] = th[j]
                 lp_cur = lp
                 ll_cur = ll
+                moved = True
+        for j in range(kk):
+            out_theta[t, j] = th_cur[j]
+        out_acc[t] = acc
+        out_accepted[t] = moved
+        out_ll[t] = ll_cur
+    return lp_cur, ll_cur
+
+
+@njit(cache=True, nogil=True)
+def _log_t_mixture(phi, means, chols, log_w, nu, w):
+    """log of sum_c exp(log_w[c]) t_nu(phi; means[c], chols[c] chols[c]^T), up to a constant common to the
+    components (log_w carries each component's weight and its -log |det chols[c]|)."""
+    d = phi.size
+    top = NEG_INF
+    vals = np.empty(log_w.size)
+    for c in range(log_w.size):
+        quad = 0.0
+        for i in range(d):
+            v = phi[i] - means[c, i]
+            for j in range(i):
+                v -= chols[c, i, j] * w[j]
+            w[i] = v / chols[c, i, i]
+            quad += w[i] * w[i]
+        vals[c] = log_w[c] - 0.5 * (nu + d) * math.log1p(quad / nu)
+        if vals[c] > top:
+            top = vals[c]
+    acc = 0.0
+    for c in range(log_w.size):
+        acc += math.exp(vals[c] - top)
+    return top + math.log(acc)
+
+
+@njit(cache=True, nogil=True)
+def pm_chain_mixed(rng, code, par, sdp, kernel, scale, log_q, n_particles, chol, phi, lp_cur, ll_cur, n_iter,
+                   ind_means, ind_chols, ind_log_w, nu, p_ind, out_theta, out_acc, out_accepted, out_ll):
+    """``pm_chain`` whose every iteration is, with probability ``p_ind`` (drawn before anything else, so
+    the choice does not depend on the state), an independence proposal phi* ~ q, a mixture of t laws
+    (nu degrees of freedom; component c with probability exp(ind_log_w[c]) |det ind_chols[c]|, location
+    ind_means[c], scale ind_chols[c] ind_chols[c]^T), accepted with probability
+
+        min{1, p(phi*) L_hat(phi*) q(phi) / (p(phi) L_hat(phi) q(phi*))},
+
+    and otherwise the random-walk step of ``pm_chain``. Each of the two is a Metropolis-Hastings kernel
+    on the extended state (phi, L_hat) whose proposal for L_hat is a fresh estimate at phi*, so each
+    leaves p(phi) L_hat g(L_hat | phi) invariant (Andrieu & Roberts 2009) and so does their mixture
+    with state-independent weights (Tierney 1994); the phi-marginal is the exact posterior. A t draw
+    is mean + L z sqrt(nu / g), z ~ N(0, I), g ~ chi2_nu = 2 Gamma(nu / 2)."""
+    d = phi.size
+    kk = out_theta.shape[1]
+    size = max(kk, int(par[3]) + 1 if code == 3 else 1)
+    pbuf = np.empty(size)
+    cbuf = np.empty(size)
+    work = np.empty(size)
+    prop = np.empty(d)
+    z = np.empty(d)
+    w = np.empty(d)
+    th = np.empty(kk)
+    th_cur = np.empty(kk)
+    n_comp = ind_log_w.size
+    cum = np.empty(n_comp)
+    tot = 0.0
+    for c in range(n_comp):
+        det = 0.0
+        for i in range(d):
+            det += math.log(ind_chols[c, i, i])
+        tot += math.exp(ind_log_w[c] + det)
+        cum[c] = tot
+    to_theta(code, phi, th_cur)
+    lq_cur = _log_t_mixture(phi, ind_means, ind_chols, ind_log_w, nu, w)
+    for t in range(n_iter):
+        independent = rng.random() < p_ind
+        for j in range(d):
+            z[j] = rng.standard_normal()
+        if independent:
+            u = rng.random() * tot
+            c = 0
+            while c < n_comp - 1 and u >= cum[c]:
+                c += 1
+            f = math.sqrt(nu / (2.0 * rng.standard_gamma(0.5 * nu)))
+            for i in range(d):
+                v = ind_means[c, i]
+                for j in range(i + 1):
+                    v += ind_chols[c, i, j] * z[j] * f
+                prop[i] = v
+        else:
+            for i in range(d):
+                v = phi[i]
+                for j in range(i + 1):
+                    v += chol[i, j] * z[j]
+                prop[i] = v
+        lp = log_prior_jac(code, prop, par, work)
+        acc = 0.0
+        moved = False
+        if lp > NEG_INF and math.isfinite(lp):
+            to_theta(code, prop, th)
+            ll = loglik_estimate(code, rng, th, par, sdp, kernel, scale, log_q, n_particles, pbuf, cbuf, work)
+            lq = _log_t_mixture(prop, ind_means, ind_chols, ind_log_w, nu, w)
+            lr = (lp + ll) - (lp_cur + ll_cur)
+            if independent:
+                lr += lq_cur - lq
+            if lr >= 0.0:
+                acc = 1.0
+            elif lr > -745.0:
+                acc = math.exp(lr)
+            if acc >= 1.0 or rng.random() < acc:
+                for j in range(d):
+                    phi[j] = prop[j]
+                for j in range(kk):
+                    th_cur[j] = th[j]
+                lp_cur = lp
+                ll_cur = ll
+                lq_cur = lq
                 moved = True
         for j in range(kk):
             out_theta[t, j] = th_cur[j]

@@ -29,11 +29,16 @@ iteration costs O(cells x blocks) whatever n is (``_choose_loglinear``). Custom 
 pseudo-marginal sampler when they give ``log_prior`` and the pilot says one or two particles suffice
 (the noise is wide), else to DA-MCMC (the only chain that needs no prior density). Models that list
 their methods without ``exact`` or ``pseudo_marginal`` go to DA-MCMC. linear_regression (whose
-statistic is not one number per record, so the cost comparison above does not apply) goes to the
-pseudo-marginal sampler when the pilot says one or two particles suffice (the noise is wide: DA-MCMC
-would crawl) and to DA-MCMC otherwise. The fallback is the same for every model: the other chain
-when the model has it (not when a regression or custom particle would take more than 50 x n
-simulated records), then the better one with four times the draws.
+statistic is not one number per record) compares record work per effective draw
+(``_choose_regression``): DA-MCMC sweeping a window of m of the n records per iteration
+(m + 2 (I - 1) n updates per effective draw, I the inflation of the posterior variance over the
+raw-record conditional's, from a normal surrogate of the statistic's law; m from
+:func:`regression_window`) against the pseudo-marginal sampler with its mixed independence /
+random-walk proposal (M particles of n simulated records, about 4 iterations per effective draw);
+the picked chain runs with those settings (:func:`settings_for`); with an unknown sigma^2 (no
+surrogate) one or two particles decide, as before. The fallback is the same for every model: the
+other chain when the model has it (not when a regression or custom particle would take more than
+50 x n simulated records), then the better one with four times the draws.
 """
 from __future__ import annotations
 
@@ -50,7 +55,7 @@ from .da_mcmc import da_mcmc
 from .exact import exact, has_closed_form
 from .pseudo_marginal import _clean, _setup, choose_particles, moment_estimate, pseudo_marginal
 
-__all__ = ["auto", "choose", "METHOD", "LOGLINEAR_NS_PER_CELL_BLOCK"]
+__all__ = ["auto", "choose", "settings_for", "regression_window", "METHOD", "LOGLINEAR_NS_PER_CELL_BLOCK"]
 
 # nanoseconds per record update (da_mcmc sweep) and per statistic draw (pseudo-marginal), per model;
 # measured with bench/run.py on the project's machine (only ratios enter the rule)
@@ -60,7 +65,10 @@ _UNIT_COST_NS = {
     "normal_known_sd": (25.0, 25.0),   # x n: the normal statistic is a sum of n record draws
     "dirichlet_multinomial": (20.0, 70.0),
     "naive_bayes_loglinear": (30.0, 0.0),  # per record and feature (the pseudo-marginal chain: below)
+    "linear_regression": (250.0, 80.0),    # per record: a DA-MCMC update; a record of a particle
 }
+_MIN_WINDOW = 100                 # linear_regression: DA-MCMC sweeps at least this many records per iteration
+_REGRESSION_PM_ITER_PER_ESS = 4.0  # measured with proposal = "mixed" where one particle suffices
 LOGLINEAR_NS_PER_CELL_BLOCK = 300.0  # one iteration of the log-linear pseudo-marginal chain, per cell x block
 _LOGLINEAR_ITER_PER_ESS = 8.0
 
@@ -90,15 +98,7 @@ def choose(problem: Problem, rng: np.random.Generator, allow_exact: bool = True)
     if not _serves(model, "pseudo_marginal") and not _serves(model, "exact"):
         return "da_mcmc", f"{model.name} has neither a closed form nor a pseudo-marginal sampler: DA-MCMC", {}
     if model.name == "linear_regression":  # the cost rule below reads one statistic per record
-        setup = _setup(problem)
-        m, cv2 = choose_particles(rng, setup, _clean(setup, moment_estimate(problem)), cap=10**7)
-        numbers = {"particles_needed": m, "cv2": cv2}
-        if m <= 2:
-            return "pseudo_marginal", (f"the noise is wide relative to the statistic's spread: {m} particle(s) (each "
-                                       f"n = {model.n:,} simulated records) estimate the likelihood precisely, and "
-                                       "theta moves on the private posterior's own scale"), numbers
-        return "da_mcmc", (f"the noise is narrow relative to the statistic's spread: the pseudo-marginal sampler would "
-                           f"need about {m:,} particles of n = {model.n:,} records per step"), numbers
+        return _choose_regression(problem, rng)
     if allow_exact and has_closed_form(problem):
         return "exact", "the exact posterior is available in closed form or on a numerical grid: independent draws, no Markov chain", {}
     setup = _setup(problem)
@@ -151,6 +151,59 @@ def _choose_loglinear(problem: Problem, rng: np.random.Generator) -> tuple[str, 
                        f"effective draw, beats the pseudo-marginal chain's {cost_pm / 1e3:,.0f} µs"), numbers
 
 
+def regression_window(n: int, inflation: float) -> int:
+    """Records per DA-MCMC iteration for linear_regression: m = 2 (I - 1) n / 3, at least min(n, 100),
+    at most n, so that the integrated autocorrelation time 1 + 2 (I - 1) n / m of the partial sweeps
+    (:mod:`engine.methods.da_mcmc`) is about 4 whatever n and I."""
+    return int(min(n, max(min(n, _MIN_WINDOW), math.ceil(2.0 * (inflation - 1.0) * n / 3.0))))
+
+
+def _choose_regression(problem: Problem, rng: np.random.Generator) -> tuple[str, str, dict]:
+    """linear_regression: DA-MCMC with partial sweeps against the pseudo-marginal sampler with its
+    mixed (independence + random-walk) proposal, by record work per effective draw.
+
+    * DA-MCMC, m records per iteration: about m (1 + 2 (I - 1) n / m) record updates per effective
+      draw (:mod:`engine.methods.da_mcmc`), I the inflation Var(beta | s_dp) / Var(beta | s) of the
+      normal surrogate (:meth:`engine.models.linear_regression.LinearRegression.surrogate_covariances`,
+      the largest over the coefficients), m from :func:`regression_window`; full sweeps (m = n) have
+      integrated autocorrelation time 2 I - 1.
+    * pseudo-marginal: M particles of n simulated records per iteration (M from the pilot), about
+      ``_REGRESSION_PM_ITER_PER_ESS`` iterations per effective draw with the mixed proposal.
+
+    Unit costs per record (``_UNIT_COST_NS``): a DA-MCMC update, a simulated record."""
+    model = problem.model
+    setup = _setup(problem)
+    centre = _clean(setup, moment_estimate(problem))
+    m, cv2 = choose_particles(rng, setup, centre, cap=10**7)
+    n = model.n
+    if model.unknown_sigma:  # no surrogate for sigma^2: one or two particles decide, as before
+        numbers = {"particles_needed": m, "cv2": cv2}
+        if m <= 2:
+            return "pseudo_marginal", (f"the noise is wide relative to the statistic's spread: {m} particle(s) (each "
+                                       f"n = {n:,} simulated records) estimate the likelihood precisely"), numbers
+        return "da_mcmc", (f"the noise is narrow relative to the statistic's spread: the pseudo-marginal sampler would "
+                           f"need about {m:,} particles of n = {n:,} records per step"), numbers
+    noise_var = float(getattr(problem.mechanism, "noise_sd", 0.0) or 0.0) ** 2
+    infl = float(np.max(model.surrogate_inflation(centre, noise_var)))
+    t_rec, t_sim = _UNIT_COST_NS["linear_regression"]
+    window = regression_window(n, infl)
+    iat = 2.0 * infl - 1.0 if window >= n else 1.0 + 2.0 * (infl - 1.0) * n / window
+    cost_da = t_rec * window * iat
+    cost_pm = t_sim * n * m * _REGRESSION_PM_ITER_PER_ESS
+    numbers = {"particles_needed": m, "cv2": cv2, "inflation": infl, "records_per_iteration": int(window),
+               "da_mcmc_ns_per_ess": cost_da, "pseudo_marginal_ns_per_ess": cost_pm}
+    if cost_pm <= cost_da:
+        return "pseudo_marginal", (f"the noise is wide relative to the statistic's spread: {m} particle(s) of "
+                                   f"n = {n:,} simulated records per step and independence proposals, about "
+                                   f"{cost_pm / 1e6:,.1f} ms per effective draw against DA-MCMC's "
+                                   f"{cost_da / 1e6:,.1f} ms"), numbers
+    sweep = (f"{window:,} of the n = {n:,} records per iteration" if window < n else f"all n = {n:,} records per "
+             "iteration")
+    return "da_mcmc", (f"the noise is narrow relative to the statistic's spread (posterior variance {infl:.3g} x the "
+                       f"confidential one): DA-MCMC sweeping {sweep}, about {cost_da / 1e6:,.1f} ms per effective "
+                       f"draw, against the pseudo-marginal sampler's {cost_pm / 1e6:,.1f} ms ({m:,} particles)"), numbers
+
+
 def _choose_custom(problem: Problem, rng: np.random.Generator) -> tuple[str, str, dict]:
     """A custom model: DA-MCMC unless its log_prior lets the pseudo-marginal sampler run and the pilot says
     one or two particles (each n simulated records) estimate the likelihood precisely (the noise is wide, so
@@ -171,16 +224,31 @@ def _choose_custom(problem: Problem, rng: np.random.Generator) -> tuple[str, str
                        "per step"), numbers
 
 
-def _attempt(name, problem, rng, chains, draws, warmup, on_progress):
+def settings_for(name: str, problem: Problem, numbers: dict) -> dict:
+    """The picked method's own settings: linear_regression's DA-MCMC sweeps ``records_per_iteration``
+    records per iteration and its pseudo-marginal sampler uses the mixed proposal."""
+    if problem.model.name != "linear_regression" or isinstance(problem.model, CustomModel):
+        return {}
+    if name == "da_mcmc" and numbers.get("records_per_iteration", problem.model.n) < problem.model.n:
+        return {"records_per_iteration": int(numbers["records_per_iteration"])}
+    if name == "pseudo_marginal" and not problem.model.unknown_sigma:
+        return {"proposal": "mixed"}
+    return {}
+
+
+def _attempt(name, problem, rng, chains, draws, warmup, on_progress, settings=None):
     t0 = time.perf_counter()
+    settings = settings or {}
     if name == "exact":
         result = exact(problem, rng, draws=draws, chains=chains)
     elif name == "pseudo_marginal":
-        result = pseudo_marginal(problem, rng, chains=chains, draws=draws, warmup=warmup, on_progress=on_progress)
+        result = pseudo_marginal(problem, rng, chains=chains, draws=draws, warmup=warmup, on_progress=on_progress,
+                                 **settings)
     else:
-        result = da_mcmc(problem, rng, chains=chains, draws=draws, warmup=warmup, on_progress=on_progress)
+        result = da_mcmc(problem, rng, chains=chains, draws=draws, warmup=warmup, on_progress=on_progress,
+                         **settings)
     verdict = convergence(result)
-    record = {"method": name, "chains": chains, "draws": draws, "warmup": warmup,
+    record = {"method": name, "chains": chains, "draws": draws, "warmup": warmup, **settings,
               "converged": verdict.converged, "r_hat_max": verdict.r_hat_max,
               "ess_bulk_min": verdict.ess_bulk_min, "ess_tail_min": verdict.ess_tail_min,
               "wall_time_s": time.perf_counter() - t0}
@@ -206,7 +274,8 @@ def auto(problem: Problem, rng: np.random.Generator, *, chains: int = 4, draws: 
     rule_rng, run_rng = rng.spawn(2)
     picked, why, numbers = choose(problem, rule_rng)
     streams = iter(run_rng.spawn(4))
-    result, verdict, record = _attempt(picked, problem, next(streams), chains, draws, warmup, on_progress)
+    result, verdict, record = _attempt(picked, problem, next(streams), chains, draws, warmup, on_progress,
+                                       settings_for(picked, problem, numbers))
     attempts = [record]
     best = (result, verdict)
     if verdict.applicable and not verdict.converged:
@@ -216,7 +285,8 @@ def auto(problem: Problem, rng: np.random.Generator, *, chains: int = 4, draws: 
                     and numbers.get("particles_needed", 0) > 50)
         if _serves(problem.model, other) and not hopeless:
             why += f"; {picked} did not converge at {draws} draws per chain, so {other} ran as well"
-            r2, v2, rec2 = _attempt(other, problem, next(streams), chains, draws, warmup, on_progress)
+            r2, v2, rec2 = _attempt(other, problem, next(streams), chains, draws, warmup, on_progress,
+                                    settings_for(other, problem, numbers))
             attempts.append(rec2)
             if v2.converged or _score(v2) > _score(best[1]):
                 best, picked = (r2, v2), other
@@ -224,7 +294,8 @@ def auto(problem: Problem, rng: np.random.Generator, *, chains: int = 4, draws: 
         else:
             next(streams)  # keep the stream of the rerun below the same either way
         if not best[1].converged:
-            r3, v3, rec3 = _attempt(picked, problem, next(streams), chains, 4 * draws, warmup, on_progress)
+            r3, v3, rec3 = _attempt(picked, problem, next(streams), chains, 4 * draws, warmup, on_progress,
+                                    settings_for(picked, problem, numbers))
             attempts.append(rec3)
             why += f"; neither converged, so {picked} reran with {4 * draws} draws per chain"
             if v3.converged or _score(v3) > _score(best[1]):

@@ -15,6 +15,23 @@ raw X^T X, X^T y, and a conjugate normal draw of beta); custom models
 (:class:`engine.models.custom.CustomModel`) run :class:`engine.models.custom.PythonRunner`, the same algorithm in
 plain Python. Chains are independent streams ``rng.spawn(chains)`` and run on threads (the
 compiled kernels release the GIL), so chain c's draws do not depend on how many chains run.
+
+Partial sweeps (``records_per_iteration = m``, linear_regression). Where the noise is narrow next to
+the statistic's spread, the records can only move along the thin set {x : s(x) ≈ s_dp}, and beta | x
+is nearly the same law whichever such x the chain holds: the conditional mean b(x) of beta varies
+across that set by the noise's share of the posterior variance only. Writing
+I = Var(beta | s_dp) / Var(beta | x) (the inflation; 1 when the noise is negligible), the law of
+total variance gives Var(b(x)) = (1 - 1/I) Var(beta | s_dp). A sweep of m < n records moves b by a
+fraction (m / n) / I of its range per iteration (the DA rate of convergence is the fraction of
+missing information, 1 - 1/I per full sweep), so beta_t = b_t + (conditional noise) is an AR(1)
+component of weight 1 - 1/I and lag-one correlation rho = 1 - (m/n)/I plus white noise, whose
+integrated autocorrelation time is 1 + 2 (1 - 1/I) rho / (1 - rho) ≈ 1 + 2 (I - 1) n / m.
+Record updates per effective draw are then m + 2 (I - 1) n instead of n (2 I - 1): far fewer than n
+when I - 1 is small. Exactness does not depend on m (:func:`engine.kernels.da_mcmc.regression_window_chain`:
+every record move and the beta draw leave p(beta, x | s_dp) invariant, and a fixed scan that
+visits every record composes them). Warm-up iterations sweep at least ``BURN_PASSES`` x n / warmup
+records each (that many full passes in all), so the records reach the release before the kept
+iterations; the kernel kept afterwards is fixed.
 """
 from __future__ import annotations
 
@@ -26,13 +43,16 @@ import numpy as np
 
 from ..core.chains import kept, run_chains
 from ..core.results import Problem, Result
+from ..core.validation import fail, positive_int
 from ..kernels import da_mcmc as kernels
-from ..kernels.da_mcmc import regression_chain
+from ..kernels.da_mcmc import regression_chain, regression_window_chain
 from ..mechanisms import RandomizedResponse
 from ..models.custom import CustomModel
 from .base import Method
 
-__all__ = ["da_mcmc", "ChainState", "acceptance_bound", "METHOD"]
+__all__ = ["da_mcmc", "ChainState", "acceptance_bound", "METHOD", "BURN_PASSES"]
+
+BURN_PASSES = 6  # full passes over the records that warm-up makes at least, with partial sweeps
 
 
 @dataclass
@@ -48,6 +68,7 @@ class ChainState:
     xty: np.ndarray | None = None
     yty: np.ndarray | None = None
     sig: np.ndarray | None = None
+    start: int = 0  # the next window's first record (partial sweeps)
 
 
 def acceptance_bound(problem: Problem) -> float | None:
@@ -80,8 +101,9 @@ def _rr_reports(problem: Problem) -> np.ndarray:
 class _Runner:
     """Binds a problem to the compiled kernel that serves it."""
 
-    def __init__(self, problem: Problem):
+    def __init__(self, problem: Problem, window: int | None = None):
         self.problem = problem
+        self.window = window  # records per iteration (linear_regression), None = all n
         model, mech = problem.model, problem.mechanism
         self.rr = isinstance(mech, RandomizedResponse)
         self.z = _rr_reports(problem) if self.rr else np.zeros(1, dtype=np.int64)
@@ -141,7 +163,7 @@ class _Runner:
         dtype = np.int8 if model.name == "beta_binomial" else np.int64
         return ChainState(x=x.astype(dtype), s=float(model.statistic(x)[0]), sum_x=float(np.sum(x)))
 
-    def advance(self, rng, st: ChainState, n_iter: int, out_theta, out_acc, out_frac) -> None:
+    def advance(self, rng, st: ChainState, n_iter: int, out_theta, out_acc, out_frac, window=None) -> None:
         model = self.problem.model
         sdp = self.problem.s_dp
         mode = 1 if self.rr else 0
@@ -156,6 +178,13 @@ class _Runner:
             kernels.loglinear_chain(rng, st.x, st.counts, st.class_counts, np.asarray(model.feature_levels, np.int64),
                                     model.offsets, float(model.alpha), np.asarray(sdp, float), self.kernel,
                                     self.scale, n_iter, out_theta, out_acc, out_frac)
+        elif model.name == "linear_regression" and window is not None and window < model.n:
+            sig_a, sig_b = model.sigma_prior or (0.0, 0.0)
+            st.start = int(regression_window_chain(
+                rng, st.x, st.counts, st.xtx, st.xty, st.yty, st.sig, self.chol, np.asarray(model.x_mean, float),
+                model.prior_sd, float(sig_a), float(sig_b), np.asarray(model.lo, float), np.asarray(model.hi, float),
+                np.asarray(sdp, float), self.kernel, self.scale, st.start, int(window), n_iter, out_theta, out_acc,
+                out_frac))
         elif model.name == "linear_regression":
             sig_a, sig_b = model.sigma_prior or (0.0, 0.0)
             regression_chain(rng, st.x, st.counts, st.xtx, st.xty, st.yty, st.sig, self.chol,
@@ -182,17 +211,35 @@ def _run_chain(runner, rng, warmup, draws, block, progress, c, tick, stop):
     frac = np.empty(total)
     st = runner.init_state(rng)
     done = 0
+    windows = _windows(runner, warmup)
     while done < total and not stop.is_set():
-        m = min(block, total - done)
-        runner.advance(rng, st, m, theta[done:done + m], acc[done:done + m], frac[done:done + m])
+        if windows is None:  # full sweeps: blocks as they always were
+            m = min(block, total - done)
+            runner.advance(rng, st, m, theta[done:done + m], acc[done:done + m], frac[done:done + m])
+        else:
+            window, size = windows[0] if done < warmup else windows[1]
+            m = min(size, total - done, warmup - done if done < warmup else total)
+            runner.advance(rng, st, m, theta[done:done + m], acc[done:done + m], frac[done:done + m], window)
         done += m
         progress[c] = done
         tick()
     return theta, acc, frac
 
 
+def _windows(runner, warmup):
+    """((records per warm-up iteration, block), (records per kept iteration, block)), or None for full
+    sweeps throughout. Warm-up sweeps at least BURN_PASSES x n / warmup records per iteration."""
+    m = getattr(runner, "window", None)  # a custom model's runner sweeps all records
+    n = runner.problem.model.n
+    if m is None or m >= n:
+        return None
+    m_warm = min(n, max(m, math.ceil(BURN_PASSES * n / max(warmup, 1))))
+    return tuple((w, max(1, 4_000_000 // w)) for w in (m_warm, m))
+
+
 def da_mcmc(problem: Problem, rng: np.random.Generator, *, chains: int = 4, draws: int = 1000,
-            warmup: int = 500, on_progress=None, parallel: bool = True) -> Result:
+            warmup: int = 500, on_progress=None, parallel: bool = True,
+            records_per_iteration: int | None = None) -> Result:
     """Draw from p(theta | s_dp) by data augmentation (Ju et al. 2022, Algorithm 1).
 
     Parameters
@@ -207,6 +254,9 @@ def da_mcmc(problem: Problem, rng: np.random.Generator, *, chains: int = 4, draw
         Called from the calling thread as iterations complete; returning ``False`` stops the run at
         the next block, keeping the draws made so far (``info["stopped"] = "cancelled"``; see
         :mod:`engine.core.chains`).
+    records_per_iteration : int, optional
+        linear_regression only: records swept per iteration (1..n; default all n), the partial sweeps
+        of the module docstring.
 
     Returns
     -------
@@ -218,8 +268,14 @@ def da_mcmc(problem: Problem, rng: np.random.Generator, *, chains: int = 4, draw
     t0 = time.perf_counter()
     model = problem.model
     custom = isinstance(model, CustomModel)
-    runner = model.bind(problem) if custom else _Runner(problem)
     n = model.n
+    if records_per_iteration is not None:
+        if getattr(model, "name", None) != "linear_regression":
+            fail("method.records_per_iteration", records_per_iteration,
+                 "is a key of da_mcmc for linear_regression only (partial sweeps of its records)")
+        if not 1 <= int(records_per_iteration) <= n:
+            fail("method.records_per_iteration", records_per_iteration, f"must be an integer from 1 to n = {n:,}")
+    runner = model.bind(problem) if custom else _Runner(problem, records_per_iteration)
     block = max(1, min(warmup + draws, int(4_000_000 // max(n, 1))))
     if custom:
         block = max(1, min(warmup + draws, 20_000 // max(n, 1)))
@@ -248,6 +304,7 @@ def da_mcmc(problem: Problem, rng: np.random.Generator, *, chains: int = 4, draw
             "compiled": not custom,
             "mcmc": True,
             "wall_time_s": time.perf_counter() - t0,
+            **({"records_per_iteration": int(records_per_iteration)} if records_per_iteration else {}),
         },
     )
 
@@ -257,4 +314,11 @@ def _run(problem, rng, settings, on_progress):
     return da_mcmc(problem, rng, on_progress=on_progress, **settings)
 
 
-METHOD = Method(name="da_mcmc", claim="exact", paper="Ju, Gong, Awan & Rao 2022, Alg. 1", run=_run, mcmc=True)
+def _validate(table, out):
+    if "records_per_iteration" in table:
+        out["records_per_iteration"] = positive_int("method.records_per_iteration", table["records_per_iteration"],
+                                                    1, 10_000_000)
+
+
+METHOD = Method(name="da_mcmc", claim="exact", paper="Ju, Gong, Awan & Rao 2022, Alg. 1", run=_run, mcmc=True,
+                keys=frozenset({"records_per_iteration"}), validate=_validate)

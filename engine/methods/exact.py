@@ -58,6 +58,7 @@ import math
 import time
 
 import numpy as np
+from scipy import fft as sp_fft
 from scipy import optimize, special, stats
 
 from ..core.results import Problem, Result
@@ -76,6 +77,10 @@ MAX_COMPONENTS = 50_000_000
 MAX_MIXTURE = 3000  # above this many components a one-parameter mixture is evaluated on the grid
 NEGLECT_TOL = 1e-12
 MAX_RELEASE_COMPONENTS = 200_000  # a clipped or bounded-domain release: mixture components evaluated (about 25 s)
+LARGE_N = 50_000       # dirichlet_multinomial from this n: the tilt by Newton's method (_tilt_newton)
+FFT_WORK = 4_000_000   # window convolutions with at least this many products go by FFT
+FFT_FLOOR = 1e-14      # ... and their ends below this fraction of the peak are cut (FFT round-off)
+BETA_RECURRENCE = 2000  # Beta mixtures with more components: the CDF by the recurrence in a, b
 
 
 class Mixture:
@@ -152,6 +157,55 @@ def _mixture_cdf(gamma: bool, w, p1, p2, x):
             c = stats.beta.cdf(x[None, :], p1[sl, None], p2[sl, None])
         out += w[sl] @ c
     return out
+
+
+def _beta_ladder_cdf(w, a0, b0, x):
+    """CDF at x of sum_i w_i Beta(a0 + i, b0 - i), i = 0..W-1 (consecutive counts, a + b fixed), in
+    O(W) per point instead of W incomplete-beta evaluations. With n' = a + b - 1,
+
+        I_x(a, b) - I_x(a + 1, b - 1) = Gamma(a + b) / (Gamma(a + 1) Gamma(b)) x^a (1 - x)^(b - 1) = t(a)
+
+    (for integers, P(Bin(n', x) = a): the binomial-tail form of the regularised incomplete beta), so
+    I_x(a0 + i, b0 - i) = I_x(a0, b0) - sum_{m < i} t(a0 + m) and
+
+        F(x) = I_x(a0, b0) sum_i w_i - sum_m t(a0 + m) R_{m+1},   R_{m+1} = sum_{i > m} w_i.
+
+    One incomplete beta per point; the terms t in log space. Round-off is absolute, about 1e-16 x W."""
+    x = np.asarray(x, float)
+    w = np.asarray(w, float)
+    i = np.arange(w.size - 1, dtype=float)
+    a, b = a0 + i, b0 - i
+    # log t(a0 + m) = log t(a0) + sum_{l < m} log[x (b_l - 1) / ((1 - x)(a_l + 1))], t(a0) = x Beta pdf / a0:
+    # ratios of small numbers, not gammaln of large ones (which would lose ~1e-9 at n = 10^6)
+    steps = np.concatenate([[0.0], np.cumsum(np.log(b[:-1] - 1.0) - np.log(a[:-1] + 1.0))])
+    tail = (np.cumsum(w[::-1])[::-1])[1:]  # R_{m+1}
+    out = stats.beta.cdf(x, a0, b0) * w.sum()
+    inside = (x > 0.0) & (x < 1.0)  # t = 0 at x = 0 and x = 1
+    xi = x[inside]
+    # anchored at the largest term (a near x (a + b - 1)), from scipy's pdf, which is accurate for large
+    # a and b (logpdf goes through gammaln and is ~1e-9 off at 10^6), so no term is extrapolated far
+    anc = np.clip(np.round(xi * (a0 + b0 - 1.0) - a0), 0, i.size - 1).astype(int)
+    odds = np.log(xi) - np.log1p(-xi)
+    with np.errstate(divide="ignore"):
+        base = (np.log(xi) - np.log(a[anc]) + np.log(stats.beta.pdf(xi, a[anc], b[anc])) - steps[anc]
+                - i[anc] * odds)
+    for lo in range(0, i.size, 2000):
+        sl = slice(lo, lo + 2000)
+        lt = base[:, None] + steps[sl][None, :] + i[sl][None, :] * odds[:, None]
+        out[inside] -= np.exp(lt) @ tail[sl]
+    return np.clip(out, 0.0, 1.0)
+
+
+def _beta_mixture_cdf(w, p1, p2, x):
+    """CDF of a Beta(p1, p2) mixture: the ladder recurrence when the components are many and step by
+    one count with p1 + p2 fixed (the Dirichlet marginals), else term by term."""
+    if w.size > BETA_RECURRENCE:
+        step = np.diff(p1)
+        if np.all(step > 0) and np.allclose(step, np.round(step)) and np.allclose(p1 + p2, p1[0] + p2[0]):
+            full = np.zeros(int(round(p1[-1] - p1[0])) + 1)
+            full[np.round(p1 - p1[0]).astype(int)] = w
+            return _beta_ladder_cdf(full, float(p1[0]), float(p2[0]), x)
+    return _mixture_cdf(False, w, p1, p2, x)
 
 
 def has_closed_form(problem: Problem) -> bool:
@@ -270,9 +324,30 @@ def _pg_weights(problem, window: bool = True):
 
 
 def _tilted_windows(log_h, n, k):
-    """Tilt each log h_j by lambda c so the tilted means sum to n, then cut the negligible tails."""
-    c = np.arange(n + 1, dtype=float)
+    """Tilt each log h_j by lambda c so the tilted means sum to n, then cut the negligible tails.
 
+    Any lambda leaves the law of c given sum c = n unchanged; lambda only places the windows, so it
+    needs the tilted means to add to n to well under a count, not to the last bit. From ``LARGE_N``
+    (each mean then costs passes over n + 1 values) lambda is found by Newton's method on
+    f(lambda) = sum_j E_lambda[c_j] - n, whose derivative is sum_j Var_lambda(c_j) > 0, safeguarded by
+    bisection inside the bracket (:func:`_tilt_newton`); below it by Brent's method to 1e-12."""
+    c = np.arange(n + 1, dtype=float)
+    if n >= LARGE_N:
+        lam = _tilt_newton(log_h, c, n)
+    else:
+        lam = _tilt_brent(log_h, c, n)
+    cut = min(60.0, 700.0 / k)
+    wins = []
+    for lh in log_h:
+        z = lh + lam * c
+        z = z - z.max()
+        idx = np.nonzero(z > -cut)[0]
+        lo_i, hi_i = int(idx[0]), int(idx[-1])
+        wins.append((lo_i, np.exp(z[lo_i:hi_i + 1])))
+    return wins
+
+
+def _tilt_brent(log_h, c, n):
     def total_mean(lam):
         tot = 0.0
         for lh in log_h:
@@ -288,25 +363,65 @@ def _tilted_windows(log_h, n, k):
         hi *= 2
     f_lo, f_hi = total_mean(lo), total_mean(hi)
     if f_lo == 0.0:  # the doubling landed on a root
-        lam = lo
-    elif f_hi == 0.0:
-        lam = hi
-    else:
-        lam = optimize.brentq(total_mean, lo, hi, xtol=1e-12)
-    cut = min(60.0, 700.0 / k)
-    wins = []
-    for lh in log_h:
-        z = lh + lam * c
-        z = z - z.max()
-        idx = np.nonzero(z > -cut)[0]
-        lo_i, hi_i = int(idx[0]), int(idx[-1])
-        wins.append((lo_i, np.exp(z[lo_i:hi_i + 1])))
-    return wins
+        return lo
+    if f_hi == 0.0:
+        return hi
+    return optimize.brentq(total_mean, lo, hi, xtol=1e-12)
 
 
-def _conv(a, b):
-    """Convolution of windowed sequences (offset, values)."""
-    return a[0] + b[0], np.convolve(a[1], b[1])
+def _tilt_newton(log_h, c, n, tol=1e-3):
+    """lambda with |sum_j E_lambda[c_j] - n| < ``tol`` counts: Newton steps kept inside a bracket
+    that every evaluation narrows (a step leaving it is replaced by the midpoint)."""
+    def f_and_slope(lam):
+        tot, var = 0.0, 0.0
+        for lh in log_h:
+            e = lh + lam * c
+            e = np.exp(e - e.max())
+            e /= e.sum()
+            m = float(np.dot(e, c))
+            tot += m
+            var += float(np.dot(e, (c - m) ** 2))
+        return tot - n, var
+
+    lo, hi = -np.inf, np.inf
+    lam = 0.0
+    for _ in range(200):
+        f, slope = f_and_slope(lam)
+        if abs(f) < tol:
+            return lam
+        if f < 0:
+            lo = lam
+        else:
+            hi = lam
+        step = lam - f / slope if slope > 0 else np.nan
+        if np.isfinite(step) and lo < step < hi:
+            lam = step
+        elif np.isfinite(lo) and np.isfinite(hi):
+            lam = 0.5 * (lo + hi)
+            if hi - lo < 1e-14 * max(1.0, abs(lam)):
+                return lam
+        else:  # no bracket on that side yet: double outwards
+            lam = (2.0 * lam if lam < -0.5 else -1.0) if f > 0 else (2.0 * lam if lam > 0.5 else 1.0)
+    return lam
+
+
+def _conv(a, b, bounds=None):
+    """Convolution of windowed sequences (offset, values): direct, or by real FFTs when both are long
+    (at least ``FFT_WORK`` products). FFT round-off is about 1e-16 of the peak, so entries below
+    ``FFT_FLOOR`` of the peak are noise, not weight: the ends below it are cut, and a bound on the
+    weight cut, 2 FFT_FLOOR x peak x (entries cut) relative to the total, is appended to ``bounds``."""
+    x, y = a[1], b[1]
+    if x.size * y.size < FFT_WORK or min(x.size, y.size) <= 48:
+        return a[0] + b[0], np.convolve(x, y)
+    size = x.size + y.size - 1
+    fast = sp_fft.next_fast_len(size, real=True)
+    v = sp_fft.irfft(sp_fft.rfft(x, fast) * sp_fft.rfft(y, fast), fast)[:size]
+    top = float(v.max())
+    keep = np.nonzero(v > FFT_FLOOR * top)[0]
+    out = np.maximum(v[keep[0]:keep[-1] + 1], 0.0)
+    if bounds is not None:
+        bounds.append(2.0 * FFT_FLOOR * top * (size - out.size) / float(out.sum()))
+    return a[0] + b[0] + int(keep[0]), out
 
 
 def _at(seq, idx):
@@ -335,18 +450,31 @@ class _DMDistribution:
         self.model = problem.model
         self.n, self.k = self.model.n, self.model.k
         self.wins = _dm_mixture(problem)
+        self.fft_bounds = []
+        self.long = max(v.size for _, v in self.wins) ** 2 >= FFT_WORK  # the marginals by prefix x suffix
         self.prefix = [self.wins[0]]
         for j in range(1, self.k):
-            self.prefix.append(_conv(self.prefix[-1], self.wins[j]))
+            self.prefix.append(_conv(self.prefix[-1], self.wins[j], self.fft_bounds))
+        self.suffix = None  # suffix[j] = wins[j] * .. * wins[k-1], built when the marginals need it
         if _at(self.prefix[-1], [self.n])[0] <= 0:
             raise ValueError("data.s_dp is invalid for exact: the release is numerically impossible under the model")
 
     def marginal(self, j):
-        """(values, weights) of c_j."""
-        others = None
-        for i in range(self.k):
-            if i != j:
-                others = self.wins[i] if others is None else _conv(others, self.wins[i])
+        """(values, weights) of c_j: its window times the law of the other cells' sum at n - c_j (that
+        law is prefix[j - 1] * suffix[j + 1] when the windows are long, else the other windows in order)."""
+        if self.long:
+            if self.suffix is None:
+                self.suffix = [None] * self.k
+                self.suffix[-1] = self.wins[-1]
+                for i in range(self.k - 2, 0, -1):
+                    self.suffix[i] = _conv(self.wins[i], self.suffix[i + 1], self.fft_bounds)
+            parts = ([self.prefix[j - 1]] if j > 0 else []) + ([self.suffix[j + 1]] if j < self.k - 1 else [])
+            others = parts[0] if len(parts) == 1 else _conv(parts[0], parts[1], self.fft_bounds)
+        else:
+            others = None
+            for i in range(self.k):
+                if i != j:
+                    others = self.wins[i] if others is None else _conv(others, self.wins[i])
         off, vals = self.wins[j]
         cj = off + np.arange(vals.size)
         w = vals * _at(others, self.n - cj)
@@ -502,10 +630,14 @@ def exact(problem: Problem, rng: np.random.Generator, *, draws: int = 4000, chai
             a = model.alpha[j] + cj
             b = sum(model.alpha) + model.n - a
             big = w > 1e-6 * w.max()
+            if w.size > BETA_RECURRENCE:  # Beta(a, a0 + n - a) grows stochastically with a: the ends suffice
+                big = np.isin(np.arange(w.size), np.nonzero(big)[0][[0, -1]])
             lo, hi = range_from_quantiles(np.min(stats.beta.ppf(1e-5, a[big], b[big])),
                                           np.max(stats.beta.ppf(1 - 1e-5, a[big], b[big])), (0.0, 1.0))
-            density[name] = cell_density(lambda x, w=w, a=a, b=b: _mixture_cdf(False, w, a, b, x), lo, hi, grid_size)
+            density[name] = cell_density(lambda x, w=w, a=a, b=b: _beta_mixture_cdf(w, a, b, x), lo, hi, grid_size)
         info["count_window_sizes"] = [int(v.size) for _, v in mix.wins]
+        if mix.fft_bounds:
+            info["fft_neglected_mass_bound"] = float(sum(mix.fft_bounds))
         info["representation"] = "mixture"
     else:
         mix, bound = _mixture_or_none(problem)

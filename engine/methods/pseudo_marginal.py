@@ -80,7 +80,7 @@ import numpy as np
 
 from ..core.chains import kept, run_chains
 from ..core.results import Problem, Result
-from ..core.validation import positive_int
+from ..core.validation import choice, fail, positive_int
 from ..kernels import pseudo_marginal as pm_kernels
 from ..mechanisms import RandomizedResponse
 from ..models.custom import CustomModel
@@ -147,7 +147,13 @@ class _PythonKernels:
         return lp_cur, ll_cur
 
 __all__ = ["pseudo_marginal", "choose_particles", "moment_estimate", "METHOD", "TARGET_LOG_SD",
-           "DEFAULT_MAX_PARTICLES"]
+           "DEFAULT_MAX_PARTICLES", "PROPOSALS"]
+
+PROPOSALS = ("random_walk", "mixed")
+IND_PROB = 0.7   # proposal = "mixed": share of kept iterations that propose from the independence t
+IND_NU = 5.0     # its degrees of freedom (heavier tails than the posterior: the ratio stays bounded)
+IND_WIDEN = 1.3  # and its scale over the fitted covariance's
+IND_DEFENSIVE = 0.2  # weight of the defensive (wide) component of the independence proposal
 
 TARGET_LOG_SD = 1.2             # sd of log L_hat at the posterior bulk (Doucet et al. 2015)
 DEFAULT_MAX_PARTICLES = 20_000  # beyond this the noise is too narrow for the estimator: use da_mcmc
@@ -370,6 +376,9 @@ class _Chain:
     particles: int
     cv2: float
     capped: bool
+    ind_mean: np.ndarray | None = None  # the independence proposal (proposal = "mixed", after warm-up):
+    ind_chol: np.ndarray | None = None  # (components, d) locations, (components, d, d) scales and
+    ind_log_w: np.ndarray | None = None  # log weight - log |det scale| of each component
 
 
 def _clean(setup, theta):
@@ -425,12 +434,19 @@ def _refresh(setup, rng, ch: _Chain) -> None:
 
 def _advance(setup, rng, ch: _Chain, n_iter, theta, acc, accepted, ll) -> None:
     chol = np.ascontiguousarray(ch.chol * math.exp(ch.log_scale))
+    if ch.ind_chol is not None:
+        ch.lp, ch.ll = pm_kernels.pm_chain_mixed(rng, setup.code, setup.par, setup.sdp, setup.kernel, setup.scale,
+                                                 setup.log_q, ch.particles, chol, ch.phi, ch.lp, ch.ll, n_iter,
+                                                 ch.ind_mean, ch.ind_chol, ch.ind_log_w, IND_NU, IND_PROB, theta, acc,
+                                                 accepted, ll)
+        return
     ch.lp, ch.ll = setup.kern.pm_chain(rng, setup.code, setup.par, setup.sdp, setup.kernel, setup.scale,
                                        setup.log_q, ch.particles, chol, ch.phi, ch.lp, ch.ll, n_iter,
                                        theta, acc, accepted, ll)
 
 
-def _run_chain(problem, setup, rng, warmup, draws, particles, cap, centre, progress, c, tick, stop):
+def _run_chain(problem, setup, rng, warmup, draws, particles, cap, centre, progress, c, tick, stop,
+               proposal="random_walk"):
     total = warmup + draws
     theta = np.empty((total, setup.k))
     acc = np.empty(total)
@@ -456,12 +472,52 @@ def _run_chain(problem, setup, rng, warmup, draws, particles, cap, centre, progr
         if done == half and half >= 40:
             _midway(setup, rng, ch, theta[half // 2:half], particles, cap)
             t_rm = 0
+        if done == warmup and proposal == "mixed" and warmup >= 40:
+            _fit_independence(problem, setup, ch, theta[half:warmup])
         progress[c] = done
         tick()
     return (theta, acc, accepted.astype(float), ll,
             {"particles": ch.particles, "cv2": ch.cv2, "capped": ch.capped,
              "proposal_sd": np.sqrt(np.diag(ch.chol @ ch.chol.T)).tolist() if ch.chol.size else [],
-             "scale_factor": math.exp(ch.log_scale)})
+             "scale_factor": math.exp(ch.log_scale),
+             "independence_sd": None if ch.ind_chol is None else np.sqrt(np.diag(ch.ind_chol[0] @ ch.ind_chol[0].T)).tolist()})
+
+
+def _fit_independence(problem, setup, ch: _Chain, theta_h2) -> None:
+    """The independence proposal of ``proposal = "mixed"``, fixed from the second half of warm-up: a
+    mixture of two t laws (IND_NU degrees of freedom). The main one (weight 1 - IND_DEFENSIVE) is
+    centred at that half's mean in phi with scale IND_WIDEN x a covariance: for linear_regression
+    (known sigma) the normal surrogate's Cov(beta | s_dp) at that mean
+    (:meth:`engine.models.linear_regression.LinearRegression.surrogate_covariances`), each coordinate
+    widened to the warm-up's own spread where that is larger; otherwise the warm-up's covariance. The
+    defensive one (weight IND_DEFENSIVE; Hesterberg 1995) is the prior N(0, tau^2 I) as a t for the
+    regression, else the main one three times wider: it keeps the ratio q(phi) / q(phi*) bounded
+    where the posterior is wider or less normal than the fit, and lets a chain leave a region its
+    warm-up over-represented. Any proposal that does not depend on the kept draws leaves the target
+    invariant (:func:`engine.kernels.pseudo_marginal.pm_chain_mixed`); the fit only makes it efficient."""
+    phi = _to_phi(setup, theta_h2)
+    mean = phi.mean(axis=0)
+    cov = np.atleast_2d(np.cov(phi, rowvar=False))
+    if setup.code == 7:
+        noise_var = float(getattr(problem.mechanism, "noise_sd", 0.0) or 0.0) ** 2
+        sur = problem.model.surrogate_covariances(mean, noise_var)[0]
+        widen = np.sqrt(np.maximum(1.0, np.diag(cov) / np.diag(sur)))
+        cov = sur * np.outer(widen, widen)
+    if not (np.all(np.isfinite(cov)) and np.all(np.diag(cov) > 0)):
+        return
+    try:
+        main = np.linalg.cholesky(cov) * IND_WIDEN
+    except np.linalg.LinAlgError:
+        return
+    if setup.code == 7:
+        wide_mean, wide = np.zeros(setup.d), np.eye(setup.d) * problem.model.prior_sd
+    else:
+        wide_mean, wide = mean, 3.0 * main
+    chols = np.stack([main, wide])
+    ch.ind_mean = np.ascontiguousarray(np.stack([mean, wide_mean]))
+    ch.ind_chol = np.ascontiguousarray(chols)
+    ch.ind_log_w = np.array([math.log(1.0 - IND_DEFENSIVE), math.log(IND_DEFENSIVE)]) - np.array(
+        [float(np.sum(np.log(np.diag(c)))) for c in chols])
 
 
 def _midway(setup, rng, ch: _Chain, theta_q2, particles, cap) -> None:
@@ -485,7 +541,7 @@ def _midway(setup, rng, ch: _Chain, theta_q2, particles, cap) -> None:
 
 def pseudo_marginal(problem: Problem, rng: np.random.Generator, *, chains: int = 4, draws: int = 1000,
                     warmup: int = 500, particles: int | None = None, max_particles: int = DEFAULT_MAX_PARTICLES,
-                    on_progress=None, parallel: bool = True) -> Result:
+                    on_progress=None, parallel: bool = True, proposal: str = "random_walk") -> Result:
     """Draw from p(theta | s_dp) by pseudo-marginal Metropolis–Hastings (Andrieu & Roberts 2009).
 
     Parameters
@@ -502,6 +558,12 @@ def pseudo_marginal(problem: Problem, rng: np.random.Generator, *, chains: int =
     on_progress : callable(done, total), optional
         Returning ``False`` stops the run at the next block, keeping what was drawn
         (``info["stopped"] = "cancelled"``; :mod:`engine.core.chains`).
+    proposal : {"random_walk", "mixed"}
+        ``"mixed"``: after warm-up, each iteration proposes with probability 0.7 from a fixed independence
+        t fitted in warm-up (:func:`_fit_independence`) and otherwise takes the random-walk step
+        (:func:`engine.kernels.pseudo_marginal.pm_chain_mixed`): when one or two particles suffice (wide
+        noise) nearly every accepted independence draw is a new effective draw, against about one in
+        5 d iterations for the random walk. Compiled models only.
 
     Returns
     -------
@@ -518,6 +580,10 @@ def pseudo_marginal(problem: Problem, rng: np.random.Generator, *, chains: int =
                                          on_progress=on_progress, parallel=parallel)
     t0 = time.perf_counter()
     setup = _setup(problem)
+    if proposal not in PROPOSALS:
+        fail("method.proposal", proposal, "must be one of " + ", ".join(PROPOSALS))
+    if proposal == "mixed" and setup.code == -1:
+        fail("method.proposal", proposal, "is for the compiled models; a custom model runs proposal = 'random_walk'")
     if setup.code == -1:
         centre = np.asarray(problem.model.init_theta, float)
     else:
@@ -526,7 +592,7 @@ def pseudo_marginal(problem: Problem, rng: np.random.Generator, *, chains: int =
     progress = np.zeros(chains, dtype=np.int64)
     outs, stopped = run_chains(
         lambda c, tick, stop: _run_chain(problem, setup, streams[c], warmup, draws, particles, max_particles, centre,
-                                         progress, c, tick, stop),
+                                         progress, c, tick, stop, proposal),
         chains, warmup + draws, progress, on_progress, parallel=parallel and setup.code != -1)
     keep, n_kept = kept(progress, warmup, draws)
     sl = slice(warmup, warmup + n_kept)
@@ -545,6 +611,8 @@ def pseudo_marginal(problem: Problem, rng: np.random.Generator, *, chains: int =
         "target_acceptance": _target_acceptance(setup),
         "mean_acceptance": float(acc.mean()) if acc.size else float("nan"),
         "proposal_sd": [p["proposal_sd"] for p in per],
+        **({"proposal": proposal, "independence_sd": [p["independence_sd"] for p in per]}
+           if proposal != "random_walk" else {}),
         "chains": len(keep), "draws": n_kept, "warmup": warmup,
         "stopped": "cancelled" if stopped else None,
         "wall_time_s": time.perf_counter() - t0,
@@ -562,6 +630,8 @@ def pseudo_marginal(problem: Problem, rng: np.random.Generator, *, chains: int =
 
 
 def _validate(table, out):
+    if "proposal" in table:
+        out["proposal"] = choice("method.proposal", table["proposal"], PROPOSALS)
     if "particles" in table:
         out["particles"] = positive_int("method.particles", table["particles"], 1, 10_000_000)
     if "max_particles" in table:
@@ -574,4 +644,4 @@ def _run(problem, rng, settings, on_progress):
 
 
 METHOD = Method(name="pseudo_marginal", claim="exact", paper="Andrieu & Roberts 2009 (named in Eng et al., dapper §6)",
-                run=_run, keys=frozenset({"particles", "max_particles"}), validate=_validate, mcmc=True)
+                run=_run, keys=frozenset({"particles", "max_particles", "proposal"}), validate=_validate, mcmc=True)

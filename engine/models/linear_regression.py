@@ -212,6 +212,60 @@ class LinearRegression:
         statistics(r, lo, hi, s, np.empty((self.p + 1, self.p + 1)), np.empty(self.p + 1), np.empty(1))
         return s
 
+    def record_statistics(self, records):
+        """t(r_i) of each record, an (n, d) array (the terms whose sum is ``statistic``), in NumPy."""
+        r = np.asarray(records, float)
+        lo, hi = self._bounds()
+        z = 2.0 * (np.clip(r, lo, hi) - lo) / (hi - lo) - 1.0
+        zx = np.column_stack([np.ones(r.shape[0]), z[:, :self.p]])
+        yt = z[:, self.p]
+        cols = [zx[:, j] * yt for j in range(self.p + 1)] + [yt * yt]
+        cols += [zx[:, j] * zx[:, k] for k in range(1, self.p + 1) for j in range(k + 1)]
+        return np.column_stack(cols)
+
+    def surrogate_covariances(self, beta, noise_var, draws: int = 20_000):
+        """(Cov(beta | s_dp) under a normal surrogate of the statistic's law, Cov(beta | x) given the raw
+        records): the cost model of ``auto`` and the scale of the pseudo-marginal sampler's independence
+        proposal (no acceptance ratio depends on them).
+
+        Given beta, s is a sum of n i.i.d. terms t(r), so s ≈ N(n mu(beta), n Sigma(beta)); with noise of
+        covariance noise_var I on top, s_dp ≈ N(n mu(beta), n Sigma + noise_var I), whose Fisher
+        information about beta is n^2 G^T (n Sigma + noise_var I)^{-1} G with G = d mu / d beta; plus the
+        prior's I / tau^2, its inverse is the first covariance. mu, Sigma and G come from ``draws`` records
+        on fixed common normals (central differences, step 1e-3), so the result is smooth in beta and
+        reproducible. The second is DA-MCMC's Gibbs conditional (X^T X / sigma^2 + I / tau^2)^{-1} at its
+        expectation X^T X ≈ n E[(1, x)(1, x)^T] = n [[1, m^T], [m, Sigma_x + m m^T]]: the raw records know
+        beta better than even a noise-free s, whose clamped y's are censored, so the ratio of the two is
+        the inflation that sets DA-MCMC's mixing (:mod:`engine.methods.da_mcmc`)."""
+        q = self.p + 1
+        e = np.random.default_rng(0).standard_normal((draws, q))
+        sigma = self.sigma if not self.unknown_sigma else math.sqrt(float(np.asarray(beta)[q]))
+        beta = np.asarray(beta, float)[:q]
+
+        def terms(b):
+            x = np.asarray(self.x_mean, float) + e[:, :self.p] @ self.chol.T
+            return self.record_statistics(np.column_stack([x, b[0] + x @ b[1:] + sigma * e[:, self.p]]))
+
+        t0 = terms(beta)
+        sig = np.cov(t0, rowvar=False)
+        g = np.empty((t0.shape[1], q))
+        for j in range(q):
+            h = np.zeros(q)
+            h[j] = 1e-3
+            g[:, j] = (terms(beta + h).mean(axis=0) - terms(beta - h).mean(axis=0)) / 2e-3
+        prior = np.eye(q) / self.prior_sd**2
+        n = self.n
+        priv = n * n * g.T @ np.linalg.solve(n * sig + noise_var * np.eye(sig.shape[0]), g) + prior
+        m = np.asarray(self.x_mean, float)
+        moments = np.block([[np.ones((1, 1)), m[None, :]], [m[:, None], np.asarray(self.x_cov, float) + np.outer(m, m)]])
+        raw = n * moments / sigma**2 + prior
+        return np.linalg.inv(priv), np.linalg.inv(raw)
+
+    def surrogate_inflation(self, beta, noise_var, draws: int = 20_000):
+        """Var(beta_j | s_dp) / Var(beta_j | x) per coefficient, from :meth:`surrogate_covariances`."""
+        priv, raw = self.surrogate_covariances(beta, noise_var, draws)
+        return np.diag(priv) / np.diag(raw)
+
     def check_records(self, records, field="records"):
         """Records as an (n, p + 1) array of finite numbers (columns x1..xp, y)."""
         cols = self.csv_columns
