@@ -5,8 +5,16 @@ from playwright.sync_api import expect, sync_playwright
 from browser_support import CHART, CHROMIUM, CHROMIUM_ARGS, TABLE, streamlit_server
 
 
+@pytest.fixture(scope="module")
+def app_url(tmp_path_factory):
+    """One server for the tests that do not need a fresh one (a server start is about 3 s)."""
+    with streamlit_server(tmp_path_factory.mktemp("browser") / "streamlit.log") as url:
+        yield url
+
+
 @pytest.fixture
-def app_url(tmp_path):
+def fresh_app_url(tmp_path):
+    """A server no browser has visited yet."""
     with streamlit_server(tmp_path / "streamlit.log") as url:
         yield url
 
@@ -39,7 +47,7 @@ def test_compare_page_updates_when_epsilon_changes(app_url, tmp_path):
             browser.close()
 
 
-def test_shared_deep_link_opens_through_the_router(app_url):
+def test_shared_deep_link_opens_through_the_router(fresh_app_url):
     """First visit to a fresh server is a shared link to the Privacy budget page: the router's
     navigation and the linked scenario (Gong's count) must show, not Streamlit's pages/ fallback."""
     from urllib.parse import urlencode
@@ -52,7 +60,7 @@ def test_shared_deep_link_opens_through_the_router(app_url):
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1100})
-            page.goto(f"{app_url}/privacy_budget?{urlencode(to_query(gong))}")
+            page.goto(f"{fresh_app_url}/privacy_budget?{urlencode(to_query(gong))}")
             expect(page.get_by_role("heading", name="Privacy budget")).to_be_visible(timeout=90_000)
             nav = page.locator('[data-testid="stSidebarNav"]')
             expect(nav.get_by_text("Compare methods")).to_be_visible()

@@ -35,7 +35,7 @@ from figures.labels import METHOD_LABELS
 from ui.params.scenario import Scenario
 from ws_client import Session
 
-SOAK_SECONDS = 60.0     # students keep coming for this long after the warm-up
+SOAK_SECONDS = 45.0     # students keep coming for this long after the warm-up (thirds of 15 s > the 10 s TTL)
 SEATS = 6
 STEPS = 4               # questions per student before they leave
 N_VALUES = (20, 40, 60)
