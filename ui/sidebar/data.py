@@ -16,7 +16,7 @@ from ..compute import files
 from ..params.defaults import default_truth, record_columns
 from ..params.scenario import DATA_SOURCES, DEFAULT_PRIORS
 from .dpwizard import dpwizard_upload
-from .numbers import number_box
+from .numbers import last_value, number_box
 
 
 def _is_number(text) -> bool:
@@ -80,8 +80,7 @@ def _data_section(model: str) -> dict:
         kept = st.session_state.get(keys.UPLOAD)
         if kept is not None and st.session_state.get(keys.W_CSV) is None:
             st.caption(f"Using {kept['name']} ({len(kept['records']):,} records).")
-    last = st.session_state.get(keys.SCENARIO)
-    out["seed"] = int(number_box("Seed", keys.W_SEED, section="data", fallback=last.seed if last else 7, integer=True,
+    out["seed"] = int(number_box("Seed", keys.W_SEED, section="data", fallback=last_value("seed"), integer=True,
                                  help="A whole number ≥ 0; the same scenario and seed give identical results."))
     dpwizard_upload()
     return out

@@ -11,14 +11,9 @@ from figures.labels import BUDGET_LABELS, MECHANISM_LABELS
 
 from .. import keys
 from ..glossary import GLOSSARY
-from ..params.scenario import MECHANISMS, Scenario, budget_forms
-from .numbers import number_box
+from ..params.scenario import MECHANISMS, budget_forms
+from .numbers import last_value, number_box
 from .release import library_form, release_choice
-
-
-def _last(field: str):
-    """The scenario's last valid value of ``field`` (what a box that does not parse falls back to)."""
-    return getattr(st.session_state.get(keys.SCENARIO) or Scenario(), field)
 
 
 def _mechanism_section(model: str) -> dict:
@@ -36,25 +31,26 @@ def _mechanism_section(model: str) -> dict:
         form = st.radio("Budget stated as", forms, key=form_key, format_func=BUDGET_LABELS.get, horizontal=True)
     out: dict[str, Any] = {"release": "lab", "mechanism": mech, "budget_form": form}
     if form in ("epsilon", "k_ary", "epsilon_delta"):
-        out["epsilon"] = float(number_box("ε (epsilon)", keys.W_EPSILON, section="mechanism", fallback=_last("epsilon"),
+        out["epsilon"] = float(number_box("ε (epsilon)", keys.W_EPSILON, section="mechanism",
+                                          fallback=last_value("epsilon"),
                                           help=GLOSSARY["epsilon"]))
     if form == "epsilon_delta":
-        out["delta"] = float(number_box("δ (delta)", keys.W_DELTA, section="mechanism", fallback=_last("delta"),
+        out["delta"] = float(number_box("δ (delta)", keys.W_DELTA, section="mechanism", fallback=last_value("delta"),
                                         help=GLOSSARY["delta"]))
     if form == "rho":
-        out["rho"] = float(number_box("ρ (rho, zCDP)", keys.W_RHO, section="mechanism", fallback=_last("rho"),
+        out["rho"] = float(number_box("ρ (rho, zCDP)", keys.W_RHO, section="mechanism", fallback=last_value("rho"),
                                       help=GLOSSARY["rho"]))
     if form == "coin":
         out["truth_prob"] = float(number_box(
             "P(first coin says: answer truthfully)", keys.W_TRUTH_PROB, section="mechanism",
-            fallback=_last("truth_prob"),
+            fallback=last_value("truth_prob"),
             help="0.5 = fair coin: each answer is kept with probability 3/4 (dapper Example 1)."))
     out["sensitivity"] = None
     if mech != "randomized_response":
         with st.expander("Sensitivity"):
             st.caption(GLOSSARY["sensitivity"])
             if st.checkbox("Override the model's sensitivity", key=keys.W_SENS_OVERRIDE):
-                last = _last("sensitivity")
+                last = last_value("sensitivity")
                 out["sensitivity"] = float(number_box("sensitivity Δ", keys.W_SENSITIVITY, section="mechanism",
                                                       fallback=1.0 if last is None else last))
     return out

@@ -7,13 +7,8 @@ from figures.labels import METHOD_LABELS
 
 from .. import keys
 from ..glossary import GLOSSARY
-from ..params.scenario import METHODS, Scenario
-from .numbers import number_box
-
-
-def _last(field: str):
-    """The scenario's last valid value of ``field`` (what a box that does not parse falls back to)."""
-    return getattr(st.session_state.get(keys.SCENARIO) or Scenario(), field)
+from ..params.scenario import METHODS
+from .numbers import last_value, number_box
 
 
 def _methods_section() -> dict:
@@ -22,18 +17,18 @@ def _methods_section() -> dict:
     with st.expander("Method settings"):
         c1, c2, c3 = st.columns(3)
         box = {"section": "methods", "integer": True}
-        chains = int(number_box("chains", keys.W_CHAINS, fallback=_last("chains"), container=c1, **box,
+        chains = int(number_box("chains", keys.W_CHAINS, fallback=last_value("chains"), container=c1, **box,
                                 help="Independent chains, 1 to 16; R-hat compares them."))
-        draws = int(number_box("draws", keys.W_DRAWS, fallback=_last("draws"), container=c2, **box,
+        draws = int(number_box("draws", keys.W_DRAWS, fallback=last_value("draws"), container=c2, **box,
                                help="Draws kept per chain, at least 10."))
-        warmup = int(number_box("warmup", keys.W_WARMUP, fallback=_last("warmup"), container=c3, **box,
+        warmup = int(number_box("warmup", keys.W_WARMUP, fallback=last_value("warmup"), container=c3, **box,
                                 help="Draws discarded at the start of each chain, 0 or more."))
         abc_s = float(number_box("ABC: stop after (seconds)", keys.W_ABC_SECONDS, section="methods",
-                                 fallback=_last("abc_max_seconds"), help="ABC rejection stops after this many "
+                                 fallback=last_value("abc_max_seconds"), help="ABC rejection stops after this many "
                                  "seconds with the draws it has (at least 0.5)."))
-        abc_p = int(number_box("ABC: at most this many proposals", keys.W_ABC_PROPOSALS, fallback=_last(
+        abc_p = int(number_box("ABC: at most this many proposals", keys.W_ABC_PROPOSALS, fallback=last_value(
             "abc_max_proposals"), **box, help="ABC rejection stops after this many proposals (at least 1000)."))
-        ops_k = int(number_box("OPS: number of released samples k", keys.W_OPS_K, fallback=_last("ops_k"), **box,
+        ops_k = int(number_box("OPS: number of released samples k", keys.W_OPS_K, fallback=last_value("ops_k"), **box,
                                help=GLOSSARY["ops"]))
     return {"methods": chosen, "chains": chains, "draws": draws, "warmup": warmup, "abc_max_seconds": abc_s,
             "abc_max_proposals": abc_p, "ops_k": ops_k}

@@ -21,8 +21,9 @@ import streamlit as st
 
 from .. import keys
 from ..params.parsing import format_number, parse_number
+from ..params.scenario import Scenario
 
-__all__ = ["begin", "number_box", "typed_errors", "read_number", "number_field"]
+__all__ = ["begin", "number_box", "typed_errors", "read_number", "number_field", "last_value"]
 
 
 def begin() -> None:
@@ -33,6 +34,18 @@ def begin() -> None:
 def typed_errors() -> dict[str, str]:
     """{section: message} of the boxes whose text is not a number (first per section)."""
     return dict(st.session_state.get(keys.TYPED_ERRORS, {}))
+
+
+def last_value(field: str) -> Any:
+    """The scenario's last valid value of ``field`` (what a box that does not parse falls back to)."""
+    return getattr(st.session_state.get(keys.SCENARIO) or Scenario(), field)
+
+
+def _as_text(key: str) -> None:
+    """A box's value set as a number (a preset, a default, "settings that fit") becomes its text."""
+    value = st.session_state.get(key)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        st.session_state[key] = format_number(value)
 
 
 def read_number(key: str, fallback: float | int, *, integer: bool = False) -> float | int:
@@ -50,14 +63,12 @@ def number_box(label: str, key: str, *, section: str, fallback: float | int, int
                args: tuple = ()) -> float | int:
     """A text box for one number: returns it, or ``fallback`` (the scenario's last valid value) with the
     parse message recorded under ``section``. The box starts from the scenario's value as text."""
-    state = st.session_state
-    if isinstance(state.get(key), (int, float)) and not isinstance(state.get(key), bool):
-        state[key] = format_number(state[key])  # a value set as a number (a preset, "settings that fit")
+    _as_text(key)
     text = (container or st).text_input(label, key=key, help=help, on_change=on_change, args=args)
     try:
         return parse_number(label, text, integer=integer)
     except ValueError as exc:
-        state.setdefault(keys.TYPED_ERRORS, {}).setdefault(section, str(exc))
+        st.session_state.setdefault(keys.TYPED_ERRORS, {}).setdefault(section, str(exc))
         return fallback
 
 
@@ -68,9 +79,7 @@ def number_field(label: str, key: str, *, container: Any = None, integer: bool =
     ``[lower, upper]``; returns the number, or None after showing the message under the box (the
     caller then waits for a fix). The text typed stays in the box."""
     where = container or st
-    state = st.session_state
-    if isinstance(state.get(key), (int, float)) and not isinstance(state.get(key), bool):
-        state[key] = format_number(state[key])  # a value set as a number (a default, "settings that fit")
+    _as_text(key)
     kwargs = {"persist_state": persist_state} if persist_state else {}
     text = where.text_input(label, key=key, help=help, **kwargs)
     try:

@@ -9,13 +9,8 @@ import streamlit as st
 from figures.labels import MECHANISM_LABELS, N_BUDGET_LABELS, N_PRIOR_LABELS, SIZE_LABELS
 
 from .. import keys
-from ..params.scenario import N_BUDGET_FORMS, N_MECHANISMS, N_PRIORS, SAMPLE_SIZES, Scenario
-from .numbers import number_box
-
-
-def _last(field: str):
-    """The scenario's last valid value of ``field`` (what a box that does not parse falls back to)."""
-    return getattr(st.session_state.get(keys.SCENARIO) or Scenario(), field)
+from ..params.scenario import N_BUDGET_FORMS, N_MECHANISMS, N_PRIORS, SAMPLE_SIZES
+from .numbers import last_value, number_box
 
 
 def _size_changed() -> None:
@@ -36,20 +31,22 @@ def _size_section() -> dict:
     c1, c2 = st.columns(2)
     out["n_prior"] = c1.selectbox("prior on n", N_PRIORS, key=keys.W_N_PRIOR, format_func=N_PRIOR_LABELS.get)
     out["n_prior_mean"] = float(number_box("prior mean of n", keys.W_N_PRIOR_MEAN, section="size",
-                                           fallback=_last("n_prior_mean"), container=c2))
+                                           fallback=last_value("n_prior_mean"), container=c2))
     if out["n_prior"] == "negative_binomial":
         out["n_prior_dispersion"] = float(number_box("dispersion r (variance = mean + mean²/r)",
                                                      keys.W_N_PRIOR_DISPERSION, section="size",
-                                                     fallback=_last("n_prior_dispersion")))
+                                                     fallback=last_value("n_prior_dispersion")))
     c3, c4 = st.columns(2)
     out["n_mechanism"] = c3.selectbox("noise on n", N_MECHANISMS, key=keys.W_N_MECHANISM,
                                       format_func=MECHANISM_LABELS.get)
     out["n_budget_form"] = c4.radio("stated as", N_BUDGET_FORMS, key=keys.W_N_BUDGET_FORM,
                                     format_func=N_BUDGET_LABELS.get, horizontal=True)
     if out["n_budget_form"] == "scale":
-        out["n_scale"] = float(number_box("noise scale on n", keys.W_N_SCALE, section="size", fallback=_last("n_scale"),
+        out["n_scale"] = float(number_box("noise scale on n", keys.W_N_SCALE, section="size",
+                                          fallback=last_value("n_scale"),
                                           help="Laplace scale b of the noise added to n; must be > 0."))
     else:
-        out["n_epsilon"] = float(number_box("ε for n", keys.W_N_EPSILON, section="size", fallback=_last("n_epsilon"),
+        out["n_epsilon"] = float(number_box("ε for n", keys.W_N_EPSILON, section="size",
+                                            fallback=last_value("n_epsilon"),
                                             help="Budget spent on releasing n (sensitivity 1); must be > 0."))
     return out
