@@ -22,7 +22,7 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["Cancelled", "run_chains", "kept", "chain_threads", "CHAIN_THREADS_ENV"]
+__all__ = ["Cancelled", "run_chains", "kept", "chain_threads", "warmup_blocks", "CHAIN_THREADS_ENV"]
 
 CHAIN_THREADS_ENV = "DPL_CHAIN_THREADS"
 
@@ -71,6 +71,22 @@ def run_chains(run_one: Callable, chains: int, per_chain: int, progress: np.ndar
         outs = [run_one(c, report, stop) for c in range(chains)]
         report()
     return outs, stop.is_set()
+
+
+def warmup_blocks(warmup: int, total: int):
+    """The ``(start, end)`` blocks an adaptive chain runs in: at most 100 iterations (warm-up / 20, at least
+    10), never straddling the middle of warm-up nor its end, where the adaptive samplers re-tune and freeze
+    their proposals. A caller checks its stop flag before each block."""
+    block = int(max(10, min(100, warmup // 20 if warmup else 100)))
+    half, done = warmup // 2, 0
+    while done < total:
+        end = min(done + block, total)
+        if done < half:
+            end = min(end, half)
+        elif done < warmup:
+            end = min(end, warmup)
+        yield done, end
+        done = end
 
 
 def kept(progress: np.ndarray, warmup: int, draws: int) -> tuple[list[int], int]:

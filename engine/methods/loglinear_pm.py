@@ -64,7 +64,7 @@ import time
 
 import numpy as np
 
-from ..core.chains import kept, run_chains
+from ..core.chains import kept, run_chains, warmup_blocks
 from ..core.results import Problem, Result
 from ..kernels import loglinear as kern
 
@@ -157,15 +157,10 @@ def _run_chain(problem, rng, warmup, draws, progress, c, tick, stop):
     sdp = np.asarray(problem.s_dp, float)
     kernel = int(getattr(problem.mechanism, "kernel", 0))
     scale = float(getattr(problem.mechanism, "scale", 1.0))
-    block = int(max(10, min(100, warmup // 20 if warmup else 100)))
-    half = warmup // 2
-    done, t_rm = 0, 0
-    while done < total and not stop.is_set():
-        end = min(done + block, total)
-        if done < half:
-            end = min(end, half)
-        elif done < warmup:
-            end = min(end, warmup)
+    half, t_rm = warmup // 2, 0
+    for done, end in warmup_blocks(warmup, total):
+        if stop.is_set():
+            break
         m_iter = ch.m
         ch.cur = kern.loglinear_pm_chain(rng, model.n, float(model.alpha), levels, offsets, sdp, kernel, scale,
                                          ch.lp, ch.c, ch.s, ch.scaled_chols(), m_iter, N_REFRESH, THIN, end - done,

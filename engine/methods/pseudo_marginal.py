@@ -78,7 +78,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.chains import kept, run_chains
+from ..core.chains import kept, run_chains, warmup_blocks
 from ..core.results import Problem, Result
 from ..core.validation import choice, fail, positive_int
 from ..kernels import pseudo_marginal as pm_kernels
@@ -454,15 +454,10 @@ def _run_chain(problem, setup, rng, warmup, draws, particles, cap, centre, progr
     ll = np.empty(total)
     ch = _start(problem, setup, rng, particles, cap, centre)
     target = _target_acceptance(setup)
-    block = int(max(10, min(100, warmup // 20 if warmup else 100)))
-    half = warmup // 2
-    done, t_rm = 0, 0
-    while done < total and not stop.is_set():
-        end = min(done + block, total)
-        if done < half:
-            end = min(end, half)
-        elif done < warmup:
-            end = min(end, warmup)
+    half, t_rm = warmup // 2, 0
+    for done, end in warmup_blocks(warmup, total):
+        if stop.is_set():
+            break
         m = end - done
         _advance(setup, rng, ch, m, theta[done:end], acc[done:end], accepted[done:end], ll[done:end])
         done = end

@@ -15,6 +15,7 @@ import streamlit as st
 import engine
 from engine.methods import validate_method as _validate_method
 from engine.models.sample_size import make_size_mechanism, make_size_prior
+from engine.numerics.plausibility import IMPLAUSIBLE_SDS
 from engine.spec import build_mechanism
 
 from ..params.scenario import UNKNOWN_N_MODELS, Scenario
@@ -87,5 +88,6 @@ def prepare(spec_text: str) -> Prepared:
 
 
 def _far(problem) -> dict | None:
-    from_engine = engine.release_distance(problem)
-    return from_engine if engine.implausible_release(problem) is not None else None
+    """``engine.release_distance`` when the release is implausible (beyond ``IMPLAUSIBLE_SDS``), else None."""
+    far = engine.release_distance(problem)
+    return far if far is not None and far["noise_sds"] > IMPLAUSIBLE_SDS else None
