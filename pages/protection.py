@@ -15,6 +15,15 @@ from ui.sidebar.inputs import scenario_inputs
 
 ensure_routed()
 
+
+def section(title: str, explanation: str, fig, key: str, name: str) -> None:
+    """One view: its heading, the "What am I looking at?" text a stakeholder reads, the figure and its downloads."""
+    st.subheader(title, divider="gray")
+    with st.expander("What am I looking at?"):
+        st.markdown(explanation)
+    downloads.chart(fig, key=key, name=name)
+
+
 st.title("What it protects")
 st.caption("How much someone can learn about one person from this release: the best possible attack, an "
            "adversary who knows everyone else, and one who knows only the model. Computed exactly from the "
@@ -39,9 +48,7 @@ except ValueError as exc:
 
 st.markdown(f"##### {protection_text.protection_sentence(risk)}")
 
-st.subheader("The best possible attack", divider="gray")
-with st.expander("What am I looking at?"):
-    st.markdown(
+section("The best possible attack",
         "Imagine an attacker who must decide, from the release alone, which of two values one person's record has "
         "(for example *in the data with a 1* or *with a 0*). Any attack makes two kinds of mistakes: accusing "
         "wrongly (**false positives**, across) and missing the real cases (**misses**, up). The **blue curve** is "
@@ -49,27 +56,23 @@ with st.expander("What am I looking at?"):
         "it. The **red dashed curve** is what the privacy guarantee promises at worst; the blue curve never goes "
         "below it. The **grey diagonal** is guessing with a coin. The closer the blue curve is to the diagonal, "
         "the better the person is protected. The dot reads the curve where the attacker accepts 5% false "
-        "positives: the share of real cases it then catches is its *power*.")
-downloads.chart(protection_figures.tradeoff_figure(risk), key=keys.PROTECTION_TRADEOFF_CHART, name="tradeoff_curve")
+        "positives: the share of real cases it then catches is its *power*.",
+        protection_figures.tradeoff_figure(risk), keys.PROTECTION_TRADEOFF_CHART, "tradeoff_curve")
 
-st.subheader("Someone who knows everyone else", divider="gray")
-with st.expander("What am I looking at?"):
-    st.markdown(
+section("Someone who knows everyone else",
         "The worst realistic case in privacy law: an adversary who already knows every other person's record and "
         "starts at 50/50 about the last one. After seeing the release they update their guess. Each release moves "
         "it differently, so the bars show how often the guess ends at each level (in the true value's favour). "
         "With pure ε-DP the guess can never pass e^ε/(1+e^ε) (the red line: 73% at ε = 1); with Gaussian noise "
         "there is no firm ceiling, only rare releases that move it far, so the dashed line marks the level 95% "
-        "of releases stay below.")
-downloads.chart(protection_figures.belief_figure(risk), key=keys.PROTECTION_BELIEF_CHART, name="informed_adversary")
+        "of releases stay below.",
+        protection_figures.belief_figure(risk), keys.PROTECTION_BELIEF_CHART, "informed_adversary")
 
-st.subheader("Someone who knows only the model", divider="gray")
-with st.expander("What am I looking at?"):
-    st.markdown(
+section("Someone who knows only the model",
         "A more typical adversary knows how the data were generated (the model and its prior) but none of the "
         "records. Grey bars: what they believe about one person's record before the release; orange bars: after "
         "it. The change mostly reflects what the release says about the whole population (the parameter), "
         "which is what the data are published for; how far it can single out one person is bounded by the "
-        "curves above.")
-downloads.chart(protection_figures.record_figure(risk.get("realistic_adversary", {})),
-                key=keys.PROTECTION_RECORD_CHART, name="realistic_adversary")
+        "curves above.",
+        protection_figures.record_figure(risk.get("realistic_adversary", {})), keys.PROTECTION_RECORD_CHART,
+        "realistic_adversary")
