@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import os
+import tomllib
 
 import pytest
 
@@ -234,3 +235,13 @@ def test_the_graph_sees_relative_imports_and_imports_inside_functions():
     assert _imports("engine.cli", "import importlib\ndef f(m):\n    return importlib.import_module(f'ui.{m}')\n") == [
         ("ui", 3, True)]
     assert floor_of("engine.studies.presets") > floor_of("engine.api") > floor_of("engine.core.results")
+
+
+def test_the_installable_packages_are_every_package_of_the_library():
+    """``pip install .`` ships what pyproject.toml lists: a package missing there imports here (the repository
+    is on sys.path) and fails only for someone who installed the library."""
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
+        listed = set(tomllib.load(f)["tool"]["setuptools"]["packages"])
+    found = {os.path.relpath(d, ROOT).replace(os.sep, ".") for top in ("engine", "figures")
+             for d, _, files in os.walk(os.path.join(ROOT, top)) if "__init__.py" in files}
+    assert listed == found
