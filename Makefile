@@ -1,7 +1,9 @@
 # DP Posterior Lab
 # make run   create .venv if missing, install requirements (once per change), start the app
 # make test  the same install plus the interop extra (OpenDP, diffprivlib), Debian chromium if missing,
-#            then the whole pytest suite
+#            then the whole pytest suite: the engine and AppTest files on two workers (pytest-xdist, one
+#            file per worker at a time), then the tests marked serial (their own Streamlit servers and
+#            browsers, counting what a server does in a time window) alone, so no worker competes with them
 
 PYTHON ?= python3
 VENV := .venv
@@ -16,7 +18,8 @@ run: $(STAMP)
 	$(PY) -m streamlit run app.py
 
 test: $(STAMP) $(INTEROP_STAMP) chromium
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n 2 --dist loadfile -m "not serial"
+	$(PY) -m pytest -q -m serial
 
 install: $(STAMP)
 

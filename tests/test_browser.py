@@ -4,6 +4,8 @@ from playwright.sync_api import expect, sync_playwright
 
 from browser_support import CHART, CHROMIUM, CHROMIUM_ARGS, TABLE, streamlit_server
 
+pytestmark = pytest.mark.serial  # a server of its own: make test runs these files alone, after the rest
+
 
 @pytest.fixture(scope="module")
 def app_url(tmp_path_factory):

@@ -8,6 +8,8 @@ from playwright.sync_api import expect, sync_playwright
 
 from browser_support import CHART, CHROMIUM, CHROMIUM_ARGS, streamlit_server
 
+pytestmark = pytest.mark.serial  # a server of its own: make test runs these files alone, after the rest
+
 TRUNCATED = """() => [...document.querySelectorAll('[data-testid="stDownloadButton"] button')].map(b => {
     const cut = [b, ...b.querySelectorAll('*')].some(e => e.scrollWidth > e.clientWidth + 1);
     return {text: b.innerText.trim(), cut: cut, width: b.getBoundingClientRect().width};

@@ -12,6 +12,8 @@ from browser_support import CHART, CHROMIUM, CHROMIUM_ARGS, TABLE, streamlit_ser
 from ui import keys
 from ui.presets import BAYES_VS_MLE, EPSILON_ONE, PRESETS
 
+pytestmark = pytest.mark.serial  # a server of its own: make test runs these files alone, after the rest
+
 SETTLED = f"""() => !!document.querySelector('{CHART} .main-svg')
   && !document.querySelectorAll('[data-stale="true"]').length
   && !document.querySelector('[data-testid="stStatusWidgetRunningIcon"]')"""

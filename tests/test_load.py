@@ -45,6 +45,8 @@ from ui.params.scenario import DEFAULT_METHODS, METHODS, Scenario
 from ui.params.spec import to_spec_dict
 from ui.presets import DEMO
 
+pytestmark = pytest.mark.serial  # a server of its own: make test runs these files alone, after the rest
+
 SESSIONS = 6
 MAX_ITERATIONS = 9      # k < 10 keeps ε = 0.2 + 0.1 i + 0.01 k unique across sessions
 MIN_ITERATIONS = 2      # every session completes at least this many, however long they take

@@ -39,6 +39,8 @@ import pytest
 from browser_support import percentiles, streamlit_process, write_report
 from ws_client import ProtocolError, Run, Session
 
+pytestmark = pytest.mark.serial  # a server of its own: make test runs these files alone, after the rest
+
 SESSIONS = 30
 MAX_ITERATIONS = 12     # ε up to 0.78 + 0.6 * 11 = 7.38
 MIN_ITERATIONS = 2
