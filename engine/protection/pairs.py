@@ -88,6 +88,9 @@ def _l2(mechanism) -> bool:
 def neighbours(model, mechanism, unknown_n: bool = False) -> Neighbours:
     """The neighbouring record values at the sensitivity (module docstring); ValueError where none can be given."""
     name = getattr(model, "name", None)
+    if mechanism is None:
+        fail("mechanism", None, "the privacy risk needs the engine mechanism that made the release (a custom "
+             "log_mechanism alone has no noise law to attack)")
     if name not in RISK_MODELS:
         fail("model.name", name, "the privacy risk is computed for " + ", ".join(RISK_MODELS))
     if isinstance(mechanism, RandomizedResponse):

@@ -284,11 +284,23 @@ def experiment(model, mechanism, pair: Neighbours | None = None, n_mechanism=Non
         if fast is not None:
             return fast
     ranges = _ranges(model, pair)
+    clipped = [j for j, (m, _, _) in enumerate(coords) if isinstance(m, (Clipped, BoundedLaplace))]
+    positions = [_position(m, abs(dj), ranges.get(j), model) if i in clipped else 0.0
+                 for i, (m, dj, j) in enumerate(coords)]
+    if len(coords) == 1 and clipped:  # one clipped coordinate: the most informative placement of the pair
+        m, dj, j = coords[0]
+        tries = [_coordinates_experiment(coords, [s0]) for s0 in _candidates(m, abs(dj), ranges.get(j), model, positions[0])]
+        return min(tries, key=lambda e: float(np.mean(e.tradeoff(alpha_grid()))))
+    return _coordinates_experiment(coords, positions)
+
+
+def _coordinates_experiment(coords, positions):
+    """The product experiment of independent coordinates, each pair placed at ``positions`` (the first
+    neighbour's statistic; it matters only against a clip or a bounded domain)."""
     builders, exact_parts, bound = [], [], 0.0
-    for mech, dj, j in coords:
+    for (mech, dj, _), s0 in zip(coords, positions):
         base = base_mechanism(mech)
         lo, hi = (mech.lower, mech.upper) if isinstance(mech, (Clipped, BoundedLaplace)) else (-math.inf, math.inf)
-        s0 = _position(mech, abs(dj), ranges.get(j), model) if math.isfinite(lo) or math.isfinite(hi) else 0.0
         if isinstance(base, (DiscreteLaplace, DiscreteGaussian)):
             lp0, lp1 = _discrete_coordinate(base, s0, abs(dj), lo, hi)
             exact_parts.append((lp0, lp1))
@@ -302,13 +314,32 @@ def experiment(model, mechanism, pair: Neighbours | None = None, n_mechanism=Non
             if kind == "gaussian" or bound is None:
                 bound = None
             else:
-                bound += _continuous_max(base.scale, s0, abs(dj), lo, hi, bounded)
+                bound += _continuous_max(kind, base.scale, s0, abs(dj), lo, hi, bounded)
         else:
             fail("mechanism.name", getattr(mech, "name", mech), "has no trade-off curve here")
     if len(exact_parts) == len(coords) == 1:  # one discrete coordinate (clipped): its finite law, exactly
         lp0, lp1 = exact_parts[0]
-        return FiniteExperiment(lp0, lp1, unbounded=bound is None)
-    return lattice_product(builders, FiniteExperiment, loss_bound=bound)
+        out = FiniteExperiment(lp0, lp1, unbounded=bound is None)
+    else:
+        out = lattice_product(builders, FiniteExperiment, loss_bound=bound)
+    out.positions = tuple(float(v) for v in positions)
+    return out
+
+
+def _candidates(mech, d: float, span, model, centre: float, count: int = 9):
+    """Placements of a clipped pair tried: the centred (or far) one and ``count`` across the feasible range."""
+    rlo, rhi = span if span is not None else (-math.inf, math.inf)
+    lo, hi = mech.lower, mech.upper
+    first = max(rlo, lo - d if math.isfinite(lo) else rlo)
+    last = min(rhi - d, hi if math.isfinite(hi) else rhi - d)
+    if isinstance(mech, BoundedLaplace):
+        first, last = max(first, lo), min(last, hi - d)
+    if not (math.isfinite(first) and math.isfinite(last)) or last <= first:
+        return [centre]
+    grid = np.linspace(first, last, count)
+    if getattr(model, "integer_statistic", False) or isinstance(base_mechanism(mech), (DiscreteLaplace, DiscreteGaussian)):
+        grid = np.unique(np.clip(np.round(grid), math.ceil(first), math.floor(last)))
+    return sorted({float(centre), *(float(v) for v in grid)})
 
 
 def _on_lattice(mech) -> bool:
@@ -406,16 +437,13 @@ def _finite_max(lp0, lp1) -> float:
     return float(np.max(np.abs(lp1[ok] - lp0[ok])))
 
 
-def _continuous_max(b: float, s0: float, d: float, lo: float, hi: float, bounded: bool) -> float:
-    """The largest privacy loss of one Laplace coordinate (clipped: at most eps, reached unless both
-    neighbours sit beyond a bound; bounded domain: eps plus the normalisers' log ratio)."""
-    eps = d / b
-    if not bounded:
-        return eps
-    f = stats.laplace(scale=b)
-    z0 = math.log(f.cdf(hi - s0) - f.cdf(lo - s0))
-    z1 = math.log(f.cdf(hi - s0 - d) - f.cdf(lo - s0 - d))
-    return eps + abs(z0 - z1)
+def _continuous_max(kind: str, b: float, s0: float, d: float, lo: float, hi: float, bounded: bool) -> float:
+    """The largest privacy loss of one Laplace coordinate, read off its pieces: eps unclipped; clipped, the
+    atoms' losses (a clip between the neighbours leaves less than eps); a bounded domain, eps plus the
+    normalisers' log ratio at most."""
+    p = continuous_pieces(kind, b, s0, d, 1.0, lo, hi, bounded)
+    mass = np.isfinite(p.log_p0) | np.isfinite(p.log_p1)
+    return float(max(np.max(np.abs(p.loss_lo[mass])), np.max(np.abs(p.loss_hi[mass]))))
 
 
 def _product(parts):
