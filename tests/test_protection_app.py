@@ -146,8 +146,16 @@ def test_page_shows_three_figures_and_the_sentence():
     assert sum(1 for e in at.expander if e.label == "What am I looking at?") == 3
 
 
-def test_page_says_why_for_a_model_it_does_not_cover():
+def test_page_covers_linear_regression():
+    """The nine-sum regression release: the trade-off and belief figures from the lattice product, the record
+    view says why there is no record to guess, and the sentence's ceiling is the one of the exact L1
+    sensitivity (below the stated epsilon's, since the release is calibrated to a larger Delta)."""
     at = open_app("pages/protection.py", {"model": "linear_regression", "methods": "naive"}, 120)
     assert not at.exception, [e.value for e in at.exception]
-    assert len(at.get("plotly_chart")) == 0
-    assert any("does not cover this scenario" in i.value and "model.name" in i.value for i in at.info)
+    assert not at.error and not any("does not cover" in i.value for i in at.info)
+    assert len(at.get("plotly_chart")) == 3
+    sentence = next(m.value for m in at.markdown if m.value.startswith("##### At ε = "))
+    eps = float(sentence.split("At ε = ")[1].split(",")[0])
+    p = 2
+    ceiling = 1 / (1 + math.exp(-eps * (p + 1) * (p + 3) ** 2 / (2 * (p + 2)) / (p * p + 3 * p + 3)))
+    assert f"at most {pt.percent(ceiling)}" in sentence

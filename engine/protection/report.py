@@ -140,7 +140,7 @@ def _guarantee(mechanism, n_mechanism=None) -> dict:
         return {"kind": "pure", "epsilon": sum(p["epsilon"] for p in parts), "composed_of": parts}
     if all(type(base_mechanism(m)) is Gaussian for m in (mechanism, n_mechanism)):
         mu = math.hypot(*(m.sensitivity / m.scale for m in (mechanism, n_mechanism)))
-        return {"kind": "gdp", "mu": mu, "composed_of": parts}
+        return {"kind": "gdp", "mu": mu, "rho": mu * mu / 2.0, "composed_of": parts}  # mu-GDP is exactly mu^2/2-zCDP
     rho = sum(p["rho"] if "rho" in p else p["epsilon"] ** 2 / 2.0 for p in parts)
     return {"kind": "zcdp", "rho": rho, "composed_of": parts}
 

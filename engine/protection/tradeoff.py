@@ -21,12 +21,11 @@ them. The curve is therefore the piecewise-linear lower convex hull through thos
 (:class:`FiniteExperiment`): convex (slopes ``-e^L`` decrease in size as ``L`` falls), decreasing, from
 ``(0, 1 - P1(p0 = 0))`` to ``(1, 0)``.
 
-Neighbours (:func:`neighbours`): the two record values whose statistics are furthest apart, i.e. the
-shift ``d = t(x1) - t(x0)`` of the released statistic at the sensitivity: ``(0, 1)`` for beta_binomial
-(d = 1), categories ``0`` and ``1`` for dirichlet_multinomial (d = e_1 - e_0: two counts move),
-``(lo, hi)`` for normal_known_sd (d = hi - lo), ``(0, upper)`` for the clamped Poisson; an unclamped
-Poisson has no largest gap, so the mechanism's stated ``sensitivity`` is used (the guarantee holds only
-for records that far apart). With coordinate-wise i.i.d. noise ``P1`` is ``P0`` shifted by ``d``:
+Neighbours (:func:`~engine.protection.pairs.neighbours`, every model): the two record values whose
+statistics are furthest apart in the mechanism's norm, i.e. the shift ``d = t(x1) - t(x0)`` of the
+released statistic at the sensitivity (for an unknown n, add/remove-one: ``d = t(x)`` and the released
+size moves by one, an extra coordinate with the size mechanism's noise). With coordinate-wise independent
+noise ``P1`` is ``P0`` shifted by ``d``, coordinate by coordinate:
 
 * **Gaussian** ``N(0, sigma^2 I)``: ``L = <d, y>/sigma^2 - |d|^2/(2 sigma^2)`` is normal with mean
   ``-/+ mu^2/2`` and sd ``mu = |d|_2 / sigma`` under ``P0``/``P1``, so
@@ -55,8 +54,29 @@ for records that far apart). With coordinate-wise i.i.d. noise ``P1`` is ``P0`` 
   the true curve, the segments its chords. A convex curve lies below its chord over ``[a, b]`` by at
   most ``(b - a)(f'(b) - f'(a))/4``, with ``f' = -e^L`` at the bin edges: that maximum over bins is
   ``max_error``: about ``p0(bin) e^L (2 eps / M) / 4 <= eps^2 / (4 M^2)`` (1.6e-8 at eps = 1 with the
-  default ``M = 4000``). Two coordinates (dirichlet_multinomial) combine as a
-  product experiment of the binned coordinates (still a garbling, never below the true curve).
+  default ``M = 4000``).
+* **Several Laplace coordinates** (dirichlet_multinomial's two counts, the nine sums of
+  linear_regression, the 2K cells of naive_bayes_loglinear, a statistic and its noisy size) and any mix
+  of laws: the privacy loss is a sum of independent per-coordinate losses, each with atoms and a
+  continuous part; :mod:`.lattice` computes the product exactly up to a *stated* error: an optimistic
+  curve (merged cells of a loss lattice: a garbling, never below the truth) and a pessimistic one (each
+  cell's pieces split onto its two ends: never above), both by convolution; the curve reported is the
+  optimistic one and ``max_error`` the largest gap between the two.
+
+Clipped releases (``clip = [lo, hi]``; :class:`engine.mechanisms.clipped.Clipped`). The clipped
+release is a post-processing of the unclipped one, so its curve lies on or above the unclipped curve.
+Its law is exact with two atoms: ``P_i(y = lo) = F(lo - s_i)``, ``P_i(y = hi) = 1 - F(hi - s_i)`` and the
+noise density between; the likelihood ratio still increases with ``y``. Against Laplace noise a bound
+outside ``[s0, s1]`` costs the attacker nothing (the loss is already flat there: merging equal losses is
+lossless); a bound between the neighbours caps the loss at the atom's ``log F(lo - s1) / F(lo - s0)``.
+The curve depends on where the pair sits, which the rest of the data decide: ``s0`` is chosen in the
+statistic's range (:func:`_candidates`): for one coordinate, the most informative of the centred (for a
+one-sided clip: the farthest from its bound, provably the most informative, since clipping at ``lo`` is
+clipping at ``lo - c`` and then at ``lo``) and nine placements across the range, by the smallest mean
+``beta``; several coordinates are each centred. diffprivlib's bounded domain (``LaplaceBoundedDomain``)
+has the density ``f(y - s_i) / Z(s_i)`` on ``[lo, hi]``: the Laplace loss plus ``log Z(s0) - log Z(s1)``,
+still increasing in ``y``, so the optimal tests are thresholds on ``y``; placed the same way. One
+discrete clipped coordinate is a finite law, exactly (``max_error = 0``).
 
 Why binary randomized response lies *on* the epsilon-DP curve, and Laplace only touches it.
 An epsilon-DP mechanism has ``e^-eps <= dP1/dP0 <= e^eps`` wherever it matters, so every test obeys
@@ -160,8 +180,8 @@ class FiniteExperiment:
     """Outcomes with log probabilities under the two neighbours; the optimal curve is their hull.
 
     ``max_error``: the largest amount by which the computed curve can lie above the true one
-    (0 for exact finite laws; the chord bound for one binned Laplace coordinate; nan when not bounded
-    here, two binned coordinates: still never below the true curve). ``unbounded``: the true privacy
+    (0 for exact finite laws; the chord bound for one binned Laplace coordinate; the gap to the
+    pessimistic product for several coordinates, :mod:`.lattice`). ``unbounded``: the true privacy
     loss has no bound (Gaussian-type noise), whatever the truncated support shows."""
 
     exact_max_loss = None
