@@ -73,6 +73,8 @@ def test_record_figure_draws_prior_and_posterior(laplace):
     assert list(tr["prior"]["x"]) == ["0", "1"] and list(tr["posterior"]["x"]) == ["0", "1"]
     np.testing.assert_allclose(tr["prior"]["y"], ra["prior"])
     np.testing.assert_allclose(tr["posterior"]["y"], ra["posterior"])
+    clamped = _risk({"name": "laplace", "epsilon": 1.0}, model={"name": "poisson_gamma", "n": 4, "upper": 2}, s_dp=(3.0,))
+    assert list(_traces(pf.record_figure(clamped["realistic_adversary"]))["posterior"]["x"]) == ["0", "1", "2+"]
     unavailable = pf.record_figure({"available": False, "reason": "no discrete records"}).to_dict()
     assert unavailable["data"] == [] and unavailable["layout"]["annotations"][0]["text"] == "no discrete records"
 
@@ -159,3 +161,9 @@ def test_page_covers_linear_regression():
     p = 2
     ceiling = 1 / (1 + math.exp(-eps * (p + 1) * (p + 3) ** 2 / (2 * (p + 2)) / (p * p + 3 * p + 3)))
     assert f"at most {pt.percent(ceiling)}" in sentence
+
+
+def test_realistic_clause_names_a_clamps_top_value_as_that_or_more():
+    ra = {"available": True, "values": [0, 1, 2], "labels": ["0", "1", "2+"],
+          "largest_change": {"value": 2, "prior": 0.2, "posterior": 0.6, "difference": 0.4}}
+    assert pt.realistic_clause({"realistic_adversary": ra}).endswith("on \"this person's record is 2 or more\"")
