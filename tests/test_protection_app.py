@@ -161,6 +161,7 @@ def test_page_covers_linear_regression():
     p = 2
     ceiling = 1 / (1 + math.exp(-eps * (p + 1) * (p + 3) ** 2 / (2 * (p + 2)) / (p * p + 3 * p + 3)))
     assert f"at most {pt.percent(ceiling)}" in sentence
+    assert any("furthest apart in L1" in c.value for c in at.caption)  # the pair attacked is named
 
 
 def test_realistic_clause_names_a_clamps_top_value_as_that_or_more():
