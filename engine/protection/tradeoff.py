@@ -321,6 +321,8 @@ def _coordinates_experiment(coords, positions):
     for (mech, dj, _), s0 in zip(coords, positions):
         base = base_mechanism(mech)
         lo, hi = (mech.lower, mech.upper) if isinstance(mech, (Clipped, BoundedLaplace)) else (-math.inf, math.inf)
+        if isinstance(mech, BoundedLaplace):  # statistics are clamped into the domain first: at most hi - lo apart
+            dj = min(abs(dj), hi - lo)
         if isinstance(base, (DiscreteLaplace, DiscreteGaussian)):
             lp0, lp1 = _discrete_coordinate(base, s0, abs(dj), lo, hi)
             exact_parts.append((lp0, lp1))
