@@ -89,7 +89,7 @@ def record_figure(realistic: dict) -> go.Figure:
                            xref="paper", yref="paper")
         fig.update_layout(meta={"kind": "unavailable"})
         return fig
-    x = [str(v) for v in realistic["values"]]
+    x = list(realistic.get("labels") or [str(v) for v in realistic["values"]])  # "3+": a clamp's top value
     fig.add_trace(go.Bar(x=x, y=realistic["prior"], name="before the release (prior)", marker={"color": GUESS_COLOR},
                          meta={"kind": "prior"}, hovertemplate="value %{x}: %{y:.3f}<extra>prior</extra>"))
     fig.add_trace(go.Bar(x=x, y=realistic["posterior"], name="after the release (posterior)",

@@ -47,6 +47,8 @@ except ValueError as exc:
     st.stop()
 
 st.markdown(f"##### {protection_text.protection_sentence(risk)}")
+if risk["neighbours"].get("note"):  # which two records are attacked, where that is not obvious
+    st.caption(f"The attack compares two neighbouring datasets: {risk['neighbours']['note']}.")
 
 section("The best possible attack",
         "Imagine an attacker who must decide, from the release alone, which of two values one person's record has "

@@ -73,6 +73,8 @@ def test_record_figure_draws_prior_and_posterior(laplace):
     assert list(tr["prior"]["x"]) == ["0", "1"] and list(tr["posterior"]["x"]) == ["0", "1"]
     np.testing.assert_allclose(tr["prior"]["y"], ra["prior"])
     np.testing.assert_allclose(tr["posterior"]["y"], ra["posterior"])
+    clamped = _risk({"name": "laplace", "epsilon": 1.0}, model={"name": "poisson_gamma", "n": 4, "upper": 2}, s_dp=(3.0,))
+    assert list(_traces(pf.record_figure(clamped["realistic_adversary"]))["posterior"]["x"]) == ["0", "1", "2+"]
     unavailable = pf.record_figure({"available": False, "reason": "no discrete records"}).to_dict()
     assert unavailable["data"] == [] and unavailable["layout"]["annotations"][0]["text"] == "no discrete records"
 
@@ -146,8 +148,23 @@ def test_page_shows_three_figures_and_the_sentence():
     assert sum(1 for e in at.expander if e.label == "What am I looking at?") == 3
 
 
-def test_page_says_why_for_a_model_it_does_not_cover():
+def test_page_covers_linear_regression():
+    """The nine-sum regression release: the trade-off and belief figures from the lattice product, the record
+    view says why there is no record to guess, and the sentence's ceiling is the one of the exact L1
+    sensitivity (below the stated epsilon's, since the release is calibrated to a larger Delta)."""
     at = open_app("pages/protection.py", {"model": "linear_regression", "methods": "naive"}, 120)
     assert not at.exception, [e.value for e in at.exception]
-    assert len(at.get("plotly_chart")) == 0
-    assert any("does not cover this scenario" in i.value and "model.name" in i.value for i in at.info)
+    assert not at.error and not any("does not cover" in i.value for i in at.info)
+    assert len(at.get("plotly_chart")) == 3
+    sentence = next(m.value for m in at.markdown if m.value.startswith("##### At ε = "))
+    eps = float(sentence.split("At ε = ")[1].split(",")[0])
+    p = 2
+    ceiling = 1 / (1 + math.exp(-eps * (p + 1) * (p + 3) ** 2 / (2 * (p + 2)) / (p * p + 3 * p + 3)))
+    assert f"at most {pt.percent(ceiling)}" in sentence
+    assert any("furthest apart in L1" in c.value for c in at.caption)  # the pair attacked is named
+
+
+def test_realistic_clause_names_a_clamps_top_value_as_that_or_more():
+    ra = {"available": True, "values": [0, 1, 2], "labels": ["0", "1", "2+"],
+          "largest_change": {"value": 2, "prior": 0.2, "posterior": 0.6, "difference": 0.4}}
+    assert pt.realistic_clause({"realistic_adversary": ra}).endswith("on \"this person's record is 2 or more\"")

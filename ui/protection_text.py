@@ -61,8 +61,11 @@ def realistic_clause(risk: dict) -> str | None:
     if not ra.get("available"):
         return None
     c = ra["largest_change"]
+    value = c["value"]
+    if ra.get("labels"):  # a clamp's top value stands for "that or more"
+        value = ra["labels"][ra["values"].index(value)].replace("+", " or more")
     return (f"someone who knows only the model moves from {percent(c['prior'])} to {percent(c['posterior'])} "
-            f"on \"this person's record is {c['value']}\"")
+            f"on \"this person's record is {value}\"")
 
 
 def utility_clause(param: str, half_width: float) -> str:

@@ -3,8 +3,12 @@
 =============================  ==============================================================
 module                         holds
 =============================  ==============================================================
-:mod:`.tradeoff`               neighbours at the sensitivity, the Neyman–Pearson trade-off curve of
-                               each noise law, the guarantees' curves (eps-DP, mu-GDP, rho-zCDP)
+:mod:`.pairs`                  the neighbouring pair at the sensitivity, for every model (replace-one;
+                               add/remove-one for an unknown n)
+:mod:`.tradeoff`               the Neyman–Pearson trade-off curve of each noise law, clipped releases, the
+                               guarantees' curves (eps-DP, mu-GDP, rho-zCDP)
+:mod:`.lattice`                several independent coordinates: the curve between an optimistic and a
+                               pessimistic product on a loss lattice (the stated ``max_error``)
 :mod:`.realistic`              the model-and-prior adversary: P(record = v | s_dp) against the prior
 :mod:`.report`                 ``engine.risk(problem_or_spec)``: everything as one plain dict
                                (risk.json); it sits above :mod:`engine.api` and is not imported here

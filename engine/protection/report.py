@@ -22,6 +22,15 @@ Four numbers and two curves, every one computed from the mechanism's own noise l
     bins of 2.5%): ``q50``, ``q95``, ``q99`` and the
     largest value ``max = e^eps / (1 + e^eps)`` for pure eps-DP noise, ``None`` where ``L`` is unbounded
     (Gaussian and discrete Gaussian noise).
+``neighbours``
+    the pair attacked (:mod:`engine.protection.pairs`): replace-one at the sensitivity for a known n;
+    add/remove-one for an unknown n, where the release is the pair ``(s_dp, n_dp)``: the target's record
+    moves the statistic by ``t(x)`` *and* the size by one, the two noises are independent, so the pair of
+    laws is the product of the statistic's pair and the size's pair (the curve of the joint release is the
+    tensor product of the two curves, DRS19 §3; computed on the loss lattice of :mod:`.lattice`, or in
+    closed form ``mu = sqrt(mu_s^2 + mu_n^2)`` when both noises are Gaussian). The bound is the
+    composed guarantee: ``eps_s + eps_n`` when both are pure, ``mu``-GDP when both Gaussian, otherwise
+    ``rho_s + rho_n``-zCDP with a pure eps counted as ``eps^2 / 2`` (Bun & Steinke 2016, Prop. 1.4).
 ``power_at_5pct``
     the optimal attack's power at 5% false positives, ``1 - beta(0.05)``; ``advantage_at_5pct`` is the
     power less the 5% a coin achieves, ``1 - beta(0.05) - 0.05`` (the membership/attribute-inference
@@ -40,11 +49,14 @@ from ..api import prepare
 from ..core.results import Problem
 from ..core.spec import Spec
 from ..core.validation import fail
-from ..mechanisms import DiscreteGaussian, Gaussian
+from ..mechanisms import Gaussian
+from ..mechanisms.clipped import BoundedLaplace, Clipped
 from ..models import make_model
+from ..models.sample_size import make_size_mechanism, make_size_prior, plug_in_n
 from ..spec import build_mechanism, load_spec, spec_from_dict
+from .pairs import base_mechanism, neighbours
 from .realistic import realistic_adversary
-from .tradeoff import (alpha_grid, epsilon_dp_tradeoff, experiment, gdp_tradeoff, neighbours, zcdp_tradeoff)
+from .tradeoff import alpha_grid, epsilon_dp_tradeoff, experiment, gdp_tradeoff, zcdp_tradeoff
 
 __all__ = ["risk", "privacy_side", "protection_of_spec", "QUANTILES", "FALSE_POSITIVE_RATE"]
 
@@ -59,7 +71,8 @@ def risk(problem_or_spec, *, realistic: bool = True) -> dict:
 
     Returns the content of ``risk.json`` (plain floats, lists and ``None``)."""
     problem = _problem(problem_or_spec)
-    out = privacy_side(problem.model, problem.mechanism, unknown_n=problem.unknown_n is not None)
+    size = problem.unknown_n.mechanism if problem.unknown_n is not None else None
+    out = privacy_side(problem.model, problem.mechanism, n_mechanism=size)
     if realistic:
         out["realistic_adversary"] = realistic_adversary(problem)
     return out
@@ -69,31 +82,35 @@ def protection_of_spec(spec) -> dict:
     """:func:`privacy_side` of a spec without preparing its data (no simulation, no release)."""
     if not isinstance(spec, Spec):
         spec = spec_from_dict(spec)
-    if spec.unknown_n:
-        _unknown_n()
-    model = make_model(spec.model["name"], spec.model)
-    return privacy_side(model, build_mechanism(spec.mechanism, model))
+    if not spec.unknown_n:
+        model = make_model(spec.model["name"], spec.model)
+        return privacy_side(model, build_mechanism(spec.mechanism, model))
+    table = {k: v for k, v in spec.model.items() if k != "n_prior"}
+    table.setdefault("n", plug_in_n(make_size_prior(spec.model["n_prior"]).mean))
+    model = make_model(table["name"], table)
+    return privacy_side(model, build_mechanism(spec.mechanism, model, unbounded=True),
+                        n_mechanism=make_size_mechanism(spec.n_mechanism))
 
 
-def privacy_side(model, mechanism, unknown_n: bool = False) -> dict:
-    """Trade-off, bound, informed adversary and power for a model and its mechanism."""
-    if unknown_n:
-        _unknown_n()
-    pair = neighbours(model, mechanism)
-    exp = experiment(model, mechanism, pair)
+def privacy_side(model, mechanism, n_mechanism=None) -> dict:
+    """Trade-off, bound, informed adversary and power for a model and its mechanism (and, for an unknown n,
+    the mechanism of the released size: add/remove-one neighbours, the joint release)."""
+    pair = neighbours(model, mechanism, unknown_n=n_mechanism is not None)
+    exp = experiment(model, mechanism, pair, n_mechanism=n_mechanism)
     alpha = alpha_grid()
     beta = exp.tradeoff(alpha)
-    bound = _bound(mechanism, alpha)
+    bound = _bound(mechanism, alpha, n_mechanism)
     q = exp.belief_quantile(QUANTILES)
     max_loss = exp.max_loss()
     power = float(1.0 - exp.tradeoff(FALSE_POSITIVE_RATE))
-    guarantee = dict(mechanism.guarantee)
+    guarantee = _guarantee(mechanism, n_mechanism)
+    description = mechanism.describe() + (f"; size n released with {n_mechanism.describe()}" if n_mechanism else "")
     return {
         "epsilon": _float(guarantee["epsilon"]) if guarantee.get("kind") == "pure" else None,
         "mechanism": mechanism.name,
         "guarantee": {k: (_float(v) if isinstance(v, (int, float)) else v) for k, v in guarantee.items()},
-        "description": mechanism.describe(),
-        "neighbours": pair.as_dict(),
+        "description": description,
+        "neighbours": _pair_dict(pair, exp, mechanism),
         "tradeoff": {"alpha": alpha.tolist(), "beta": beta.tolist(), "max_error": _float(exp.max_error)},
         "bound": bound,
         "informed_adversary": {"prior": 0.5, "q50": float(q[0]), "q95": float(q[1]), "q99": float(q[2]),
@@ -105,16 +122,42 @@ def privacy_side(model, mechanism, unknown_n: bool = False) -> dict:
     }
 
 
-def _bound(mechanism, alpha) -> dict:
-    g = mechanism.guarantee
-    if isinstance(mechanism, Gaussian):
-        mu = mechanism.sensitivity / mechanism.scale
+def _pair_dict(pair, exp, mechanism) -> dict:
+    """The pair attacked; against a clip or a bounded domain, also where its statistic sits (``s0``)."""
+    out = pair.as_dict()
+    if isinstance(mechanism, (Clipped, BoundedLaplace)) and getattr(exp, "positions", None):
+        out["s0"] = list(exp.positions)
+    return out
+
+
+def _guarantee(mechanism, n_mechanism=None) -> dict:
+    """The stated guarantee; for an unknown n, the composition of the two (module docstring)."""
+    g = dict(mechanism.guarantee)
+    if n_mechanism is None:
+        return g
+    parts = [g, dict(n_mechanism.guarantee)]
+    if all(p.get("kind") == "pure" for p in parts):
+        return {"kind": "pure", "epsilon": sum(p["epsilon"] for p in parts), "composed_of": parts}
+    if all(type(base_mechanism(m)) is Gaussian for m in (mechanism, n_mechanism)):
+        mu = math.hypot(*(m.sensitivity / m.scale for m in (mechanism, n_mechanism)))
+        return {"kind": "gdp", "mu": mu, "rho": mu * mu / 2.0, "composed_of": parts}  # mu-GDP is exactly mu^2/2-zCDP
+    rho = sum(p["rho"] if "rho" in p else p["epsilon"] ** 2 / 2.0 for p in parts)
+    return {"kind": "zcdp", "rho": rho, "composed_of": parts}
+
+
+def _bound(mechanism, alpha, n_mechanism=None) -> dict:
+    """The curve the stated guarantee allows (module docstring); a clip is post-processing and keeps its noise's."""
+    g = _guarantee(mechanism, n_mechanism)
+    base = base_mechanism(mechanism)
+    if g.get("kind") == "gdp" or (n_mechanism is None and type(base) is Gaussian):
+        mu = g["mu"] if "mu" in g else base.sensitivity / base.scale
         out = {"kind": "gdp", "mu": mu, "beta": gdp_tradeoff(alpha, mu)}
-    elif isinstance(mechanism, DiscreteGaussian):
+    elif g.get("kind") == "zcdp" or "rho" in g:
         out = {"kind": "zcdp", "rho": g["rho"], "beta": zcdp_tradeoff(alpha, g["rho"])}
     else:
-        out = {"kind": "epsilon_dp", "epsilon": g["epsilon"], "delta": 0.0,
-               "beta": epsilon_dp_tradeoff(alpha, g["epsilon"])}
+        delta = float(g.get("delta", 0.0) or 0.0)
+        out = {"kind": "epsilon_dp", "epsilon": g["epsilon"], "delta": delta,
+               "beta": epsilon_dp_tradeoff(alpha, g["epsilon"], delta)}
     out["alpha"] = np.asarray(alpha).tolist()
     out["beta"] = np.asarray(out["beta"]).tolist()
     return {k: (_float(v) if isinstance(v, float) else v) for k, v in out.items()}
@@ -128,11 +171,6 @@ def _problem(obj) -> Problem:
     if isinstance(obj, (Spec, dict)) or hasattr(obj, "keys"):
         return prepare(obj)
     fail("problem_or_spec", type(obj).__name__, "must be an engine.Problem, a Spec, a spec dict or a spec file path")
-
-
-def _unknown_n():
-    fail("model.n_prior", "given", "the privacy risk is computed for a known n (replace-one neighbours); "
-         "give model.n instead of a prior on it")
 
 
 def _float(v):

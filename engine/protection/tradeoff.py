@@ -21,12 +21,11 @@ them. The curve is therefore the piecewise-linear lower convex hull through thos
 (:class:`FiniteExperiment`): convex (slopes ``-e^L`` decrease in size as ``L`` falls), decreasing, from
 ``(0, 1 - P1(p0 = 0))`` to ``(1, 0)``.
 
-Neighbours (:func:`neighbours`): the two record values whose statistics are furthest apart, i.e. the
-shift ``d = t(x1) - t(x0)`` of the released statistic at the sensitivity: ``(0, 1)`` for beta_binomial
-(d = 1), categories ``0`` and ``1`` for dirichlet_multinomial (d = e_1 - e_0: two counts move),
-``(lo, hi)`` for normal_known_sd (d = hi - lo), ``(0, upper)`` for the clamped Poisson; an unclamped
-Poisson has no largest gap, so the mechanism's stated ``sensitivity`` is used (the guarantee holds only
-for records that far apart). With coordinate-wise i.i.d. noise ``P1`` is ``P0`` shifted by ``d``:
+Neighbours (:func:`~engine.protection.pairs.neighbours`, every model): the two record values whose
+statistics are furthest apart in the mechanism's norm, i.e. the shift ``d = t(x1) - t(x0)`` of the
+released statistic at the sensitivity (for an unknown n, add/remove-one: ``d = t(x)`` and the released
+size moves by one, an extra coordinate with the size mechanism's noise). With coordinate-wise independent
+noise ``P1`` is ``P0`` shifted by ``d``, coordinate by coordinate:
 
 * **Gaussian** ``N(0, sigma^2 I)``: ``L = <d, y>/sigma^2 - |d|^2/(2 sigma^2)`` is normal with mean
   ``-/+ mu^2/2`` and sd ``mu = |d|_2 / sigma`` under ``P0``/``P1``, so
@@ -55,8 +54,29 @@ for records that far apart). With coordinate-wise i.i.d. noise ``P1`` is ``P0`` 
   the true curve, the segments its chords. A convex curve lies below its chord over ``[a, b]`` by at
   most ``(b - a)(f'(b) - f'(a))/4``, with ``f' = -e^L`` at the bin edges: that maximum over bins is
   ``max_error``: about ``p0(bin) e^L (2 eps / M) / 4 <= eps^2 / (4 M^2)`` (1.6e-8 at eps = 1 with the
-  default ``M = 4000``). Two coordinates (dirichlet_multinomial) combine as a
-  product experiment of the binned coordinates (still a garbling, never below the true curve).
+  default ``M = 4000``).
+* **Several Laplace coordinates** (dirichlet_multinomial's two counts, the nine sums of
+  linear_regression, the 2K cells of naive_bayes_loglinear, a statistic and its noisy size) and any mix
+  of laws: the privacy loss is a sum of independent per-coordinate losses, each with atoms and a
+  continuous part; :mod:`.lattice` computes the product exactly up to a *stated* error: an optimistic
+  curve (merged cells of a loss lattice: a garbling, never below the truth) and a pessimistic one (each
+  cell's pieces split onto its two ends: never above), both by convolution; the curve reported is the
+  optimistic one and ``max_error`` the largest gap between the two.
+
+Clipped releases (``clip = [lo, hi]``; :class:`engine.mechanisms.clipped.Clipped`). The clipped
+release is a post-processing of the unclipped one, so its curve lies on or above the unclipped curve.
+Its law is exact with two atoms: ``P_i(y = lo) = F(lo - s_i)``, ``P_i(y = hi) = 1 - F(hi - s_i)`` and the
+noise density between; the likelihood ratio still increases with ``y``. Against Laplace noise a bound
+outside ``[s0, s1]`` costs the attacker nothing (the loss is already flat there: merging equal losses is
+lossless); a bound between the neighbours caps the loss at the atom's ``log F(lo - s1) / F(lo - s0)``.
+The curve depends on where the pair sits, which the rest of the data decide: ``s0`` is chosen in the
+statistic's range (:func:`_candidates`): for one coordinate, the most informative of the centred (for a
+one-sided clip: the farthest from its bound, provably the most informative, since clipping at ``lo`` is
+clipping at ``lo - c`` and then at ``lo``) and nine placements across the range, by the smallest mean
+``beta``; several coordinates are each centred. diffprivlib's bounded domain (``LaplaceBoundedDomain``)
+has the density ``f(y - s_i) / Z(s_i)`` on ``[lo, hi]``: the Laplace loss plus ``log Z(s0) - log Z(s1)``,
+still increasing in ``y``, so the optimal tests are thresholds on ``y``; placed the same way. One
+discrete clipped coordinate is a finite law, exactly (``max_error = 0``).
 
 Why binary randomized response lies *on* the epsilon-DP curve, and Laplace only touches it.
 An epsilon-DP mechanism has ``e^-eps <= dP1/dP0 <= e^eps`` wherever it matters, so every test obeys
@@ -84,16 +104,17 @@ from scipy import special, stats
 from ..core.validation import fail
 from ..mechanisms import (DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace, RandomizedResponse,
                           discrete_gaussian_log_normalizer, discrete_laplace_log_pmf)
+from ..mechanisms.clipped import BoundedLaplace, Clipped
+from .lattice import continuous_pieces, finite_pieces, lattice_product
+from .lattice import log_conv as _log_conv
+from .pairs import RISK_MODELS, Neighbours, base_mechanism, neighbours
 
 __all__ = ["FiniteExperiment", "GaussianExperiment", "Neighbours", "neighbours", "experiment",
            "epsilon_dp_tradeoff", "gdp_tradeoff", "zcdp_delta", "zcdp_tradeoff", "laplace_tradeoff", "alpha_grid", "RISK_MODELS",
            "LAPLACE_BINS"]
 
-#: Models whose neighbouring records are known in closed form (the one-coordinate or two-count shifts).
-RISK_MODELS = ("beta_binomial", "poisson_gamma", "dirichlet_multinomial", "normal_known_sd")
-#: Bins of the continuous middle of one Laplace coordinate (one coordinate; per coordinate of two: 600).
+#: Bins of the continuous middle of one unclipped Laplace coordinate (several coordinates: :mod:`.lattice`).
 LAPLACE_BINS = 4000
-_LAPLACE_BINS_2D = 600
 _TAIL = 1e-18
 
 
@@ -155,66 +176,15 @@ def laplace_tradeoff(alpha, epsilon: float) -> np.ndarray:
     return np.where(a < e / 2, 1.0 - a / e, np.where(a <= 0.5, mid, e * (1.0 - a)))
 
 
-@dataclass(frozen=True)
-class Neighbours:
-    """The two values of the target's record and the shift ``d`` they make in the released statistic
-    (for randomized response, the two categories)."""
-
-    x0: object
-    x1: object
-    shift: tuple
-    note: str = ""
-
-    def as_dict(self) -> dict:
-        out = {"x0": self.x0, "x1": self.x1, "shift": list(self.shift)}
-        if self.note:
-            out["note"] = self.note
-        return out
-
-
-def neighbours(model, mechanism) -> Neighbours:
-    """The neighbouring record values at the sensitivity (module docstring); ValueError for models
-    whose worst pair is not available here."""
-    name = getattr(model, "name", None)
-    if name not in RISK_MODELS:
-        fail("model.name", name, "the privacy risk is computed for " + ", ".join(RISK_MODELS))
-    if isinstance(mechanism, RandomizedResponse):
-        return _rr_neighbours(mechanism)
-    if name == "beta_binomial":
-        return Neighbours(0, 1, (1.0,))
-    if name == "dirichlet_multinomial":
-        d = np.zeros(model.k)
-        d[0], d[1] = -1.0, 1.0
-        return Neighbours(0, 1, tuple(d.tolist()))
-    if name == "normal_known_sd":
-        return Neighbours(model.lo, model.hi, (model.hi - model.lo,))
-    if model.upper is not None:
-        return Neighbours(0, int(model.upper), (float(model.upper),))
-    gap = float(mechanism.sensitivity)
-    return Neighbours(0, int(gap) if gap.is_integer() else gap, (gap,),
-                      note="records are unbounded (no model.upper): neighbours taken at the mechanism's sensitivity")
-
-
-def _rr_neighbours(mech: RandomizedResponse) -> Neighbours:
-    """The pair of categories whose report laws are furthest apart: largest privacy loss, then largest
-    total variation (every pair for k-ary; the most distant bit patterns for the coin scheme)."""
-    lq, q = mech.log_Q, mech.Q
-    best, pair = None, (0, 1)
-    for i in range(mech.k):
-        for j in range(i + 1, mech.k):
-            key = (round(float(np.max(np.abs(lq[i] - lq[j]))), 12), round(0.5 * float(np.abs(q[i] - q[j]).sum()), 12))
-            if best is None or key > best:
-                best, pair = key, (i, j)
-    return Neighbours(pair[0], pair[1], ())
-
-
 class FiniteExperiment:
     """Outcomes with log probabilities under the two neighbours; the optimal curve is their hull.
 
     ``max_error``: the largest amount by which the computed curve can lie above the true one
-    (0 for exact finite laws; the chord bound for one binned Laplace coordinate; nan when not bounded
-    here, two binned coordinates: still never below the true curve). ``unbounded``: the true privacy
+    (0 for exact finite laws; the chord bound for one binned Laplace coordinate; the gap to the
+    pessimistic product for several coordinates, :mod:`.lattice`). ``unbounded``: the true privacy
     loss has no bound (Gaussian-type noise), whatever the truncated support shows."""
+
+    exact_max_loss = None
 
     def __init__(self, log_p0, log_p1, max_error: float = 0.0, unbounded: bool = False):
         self.unbounded = unbounded
@@ -251,9 +221,12 @@ class FiniteExperiment:
         return np.interp(np.asarray(alpha, dtype=float), self.alpha_vertices, self.beta_vertices)
 
     def max_loss(self) -> float:
-        """The largest privacy loss with positive probability (inf when unbounded or P0-impossible outcomes)."""
+        """The largest privacy loss with positive probability (inf when unbounded or P0-impossible outcomes);
+        ``exact_max_loss`` when the outcomes were merged (:mod:`.lattice`) and the bound is known exactly."""
         if self.unbounded:
             return math.inf
+        if self.exact_max_loss is not None:
+            return self.exact_max_loss
         mass = (self.p0 + self.p1) > 0
         return float(np.max(np.abs(self.loss[mass])))
 
@@ -310,46 +283,218 @@ class GaussianExperiment:
         return special.expit(self.mu**2 / 2 + self.mu * stats.norm.ppf(np.asarray(q, dtype=float)))
 
 
-def experiment(model, mechanism, pair: Neighbours | None = None):
-    """The two laws of the release for the neighbouring pair (module docstring)."""
-    pair = pair or neighbours(model, mechanism)
+def experiment(model, mechanism, pair: Neighbours | None = None, n_mechanism=None):
+    """The two laws of the release for the neighbouring pair (module docstring); with ``n_mechanism``
+    (an unknown n) the release is the pair (s_dp, n_dp) and the neighbours add or remove one record."""
+    if mechanism is None:
+        fail("mechanism", None, "the privacy risk needs the engine mechanism that made the release (a custom "
+             "log_mechanism alone has no noise law to attack)")
+    pair = pair or neighbours(model, mechanism, unknown_n=n_mechanism is not None)
     if isinstance(mechanism, RandomizedResponse):
         lq = mechanism.log_Q
         return FiniteExperiment(lq[pair.x0], lq[pair.x1])
     d = np.asarray(pair.shift, dtype=float)
-    d = d[d != 0]
-    g = getattr(mechanism, "granularity", None)  # OpenDP's lattice noise g V (engine.mechanisms.lattice):
-    if g is not None and isinstance(mechanism, (DiscreteGaussian, DiscreteLaplace)):  # V on Z, scale / g, shift d / g
-        if not np.all(np.equal(np.round(d / g), d / g)):
-            fail("mechanism.sensitivity", d.tolist(), f"lattice noise needs shifts that are multiples of {g:g}")
-        d, lattice_scale = d / g, mechanism.scale / g
-        if isinstance(mechanism, DiscreteGaussian):
-            return _discrete_gaussian(d, lattice_scale)
-        return _product([_discrete_laplace(dj, lattice_scale) for dj in d])
-    if isinstance(mechanism, Gaussian):
-        return GaussianExperiment(float(np.linalg.norm(d)) / mechanism.scale)
-    if isinstance(mechanism, DiscreteGaussian):
-        return _discrete_gaussian(d, mechanism.scale)
-    if isinstance(mechanism, DiscreteLaplace):
-        return _product([_discrete_laplace(dj, mechanism.scale) for dj in d])
-    if isinstance(mechanism, Laplace):
-        if d.size > 2:
-            fail("mechanism.name", "laplace", "the trade-off is computed for shifts in at most two coordinates")
-        bins = LAPLACE_BINS if d.size == 1 else _LAPLACE_BINS_2D
-        return _product([_laplace(abs(dj), mechanism.scale, bins) for dj in d])
-    fail("mechanism.name", getattr(mechanism, "name", mechanism), "has no trade-off curve here")
+    keep = d != 0
+    coords = [(mechanism, float(dj), j) for dj, j in zip(d[keep], np.flatnonzero(keep))]
+    if pair.size_shift:
+        coords.append((n_mechanism, float(pair.size_shift), None))
+    plain = all(type(m) in (Laplace, Gaussian, DiscreteLaplace, DiscreteGaussian) or _on_lattice(m) for m, _, _ in coords)
+    if plain:
+        fast = _plain_experiment(coords)
+        if fast is not None:
+            return fast
+    ranges = _ranges(model, pair)
+    clipped = [j for j, (m, _, _) in enumerate(coords) if isinstance(m, (Clipped, BoundedLaplace))]
+    positions = [_position(m, abs(dj), ranges.get(j), model) if i in clipped else 0.0
+                 for i, (m, dj, j) in enumerate(coords)]
+    if len(coords) == 1 and clipped:  # one clipped coordinate: the most informative placement of the pair
+        m, dj, j = coords[0]
+        tries = [_coordinates_experiment(coords, [s0]) for s0 in _candidates(m, abs(dj), ranges.get(j), model, positions[0])]
+        return min(tries, key=lambda e: float(np.mean(e.tradeoff(alpha_grid()))))
+    return _coordinates_experiment(coords, positions)
+
+
+def _coordinates_experiment(coords, positions):
+    """The product experiment of independent coordinates, each pair placed at ``positions`` (the first
+    neighbour's statistic; it matters only against a clip or a bounded domain)."""
+    builders, exact_parts, bound = [], [], 0.0
+    for (mech, dj, _), s0 in zip(coords, positions):
+        base = base_mechanism(mech)
+        lo, hi = (mech.lower, mech.upper) if isinstance(mech, (Clipped, BoundedLaplace)) else (-math.inf, math.inf)
+        if isinstance(mech, BoundedLaplace):  # statistics are clamped into the domain first: at most hi - lo apart
+            dj = min(abs(dj), hi - lo)
+        if isinstance(base, (DiscreteLaplace, DiscreteGaussian)):
+            lp0, lp1 = _discrete_coordinate(base, s0, abs(dj), lo, hi)
+            exact_parts.append((lp0, lp1))
+            builders.append(lambda h, lp0=lp0, lp1=lp1: finite_pieces(lp0, lp1))
+            bound = None if isinstance(base, DiscreteGaussian) or bound is None else bound + _finite_max(lp0, lp1)
+        elif isinstance(base, (Laplace, Gaussian, BoundedLaplace)):
+            kind = "gaussian" if isinstance(base, Gaussian) else "laplace"
+            bounded = isinstance(mech, BoundedLaplace)
+            builders.append(lambda h, kind=kind, sc=base.scale, s0=s0, dj=abs(dj), lo=lo, hi=hi, bd=bounded:
+                            continuous_pieces(kind, sc, s0, dj, h, lo, hi, bd))
+            if kind == "gaussian" or bound is None:
+                bound = None
+            else:
+                bound += _continuous_max(kind, base.scale, s0, abs(dj), lo, hi, bounded)
+        else:
+            fail("mechanism.name", getattr(mech, "name", mech), "has no trade-off curve here")
+    if len(exact_parts) == len(coords) == 1:  # one discrete coordinate (clipped): its finite law, exactly
+        lp0, lp1 = exact_parts[0]
+        out = FiniteExperiment(lp0, lp1, unbounded=bound is None)
+    else:
+        out = lattice_product(builders, FiniteExperiment, loss_bound=bound)
+    out.positions = tuple(float(v) for v in positions)
+    return out
+
+
+def _candidates(mech, d: float, span, model, centre: float, count: int = 9):
+    """Placements of a clipped pair tried: the centred (or far) one and ``count`` across the feasible range."""
+    rlo, rhi = span if span is not None else (-math.inf, math.inf)
+    lo, hi = mech.lower, mech.upper
+    first = max(rlo, lo - d if math.isfinite(lo) else rlo)
+    last = min(rhi - d, hi if math.isfinite(hi) else rhi - d)
+    if isinstance(mech, BoundedLaplace):
+        first, last = max(first, lo), min(last, hi - d)
+    if not (math.isfinite(first) and math.isfinite(last)) or last <= first:
+        return [centre]
+    grid = np.linspace(first, last, count)
+    if getattr(model, "integer_statistic", False) or isinstance(base_mechanism(mech), (DiscreteLaplace, DiscreteGaussian)):
+        grid = np.unique(np.clip(np.round(grid), math.ceil(first), math.floor(last)))
+    return sorted({float(centre), *(float(v) for v in grid)})
+
+
+def _on_lattice(mech) -> bool:
+    return getattr(mech, "granularity", None) is not None and not isinstance(mech, Clipped)
+
+
+def _plain_experiment(coords):
+    """Unclipped noise with closed forms or exact finite products: all Gaussian (mu = |d / sigma|_2),
+    one discrete Gaussian law on every coordinate (the convolution on <d, y>), discrete Laplace (a product
+    merged over equal losses), one Laplace coordinate (the binned curve with its chord bound). None: use
+    the lattice sandwich."""
+    mechs = [m for m, _, _ in coords]
+    d = np.array([dj for _, dj, _ in coords])
+    scaled = []
+    for m, dj, _ in coords:  # lattice noise g V: V on Z with scale / g and shift d / g
+        g = getattr(m, "granularity", None) if isinstance(m, (DiscreteGaussian, DiscreteLaplace)) else None
+        if g is not None:
+            if not float(np.round(dj / g)) == dj / g:
+                fail("mechanism.sensitivity", dj, f"lattice noise needs shifts that are multiples of {g:g}")
+            scaled.append((dj / g, m.scale / g))
+        else:
+            scaled.append((dj, m.scale))
+    if all(type(m) is Gaussian for m in mechs):
+        return GaussianExperiment(float(np.sqrt(np.sum((d / np.array([m.scale for m in mechs])) ** 2))))
+    if all(isinstance(m, DiscreteGaussian) for m in mechs) and len({s for _, s in scaled}) == 1:
+        return _discrete_gaussian(np.array([x for x, _ in scaled]), scaled[0][1])
+    if all(isinstance(m, DiscreteLaplace) for m in mechs):
+        return _product([_discrete_laplace(x, t) for x, t in scaled])
+    if len(coords) == 1 and type(mechs[0]) is Laplace:
+        return _product([_laplace(abs(d[0]), mechs[0].scale, LAPLACE_BINS)])
+    return None
+
+
+def _ranges(model, pair) -> dict:
+    """Statistic range per coordinate (for where a clipped pair may sit); the size coordinate: [0, inf)."""
+    out = {None: (0.0, math.inf)}
+    rng = getattr(model, "statistic_range", None)
+    if rng is not None:
+        lo, hi = rng
+        for j in range(len(np.atleast_1d(lo))):
+            out[j] = (float(np.atleast_1d(lo)[j]), float(np.atleast_1d(hi)[j]))
+    return out
+
+
+def _position(mech, d: float, span, model) -> float:
+    """Where the pair (s0, s0 + d) sits against a clip or a bounded domain (module docstring, "Clipped
+    releases"): as far from a one-sided clip's bound as the statistic allows; centred in a two-sided clip
+    (or bounded domain), within the statistic's range; whole numbers for an integer statistic."""
+    lo, hi = mech.lower, mech.upper
+    rlo, rhi = span if span is not None else (-math.inf, math.inf)
+    first, last = rlo, rhi - d  # feasible s0
+    if isinstance(mech, BoundedLaplace):  # both neighbours' statistics inside the domain (else clamped into it)
+        first, last = max(first, lo), min(last, hi - d)
+        if first > last:
+            first = last = lo
+    if math.isfinite(lo) and math.isfinite(hi):
+        want = (lo + hi - d) / 2.0
+    elif math.isfinite(lo):
+        want = math.inf
+    else:
+        want = -math.inf
+    s0 = min(max(want, first), last)
+    if not math.isfinite(s0):  # the statistic can sit arbitrarily far from the one bound: far enough to not bind
+        ref = lo if math.isfinite(lo) else hi
+        far = 80.0 * base_mechanism(mech).noise_sd + 2 * d
+        s0 = ref + far if math.isfinite(lo) else ref - far - d
+    if getattr(model, "integer_statistic", False) or isinstance(base_mechanism(mech), (DiscreteLaplace, DiscreteGaussian)):
+        s0 = float(min(max(round(s0), math.ceil(first) if math.isfinite(first) else round(s0)),
+                       math.floor(last) if math.isfinite(last) else round(s0)))
+    return float(s0)
+
+
+def _discrete_coordinate(base, s0: float, d: float, lo: float, hi: float):
+    """The exact law of one integer (or lattice) coordinate for statistics s0 and s0 + d, clipped to
+    [lo, hi]: interior pmf, the clip's atoms (cdf and sf beyond the bounds); where a side is open, the
+    tail beyond 1e-18 of mass is lumped into the end outcome (a garbling of that mass only; for discrete
+    Laplace noise every value beyond s0 (s0 + d) has the same loss, so nothing is lost there)."""
+    g = getattr(base, "granularity", None) or 1.0
+    width = (42.0 * base.scale if isinstance(base, DiscreteLaplace) else 9.5 * base.scale) + 2 * g
+    s1 = s0 + d
+    first = max(lo, math.floor((s0 - width) / g) * g)
+    last = min(hi, math.ceil((s1 + width) / g) * g)
+    v = first + g * np.arange(int(round((last - first) / g)) + 1)
+    inner = v[1:-1]
+
+    def law(s):
+        mid = base.noise_log_prob(inner - s)
+        return np.concatenate([[float(base.log_cdf(first - s))], mid, [float(base.log_sf(last - s))]])
+
+    return law(s0), law(s1)
+
+
+def _finite_max(lp0, lp1) -> float:
+    ok = np.isfinite(lp0) & np.isfinite(lp1)
+    return float(np.max(np.abs(lp1[ok] - lp0[ok])))
+
+
+def _continuous_max(kind: str, b: float, s0: float, d: float, lo: float, hi: float, bounded: bool) -> float:
+    """The largest privacy loss of one Laplace coordinate, read off its pieces: eps unclipped; clipped, the
+    atoms' losses (a clip between the neighbours leaves less than eps); a bounded domain, eps plus the
+    normalisers' log ratio at most."""
+    p = continuous_pieces(kind, b, s0, d, 1.0, lo, hi, bounded)
+    mass = np.isfinite(p.log_p0) | np.isfinite(p.log_p1)
+    return float(max(np.max(np.abs(p.loss_lo[mass])), np.max(np.abs(p.loss_hi[mass]))))
 
 
 def _product(parts):
-    """Independent coordinates: outcome pairs, log probabilities add; error bounds add (one coordinate
-    keeps its own)."""
+    """Independent coordinates: outcome pairs, log probabilities add; after each factor, outcomes with equal
+    privacy loss (to 1e-10) are merged, a sufficient reduction that keeps products of many discrete
+    coordinates small. Error bounds: one coordinate keeps its own (products of binned coordinates go
+    through :mod:`.lattice` instead)."""
     lp0, lp1 = parts[0][0], parts[0][1]
     for q0, q1, _ in parts[1:]:
         lp0 = (lp0[:, None] + q0[None, :]).ravel()
         lp1 = (lp1[:, None] + q1[None, :]).ravel()
+        lp0, lp1 = _merge_equal_losses(lp0, lp1)
     errors = [p[2] for p in parts]
     err = 0.0 if all(e == 0 for e in errors) else (errors[0] if len(errors) == 1 else math.nan)
     return FiniteExperiment(lp0, lp1, max_error=err)
+
+
+def _merge_equal_losses(lp0, lp1):
+    """Merge outcomes with the same likelihood ratio (log space: sums by logaddexp)."""
+    with np.errstate(invalid="ignore"):
+        loss = np.where(np.isfinite(lp0), np.where(np.isfinite(lp1), lp1 - lp0, -np.inf), np.inf)
+    key = np.where(np.isfinite(loss), np.round(loss, 10), loss)
+    uniq, inv = np.unique(key, return_inverse=True)
+    if uniq.size == key.size:
+        return lp0, lp1
+    m0, m1 = np.full(uniq.size, -np.inf), np.full(uniq.size, -np.inf)
+    np.logaddexp.at(m0, inv, lp0)
+    np.logaddexp.at(m1, inv, lp1)
+    return m0, m1
 
 
 def _laplace(d: float, b: float, bins: int):
@@ -411,18 +556,6 @@ def _discrete_gaussian(d: np.ndarray, sigma: float):
     pad = np.full(int(np.sum(d * d)), -np.inf)
     lp0, lp1 = np.concatenate([log_law, pad]), np.concatenate([pad, log_law])
     return FiniteExperiment(lp0, lp1, unbounded=True)
-
-
-def _log_conv(la, lb):
-    """log of the convolution of exp(la) and exp(lb), term by term in log space (small supports)."""
-    n = la.size + lb.size - 1
-    i = np.arange(la.size)[:, None]
-    k = np.arange(n)[None, :]
-    j = k - i
-    ok = (j >= 0) & (j < lb.size)
-    terms = np.where(ok, la[:, None] + lb[np.clip(j, 0, lb.size - 1)], -np.inf)
-    with np.errstate(invalid="ignore"):
-        return special.logsumexp(terms, axis=0)
 
 
 def _fft_conv(a, b):
