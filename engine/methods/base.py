@@ -57,7 +57,8 @@ class Method:
     unknown_n : bool
         It handles an unknown sample size (``problem.unknown_n``). Any other method run on such a
         problem runs at the naive plug-in n = round(n_dp) (the problem's ``model.n``), and its
-        result says so: ``info["plug_in_n"]`` and a ``note``.
+        result says so: ``info["plug_in_n"]`` and a ``note`` (unless the result itself says it treated n as
+        unknown, ``info["unknown_n"]``: exact on a histogram with a private total).
     """
 
     name: str
@@ -75,7 +76,7 @@ class Method:
         result = self.run(problem, rng, settings, on_progress)
         if self.mcmc and "mcmc" not in result.info:
             result = replace(result, info={**result.info, "mcmc": True})
-        if getattr(problem, "unknown_n", None) is not None and not self.unknown_n:
+        if getattr(problem, "unknown_n", None) is not None and not self.unknown_n and not result.info.get("unknown_n"):
             n = int(problem.model.n)
             note = f"n unknown: run at the naive plug-in n = round(n_dp) = {n}"
             old = result.info.get("note")
