@@ -11,7 +11,8 @@ c | n, p ~ Multinomial(n, p), and each cell released on its own, s_j ~ eta(. | c
 
 so with n = sum_j c_j the counts' posterior is
 
-    P(c | s, n_dp) ∝ pi(n) n! Gamma(A) / Gamma(n + A) eta_n(n_dp | n) prod_j Gamma(c_j + alpha_j) / (Gamma(alpha_j) c_j!) eta(s_j | c_j),
+    P(c | s, n_dp) ∝ pi(n) n! Gamma(A) / Gamma(n + A) eta_n(n_dp | n)
+                     x prod_j Gamma(c_j + alpha_j) / (Gamma(alpha_j) c_j!) eta(s_j | c_j),
 
 and p | c ~ Dirichlet(alpha + c) (conjugacy; the releases depend on p only through c).
 
