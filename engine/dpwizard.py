@@ -36,12 +36,13 @@ sum lambda and n = sum c_j over the bins' independent posteriors give the histog
 known fact that a present bin has count >= 1 (its key was seen) is not used (it matters only for a release
 within a few noise scales of 0; such bins are flagged ``near_zero``).
 
-What is not analysed, and why (``import.json`` names each): a mean (``dp.mean`` releases only the ratio
-sum / length: the report, the executed notebook and its html hold that one number; the plan, and the notebook's
+What is not analysed, and why (``import.json`` names each): a mean (``dp.mean`` releases only the ratio sum /
+length: the report, the executed notebook and its html hold that one number; the plan, and the notebook's
 ``summarize()`` table, give the two scales, so the pair's law is known but the pair is not in the package; the
-ratio's own law, a mixture over the length's noise, is no mechanism of the lab's), a median (a quantile by
-noisy candidate scores, not an additive release), grouped statistics (per-group releases, thresholded when the groups' keys are not public:
-the released groups themselves depend on the noise), synthetic data (a contingency table fitted by MBI).
+ratio's own law, a mixture over the length's noise, is no mechanism of the lab's), a median (a quantile by noisy
+candidate scores, not an additive release), grouped statistics (per-group releases, thresholded when the groups'
+keys are not public: the released groups themselves depend on the noise), synthetic data (a contingency table
+fitted by MBI).
 """
 from __future__ import annotations
 
@@ -267,9 +268,9 @@ def import_dpwizard(path: str, out: str, *, prior_alpha: float = 1.0, prior_rate
             summary["statistics"].append({**_not_analysed(column, stat, (
                 "the package releases the mean as one number, sum / length (a noisy sum over a noisy length; "
                 "the report, the notebook's output and its html all hold only that ratio); the plan gives both "
-                "noise scales (sum_scale, length_scale below), but the pair itself is not in the package and cannot be recovered from the "
-                "ratio. The ratio's law, sum over v of P(V = v) |n + v| f(r (n + v) - S) (V the length's integer "
-                "Laplace, f the sum's Laplace density), is no mechanism of the lab's, and a normal_known_sd spec "
+                "noise scales (sum_scale, length_scale below), but the pair itself is not in the package and "
+                "cannot be recovered from the ratio. The ratio's law, sum over v of P(V = v) |n + v| "
+                "f(r (n + v) - S) (V the length's integer Laplace, f the sum's Laplace density), is no mechanism of the lab's, and a normal_known_sd spec "
                 "reading the released mean as a noisy mean would not be exact. With the pair (a plan releasing "
                 "dp.sum and dp.len), write a normal_known_sd spec with model.n_prior, [release] = opendp laplace "
                 "float scale sum_scale for the sum and [n_mechanism] discrete_laplace scale length_scale (the "
