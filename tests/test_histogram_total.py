@@ -222,6 +222,8 @@ def test_same_spec_and_seed_give_identical_draws_and_the_spec_checks_name_the_fi
     res = engine.run({**d, "data": {"s_dp": [3, 1, 5]}, "method": {"name": "da_mcmc", "chains": 1, "draws": 50,
                                                                      "warmup": 10}})
     assert res.info["plug_in_n"] == 9 and res.param_names == ("p[0]", "p[1]", "p[2]")
+    assert "plug-in n = the released cells' total = 9" in res.info["note"]
+    assert "plug_in_n" not in engine.run({**d, "method": {"name": "auto"}}).info
 
 
 def test_simulated_histogram_with_a_private_total():
