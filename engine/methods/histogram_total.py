@@ -44,8 +44,8 @@ Gamma(alpha_j, beta) prior, whose prior predictive is NB(c; alpha_j, q) (:mod:`e
   rho(n) ~ n^(r - A) (q_r / q)^n with q_r = mu / (mu + r), bounded when q >= q_r: beta = A / (mu max(1, A / r)).
   eta_n is bounded by its largest value.
 
-Windows: each w_j is evaluated on c = 0..C, C doubled until the last weights fall (the tail past C is then
-bounded by the geometric series of the last ratio) and below 1e-18 of the total, and kept where it is within
+Windows: each w_j is evaluated on c = 0..C, C (from s_j + 60 noise sds) doubled until the last weights fall
+(the tail past C is then bounded by the geometric series of the last ratio) and below 1e-18 of the total, and kept where it is within
 e^-40 of its largest value. The weight left out, relative to the kept posterior weight, is at most
 sup rho x (sum_j cut_j) / sum_n rho(n) H(n) (H the kept reference law of n), plus the FFT floor of the
 convolutions (entries below 1e-14 of a convolution's peak are round-off and set to 0); it is reported as
@@ -101,9 +101,9 @@ def _bin_window(alpha_j: float, q: float, mech, s_j: float):
         return (special.gammaln(c + alpha_j) - special.gammaln(alpha_j) - special.gammaln(c + 1.0) + c * log_q
                 + alpha_j * log_1q + _log_eta(mech, s_j, c))
 
-    mean = alpha_j * q / (1.0 - q)
-    sd = math.sqrt(alpha_j * q) / (1.0 - q)
-    upper = int(max(max(s_j, 0.0) + 60.0 * mech.noise_sd, mean + 40.0 * sd, 100.0))
+    # start where the release's likelihood has fallen off; the prior's own tail (a release on an upper bound, where
+    # the likelihood does not fall) is reached by doubling
+    upper = int(max(max(s_j, 0.0) + 60.0 * mech.noise_sd, 100.0))
     while True:
         if upper > MAX_RANGE:
             raise ValueError(f"data.s_dp = {s_j:g} is invalid for exact: a cell's count law needs more than "
