@@ -19,7 +19,8 @@ from .mechanisms import RandomizedResponse, check_release_value
 from .mechanisms.release import privatize
 from .methods import REGISTRY, validate_method
 from .models import make_model
-from .models.sample_size import UnknownSize, check_n_dp, make_size_mechanism, make_size_prior, plug_in_n
+from .models.sample_size import (UnknownSize, check_n_dp, make_size_mechanism, make_size_prior, plug_in_n,
+                                 plug_in_total)
 from .numerics.conjugate import confidential_posterior as _confidential
 from .spec import build_mechanism, spec_from_dict
 
@@ -93,12 +94,17 @@ def _prepare_unknown_n(spec: Spec) -> Problem:
     from dataclasses import replace
 
     prior = make_size_prior(spec.model["n_prior"])
-    n_mech = make_size_mechanism(spec.n_mechanism)
+    # no [n_mechanism]: a histogram whose total is private through its cells alone (engine.spec)
+    n_mech = None if spec.n_mechanism is None else make_size_mechanism(spec.n_mechanism)
     table = {k: v for k, v in spec.model.items() if k != "n_prior"}
     kind = spec.data_kind
     if kind == "s_dp":
-        n_dp = check_n_dp(n_mech, spec.data["n_dp"])
-        model = make_model(table["name"], {**table, "n": plug_in_n(n_dp)})
+        if n_mech is None:
+            n_dp, plug = None, plug_in_total(number_list("data.s_dp", spec.data["s_dp"]))
+        else:
+            n_dp = check_n_dp(n_mech, spec.data["n_dp"])
+            plug = plug_in_n(n_dp)
+        model = make_model(table["name"], {**table, "n": plug})
         mech = build_mechanism(spec.mechanism, model, unbounded=True)
         return Problem(model=model, mechanism=mech, s_dp=check_s_dp(model, mech, spec.data["s_dp"]),
                        unknown_n=UnknownSize(prior, n_mech, n_dp))
@@ -121,8 +127,11 @@ def _prepare_unknown_n(spec: Spec) -> Problem:
             fail("model.n", model.n, f"must equal the number of records ({records.shape[0]})")
     mech = build_mechanism(spec.mechanism, model, unbounded=True)
     s_dp = privatize(model, mech, records, rng)
-    n_dp = float(n_mech.sample(rng, np.array([float(records.shape[0])]))[0])
-    plug = replace(model, n=plug_in_n(n_dp))
+    if n_mech is None:
+        n_dp, plug = None, replace(model, n=plug_in_total(s_dp))
+    else:
+        n_dp = float(n_mech.sample(rng, np.array([float(records.shape[0])]))[0])
+        plug = replace(model, n=plug_in_n(n_dp))
     return Problem(model=plug, mechanism=mech, s_dp=s_dp, records=records, true_params=true,
                    unknown_n=UnknownSize(prior, n_mech, n_dp))
 

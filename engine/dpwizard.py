@@ -24,19 +24,25 @@ notebook shows the ``summarize()`` tables dp-wizard printed, those are read too:
 (to 1e-6 relative: OpenDP rounds float sensitivities up by a few ulps), and the scale used is ``summarize()``'s
 when present (``scale_source``).
 
-What is analysed: each histogram bin is one count. With the total n private, the histogram is analysed by
-the Poisson construction (paper 002, Appendix B): n ~ Poisson(lambda) makes the bin counts independent
-Poisson(lambda p_j); with independent Gamma(alpha_j, beta) priors on lambda_j = lambda p_j, p = lambda /
-sum lambda is Dirichlet(alpha) and lambda ~ Gamma(sum alpha, beta). So bin j is a ``poisson_gamma`` spec with
-``n = 1`` (a count of events), prior Gamma(alpha_j, beta), and the clamped OpenDP release; the posterior of p
-follows by normalising independent draws of the lambda_j. The known fact that a present bin has count >= 1
-(its key was seen) is not used (it matters only for a release within a few noise scales of 0; such bins are
-flagged ``near_zero``).
+What is analysed: a histogram, whose total n is private. It is written twice. Once as one spec,
+``COLUMN_histogram.toml``: a ``dirichlet_multinomial`` over the reported bins with ``alpha = [a, ..., a]`` and
+``model.n_prior = { name = "negative_binomial", mean = k a / beta, dispersion = k a }`` (k bins), no
+``[n_mechanism]`` (the total is released only through the bins), the clamped OpenDP release, method
+``exact``: its posterior is over p[0..k-1] and n (:mod:`engine.methods.histogram_total`). And once per bin,
+the view that the app's upload loads: by the Poisson construction (paper 002, Appendix B) that prior makes
+the bins independent, lambda_j ~ Gamma(a, beta) and c_j ~ Poisson(lambda_j), so bin j is a ``poisson_gamma``
+spec with ``n = 1`` (a count of events), prior Gamma(a, beta), and the clamped OpenDP release; p = lambda /
+sum lambda and n = sum c_j over the bins' independent posteriors give the histogram spec's posterior. The
+known fact that a present bin has count >= 1 (its key was seen) is not used (it matters only for a release
+within a few noise scales of 0; such bins are flagged ``near_zero``).
 
-What is not analysed, and why (``import.json`` names each): a mean (dp-wizard's report keeps only the ratio
-sum / length, not the pair whose law is known), a median (a quantile by noisy candidate scores, not an
-additive release), grouped statistics (per-group releases, thresholded when the groups' keys are not public:
-the released groups themselves depend on the noise), synthetic data (a contingency table fitted by MBI).
+What is not analysed, and why (``import.json`` names each): a mean (``dp.mean`` releases only the ratio sum /
+length: the report, the executed notebook and its html hold that one number; the plan, and the notebook's
+``summarize()`` table, give the two scales, so the pair's law is known but the pair is not in the package; the
+ratio's own law, a mixture over the length's noise, is no mechanism of the lab's), a median (a quantile by noisy
+candidate scores, not an additive release), grouped statistics (per-group releases, thresholded when the groups'
+keys are not public: the released groups themselves depend on the noise), synthetic data (a contingency table
+fitted by MBI).
 """
 from __future__ import annotations
 
@@ -260,10 +266,15 @@ def import_dpwizard(path: str, out: str, *, prior_alpha: float = 1.0, prior_rate
                      "opendp": {k[1]: v for k, v in (rebuilt or {}).items() if k[0] == column},
                      "notebook": {k[1]: v[0] for k, v in pkg.notebook_scales.items() if k[0] == column}}
             summary["statistics"].append({**_not_analysed(column, stat, (
-                "dp-wizard's report keeps the mean as one number, sum / length; the pair (noisy sum, noisy "
-                "length) whose law is known is not in the package. With the pair, write a normal_known_sd spec "
-                "with model.n_prior, [release] = opendp laplace float scale sum_scale for the sum and "
-                "[n_mechanism] discrete_laplace scale length_scale (the unknown-n machinery)")), **noted,
+                "the package releases the mean as one number, sum / length (a noisy sum over a noisy length; "
+                "the report, the notebook's output and its html all hold only that ratio); the plan gives both "
+                "noise scales (sum_scale, length_scale below), but the pair itself is not in the package and "
+                "cannot be recovered from the ratio. The ratio's law, sum over v of P(V = v) |n + v| "
+                "f(r (n + v) - S) (V the length's integer Laplace, f the sum's Laplace density), is no mechanism of the lab's, and a normal_known_sd spec "
+                "reading the released mean as a noisy mean would not be exact. With the pair (a plan releasing "
+                "dp.sum and dp.len), write a normal_known_sd spec with model.n_prior, [release] = opendp laplace "
+                "float scale sum_scale for the sum and [n_mechanism] discrete_laplace scale length_scale (the "
+                "unknown-n machinery)")), **noted,
                 "released_mean": float(report[f"{column}: mean"]) if f"{column}: mean" in report else None})
         else:
             summary["statistics"].append(_not_analysed(column, stat, "a quantile chosen by noisy candidate scores "
@@ -308,11 +319,31 @@ def _histogram(pkg, column, entry, report, out, prior_alpha, prior_rate, seed, o
                      f"# Poisson count with a Gamma prior on its expected value (engine.dpwizard)\n")
             fh.write(spec_to_toml(checked))
         specs.append({"bin": label, "released": count, "spec": fname, "near_zero": count < 5 * scale})
+    histogram = _histogram_spec(pkg, column, bins, release, prior_alpha, rate, seed, out)
     return {"column": column, "statistic": "Histogram", "analysed": True, "epsilon": entry["epsilon"],
             "count_scale": scale, "scale_source": source, "plan_count_scale": entry["count_scale"],
+            "histogram_spec": histogram,
             "mapping": release_from(**{k: v for k, v in release.items()}).sentence, "bins": specs,
             "prior": {"alpha": prior_alpha, "rate": rate},
             "note": "bins absent from the report are absent from the data (public keys): their count is 0"}
+
+
+def _histogram_spec(pkg, column, bins, release, prior_alpha, rate, seed, out) -> str:
+    """The histogram as one dirichlet_multinomial spec with a private total (module docstring); its file name."""
+    k = len(bins)
+    spec = {"seed": seed, "model": {"name": "dirichlet_multinomial", "alpha": [prior_alpha] * k,
+                                    "n_prior": {"name": "negative_binomial", "mean": k * prior_alpha / rate,
+                                                "dispersion": k * prior_alpha}},
+            "release": release, "data": {"s_dp": [count for _, count in bins]},
+            "method": {"name": "exact", "draws": 4000}}
+    checked = spec_from_dict(spec)
+    fname = f"{_slug(column)}_histogram.toml"
+    with open(os.path.join(out, fname), "w") as fh:
+        fh.write(f"# dp-wizard {pkg.stem}: column {column!r}, the histogram over bins "
+                 + ", ".join(label for label, _ in bins) + ",\n# with its total private: p over the bins and n "
+                 "(engine.dpwizard, engine.methods.histogram_total)\n")
+        fh.write(spec_to_toml(checked))
+    return fname
 
 
 def _slug(name: str) -> str:

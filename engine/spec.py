@@ -13,19 +13,22 @@ from typing import Any, Mapping
 
 from .core.data import load_records_csv
 from .core.spec import DATA_KINDS, Spec, read_spec_file, resolve_path
-from .core.validation import fail
+from .core.validation import fail, number_list
 from .mechanisms import make_mechanism
 from .mechanisms.clipped import Clipped, clip_bounds
 from .mechanisms.libraries import make_release
 from .methods import DEFAULT_METHOD, validate_method
 from .methods.base import check_model_supported
 from .models import make_model, record_columns
-from .models.sample_size import check_n_dp, make_size_mechanism, make_size_prior, plug_in_n
+from .models.sample_size import check_n_dp, make_size_mechanism, make_size_prior, plug_in_n, plug_in_total
 
 __all__ = ["spec_from_dict", "load_spec", "build_mechanism"]
 
 _TOP_KEYS = {"seed", "model", "mechanism", "release", "data", "method", "n_mechanism", "methods"}
-_UNKNOWN_N_MODELS = ("beta_binomial", "poisson_gamma", "normal_known_sd")
+_UNKNOWN_N_MODELS = ("beta_binomial", "poisson_gamma", "normal_known_sd", "dirichlet_multinomial")
+#: models whose unknown n may be private through the statistic alone (no [n_mechanism]): a histogram's cells
+#: add up to n, so releasing them releases a noisy n (engine.methods.histogram_total)
+_SIZE_IN_STATISTIC = ("dirichlet_multinomial",)
 
 
 def _check_data(data, model, base_dir: str = ".") -> dict:
@@ -147,7 +150,8 @@ def _other_methods(tables, model, unknown_n: bool) -> dict | None:
 
 
 def _check_unknown_n(d, model_d, data_d) -> dict:
-    """Validate the unknown-n pieces (model.n_prior, [n_mechanism], data.n_dp); returns [n_mechanism]."""
+    """Validate the unknown-n pieces (model.n_prior, [n_mechanism], data.n_dp); returns [n_mechanism] (None for a
+    histogram whose total is released only through its cells)."""
     make_size_prior(model_d["n_prior"])
     if model_d["name"] not in _UNKNOWN_N_MODELS:
         fail("model.n_prior", model_d["n_prior"], f"{model_d['name']} has fixed-n tables and does not support an "
@@ -156,6 +160,14 @@ def _check_unknown_n(d, model_d, data_d) -> dict:
     if isinstance(mech, Mapping) and (mech.get("name") == "randomized_response" or mech.get("mechanism") == "Binary"):
         fail("mechanism.name", "randomized_response", "is not available with an unknown n (the reports reveal n); "
              "use additive noise on the statistic")
+    if "n_mechanism" not in d and model_d["name"] in _SIZE_IN_STATISTIC:
+        if "n_dp" in data_d:
+            fail("data.n_dp", data_d["n_dp"], "needs an [n_mechanism] table (the noise on the released size); a "
+                 "histogram's total without its own release is private through the cells alone: leave n_dp out")
+        if "s_dp" in data_d and "n" in model_d:
+            fail("model.n", model_d["n"], "must be omitted with model.n_prior and data.s_dp: the size is unknown "
+                 "(model.n is the true size only when the engine releases the data)")
+        return None
     if "n_mechanism" not in d:
         fail("n_mechanism", None, "[n_mechanism] table is required with model.n_prior: the noise on the released "
              "size (name and a scale or budget, as in [mechanism])")
@@ -177,7 +189,7 @@ def _model_table(model_d, data_d) -> dict:
         return model_d
     table = {k: v for k, v in model_d.items() if k != "n_prior"}
     if "s_dp" in data_d:
-        table["n"] = plug_in_n(data_d["n_dp"])
+        table["n"] = plug_in_n(data_d["n_dp"]) if "n_dp" in data_d else plug_in_total(number_list("data.s_dp", data_d["s_dp"]))
     elif "n" not in table:
         table["n"] = plug_in_n(make_size_prior(model_d["n_prior"]).mean)
     return table

@@ -49,6 +49,11 @@ def test_package_reads_and_scales_match_the_notebooks_summarize(tmp_path):
     assert [b["bin"] for b in grade["bins"]] == ["(-inf, 0]", "(0, 20]", "(20, 40]", "(40, 60]", "(60, 80]",
                                                  "(80, 100]"]
     assert not hours["analysed"] and "sum / length" in hours["why"]
+    # the plan gives the pair's scales, the package holds only the ratio: named, with both scales noted
+    assert "pair itself is not in the package" in hours["why"] and "would not be exact" in hours["why"]
+    assert hours["sum_scale"] == pytest.approx(240.0) and hours["length_scale"] == pytest.approx(6.0)
+    assert hours["notebook"] == {"Sum": pytest.approx(240.0, rel=1e-6), "Length": pytest.approx(6.0)}
+    assert hours["released_mean"] == pytest.approx(11.471544262630847)
     assert json.loads((tmp_path / "import.json").read_text()) == summary
     # every spec loads and its exact posterior covers the bin's true count
     for b, true in zip(grade["bins"], TRUE_COUNTS):
@@ -113,15 +118,77 @@ def test_written_specs_are_calibrated_over_opendp_releases(tmp_path):
     assert not _calibrated(_pit(spec, releases, lam, scale_factor=0.05))
 
 
+def test_histogram_spec_has_a_private_total_and_covers_the_package_truth(tmp_path):
+    """One dirichlet_multinomial spec per histogram, n_prior negative_binomial with dispersion k alpha (the per-bin
+    specs' Poisson construction), no [n_mechanism]; its exact posterior covers the 400 rows and each bin's share."""
+    summary = import_dpwizard(PACKAGE, str(tmp_path), use_opendp=False)
+    grade = summary["statistics"][0]
+    assert grade["histogram_spec"] == "grade_histogram.toml"
+    spec = engine.load_spec(str(tmp_path / "grade_histogram.toml"))
+    assert spec.model["name"] == "dirichlet_multinomial" and spec.n_mechanism is None
+    assert spec.model["alpha"] == [1.0] * 6
+    assert spec.model["n_prior"] == {"name": "negative_binomial", "mean": 6.0 / grade["prior"]["rate"],
+                                     "dispersion": 6.0}
+    assert spec.data["s_dp"] == [b["released"] for b in grade["bins"]]
+    res = engine.run(spec)
+    assert res.param_names[-1] == "n" and res.info["construction"].startswith("independent bins")
+    lo, hi = np.quantile(res.flat("n"), [0.0005, 0.9995])
+    assert lo <= sum(TRUE_COUNTS) <= hi
+    for j, true in enumerate(TRUE_COUNTS):
+        lo, hi = np.quantile(res.flat(f"p[{j}]"), [0.0005, 0.9995])
+        assert lo <= true / sum(TRUE_COUNTS) <= hi
+
+
+def test_histogram_spec_is_calibrated_over_opendp_releases(tmp_path):
+    """The written histogram spec over OpenDP's own releases (M = 300): n ~ its n_prior, p ~ Dirichlet(alpha),
+    the counts, OpenDP's integer Laplace at the imported scale clamped at 0; randomised ranks of n and p[0] among
+    99 exact draws; the same releases read with half the scale (a 2x scale error) fail. OpenDP cannot be seeded:
+    false-failure rate about 1e-4 per check."""
+    dp = pytest.importorskip("opendp.prelude")
+    dp.enable_features("contrib")
+    summary = import_dpwizard(PACKAGE, str(tmp_path), prior_rate=0.1, use_opendp=False)
+    grade = summary["statistics"][0]
+    spec = engine.load_spec(str(tmp_path / grade["histogram_spec"]))
+    problem = engine.prepare(spec)
+    prior, alpha, k = problem.unknown_n.prior, np.asarray(spec.model["alpha"]), len(spec.model["alpha"])
+    m = 300
+    rng = np.random.default_rng(8)
+    n = prior.sample(rng, size=m)
+    p = rng.dirichlet(alpha, size=m)
+    counts = np.array([rng.multinomial(int(nn), pp) for nn, pp in zip(n, p)])
+    laplace = dp.m.make_laplace(dp.vector_domain(dp.atom_domain(T=int)), dp.l1_distance(T=int),
+                                scale=grade["count_scale"])
+    releases = np.maximum(np.asarray(laplace([int(c) for c in counts.ravel()]), dtype=float), 0.0).reshape(m, k)
+
+    def ranks(scale_factor):
+        mech = problem.mechanism
+        mech = replace(mech, base=replace(mech.base, scale=scale_factor * mech.base.scale))
+        u = np.empty((m, 2))
+        for i in range(m):
+            one = engine.Problem(model=problem.model, mechanism=mech, s_dp=releases[i], unknown_n=problem.unknown_n)
+            res = engine.run_method(one, {"name": "exact", "draws": 99, "chains": 1}, seed=i)
+            for col, (name, truth) in enumerate((("n", n[i]), ("p[0]", p[i, 0]))):
+                d = res.flat(name)
+                below, ties = int(np.sum(d < truth)), int(np.sum(d == truth))
+                u[i, col] = (below + rng.integers(0, ties + 1) + rng.random()) / 100.0
+        return u
+
+    good = ranks(1.0)
+    assert _calibrated(good[:, 0]) and _calibrated(good[:, 1])
+    bad = ranks(0.5)
+    assert not (_calibrated(bad[:, 0]) and _calibrated(bad[:, 1]))
+
+
 def test_cli_imports_and_refuses_bad_packages(tmp_path, capsys):
     from engine.cli import main
 
     assert main(["import-dpwizard", PACKAGE, "--out", str(tmp_path / "out")]) == 0
     printed = capsys.readouterr().out
     assert "grade: Histogram, 6 spec(s), noise scale 1.5" in printed and "hours: Mean not analysed" in printed
+    assert "the whole histogram with its private total: grade_histogram.toml" in printed
     assert sorted(os.listdir(tmp_path / "out")) == ["grade_bin0.toml", "grade_bin1.toml", "grade_bin2.toml",
                                                      "grade_bin3.toml", "grade_bin4.toml", "grade_bin5.toml",
-                                                     "import.json"]
+                                                     "grade_histogram.toml", "import.json"]
     assert main(["import-dpwizard", os.path.join(ROOT, "README.md"), "--out", str(tmp_path / "x")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "PACKAGE = " in err and "must be a .zip" in err

@@ -312,3 +312,38 @@ def test_cli_runs_a_release_spec_and_refuses_a_bad_one_in_one_line(tmp_path, cap
     assert main(["run", str(bad), "--out", str(tmp_path / "x"), "--quiet"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("error: release.epsilon = -1 is invalid")
+
+
+def test_opendp_sentence_states_the_guarantee_at_the_sensitivity_the_analysis_uses():
+    """Sensitivity left blank: the analysis uses the model's add/remove-one default, so the sentence states the
+    guarantee at it (the spec's default, 40 for a sum clamped to [0, 40]) or, with no model known, as a function of
+    that sensitivity; never as if it were 1."""
+    blank = engine.release_from("opendp", "laplace", domain="float", scale=2.0)
+    assert "for sensitivity 1" not in blank.sentence and "(Δ / 2)-DP at the model's add/remove-one sensitivity Δ" \
+        in blank.sentence
+    gauss = engine.release_from("opendp", "gaussian", domain="int", scale=2.0)
+    assert "(0.125 Δ²)-zCDP at the model's add/remove-one sensitivity Δ" in gauss.sentence
+    table = {"library": "opendp", "mechanism": "laplace", "domain": "float", "scale": 80.0}
+    problem = engine.prepare({"seed": 1, "model": {"name": "normal_known_sd", "n": 50, "sd": 5.0, "lo": 0.0,
+                                                   "hi": 40.0}, "release": table, "data": {"s_dp": [500.0]}})
+    used = problem.mechanism.sensitivity
+    assert used == 40.0 and problem.mechanism.guarantee["epsilon"] == pytest.approx(0.5)
+    at_model = engine.release_from(**table, default_sensitivity=used)
+    assert "0.5-DP for sensitivity 40 (the model's add/remove-one default, which the analysis uses)" in at_model.sentence
+    given = engine.release_from(**table, sensitivity=20)
+    assert "0.25-DP for sensitivity 20 under" in given.sentence
+
+
+@pytest.mark.parametrize("mechanism, extra", [("Gaussian", {}), ("GaussianAnalytic", {}),
+                                              ("GaussianDiscrete", {"clip": [0, math.inf]})])
+def test_diffprivlib_gaussians_describe_the_guarantee_the_library_states(mechanism, extra):
+    """The Implied noise line (the mechanism's describe and guarantee) and the mapping sentence state the same
+    (epsilon, delta): the library's, which is what the user made (not the lab's analytic epsilon or rho)."""
+    r = engine.release_from("diffprivlib", mechanism, epsilon=1.0, delta=1e-5, sensitivity=1, **extra)
+    assert "(1, 1e-5)-DP" in r.sentence and "(1, 1e-5)-DP as diffprivlib " + mechanism in r.noise.describe()
+    assert "zCDP" not in r.noise.describe()
+    g = r.noise.guarantee
+    assert (g["kind"], g["epsilon"], g["delta"]) == ("approx", 1.0, 1e-5) == (r.guarantee["kind"],
+                                                                              r.guarantee["epsilon"],
+                                                                              r.guarantee["delta"])
+    assert g["rho"] == pytest.approx(1.0 / (2.0 * r.noise.scale ** 2))  # the same noise's zCDP, for the curves

@@ -28,7 +28,7 @@ def run(args) -> int:
     for st in summary["statistics"]:
         if st["analysed"]:
             print(f"{st['column']}: {st['statistic']}, {len(st['bins'])} spec(s), noise scale {st['count_scale']:g} "
-                  f"({st['scale_source']})")
+                  f"({st['scale_source']}); the whole histogram with its private total: {st['histogram_spec']}")
         else:
             print(f"{st['column']}: {st['statistic']} not analysed: {st['why']}")
     print(f"-> {args.out}/import.json")

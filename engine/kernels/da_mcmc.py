@@ -27,7 +27,9 @@ the Metropolis ratio costs O(K) per record.
 
 Noise kernels (``kernel``): 0 = log eta(r) = -|r|/scale (Laplace, discrete Laplace),
 1 = -r^2/(2 scale^2) (Gaussian, discrete Gaussian), 2..9 a clipped release on its bound
-(:func:`engine.kernels.shared.log_noise_tail`); normalising constants cancel in alpha.
+(:func:`engine.kernels.shared.log_noise_tail`), 10 a bounded-domain Laplace release (``scale`` then a tuple,
+as for a lattice release on its bound: :func:`engine.kernels.shared.log_noise`); normalising constants
+cancel in alpha.
 ``mode`` 0 = additive noise on the statistic, 1 = per-record randomized response, where the
 record's reported category z_i enters through log Q[x, z_i].
 

@@ -38,8 +38,9 @@ map p = softmax(phi_1..phi_{k-1}, 0) the determinant is prod_j p_j (Aitchison 19
 the Dirichlet density prod p_j^(alpha_j - 1) into prod p_j^alpha_j. Constants are dropped.
 
 Multinomial draws use sequential binomials (N_j ~ Bin(n - sum_{i<j} N_i, p_j / (1 - sum_{i<j} p_i))).
-Noise kernels as in :func:`engine.kernels.shared.log_noise`: 0 = -|r|/scale, 1 = -r^2/(2 scale^2), 2..9 a clipped release on its bound; normalising
-constants cancel in the acceptance ratio.
+Noise kernels as in :func:`engine.kernels.shared.log_noise`: 0 = -|r|/scale, 1 = -r^2/(2 scale^2), 2..9 a clipped
+release on its bound, 10 a bounded-domain Laplace release (``scale`` a tuple); normalising constants cancel in
+the acceptance ratio.
 """
 from __future__ import annotations
 

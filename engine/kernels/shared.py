@@ -5,6 +5,15 @@
   (Gaussian, discrete Gaussian); normalising constants cancel in every acceptance ratio here.
   Kernels 2..9 are a clipped release sitting on its bound, log P(U <= r) or log P(U >= r)
   (``log_noise_tail``; :mod:`engine.mechanisms.clipped` picks the code from s_dp).
+  Two releases need more than one number besides r, and pass ``scale`` as a tuple of three
+  (``engine.mechanisms.clipped.compiled_noise``; numba compiles a second version of every sampler for
+  that type, and the float version is unchanged):
+
+  - kernel 10 with (b, d_lo, d_hi): diffprivlib's ``LaplaceBoundedDomain``, whose density is renormalised
+    over [L, U] with an s-dependent normaliser (:func:`log_bounded_domain`), d_lo = L - s_dp, d_hi = U - s_dp;
+  - kernels 6..9 with (scale, g, 0): a release on the lattice g Z (OpenDP's float noise with ``k``) sitting on
+    its clip bound; the lattice law at r is the integer law at r / g with scale / g
+    (P(g V <= r) = P(V <= r / g), V the integer noise of scale scale / g).
 * ``record_move``: one Metropolis step on one record of a one-dimensional statistic (Ju et al. 2022,
   Alg. 1, step 2, eq. 5): the DA-MCMC sweeps and the reversible-jump sampler's sweeps both take it.
 * ``cdf_draw``: one category by inverse CDF (the categorical sweep, the log-linear class and
@@ -38,19 +47,70 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 
-__all__ = ["log_noise", "log_noise_tail", "record_move", "cdf_draw", "cholesky_into", "stat_dim", "draw_record", "record_stat",
+__all__ = ["log_noise", "log_noise_tail", "log_bounded_domain", "BOUNDED_DOMAIN", "record_move", "cdf_draw", "cholesky_into", "stat_dim", "draw_record", "record_stat",
            "statistics", "simulate_into", "simulate_statistic"]
+
+
+BOUNDED_DOMAIN = 10  # the kernel code of a bounded-domain Laplace release (scale = (b, d_lo, d_hi))
 
 
 @njit(cache=True, nogil=True)
 def log_noise(kernel, scale, r):
+    """log eta(s_dp | s) up to a constant, r = s_dp - s (module docstring); ``scale`` a float, or a tuple
+    of three for a bounded domain or a lattice on its clip bound."""
+    return _log_noise_of(kernel, scale, r)
+
+
+def _log_noise_of(kernel, scale, r):  # pragma: no cover - typed by the overload below, never run in Python
+    raise NotImplementedError
+
+
+@overload(_log_noise_of, jit_options={"cache": True, "nogil": True})
+def _log_noise_of_typed(kernel, scale, r):
+    """The noise of a float ``scale`` or of a tuple of three, chosen when numba types the call."""
+    if isinstance(scale, types.BaseTuple):
+        return lambda kernel, scale, r: _log_noise_with(kernel, scale, r)
+    return lambda kernel, scale, r: _log_noise_plain(kernel, scale, r)
+
+
+@njit(cache=True, nogil=True)
+def _log_noise_plain(kernel, scale, r):
     if kernel == 0:
         return -abs(r) / scale
     if kernel == 1:
         return -0.5 * (r / scale) * (r / scale)
     return log_noise_tail(kernel, scale, r)
+
+
+@njit(cache=True, nogil=True)
+def _log_noise_with(kernel, par, r):
+    """A tuple ``par``: the bounded domain (kernel 10) or the lattice g Z (kernels 0..9, par = (scale, g, 0))."""
+    if kernel == BOUNDED_DOMAIN:
+        return log_bounded_domain(par[0], par[1], par[2], r)
+    g = par[1]
+    return _log_noise_plain(kernel, par[0] / g, math.floor(r / g + 0.5))
+
+
+@njit(cache=True, nogil=True)
+def log_bounded_domain(b, d_lo, d_hi, r):
+    """log p(s_dp | s) + log(2 b) of diffprivlib's ``LaplaceBoundedDomain`` (Holohan et al. 2020): the statistic
+    clamped to s~ = min(max(s, L), U), Laplace noise of scale b, redrawn until the release lies in [L, U]:
+
+        p(s_dp | s) = exp(-|s_dp - s~| / b) / (2 b Z(s~)),   Z(s~) = F(U - s~) - F(L - s~),
+
+    F the Laplace CDF. With r = s_dp - s, d_lo = L - s_dp <= 0 <= d_hi = U - s_dp and m = s~ - s_dp =
+    min(max(-r, d_lo), d_hi): |s_dp - s~| = |m|, U - s~ = d_hi - m >= 0 >= L - s~ = d_lo - m, and with
+    F(a) = 1 - e^(-a/b) / 2 (a >= 0), F(c) = e^(c/b) / 2 (c <= 0),
+
+        log Z = log1p(-(e^(-(d_hi - m)/b) + e^((d_lo - m)/b)) / 2),
+
+    both exponentials at most 1, so log1p stays accurate; Z > 0 whenever U > L. The normaliser depends on s:
+    this is why the release is no function of r alone without d_lo and d_hi."""
+    m = min(max(-r, d_lo), d_hi)
+    return -abs(m) / b - math.log1p(-0.5 * (math.exp(-(d_hi - m) / b) + math.exp((d_lo - m) / b)))
 
 
 @njit(cache=True, nogil=True)

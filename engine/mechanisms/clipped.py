@@ -27,20 +27,34 @@ redraws s + U until it falls in [lower, upper]; the release's density is the ren
 
     p(s_dp | s) = f(s_dp - s~) / (F(upper - s~) - F(lower - s~)),   s~ = min(max(s, lower), upper),
 
-whose normaliser depends on s, so it is not a function of s_dp - s alone: it has no compiled kernel
-code and is analysed by the ``exact`` method (:meth:`BoundedLaplace.release_log_prob`).
+whose normaliser depends on s, so it is not a function of s_dp - s alone. Bound to a one-number release
+(:meth:`BoundedLaplace.bind_release`), it is a function of r = s_dp - s and of d_lo = lower - s_dp,
+d_hi = upper - s_dp: the compiled kernel code 10 with ``scale = (b, d_lo, d_hi)``
+(:func:`engine.kernels.shared.log_bounded_domain`), so DA-MCMC and the pseudo-marginal sampler analyse it
+like any other release; ``exact`` uses :meth:`BoundedLaplace.release_log_prob`.
+
+The compiled samplers
+---------------------
+:func:`compiled_noise` gives the (kernel code, scale) a compiled sampler takes: the mechanism's own ``kernel``
+and ``scale``, except for the two releases that need three numbers (a tuple ``scale``): the bounded domain, and
+a lattice release (OpenDP's float noise with ``k``) sitting on its clip bound, (scale, g, 0) with the
+lattice family's tail code. A mechanism's ``kernel`` property keeps refusing those two, so a sampler that has
+not been taught the tuple (ABC, reversible jump, Bernstein-Sheldon) still says so in one line.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
 from ..core.validation import fail
 from .additive import DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace
 
-__all__ = ["Clipped", "BoundedLaplace", "clip_bounds"]
+__all__ = ["Clipped", "BoundedLaplace", "clip_bounds", "compiled_noise", "BOUNDED_DOMAIN_KERNEL"]
+
+BOUNDED_DOMAIN_KERNEL = 10  # engine.kernels.shared.BOUNDED_DOMAIN
 
 # kernel code at the lower bound for each noise family; the upper bound is the next code
 _TAIL_CODE = {Laplace: 2, Gaussian: 4, DiscreteLaplace: 6, DiscreteGaussian: 8}
@@ -167,6 +181,7 @@ class BoundedLaplace:
     sensitivity: float = 1.0
     epsilon_stated: float = 0.0
     delta: float = 0.0
+    released: float | None = None  # the one-number release this record is bound to (bind_release)
 
     name = "bounded_laplace"
     release_law = True
@@ -174,8 +189,23 @@ class BoundedLaplace:
 
     @property
     def kernel(self):
-        raise ValueError("mechanism LaplaceBoundedDomain is invalid for this sampler: its normaliser depends on s, "
-                         "so only method exact analyses it")
+        raise ValueError("mechanism LaplaceBoundedDomain is invalid for this sampler: its normaliser depends on s; "
+                         "use method exact, da_mcmc or pseudo_marginal")
+
+    def bind_release(self, s_dp) -> "BoundedLaplace":
+        """This mechanism as seen from the release: a one-number release is kept (the compiled samplers' d_lo and
+        d_hi, and ``noise_log_prob`` as a function of r); a vector release only checked."""
+        s = np.asarray(s_dp, dtype=float)
+        if np.any(s < self.lower) or np.any(s > self.upper):
+            fail("data.s_dp", s.tolist(), f"must lie within the bounded domain [{self.lower:g}, {self.upper:g}]")
+        return replace(self, released=float(s.ravel()[0]) if s.size == 1 else None)
+
+    def compiled(self) -> tuple[int, tuple]:
+        """(kernel code 10, (b, lower - s_dp, upper - s_dp)) for the compiled samplers."""
+        if self.released is None:
+            fail("release.mechanism", "LaplaceBoundedDomain", "is invalid for this sampler on a release of several "
+                 "numbers (each entry's normaliser has its own bounds relative to it); use method exact")
+        return BOUNDED_DOMAIN_KERNEL, (float(self.scale), self.lower - self.released, self.upper - self.released)
 
     @property
     def noise_sd(self) -> float:
@@ -216,7 +246,10 @@ class BoundedLaplace:
         return np.where(inside, base.noise_log_prob(s_dp - st) - log_mass, -np.inf)
 
     def noise_log_prob(self, r):
-        self.kernel  # raises: no function of r alone
+        """log p(s_dp | s) at s = s_dp - r, for the release this record is bound to."""
+        if self.released is None:
+            self.compiled()  # raises: no function of r alone without the release
+        return self.release_log_prob(self.released, self.released - np.asarray(r, dtype=float))
 
     def log_prob(self, s_dp, s) -> np.ndarray:
         return np.sum(self.release_log_prob(s_dp, s), axis=-1)
@@ -224,3 +257,15 @@ class BoundedLaplace:
     def describe(self) -> str:
         return (f"Laplace noise, scale b = {self.scale:.4g}, on the bounded domain [{self.lower:g}, {self.upper:g}] "
                 f"(redrawn until inside: the density is renormalised and depends on s)")
+
+
+def compiled_noise(mech) -> tuple[int, Any]:
+    """(kernel code, scale) for a compiled sampler (module docstring): a float scale, or a tuple of three for a
+    bounded domain or a lattice release on its clip bound. Raises ``ValueError`` where no code exists."""
+    if isinstance(mech, BoundedLaplace):
+        return mech.compiled()
+    if isinstance(mech, Clipped) and mech.side in (-1, 1):
+        g = getattr(mech.base, "granularity", 1.0)
+        if g != 1.0:
+            return _tail_code(mech.base) + (0 if mech.side < 0 else 1), (float(mech.base.scale), float(g), 0.0)
+    return int(mech.kernel), float(mech.scale)

@@ -50,7 +50,8 @@ from .clipped import BoundedLaplace, Clipped, clip_bounds
 from .lattice import LatticeGaussian, LatticeLaplace
 from .randomized_response import RandomizedResponse, k_ary_log_transition
 
-__all__ = ["LibraryRelease", "release_from", "release_options", "make_release", "LIBRARIES",
+__all__ = ["LibraryRelease", "release_from", "release_options", "make_release", "LIBRARIES", "StatedGaussian",
+           "StatedDiscreteGaussian",
            "describe_release", "diffprivlib_analytic_sigma", "diffprivlib_discrete_sigma", "diffprivlib_bounded_scale"]
 
 _REQ = object()  # a parameter without a default
@@ -103,6 +104,46 @@ class LibraryRelease:
     guarantee: Mapping[str, Any]
     neighbouring: str
     warnings: tuple[str, ...] = field(default=())
+
+
+@dataclass(frozen=True)
+class StatedGaussian(Gaussian):
+    """A diffprivlib Gaussian (``Gaussian`` or ``GaussianAnalytic``): the Gaussian noise law, with the guarantee
+    the library states for it, (epsilon, delta)-DP at the sensitivity given, which is what the user made (the
+    lab's own Gaussian would state the analytic (epsilon, delta) of sigma, or rho-zCDP). ``rho`` travels too: it
+    is the same noise's zCDP, for the trade-off curves."""
+
+    epsilon_stated: float = 1.0
+    delta_stated: float = 0.0
+    label: str = "diffprivlib Gaussian"
+
+    @property
+    def guarantee(self) -> dict:
+        return {"kind": "approx", "epsilon": self.epsilon_stated, "delta": self.delta_stated,
+                "rho": self.sensitivity**2 / (2.0 * self.scale**2)}
+
+    def describe(self) -> str:
+        return (f"Gaussian noise, sigma = {self.scale:.4g}; ({_fmt(self.epsilon_stated)}, {_fmt(self.delta_stated)})"
+                f"-DP as {self.label} states it (L2 sensitivity {self.sensitivity:g})")
+
+
+@dataclass(frozen=True)
+class StatedDiscreteGaussian(DiscreteGaussian):
+    """diffprivlib's ``GaussianDiscrete``: the discrete Gaussian noise law with the (epsilon, delta) the library
+    states (:class:`StatedGaussian`)."""
+
+    epsilon_stated: float = 1.0
+    delta_stated: float = 0.0
+    label: str = "diffprivlib GaussianDiscrete"
+
+    @property
+    def guarantee(self) -> dict:
+        return {"kind": "approx", "epsilon": self.epsilon_stated, "delta": self.delta_stated,
+                "rho": self.sensitivity**2 / (2.0 * self.scale**2)}
+
+    def describe(self) -> str:
+        return (f"discrete Gaussian noise, sigma = {self.scale:.4g}; ({_fmt(self.epsilon_stated)}, "
+                f"{_fmt(self.delta_stated)})-DP as {self.label} states it (L2 sensitivity {self.sensitivity:g})")
 
 
 def release_options() -> dict:
@@ -271,8 +312,12 @@ def _opendp(mechanism: str, params: Mapping[str, Any], default_sensitivity: floa
         if domain == "int":
             fail(f"{field_}.k", k, "is for the float domain only (int noise is on the integers)")
         g = 2.0 ** int(k)
-    sens = params.get("sensitivity", default_sensitivity)
+    given = params.get("sensitivity")
+    sens = given if given is not None else default_sensitivity
     sens = 1.0 if sens is None else positive(f"{field_}.sensitivity", sens)
+    # where the sensitivity comes from, for the sentence: the one given, the model's add/remove-one default (the
+    # one the analysis uses), or none known yet (the guarantee is then stated per unit of sensitivity)
+    source = "given" if given is not None else ("model" if default_sensitivity is not None else "unit")
     if domain == "int" and not float(sens).is_integer():
         fail(f"{field_}.sensitivity", sens, "must be a whole number on the int domain")
     if mechanism == "laplace":
@@ -285,7 +330,7 @@ def _opendp(mechanism: str, params: Mapping[str, Any], default_sensitivity: floa
             law = f"the statistic rounded to {g:g} plus Laplace noise on {g:g} Z, scale {scale:.4g}"
         eps = noise.guarantee["epsilon"]
         guarantee = {"kind": "pure", "epsilon": eps}
-        gtext = f"{eps:.4g}-DP"
+        gtext = f"{eps:.4g}-DP" if source != "unit" else f"(Δ / {scale:.4g})-DP"
     else:
         if domain == "int":
             noise, law = DiscreteGaussian(scale=scale, sensitivity=sens), f"discrete Gaussian noise, σ = {scale:.4g}"
@@ -296,10 +341,14 @@ def _opendp(mechanism: str, params: Mapping[str, Any], default_sensitivity: floa
             law = f"the statistic rounded to {g:g} plus Gaussian noise on {g:g} Z, σ = {scale:.4g}"
         rho = noise.guarantee["rho"]
         guarantee = {"kind": "zcdp", "rho": rho}
-        gtext = f"{rho:.4g}-zCDP"
+        gtext = f"{rho:.4g}-zCDP" if source != "unit" else f"({1.0 / (2.0 * scale * scale):.4g} Δ²)-zCDP"
     k_txt = f", k = {int(params['k'])}" if g is not None else ""
     head = f"OpenDP {mechanism} ({domain} domain), scale = {_fmt(scale)}{k_txt}"
-    guarantee_txt = (f"{gtext} for sensitivity {sens:g}" + (f" (+ granularity {g:g})" if g is not None else "")
+    at = {"given": f"for sensitivity {sens:g}",
+          "model": f"for sensitivity {sens:g} (the model's add/remove-one default, which the analysis uses)",
+          "unit": "at the model's add/remove-one sensitivity Δ, which the analysis uses (sensitivity left blank; Δ = "
+                  "1 for a count or a histogram cell, max(|lo|, |hi|) for a sum of values clamped to [lo, hi])"}
+    guarantee_txt = (f"{gtext} {at[source]}" + (f" (+ granularity {g:g})" if g is not None else "")
                      + " under add/remove-one neighbours")
     return noise, head, law, guarantee, guarantee_txt
 
@@ -353,13 +402,14 @@ def _diffprivlib(mechanism: str, params: Mapping[str, Any], field_: str):
             sigma = diffprivlib_analytic_sigma(eps, delta, sens)
             law = f"Gaussian noise σ = {sigma:.4g}"
             head = f"diffprivlib GaussianAnalytic, ε = {_fmt(eps)}, δ = {_fmt(delta)}, Δ = {_fmt(sens)}"
-        noise = Gaussian(scale=sigma, sensitivity=sens)
+        noise = StatedGaussian(scale=sigma, sensitivity=sens, epsilon_stated=eps, delta_stated=delta,
+                               label=f"diffprivlib {mechanism}")
         guarantee = {"kind": "approx", "epsilon": eps, "delta": delta}
     elif mechanism == "GaussianDiscrete":
         delta = _delta(field_, params, required=True)
         sens = _whole(field_, params, "sensitivity", 1)
         sigma = diffprivlib_discrete_sigma(eps, delta, sens)
-        noise = DiscreteGaussian(scale=sigma, sensitivity=sens)
+        noise = StatedDiscreteGaussian(scale=sigma, sensitivity=sens, epsilon_stated=eps, delta_stated=delta)
         guarantee = {"kind": "approx", "epsilon": eps, "delta": delta}
         head = f"diffprivlib GaussianDiscrete, ε = {_fmt(eps)}, δ = {_fmt(delta)}, Δ = {sens}"
         law = f"discrete Gaussian noise σ = {sigma:.4g}"
@@ -404,16 +454,20 @@ def _map(library: str, mechanism: str, params: Mapping[str, Any], default_sensit
     return noise, head, law, guarantee, gtxt
 
 
-def release_from(library: str, mechanism: str, **params) -> LibraryRelease:
+def release_from(library: str, mechanism: str, *, default_sensitivity: float | None = None,
+                 **params) -> LibraryRelease:
     """Map a library call to the exact noise law of its release.
 
     ``library = "opendp"``: ``mechanism = "laplace" | "gaussian"``, ``domain = "int" | "float"``,
     OpenDP's ``scale``, optional ``k`` (granularity 2^k, float only), ``sensitivity`` (d_in, for the
     guarantee only) and ``clip``. ``library = "diffprivlib"``: ``mechanism`` is the class name and the
     parameters are the class's own (``epsilon``, ``delta``, ``sensitivity``, ``lower``, ``upper``).
+    ``default_sensitivity``: the model's add/remove-one sensitivity, which an OpenDP release without
+    ``sensitivity`` is analysed at (``engine.spec``); the sentence then states the guarantee at it, and without
+    it (no model known) states it as a function of that sensitivity Δ rather than at Δ = 1.
     Returns a :class:`LibraryRelease` with the engine mechanism, the mapping in one sentence, the guarantee
     and warnings where the library's convention differs from the lab's default."""
-    noise, head, law, guarantee, gtxt = _map(library, mechanism, params, None)
+    noise, head, law, guarantee, gtxt = _map(library, mechanism, params, default_sensitivity)
     warnings = []
     if library == "diffprivlib" and mechanism == "Gaussian":
         warnings.append("diffprivlib's Gaussian is the classic mechanism, σ = √(2 ln(1.25/δ))·Δ/ε; the lab's own "

@@ -57,7 +57,8 @@ class Method:
     unknown_n : bool
         It handles an unknown sample size (``problem.unknown_n``). Any other method run on such a
         problem runs at the naive plug-in n = round(n_dp) (the problem's ``model.n``), and its
-        result says so: ``info["plug_in_n"]`` and a ``note``.
+        result says so: ``info["plug_in_n"]`` and a ``note`` (unless the result itself treated n as unknown,
+        ``info["unknown_n"]`` or a parameter ``n``: exact on a histogram with a private total, also through auto).
     """
 
     name: str
@@ -75,9 +76,11 @@ class Method:
         result = self.run(problem, rng, settings, on_progress)
         if self.mcmc and "mcmc" not in result.info:
             result = replace(result, info={**result.info, "mcmc": True})
-        if getattr(problem, "unknown_n", None) is not None and not self.unknown_n:
+        treated = result.info.get("unknown_n") or "n" in result.param_names  # the result reports n itself
+        if getattr(problem, "unknown_n", None) is not None and not self.unknown_n and not treated:
             n = int(problem.model.n)
-            note = f"n unknown: run at the naive plug-in n = round(n_dp) = {n}"
+            plug = "round(n_dp)" if problem.unknown_n.n_dp is not None else "the released cells' total"
+            note = f"n unknown: run at the naive plug-in n = {plug} = {n}"
             old = result.info.get("note")
             result = replace(result, info={**result.info, "plug_in_n": n,
                                            "note": f"{note}; {old}" if old else note})

@@ -47,6 +47,7 @@ from ..core.validation import fail, positive_int
 from ..kernels import da_mcmc as kernels
 from ..kernels.da_mcmc import regression_chain, regression_window_chain
 from ..mechanisms import RandomizedResponse
+from ..mechanisms.clipped import compiled_noise
 from ..models.custom import CustomModel
 from .base import Method
 
@@ -107,8 +108,8 @@ class _Runner:
         model, mech = problem.model, problem.mechanism
         self.rr = isinstance(mech, RandomizedResponse)
         self.z = _rr_reports(problem) if self.rr else np.zeros(1, dtype=np.int64)
-        self.kernel = getattr(mech, "kernel", 0)
-        self.scale = float(getattr(mech, "scale", 1.0))
+        # a float scale, or a tuple for a bounded domain or a lattice release on its clip bound (compiled_noise)
+        self.kernel, self.scale = (0, 1.0) if self.rr else compiled_noise(mech)
         if model.name == "beta_binomial":
             self._prepare_bernoulli()
         elif model.name == "linear_regression":

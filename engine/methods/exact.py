@@ -49,6 +49,12 @@ reports ``representation`` (``mixture`` or ``grid``), ``neglected_mass_bound`` (
 mass relative to the evidence), ``tail_mass`` (mass beyond the grid, handled by the prior-tail
 rule) and ``interpolation_tol`` (1e-6 relative in the density).
 
+dirichlet_multinomial with an unknown n (``model.n_prior``: a histogram whose total is private)
+    The Poisson construction of paper 002, Appendix B (:mod:`engine.methods.histogram_total`): each cell's
+    count law is its own poisson_gamma mixture; independent across cells when the prior on n is
+    negative_binomial with dispersion sum(alpha) and no noisy size is released, else convolved and reweighted
+    by the prior on n and the size mechanism. Parameters p[0..k-1] and n.
+
 Randomized response over more than two categories and custom models have no exact form here and
 raise ``ValueError``; use da_mcmc or pseudo_marginal.
 """
@@ -69,6 +75,7 @@ from ..numerics import grid_posterior
 from ..numerics.densities import cell_density, range_from_quantiles
 from ..numerics.statistic_laws import T_NOISE, likelihood, noise_of
 from .base import Method
+from .histogram_total import histogram_total
 from .pseudo_marginal import moment_estimate
 
 __all__ = ["exact", "exact_mixture", "exact_moments", "Mixture", "has_closed_form", "grid_result", "METHOD"]
@@ -620,6 +627,11 @@ def exact(problem: Problem, rng: np.random.Generator, *, draws: int = 4000, chai
     total = draws * chains
     density = {}
     info = {}
+    if model.name == "dirichlet_multinomial" and problem.unknown_n is not None:
+        theta, info = histogram_total(problem, rng, total)
+        info["wall_time_s"] = time.perf_counter() - t0
+        return Result(method="exact", param_names=tuple(model.param_names) + ("n",),
+                      draws=theta.reshape(chains, draws, -1), s_dp=problem.s_dp, info=info)
     if model.name == "dirichlet_multinomial":
         mix = _DMDistribution(problem)
         counts = mix.sample_counts(rng, total)

@@ -83,6 +83,7 @@ from ..core.results import Problem, Result
 from ..core.validation import choice, fail, positive_int
 from ..kernels import pseudo_marginal as pm_kernels
 from ..mechanisms import RandomizedResponse
+from ..mechanisms.clipped import compiled_noise
 from ..models.custom import CustomModel
 from .base import Method
 from .loglinear_pm import loglinear_pseudo_marginal
@@ -220,9 +221,10 @@ def _setup(problem: Problem) -> _Setup:
         log_q = np.ascontiguousarray(mech.log_Q)
     k = len(model.param_names)
     d = k - 1 if model.name == "dirichlet_multinomial" else k
-    return _Setup(code=code, par=par, sdp=sdp, kernel=int(getattr(mech, "kernel", 0)),
-                  scale=float(getattr(mech, "scale", 1.0)), log_q=log_q, d=d, k=k, exact_likelihood=rr,
-                  pilot_cost=int(cost))
+    # a float scale, or a tuple for a bounded domain or a lattice release on its clip bound (compiled_noise)
+    kernel, scale = (0, 1.0) if rr else compiled_noise(mech)
+    return _Setup(code=code, par=par, sdp=sdp, kernel=kernel, scale=scale, log_q=log_q, d=d, k=k,
+                  exact_likelihood=rr, pilot_cost=int(cost))
 
 
 def _to_phi(setup: _Setup, theta: np.ndarray) -> np.ndarray:

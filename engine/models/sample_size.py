@@ -32,7 +32,8 @@ from ..core.validation import fail, finite, positive
 from ..mechanisms import make_mechanism
 from .base import MAX_N
 
-__all__ = ["SizePrior", "UnknownSize", "make_size_prior", "make_size_mechanism", "plug_in_n", "check_n_dp", "PRIOR_NAMES",
+__all__ = ["SizePrior", "UnknownSize", "make_size_prior", "make_size_mechanism", "plug_in_n", "plug_in_total",
+           "check_n_dp", "PRIOR_NAMES",
            "MAX_PRIOR_MEAN"]
 
 PRIOR_NAMES = ("poisson", "negative_binomial")
@@ -97,20 +98,27 @@ class UnknownSize:
 
     prior: SizePrior
     mechanism: Any
-    n_dp: float
+    n_dp: float | None
 
     @property
-    def plug_in(self) -> int:
-        return plug_in_n(self.n_dp)
+    def plug_in(self) -> int | None:
+        return None if self.n_dp is None else plug_in_n(self.n_dp)
 
     def log_likelihood(self, n) -> np.ndarray:
-        """log eta_n(n_dp | n) for each n (normalised)."""
+        """log eta_n(n_dp | n) for each n (normalised); 0 when no size is released."""
+        if self.mechanism is None:
+            return np.zeros(np.shape(n))
         return self.mechanism.noise_log_prob(self.n_dp - np.asarray(n, dtype=float))
 
 
 def plug_in_n(n_dp: float) -> int:
     """The naive plug-in size round(n_dp), clamped to [1, 10^7]."""
     return int(min(max(round(float(n_dp)), 1), MAX_N))
+
+
+def plug_in_total(s_dp) -> int:
+    """A histogram's plug-in size: the released cells' total (negative cells as 0), clamped to [1, 10^7]."""
+    return plug_in_n(float(np.sum(np.maximum(np.asarray(s_dp, dtype=float), 0.0))))
 
 
 def make_size_prior(value: Any) -> SizePrior:
