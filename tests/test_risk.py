@@ -679,6 +679,22 @@ def test_unknown_n_laplace_pair_is_the_product_and_composes_the_epsilons():
     assert min(np.asarray(mixed["tradeoff"]["beta"]) - np.asarray(mixed["bound"]["beta"])) > -1e-12
 
 
+def test_a_histogram_with_a_private_total_moves_one_cell():
+    """A histogram whose total is private and not released (paper 002 App. B, what import-dpwizard writes):
+    add/remove-one neighbours move one cell by one and nothing else, so discrete Laplace t = 2 is 0.5-DP and
+    the ceiling is expit(0.5) (replace-one neighbours would move two cells: expit(1))."""
+    spec = {"seed": 1, "model": {"name": "dirichlet_multinomial", "alpha": [1.0, 1.0, 1.0],
+                                 "n_prior": {"name": "negative_binomial", "mean": 100.0, "dispersion": 3.0}},
+            "mechanism": {"name": "discrete_laplace", "scale": 2.0, "sensitivity": 1.0},
+            "data": {"s_dp": [30.0, 41.0, 25.0]}}
+    r = engine.risk(spec)
+    assert r["neighbours"]["shift"] == [1.0, 0.0, 0.0] and "size_shift" not in r["neighbours"]
+    assert r["epsilon"] == pytest.approx(0.5) and r["informed_adversary"]["max"] == pytest.approx(special.expit(0.5))
+    known = engine.risk({**spec, "model": {"name": "dirichlet_multinomial", "n": 96, "alpha": [1.0, 1.0, 1.0]}})
+    assert known["neighbours"]["shift"] == [-1.0, 1.0, 0.0]  # the negative control: replace-one moves two cells
+    assert known["informed_adversary"]["max"] == pytest.approx(special.expit(1.0))
+
+
 # --- clipped releases and a bounded domain ---------------------------------------------------------------
 
 def _threshold_curve(log_cdf0, log_cdf1, lo, hi, points=200_001):

@@ -85,8 +85,10 @@ def _l2(mechanism) -> bool:
     return isinstance(base_mechanism(mechanism), (Gaussian, DiscreteGaussian))
 
 
-def neighbours(model, mechanism, unknown_n: bool = False) -> Neighbours:
-    """The neighbouring record values at the sensitivity (module docstring); ValueError where none can be given."""
+def neighbours(model, mechanism, unknown_n: bool = False, size_released: bool = True) -> Neighbours:
+    """The neighbouring record values at the sensitivity (module docstring); ValueError where none can be given.
+    ``unknown_n``: add/remove-one neighbours; ``size_released``: the noisy size n_dp moves with them (False for a
+    histogram whose total is private and not released: only its cells move)."""
     name = getattr(model, "name", None)
     if mechanism is None:
         fail("mechanism", None, "the privacy risk needs the engine mechanism that made the release (a custom "
@@ -96,7 +98,7 @@ def neighbours(model, mechanism, unknown_n: bool = False) -> Neighbours:
     if isinstance(mechanism, RandomizedResponse):
         return _rr_neighbours(mechanism)
     if unknown_n:
-        return _add_remove(model, mechanism)
+        return _add_remove(model, mechanism, size_released)
     if name == "beta_binomial":
         return Neighbours(0, 1, (1.0,))
     if name == "dirichlet_multinomial":
@@ -118,8 +120,15 @@ def neighbours(model, mechanism, unknown_n: bool = False) -> Neighbours:
     return _custom_pair(model, mechanism)
 
 
-def _add_remove(model, mechanism) -> Neighbours:
+def _add_remove(model, mechanism, size_released: bool = True) -> Neighbours:
     name = model.name
+    if name == "dirichlet_multinomial":  # a histogram: the record adds one to its cell, and to nothing else
+        shift = np.zeros(model.k)
+        shift[0] = 1.0
+        return Neighbours(None, 0, tuple(shift.tolist()), size_shift=1.0 if size_released else 0.0,
+                          note="add/remove-one: one dataset has the record, the other not; its cell moves by one"
+                               + (" and the released size by one" if size_released else
+                                  " (the total is private and not released apart from the cells)"))
     if name == "beta_binomial":
         value = 1
     elif name == "poisson_gamma":

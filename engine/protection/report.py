@@ -72,7 +72,7 @@ def risk(problem_or_spec, *, realistic: bool = True) -> dict:
     Returns the content of ``risk.json`` (plain floats, lists and ``None``)."""
     problem = _problem(problem_or_spec)
     size = problem.unknown_n.mechanism if problem.unknown_n is not None else None
-    out = privacy_side(problem.model, problem.mechanism, n_mechanism=size)
+    out = privacy_side(problem.model, problem.mechanism, n_mechanism=size, unknown_n=problem.unknown_n is not None)
     if realistic:
         out["realistic_adversary"] = realistic_adversary(problem)
     return out
@@ -88,14 +88,18 @@ def protection_of_spec(spec) -> dict:
     table = {k: v for k, v in spec.model.items() if k != "n_prior"}
     table.setdefault("n", plug_in_n(make_size_prior(spec.model["n_prior"]).mean))
     model = make_model(table["name"], table)
-    return privacy_side(model, build_mechanism(spec.mechanism, model, unbounded=True),
-                        n_mechanism=make_size_mechanism(spec.n_mechanism))
+    size = None if spec.n_mechanism is None else make_size_mechanism(spec.n_mechanism)
+    return privacy_side(model, build_mechanism(spec.mechanism, model, unbounded=True), n_mechanism=size,
+                        unknown_n=True)
 
 
-def privacy_side(model, mechanism, n_mechanism=None) -> dict:
+def privacy_side(model, mechanism, n_mechanism=None, unknown_n: bool | None = None) -> dict:
     """Trade-off, bound, informed adversary and power for a model and its mechanism (and, for an unknown n,
-    the mechanism of the released size: add/remove-one neighbours, the joint release)."""
-    pair = neighbours(model, mechanism, unknown_n=n_mechanism is not None)
+    the mechanism of the released size: add/remove-one neighbours, the joint release). ``unknown_n`` defaults
+    to whether a size mechanism is given; a histogram whose total is private has add/remove-one neighbours
+    and no size mechanism (only its cells are released)."""
+    unknown_n = n_mechanism is not None if unknown_n is None else unknown_n
+    pair = neighbours(model, mechanism, unknown_n=unknown_n, size_released=n_mechanism is not None)
     exp = experiment(model, mechanism, pair, n_mechanism=n_mechanism)
     alpha = alpha_grid()
     beta = exp.tradeoff(alpha)
