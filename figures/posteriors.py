@@ -330,20 +330,22 @@ def _estimate_traces(estimators, param: str, y: float, axes: dict, seen: set) ->
     return traces
 
 
-def n_pmf_plot(values, probs, *, n_dp: float, true_n: int | None = None, plug_in: int | None = None) -> go.Figure:
-    """Posterior pmf of the unknown number of records n (bars), with the released noisy size n_dp
-    (solid line), the plug-in size round(n_dp) the known-n methods assume (dotted) and, for a
-    simulation, the true n (dashed). ``values``/``probs`` come from ``engine.n_pmf``."""
+def n_pmf_plot(values, probs, *, n_dp: float | None, true_n: int | None = None, plug_in: int | None = None,
+               method: str = "rjmcmc") -> go.Figure:
+    """Posterior pmf of the unknown number of records n (bars, drawn by ``method``), with the released noisy
+    size n_dp (solid line; none for a histogram whose total is not released), the plug-in size the known-n
+    methods assume (dotted) and, for a simulation, the true n (dashed). ``values``/``probs`` come from
+    ``engine.n_pmf``."""
     values, probs = np.asarray(values, float), np.asarray(probs, float)
     if values.size == 0 or values.shape != probs.shape:
         raise ValueError("values = [] is invalid: n_pmf_plot needs the posterior pmf of n (values and "
                          "probabilities of equal length)")
     top = float(probs.max()) * 1.1
     fig = go.Figure()
-    fig.add_trace(go.Bar(x=values, y=probs, name="posterior pmf of n", marker={"color": color_of("rjmcmc")},
+    fig.add_trace(go.Bar(x=values, y=probs, name="posterior pmf of n", marker={"color": color_of(method)},
                          hovertemplate="n = %{x}<br>probability %{y:.3g}<extra></extra>",
-                         meta={"kind": "n_pmf", "method": "rjmcmc", "param": "n"}))
-    lines = [("n_dp", float(n_dp), f"released n_dp = {n_dp:.4g}", BOUND_COLOR, "solid")]
+                         meta={"kind": "n_pmf", "method": method, "param": "n"}))
+    lines = [] if n_dp is None else [("n_dp", float(n_dp), f"released n_dp = {n_dp:.4g}", BOUND_COLOR, "solid")]
     if plug_in is not None:
         lines.append(("plug_in", float(plug_in), f"plug-in n = {int(plug_in)}", "#7f7f7f", "dot"))
     if true_n is not None:

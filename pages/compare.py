@@ -43,8 +43,12 @@ if prepared.true_params:
     shown = list(prepared.true_params.items())
     truth = " · true " + ", ".join(f"{k} = {v:.4g}" for k, v in shown[:4]) + \
         (f", … ({len(shown)} parameters: see the table)" if len(shown) > 4 else "")
-size = f"n = {prepared.n:,}" if not prepared.unknown_n else \
-    f"n unknown: released **n_dp = {prepared.n_dp:.4g}** (plug-in n = {prepared.n:,})"
+if not prepared.unknown_n:
+    size = f"n = {prepared.n:,}"
+elif prepared.n_dp is None:
+    size = f"n unknown and not released (plug-in n = {prepared.n:,}, the released cells' total)"
+else:
+    size = f"n unknown: released **n_dp = {prepared.n_dp:.4g}** (plug-in n = {prepared.n:,})"
 st.markdown(f"**{MODEL_LABELS[s.model]}**, {size} · release **s_dp = [{release}]**{truth}")
 
 if prepared.implausible_text:
@@ -93,10 +97,12 @@ with results_area:
                                          too_few=too_few)
     st.plotly_chart(fig, key=keys.POSTERIOR_CHART, width="stretch",
                     config={"toImageButtonOptions": {"format": "png", "filename": "posterior", "scale": 2}})
-    if "rjmcmc" in ok:  # the unknown n's own posterior, against what was released and the truth
-        values, probs = method_runs.n_pmf(ok["rjmcmc"].result)
+    n_source = "rjmcmc" if "rjmcmc" in ok else "exact" if prepared.unknown_n and "exact" in ok else None
+    if n_source:  # the unknown n's own posterior, against what was released and the truth
+        values, probs = method_runs.n_pmf(ok[n_source].result)
         downloads.chart(posteriors.n_pmf_plot(values, probs, n_dp=prepared.n_dp, plug_in=prepared.n,
-                                              true_n=prepared.n_true), key=keys.N_PMF_CHART, name="n_posterior")
+                                              true_n=prepared.n_true, method=n_source),
+                        key=keys.N_PMF_CHART, name="n_posterior")
     if "mcem" in ok:
         st.caption(narrative.mle_caption(ok["mcem"].result.info))
     if "pseudo_marginal" in ok and ok["pseudo_marginal"].result.info.get("particles_capped"):

@@ -17,6 +17,7 @@ from engine.core.spec import spec_to_toml
 from engine.spec import spec_from_dict
 from app_support import open_app
 from figures.budget import mean_split_plot
+from figures.labels import METHOD_LABELS
 from ui import keys
 from ui.params.messages import in_words
 from ui.params.query import from_query, to_query
@@ -171,7 +172,8 @@ def test_dpwizard_upload_lists_statistics_and_loads_one_into_compare():
     captions = _texts(at.sidebar.caption)
     assert any(c.startswith("**hours** (Mean), not analysed:") for c in captions)  # what cannot be analysed, named
     pick = at.sidebar.selectbox(key=keys.W_DPWIZARD_PICK)
-    assert len(pick.options) == 6 and "grade: count in (20, 40] (released 85)" in pick.options
+    assert len(pick.options) == 7 and "grade: count in (20, 40] (released 85)" in pick.options
+    assert pick.value == "grade_histogram.toml"  # the whole histogram first: its total is private
     pick.set_value("grade_bin2.toml").run()
     at.sidebar.button(key=keys.W_DPWIZARD_LOAD).click().run()
     _clean(at)
@@ -185,6 +187,37 @@ def test_dpwizard_upload_lists_statistics_and_loads_one_into_compare():
     assert not at.exception
     assert _texts(at.sidebar.error) == ["notes.zip is not a dp-wizard package the lab can read: must be a .zip file "
                                         "(dp-wizard's results package)"]
+
+
+def test_dpwizard_histogram_loads_with_its_private_total_and_exact_reports_p_and_n():
+    """The whole histogram (paper 002 App. B): an unknown n that is not released; the sidebar says so and offers
+    no n_dp box, the link and the spec carry no [n_mechanism], and Exact draws p and n (the n pmf figure, drawn
+    by Exact, has no n_dp line)."""
+    at = open_app("pages/compare.py", timeout=TIMEOUT)
+    with open(PACKAGE, "rb") as fh:
+        data = fh.read()
+    at.sidebar.file_uploader(key=keys.W_DPWIZARD).set_value(("grade_hours.zip", data, "application/zip")).run()
+    at.sidebar.button(key=keys.W_DPWIZARD_LOAD).click().run()
+    _clean(at)
+    s = at.session_state[keys.SCENARIO]
+    assert (s.model, s.sample_size, s.n_mechanism, s.n_prior) == ("dirichlet_multinomial", "unknown", "none",
+                                                                  "negative_binomial")
+    assert not s.size_released and "n_mechanism" not in to_spec_dict(s, method="exact")
+    assert s.methods == ("naive", "exact")  # DA-MCMC would run at the plug-in n
+    assert at.sidebar.selectbox(key=keys.W_N_MECHANISM).value == "none"
+    assert keys.W_N_DP not in [t.key for t in at.sidebar.text_input]
+    assert at.query_params["n_mech"] == "none" and "n_dp" not in at.query_params
+    assert any("n unknown and not released" in m for m in _texts(at.markdown))
+    methods = set(at.dataframe[0].value["method"])
+    assert METHOD_LABELS["exact"] in methods
+    charts = [c.proto.spec for c in at.get("plotly_chart")]
+    n_chart = [json.loads(c) for c in charts if '"n_pmf"' in c]
+    assert len(n_chart) == 1
+    kinds = [t["meta"]["kind"] for t in n_chart[0]["data"]]
+    assert kinds[0] == "n_pmf" and "n_dp" not in kinds and n_chart[0]["data"][0]["meta"]["method"] == "exact"
+    # another model: "none" is not offered, and the section falls back to Laplace noise on n
+    at.sidebar.selectbox(key=keys.W_MODEL).set_value("beta_binomial").run()
+    assert "none" not in at.sidebar.selectbox(key=keys.W_N_MECHANISM).options
 
 
 # --------------------------------------------------------------------------- AppTest: Privacy budget

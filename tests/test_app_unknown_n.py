@@ -86,9 +86,9 @@ def test_bad_prior_mean_shows_the_engine_error_next_to_the_input_and_keeps_it():
 @pytest.mark.parametrize("act, message", [
     (lambda at: at.text_input(key=keys.W_N_SCALE).set_value(str(-1.0)).run(), "noise scale on n must be a finite number > 0 (you entered -1)"),
     (lambda at: at.text_input(key=keys.W_N_DP).input("lots").run(), "Released n_dp must be"),
-    (lambda at: at.selectbox(key=keys.W_MODEL).set_value("dirichlet_multinomial").run(),
-     "prior on n is not allowed: Dirichlet-multinomial has fixed-n tables"),
-], ids=["n_mechanism", "n_dp", "dirichlet"])
+    (lambda at: at.selectbox(key=keys.W_MODEL).set_value("naive_bayes_loglinear").run(),
+     "has fixed-n tables and does not support an unknown n"),
+], ids=["n_mechanism", "n_dp", "loglinear"])
 def test_other_bad_unknown_n_inputs_are_named(act, message):
     at = _open(scenario=BAYES_VS_MLE.scenario)
     act(at)
@@ -206,7 +206,9 @@ def test_privacy_budget_sweeps_rjmcmc_as_the_exact_posterior_under_an_unknown_n(
     _assert_clean(at)
     assert "rjmcmc" in at.multiselect(key=keys.W_SWEEP_METHODS).value
     assert any("exact posterior sd of theta" in s for s in _texts(at.success) + _texts(at.warning))
-    step = _figure(at, 2)
+    figures = [_figure(at, i) for i in range(len(at.get("plotly_chart")))]
+    assert any(m.get("kind") == "q95" for f in figures for m in _metas(f))  # the privacy side: add/remove-one now
+    step = next(f for f in figures if any(m.get("kind") == "density" for m in _metas(f)))
     assert {m["param"] for m in _metas(step) if "param" in m} == {"theta"}
 
 

@@ -76,6 +76,7 @@ class Prepared:
     epsilon: float | None
     exact_available: bool
     n_dp: float | None = None  # the released noisy size (unknown n); n is then the plug-in round(n_dp)
+    size_unknown: bool = False  # n is a parameter: released as n_dp, or (a histogram) a private total not released
     n_true: int | None = None  # the true size behind n_dp when the app holds the records (simulation, CSV)
     model_name: str = ""
     supported_methods: tuple[str, ...] | None = None  # the model's own list (model.methods); None: all
@@ -83,7 +84,7 @@ class Prepared:
 
     @property
     def unknown_n(self) -> bool:
-        return self.n_dp is not None
+        return self.size_unknown
 
     def unavailable_reason(self, method: str) -> str | None:
         """Why a method cannot run on this scenario, or None when it can."""

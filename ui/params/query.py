@@ -75,13 +75,15 @@ def to_query(s: Scenario) -> dict[str, str]:
         q["n_prior"], q["n_mean"] = s.n_prior, _fmt(s.n_prior_mean)
         if s.n_prior == "negative_binomial":
             q["n_disp"] = _fmt(s.n_prior_dispersion)
-        q["n_mech"], q["n_budget"] = s.n_mechanism, s.n_budget_form
-        if s.n_budget_form == "scale":
-            q["n_scale"] = _fmt(s.n_scale)
-        else:
-            q["n_eps"] = _fmt(s.n_epsilon)
-        if s.data == "s_dp":
-            q["n_dp"] = s.n_dp
+        q["n_mech"] = s.n_mechanism
+        if s.size_released:
+            q["n_budget"] = s.n_budget_form
+            if s.n_budget_form == "scale":
+                q["n_scale"] = _fmt(s.n_scale)
+            else:
+                q["n_eps"] = _fmt(s.n_epsilon)
+            if s.data == "s_dp":
+                q["n_dp"] = s.n_dp
     if s.uses_library:  # the lab's own mechanism adds nothing: every existing link stays as it was
         q["rel"], q["rel_mech"] = s.release, s.release_mechanism
         for key, value in s.release_params:

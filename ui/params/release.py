@@ -23,7 +23,8 @@ from .defaults import default_truth
 from .scenario import DEFAULT_PRIORS, MODELS, RELEASES, Scenario
 
 __all__ = ["RELEASE_LABELS", "FORM_DEFAULTS", "TEXT_PARAMS", "CHOICES", "options", "mechanisms", "params_of",
-           "form_default", "release_params", "release_table", "scenario_from_spec", "DPWIZARD_METHODS"]
+           "form_default", "release_params", "release_table", "scenario_from_spec", "DPWIZARD_METHODS",
+           "HISTOGRAM_METHODS"]
 
 RELEASE_LABELS = {"lab": "The lab's own simulation", "opendp": "OpenDP", "diffprivlib": "diffprivlib"}
 #: What a required parameter's box starts with (the library's own defaults fill the others).
@@ -35,6 +36,7 @@ CHOICES = {"domain": ("int", "float")}
 #: Methods switched on when a dp-wizard statistic is loaded: the naive baseline, a sampler and the exact grid (a
 #: typed release has no records, so OPS and the records-based checks do not apply).
 DPWIZARD_METHODS = ("naive", "da_mcmc", "exact")
+HISTOGRAM_METHODS = ("naive", "exact")  # a histogram whose total is private
 _SPLIT = re.compile(r"[,;\s]+")
 
 
@@ -120,7 +122,18 @@ def scenario_from_spec(spec: Mapping[str, Any], base: Scenario | None = None) ->
     prior = {k: model.get(k, v) for k, v in DEFAULT_PRIORS[name].items()}
     params = tuple((k, v if isinstance(v, (int, float)) and not isinstance(v, bool) else _text(v))
                    for k, v in release.items() if k not in ("library", "mechanism"))
+    size: dict[str, Any] = {"sample_size": "known", "methods": DPWIZARD_METHODS}
+    if "n_prior" in model:  # a histogram whose total is private: n is a parameter, and not released
+        if "n_mechanism" in spec or "n_dp" in data:
+            raise ValueError("n_mechanism = given is invalid: the app loads a histogram whose total is not released")
+        n_prior = dict(model["n_prior"])
+        # Exact answers it; DA-MCMC would run at the plug-in n, and refuses a release with cells on the clip bound
+        size = {"sample_size": "unknown", "n_prior": n_prior["name"], "n_prior_mean": float(n_prior["mean"]),
+                "n_mechanism": "none", "methods": HISTOGRAM_METHODS}
+        if "dispersion" in n_prior:
+            size["n_prior_dispersion"] = float(n_prior["dispersion"])
     return replace(base, model=name, n=int(model.get("n", base.n)), prior=tuple(prior.items()),
                    release=release["library"], release_mechanism=release["mechanism"], release_params=params,
-                   data="s_dp", s_dp=_text(data["s_dp"]), sample_size="known", seed=int(spec.get("seed", base.seed)),
-                   methods=DPWIZARD_METHODS, truth=base.truth if base.model == name else default_truth(name, prior))
+                   data="s_dp", s_dp=_text(data["s_dp"]), seed=int(spec.get("seed", base.seed)),
+                   truth=base.truth if base.model == name else default_truth(name, prior),
+                   **size)

@@ -55,13 +55,16 @@ SAMPLE_SIZES = ("known", "unknown")
 #: ``model.n_prior`` names and the size mechanisms the sidebar offers (``[n_mechanism]``), stated by
 #: a budget epsilon (sensitivity 1: one record more or less moves n by one) or by the noise scale.
 N_PRIORS = ("poisson", "negative_binomial")
-N_MECHANISMS = ("laplace", "discrete_laplace")
+#: ``none``: the size is not released at all (a histogram whose total is private: its cells are the only trace of
+#: n, paper 002 App. B; the Dirichlet-multinomial model only).
+N_MECHANISMS = ("laplace", "discrete_laplace", "none")
 N_BUDGET_FORMS = ("epsilon", "scale")
 #: How was it released? The lab's own mechanism (``[mechanism]``, the default) or a release made with a library,
 #: described in that library's terms (``[release]``: engine.release_options() lists its mechanisms and parameters).
 RELEASES = ("lab", "opendp", "diffprivlib")
-#: The models the engine accepts an unknown n for (the Dirichlet tables have a fixed n).
-UNKNOWN_N_MODELS = ("beta_binomial", "poisson_gamma", "normal_known_sd")
+#: The models the engine accepts an unknown n for (the Dirichlet-multinomial as a histogram whose total is private:
+#: paper 002 App. B, answered by Exact).
+UNKNOWN_N_MODELS = ("beta_binomial", "poisson_gamma", "normal_known_sd", "dirichlet_multinomial")
 
 # How each mechanism's budget can be stated. "k_ary" and "coin" are the two randomized-response
 # constructions (epsilon, or the coin scheme's truth probability).
@@ -149,6 +152,12 @@ class Scenario:
     @property
     def unknown_n(self) -> bool:
         return self.sample_size == "unknown"
+
+    @property
+    def size_released(self) -> bool:
+        """Is the unknown n released as a noisy n_dp (``[n_mechanism]``)? Not for a histogram whose total is
+        private and unreleased (``n_mechanism = "none"``)."""
+        return self.unknown_n and self.n_mechanism != "none"
 
     @property
     def uses_library(self) -> bool:

@@ -95,7 +95,7 @@ def _data_table(s: Scenario, records) -> dict:
             raise ValueError(f"data.simulate.{truth_key(s.model)} = {s.truth!r} is invalid: must be one number")
         return {"simulate": {truth_key(s.model): values[0]}}
     if s.data == "s_dp":
-        if s.unknown_n:
+        if s.size_released:
             return {"s_dp": parse_numbers("data.s_dp", s.s_dp), "n_dp": parse_n_dp(s.n_dp)}
         return {"s_dp": parse_numbers("data.s_dp", s.s_dp)}
     if s.data == "csv":
@@ -131,8 +131,9 @@ def release_spec_dict(s: Scenario, records, s_dp=None, n_dp=None, *, keep_record
     spec = to_spec_dict(s, records, method=next(iter(s.methods), "da_mcmc"))
     if s.data == "csv" and not keep_records:
         released = {"s_dp": [float(v) for v in s_dp]}
-        if s.unknown_n:
+        if s.size_released:
             released["n_dp"] = float(n_dp)
+        if s.unknown_n:
             spec["model"].pop("n", None)
         spec["data"] = released
     others = {m: method_settings(s, m) for m in s.methods if m != spec["method"]["name"]}
@@ -155,6 +156,6 @@ def to_spec_dict(s: Scenario, records=None, method: str = "da_mcmc") -> dict:
         "data": _data_table(s, records),
         "method": method_settings(s, method),
     }
-    if s.unknown_n:
+    if s.size_released:
         spec["n_mechanism"] = n_mechanism_table(s)
     return spec

@@ -59,7 +59,7 @@ def _data_section(model: str) -> dict:
                                          "model the K tables n_ij^k in order, each row-major over (class i, "
                                          "level j); for linear regression the d normalised entries "
                                          "(x̃ᵀỹ, ỹᵀỹ, the unique entries of x̃ᵀx̃ without the constant).")
-        if st.session_state.get(keys.W_SAMPLE_SIZE) == "unknown":
+        if st.session_state.get(keys.W_SAMPLE_SIZE) == "unknown" and st.session_state.get(keys.W_N_MECHANISM) != "none":
             out["n_dp"] = st.text_input("Released n_dp (noisy number of records)", key=keys.W_N_DP,
                                         placeholder="e.g. 21.4", help="One number; negative is possible (it is noise).")
     else:

@@ -71,6 +71,9 @@ def dpwizard_upload() -> None:
             if stat.get("analysed"):
                 st.caption(f"**{stat['column']}** ({stat['statistic']}): {stat['mapping']} Scale from "
                            f"{stat['scale_source']}.")
+                if stat.get("histogram_spec") in specs:
+                    labels[stat["histogram_spec"]] = (f"{stat['column']}: the whole histogram, its total private "
+                                                      f"(p over {len(stat['bins'])} bins, and n)")
                 labels.update({e["spec"]: _bin_label(stat, e) for e in stat["bins"] if e["spec"] in specs})
             else:
                 st.caption(f"**{stat['column']}** ({stat['statistic']}), not analysed: {stat['why']}")

@@ -68,7 +68,7 @@ def scenario_inputs(page: str, *, show_methods: bool = True, show_noise: bool = 
         records, upload_error = _read_upload()
         model, n, prior = _model_section(records)
         slots["model"] = st.empty()
-        size = _size_section()
+        size = _size_section(model)
         slots["size"] = st.empty()
         mech = _mechanism_section(model)
         slots["noise"] = st.empty()
@@ -84,7 +84,7 @@ def scenario_inputs(page: str, *, show_methods: bool = True, show_noise: bool = 
     errors, prepared, text, noise = _validate(scenario, records, upload_error, numbers.typed_errors())
     if noise and show_noise:
         slots["noise"].caption(f"Implied noise: {noise}")
-    if scenario.unknown_n and "size" not in errors:
+    if scenario.size_released and "size" not in errors:
         slots["size"].caption(f"Noise on n: {problems.describe_size_mechanism(scenario)}")
     if prepared is not None and prepared.supported_methods is not None and show_methods:
         labels = [METHOD_LABELS[m] for m in prepared.supported_methods]

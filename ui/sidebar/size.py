@@ -19,7 +19,13 @@ def _size_changed() -> None:
     st.session_state[keys.method_key("rjmcmc")] = st.session_state.get(keys.W_SAMPLE_SIZE) == "unknown"
 
 
-def _size_section() -> dict:
+def _n_mechanism_label(name: str) -> str:
+    return "none: n is not released (the cells' total)" if name == "none" else MECHANISM_LABELS[name]
+
+
+def _size_section(model: str) -> dict:
+    """The section's values. ``model``: only the Dirichlet-multinomial (a histogram) offers an n that is not
+    released at all, whose cells are its only trace (paper 002 App. B)."""
     st.subheader("Sample size", divider="gray")
     size = st.radio("Sample size n", SAMPLE_SIZES, key=keys.W_SAMPLE_SIZE, format_func=SIZE_LABELS.get,
                     horizontal=True, on_change=_size_changed,
@@ -36,9 +42,17 @@ def _size_section() -> dict:
         out["n_prior_dispersion"] = float(number_box("dispersion r (variance = mean + mean²/r)",
                                                      keys.W_N_PRIOR_DISPERSION, section="size",
                                                      fallback=last_value("n_prior_dispersion")))
+    offered = N_MECHANISMS if model == "dirichlet_multinomial" else tuple(m for m in N_MECHANISMS if m != "none")
+    if st.session_state.get(keys.W_N_MECHANISM) not in offered:
+        st.session_state[keys.W_N_MECHANISM] = offered[0]
     c3, c4 = st.columns(2)
-    out["n_mechanism"] = c3.selectbox("noise on n", N_MECHANISMS, key=keys.W_N_MECHANISM,
-                                      format_func=MECHANISM_LABELS.get)
+    out["n_mechanism"] = c3.selectbox("noise on n", offered, key=keys.W_N_MECHANISM, format_func=_n_mechanism_label,
+                                      help="How the number of records was released. For a histogram, \"none\": "
+                                           "only the cells are released, so their total is the one trace of n "
+                                           "(a private total, as OpenDP's and dp-wizard's histograms have).")
+    if out["n_mechanism"] == "none":
+        c4.caption("The exact method reports the cell probabilities p and the total n.")
+        return out
     out["n_budget_form"] = c4.radio("stated as", N_BUDGET_FORMS, key=keys.W_N_BUDGET_FORM,
                                     format_func=N_BUDGET_LABELS.get, horizontal=True)
     if out["n_budget_form"] == "scale":

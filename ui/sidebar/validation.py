@@ -45,7 +45,7 @@ def _validate(s: Scenario, records, upload_error: str | None, typed: dict | None
         except ValueError as exc:
             section = _section_of(str(exc))
             errors[section if section in ("model", "size") else "mechanism"] = str(exc)
-    if s.unknown_n and "size" not in errors:
+    if s.size_released and "size" not in errors:
         try:
             problems.describe_size_mechanism(s)
         except ValueError as exc:
