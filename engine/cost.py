@@ -57,7 +57,7 @@ from .methods.bernstein_sheldon import chain_1d
 from .methods.da_mcmc import BURN_PASSES, da_mcmc
 from .methods.exact import exact
 from .methods.pseudo_marginal import _clean, _setup, choose_particles, moment_estimate
-from .methods.rjmcmc import default_jumps
+from .methods.rjmcmc import check_unknown_n, default_jumps
 from .models import make_model
 
 __all__ = ["Cost", "estimate_cost", "fit_to_budget", "machine_rates", "bernstein_sheldon_rate", "BudgetExceeded",
@@ -222,6 +222,10 @@ def estimate_cost(problem: Problem, method: dict, rates: dict | None = None) -> 
     if name == "rjmcmc":
         if getattr(problem, "unknown_n", None) is None:
             return Cost(name, 0.0, "record updates", 0.0, "rjmcmc needs an unknown n; it will refuse this problem")
+        try:
+            check_unknown_n(problem, name)
+        except ValueError as exc:
+            return Cost(name, 0.0, "record updates", 0.0, f"it will refuse this problem: {exc}")
         jumps = settings.get("jumps") or default_jumps(problem)
         size = max(model.n, problem.unknown_n.prior.mean)
         units = float(iters) * (size + jumps)

@@ -217,7 +217,8 @@ def test_dpwizard_histogram_loads_with_its_private_total_and_exact_reports_p_and
     assert kinds[0] == "n_pmf" and "n_dp" not in kinds and n_chart[0]["data"][0]["meta"]["method"] == "exact"
     # another model: "none" is not offered, and the section falls back to Laplace noise on n
     at.sidebar.selectbox(key=keys.W_MODEL).set_value("beta_binomial").run()
-    assert "none" not in at.sidebar.selectbox(key=keys.W_N_MECHANISM).options
+    assert at.sidebar.selectbox(key=keys.W_N_MECHANISM).options == ["Laplace", "Discrete Laplace"]
+    assert at.session_state[keys.SCENARIO].n_mechanism == "laplace"
 
 
 # --------------------------------------------------------------------------- AppTest: Privacy budget

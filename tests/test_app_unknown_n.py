@@ -259,3 +259,21 @@ def test_every_unknown_n_form_round_trips_and_the_engine_accepts_it(n_prior, n_m
         assert "n" not in spec["model"] and problem.unknown_n.n_dp == 33.0 and problem.model.n == 33
     else:
         assert spec["model"]["n"] == 40 and problem.true_params["n"] == 40
+
+
+def test_a_histogram_with_an_unknown_n_released_or_not():
+    """The Dirichlet-multinomial with an unknown n (paper 002 App. B): with Laplace noise on n, then with n not
+    released at all ("none"). Switching to an unknown n switches RJMCMC on, which refuses this model: its cost
+    estimate says so instead of failing (it raised AttributeError on the missing size mechanism)."""
+    at = _open(scenario=DEMO)
+    at.selectbox(key=keys.W_MODEL).set_value("dirichlet_multinomial").run()
+    at.radio(key=keys.W_SAMPLE_SIZE).set_value("unknown").run()
+    _assert_clean(at)
+    assert "none: n is not released (the cells' total)" in at.selectbox(key=keys.W_N_MECHANISM).options
+    assert any(c.startswith("Noise on n: Laplace noise") for c in _texts(at.caption))
+    at.selectbox(key=keys.W_N_MECHANISM).set_value("none").run()
+    _assert_clean(at)
+    assert not any(c.startswith("Noise on n:") for c in _texts(at.caption))
+    assert "Exact (best method)" in set(at.dataframe[0].value["method"])
+    n_pmf = [_figure(at, i) for i in range(len(at.get("plotly_chart")))][1]
+    assert [t["meta"]["kind"] for t in n_pmf["data"]][0] == "n_pmf" and n_pmf["data"][0]["meta"]["method"] == "auto"
