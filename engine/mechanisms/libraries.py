@@ -11,6 +11,9 @@ OpenDP ``make_laplace``, float domain        Laplace, b = scale; with ``k``: the
                                              g = 2^k and discrete Laplace noise on g Z (lattice.py)
 OpenDP ``make_gaussian``, int domain         discrete Gaussian, sigma = scale
 OpenDP ``make_gaussian``, float domain       Gaussian, sigma = scale; with ``k`` on g Z
+OpenDP polars ``dp.mean((lo, hi))``         r = (clamped sum + Laplace b) / max(n + discrete Laplace
+(dp-wizard's mean), ``mean``                 t, 0): one number, n private (ratio.py); b, t = the
+                                             Sum and Length scales of ``summarize()``
 diffprivlib ``Laplace``                      Laplace, b = Delta / (epsilon - log(1 - delta))
 diffprivlib ``LaplaceTruncated``             that Laplace, release clipped to [lower, upper]
 diffprivlib ``LaplaceBoundedDomain``         Laplace renormalised on [lower, upper], b from the
@@ -49,6 +52,7 @@ from .additive import DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace
 from .clipped import BoundedLaplace, Clipped, clip_bounds
 from .lattice import LatticeGaussian, LatticeLaplace
 from .randomized_response import RandomizedResponse, k_ary_log_transition
+from .ratio import OpenDPMean
 
 __all__ = ["LibraryRelease", "release_from", "release_options", "make_release", "LIBRARIES", "StatedGaussian",
            "StatedDiscreteGaussian",
@@ -68,6 +72,10 @@ LIBRARIES: dict[str, dict[str, dict[str, tuple[Any, str]]]] = {
                      "k": (None, "integer (float domain only): noise granularity 2^k"),
                      "sensitivity": (None, "> 0 (L2 d_in; default: the model's, add/remove-one)"),
                      "clip": (None, "[lower, upper], either side inf")},
+        "mean": {"sum_scale": (_REQ, "> 0 (summarize()'s Sum scale)"),
+                 "length_scale": (_REQ, "> 0 (summarize()'s Length scale)"),
+                 "bounds": (None, "[lower, upper] of dp.mean (default: the model's lo and hi)"),
+                 "contributions": (1, "whole number >= 1 (rows per individual: the guarantee only)")},
     },
     "diffprivlib": {
         "Laplace": {"epsilon": (_REQ, "> 0"), "delta": (0.0, "[0, 1)"), "sensitivity": (_REQ, "> 0"),
@@ -301,7 +309,33 @@ def _fmt(v: float) -> str:
     return f"{v:g}".replace("e-0", "e-").replace("e+0", "e+")
 
 
+def _opendp_mean(params: Mapping[str, Any], field_: str):
+    """OpenDP's ``dp.mean((lower, upper))``: a noisy sum over a noisy length, released as their ratio
+    (:mod:`engine.mechanisms.ratio`)."""
+    b = positive(f"{field_}.sum_scale", params.get("sum_scale"))
+    t = positive(f"{field_}.length_scale", params.get("length_scale"))
+    if params.get("bounds") is None:
+        fail(f"{field_}.bounds", None, "is required: [lower, upper], the bounds dp.mean clamps to")
+    bounds = params["bounds"]
+    if not isinstance(bounds, (list, tuple)) or len(bounds) != 2:
+        fail(f"{field_}.bounds", bounds, "must be [lower, upper], two finite numbers with lower < upper")
+    lo, hi = (_num(f"{field_}.bounds", {"b": v}, "b") for v in bounds)
+    if not lo < hi:
+        fail(f"{field_}.bounds", list(bounds), "must be [lower, upper] with lower < upper")
+    c = _whole(field_, params, "contributions", 1)
+    noise = OpenDPMean(sum_scale=b, length_scale=t, lower=lo, upper=hi, contributions=c)
+    g = noise.guarantee
+    head = f"OpenDP mean (dp.mean) on [{lo:g}, {hi:g}], sum scale = {_fmt(b)}, length scale = {_fmt(t)}"
+    law = (f"r = (clamped sum + Laplace noise b = {b:.4g}) / max(n + discrete Laplace noise t = {t:.4g}, 0), one "
+           "number (a length <= 0 gives ±inf), n private")
+    gtxt = (f"{g['epsilon']:.4g}-DP ({g['epsilon_sum']:.4g} for the sum, sensitivity {noise.sensitivity:g}; "
+            f"{g['epsilon_length']:.4g} for the length) under add/remove-one neighbours")
+    return noise, head, law, {"kind": "pure", "epsilon": g["epsilon"]}, gtxt
+
+
 def _opendp(mechanism: str, params: Mapping[str, Any], default_sensitivity: float | None, field_: str):
+    if mechanism == "mean":
+        return _opendp_mean(params, field_)
     domain = choice(f"{field_}.domain", params.get("domain"), ("int", "float"))
     scale = positive(f"{field_}.scale", params.get("scale"))
     g = None
@@ -477,7 +511,10 @@ def release_from(library: str, mechanism: str, *, default_sensitivity: float | N
     if isinstance(noise, (Clipped, BoundedLaplace)):
         warnings.append("the release is clipped or bounded: its law has point masses at the bounds or a "
                         "renormalised density; analysing it as plain noise would be wrong")
-    if library == "opendp":
+    if library == "opendp" and mechanism == "mean":
+        warnings.append("OpenDP's mean releases one number, sum / length, both noisy: reading it as a noisy mean "
+                        "(or as exact) ignores the length's noise and n's privacy; only pseudo_marginal analyses it")
+    elif library == "opendp":
         warnings.append("OpenDP's neighbours are add/remove-one: a sum of values in [lo, hi] has sensitivity "
                         "max(|lo|, |hi|), where the lab's default for a known n is hi − lo")
     sentence = f"{head} → {law}; {gtxt}."
