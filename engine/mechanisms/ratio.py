@@ -50,7 +50,7 @@ import numpy as np
 from scipy.stats import norm
 
 from ..core.validation import fail
-from ..kernels.mean_ratio import log_ratio_densities
+from ..kernels.mean_ratio import log_ratio_densities, v_cut
 
 __all__ = ["OpenDPMean", "sample_ratio", "clamped_mean"]
 
@@ -122,6 +122,23 @@ class OpenDPMean:
         out = np.empty(s.size)
         log_ratio_densities(float(r), s, int(n), float(self.sum_scale), float(self.length_scale), out)
         return out.reshape(np.shape(s))
+
+    def point_masses(self, s: float, n: int) -> tuple[float, float]:
+        """(P(r = -inf | S = s, n), P(r = +inf | S = s, n)): a length of 0 and a sum below / above 0."""
+        return float(np.exp(self.log_prob(-np.inf, [s], n)[0])), float(np.exp(self.log_prob(np.inf, [s], n)[0]))
+
+    def cdf(self, y, s: float, n: int) -> np.ndarray:
+        """P(r <= y | S = s, n) at finite y: P(r = -inf) + sum_{v >= 1 - n} P(V = v) F_U(y (n + v) - s), the
+        v-sum truncated as in (D) (its neglected mass is below P(|V| > K) <= 1e-13)."""
+        y = np.asarray(y, float)
+        k = v_cut(int(n), float(self.length_scale))
+        v = np.arange(max(1 - int(n), -k), k + 1)
+        a = math.exp(-1.0 / self.length_scale)
+        pv = (1.0 - a) / (1.0 + a) * a ** np.abs(v)
+        x = y[..., None] * (n + v) - s
+        f_u = np.where(x < 0, 0.5 * np.exp(np.minimum(x, 0.0) / self.sum_scale),
+                       1.0 - 0.5 * np.exp(-np.maximum(x, 0.0) / self.sum_scale))
+        return self.point_masses(s, n)[0] + f_u @ pv
 
     def sample(self, rng: np.random.Generator, statistic, n: int | None = None) -> np.ndarray:
         """The release of the clamped sum ``statistic`` (one entry) of ``n`` records."""
