@@ -391,8 +391,10 @@ def _mean(pkg, column, entry, report, out, seed, opendp, summary, mean_sd) -> di
                  f"# dp.mean): normal records clamped to [{lo:g}, {hi:g}] with sd {sd:g} (assumed), n private with a\n"
                  f"# prior from {n_source};\n# pseudo_marginal draws mu, n and the clamped mean (engine.dpwizard)\n")
         fh.write(spec_to_toml(checked))
+    source = src_sum if src_sum == src_len else f"Sum: {src_sum}; Length: {src_len}"
     return {**base, "analysed": True, "spec": fname, "released_mean": r, "sum_scale": sum_scale,
-            "length_scale": length_scale, "scale_source": {"Sum": src_sum, "Length": src_len},
+            "length_scale": length_scale, "scale_source": source,
+            "bins": [],  # a mean has no bins (a reader that lists bins of every analysed statistic lists none)
             "opendp": {k[1]: v for k, v in (opendp or {}).items() if k[0] == column},
             "notebook": {k[1]: v[0] for k, v in pkg.notebook_scales.items() if k[0] == column},
             "mapping": release_from(**release).sentence, "records_sd": sd, "n_prior": n_prior,
