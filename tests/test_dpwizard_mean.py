@@ -74,6 +74,27 @@ def test_ratio_law_matches_opendps_own_dp_mean_releases():
     assert ks2 < 1e-10 and min(ks3, inf3) < 1e-10, (ks2, ks3, inf3)
 
 
+def test_opendps_float_sum_noise_has_no_coarse_granularity():
+    """The sum inside dp.mean is OpenDP's float Laplace: its released sums (same plugin, grouped ``dp.sum``) carry
+    the float's full precision (the lowest set bit of 500 releases of size ~10 sits near 2^-50, never above 2^-30),
+    so the law's continuous Laplace U needs no lattice (engine.mechanisms.lattice would be the law otherwise)."""
+    dp = pytest.importorskip("opendp.prelude")
+    pl = pytest.importorskip("polars")
+    dp.enable_features("contrib")
+    g = 500
+    frame = pl.LazyFrame({"g": np.repeat(np.arange(g), 5), "x": np.tile([1.0, 3.0, 2.5, 0.5, 3.9], g)})
+    ctx = dp.Context.compositor(data=frame, privacy_unit=dp.unit_of(contributions=1),
+                                privacy_loss=dp.loss_of(epsilon=1.0), split_evenly_over=1,
+                                margins=[dp.polars.Margin(by=["g"], invariant="keys", max_groups=g, max_length=10)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sums = ctx.query().group_by("g").agg(pl.col("x").dp.sum((0.0, 4.0))).release().collect()["x"].to_numpy()
+    mant, expo = np.frexp(sums[sums != 0])
+    ints = (np.abs(mant) * 2.0**53).astype(np.int64)
+    lowest = expo - 53 + np.array([(int(i) & -int(i)).bit_length() - 1 for i in ints])
+    assert lowest.max() <= -30 and np.median(lowest) <= -40, (lowest.max(), np.median(lowest))
+
+
 # --- the sampler against a brute-force posterior at tiny n -----------------------------------------------------
 
 TINY = {"sd": 1.5, "lo": 0.0, "hi": 4.0, "prior_mean": 2.0, "prior_sd": 1.0, "n_prior": {"name": "poisson", "mean": 6}}
