@@ -218,6 +218,11 @@ def test_same_spec_and_seed_give_identical_draws_and_simulation_releases_a_ratio
     p1, p2 = engine.prepare(sim), engine.prepare(sim)
     assert p1.true_params == {"mu": 2.5, "n": 8} and p1.s_dp.tolist() == p2.s_dp.tolist()
     assert p1.records.shape == (8,) and p1.unknown_n.n_dp is None and p1.unknown_n.mechanism is None
+    known = _spec(model={"name": "normal_known_sd", **{k: v for k, v in TINY.items() if k != "n_prior"}, "n": 7})
+    res = engine.run_method(engine.prepare(known), known["method"], seed=5)  # a public n: only mu moves
+    assert not res.info["unknown_n"] and np.all(res.draws[..., 1] == 7)
+    with pytest.raises(ValueError, match="^method.proposal = 'mixed' is invalid"):
+        engine.run_method(engine.prepare(_spec()), {"name": "pseudo_marginal", "proposal": "mixed"}, seed=5)
 
 
 @pytest.mark.parametrize("over, field", [

@@ -578,6 +578,8 @@ def pseudo_marginal(problem: Problem, rng: np.random.Generator, *, chains: int =
         ``note`` when M hit its cap.
     """
     if isinstance(problem.mechanism, OpenDPMean):  # OpenDP's mean: a chain on (mu, n), the ratio's exact law
+        if proposal != "random_walk":
+            fail("method.proposal", proposal, "must be 'random_walk' for OpenDP's mean (its chain on (mu, n))")
         return mean_ratio_pseudo_marginal(problem, rng, chains=chains, draws=draws, warmup=warmup,
                                           particles=particles, max_particles=max_particles, on_progress=on_progress,
                                           parallel=parallel)
