@@ -22,7 +22,7 @@ from .models import make_model
 from .models.sample_size import (UnknownSize, check_n_dp, make_size_mechanism, make_size_prior, plug_in_n,
                                  plug_in_total)
 from .numerics.conjugate import confidential_posterior as _confidential
-from .spec import build_mechanism, spec_from_dict
+from .spec import build_mechanism, is_ratio_release, spec_from_dict
 
 __all__ = ["prepare", "run_method", "run", "confidential_posterior", "data_rng", "method_rng", "check_s_dp",
            "check_budget", "METHODS"]
@@ -99,7 +99,9 @@ def _prepare_unknown_n(spec: Spec) -> Problem:
     table = {k: v for k, v in spec.model.items() if k != "n_prior"}
     kind = spec.data_kind
     if kind == "s_dp":
-        if n_mech is None:
+        if n_mech is None and is_ratio_release(spec.mechanism):  # OpenDP's mean: n is released only inside r
+            n_dp, plug = None, plug_in_n(prior.mean)
+        elif n_mech is None:
             n_dp, plug = None, plug_in_total(number_list("data.s_dp", spec.data["s_dp"]))
         else:
             n_dp = check_n_dp(n_mech, spec.data["n_dp"])
@@ -127,7 +129,9 @@ def _prepare_unknown_n(spec: Spec) -> Problem:
             fail("model.n", model.n, f"must equal the number of records ({records.shape[0]})")
     mech = build_mechanism(spec.mechanism, model, unbounded=True)
     s_dp = privatize(model, mech, records, rng)
-    if n_mech is None:
+    if n_mech is None and is_ratio_release(spec.mechanism):
+        n_dp, plug = None, replace(model, n=plug_in_n(prior.mean))
+    elif n_mech is None:
         n_dp, plug = None, replace(model, n=plug_in_total(s_dp))
     else:
         n_dp = float(n_mech.sample(rng, np.array([float(records.shape[0])]))[0])

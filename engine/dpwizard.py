@@ -36,10 +36,18 @@ sum lambda and n = sum c_j over the bins' independent posteriors give the histog
 known fact that a present bin has count >= 1 (its key was seen) is not used (it matters only for a release
 within a few noise scales of 0; such bins are flagged ``near_zero``).
 
-What is not analysed, and why (``import.json`` names each): a mean (``dp.mean`` releases only the ratio sum /
-length: the report, the executed notebook and its html hold that one number; the plan, and the notebook's
-``summarize()`` table, give the two scales, so the pair's law is known but the pair is not in the package; the
-ratio's own law, a mixture over the length's noise, is no mechanism of the lab's), a median (a quantile by noisy
+A mean is analysed too, as one spec ``COLUMN_mean.toml``: ``dp.mean`` releases only the ratio r = sum / length
+(the report, the executed notebook and its html hold that one number; the plan and the notebook's
+``summarize()`` give the two scales, ``sum_scale`` and ``length_scale`` in ``import.json``), so the spec is the
+ratio's own law, ``[release] library = "opendp", mechanism = "mean", sum_scale, length_scale, bounds = [lo, hi]``
+(:mod:`engine.mechanisms.ratio`), over ``normal_known_sd`` records clamped to [lo, hi] with an assumed sd
+(``mean_sd``, default (hi - lo) / 4), prior mu ~ Normal((lo + hi) / 2, (hi - lo) / 4) (95% inside the bounds),
+``model.n_prior`` a negative binomial centred on the released total of a histogram of the same table when the
+package has one (mean T, variance T + 2 k t^2: the total's noise), else of mean max_rows / 2 and dispersion 1; no
+``[n_mechanism]`` (n is released only inside the ratio); method ``pseudo_marginal`` (an exact chain on (mu, n),
+:mod:`engine.methods.mean_ratio`), whose draws include the clamped mean E[clip(X, lo, hi)].
+
+What is not analysed, and why (``import.json`` names each): a median (a quantile by noisy
 candidate scores, not an additive release), grouped statistics (per-group releases, thresholded when the groups'
 keys are not public: the released groups themselves depend on the noise), synthetic data (a contingency table
 fitted by MBI).
@@ -57,7 +65,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .core.spec import spec_to_toml
-from .core.validation import fail
+from .core.validation import fail, positive
 from .mechanisms.libraries import release_from
 from .spec import spec_from_dict
 
@@ -230,12 +238,15 @@ def _not_analysed(column, stat, why) -> dict:
 
 
 def import_dpwizard(path: str, out: str, *, prior_alpha: float = 1.0, prior_rate: float | None = None,
-                    seed: int = 0, use_opendp: bool = True) -> dict:
+                    seed: int = 0, use_opendp: bool = True, mean_sd: float | None = None) -> dict:
     """Read a dp-wizard package and write one spec per analysable statistic into ``out`` (module docstring),
     plus ``import.json`` (every statistic: its scales, where they came from, its specs or why it is not
     analysed). ``prior_alpha`` and ``prior_rate`` are the Gamma(alpha, rate) prior on each histogram bin's
     expected count (default rate: bins / max_rows, a prior mean of max_rows / bins per bin); ``use_opendp``
-    asks OpenDP's ``summarize()`` where it is installed. Returns the summary written to ``import.json``."""
+    asks OpenDP's ``summarize()`` where it is installed; ``mean_sd`` is the records' sd assumed for a mean
+    (default (upper - lower) / 4). Returns the summary written to ``import.json``."""
+    if mean_sd is not None:
+        positive("mean_sd", mean_sd)
     pkg = read_package(path)
     plan = pkg.plan
     scales = plan_scales(plan, path)
@@ -246,6 +257,7 @@ def import_dpwizard(path: str, out: str, *, prior_alpha: float = 1.0, prior_rate
     os.makedirs(out, exist_ok=True)
     summary = {"package": os.path.basename(path), "stem": pkg.stem, "epsilon": plan.get("epsilon"),
                "contributions": plan.get("contributions"), "statistics": []}
+    pending = []
     if product != "STATISTICS":
         summary["statistics"].append(_not_analysed("*", product, "synthetic data (a contingency table fitted by MBI) "
                                                    "has no additive release to analyse"))
@@ -262,24 +274,14 @@ def import_dpwizard(path: str, out: str, *, prior_alpha: float = 1.0, prior_rate
             summary["statistics"].append(_histogram(pkg, column, entry, report, out, prior_alpha, prior_rate, seed,
                                                     rebuilt))
         elif stat == "Mean":
-            noted = {"sum_scale": entry["sum_scale"], "length_scale": entry["length_scale"],
-                     "opendp": {k[1]: v for k, v in (rebuilt or {}).items() if k[0] == column},
-                     "notebook": {k[1]: v[0] for k, v in pkg.notebook_scales.items() if k[0] == column}}
-            summary["statistics"].append({**_not_analysed(column, stat, (
-                "the package releases the mean as one number, sum / length (a noisy sum over a noisy length; "
-                "the report, the notebook's output and its html all hold only that ratio); the plan gives both "
-                "noise scales (sum_scale, length_scale below), but the pair itself is not in the package and "
-                "cannot be recovered from the ratio. The ratio's law, sum over v of P(V = v) |n + v| "
-                "f(r (n + v) - S) (V the length's integer Laplace, f the sum's Laplace density), is no mechanism of the lab's, and a normal_known_sd spec "
-                "reading the released mean as a noisy mean would not be exact. With the pair (a plan releasing "
-                "dp.sum and dp.len), write a normal_known_sd spec with model.n_prior, [release] = opendp laplace "
-                "float scale sum_scale for the sum and [n_mechanism] discrete_laplace scale length_scale (the "
-                "unknown-n machinery)")), **noted,
-                "released_mean": float(report[f"{column}: mean"]) if f"{column}: mean" in report else None})
+            pending.append((len(summary["statistics"]), column, entry))  # after the histograms: n's prior
+            summary["statistics"].append(None)
         else:
             summary["statistics"].append(_not_analysed(column, stat, "a quantile chosen by noisy candidate scores "
                                                        "is not an additive release" if stat == "Median" else
                                                        f"statistic {stat!r} is not known to this importer"))
+    for i, column, entry in pending:
+        summary["statistics"][i] = _mean(pkg, column, entry, report, out, seed, rebuilt, summary, mean_sd)
     with open(os.path.join(out, "import.json"), "w") as fh:
         json.dump(summary, fh, indent=2)
     return summary
@@ -326,6 +328,80 @@ def _histogram(pkg, column, entry, report, out, prior_alpha, prior_rate, seed, o
             "mapping": release_from(**{k: v for k, v in release.items()}).sentence, "bins": specs,
             "prior": {"alpha": prior_alpha, "rate": rate},
             "note": "bins absent from the report are absent from the data (public keys): their count is 0"}
+
+
+def _checked_scale(column, agg, plan_value, opendp, shown) -> tuple[float, str]:
+    """A scale from the plan, replaced by OpenDP's summarize() and the notebook's where they agree with it."""
+    scale, source = plan_value, "plan"
+    rebuilt = (opendp or {}).get((column, agg))
+    if rebuilt is not None:
+        if abs(rebuilt - scale) > 1e-6 * scale:
+            fail(f"PACKAGE.{column}", rebuilt, f"is OpenDP's summarize() {agg} scale; the plan gives {scale:g}")
+        scale, source = rebuilt, "OpenDP summarize()"
+    match = [v for v in shown if abs(v - scale) <= 1e-6 * scale]
+    if match:
+        scale, source = match[0], "notebook summarize()" + (" and OpenDP summarize()" if rebuilt is not None else "")
+    elif shown:
+        fail(f"PACKAGE.{column}", shown, f"are the notebook's {agg} scales; the plan gives {scale:g}: the package "
+             "does not say how its mean was released")
+    return scale, source
+
+
+def _size_prior(pkg, summary) -> tuple[dict, str]:
+    """The prior on n for a mean: from a histogram of the same table when the package has one (its released total
+    T and the total's noise variance 2 k t^2 over k bins: a negative binomial of mean T and variance T + 2 k t^2,
+    dispersion T^2 / (2 k t^2)), else a geometric-like negative binomial of mean max_rows / 2, dispersion 1."""
+    for stat in summary["statistics"]:
+        if stat.get("statistic") == "Histogram" and stat.get("analysed"):
+            total = max(sum(max(b["released"], 0.0) for b in stat["bins"]), 1.0)
+            noise_var = 2.0 * len(stat["bins"]) * stat["count_scale"] ** 2
+            return ({"name": "negative_binomial", "mean": total, "dispersion": total**2 / noise_var},
+                    f"the released total of the {stat['column']!r} histogram ({total:g}, noise variance "
+                    f"{noise_var:g}): the same table's rows")
+    max_rows = float(pkg.plan.get("max_rows") or 1e6)
+    return ({"name": "negative_binomial", "mean": max_rows / 2.0, "dispersion": 1.0},
+            f"max_rows = {max_rows:g} (no histogram of the table in the package): a wide prior")
+
+
+def _mean(pkg, column, entry, report, out, seed, opendp, summary, mean_sd) -> dict:
+    """A mean as one spec, ``COLUMN_mean.toml`` (module docstring)."""
+    key = f"{column}: mean"
+    lo, hi = entry["lower"], entry["upper"]
+    base = {"column": column, "statistic": "Mean", "epsilon": entry["epsilon"], "plan_sum_scale": entry["sum_scale"],
+            "plan_length_scale": entry["length_scale"]}
+    if key not in report:
+        return {**base, **_not_analysed(column, "Mean", "no mean row for this column in the report")}
+    r = float(report[key])
+    sum_scale, src_sum = _checked_scale(column, "Sum", entry["sum_scale"], opendp,
+                                        pkg.notebook_scales.get((column, "Sum"), []))
+    length_scale, src_len = _checked_scale(column, "Length", entry["length_scale"], opendp,
+                                           pkg.notebook_scales.get((column, "Length"), []))
+    sd = float(mean_sd) if mean_sd is not None else (hi - lo) / 4.0
+    n_prior, n_source = _size_prior(pkg, summary)
+    release = {"library": "opendp", "mechanism": "mean", "sum_scale": sum_scale, "length_scale": length_scale,
+               "bounds": [lo, hi], "contributions": int(entry["contributions"])}
+    spec = {"seed": seed, "model": {"name": "normal_known_sd", "sd": sd, "lo": lo, "hi": hi,
+                                    "prior_mean": (lo + hi) / 2.0, "prior_sd": (hi - lo) / 4.0, "n_prior": n_prior},
+            "release": release, "data": {"s_dp": [r]},
+            "method": {"name": "pseudo_marginal", "chains": 4, "draws": 2000, "warmup": 1000}}
+    checked = spec_from_dict(spec)
+    fname = f"{_slug(column)}_mean.toml"
+    with open(os.path.join(out, fname), "w") as fh:
+        fh.write(f"# dp-wizard {pkg.stem}: column {column!r}, its mean released as one number, sum / length (OpenDP\n"
+                 f"# dp.mean): normal records clamped to [{lo:g}, {hi:g}] with sd {sd:g} (assumed), n private with a\n"
+                 f"# prior from {n_source};\n# pseudo_marginal draws mu, n and the clamped mean (engine.dpwizard)\n")
+        fh.write(spec_to_toml(checked))
+    source = src_sum if src_sum == src_len else f"Sum: {src_sum}; Length: {src_len}"
+    return {**base, "analysed": True, "spec": fname, "released_mean": r, "sum_scale": sum_scale,
+            "length_scale": length_scale, "scale_source": source,
+            "bins": [],  # a mean has no bins (a reader that lists bins of every analysed statistic lists none)
+            "opendp": {k[1]: v for k, v in (opendp or {}).items() if k[0] == column},
+            "notebook": {k[1]: v[0] for k, v in pkg.notebook_scales.items() if k[0] == column},
+            "mapping": release_from(**release).sentence, "records_sd": sd, "n_prior": n_prior,
+            "n_prior_source": n_source,
+            "note": "the posterior is over mu (the records' normal mean), n and clamped_mean = E[clip(X, lo, hi)] (the "
+                    "column's mean); the records' sd is assumed (mean_sd), the budget split between the sum and the "
+                    "length is OpenDP's (half each)"}
 
 
 def _histogram_spec(pkg, column, bins, release, prior_alpha, rate, seed, out) -> str:

@@ -18,7 +18,7 @@ from .mechanisms import make_mechanism
 from .mechanisms.clipped import Clipped, clip_bounds
 from .mechanisms.libraries import make_release
 from .methods import DEFAULT_METHOD, validate_method
-from .methods.base import check_model_supported
+from .methods.base import check_mechanism_supported, check_model_supported
 from .models import make_model, record_columns
 from .models.sample_size import check_n_dp, make_size_mechanism, make_size_prior, plug_in_n, plug_in_total
 
@@ -108,6 +108,8 @@ def spec_from_dict(d: Mapping[str, Any], base_dir: str = ".") -> Spec:
         fail("model.name", None, "is required: one of beta_binomial, poisson_gamma, dirichlet_multinomial, normal_known_sd, "
              "naive_bayes_loglinear, linear_regression")
     unknown_n = "n_prior" in model_d
+    if is_ratio_release(d["mechanism"]):
+        _check_ratio(d, model_d)
     n_mech_d = _check_unknown_n(d, model_d, data_d) if unknown_n else None
     if not unknown_n and "n_mechanism" in d:
         fail("n_mechanism", d["n_mechanism"], "needs model.n_prior (a prior on the unknown n) instead of model.n")
@@ -117,20 +119,21 @@ def spec_from_dict(d: Mapping[str, Any], base_dir: str = ".") -> Spec:
     mech_d = dict(d["mechanism"])
     if "name" not in mech_d and "library" not in mech_d:
         fail("mechanism.name", None, "is required: one of laplace, gaussian, discrete_laplace, discrete_gaussian, randomized_response")
-    build_mechanism(mech_d, model, unbounded=unknown_n)
+    mech = build_mechanism(mech_d, model, unbounded=unknown_n)
     data = _check_data({k: v for k, v in data_d.items() if k != "n_dp"}, model, base_dir)
     if unknown_n and "n_dp" in data_d:
         data["n_dp"] = data_d["n_dp"]
     method = validate_method(d.get("method", DEFAULT_METHOD))
     check_model_supported(method["name"], model)
+    check_mechanism_supported(method["name"], mech)
     if method["name"] == "rjmcmc" and not unknown_n:
         fail("method.name", "rjmcmc", "needs an unknown n: give model.n_prior, an [n_mechanism] table and data.n_dp "
              "instead of model.n (for a known n use da_mcmc)")
     return Spec(seed=seed, model=model_d, mechanism=mech_d, data=data, method=method, base_dir=base_dir,
-                n_mechanism=n_mech_d, methods=_other_methods(d.get("methods"), model, unknown_n))
+                n_mechanism=n_mech_d, methods=_other_methods(d.get("methods"), model, unknown_n, mech))
 
 
-def _other_methods(tables, model, unknown_n: bool) -> dict | None:
+def _other_methods(tables, model, unknown_n: bool, mech=None) -> dict | None:
     """``[methods.<name>]``: the settings of other methods, kept with the scenario (the app's download holds
     every method's settings, ABC's time limit and OPS's k among them) and used by ``run --method <name>``.
     Each table is checked like ``[method]``; its name is its key."""
@@ -146,7 +149,25 @@ def _other_methods(tables, model, unknown_n: bool) -> dict | None:
             fail(f"methods.{name}.name", table["name"], f"must be {name!r} (the table's key) or left out")
         out[name] = validate_method({**table, "name": name})
         check_model_supported(name, model)
+        check_mechanism_supported(name, mech)
     return out or None
+
+
+def is_ratio_release(table) -> bool:
+    """A ``[release]`` (or merged [mechanism]) table of OpenDP's mean: one number, sum / length
+    (:mod:`engine.mechanisms.ratio`), whose law involves n itself."""
+    return isinstance(table, Mapping) and table.get("library") == "opendp" and table.get("mechanism") == "mean"
+
+
+def _check_ratio(d, model_d) -> None:
+    """OpenDP's mean: the records are normal_known_sd's, n is released only through the ratio (no
+    [n_mechanism]), bounds (if given) are the model's lo and hi."""
+    if model_d.get("name") != "normal_known_sd":
+        fail("model.name", model_d.get("name"), "must be normal_known_sd with OpenDP's mean (values clamped to "
+             "[lo, hi] = the mean's bounds)")
+    if "n_mechanism" in d:
+        fail("n_mechanism", d["n_mechanism"], "is not used with OpenDP's mean: the length is released only inside "
+             "the ratio (its noise is release.length_scale); leave [n_mechanism] out")
 
 
 def _check_unknown_n(d, model_d, data_d) -> dict:
@@ -160,6 +181,13 @@ def _check_unknown_n(d, model_d, data_d) -> dict:
     if isinstance(mech, Mapping) and (mech.get("name") == "randomized_response" or mech.get("mechanism") == "Binary"):
         fail("mechanism.name", "randomized_response", "is not available with an unknown n (the reports reveal n); "
              "use additive noise on the statistic")
+    if is_ratio_release(mech):
+        if "n_dp" in data_d:
+            fail("data.n_dp", data_d["n_dp"], "is not released with OpenDP's mean (only the ratio is): leave it out")
+        if "s_dp" in data_d and "n" in model_d:
+            fail("model.n", model_d["n"], "must be omitted with model.n_prior and data.s_dp: the size is unknown "
+                 "(model.n is the true size only when the engine releases the data)")
+        return None
     if "n_mechanism" not in d and model_d["name"] in _SIZE_IN_STATISTIC:
         if "n_dp" in data_d:
             fail("data.n_dp", data_d["n_dp"], "needs an [n_mechanism] table (the noise on the released size); a "
@@ -188,7 +216,9 @@ def _model_table(model_d, data_d) -> dict:
     if "n_prior" not in model_d:
         return model_d
     table = {k: v for k, v in model_d.items() if k != "n_prior"}
-    if "s_dp" in data_d:
+    if "s_dp" in data_d and model_d.get("name") == "normal_known_sd" and "n_dp" not in data_d:
+        table["n"] = plug_in_n(make_size_prior(model_d["n_prior"]).mean)  # OpenDP's mean: no released size
+    elif "s_dp" in data_d:
         table["n"] = plug_in_n(data_d["n_dp"]) if "n_dp" in data_d else plug_in_total(number_list("data.s_dp", data_d["s_dp"]))
     elif "n" not in table:
         table["n"] = plug_in_n(make_size_prior(model_d["n_prior"]).mean)
@@ -242,6 +272,16 @@ def _build_release(table: Mapping[str, Any], model, unbounded: bool = False):
     """The mechanism of a [release] table (engine.mechanisms.libraries) checked against the model: integer noise
     and OpenDP's granularity need an integer statistic, diffprivlib's Binary categorical records."""
     library, mech = table.get("library"), table.get("mechanism")
+    if is_ratio_release(table):
+        if model.name != "normal_known_sd":
+            fail("release.mechanism", mech, f"OpenDP's mean needs normal_known_sd records; {model.name} has none")
+        given = table.get("bounds")
+        bounds = [model.lo, model.hi]
+        if given is not None and (not isinstance(given, (list, tuple)) or len(given) != 2
+                                  or [float(v) for v in given] != bounds):
+            fail("release.bounds", given, f"must be the model's [lo, hi] = {bounds} (dp.mean clamps to its bounds, "
+                 "the records' model to [lo, hi]) or left out")
+        return make_release({**table, "bounds": bounds})
     l2 = mech in ("gaussian", "Gaussian", "GaussianAnalytic", "GaussianDiscrete")
     integer_noise = ((library == "opendp" and (table.get("domain") == "int" or table.get("k") is not None))
                      or (library == "diffprivlib" and mech in ("Geometric", "GeometricTruncated", "GaussianDiscrete")))

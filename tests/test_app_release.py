@@ -170,7 +170,8 @@ def test_dpwizard_upload_lists_statistics_and_loads_one_into_compare():
     at.sidebar.file_uploader(key=keys.W_DPWIZARD).set_value(("grade_hours.zip", data, "application/zip")).run()
     _clean(at)
     captions = _texts(at.sidebar.caption)
-    assert any(c.startswith("**hours** (Mean), not analysed:") for c in captions)  # what cannot be analysed, named
+    # the mean is analysed (engine.dpwizard writes hours_mean.toml); the sidebar names it, offering no bin of it
+    assert any(c.startswith("**hours** (Mean): OpenDP mean (dp.mean) on [0, 40]") for c in captions)
     pick = at.sidebar.selectbox(key=keys.W_DPWIZARD_PICK)
     assert len(pick.options) == 7 and "grade: count in (20, 40] (released 85)" in pick.options
     assert pick.value == "grade_histogram.toml"  # the whole histogram first: its total is private

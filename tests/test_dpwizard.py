@@ -48,10 +48,10 @@ def test_package_reads_and_scales_match_the_notebooks_summarize(tmp_path):
     assert grade["analysed"] and grade["scale_source"] == "notebook summarize()" and grade["count_scale"] == 1.5
     assert [b["bin"] for b in grade["bins"]] == ["(-inf, 0]", "(0, 20]", "(20, 40]", "(40, 60]", "(60, 80]",
                                                  "(80, 100]"]
-    assert not hours["analysed"] and "sum / length" in hours["why"]
-    # the plan gives the pair's scales, the package holds only the ratio: named, with both scales noted
-    assert "pair itself is not in the package" in hours["why"] and "would not be exact" in hours["why"]
-    assert hours["sum_scale"] == pytest.approx(240.0) and hours["length_scale"] == pytest.approx(6.0)
+    # the package holds only the ratio sum / length: analysed as the ratio itself (tests/test_dpwizard_mean.py)
+    assert hours["analysed"] and hours["spec"] == "hours_mean.toml"
+    assert hours["scale_source"] == "notebook summarize()" and hours["bins"] == []
+    assert hours["sum_scale"] == pytest.approx(240.0, rel=1e-6) and hours["length_scale"] == pytest.approx(6.0)
     assert hours["notebook"] == {"Sum": pytest.approx(240.0, rel=1e-6), "Length": pytest.approx(6.0)}
     assert hours["released_mean"] == pytest.approx(11.471544262630847)
     assert json.loads((tmp_path / "import.json").read_text()) == summary
@@ -184,11 +184,14 @@ def test_cli_imports_and_refuses_bad_packages(tmp_path, capsys):
 
     assert main(["import-dpwizard", PACKAGE, "--out", str(tmp_path / "out")]) == 0
     printed = capsys.readouterr().out
-    assert "grade: Histogram, 6 spec(s), noise scale 1.5" in printed and "hours: Mean not analysed" in printed
+    assert "grade: Histogram, 6 spec(s), noise scale 1.5" in printed
+    assert "hours: Mean, 1 spec (hours_mean.toml): the released ratio sum / length, sum scale 240" in printed
     assert "the whole histogram with its private total: grade_histogram.toml" in printed
     assert sorted(os.listdir(tmp_path / "out")) == ["grade_bin0.toml", "grade_bin1.toml", "grade_bin2.toml",
                                                      "grade_bin3.toml", "grade_bin4.toml", "grade_bin5.toml",
-                                                     "grade_histogram.toml", "import.json"]
+                                                     "grade_histogram.toml", "hours_mean.toml", "import.json"]
+    assert main(["import-dpwizard", PACKAGE, "--out", str(tmp_path / "y"), "--mean-sd", "-1"]) == 2
+    assert "mean_sd = -1.0 is invalid" in capsys.readouterr().err
     assert main(["import-dpwizard", os.path.join(ROOT, "README.md"), "--out", str(tmp_path / "x")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "PACKAGE = " in err and "must be a .zip" in err

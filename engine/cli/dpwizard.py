@@ -18,15 +18,21 @@ def add_parser(sub) -> None:
                    help="Gamma(A, rate) prior on each histogram bin's expected count (default 1)")
     p.add_argument("--prior-rate", type=float, default=None, metavar="R",
                    help="its rate (default: bins / max_rows of the plan)")
+    p.add_argument("--mean-sd", type=float, default=None, metavar="SD",
+                   help="the records' sd assumed for a mean (default: (upper - lower) / 4 of its bounds)")
 
 
 def run(args) -> int:
     try:
-        summary = import_dpwizard(args.package, args.out, prior_alpha=args.prior_alpha, prior_rate=args.prior_rate)
+        summary = import_dpwizard(args.package, args.out, prior_alpha=args.prior_alpha, prior_rate=args.prior_rate,
+                                  mean_sd=args.mean_sd)
     except (ValueError, OSError) as exc:
         return cli_error(exc, args.out)
     for st in summary["statistics"]:
-        if st["analysed"]:
+        if st["analysed"] and st["statistic"] == "Mean":
+            print(f"{st['column']}: Mean, 1 spec ({st['spec']}): the released ratio sum / length, sum scale "
+                  f"{st['sum_scale']:g}, length scale {st['length_scale']:g}; n's prior from {st['n_prior_source']}")
+        elif st["analysed"]:
             print(f"{st['column']}: {st['statistic']}, {len(st['bins'])} spec(s), noise scale {st['count_scale']:g} "
                   f"({st['scale_source']}); the whole histogram with its private total: {st['histogram_spec']}")
         else:

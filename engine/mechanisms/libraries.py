@@ -11,6 +11,9 @@ OpenDP ``make_laplace``, float domain        Laplace, b = scale; with ``k``: the
                                              g = 2^k and discrete Laplace noise on g Z (lattice.py)
 OpenDP ``make_gaussian``, int domain         discrete Gaussian, sigma = scale
 OpenDP ``make_gaussian``, float domain       Gaussian, sigma = scale; with ``k`` on g Z
+OpenDP polars ``dp.mean((lo, hi))``         r = (clamped sum + Laplace b) / max(n + discrete Laplace
+(dp-wizard's mean), ``mean``                 t, 0): one number, n private (ratio.py); b, t = the
+                                             Sum and Length scales of ``summarize()``
 diffprivlib ``Laplace``                      Laplace, b = Delta / (epsilon - log(1 - delta))
 diffprivlib ``LaplaceTruncated``             that Laplace, release clipped to [lower, upper]
 diffprivlib ``LaplaceBoundedDomain``         Laplace renormalised on [lower, upper], b from the
@@ -49,8 +52,10 @@ from .additive import DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace
 from .clipped import BoundedLaplace, Clipped, clip_bounds
 from .lattice import LatticeGaussian, LatticeLaplace
 from .randomized_response import RandomizedResponse, k_ary_log_transition
+from .ratio import OpenDPMean
 
-__all__ = ["LibraryRelease", "release_from", "release_options", "make_release", "LIBRARIES", "StatedGaussian",
+__all__ = ["LibraryRelease", "release_from", "release_options", "make_release", "LIBRARIES", "RATIO_RELEASES",
+           "StatedGaussian",
            "StatedDiscreteGaussian",
            "describe_release", "diffprivlib_analytic_sigma", "diffprivlib_discrete_sigma", "diffprivlib_bounded_scale"]
 
@@ -90,6 +95,20 @@ LIBRARIES: dict[str, dict[str, dict[str, tuple[Any, str]]]] = {
                    "value1": ("1", "label of category 1")},
     },
 }
+
+
+#: Releases whose law involves n itself (OpenDP's mean, sum / length: :mod:`.ratio`), analysed by pseudo_marginal
+#: only; kept out of :func:`release_options` (the app's additive-release form) but mapped by the same calls.
+RATIO_RELEASES: dict[str, dict[str, dict[str, tuple[Any, str]]]] = {
+    "opendp": {"mean": {"sum_scale": (_REQ, "> 0 (summarize()'s Sum scale)"),
+                        "length_scale": (_REQ, "> 0 (summarize()'s Length scale)"),
+                        "bounds": (None, "[lower, upper] of dp.mean (default: the model's lo and hi)"),
+                        "contributions": (1, "whole number >= 1 (rows per individual: the guarantee only)")}},
+}
+
+
+def _mechanisms(library: str) -> dict:
+    return {**LIBRARIES[library], **RATIO_RELEASES.get(library, {})}
 
 
 @dataclass(frozen=True)
@@ -301,7 +320,33 @@ def _fmt(v: float) -> str:
     return f"{v:g}".replace("e-0", "e-").replace("e+0", "e+")
 
 
+def _opendp_mean(params: Mapping[str, Any], field_: str):
+    """OpenDP's ``dp.mean((lower, upper))``: a noisy sum over a noisy length, released as their ratio
+    (:mod:`engine.mechanisms.ratio`)."""
+    b = positive(f"{field_}.sum_scale", params.get("sum_scale"))
+    t = positive(f"{field_}.length_scale", params.get("length_scale"))
+    if params.get("bounds") is None:
+        fail(f"{field_}.bounds", None, "is required: [lower, upper], the bounds dp.mean clamps to")
+    bounds = params["bounds"]
+    if not isinstance(bounds, (list, tuple)) or len(bounds) != 2:
+        fail(f"{field_}.bounds", bounds, "must be [lower, upper], two finite numbers with lower < upper")
+    lo, hi = (_num(f"{field_}.bounds", {"b": v}, "b") for v in bounds)
+    if not lo < hi:
+        fail(f"{field_}.bounds", list(bounds), "must be [lower, upper] with lower < upper")
+    c = _whole(field_, params, "contributions", 1)
+    noise = OpenDPMean(sum_scale=b, length_scale=t, lower=lo, upper=hi, contributions=c)
+    g = noise.guarantee
+    head = f"OpenDP mean (dp.mean) on [{lo:g}, {hi:g}], sum scale = {_fmt(b)}, length scale = {_fmt(t)}"
+    law = (f"r = (clamped sum + Laplace noise b = {b:.4g}) / max(n + discrete Laplace noise t = {t:.4g}, 0), one "
+           "number (a length <= 0 gives ±inf), n private")
+    gtxt = (f"{g['epsilon']:.4g}-DP ({g['epsilon_sum']:.4g} for the sum, sensitivity {noise.sensitivity:g}; "
+            f"{g['epsilon_length']:.4g} for the length) under add/remove-one neighbours")
+    return noise, head, law, {"kind": "pure", "epsilon": g["epsilon"]}, gtxt
+
+
 def _opendp(mechanism: str, params: Mapping[str, Any], default_sensitivity: float | None, field_: str):
+    if mechanism == "mean":
+        return _opendp_mean(params, field_)
     domain = choice(f"{field_}.domain", params.get("domain"), ("int", "float"))
     scale = positive(f"{field_}.scale", params.get("scale"))
     g = None
@@ -431,7 +476,7 @@ def _diffprivlib(mechanism: str, params: Mapping[str, Any], field_: str):
 
 
 def _check_keys(library: str, mechanism: str, params: Mapping[str, Any], field_: str) -> None:
-    table = LIBRARIES[library][mechanism]
+    table = _mechanisms(library)[mechanism]
     unknown = sorted(set(params) - set(table))
     if unknown:
         fail(f"{field_}.{unknown[0]}", params[unknown[0]], f"is not a parameter of {library} {mechanism}; allowed: "
@@ -441,7 +486,7 @@ def _check_keys(library: str, mechanism: str, params: Mapping[str, Any], field_:
 def _map(library: str, mechanism: str, params: Mapping[str, Any], default_sensitivity: float | None,
          field_: str = "release"):
     library = choice(f"{field_}.library", library, tuple(LIBRARIES))
-    mechanism = choice(f"{field_}.mechanism", mechanism, tuple(LIBRARIES[library]))
+    mechanism = choice(f"{field_}.mechanism", mechanism, tuple(_mechanisms(library)))
     _check_keys(library, mechanism, params, field_)
     if library == "opendp":
         noise, head, law, guarantee, gtxt = _opendp(mechanism, params, default_sensitivity, field_)
@@ -477,7 +522,10 @@ def release_from(library: str, mechanism: str, *, default_sensitivity: float | N
     if isinstance(noise, (Clipped, BoundedLaplace)):
         warnings.append("the release is clipped or bounded: its law has point masses at the bounds or a "
                         "renormalised density; analysing it as plain noise would be wrong")
-    if library == "opendp":
+    if library == "opendp" and mechanism == "mean":
+        warnings.append("OpenDP's mean releases one number, sum / length, both noisy: reading it as a noisy mean "
+                        "(or as exact) ignores the length's noise and n's privacy; only pseudo_marginal analyses it")
+    elif library == "opendp":
         warnings.append("OpenDP's neighbours are add/remove-one: a sum of values in [lo, hi] has sensitivity "
                         "max(|lo|, |hi|), where the lab's default for a known n is hi − lo")
     sentence = f"{head} → {law}; {gtxt}."

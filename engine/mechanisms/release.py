@@ -2,13 +2,14 @@
 
 Additive mechanisms release s_dp = s(x) + u, u from the mechanism's noise law; randomized response
 releases each record's reported category, summarised as counts per category (for beta_binomial, the
-reported number of ones). The model is used only through ``statistic`` and ``categories``.
+reported number of ones); OpenDP's mean releases (s + u) / max(n + v, 0) (:mod:`.ratio`). The model is used only through ``statistic`` and ``categories``.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .randomized_response import RandomizedResponse
+from .ratio import OpenDPMean
 
 __all__ = ["privatize"]
 
@@ -20,4 +21,6 @@ def privatize(model, mechanism, records, rng: np.random.Generator) -> np.ndarray
         z = mechanism.sample_records(rng, model.categories(records))
         counts = np.bincount(z, minlength=mechanism.k).astype(float)
         return counts[1:2] if model.name == "beta_binomial" else counts
+    if isinstance(mechanism, OpenDPMean):  # OpenDP's mean: sum / length, the length's noise on n itself
+        return mechanism.sample(rng, model.statistic(records), n=len(records))
     return mechanism.sample(rng, model.statistic(records))

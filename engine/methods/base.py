@@ -12,7 +12,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-__all__ = ["Method", "COMMON_KEYS", "check_model_supported"]
+__all__ = ["Method", "COMMON_KEYS", "check_model_supported", "check_mechanism_supported"]
 
 COMMON_KEYS = frozenset({"name", "chains", "draws", "warmup", "grid_size"})
 
@@ -29,6 +29,15 @@ def check_model_supported(method: str, model) -> None:
         why = getattr(model, "refusals", {}).get(method)
         raise ValueError(f"method.name = {method!r} is invalid for model {model.name}: supported methods are "
                          + ", ".join(allowed) + (f" ({method}: {why})" if why else ""))
+
+
+def check_mechanism_supported(method: str, mechanism) -> None:
+    """A release that lists the methods able to analyse it (``mechanism.methods``: OpenDP's mean, whose law
+    involves n) refuses every other one."""
+    allowed = getattr(mechanism, "methods", None)
+    if allowed is not None and method not in allowed:
+        raise ValueError(f"method.name = {method!r} is invalid for {mechanism.describe()}: supported methods are "
+                         + ", ".join(allowed))
 
 
 @dataclass(frozen=True)
@@ -73,6 +82,7 @@ class Method:
     def __call__(self, problem, rng: np.random.Generator, settings: Mapping[str, Any], on_progress=None):
         settings = {k: v for k, v in settings.items() if k != "name"}
         check_model_supported(self.name, problem.model)
+        check_mechanism_supported(self.name, problem.mechanism)
         result = self.run(problem, rng, settings, on_progress)
         if self.mcmc and "mcmc" not in result.info:
             result = replace(result, info={**result.info, "mcmc": True})

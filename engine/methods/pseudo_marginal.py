@@ -60,6 +60,9 @@ the estimate lowers the best attainable rate; Sherlock, Thiery, Roberts & Rosent
 Chains run on threads (the compiled kernel releases the GIL), each on its own stream of
 ``rng.spawn(chains)``, and adapt independently, so chain c's draws do not depend on how many run.
 
+OpenDP's mean (``[release] library = "opendp", mechanism = "mean"``: one number, sum / length, n private) runs
+its own chain on (mu, n) (:mod:`engine.methods.mean_ratio`).
+
 naive_bayes_loglinear runs its own chain (:mod:`engine.methods.loglinear_pm`): one statistic carried
 with theta and moved by coupled (correlated pseudo-marginal) moves, table refreshes and theta | tables,
 all O(cells) whatever n; ``particles`` and ``max_particles`` do not apply to it.
@@ -84,9 +87,11 @@ from ..core.validation import choice, fail, positive_int
 from ..kernels import pseudo_marginal as pm_kernels
 from ..mechanisms import RandomizedResponse
 from ..mechanisms.clipped import compiled_noise
+from ..mechanisms.ratio import OpenDPMean
 from ..models.custom import CustomModel
 from .base import Method
 from .loglinear_pm import loglinear_pseudo_marginal
+from .mean_ratio import mean_ratio_pseudo_marginal
 
 _NEG_INF = -math.inf
 
@@ -572,6 +577,12 @@ def pseudo_marginal(problem: Problem, rng: np.random.Generator, *, chains: int =
         (``estimated`` or ``exact``), ``target_acceptance``, ``mean_acceptance``, proposal scales and
         ``note`` when M hit its cap.
     """
+    if isinstance(problem.mechanism, OpenDPMean):  # OpenDP's mean: a chain on (mu, n), the ratio's exact law
+        if proposal != "random_walk":
+            fail("method.proposal", proposal, "must be 'random_walk' for OpenDP's mean (its chain on (mu, n))")
+        return mean_ratio_pseudo_marginal(problem, rng, chains=chains, draws=draws, warmup=warmup,
+                                          particles=particles, max_particles=max_particles, on_progress=on_progress,
+                                          parallel=parallel)
     if problem.model.name == "naive_bayes_loglinear":  # its own chain: O(cells) per move, no particles to size
         return loglinear_pseudo_marginal(problem, rng, chains=chains, draws=draws, warmup=warmup,
                                          on_progress=on_progress, parallel=parallel)
