@@ -50,12 +50,14 @@ from .core.chains import chain_threads
 from .core.results import Problem
 from .kernels import pseudo_marginal as pm_kernels
 from .mechanisms import make_mechanism
+from .mechanisms.ratio import OpenDPMean
 from .methods import mcem, validate_method
 from .methods.abc_rejection import abc_rejection
 from .methods.auto import LOGLINEAR_NS_PER_CELL_BLOCK, choose, settings_for
 from .methods.bernstein_sheldon import chain_1d
 from .methods.da_mcmc import BURN_PASSES, da_mcmc
 from .methods.exact import exact
+from .methods.mean_ratio import planned_work
 from .methods.pseudo_marginal import _clean, _setup, choose_particles, moment_estimate
 from .methods.rjmcmc import check_unknown_n, default_jumps
 from .models import make_model
@@ -206,6 +208,13 @@ def estimate_cost(problem: Problem, method: dict, rates: dict | None = None) -> 
         secs = iters * per_iter / _parallel(chains, rates)
         return Cost(name, float(iters), "iterations", secs, f"{chains} chains x {warmup + draws:,} iterations, "
                                                              f"each O(cells x blocks) = {model.stat_dim} x {blocks}")
+    if name == "pseudo_marginal" and isinstance(problem.mechanism, OpenDPMean):
+        # OpenDP's mean (engine.methods.mean_ratio): M particles of n simulated clamped normal records per iteration
+        m, n = planned_work(problem, settings)
+        units = float(iters) * m * max(n, 1)
+        secs = units * rates["normal_known_sd"]["record_update_s"] / _parallel(chains, rates)
+        return Cost(name, units, "record draws", secs, f"{chains} chains x {warmup + draws:,} iterations x "
+                                                          f"M = {m:,} particles x n ~ {n:,} records")
     if name == "pseudo_marginal":
         setup = _setup(problem)
         m = settings.get("particles")

@@ -97,7 +97,8 @@ with results_area:
                                          too_few=too_few)
     st.plotly_chart(fig, key=keys.POSTERIOR_CHART, width="stretch",
                     config={"toImageButtonOptions": {"format": "png", "filename": "posterior", "scale": 2}})
-    n_source = next((m for m in ("rjmcmc", "exact", "auto") if m in ok and "n" in ok[m].result.param_names), None)
+    n_source = next((m for m in ("rjmcmc", "exact", "pseudo_marginal", "auto")
+                     if m in ok and "n" in ok[m].result.param_names), None)
     if n_source:  # the unknown n's own posterior, against what was released and the truth
         values, probs = method_runs.n_pmf(ok[n_source].result)
         downloads.chart(posteriors.n_pmf_plot(values, probs, n_dp=prepared.n_dp, plug_in=prepared.n,

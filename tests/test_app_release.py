@@ -173,7 +173,8 @@ def test_dpwizard_upload_lists_statistics_and_loads_one_into_compare():
     # the mean is analysed (engine.dpwizard writes hours_mean.toml); the sidebar names it, offering no bin of it
     assert any(c.startswith("**hours** (Mean): OpenDP mean (dp.mean) on [0, 40]") for c in captions)
     pick = at.sidebar.selectbox(key=keys.W_DPWIZARD_PICK)
-    assert len(pick.options) == 7 and "grade: count in (20, 40] (released 85)" in pick.options
+    assert len(pick.options) == 8 and "grade: count in (20, 40] (released 85)" in pick.options
+    assert "hours: the mean (released 11.47), n private" in pick.options
     assert pick.value == "grade_histogram.toml"  # the whole histogram first: its total is private
     pick.set_value("grade_bin2.toml").run()
     at.sidebar.button(key=keys.W_DPWIZARD_LOAD).click().run()
@@ -220,6 +221,29 @@ def test_dpwizard_histogram_loads_with_its_private_total_and_exact_reports_p_and
     at.sidebar.selectbox(key=keys.W_MODEL).set_value("beta_binomial").run()
     assert at.sidebar.selectbox(key=keys.W_N_MECHANISM).options == ["Laplace", "Discrete Laplace"]
     assert at.session_state[keys.SCENARIO].n_mechanism == "laplace"
+
+
+def test_dpwizard_mean_loads_and_the_pseudo_marginal_chain_answers():
+    """OpenDP's mean (sum / length, n private) from the package: OpenDP's "mean" form in the sidebar with its own
+    parameter names, n not released, and the pseudo-marginal chain's posterior of mu and of n."""
+    at = open_app("pages/compare.py", timeout=TIMEOUT)
+    with open(PACKAGE, "rb") as fh:
+        data = fh.read()
+    at.sidebar.file_uploader(key=keys.W_DPWIZARD).set_value(("grade_hours.zip", data, "application/zip")).run()
+    at.sidebar.selectbox(key=keys.W_DPWIZARD_PICK).set_value("hours_mean.toml").run()
+    at.sidebar.button(key=keys.W_DPWIZARD_LOAD).click().run()
+    _clean(at)
+    s = at.session_state[keys.SCENARIO]
+    assert (s.model, s.release, s.release_mechanism, s.n_mechanism, s.methods) == (
+        "normal_known_sd", "opendp", "mean", "none", ("pseudo_marginal",))
+    assert at.sidebar.text_input(key=keys.release_param_key("opendp", "mean", "bounds")).value == "0, 40"
+    assert set(at.dataframe[0].value["method"]) == {METHOD_LABELS["pseudo_marginal"]}
+    n_chart = [json.loads(c.proto.spec) for c in at.get("plotly_chart") if '"n_pmf"' in c.proto.spec]
+    assert len(n_chart) == 1 and n_chart[0]["data"][0]["meta"]["method"] == "pseudo_marginal"
+    # a bad bounds entry is named in the form's words and kept
+    at.sidebar.text_input(key=keys.release_param_key("opendp", "mean", "bounds")).set_value("0").run()
+    assert any("bounds" in e and "(you entered 0)" in e for e in _texts(at.sidebar.error)), _texts(at.sidebar.error)
+    assert at.sidebar.text_input(key=keys.release_param_key("opendp", "mean", "bounds")).value == "0"
 
 
 # --------------------------------------------------------------------------- AppTest: Privacy budget

@@ -263,3 +263,15 @@ def test_fixture_package_writes_a_mean_spec_whose_posterior_covers_the_true_mean
     for j, true in ((0, TRUE_HOURS_MEAN), (2, TRUE_HOURS_MEAN), (1, 400)):
         lo, hi = np.quantile(res.draws[..., j], [0.005, 0.995])
         assert lo < true < hi, (res.param_names[j], lo, hi)
+
+
+def test_its_cost_is_priced_from_the_particles_and_n():
+    """The app prices every run before starting it: M particles of n simulated records per iteration (it raised
+    TypeError on the ratio's missing noise kernel)."""
+    problem = engine.prepare(_spec())
+    one = engine.estimate_cost(problem, {"name": "pseudo_marginal", "chains": 2, "draws": 1000, "warmup": 500,
+                                         "particles": 3})
+    assert one.unit == "record draws" and one.units == 2 * 1500 * 3 * problem.model.n and one.seconds > 0
+    assert "M = 3 particles" in one.detail
+    piloted = engine.estimate_cost(problem, {"name": "pseudo_marginal", "chains": 2, "draws": 1000, "warmup": 500})
+    assert piloted.units >= 2 * 1500 * problem.model.n

@@ -167,9 +167,9 @@ class StatedDiscreteGaussian(DiscreteGaussian):
 
 def release_options() -> dict:
     """Every library's mechanisms with their parameter names, defaults (None: optional, "required") and
-    allowed ranges, as plain data for a form."""
+    allowed ranges, as plain data for a form (OpenDP's ``mean``, the ratio of :data:`RATIO_RELEASES`, included)."""
     return {lib: {mech: {p: {"default": "required" if d is _REQ else d, "allowed": a} for p, (d, a) in params.items()}
-                  for mech, params in mechs.items()} for lib, mechs in LIBRARIES.items()}
+                  for mech, params in _mechanisms(lib).items()} for lib in LIBRARIES}
 
 
 # --- diffprivlib's own calibrations, line for line (diffprivlib 0.6.6, mechanisms/gaussian.py, laplace.py) ---

@@ -54,7 +54,7 @@ from ..core.results import Problem, Result
 from ..kernels import mean_ratio as kern
 from ..mechanisms.ratio import OpenDPMean, clamped_mean
 
-__all__ = ["mean_ratio_pseudo_marginal", "TARGET_ACCEPTANCE", "TARGET_LOG_SD"]
+__all__ = ["mean_ratio_pseudo_marginal", "planned_work", "TARGET_ACCEPTANCE", "TARGET_LOG_SD"]
 
 TARGET_ACCEPTANCE = 0.3
 TARGET_LOG_SD = 1.2
@@ -105,6 +105,17 @@ def _particles(setup: _Setup, rng, mu, n, cap: int) -> tuple[int, float]:
     w = np.exp(lw - top)
     cv2 = float(w.var() / w.mean() ** 2)
     return int(min(max(1, math.ceil(cv2 / TARGET_LOG_SD**2)), cap)), cv2
+
+
+def planned_work(problem: Problem, settings) -> tuple[int, int]:
+    """(M, n): the particles per estimate a run would start with (``settings["particles"]``, else the pilot's at
+    the chain's seeded start) and the records each particle simulates (n at the start): what a run's cost
+    estimate multiplies."""
+    setup = _Setup(problem)
+    rng = np.random.default_rng(0)
+    mu, n = _start(setup, rng)
+    m = settings.get("particles") or _particles(setup, rng, mu, n, int(settings.get("max_particles", 20_000)))[0]
+    return int(m), int(n)
 
 
 def _start(setup: _Setup, rng) -> tuple[float, int]:

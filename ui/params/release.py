@@ -24,19 +24,20 @@ from .scenario import DEFAULT_PRIORS, MODELS, RELEASES, Scenario
 
 __all__ = ["RELEASE_LABELS", "FORM_DEFAULTS", "TEXT_PARAMS", "CHOICES", "options", "mechanisms", "params_of",
            "form_default", "release_params", "release_table", "scenario_from_spec", "DPWIZARD_METHODS",
-           "HISTOGRAM_METHODS"]
+           "HISTOGRAM_METHODS", "MEAN_METHODS"]
 
 RELEASE_LABELS = {"lab": "The lab's own simulation", "opendp": "OpenDP", "diffprivlib": "diffprivlib"}
 #: What a required parameter's box starts with (the library's own defaults fill the others).
 FORM_DEFAULTS: dict[str, Any] = {"domain": "int", "scale": 3.0, "epsilon": 1.0, "delta": 1e-5, "sensitivity": 1.0,
                                  "lower": 0.0, "upper": 100.0}
 #: Parameters typed as text (kept as typed): labels, the clip bounds; ``domain`` is a choice.
-TEXT_PARAMS = ("value0", "value1", "clip")
+TEXT_PARAMS = ("value0", "value1", "clip", "bounds")
 CHOICES = {"domain": ("int", "float")}
 #: Methods switched on when a dp-wizard statistic is loaded: the naive baseline, a sampler and the exact grid (a
 #: typed release has no records, so OPS and the records-based checks do not apply).
 DPWIZARD_METHODS = ("naive", "da_mcmc", "exact")
 HISTOGRAM_METHODS = ("naive", "exact")  # a histogram whose total is private
+MEAN_METHODS = ("pseudo_marginal",)  # OpenDP's mean (sum / length): the one sampler of its law
 _SPLIT = re.compile(r"[,;\s]+")
 
 
@@ -63,21 +64,21 @@ def form_default(library: str, mechanism: str, param: str) -> Any:
     return FORM_DEFAULTS.get(param) if default == "required" else default
 
 
-def _clip(text: Any) -> list[float]:
-    """``"0, inf"`` -> [0.0, inf]; the engine checks lower < upper."""
+def _clip(text: Any, name: str = "clip") -> list[float]:
+    """``"0, inf"`` -> [0.0, inf]; the engine checks lower < upper (``name``: clip, or a mean's bounds)."""
     allowed = "must be two numbers lower, upper, e.g. 0, inf (inf or -inf for an open side)"
     if isinstance(text, (list, tuple)):
         tokens = [str(v) for v in text]
     else:
         tokens = [t for t in _SPLIT.split(str(text if text is not None else "").strip().strip("[]")) if t]
     if len(tokens) != 2:
-        raise ValueError(f"release.clip = {str(text)!r} is invalid: {allowed}")
+        raise ValueError(f"release.{name} = {str(text)!r} is invalid: {allowed}")
     try:
         out = [float(t) for t in tokens]
     except ValueError:
-        raise ValueError(f"release.clip = {str(text)!r} is invalid: {allowed}") from None
+        raise ValueError(f"release.{name} = {str(text)!r} is invalid: {allowed}") from None
     if any(math.isnan(v) for v in out):
-        raise ValueError(f"release.clip = {str(text)!r} is invalid: {allowed}")
+        raise ValueError(f"release.{name} = {str(text)!r} is invalid: {allowed}")
     return out
 
 
@@ -88,7 +89,7 @@ def release_params(library: str, mechanism: str, params: Mapping[str, Any] | tup
     for name, value in dict(params).items():
         if value is None or (isinstance(value, str) and not value.strip() and name not in ("value0", "value1")):
             continue
-        out[name] = _clip(value) if name == "clip" else value
+        out[name] = _clip(value, name) if name in ("clip", "bounds") else value
     return out
 
 
@@ -122,14 +123,16 @@ def scenario_from_spec(spec: Mapping[str, Any], base: Scenario | None = None) ->
     prior = {k: model.get(k, v) for k, v in DEFAULT_PRIORS[name].items()}
     params = tuple((k, v if isinstance(v, (int, float)) and not isinstance(v, bool) else _text(v))
                    for k, v in release.items() if k not in ("library", "mechanism"))
-    size: dict[str, Any] = {"sample_size": "known", "methods": DPWIZARD_METHODS}
+    size: dict[str, Any] = {"sample_size": "known",
+                            "methods": MEAN_METHODS if release.get("mechanism") == "mean" else DPWIZARD_METHODS}
     if "n_prior" in model:  # a histogram whose total is private: n is a parameter, and not released
         if "n_mechanism" in spec or "n_dp" in data:
             raise ValueError("n_mechanism = given is invalid: the app loads a histogram whose total is not released")
         n_prior = dict(model["n_prior"])
-        # Exact answers it; DA-MCMC would run at the plug-in n, and refuses a release with cells on the clip bound
+        # a histogram: Exact answers it (DA-MCMC would run at the plug-in n, and refuses a release with cells on
+        # the clip bound); a mean: the pseudo-marginal chain on (mu, n)
         size = {"sample_size": "unknown", "n_prior": n_prior["name"], "n_prior_mean": float(n_prior["mean"]),
-                "n_mechanism": "none", "methods": HISTOGRAM_METHODS}
+                "n_mechanism": "none", "methods": size["methods"] if name != "dirichlet_multinomial" else HISTOGRAM_METHODS}
         if "dispersion" in n_prior:
             size["n_prior_dispersion"] = float(n_prior["dispersion"])
     return replace(base, model=name, n=int(model.get("n", base.n)), prior=tuple(prior.items()),

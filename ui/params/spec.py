@@ -142,13 +142,16 @@ def release_spec_dict(s: Scenario, records, s_dp=None, n_dp=None, *, keep_record
     return spec
 
 
-def to_spec_dict(s: Scenario, records=None, method: str = "da_mcmc") -> dict:
+def to_spec_dict(s: Scenario, records=None, method: str | None = None) -> dict:
     """The engine's spec layout (``seed``, ``[model]``, ``[mechanism]`` or ``[release]``, ``[data]``,
     ``[method]``).
 
     ``records`` are the parsed rows of an uploaded CSV (data source ``csv``); they go into the
-    spec inline, and ``model.n`` follows their number.
+    spec inline, and ``model.n`` follows their number. ``method``: the ``[method]`` table's; by default DA-MCMC,
+    which serves every model, or the pseudo-marginal sampler for OpenDP's mean (the one method of its law).
     """
+    if method is None:
+        method = "pseudo_marginal" if s.uses_library and s.release_mechanism == "mean" else "da_mcmc"
     spec = {
         "seed": int(s.seed),
         "model": model_table(s, records),

@@ -75,6 +75,9 @@ def dpwizard_upload() -> None:
                     labels[stat["histogram_spec"]] = (f"{stat['column']}: the whole histogram, its total private "
                                                       f"(p over {len(stat['bins'])} bins, and n)")
                 labels.update({e["spec"]: _bin_label(stat, e) for e in stat["bins"] if e["spec"] in specs})
+                if stat.get("statistic") == "Mean" and stat.get("spec") in specs:
+                    labels[stat["spec"]] = (f"{stat['column']}: the mean (released {stat['released_mean']:.4g}), "
+                                            "n private")
             else:
                 st.caption(f"**{stat['column']}** ({stat['statistic']}), not analysed: {stat['why']}")
         if not labels:

@@ -73,7 +73,8 @@ def library_form(library: str) -> dict:
             value = st.radio(name, CHOICES[name], key=key, help=help_, horizontal=True)
         elif name in TEXT_PARAMS:
             value = st.text_input(name, key=key, help=help_,
-                                  placeholder="e.g. 0, inf (blank: not clipped)" if name == "clip" else None)
+                                  placeholder={"clip": "e.g. 0, inf (blank: not clipped)",
+                                               "bounds": "e.g. 0, 40 (blank: the model's lo, hi)"}.get(name))
         elif info["default"] is None and name in _OPTIONAL_NUMBERS:
             value = _optional_number(name, key, help_)
         else:

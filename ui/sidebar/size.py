@@ -20,7 +20,15 @@ def _size_changed() -> None:
 
 
 def _n_mechanism_label(name: str) -> str:
-    return "none: n is not released (the cells' total)" if name == "none" else MECHANISM_LABELS[name]
+    return "none: n is not released apart from the statistic" if name == "none" else MECHANISM_LABELS[name]
+
+
+def _size_not_released(model: str) -> bool:
+    """May n be released not at all? A histogram (its cells are the trace of n), and OpenDP's mean of a clamped
+    normal column (the length is released only inside the ratio sum / length)."""
+    state = st.session_state
+    mean = state.get(keys.W_RELEASE) == "opendp" and state.get(keys.release_mechanism_key("opendp")) == "mean"
+    return model == "dirichlet_multinomial" or (model == "normal_known_sd" and mean)
 
 
 def _size_section(model: str) -> dict:
@@ -42,7 +50,7 @@ def _size_section(model: str) -> dict:
         out["n_prior_dispersion"] = float(number_box("dispersion r (variance = mean + mean²/r)",
                                                      keys.W_N_PRIOR_DISPERSION, section="size",
                                                      fallback=last_value("n_prior_dispersion")))
-    offered = N_MECHANISMS if model == "dirichlet_multinomial" else tuple(m for m in N_MECHANISMS if m != "none")
+    offered = N_MECHANISMS if _size_not_released(model) else tuple(m for m in N_MECHANISMS if m != "none")
     if st.session_state.get(keys.W_N_MECHANISM) not in offered:
         st.session_state[keys.W_N_MECHANISM] = offered[0]
     c3, c4 = st.columns(2)
@@ -51,7 +59,9 @@ def _size_section(model: str) -> dict:
                                            "only the cells are released, so their total is the one trace of n "
                                            "(a private total, as OpenDP's and dp-wizard's histograms have).")
     if out["n_mechanism"] == "none":
-        c4.caption("The exact method reports the cell probabilities p and the total n.")
+        c4.caption("The exact method reports the cell probabilities p and the total n." if model ==
+                   "dirichlet_multinomial" else "The length is released only inside the mean: the pseudo-marginal "
+                   "sampler reports μ, n and the clamped mean.")
         return out
     out["n_budget_form"] = c4.radio("stated as", N_BUDGET_FORMS, key=keys.W_N_BUDGET_FORM,
                                     format_func=N_BUDGET_LABELS.get, horizontal=True)
