@@ -32,6 +32,21 @@ every record move and the beta draw leave p(beta, x | s_dp) invariant, and a fix
 visits every record composes them). Warm-up iterations sweep at least ``BURN_PASSES`` x n / warmup
 records each (that many full passes in all), so the records reach the release before the kept
 iterations; the kernel kept afterwards is fixed.
+
+The clamped records' raw y (``clamped_per_iteration``, linear_regression). Most of I - 1 at narrow
+noise is not the noise at all: it is the raw y of the records whose y is clamped, which the release
+cannot see (t(r) reads hi or lo whatever y is beyond the bound) but the conjugate draw of beta reads.
+A record move renews it only when a whole new record is accepted, rarely when the noise is narrow, so
+beta | x held on to stale raw y's for many iterations. Every iteration now also redraws the raw y of
+the clamped records from N(beta_0 + x^T beta_1:, sigma^2) truncated to their side of the bound (a
+Gibbs step of the augmented posterior: the noise term is constant on that side and cancels; derived in
+:func:`engine.kernels.da_mcmc.censored_refresh`), at O(1) each, leaving s unchanged: the data
+augmentation of the Tobit model (Chib 1992). What then remains of I is the posterior's spread over the
+record configurations the release allows beyond the censoring, I_c = Var(beta | s_dp) /
+E Var(beta | x, [y]), plus the Tobit chain's own fraction of missing information, which a refresh of all
+clamped records every iteration makes cost about one iteration. ``clamped_per_iteration = k``
+refreshes k clamped records drawn uniformly from the current clamped set (random-scan Gibbs, still
+exact); the default refreshes all of them every iteration; 0 turns the move off (Algorithm 1 alone).
 """
 from __future__ import annotations
 
@@ -101,9 +116,10 @@ def _rr_reports(problem: Problem) -> np.ndarray:
 class _Runner:
     """Binds a problem to the compiled kernel that serves it."""
 
-    def __init__(self, problem: Problem, window: int | None = None):
+    def __init__(self, problem: Problem, window: int | None = None, refresh: int = -1):
         self.problem = problem
         self.window = window  # records per iteration (linear_regression), None = all n
+        self.refresh = refresh  # clamped records' raw y refreshed per iteration (linear_regression), -1 = all
         model, mech = problem.model, problem.mechanism
         self.rr = isinstance(mech, RandomizedResponse)
         self.z = _rr_reports(problem) if self.rr else np.zeros(1, dtype=np.int64)
@@ -184,13 +200,13 @@ class _Runner:
                 rng, st.x, st.counts, st.xtx, st.xty, st.yty, st.sig, self.chol, np.asarray(model.x_mean, float),
                 model.prior_sd, float(sig_a), float(sig_b), np.asarray(model.lo, float), np.asarray(model.hi, float),
                 np.asarray(sdp, float), self.kernel, self.scale, st.start, int(window), n_iter, out_theta, out_acc,
-                out_frac))
+                out_frac, int(self.refresh)))
         elif model.name == "linear_regression":
             sig_a, sig_b = model.sigma_prior or (0.0, 0.0)
             regression_chain(rng, st.x, st.counts, st.xtx, st.xty, st.yty, st.sig, self.chol,
                              np.asarray(model.x_mean, float), model.prior_sd, float(sig_a), float(sig_b),
                              np.asarray(model.lo, float), np.asarray(model.hi, float), np.asarray(sdp, float),
-                             self.kernel, self.scale, n_iter, out_theta, out_acc, out_frac)
+                             self.kernel, self.scale, n_iter, out_theta, out_acc, out_frac, int(self.refresh))
         elif model.name == "poisson_gamma":
             upper = -1 if model.upper is None else int(model.upper)
             s, sx = kernels.poisson_chain(rng, st.x, int(st.s), int(st.sum_x), model.alpha, model.beta, upper,
@@ -239,7 +255,7 @@ def _windows(runner, warmup):
 
 def da_mcmc(problem: Problem, rng: np.random.Generator, *, chains: int = 4, draws: int = 1000,
             warmup: int = 500, on_progress=None, parallel: bool = True,
-            records_per_iteration: int | None = None) -> Result:
+            records_per_iteration: int | None = None, clamped_per_iteration: int | None = None) -> Result:
     """Draw from p(theta | s_dp) by data augmentation (Ju et al. 2022, Algorithm 1).
 
     Parameters
@@ -257,6 +273,9 @@ def da_mcmc(problem: Problem, rng: np.random.Generator, *, chains: int = 4, draw
     records_per_iteration : int, optional
         linear_regression only: records swept per iteration (1..n; default all n), the partial sweeps
         of the module docstring.
+    clamped_per_iteration : int, optional
+        linear_regression only: clamped records whose raw y is redrawn per iteration (the Tobit refresh
+        of the module docstring); default all of them, 0 none.
 
     Returns
     -------
@@ -275,7 +294,14 @@ def da_mcmc(problem: Problem, rng: np.random.Generator, *, chains: int = 4, draw
                  "is a key of da_mcmc for linear_regression only (partial sweeps of its records)")
         if not 1 <= int(records_per_iteration) <= n:
             fail("method.records_per_iteration", records_per_iteration, f"must be an integer from 1 to n = {n:,}")
-    runner = model.bind(problem) if custom else _Runner(problem, records_per_iteration)
+    if clamped_per_iteration is not None:
+        if getattr(model, "name", None) != "linear_regression":
+            fail("method.clamped_per_iteration", clamped_per_iteration,
+                 "is a key of da_mcmc for linear_regression only (the raw y of its clamped records)")
+        if not 0 <= int(clamped_per_iteration) <= n:
+            fail("method.clamped_per_iteration", clamped_per_iteration, f"must be an integer from 0 to n = {n:,}")
+    refresh = -1 if clamped_per_iteration is None else int(clamped_per_iteration)
+    runner = model.bind(problem) if custom else _Runner(problem, records_per_iteration, refresh)
     block = max(1, min(warmup + draws, int(4_000_000 // max(n, 1))))
     if custom:
         block = max(1, min(warmup + draws, 20_000 // max(n, 1)))
@@ -305,6 +331,7 @@ def da_mcmc(problem: Problem, rng: np.random.Generator, *, chains: int = 4, draw
             "mcmc": True,
             "wall_time_s": time.perf_counter() - t0,
             **({"records_per_iteration": int(records_per_iteration)} if records_per_iteration else {}),
+            **({"clamped_per_iteration": int(clamped_per_iteration)} if clamped_per_iteration is not None else {}),
         },
     )
 
@@ -318,7 +345,10 @@ def _validate(table, out):
     if "records_per_iteration" in table:
         out["records_per_iteration"] = positive_int("method.records_per_iteration", table["records_per_iteration"],
                                                     1, 10_000_000)
+    if "clamped_per_iteration" in table:
+        out["clamped_per_iteration"] = positive_int("method.clamped_per_iteration", table["clamped_per_iteration"],
+                                                    0, 10_000_000)
 
 
 METHOD = Method(name="da_mcmc", claim="exact", paper="Ju, Gong, Awan & Rao 2022, Alg. 1", run=_run, mcmc=True,
-                keys=frozenset({"records_per_iteration"}), validate=_validate)
+                keys=frozenset({"records_per_iteration", "clamped_per_iteration"}), validate=_validate)
