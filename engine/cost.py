@@ -167,6 +167,8 @@ def estimate_cost(problem: Problem, method: dict, rates: dict | None = None) -> 
     name = settings["name"]
     model = problem.model
     chains, draws, warmup = settings["chains"], settings["draws"], settings["warmup"]
+    if name == "da_mcmc":  # thin iterations per kept draw
+        draws *= settings.get("thin", 1)
     iters = chains * (warmup + draws)
     if name == "bernstein_sheldon":  # its own rate: no need to time the record sweeps
         k = getattr(model, "k", None) if getattr(model, "name", "") == "dirichlet_multinomial" else None
