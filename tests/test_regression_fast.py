@@ -335,33 +335,35 @@ def test_refresh_is_reproducible_and_its_setting_is_checked():
 
 
 def test_auto_skips_a_fallback_far_dearer_than_the_first_attempt_and_one_over_the_budget():
-    """Wide noise (n = 500, epsilon = 1): the pseudo-marginal chain is picked and 20 draws cannot pass the
-    verdict; DA-MCMC's estimate is far over 10 x its own, so auto skips it and says so, then reruns the
-    pseudo-marginal chain with four times the draws; with a work budget of 1e-3 s that rerun is skipped as
-    well. Narrow noise (epsilon = 20): the pseudo-marginal fallback is skipped for its particle count."""
-    def prepared(eps):
-        return engine.prepare({"seed": 2, "model": {"name": "linear_regression", "n": 500, **CLAMPED},
+    """20 draws cannot pass the verdict, so every first attempt fails. n = 1000, epsilon = 3.5: DA-MCMC is
+    picked and a pseudo-marginal run (about 44 particles of n records per iteration) is estimated at over
+    10 x its cost, so auto skips it, says so, and reruns DA-MCMC with four times the draws. n = 500,
+    epsilon = 1 with a work budget of 1e-3 s: the fallback and the rerun are both skipped for the budget.
+    epsilon = 20: the pseudo-marginal fallback is skipped for its particle count (over 50)."""
+    def prepared(n, eps):
+        return engine.prepare({"seed": 2, "model": {"name": "linear_regression", "n": n, **CLAMPED},
                                "mechanism": {"name": "laplace", "epsilon": eps},
                                "data": {"simulate": {"beta": [0.5, 2.0, -1.0]}}})
 
-    problem = prepared(1.0)
     table = {"name": "auto", "chains": 2, "draws": 20, "warmup": 20}
-    res = engine.run_method(problem, table, 3)
+    res = engine.run_method(prepared(1000, 3.5), table, 3)
     rule, attempts = res.info["rule"], res.info["attempts"]
-    assert res.info["picked"] == "pseudo_marginal" and not attempts[0]["converged"]
-    assert rule["da_mcmc_ns_per_ess"] > 10 * rule["pseudo_marginal_ns_per_ess"]
-    assert attempts[1]["method"] == "da_mcmc" and attempts[1]["converged"] is None
-    assert "x the first attempt's cost per effective draw" in attempts[1]["skipped"]
-    assert "da_mcmc was skipped" in res.info["why"]
-    assert attempts[2]["method"] == "pseudo_marginal" and attempts[2]["draws"] == 80 and "skipped" not in attempts[2]
-    budget = engine.run_method(problem, {**table, "max_seconds": 1e-3}, 3)
+    assert res.info["picked"] == "da_mcmc" and not attempts[0]["converged"] and rule["particles_needed"] <= 50
+    assert rule["pseudo_marginal_ns_per_iteration"] > 10 * rule["da_mcmc_ns_per_iteration"]
+    assert attempts[1]["method"] == "pseudo_marginal" and attempts[1]["converged"] is None
+    assert "x the first attempt's" in attempts[1]["skipped"] and "pseudo_marginal was skipped" in res.info["why"]
+    assert attempts[2]["method"] == "da_mcmc" and attempts[2]["draws"] == 80 and "skipped" not in attempts[2]
+    wide = prepared(500, 1.0)
+    budget = engine.run_method(wide, {**table, "max_seconds": 1e-3}, 3)
+    assert budget.info["picked"] == "pseudo_marginal"
     assert [a.get("skipped") is not None for a in budget.info["attempts"]] == [False, True, True]
-    assert "max_seconds = 0.001" in budget.info["attempts"][2]["skipped"] and "rerun" in budget.info["why"]
-    narrow = engine.run_method(prepared(20.0), table, 3)
+    assert all("max_seconds = 0.001" in a["skipped"] for a in budget.info["attempts"][1:])
+    assert "rerun" in budget.info["why"]
+    narrow = engine.run_method(prepared(500, 20.0), table, 3)
     assert narrow.info["picked"] == "da_mcmc" and narrow.info["attempts"][1]["method"] == "pseudo_marginal"
     assert "particles" in narrow.info["attempts"][1]["skipped"]
     with pytest.raises(ValueError, match="method.max_seconds"):
-        engine.run_method(problem, {**table, "max_seconds": 0}, 3)
+        engine.run_method(wide, {**table, "max_seconds": 0}, 3)
 
 
 def test_thin_keeps_every_thin_th_iteration_and_auto_thins_cheap_sticky_chains():
