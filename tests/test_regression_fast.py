@@ -387,3 +387,22 @@ def test_thin_keeps_every_thin_th_iteration_and_auto_thins_cheap_sticky_chains()
     assert engine.summary(res).attrs["convergence"]["converged"]
     one, more = (engine.estimate_cost(cell, {"name": "da_mcmc", "thin": t}) for t in (1, thin))
     assert more.units == pytest.approx(one.units * (500 + 2000 * thin) / 2500)  # the spec defaults: 2000 draws
+
+
+def test_auto_reruns_the_chain_with_more_effective_draws_per_unit_of_cost():
+    """n = 100, Laplace epsilon = 10, spec defaults: the pseudo-marginal chain is picked and misses the verdict,
+    DA-MCMC (thinned) runs as the fallback and misses it too; DA-MCMC has the more effective draws but costs
+    several times as much per kept draw, so the pseudo-marginal chain is the one rerun with four times the
+    draws, and that run converges."""
+    cell = engine.prepare({"seed": 1, "model": {"name": "linear_regression", "n": 100},
+                           "mechanism": {"name": "laplace", "epsilon": 10.0},
+                           "data": {"simulate": {"beta": [-1.79, -2.89, -0.66]}}})
+    res = engine.run_method(cell, {"name": "auto"}, 1)
+    attempts, rule = res.info["attempts"], res.info["rule"]
+    assert [a["method"] for a in attempts] == ["pseudo_marginal", "da_mcmc", "pseudo_marginal"]
+    assert not attempts[0]["converged"] and not attempts[1]["converged"]
+    ratio = rule["da_mcmc_ns_per_iteration"] / rule["pseudo_marginal_ns_per_iteration"]
+    score = [min(a["ess_bulk_min"], a["ess_tail_min"]) for a in attempts[:2]]
+    assert score[1] > score[0] and 1 < ratio < 10  # DA-MCMC did better, but not per unit of cost
+    assert score[1] / ratio < score[0]
+    assert attempts[2]["draws"] == 8000 and attempts[2]["converged"] and res.info["picked"] == "pseudo_marginal"
