@@ -84,7 +84,8 @@ def cell(model_key: str, n: int, eps: float, mech: str, max_seconds: float) -> d
     else:
         bulk = tail = float(result.draws.shape[0] * result.draws.shape[1])
         rhat = 1.0
-    row.update(picked=result.info.get("picked"), attempts=[a["method"] for a in result.info.get("attempts", [])],
+    row.update(picked=result.info.get("picked"),
+               attempts=[a["method"] + (" (skipped)" if a.get("skipped") else "") for a in result.info.get("attempts", [])],
                ess_bulk=round(bulk, 1), ess_tail=round(tail, 1), r_hat=round(rhat, 4), wall_time_s=round(wall, 3),
                ess_bulk_per_s=round(bulk / wall, 1), ess_tail_per_s=round(tail / wall, 1))
     row["live"] = bool(bulk / wall >= GOAL and tail / wall >= GOAL and rhat <= RHAT_MAX)

@@ -66,6 +66,8 @@ __all__ = ["Cost", "estimate_cost", "fit_to_budget", "machine_rates", "bernstein
            "duration"]
 
 _PILOT_PROPOSALS = 20_000
+_REFRESH_SHARE = 1.0  # linear_regression: a clamped record's raw y redrawn, over a record update (0.45 in cache,
+                      # about 1 at n = 10^6 where the clamped records are scattered over the array)
 
 
 class BudgetExceeded(ValueError):
@@ -168,6 +170,8 @@ def estimate_cost(problem: Problem, method: dict, rates: dict | None = None) -> 
     name = settings["name"]
     model = problem.model
     chains, draws, warmup = settings["chains"], settings["draws"], settings["warmup"]
+    if name == "da_mcmc":  # thin iterations per kept draw
+        draws *= settings.get("thin", 1)
     iters = chains * (warmup + draws)
     if name == "bernstein_sheldon":  # its own rate: no need to time the record sweeps
         k = getattr(model, "k", None) if getattr(model, "name", "") == "dirichlet_multinomial" else None
@@ -180,7 +184,8 @@ def estimate_cost(problem: Problem, method: dict, rates: dict | None = None) -> 
     family = rates.get(getattr(model, "name", ""), rates["beta_binomial"])
     if name == "auto":
         picked, _, numbers = choose(problem, np.random.default_rng(0))
-        inner = estimate_cost(problem, {**method, "name": picked, **settings_for(picked, problem, numbers)}, rates)
+        table = {k: v for k, v in method.items() if k != "max_seconds"}  # auto's own key: the fallbacks' budget
+        inner = estimate_cost(problem, {**table, "name": picked, **settings_for(picked, problem, numbers)}, rates)
         return Cost("auto", inner.units, inner.unit, inner.seconds, f"auto picks {picked}: {inner.detail}")
     if name == "da_mcmc":
         units = float(iters) * model.n
@@ -190,13 +195,24 @@ def estimate_cost(problem: Problem, method: dict, rates: dict | None = None) -> 
         if getattr(model, "name", "") == "linear_regression":  # p normals, two O(d) record terms, d = stat_dim
             per = rates["normal_known_sd"]["record_update_s"] * (1 + model.stat_dim)
             m = settings.get("records_per_iteration")
+            # the clamped records' raw y refreshed every iteration (all of them unless capped), each about
+            # REFRESH_SHARE of a record update
+            clamped = settings.get("clamped_per_iteration")
+            if clamped is None:
+                setup = _setup(problem)
+                clamped = model.clamped_fraction(_clean(setup, moment_estimate(problem))) * model.n
+            refresh_s = chains * (warmup + draws) * float(clamped) * _REFRESH_SHARE * per / _parallel(chains, rates)
             if m is not None and m < model.n:  # partial sweeps; warm-up makes BURN_PASSES full passes at least
                 units = chains * (draws * float(m) + warmup * max(float(m), min(model.n, BURN_PASSES * model.n
                                                                                 / max(warmup, 1))))
-                secs = units * per / _parallel(chains, rates)
+                secs = units * per / _parallel(chains, rates) + refresh_s
                 return Cost(name, units, "record updates", secs, f"{chains} chains x {warmup + draws:,} iterations x "
                                                                     f"{m:,} of n = {model.n:,} records")
-        secs = units * per / _parallel(chains, rates)
+        if getattr(model, "name", "") == "linear_regression":
+            units_s = units * per / _parallel(chains, rates) + refresh_s
+        else:
+            units_s = units * per / _parallel(chains, rates)
+        secs = units_s
         return Cost(name, units, "record updates", secs, f"{chains} chains x {warmup + draws:,} iterations x "
                                                             f"n = {model.n:,} records")
     if name == "pseudo_marginal" and getattr(model, "name", "") == "naive_bayes_loglinear":

@@ -361,7 +361,7 @@ def test_sigma2_draw_is_the_conjugate_inverse_gamma():
 def test_unknown_sigma_da_mcmc_agrees_with_abc_rejection():
     model = make_model("linear_regression", {**SIGMA_DESIGN})
     assert model.param_names == ("beta[0]", "beta[1]", "sigma2")
-    _agrees_with_abc(model, [1.0, -1.5, 1.0], 30, da_mcmc, chains=4, draws=4000, warmup=500)
+    _agrees_with_abc(model, [1.0, -1.5, 1.0], 30, da_mcmc, chains=4, draws=6000, warmup=500)
 
 
 def test_sbc_unknown_sigma_da_mcmc_and_grid_posterior_calibrated_naive_detected():

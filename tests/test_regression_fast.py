@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 import pytest
+from numba import njit
 from scipy import stats
 
 import engine
@@ -123,11 +124,11 @@ def test_mixed_proposal_agrees_with_full_sweeps():
 
 # ---------------------------------------------------------------- (c) SBC, naive as negative control
 
-def _sbc(n, epsilon, run, replicates=300, n_post=19, seed=2027):
-    """Ranks of the true beta (drawn from the prior) among n_post posterior draws per replicate, for
-    ``run(problem, rng) -> (n_post, 3) draws`` and for the naive posterior; chi-square on the 20 rank
+def _sbc(n, epsilon, run, replicates=300, n_post=19, seed=2027, design=DESIGN):
+    """Ranks of the true parameters (drawn from the prior) among n_post posterior draws per replicate, for
+    ``run(problem, rng) -> (n_post, k) draws`` and for the naive posterior; chi-square on the 20 rank
     bins (expected 15 per bin)."""
-    model = make_model("linear_regression", {"n": n, **DESIGN})
+    model = make_model("linear_regression", {"n": n, **design})
     ranks, naive = [], []
     for ss in np.random.SeedSequence(seed).spawn(replicates):
         d_ss, m_ss = ss.spawn(2)
@@ -136,8 +137,9 @@ def _sbc(n, epsilon, run, replicates=300, n_post=19, seed=2027):
         rng = np.random.Generator(np.random.SFC64(m_ss))
         ranks.append((run(problem, rng) < truth).sum(axis=0))
         naive.append((model.posterior_sample(rng, model.project(problem.s_dp), n_post) < truth).sum(axis=0))
-    pv = [stats.chisquare(np.bincount(np.array(ranks)[:, j], minlength=n_post + 1)).pvalue for j in range(3)]
-    pn = [stats.chisquare(np.bincount(np.array(naive)[:, j], minlength=n_post + 1)).pvalue for j in range(3)]
+    k = len(model.param_names)
+    pv = [stats.chisquare(np.bincount(np.array(ranks)[:, j], minlength=n_post + 1)).pvalue for j in range(k)]
+    pn = [stats.chisquare(np.bincount(np.array(naive)[:, j], minlength=n_post + 1)).pvalue for j in range(k)]
     return pv, pn
 
 
@@ -207,3 +209,200 @@ def test_auto_sweeps_part_of_the_records_where_the_noise_is_narrow():
     picked, why, numbers = choose(wide, np.random.default_rng(0))
     assert picked == "pseudo_marginal" and numbers["particles_needed"] == 1
     assert settings_for(picked, wide, numbers) == {"proposal": "mixed"}
+
+
+# ---------------------------------------------------------------- the clamped records' raw-y refresh (Tobit move)
+
+#: y bounds that clamp about 20% of the y's over prior draws of beta (so that a mistake in the refresh
+#: moves the posterior where SBC can see it); x bounds as in DESIGN (they rarely bind)
+CLAMPED = {**DESIGN, "lo": [-4.0, -3.0, -4.5], "hi": [4.0, 3.0, 5.0]}
+CLAMPED_SIGMA = {**{k: v for k, v in CLAMPED.items() if k != "sigma"}, "sigma_prior": {"a": 3.0, "b": 2.0}}
+
+
+def test_refresh_redraws_only_clamped_y_on_their_side_and_keeps_the_sums_exact():
+    """After window sweeps that keep the clamped list and refreshes (all, then a random subset): the
+    list is the set of clamped records, every refreshed y stayed beyond its bound, x and the released s
+    did not move, and the running X^T X, X^T y, y^T y equal recomputation."""
+    model = make_model("linear_regression", {"n": 400, **CLAMPED})
+    rng = np.random.default_rng(11)
+    rec = np.ascontiguousarray(model.sample_records(rng, np.array([0.5, 2.0, -1.5])))
+    lo, hi = np.asarray(model.lo), np.asarray(model.hi)
+    n = rec.shape[0]
+    s, xtx, xty, yty = np.empty(9), np.empty((3, 3)), np.empty(3), np.empty(1)
+    rk.statistics(rec, lo, hi, s, xtx, xty, yty)
+    cl_idx, cl_pos, ncl = np.empty(n, np.int64), np.empty(n, np.int64), np.zeros(1, np.int64)
+    rk.clamped_list(rec, lo[2], hi[2], cl_idx, cl_pos, ncl)
+    g = np.random.Generator(np.random.SFC64(12))
+    beta = np.array([0.3, 1.8, -1.2])
+    for k in (-1, 7, 0, 1000):
+        before = rec.copy()
+        s_before = model.statistic(before)
+        done = rk.censored_refresh(g, rec, xty, yty, beta, 1.3, lo[2], hi[2], cl_idx, ncl, k)
+        clamped = np.nonzero((before[:, 2] <= lo[2]) | (before[:, 2] >= hi[2]))[0]
+        assert done == (0 if k == 0 else (7 if k == 7 else clamped.size)) and 30 < clamped.size < 200
+        np.testing.assert_array_equal(rec[:, :2], before[:, :2])
+        changed = np.nonzero(rec[:, 2] != before[:, 2])[0]
+        assert set(changed) <= set(clamped) and (k in (0, 7) or changed.size == clamped.size)
+        assert np.all((rec[clamped, 2] >= hi[2]) == (before[clamped, 2] >= hi[2]))
+        assert np.all((rec[clamped, 2] <= lo[2]) == (before[clamped, 2] <= lo[2]))
+        s2, xtx2, xty2, yty2 = np.empty(9), np.empty((3, 3)), np.empty(3), np.empty(1)
+        rk.statistics(rec, lo, hi, s2, xtx2, xty2, yty2)
+        np.testing.assert_array_equal(s2, s_before)  # clamped values are exactly lo or hi: t(r) did not move
+        np.testing.assert_allclose(xtx, xtx2, rtol=1e-12, atol=1e-9)
+        np.testing.assert_allclose(xty, xty2, rtol=1e-12, atol=1e-9)
+        np.testing.assert_allclose(yty, yty2, rtol=1e-12, atol=1e-9)
+        # record moves that keep the list: it stays the clamped set
+        rk.regression_window_sweep_listed(g, rec, s, xtx, xty, yty, beta, model.chol, np.asarray(model.x_mean), 1.3,
+                                          lo, hi, s + 2.0, 0, 5.0, 13, 150, cl_idx, cl_pos, ncl)
+        now = np.nonzero((rec[:, 2] <= lo[2]) | (rec[:, 2] >= hi[2]))[0]
+        assert sorted(cl_idx[:ncl[0]]) == list(now)
+        assert np.all(cl_pos[cl_idx[:ncl[0]]] == np.arange(ncl[0])) and np.sum(cl_pos >= 0) == ncl[0]
+
+
+def test_truncated_normal_draws_follow_the_truncated_law():
+    """KS against scipy's truncated normal for a bound below the mean, at it, and in the far tail (the two
+    rejection samplers); the same draws against the wrong bound are rejected (the negative control)."""
+    @njit
+    def draws(rng, a, size):
+        out = np.empty(size)
+        for i in range(size):
+            out[i] = rk.truncated_normal_above(rng, a)
+        return out
+
+    for a in (-1.5, 0.0, 2.5, 9.0):
+        x = draws(np.random.Generator(np.random.SFC64(int(10 * a) + 100)), a, 4000)
+        assert x.min() >= a
+        assert stats.kstest(x, stats.truncnorm(a, np.inf).cdf).pvalue > 0.001, a
+        assert stats.kstest(x, stats.truncnorm(a + 0.05 * max(1.0, 1.0 / max(a, 0.1)), np.inf).cdf).pvalue < 1e-4, a
+
+
+def test_refresh_agrees_with_algorithm_1_alone():
+    """Partial sweeps with the refresh of every clamped record against long full sweeps without it
+    (``clamped_per_iteration = 0``, Algorithm 1 as published), about 20% of y clamped, narrow noise
+    (autocorrelation times measured about 50 and 28 draws: hence the lengths)."""
+    model = make_model("linear_regression", {"n": 200, **CLAMPED})
+    problem = _problem(model, 20.0, np.random.default_rng(80), beta=[0.8, 2.5, -1.5])
+    y = problem.records[:, 2]
+    assert 0.12 < np.mean((y <= -4.5) | (y >= 5.0)) < 0.35
+    new = da_mcmc(problem, np.random.Generator(np.random.SFC64(81)), chains=4, draws=10000, warmup=500,
+                  records_per_iteration=40)
+    old = da_mcmc(problem, np.random.Generator(np.random.SFC64(82)), chains=4, draws=6000, warmup=300,
+                  clamped_per_iteration=0)
+    assert old.info["clamped_per_iteration"] == 0 and "clamped_per_iteration" not in new.info
+    _ks_agree(new, old)
+
+
+@pytest.mark.parametrize("design, n, epsilon, m, k, thin", [
+    (CLAMPED, 20, 5.0, 5, None, 150), (CLAMPED_SIGMA, 12, 5.0, 4, 1, 150)], ids=["all-clamped", "sigma2-subset"])
+def test_sbc_with_the_refresh(design, n, epsilon, m, k, thin):
+    """300 replicates with about 20% of y clamped: partial sweeps with the refresh of every clamped record
+    (known sigma) and with one clamped record per iteration drawn at random (sigma^2 a parameter: the
+    refresh reads the current sigma); level 0.001 per coordinate, and the naive posterior rejected
+    (p < 1e-4 somewhere), so the test has the power to see a wrong posterior. Thinning by 150 iterations:
+    by 40, Algorithm 1's own partial sweeps (refresh off) failed SBC as well (p = 2e-4, the draws still
+    correlated at n / m = 4 and I up to about 6); by 150 both pass."""
+    names = make_model("linear_regression", {"n": n, **design}).param_names
+
+    def run(problem, rng):
+        res = da_mcmc(problem, rng, chains=1, draws=19 * thin, warmup=300, parallel=False, records_per_iteration=m,
+                      clamped_per_iteration=k)
+        return res.draws[0, thin - 1::thin, :]
+
+    pv, pn = _sbc(n, epsilon, run, seed=2031, design=design)
+    assert len(pv) == len(names) and min(pv) > 0.001, pv
+    assert min(pn) < 1e-4, pn
+
+
+def test_refresh_is_reproducible_and_its_setting_is_checked():
+    model = make_model("linear_regression", {"n": 80, **CLAMPED})
+    problem = _problem(model, 5.0, np.random.default_rng(9), beta=[0.5, 2.0, -1.0])
+    for table in ({"name": "da_mcmc", "draws": 150, "warmup": 50},
+                  {"name": "da_mcmc", "records_per_iteration": 9, "clamped_per_iteration": 3, "draws": 150,
+                   "warmup": 50}):
+        a = engine.run_method(problem, table, 5)
+        b = engine.run_method(problem, table, 5)
+        np.testing.assert_array_equal(a.draws, b.draws)
+    off = engine.run_method(problem, {"name": "da_mcmc", "clamped_per_iteration": 0, "draws": 150, "warmup": 50}, 5)
+    assert not np.array_equal(off.draws, a.draws)
+    with pytest.raises(ValueError, match=r"method.clamped_per_iteration.*from 0 to n = 80"):
+        engine.run_method(problem, {"name": "da_mcmc", "clamped_per_iteration": 81}, 1)
+    with pytest.raises(ValueError, match=r"method.clamped_per_iteration.*>= 0"):
+        engine.run_method(problem, {"name": "da_mcmc", "clamped_per_iteration": -1}, 1)
+    bb = engine.prepare({"model": {"name": "beta_binomial", "n": 20}, "mechanism": {"name": "laplace", "epsilon": 1.0},
+                         "data": {"s_dp": [7.0]}})
+    with pytest.raises(ValueError, match="method.clamped_per_iteration.*linear_regression only"):
+        engine.run_method(bb, {"name": "da_mcmc", "clamped_per_iteration": 5}, 1)
+
+
+def test_auto_skips_a_fallback_far_dearer_than_the_first_attempt_and_one_over_the_budget():
+    """20 draws cannot pass the verdict, so every first attempt fails. n = 1000, epsilon = 3.5: DA-MCMC is
+    picked and a pseudo-marginal run (about 44 particles of n records per iteration) is estimated at over
+    10 x its cost, so auto skips it, says so, and reruns DA-MCMC with four times the draws. n = 500,
+    epsilon = 1 with a work budget of 1e-3 s: the fallback and the rerun are both skipped for the budget.
+    epsilon = 20: the pseudo-marginal fallback is skipped for its particle count (over 50)."""
+    def prepared(n, eps):
+        return engine.prepare({"seed": 2, "model": {"name": "linear_regression", "n": n, **CLAMPED},
+                               "mechanism": {"name": "laplace", "epsilon": eps},
+                               "data": {"simulate": {"beta": [0.5, 2.0, -1.0]}}})
+
+    table = {"name": "auto", "chains": 2, "draws": 20, "warmup": 20}
+    res = engine.run_method(prepared(1000, 3.5), table, 3)
+    rule, attempts = res.info["rule"], res.info["attempts"]
+    assert res.info["picked"] == "da_mcmc" and not attempts[0]["converged"] and rule["particles_needed"] <= 50
+    assert rule["pseudo_marginal_ns_per_iteration"] > 10 * rule["da_mcmc_ns_per_iteration"]
+    assert attempts[1]["method"] == "pseudo_marginal" and attempts[1]["converged"] is None
+    assert "x the first attempt's" in attempts[1]["skipped"] and "pseudo_marginal was skipped" in res.info["why"]
+    assert attempts[2]["method"] == "da_mcmc" and attempts[2]["draws"] == 80 and "skipped" not in attempts[2]
+    wide = prepared(500, 1.0)
+    budget = engine.run_method(wide, {**table, "max_seconds": 1e-3}, 3)
+    assert budget.info["picked"] == "pseudo_marginal"
+    assert [a.get("skipped") is not None for a in budget.info["attempts"]] == [False, True, True]
+    assert all("max_seconds = 0.001" in a["skipped"] for a in budget.info["attempts"][1:])
+    assert "rerun" in budget.info["why"]
+    narrow = engine.run_method(prepared(500, 20.0), table, 3)
+    assert narrow.info["picked"] == "da_mcmc" and narrow.info["attempts"][1]["method"] == "pseudo_marginal"
+    assert "particles" in narrow.info["attempts"][1]["skipped"]
+    with pytest.raises(ValueError, match="method.max_seconds"):
+        engine.run_method(wide, {**table, "max_seconds": 0}, 3)
+
+
+def test_thin_keeps_every_thin_th_iteration_and_auto_thins_cheap_sticky_chains():
+    """``thin = 3`` keeps iterations 3, 6, .. of the very chain ``thin = 1`` runs for three times the draws
+    (same stream and blocks); n = 100, Gaussian rho = 50 (the live map's cell that had R-hat 1.017): auto
+    keeps one iteration in several, the run converges, and its estimated cost counts the thinned iterations."""
+    model = make_model("linear_regression", {"n": 30, **CLAMPED})
+    problem = _problem(model, 10.0, np.random.default_rng(4), beta=[0.5, 2.0, -1.0])
+    full = da_mcmc(problem, np.random.default_rng(5), chains=2, draws=300, warmup=50)
+    thinned = da_mcmc(problem, np.random.default_rng(5), chains=2, draws=100, warmup=50, thin=3)
+    np.testing.assert_array_equal(thinned.draws, full.draws[:, 2::3])
+    assert thinned.info["thin"] == 3 and thinned.info["draws"] == 100
+    with pytest.raises(ValueError, match="method.thin"):
+        engine.run_method(problem, {"name": "da_mcmc", "thin": 0}, 1)
+    cell = engine.prepare({"seed": 1, "model": {"name": "linear_regression", "n": 100},
+                           "mechanism": {"name": "gaussian", "rho": 50.0},
+                           "data": {"simulate": {"beta": [-1.79, -2.89, -0.66]}}})
+    res = engine.run_method(cell, {"name": "auto"}, 1)
+    thin = res.info["rule"]["thin"]
+    assert res.info["picked"] == "da_mcmc" and thin > 1 and res.info["picked_info"]["thin"] == thin
+    assert engine.summary(res).attrs["convergence"]["converged"]
+    one, more = (engine.estimate_cost(cell, {"name": "da_mcmc", "thin": t}) for t in (1, thin))
+    assert more.units == pytest.approx(one.units * (500 + 2000 * thin) / 2500)  # the spec defaults: 2000 draws
+
+
+def test_auto_reruns_the_chain_with_more_effective_draws_per_unit_of_cost():
+    """n = 100, Laplace epsilon = 10, spec defaults: the pseudo-marginal chain is picked and misses the verdict,
+    DA-MCMC (thinned) runs as the fallback and misses it too; DA-MCMC has the more effective draws but costs
+    several times as much per kept draw, so the pseudo-marginal chain is the one rerun with four times the
+    draws, and that run converges."""
+    cell = engine.prepare({"seed": 1, "model": {"name": "linear_regression", "n": 100},
+                           "mechanism": {"name": "laplace", "epsilon": 10.0},
+                           "data": {"simulate": {"beta": [-1.79, -2.89, -0.66]}}})
+    res = engine.run_method(cell, {"name": "auto"}, 1)
+    attempts, rule = res.info["attempts"], res.info["rule"]
+    assert [a["method"] for a in attempts] == ["pseudo_marginal", "da_mcmc", "pseudo_marginal"]
+    assert not attempts[0]["converged"] and not attempts[1]["converged"]
+    ratio = rule["da_mcmc_ns_per_iteration"] / rule["pseudo_marginal_ns_per_iteration"]
+    score = [min(a["ess_bulk_min"], a["ess_tail_min"]) for a in attempts[:2]]
+    assert score[1] > score[0] and 1 < ratio < 10  # DA-MCMC did better, but not per unit of cost
+    assert score[1] / ratio < score[0]
+    assert attempts[2]["draws"] == 8000 and attempts[2]["converged"] and res.info["picked"] == "pseudo_marginal"

@@ -43,6 +43,15 @@ Sigma_n = (X^T X / sigma^2 + I / tau^2)^{-1}, mu_n = Sigma_n X^T y / sigma^2 (a 
 Cholesky solve) -- with an unknown sigma^2 also sigma^2 | beta, x, y ~ InvGamma(a + n/2, b + RSS/2) --
 and recomputes both statistics from the records once per call so that rounding
 in the running sums cannot build up over a long run.
+
+Both regression chains also refresh the raw y of clamped records (``censored_refresh``: the
+Tobit-style data augmentation of Chib 1992; the derivation is in that function's docstring). A record
+whose y sits beyond a clamp bound contributes the same t(r) whatever its raw y is, so only a
+record move used to change that raw y, although the conjugate step for beta reads it; refreshing it
+from N(beta_0 + x^T beta_1:, sigma^2) truncated to its side of the bound costs O(1) per record and
+leaves s untouched. The clamped records are kept in an index list (``cl_idx[0:ncl[0]]``, with
+``cl_pos[i]`` the position of record i in it or -1), updated in O(1) when a record move changes
+whether a record's y is clamped.
 """
 from __future__ import annotations
 
@@ -56,7 +65,7 @@ from .shared import cdf_draw, cholesky_into, draw_record, log_noise, record_move
 __all__ = ["bernoulli_chain", "categorical_chain", "poisson_chain", "normal_chain", "loglinear_chain",
            "bernoulli_sweep", "poisson_sweep", "normal_sweep", "normal_sums", "regression_sweep", "regression_chain",
            "regression_window_sweep", "regression_window_chain",
-           "beta_draw", "sigma2_draw"]
+           "beta_draw", "sigma2_draw", "truncated_normal_above", "censored_refresh", "clamped_list"]
 
 
 @njit(cache=True, nogil=True)
@@ -357,6 +366,56 @@ def regression_window_sweep(rng, rec, s, xtx, xty, yty, beta, chol, x_mean, sigm
                             start, m):
     """Step 2 on the m records start, start + 1, .., start + m - 1 (indices mod n), in the order
     written; each is the record move of eq. 5. Returns (sum of alpha, number accepted)."""
+    no_list = np.empty(0, dtype=np.int64)
+    return regression_window_sweep_listed(rng, rec, s, xtx, xty, yty, beta, chol, x_mean, sigma, lo, hi, s_dp, kernel,
+                                          scale, start, m, no_list, no_list, no_list)
+
+
+@njit(cache=True, nogil=True)
+def _is_clamped(y, lo_y, hi_y):
+    return y <= lo_y or y >= hi_y
+
+
+@njit(cache=True, nogil=True)
+def clamped_list(rec, lo_y, hi_y, cl_idx, cl_pos, ncl):
+    """The clamped records' index list from scratch: cl_idx[0:ncl[0]] the records whose y is <= lo_y or
+    >= hi_y, in record order, cl_pos[i] the position of record i in it (-1: y inside the bounds)."""
+    q = rec.shape[1]
+    k = 0
+    for i in range(rec.shape[0]):
+        if _is_clamped(rec[i, q - 1], lo_y, hi_y):
+            cl_idx[k] = i
+            cl_pos[i] = k
+            k += 1
+        else:
+            cl_pos[i] = -1
+    ncl[0] = k
+
+
+@njit(cache=True, nogil=True)
+def _list_update(i, was, now, cl_idx, cl_pos, ncl):
+    """Record i's y went from clamped (``was``) or not to clamped (``now``) or not: O(1) (append, or
+    swap-remove with the list's last entry)."""
+    if was == now:
+        return
+    if now:
+        cl_idx[ncl[0]] = i
+        cl_pos[i] = ncl[0]
+        ncl[0] += 1
+    else:
+        k = cl_pos[i]
+        last = cl_idx[ncl[0] - 1]
+        cl_idx[k] = last
+        cl_pos[last] = k
+        cl_pos[i] = -1
+        ncl[0] -= 1
+
+
+@njit(cache=True, nogil=True)
+def regression_window_sweep_listed(rng, rec, s, xtx, xty, yty, beta, chol, x_mean, sigma, lo, hi, s_dp, kernel,
+                                   scale, start, m, cl_idx, cl_pos, ncl):
+    """``regression_window_sweep`` that also keeps the clamped records' list (``clamped_list``) up to date
+    when an accepted move changes whether a record's y is clamped (``ncl`` of size 0: no list kept)."""
     n, q = rec.shape
     p = q - 1
     d = s.size
@@ -398,10 +457,99 @@ def regression_window_sweep(rng, rec, s, xtx, xty, yty, beta, chol, x_mean, sigm
                 for b in range(1, a + 1):
                     xtx[a, b] += xa_n * prop[b - 1] - xa_o * rec[i, b - 1]
                     xtx[b, a] = xtx[a, b]
+            if ncl.size > 0:
+                _list_update(i, _is_clamped(y_old, lo[p], hi[p]), _is_clamped(y_new, lo[p], hi[p]), cl_idx, cl_pos,
+                             ncl)
             for c in range(q):
                 rec[i, c] = prop[c]
             nacc += 1
     return asum, nacc
+
+
+@njit(cache=True, nogil=True)
+def truncated_normal_above(rng, a):
+    """Z ~ N(0, 1) conditioned on Z >= a, exactly, by rejection: for a < 0 plain normal draws until
+    one is >= a (acceptance P(Z >= a) > 1/2); for a >= 0 Robert's (1995) translated exponential proposal
+    z = a + Exp(lam), lam = (a + sqrt(a^2 + 4)) / 2, accepted with probability exp(-(z - lam)^2 / 2)
+    (acceptance about 0.76 at a = 0, tending to 1 as a grows), so no draw ever costs more than a few
+    tries, far out in the tail included."""
+    if a < 0.0:
+        while True:
+            z = rng.standard_normal()
+            if z >= a:
+                return z
+    lam = 0.5 * (a + math.sqrt(a * a + 4.0))
+    while True:
+        z = a + rng.standard_exponential() / lam
+        u = rng.random()
+        if u <= math.exp(-0.5 * (z - lam) * (z - lam)):
+            return z
+
+
+@njit(cache=True, nogil=True)
+def _refresh_one(rng, rec, xty, yty, i, beta, sigma, lo_y, hi_y):
+    """Record i's raw y from N(beta_0 + x_i^T beta_1:, sigma^2) truncated to its side of the clamp;
+    X^T y and y^T y updated by the difference (X^T X does not move: x is not touched)."""
+    q = rec.shape[1]
+    p = q - 1
+    mu = beta[0]
+    for j in range(p):
+        mu += beta[j + 1] * rec[i, j]
+    y_old = rec[i, p]
+    if y_old >= hi_y:
+        y_new = mu + sigma * truncated_normal_above(rng, (hi_y - mu) / sigma)
+        if y_new < hi_y:  # rounding at the bound only: stay on the record's side
+            y_new = hi_y
+    else:
+        y_new = mu - sigma * truncated_normal_above(rng, (mu - lo_y) / sigma)
+        if y_new > lo_y:
+            y_new = lo_y
+    dy = y_new - y_old
+    xty[0] += dy
+    for j in range(p):
+        xty[j + 1] += rec[i, j] * dy
+    yty[0] += y_new * y_new - y_old * y_old
+    rec[i, p] = y_new
+
+
+@njit(cache=True, nogil=True)
+def censored_refresh(rng, rec, xty, yty, beta, sigma, lo_y, hi_y, cl_idx, ncl, k):
+    """Gibbs refresh of the raw y of clamped records (Tobit data augmentation, Chib 1992), in place.
+
+    The augmented target of DA-MCMC is
+        pi(beta, sigma^2, x, y) ∝ p(beta) p(sigma^2) prod_i N_p(x_i; m, Sigma) N(y_i; mu_i, sigma^2)
+                                  x eta(s_dp - s(x, y)),   mu_i = beta_0 + x_i^T beta_1:,
+    and s depends on y_i only through its clamped value [y_i]_lo^hi. Split the line of y_i into
+    A_lo = (-inf, lo], A_in = (lo, hi) and A_hi = [hi, inf). The kernel K_i that, when y_i lies in A_lo
+    (or A_hi), draws y_i' from pi(y_i | everything else, y_i in that set), and leaves y_i alone in A_in, is
+    a Gibbs step on a partition: for a measurable set A, pi(y_i) restricted to A and renormalised is left
+    invariant by redrawing from it, and summing over the three sets gives
+    int pi(dy) K_i(y, dy') = sum_A pi(A) pi(dy' | A) = pi(dy'); K_i is reversible, and it never moves y_i
+    out of its set. On A_hi, [y_i]_lo^hi = hi whatever y_i is, so s(x, y), hence eta(s_dp - s), is constant
+    there and cancels in the conditional, as do the prior, x's law and every other record: what remains
+    is pi(y_i | rest, y_i >= hi) ∝ N(y_i; mu_i, sigma^2) 1{y_i >= hi}, a normal truncated to [hi, inf)
+    (and to (-inf, lo] on A_lo), drawn exactly by ``truncated_normal_above``. The clamps on x play no
+    part (they enter t(r_i) only, which is constant here); a record whose x is clamped keeps being moved
+    by the whole-record move of eq. 5, which stays.
+
+    K_i is the identity unless record i is clamped, so composing the K_i over the clamped list is
+    composing them over all i (the others are identities), and the list's order does not matter: given
+    (beta, sigma, x) the refreshed y_i are independent draws. ``k < 0`` or ``k >= ncl``: every clamped
+    record once. Otherwise k picks, each uniform over the current list: K = (1 / |C|) sum_{i in C} K_i
+    with C the clamped set; each K_i keeps C unchanged and is reversible, so
+    pi(z) K(z, z') = (1/|C|) sum pi(z) K_i(z, z') = (1/|C|) sum pi(z') K_i(z', z) = pi(z') K(z', z):
+    a random-scan Gibbs step, reversible as well. The running X^T y and y^T y follow each draw.
+    Returns the number of records refreshed."""
+    c = ncl[0]
+    if c == 0 or k == 0:
+        return 0
+    if k < 0 or k >= c:
+        for j in range(c):
+            _refresh_one(rng, rec, xty, yty, cl_idx[j], beta, sigma, lo_y, hi_y)
+        return c
+    for _ in range(k):
+        _refresh_one(rng, rec, xty, yty, cl_idx[rng.integers(0, c)], beta, sigma, lo_y, hi_y)
+    return k
 
 
 @njit(cache=True, nogil=True)
@@ -451,46 +599,48 @@ def sigma2_draw(rng, xtx, xty, yty, beta, n, sig_a, sig_b):
 
 @njit(cache=True, nogil=True)
 def regression_chain(rng, rec, s, xtx, xty, yty, sig, chol, x_mean, prior_sd, sig_a, sig_b, lo, hi, s_dp, kernel,
-                     scale, n_iter, out_theta, out_acc, out_frac):
+                     scale, n_iter, out_theta, out_acc, out_frac, refresh=0):
     """``n_iter`` iterations of Algorithm 1: beta | sigma, x, y (conjugate normal); with an unknown
     sigma^2 (``sig_a > 0``: InvGamma(sig_a, sig_b) prior) sigma^2 | beta, x, y (conjugate inverse gamma,
-    recorded as the last column of ``out_theta``); then a record sweep at (beta, sigma). ``sig[0]``
+    recorded as the last column of ``out_theta``); then the raw y of ``refresh`` clamped records
+    (``censored_refresh``: -1 all of them, 0 none); then a record sweep at (beta, sigma). ``sig[0]``
     holds the current sigma between calls."""
-    statistics(rec, lo, hi, s, xtx, xty, yty)
-    n = rec.shape[0]
-    q = xty.size
-    beta = np.empty(q)
-    for t in range(n_iter):
-        beta_draw(rng, xtx, xty, sig[0], prior_sd, beta)
-        for j in range(q):
-            out_theta[t, j] = beta[j]
-        if sig_a > 0.0:
-            s2 = sigma2_draw(rng, xtx, xty, yty[0], beta, n, sig_a, sig_b)
-            sig[0] = math.sqrt(s2)
-            out_theta[t, q] = s2
-        asum, nacc = regression_sweep(rng, rec, s, xtx, xty, yty, beta, chol, x_mean, sig[0], lo, hi, s_dp, kernel,
-                                      scale)
-        out_acc[t] = asum / n
-        out_frac[t] = nacc / n
+    regression_window_chain(rng, rec, s, xtx, xty, yty, sig, chol, x_mean, prior_sd, sig_a, sig_b, lo, hi, s_dp,
+                            kernel, scale, 0, rec.shape[0], n_iter, out_theta, out_acc, out_frac, refresh)
 
 
 @njit(cache=True, nogil=True)
 def regression_window_chain(rng, rec, s, xtx, xty, yty, sig, chol, x_mean, prior_sd, sig_a, sig_b, lo, hi, s_dp,
-                            kernel, scale, start, m, n_iter, out_theta, out_acc, out_frac):
+                            kernel, scale, start, m, n_iter, out_theta, out_acc, out_frac, refresh=0):
     """``regression_chain`` with step 2 on m records per iteration instead of all n: the window
     start..start + m - 1 (mod n), moved on by m after each iteration, so every record is visited
     once per n / m iterations (a partial systematic scan). Returns the next window's start.
 
     Exactness: each record move leaves p(beta, x | s_dp) invariant (it is a Metropolis step on
     p(x_i | x_-i, beta, s_dp) with the model as proposal, eq. 5), and so does the Gibbs draw of beta
-    (and sigma^2); a composition of invariant kernels is invariant, whichever records a window holds.
+    (and sigma^2), and so does the refresh of clamped records' raw y (``censored_refresh``); a
+    composition of invariant kernels is invariant, whichever records a window holds.
     The window order is fixed in advance (it does not depend on the state), and every record is
     visited, so the chain is the same kind of deterministic-scan Gibbs sampler as Algorithm 1, with
-    beta refreshed m / n times as often. ``acceptance_rate`` and ``out_frac`` are means over the window."""
+    beta refreshed m / n times as often. ``acceptance_rate`` and ``out_frac`` are means over the window.
+
+    ``refresh`` clamped records per iteration (-1: all; 0: none, the chain of Algorithm 1 alone). The
+    clamped list is rebuilt from the records at every call (O(n), with the statistics) and then kept
+    by the record moves; the refresh uses the current sigma, so it is exact with sigma^2 a parameter."""
     statistics(rec, lo, hi, s, xtx, xty, yty)
     n = rec.shape[0]
     q = xty.size
+    p = q - 1
     beta = np.empty(q)
+    if refresh != 0:
+        cl_idx = np.empty(n, dtype=np.int64)
+        cl_pos = np.empty(n, dtype=np.int64)
+        ncl = np.zeros(1, dtype=np.int64)
+        clamped_list(rec, lo[p], hi[p], cl_idx, cl_pos, ncl)
+    else:
+        cl_idx = np.empty(0, dtype=np.int64)
+        cl_pos = np.empty(0, dtype=np.int64)
+        ncl = np.empty(0, dtype=np.int64)
     for t in range(n_iter):
         beta_draw(rng, xtx, xty, sig[0], prior_sd, beta)
         for j in range(q):
@@ -499,8 +649,10 @@ def regression_window_chain(rng, rec, s, xtx, xty, yty, sig, chol, x_mean, prior
             s2 = sigma2_draw(rng, xtx, xty, yty[0], beta, n, sig_a, sig_b)
             sig[0] = math.sqrt(s2)
             out_theta[t, q] = s2
-        asum, nacc = regression_window_sweep(rng, rec, s, xtx, xty, yty, beta, chol, x_mean, sig[0], lo, hi, s_dp,
-                                             kernel, scale, start, m)
+        if refresh != 0:
+            censored_refresh(rng, rec, xty, yty, beta, sig[0], lo[p], hi[p], cl_idx, ncl, refresh)
+        asum, nacc = regression_window_sweep_listed(rng, rec, s, xtx, xty, yty, beta, chol, x_mean, sig[0], lo, hi,
+                                                    s_dp, kernel, scale, start, m, cl_idx, cl_pos, ncl)
         start += m
         while start >= n:
             start -= n

@@ -36,9 +36,24 @@ raw-record conditional's, from a normal surrogate of the statistic's law; m from
 :func:`regression_window`) against the pseudo-marginal sampler with its mixed independence /
 random-walk proposal (M particles of n simulated records, about 4 iterations per effective draw);
 the picked chain runs with those settings (:func:`settings_for`); with an unknown sigma^2 (no
-surrogate) one or two particles decide, as before. The fallback is the same for every model: the
-other chain when the model has it (not when a regression or custom particle would take more than
-50 x n simulated records), then the better one with four times the draws.
+surrogate) one or two particles decide, as before. DA-MCMC for linear_regression also redraws the raw
+y of the clamped records every iteration (:func:`engine.kernels.da_mcmc.censored_refresh`), so its
+inflation is taken over the censored-data posterior (:meth:`LinearRegression.censored_covariance`)
+and its price per iteration includes those refreshes (``clamped_per_iteration``, capped at the
+window's size); where its iterations are cheap (small n) it keeps one draw in ``thin``, about half its
+estimated autocorrelation time, while the spec defaults' run stays under 2 s of one core's work (at
+n = 100 and narrow noise 2000 draws per chain held about 100 effective draws each: R-hat 1.01 to 1.03
+over seeds). The fallback is the same for every model: the other chain when the model has it (not
+when a regression or custom particle would take more than 50 x n simulated records), then the better
+one with four times the draws (for linear_regression the better per unit of the rule's cost: at
+n = 100, Laplace epsilon = 10, DA-MCMC thinned by 7 had more effective draws than the pseudo-marginal
+chain but cost 5.5 x as much per kept draw, and its 4 x rerun took 10 s where the other's took 1.9 s). A fallback is skipped, and ``why`` and ``attempts`` say so, when the
+rule's estimate of the cost of its run is over ``FALLBACK_RATIO`` (10) times the first attempt's
+(linear_regression, whose rule prices an iteration of both chains in record work: at n = 10^4,
+Gaussian epsilon = 1, a 50-particle pseudo-marginal fallback cost 16 x the DA-MCMC run it followed,
+and the whole fallback 1,700 s; the other models keep their fallbacks, and their draws), or when its estimated wall time (the first attempt's measured time scaled
+by the estimates' ratio, or four times it for the rerun) is over what is left of ``max_seconds``, the
+work budget (a [method] key of ``auto``; none by default).
 """
 from __future__ import annotations
 
@@ -48,6 +63,7 @@ import time
 import numpy as np
 
 from ..core.results import Problem, Result
+from ..core.validation import positive
 from ..models.custom import CustomModel
 from ..numerics.diagnostics import convergence, summary
 from .base import Method
@@ -55,7 +71,8 @@ from .da_mcmc import da_mcmc
 from .exact import exact, has_closed_form
 from .pseudo_marginal import _clean, _setup, choose_particles, moment_estimate, pseudo_marginal
 
-__all__ = ["auto", "choose", "settings_for", "regression_window", "METHOD", "LOGLINEAR_NS_PER_CELL_BLOCK"]
+__all__ = ["auto", "choose", "settings_for", "regression_window", "METHOD", "LOGLINEAR_NS_PER_CELL_BLOCK",
+           "FALLBACK_RATIO"]
 
 # nanoseconds per record update (da_mcmc sweep) and per statistic draw (pseudo-marginal), per model;
 # measured with bench/run.py on the project's machine (only ratios enter the rule)
@@ -67,6 +84,11 @@ _UNIT_COST_NS = {
     "naive_bayes_loglinear": (30.0, 0.0),  # per record and feature (the pseudo-marginal chain: below)
     "linear_regression": (250.0, 80.0),    # per record: a DA-MCMC update; a record of a particle
 }
+_REFRESH_NS = 250.0               # linear_regression: one clamped record's raw y redrawn (censored_refresh): 110 ns
+                                  # in cache, about a record update (~250 ns) at n = 10^6 (random access)
+_THIN_BUDGET_NS = 2e9             # linear_regression: DA-MCMC thins while 10,000 kept draws cost less than this
+_THIN_REFERENCE_DRAWS = 10_000    # the spec defaults' 4 chains x (2000 draws + 500 warm-up)
+FALLBACK_RATIO = 10.0             # a fallback estimated dearer than this per effective draw is skipped
 _MIN_WINDOW = 100                 # linear_regression: DA-MCMC sweeps at least this many records per iteration
 _REGRESSION_PM_ITER_PER_ESS = 4.0  # measured with proposal = "mixed" where one particle suffices
 LOGLINEAR_NS_PER_CELL_BLOCK = 300.0  # one iteration of the log-linear pseudo-marginal chain, per cell x block
@@ -184,21 +206,33 @@ def _choose_regression(problem: Problem, rng: np.random.Generator) -> tuple[str,
         return "da_mcmc", (f"the noise is narrow relative to the statistic's spread: the pseudo-marginal sampler would "
                            f"need about {m:,} particles of n = {n:,} records per step"), numbers
     noise_var = float(getattr(problem.mechanism, "noise_sd", 0.0) or 0.0) ** 2
-    infl = float(np.max(model.surrogate_inflation(centre, noise_var)))
+    priv, _ = model.surrogate_covariances(centre, noise_var)
+    infl = float(np.max(np.diag(priv) / np.diag(model.censored_covariance(centre))))
     t_rec, t_sim = _UNIT_COST_NS["linear_regression"]
     window = regression_window(n, infl)
+    clamped = float(model.clamped_fraction(centre)) * n
+    refresh = min(clamped, float(window))  # every clamped record, at most as many as the window holds
     iat = 2.0 * infl - 1.0 if window >= n else 1.0 + 2.0 * (infl - 1.0) * n / window
-    cost_da = t_rec * window * iat
+    per_iter = t_rec * window + _REFRESH_NS * refresh
+    cost_da = per_iter * iat
+    # cheap but strongly autocorrelated iterations (small n, narrow noise): run thin iterations per kept draw,
+    # about half the autocorrelation time, as long as the spec defaults' run stays within _THIN_BUDGET_NS
+    thin = int(min(math.ceil(iat / 2.0), max(1, _THIN_BUDGET_NS // (per_iter * _THIN_REFERENCE_DRAWS))))
     cost_pm = t_sim * n * m * _REGRESSION_PM_ITER_PER_ESS
     numbers = {"particles_needed": m, "cv2": cv2, "inflation": infl, "records_per_iteration": int(window),
-               "da_mcmc_ns_per_ess": cost_da, "pseudo_marginal_ns_per_ess": cost_pm}
+               "clamped_expected": clamped, "da_mcmc_ns_per_ess": cost_da, "pseudo_marginal_ns_per_ess": cost_pm,
+               "da_mcmc_ns_per_iteration": per_iter * thin, "pseudo_marginal_ns_per_iteration": t_sim * n * m}
+    if clamped > window:
+        numbers["clamped_per_iteration"] = int(max(1, window))
+    if thin > 1:
+        numbers["thin"] = thin
     if cost_pm <= cost_da:
         return "pseudo_marginal", (f"the noise is wide relative to the statistic's spread: {m} particle(s) of "
                                    f"n = {n:,} simulated records per step and independence proposals, about "
                                    f"{cost_pm / 1e6:,.1f} ms per effective draw against DA-MCMC's "
                                    f"{cost_da / 1e6:,.1f} ms"), numbers
     sweep = (f"{window:,} of the n = {n:,} records per iteration" if window < n else f"all n = {n:,} records per "
-             "iteration")
+             "iteration") + (f", keeping one iteration in {thin}" if thin > 1 else "")
     return "da_mcmc", (f"the noise is narrow relative to the statistic's spread (posterior variance {infl:.3g} x the "
                        f"confidential one): DA-MCMC sweeping {sweep}, about {cost_da / 1e6:,.1f} ms per effective "
                        f"draw, against the pseudo-marginal sampler's {cost_pm / 1e6:,.1f} ms ({m:,} particles)"), numbers
@@ -229,8 +263,15 @@ def settings_for(name: str, problem: Problem, numbers: dict) -> dict:
     records per iteration and its pseudo-marginal sampler uses the mixed proposal."""
     if problem.model.name != "linear_regression" or isinstance(problem.model, CustomModel):
         return {}
-    if name == "da_mcmc" and numbers.get("records_per_iteration", problem.model.n) < problem.model.n:
-        return {"records_per_iteration": int(numbers["records_per_iteration"])}
+    if name == "da_mcmc":
+        out = {}
+        if numbers.get("records_per_iteration", problem.model.n) < problem.model.n:
+            out["records_per_iteration"] = int(numbers["records_per_iteration"])
+        if "clamped_per_iteration" in numbers:
+            out["clamped_per_iteration"] = int(numbers["clamped_per_iteration"])
+        if numbers.get("thin", 1) > 1:
+            out["thin"] = int(numbers["thin"])
+        return out
     if name == "pseudo_marginal" and not problem.model.unknown_sigma:
         return {"proposal": "mixed"}
     return {}
@@ -261,21 +302,47 @@ def _score(verdict) -> float:
     return min(verdict.ess_bulk_min, verdict.ess_tail_min) if np.isfinite(verdict.ess_bulk_min) else -1.0
 
 
+def _estimate_ratio(numbers: dict, name: str, first: str) -> float | None:
+    """The rule's cost of a run of ``name`` over that of a run of ``first`` with the same chains and draws,
+    i.e. the ratio of their costs per iteration (None when the rule has no estimate for both, e.g. an
+    unknown sigma^2)."""
+    a, b = numbers.get(f"{name}_ns_per_iteration"), numbers.get(f"{first}_ns_per_iteration")
+    if a is None or b is None or not b > 0:
+        return None
+    return float(a) / float(b)
+
+
+def _skip_reason(ratio: float | None, first_wall: float, spent: float, max_seconds: float | None) -> str | None:
+    """Why a fallback is not run: its estimate per effective draw over FALLBACK_RATIO x the first attempt's,
+    or its estimated wall time (the first attempt's, scaled by ``ratio``) over what is left of the budget."""
+    if ratio is not None and ratio > FALLBACK_RATIO:
+        return f"a run of it would cost about {ratio:,.0f} x the first attempt's (over {FALLBACK_RATIO:g} x)"
+    if max_seconds is not None:
+        need = first_wall * (ratio if ratio is not None else 1.0)
+        if need > max_seconds - spent:
+            return (f"estimated {need:,.0f} s, over the {max(0.0, max_seconds - spent):,.0f} s left of "
+                    f"max_seconds = {max_seconds:g}")
+    return None
+
+
 def auto(problem: Problem, rng: np.random.Generator, *, chains: int = 4, draws: int = 1000, warmup: int = 500,
-         on_progress=None, **_ignored) -> Result:
+         on_progress=None, max_seconds: float | None = None, **_ignored) -> Result:
     """Run the cheapest exact method for this scenario, with the fallback of the module docstring.
 
     Returns the chosen run's draws as a Result with ``method = "auto"``; ``info`` has ``picked``,
-    ``why``, ``rule`` (the cost estimates), ``attempts`` (each run with its verdict and time) and the
-    picked method's own info under ``picked_info``; ``info["mcmc"]`` tells the convergence verdict
-    whether the draws form a Markov chain.
+    ``why``, ``rule`` (the cost estimates), ``attempts`` (each run with its verdict and time; a skipped
+    fallback as ``{"method", "converged": None, "skipped": reason}``) and the picked method's own info under
+    ``picked_info``; ``info["mcmc"]`` tells the convergence verdict whether the draws form a Markov chain.
+    ``max_seconds``: the work budget the fallbacks must fit in (none by default).
     """
     t0 = time.perf_counter()
     rule_rng, run_rng = rng.spawn(2)
     picked, why, numbers = choose(problem, rule_rng)
+    first = picked
     streams = iter(run_rng.spawn(4))
     result, verdict, record = _attempt(picked, problem, next(streams), chains, draws, warmup, on_progress,
                                        settings_for(picked, problem, numbers))
+    first_wall = record["wall_time_s"]
     attempts = [record]
     best = (result, verdict)
     if verdict.applicable and not verdict.converged:
@@ -283,23 +350,48 @@ def auto(problem: Problem, rng: np.random.Generator, *, chains: int = 4, draws: 
         # a regression (or custom) particle is n simulated records: past 50 of them the other chain cannot do better
         hopeless = ((isinstance(problem.model, CustomModel) or problem.model.name == "linear_regression")
                     and numbers.get("particles_needed", 0) > 50)
-        if _serves(problem.model, other) and not hopeless:
+        skip = None
+        if _serves(problem.model, other) and hopeless:
+            skip = (f"the pilot asks for {numbers['particles_needed']:,} particles, each n = {problem.model.n:,} "
+                    "simulated records (over 50)")
+            attempts.append({"method": other, "converged": None, "skipped": skip})
+            why += f"; {picked} did not converge at {draws} draws per chain, and {other} was skipped: {skip}"
+        elif _serves(problem.model, other):
+            ratio = _estimate_ratio(numbers, other, first) if problem.model.name == "linear_regression" else None
+            skip = _skip_reason(ratio, first_wall, time.perf_counter() - t0, max_seconds)
+            if skip is not None:
+                attempts.append({"method": other, "converged": None, "skipped": skip})
+                why += f"; {picked} did not converge at {draws} draws per chain, and {other} was skipped: {skip}"
+        if _serves(problem.model, other) and not hopeless and skip is None:
             why += f"; {picked} did not converge at {draws} draws per chain, so {other} ran as well"
             r2, v2, rec2 = _attempt(other, problem, next(streams), chains, draws, warmup, on_progress,
                                     settings_for(other, problem, numbers))
             attempts.append(rec2)
-            if v2.converged or _score(v2) > _score(best[1]):
+            # neither converged: the better one is the one with more effective draws per unit of cost (the
+            # rule's cost per iteration, linear_regression) or, without prices, more effective draws
+            ratio = _estimate_ratio(numbers, other, first) if problem.model.name == "linear_regression" else None
+            if v2.converged or _score(v2) / (ratio or 1.0) > _score(best[1]):
                 best, picked = (r2, v2), other
             why += f" and {picked} did better"
         else:
             next(streams)  # keep the stream of the rerun below the same either way
         if not best[1].converged:
-            r3, v3, rec3 = _attempt(picked, problem, next(streams), chains, 4 * draws, warmup, on_progress,
-                                    settings_for(picked, problem, numbers))
-            attempts.append(rec3)
-            why += f"; neither converged, so {picked} reran with {4 * draws} draws per chain"
-            if v3.converged or _score(v3) > _score(best[1]):
-                best = (r3, v3)
+            ratio = _estimate_ratio(numbers, picked, first) if problem.model.name == "linear_regression" else None
+            rerun_wall = 4.0 * first_wall * (ratio if ratio is not None else 1.0)
+            skip = None
+            if max_seconds is not None and rerun_wall > max_seconds - (time.perf_counter() - t0):
+                skip = (f"estimated {rerun_wall:,.0f} s, over the {max(0.0, max_seconds - time.perf_counter() + t0):,.0f}"
+                        f" s left of max_seconds = {max_seconds:g}")
+            if skip is None:
+                r3, v3, rec3 = _attempt(picked, problem, next(streams), chains, 4 * draws, warmup, on_progress,
+                                        settings_for(picked, problem, numbers))
+                attempts.append(rec3)
+                why += f"; neither converged, so {picked} reran with {4 * draws} draws per chain"
+                if v3.converged or _score(v3) > _score(best[1]):
+                    best = (r3, v3)
+            else:
+                attempts.append({"method": picked, "draws": 4 * draws, "converged": None, "skipped": skip})
+                why += f"; the rerun of {picked} with {4 * draws} draws per chain was skipped: {skip}"
     result, verdict = best
     info = {"picked": picked, "why": why, "rule": numbers, "attempts": attempts,
             "mcmc": verdict.applicable, "picked_info": {k: v for k, v in result.info.items()
@@ -317,5 +409,10 @@ def _run(problem, rng, settings, on_progress):
     return auto(problem, rng, on_progress=on_progress, **settings)
 
 
+def _validate(table, out):
+    if "max_seconds" in table:
+        out["max_seconds"] = positive("method.max_seconds", table["max_seconds"])
+
+
 METHOD = Method(name="auto", claim="exact", paper="picks exact, da_mcmc or pseudo_marginal by cost (this project)",
-                run=_run)
+                run=_run, keys=frozenset({"max_seconds"}), validate=_validate)

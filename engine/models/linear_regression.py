@@ -266,6 +266,47 @@ class LinearRegression:
         priv, raw = self.surrogate_covariances(beta, noise_var, draws)
         return np.diag(priv) / np.diag(raw)
 
+    def clamped_fraction(self, beta, draws: int = 20_000) -> float:
+        """P(y <= lo_y or y >= hi_y) at beta: the expected share of records whose y is clamped (x on fixed
+        common normals, y's normal tails exactly), for the cost of the clamped records' refresh."""
+        q = self.p + 1
+        e = np.random.default_rng(0).standard_normal((draws, self.p))
+        sigma = self.sigma if not self.unknown_sigma else math.sqrt(float(np.asarray(beta)[q]))
+        beta = np.asarray(beta, float)[:q]
+        mu = beta[0] + (np.asarray(self.x_mean, float) + e @ self.chol.T) @ beta[1:]
+        lo, hi = self._bounds()
+        return float(np.mean(special.ndtr((lo[self.p] - mu) / sigma) + special.ndtr((mu - hi[self.p]) / sigma)))
+
+    def censored_covariance(self, beta, draws: int = 20_000):
+        r"""Cov(beta | x, [y]) at its expectation: the posterior given the raw x and the *clamped* y (the
+        Tobit model; what DA-MCMC's conjugate step sees once the clamped records' raw y are refreshed every
+        iteration, :func:`engine.kernels.da_mcmc.censored_refresh`). A cost model, like
+        :meth:`surrogate_covariances`: no acceptance ratio depends on it.
+
+        With mu = beta_0 + x^T beta_1:, a = (lo_y - mu) / sigma and b = (hi_y - mu) / sigma, a record's expected
+        information about mu (sigma known) is w / sigma^2 with
+        w = Phi(b) - Phi(a) + a phi(a) - b phi(b) + phi(a)^2 / Phi(a) + phi(b)^2 / Phi(-b):
+        -d^2/dmu^2 of log N(y; mu, sigma^2) is 1 / sigma^2 on (lo, hi); of log Phi(a) it is
+        (a phi(a) / Phi(a) + (phi(a) / Phi(a))^2) / sigma^2, weighted by P(y <= lo) = Phi(a); the upper bound
+        by symmetry. So Cov = (n E[w X X^T] / sigma^2 + I / tau^2)^{-1}, X = (1, x), E over ``draws`` records
+        on fixed common normals (x's own clamps are ignored: the raw x is known to the conjugate step)."""
+        q = self.p + 1
+        e = np.random.default_rng(0).standard_normal((draws, self.p))
+        sigma = self.sigma if not self.unknown_sigma else math.sqrt(float(np.asarray(beta)[q]))
+        beta = np.asarray(beta, float)[:q]
+        x = np.column_stack([np.ones(draws), np.asarray(self.x_mean, float) + e @ self.chol.T])
+        mu = x @ beta
+        lo, hi = self._bounds()
+        a, b = (lo[self.p] - mu) / sigma, (hi[self.p] - mu) / sigma
+        pa, pb = stats.norm.pdf(a), stats.norm.pdf(b)
+        ca, cb = special.ndtr(a), special.ndtr(-b)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ta = np.where(ca > 0, pa * pa / ca, 0.0)
+            tb = np.where(cb > 0, pb * pb / cb, 0.0)
+        w = special.ndtr(b) - ca + a * pa - b * pb + ta + tb
+        info = self.n * (x * w[:, None]).T @ x / draws / sigma**2 + np.eye(q) / self.prior_sd**2
+        return np.linalg.inv(info)
+
     def check_records(self, records, field="records"):
         """Records as an (n, p + 1) array of finite numbers (columns x1..xp, y)."""
         cols = self.csv_columns
