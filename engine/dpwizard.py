@@ -292,19 +292,8 @@ def _histogram(pkg, column, entry, report, out, prior_alpha, prior_rate, seed, o
     if not bins:
         return _not_analysed(column, "Histogram", "no histogram rows for this column in the report")
     shown = pkg.notebook_scales.get(("count", "Frame Length"), []) + pkg.notebook_scales.get((column, "Frame Length"), [])
-    scale = entry["count_scale"]
-    source = "plan"
-    rebuilt = (opendp or {}).get((column, "Frame Length"))
-    if rebuilt is not None:
-        if abs(rebuilt - scale) > 1e-6 * scale:
-            fail(f"PACKAGE.{column}", rebuilt, f"is OpenDP's summarize() count scale; the plan gives {scale:g}")
-        scale, source = rebuilt, "OpenDP summarize()"
-    match = [v for v in shown if abs(v - scale) <= 1e-6 * scale]
-    if match:
-        scale, source = match[0], "notebook summarize()" + (" and OpenDP summarize()" if rebuilt is not None else "")
-    elif shown:
-        fail(f"PACKAGE.{column}", shown, f"are the notebook's count scales; the plan gives {scale:g}: the package "
-             "does not say how its histogram was released")
+    scale, source = _checked_scale(column, "Frame Length", entry["count_scale"], opendp, shown, label="count",
+                                   statistic="histogram")
     n_cells = max(len(bins), 1)
     max_rows = float(pkg.plan.get("max_rows") or 1e6)
     rate = prior_rate if prior_rate is not None else n_cells / max_rows
@@ -330,20 +319,23 @@ def _histogram(pkg, column, entry, report, out, prior_alpha, prior_rate, seed, o
             "note": "bins absent from the report are absent from the data (public keys): their count is 0"}
 
 
-def _checked_scale(column, agg, plan_value, opendp, shown) -> tuple[float, str]:
-    """A scale from the plan, replaced by OpenDP's summarize() and the notebook's where they agree with it."""
+def _checked_scale(column, agg, plan_value, opendp, shown, *, label: str | None = None,
+                   statistic: str = "mean") -> tuple[float, str]:
+    """A scale from the plan, replaced by OpenDP's summarize() and the notebook's where they agree with it
+    (``agg``: summarize()'s aggregate, named ``label`` in the messages; ``statistic``: what it released)."""
+    label = label or agg
     scale, source = plan_value, "plan"
     rebuilt = (opendp or {}).get((column, agg))
     if rebuilt is not None:
         if abs(rebuilt - scale) > 1e-6 * scale:
-            fail(f"PACKAGE.{column}", rebuilt, f"is OpenDP's summarize() {agg} scale; the plan gives {scale:g}")
+            fail(f"PACKAGE.{column}", rebuilt, f"is OpenDP's summarize() {label} scale; the plan gives {scale:g}")
         scale, source = rebuilt, "OpenDP summarize()"
     match = [v for v in shown if abs(v - scale) <= 1e-6 * scale]
     if match:
         scale, source = match[0], "notebook summarize()" + (" and OpenDP summarize()" if rebuilt is not None else "")
     elif shown:
-        fail(f"PACKAGE.{column}", shown, f"are the notebook's {agg} scales; the plan gives {scale:g}: the package "
-             "does not say how its mean was released")
+        fail(f"PACKAGE.{column}", shown, f"are the notebook's {label} scales; the plan gives {scale:g}: the package "
+             f"does not say how its {statistic} was released")
     return scale, source
 
 
