@@ -18,6 +18,7 @@ from scipy import stats
 import engine
 from engine.core.results import Problem
 from engine.kernels import da_mcmc as rk
+from engine.kernels.shared import draw_record, record_stat, simulate_into
 from engine.mechanisms import make_mechanism
 from engine.mechanisms.release import privatize
 from engine.methods.auto import choose, regression_window, settings_for
@@ -406,3 +407,37 @@ def test_auto_reruns_the_chain_with_more_effective_draws_per_unit_of_cost():
     assert score[1] > score[0] and 1 < ratio < 10  # DA-MCMC did better, but not per unit of cost
     assert score[1] / ratio < score[0]
     assert attempts[2]["draws"] == 8000 and attempts[2]["converged"] and res.info["picked"] == "pseudo_marginal"
+
+
+@njit(cache=False)
+def _record_by_record(rng, beta, n, chol, x_mean, sigma, lo, hi, s):
+    """The statistic the long way: draw_record, then record_stat, then add (what simulate_into fuses)."""
+    q = beta.size
+    z, t, prop, e = np.empty(q + 1), np.empty(s.size), np.empty(q), np.empty(q - 1)
+    s[:] = 0.0
+    for _ in range(n):
+        draw_record(rng, beta, chol, x_mean, sigma, e, prop)
+        record_stat(prop, lo, hi, z, t)
+        for k in range(s.size):
+            s[k] += t[k]
+
+
+@pytest.mark.parametrize("p", [1, 2, 3])
+def test_the_fused_simulation_is_the_record_by_record_one_to_the_bit(p):
+    """simulate_into (the pseudo-marginal particle and ABC's proposal) fuses the record draw and its statistic into
+    one loop; with bounds that clamp x and y often, its sums equal the two functions' to the bit."""
+    rng0 = np.random.default_rng(p)
+    beta = rng0.normal(0.0, 2.0, p + 1)
+    a = rng0.normal(size=(p, p))
+    chol = np.linalg.cholesky(a @ a.T + np.eye(p))
+    x_mean, lo, hi = rng0.normal(size=p), np.full(p + 1, -1.5), np.full(p + 1, 2.0)
+    d = (p + 1) * (p + 2) // 2 + p + 1
+    fused, slow = np.empty(d), np.empty(d)
+    simulate_into(np.random.Generator(np.random.SFC64(9)), beta, 500, chol, x_mean, 1.3, lo, hi, np.empty(p + 2),
+                  np.empty(d), np.empty(p + 1), np.empty(p), fused)
+    _record_by_record(np.random.Generator(np.random.SFC64(9)), beta, 500, chol, x_mean, 1.3, lo, hi, slow)
+    assert np.array_equal(fused, slow)
+    shifted = np.empty(d)  # the negative control: another stream gives other sums
+    simulate_into(np.random.Generator(np.random.SFC64(10)), beta, 500, chol, x_mean, 1.3, lo, hi, np.empty(p + 2),
+                  np.empty(d), np.empty(p + 1), np.empty(p), shifted)
+    assert not np.array_equal(fused, shifted)

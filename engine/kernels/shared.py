@@ -304,12 +304,41 @@ def statistics(rec, lo, hi, s, xtx, xty, yty):
 
 @njit(cache=True, nogil=True)
 def simulate_into(rng, beta, n, chol, x_mean, sigma, lo, hi, z, t, prop, e, s):
+    """s = the statistic of n records drawn at (beta, sigma): :func:`draw_record` then :func:`record_stat` for
+    each record, summed into ``s``, written out in one loop so that no record passes through a scratch array
+    (``z`` and ``e`` are scratch of sizes p + 2 and p; ``t`` and ``prop`` are unused). The same operations in the
+    same order as the two functions, so the same sums to the bit; 28 ns a record instead of 47 (p = 2)."""
+    p = beta.size - 1
     s[:] = 0.0
+    z[0] = 1.0
     for i in range(n):
-        draw_record(rng, beta, chol, x_mean, sigma, e, prop)
-        record_stat(prop, lo, hi, z, t)
-        for k in range(s.size):
-            s[k] += t[k]
+        for j in range(p):
+            e[j] = rng.standard_normal()
+        mu_y = beta[0]
+        for j in range(p):
+            v = x_mean[j]
+            for k in range(j + 1):
+                v += chol[j, k] * e[k]
+            mu_y += beta[j + 1] * v
+            if v < lo[j]:
+                v = lo[j]
+            elif v > hi[j]:
+                v = hi[j]
+            z[j + 1] = 2.0 * (v - lo[j]) / (hi[j] - lo[j]) - 1.0
+        v = mu_y + sigma * rng.standard_normal()
+        if v < lo[p]:
+            v = lo[p]
+        elif v > hi[p]:
+            v = hi[p]
+        yt = 2.0 * (v - lo[p]) / (hi[p] - lo[p]) - 1.0
+        for j in range(p + 1):
+            s[j] += z[j] * yt
+        s[p + 1] += yt * yt
+        idx = p + 2
+        for k in range(1, p + 1):
+            for j in range(k + 1):
+                s[idx] += z[j] * z[k]
+                idx += 1
 
 
 @njit(cache=True, nogil=True)
