@@ -20,7 +20,6 @@ drawn once from the Dirichlet(2) prior with a fixed seed. Writes ``posterior_mea
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
 import time

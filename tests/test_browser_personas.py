@@ -9,7 +9,6 @@ import pytest
 from playwright.sync_api import expect, sync_playwright
 
 from browser_support import CHART, CHROMIUM, CHROMIUM_ARGS, TABLE, streamlit_server
-from ui import keys
 from ui.presets import BAYES_VS_MLE, EPSILON_ONE, PRESETS
 
 pytestmark = pytest.mark.serial  # a server of its own: make test runs these files alone, after the rest

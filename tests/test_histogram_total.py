@@ -28,7 +28,6 @@ from engine.core.results import Problem
 from engine.methods.exact import exact_mixture
 from engine.methods.histogram_total import HistogramTotal, reference_rate
 from engine.models.dirichlet_multinomial import DirichletMultinomial
-from engine.models.poisson_gamma import PoissonGamma
 from engine.models.sample_size import UnknownSize, make_size_mechanism, make_size_prior
 
 SCALE = 1.5

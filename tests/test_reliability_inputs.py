@@ -486,7 +486,7 @@ def test_an_implausible_release_is_named_before_anything_runs(s_dp, sds):
     assert message.startswith(f"data.s_dp = [{s_dp:.6g}] is implausible") and "30 records" in message
     with pytest.raises(ValueError, match="^method.max_proposals = 20000 is invalid for this release") as info:
         engine.run_method(problem, {"name": "abc_rejection", "draws": 100, "max_proposals": 20_000}, 1)
-    assert f"noise sds (noise sd 4.71) from the nearest statistic that 30 records can produce" in str(info.value)
+    assert "noise sds (noise sd 4.71) from the nearest statistic that 30 records can produce" in str(info.value)
     exact = engine.run_method(problem, {"name": "exact", "draws": 400}, 1)
     assert np.all(np.isfinite(exact.draws))
 

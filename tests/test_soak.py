@@ -33,7 +33,6 @@ import pytest
 from browser_support import streamlit_process
 from test_load_thirty import EPSILON, mechanism_text, problems, rss_kib
 from figures.labels import METHOD_LABELS
-from ui.params.scenario import Scenario
 from ws_client import Session
 
 pytestmark = pytest.mark.serial  # a server of its own: make test runs these files alone, after the rest

@@ -415,7 +415,7 @@ def _diffprivlib(mechanism: str, params: Mapping[str, Any], field_: str):
             law = f"Laplace noise b = {b:.4g} renormalised on [{lo:g}, {hi:g}] (the normaliser depends on s)"
         else:
             noise = Laplace(scale=b, sensitivity=sens)
-            law = f"Laplace noise, b = {b:.4g}" + (f" = Δ / (ε − log(1 − δ))" if delta else "")
+            law = f"Laplace noise, b = {b:.4g}" + (" = Δ / (ε − log(1 − δ))" if delta else "")
             if mechanism == "LaplaceTruncated":
                 lo, hi = _bounds(field_, params)
                 noise = Clipped(noise, lo, hi)

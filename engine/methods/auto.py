@@ -65,7 +65,7 @@ import numpy as np
 from ..core.results import Problem, Result
 from ..core.validation import positive
 from ..models.custom import CustomModel
-from ..numerics.diagnostics import convergence, summary
+from ..numerics.diagnostics import convergence
 from .base import Method
 from .da_mcmc import da_mcmc
 from .exact import exact, has_closed_form

@@ -323,7 +323,7 @@ def _admissions(quick: bool, executor, on_progress=None) -> PresetResult:
                 4 * math.hypot(*(t.loc[(m, q), "sd"] / math.sqrt(t.loc[(m, q), "ess_bulk"])
                                  for m in ("da_mcmc", "pseudo_marginal"))) for q in ("p[0]", "p[1]", "p[2]", "p[3]")),
     }
-    lines = [f"Eng et al. (dapper), Example 1: N = 400 admissions, two-coin randomized response (eps = 2 log 3).",
+    lines = ["Eng et al. (dapper), Example 1: N = 400 admissions, two-coin randomized response (eps = 2 log 3).",
              f"Confidential table odds ratio {conf_or:.2f}; the noisy table read naively {naive_or:.2f}.",
              "Cell probabilities, ours (DA-MCMC / pseudo-marginal) vs dapper's reported mean (sd):"]
     for param in DAPPER_REPORTED:
@@ -370,7 +370,7 @@ def _bernstein(quick: bool, executor, on_progress=None) -> PresetResult:
             bool((summ[summ["method"] == "exact"]["ks_pvalue"] > 0.01).all()),
         "confidential posterior passes the KS test (p > 0.01) in every cell":
             bool((summ[summ["method"] == "confidential"]["ks_pvalue"] > 0.01).all()),
-        f"naive fails the KS test (p < 0.001) at n = 1000, eps = 0.01": key.loc[(1000, 0.01, "naive"), "ks_pvalue"] < 1e-3,
+        "naive fails the KS test (p < 0.001) at n = 1000, eps = 0.01": key.loc[(1000, 0.01, "naive"), "ks_pvalue"] < 1e-3,
         f"naive U piles in the tails at n = 1000, eps = 0.01 ({100 * tails:.0f}% outside [0.05, 0.95], 10% if calibrated)":
             tails > 0.3,
         "OPS is further from the confidential posterior than exact (mean MMD^2) at n = 1000, both eps":

@@ -24,7 +24,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..api import data_rng, prepare, run_method
+from ..api import prepare, run_method
 from ..core.results import Problem
 from ..core.spec import Spec, spec_to_dict
 from ..core.validation import choice, fail, number_list, positive_int
