@@ -313,52 +313,13 @@ def pm_chain(rng, code, par, sdp, kernel, scale, log_q, n_particles, chol, phi, 
              out_theta, out_acc, out_accepted, out_ll):
     """Run ``n_iter`` pseudo-marginal MH steps from (phi, lp_cur, ll_cur); phi is updated in place.
 
-    Returns (lp_cur, ll_cur) of the final state: the recycled estimate travels with the state.
-    """
+    Returns (lp_cur, ll_cur) of the final state: the recycled estimate travels with the state. The random-walk
+    steps of :func:`pm_chain_mixed` with no independence proposal (``p_ind = 0``: no draw is spent on the
+    choice, so the stream is the random walk's alone)."""
     d = phi.size
-    kk = out_theta.shape[1]
-    size = max(kk, int(par[3]) + 1 if code == 3 else 1)
-    pbuf = np.empty(size)
-    cbuf = np.empty(size)
-    work = np.empty(size)
-    prop = np.empty(d)
-    z = np.empty(d)
-    th = np.empty(kk)
-    th_cur = np.empty(kk)
-    to_theta(code, phi, th_cur)
-    for t in range(n_iter):
-        for j in range(d):
-            z[j] = rng.standard_normal()
-        for i in range(d):
-            v = phi[i]
-            for j in range(i + 1):
-                v += chol[i, j] * z[j]
-            prop[i] = v
-        lp = log_prior_jac(code, prop, par, work)
-        acc = 0.0
-        moved = False
-        if lp > NEG_INF and math.isfinite(lp):
-            to_theta(code, prop, th)
-            ll = loglik_estimate(code, rng, th, par, sdp, kernel, scale, log_q, n_particles, pbuf, cbuf, work)
-            lr = (lp + ll) - (lp_cur + ll_cur)
-            if lr >= 0.0:
-                acc = 1.0
-            elif lr > -745.0:
-                acc = math.exp(lr)
-            if acc >= 1.0 or rng.random() < acc:
-                for j in range(d):
-                    phi[j] = prop[j]
-                for j in range(kk):
-                    th_cur[j] = th[j]
-                lp_cur = lp
-                ll_cur = ll
-                moved = True
-        for j in range(kk):
-            out_theta[t, j] = th_cur[j]
-        out_acc[t] = acc
-        out_accepted[t] = moved
-        out_ll[t] = ll_cur
-    return lp_cur, ll_cur
+    return pm_chain_mixed(rng, code, par, sdp, kernel, scale, log_q, n_particles, chol, phi, lp_cur, ll_cur, n_iter,
+                          np.empty((0, d)), np.empty((0, d, d)), np.empty(0), 1.0, 0.0, out_theta, out_acc,
+                          out_accepted, out_ll)
 
 
 @njit(cache=True, nogil=True)
@@ -388,14 +349,15 @@ def _log_t_mixture(phi, means, chols, log_w, nu, w):
 @njit(cache=True, nogil=True)
 def pm_chain_mixed(rng, code, par, sdp, kernel, scale, log_q, n_particles, chol, phi, lp_cur, ll_cur, n_iter,
                    ind_means, ind_chols, ind_log_w, nu, p_ind, out_theta, out_acc, out_accepted, out_ll):
-    """``pm_chain`` whose every iteration is, with probability ``p_ind`` (drawn before anything else, so
+    """``n_iter`` pseudo-marginal MH steps from (phi, lp_cur, ll_cur), phi updated in place, returning the final
+    (lp_cur, ll_cur); each iteration is, with probability ``p_ind`` (drawn before anything else, so
     the choice does not depend on the state), an independence proposal phi* ~ q, a mixture of t laws
     (nu degrees of freedom; component c with probability exp(ind_log_w[c]) |det ind_chols[c]|, location
     ind_means[c], scale ind_chols[c] ind_chols[c]^T), accepted with probability
 
         min{1, p(phi*) L_hat(phi*) q(phi) / (p(phi) L_hat(phi) q(phi*))},
 
-    and otherwise the random-walk step of ``pm_chain``. Each of the two is a Metropolis-Hastings kernel
+    and otherwise a random-walk step phi* = phi + chol z, z ~ N(0, I) (``p_ind = 0``: :func:`pm_chain`). Each of the two is a Metropolis-Hastings kernel
     on the extended state (phi, L_hat) whose proposal for L_hat is a fresh estimate at phi*, so each
     leaves p(phi) L_hat g(L_hat | phi) invariant (Andrieu & Roberts 2009) and so does their mixture
     with state-independent weights (Tierney 1994); the phi-marginal is the exact posterior. A t draw
@@ -421,9 +383,11 @@ def pm_chain_mixed(rng, code, par, sdp, kernel, scale, log_q, n_particles, chol,
         tot += math.exp(ind_log_w[c] + det)
         cum[c] = tot
     to_theta(code, phi, th_cur)
-    lq_cur = _log_t_mixture(phi, ind_means, ind_chols, ind_log_w, nu, w)
+    mixed = p_ind > 0.0  # else the random walk alone (pm_chain): no draw for the choice, no q to evaluate
+    lq_cur = _log_t_mixture(phi, ind_means, ind_chols, ind_log_w, nu, w) if mixed else 0.0
+    lq = 0.0
     for t in range(n_iter):
-        independent = rng.random() < p_ind
+        independent = mixed and rng.random() < p_ind
         for j in range(d):
             z[j] = rng.standard_normal()
         if independent:
@@ -449,7 +413,8 @@ def pm_chain_mixed(rng, code, par, sdp, kernel, scale, log_q, n_particles, chol,
         if lp > NEG_INF and math.isfinite(lp):
             to_theta(code, prop, th)
             ll = loglik_estimate(code, rng, th, par, sdp, kernel, scale, log_q, n_particles, pbuf, cbuf, work)
-            lq = _log_t_mixture(prop, ind_means, ind_chols, ind_log_w, nu, w)
+            if mixed:
+                lq = _log_t_mixture(prop, ind_means, ind_chols, ind_log_w, nu, w)
             lr = (lp + ll) - (lp_cur + ll_cur)
             if independent:
                 lr += lq_cur - lq
