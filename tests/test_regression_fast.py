@@ -16,27 +16,16 @@ from numba import njit
 from scipy import stats
 
 import engine
-from engine.core.results import Problem
 from engine.kernels import da_mcmc as rk
 from engine.kernels.shared import draw_record, record_stat, simulate_into
-from engine.mechanisms import make_mechanism
-from engine.mechanisms.release import privatize
 from engine.methods.auto import choose, regression_window, settings_for
 from engine.methods.da_mcmc import da_mcmc
 from engine.methods.pseudo_marginal import pseudo_marginal
 from engine.models import make_model
 from engine.numerics.diagnostics import summary
+from test_regression import SBC_DESIGN, _problem
 
-DESIGN = {"p": 2, "x_mean": [0.5, -0.5], "x_cov": [[1.0, 0.3], [0.3, 1.0]], "sigma": 1.0,
-          "lo": [-4.0, -3.0, -5.0], "hi": [4.0, 3.0, 6.0], "prior_sd": 2.0}
-
-
-def _problem(model, epsilon, rng, beta=None):
-    mech = make_mechanism("laplace", {"epsilon": epsilon}, default_sensitivity=model.default_sensitivity())
-    beta = model.sample_prior(rng, 1)[0] if beta is None else np.asarray(beta, float)
-    records = model.sample_records(rng, beta)
-    return Problem(model=model, mechanism=mech, s_dp=privatize(model, mech, records, rng), records=records,
-                   true_params=dict(zip(model.param_names, beta.tolist())))
+DESIGN = {k: v for k, v in SBC_DESIGN.items() if k != "n"}  # test_regression's SBC design at any n
 
 
 # ---------------------------------------------------------------- (a) the window sweep
