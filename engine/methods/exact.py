@@ -74,6 +74,7 @@ from ..models.custom import CustomModel
 from ..numerics import grid_posterior
 from ..numerics.densities import cell_density, range_from_quantiles
 from ..numerics.statistic_laws import T_NOISE, likelihood, noise_of
+from ..numerics.windows import window_at
 from .base import Method
 from .histogram_total import histogram_total
 from .pseudo_marginal import moment_estimate
@@ -431,15 +432,6 @@ def _conv(a, b, bounds=None):
     return a[0] + b[0] + int(keep[0]), out
 
 
-def _at(seq, idx):
-    off, vals = seq
-    i = np.asarray(idx) - off
-    ok = (i >= 0) & (i < vals.size)
-    out = np.zeros(np.shape(i))
-    out[ok] = vals[i[ok]]
-    return out
-
-
 def _dm_mixture(problem, rng_for_draws=None):
     model, mech = problem.model, problem.mechanism
     n, k = model.n, model.k
@@ -463,7 +455,7 @@ class _DMDistribution:
         for j in range(1, self.k):
             self.prefix.append(_conv(self.prefix[-1], self.wins[j], self.fft_bounds))
         self.suffix = None  # suffix[j] = wins[j] * .. * wins[k-1], built when the marginals need it
-        if _at(self.prefix[-1], [self.n])[0] <= 0:
+        if window_at(self.prefix[-1], [self.n])[0] <= 0:
             raise ValueError("data.s_dp is invalid for exact: the release is numerically impossible under the model")
 
     def marginal(self, j):
@@ -484,7 +476,7 @@ class _DMDistribution:
                     others = self.wins[i] if others is None else _conv(others, self.wins[i])
         off, vals = self.wins[j]
         cj = off + np.arange(vals.size)
-        w = vals * _at(others, self.n - cj)
+        w = vals * window_at(others, self.n - cj)
         keep = w > 0
         return cj[keep].astype(float), w[keep] / w[keep].sum()
 
@@ -496,7 +488,7 @@ class _DMDistribution:
             cj = off + np.arange(vals.size)
             for r in np.unique(remaining):
                 rows = np.nonzero(remaining == r)[0]
-                w = vals * _at(self.prefix[j - 1], r - cj)
+                w = vals * window_at(self.prefix[j - 1], r - cj)
                 w = np.where(cj <= r, w, 0.0)
                 w = w / w.sum()
                 out[rows, j] = rng.choice(cj, size=rows.size, p=w)

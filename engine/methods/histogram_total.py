@@ -60,6 +60,8 @@ import math
 import numpy as np
 from scipy import signal, special, stats
 
+from ..numerics.windows import window_at
+
 __all__ = ["HistogramTotal", "histogram_total", "reference_rate", "independent_bins"]
 
 CUT = 40.0             # a window keeps the weights within e^-CUT of its largest
@@ -136,15 +138,6 @@ def _conv(a, b, floors: list):
     small = v <= FFT_FLOOR * top
     floors.append(FFT_FLOOR * top * int(small.sum()))
     return a[0] + b[0], np.where(small, 0.0, v)
-
-
-def _at(seq, idx):
-    off, vals = seq
-    i = np.asarray(idx) - off
-    ok = (i >= 0) & (i < vals.size)
-    out = np.zeros(np.shape(i))
-    out[ok] = vals[i[ok]]
-    return out
 
 
 class HistogramTotal:
@@ -234,7 +227,7 @@ class HistogramTotal:
             cj = lo + np.arange(vals.size)
             for r in np.unique(remaining):
                 rows = np.nonzero(remaining == r)[0]
-                w = vals * _at(self.prefix[j - 1], r - cj)
+                w = vals * window_at(self.prefix[j - 1], r - cj)
                 out[rows, j] = rng.choice(cj, size=rows.size, p=w / w.sum())
             remaining = remaining - out[:, j].astype(np.int64)
         out[:, 0] = remaining
