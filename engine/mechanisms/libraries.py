@@ -125,16 +125,12 @@ class LibraryRelease:
     warnings: tuple[str, ...] = field(default=())
 
 
-@dataclass(frozen=True)
-class StatedGaussian(Gaussian):
-    """A diffprivlib Gaussian (``Gaussian`` or ``GaussianAnalytic``): the Gaussian noise law, with the guarantee
-    the library states for it, (epsilon, delta)-DP at the sensitivity given, which is what the user made (the
-    lab's own Gaussian would state the analytic (epsilon, delta) of sigma, or rho-zCDP). ``rho`` travels too: it
-    is the same noise's zCDP, for the trade-off curves."""
+class _Stated:
+    """The guarantee a library states for its noise, (epsilon, delta)-DP at the sensitivity given, which is what
+    the user made; ``rho`` travels too: it is the same noise's zCDP, for the trade-off curves. Mixed into a noise
+    law whose ``describe`` names the noise ``_noise``."""
 
-    epsilon_stated: float = 1.0
-    delta_stated: float = 0.0
-    label: str = "diffprivlib Gaussian"
+    _noise = "noise"
 
     @property
     def guarantee(self) -> dict:
@@ -142,27 +138,31 @@ class StatedGaussian(Gaussian):
                 "rho": self.sensitivity**2 / (2.0 * self.scale**2)}
 
     def describe(self) -> str:
-        return (f"Gaussian noise, sigma = {self.scale:.4g}; ({_fmt(self.epsilon_stated)}, {_fmt(self.delta_stated)})"
+        return (f"{self._noise}, sigma = {self.scale:.4g}; ({_fmt(self.epsilon_stated)}, {_fmt(self.delta_stated)})"
                 f"-DP as {self.label} states it (L2 sensitivity {self.sensitivity:g})")
 
 
 @dataclass(frozen=True)
-class StatedDiscreteGaussian(DiscreteGaussian):
+class StatedGaussian(_Stated, Gaussian):
+    """A diffprivlib Gaussian (``Gaussian`` or ``GaussianAnalytic``): the Gaussian noise law with the guarantee the
+    library states for it (:class:`_Stated`; the lab's own Gaussian would state the analytic (epsilon, delta) of
+    sigma, or rho-zCDP)."""
+
+    epsilon_stated: float = 1.0
+    delta_stated: float = 0.0
+    label: str = "diffprivlib Gaussian"
+    _noise = "Gaussian noise"
+
+
+@dataclass(frozen=True)
+class StatedDiscreteGaussian(_Stated, DiscreteGaussian):
     """diffprivlib's ``GaussianDiscrete``: the discrete Gaussian noise law with the (epsilon, delta) the library
-    states (:class:`StatedGaussian`)."""
+    states (:class:`_Stated`)."""
 
     epsilon_stated: float = 1.0
     delta_stated: float = 0.0
     label: str = "diffprivlib GaussianDiscrete"
-
-    @property
-    def guarantee(self) -> dict:
-        return {"kind": "approx", "epsilon": self.epsilon_stated, "delta": self.delta_stated,
-                "rho": self.sensitivity**2 / (2.0 * self.scale**2)}
-
-    def describe(self) -> str:
-        return (f"discrete Gaussian noise, sigma = {self.scale:.4g}; ({_fmt(self.epsilon_stated)}, "
-                f"{_fmt(self.delta_stated)})-DP as {self.label} states it (L2 sensitivity {self.sensitivity:g})")
+    _noise = "discrete Gaussian noise"
 
 
 def release_options() -> dict:
