@@ -62,10 +62,15 @@ from numba import njit
 
 from .shared import cdf_draw, cholesky_into, draw_record, log_noise, record_move, record_stat, statistics
 
+#: ``shift_l`` when no shift move runs (``shifts = 0``).
+NO_SHIFT = np.zeros((1, 1))
+#: A shift call's safe radius, in proposal standard deviations summed over the coefficients (``shift_moves``).
+SHIFT_REACH = 3.5
+
 __all__ = ["bernoulli_chain", "categorical_chain", "poisson_chain", "normal_chain", "loglinear_chain",
            "bernoulli_sweep", "poisson_sweep", "normal_sweep", "normal_sums", "regression_sweep", "regression_chain",
            "regression_window_sweep", "regression_window_chain",
-           "beta_draw", "sigma2_draw", "truncated_normal_above", "censored_refresh", "clamped_list"]
+           "beta_draw", "sigma2_draw", "truncated_normal_above", "censored_refresh", "clamped_list", "shift_moves"]
 
 
 @njit(cache=True, nogil=True)
@@ -553,6 +558,240 @@ def censored_refresh(rng, rec, xty, yty, beta, sigma, lo_y, hi_y, cl_idx, ncl, k
 
 
 @njit(cache=True, nogil=True)
+def _shift_stat(rec, y0, dtot, lo, hi, xt, idx, m, sy):
+    """The y entries of s (sum x~_j y~, j = 0..p, then sum y~^2) over records idx[0:m] at y = y0 + X dtot,
+    added into ``sy``."""
+    q = rec.shape[1]
+    p = q - 1
+    lo_y = lo[p]
+    hi_y = hi[p]
+    g = 2.0 / (hi_y - lo_y)
+    acc = np.zeros(q + 1)  # a fresh array (and scalars): no aliasing with the inputs, so the sums stay in registers
+    s0 = 0.0
+    s2 = 0.0
+    for r in range(m):
+        i = idx[r]
+        y = y0[i] + dtot[0]
+        for j in range(p):
+            y += rec[i, j] * dtot[j + 1]
+        if y < lo_y:
+            y = lo_y
+        elif y > hi_y:
+            y = hi_y
+        yt = g * (y - lo_y) - 1.0
+        s0 += yt
+        for j in range(p):
+            acc[j + 1] += xt[i, j] * yt
+        s2 += yt * yt
+    sy[0] += s0
+    for j in range(p):
+        sy[j + 1] += acc[j + 1]
+    sy[q] += s2
+
+
+@njit(cache=True, nogil=True)
+def _shift_split(rec, y0, lo, hi, xt, radius, idx, c_a, c_b, c_d, c_e):
+    """Split the records at the start of a call (``shift_moves``' docstring): the unsafe ones into
+    idx[0:m] (m returned), the safe ones summed into the constants c_a (q + 1), the linear terms c_b
+    (q x q: rows j = 0..p of sum x~_ij X_i over the safe inside records, times 2 / (hi - lo)), c_d
+    (q: sum y~_i^0 X_i, times 2 / (hi - lo)) and the quadratic c_e (q x q: sum X_i X_i^T, times
+    (2 / (hi - lo))^2). Also fills xt with every record's normalised, clamped x~."""
+    n, q = rec.shape
+    p = q - 1
+    lo_y = lo[p]
+    hi_y = hi[p]
+    g = 2.0 / (hi_y - lo_y)
+    gx = np.empty(p)
+    for j in range(p):
+        gx[j] = 2.0 / (hi[j] - lo[j])
+    ta = np.zeros(q + 1)  # fresh arrays: no aliasing with the inputs in the loop
+    tb = np.zeros((q, q))
+    td = np.zeros(q)
+    te = np.zeros((q, q))
+    m = 0
+    for i in range(n):
+        bound = radius[0]
+        for j in range(p):
+            v = rec[i, j]
+            bound += abs(v) * radius[j + 1]
+            if v < lo[j]:
+                v = lo[j]
+            elif v > hi[j]:
+                v = hi[j]
+            xt[i, j] = gx[j] * (v - lo[j]) - 1.0
+        y = y0[i]
+        inside = False
+        if y <= lo_y:
+            margin = lo_y - y
+            yt = -1.0
+        elif y >= hi_y:
+            margin = y - hi_y
+            yt = 1.0
+        else:
+            margin = min(y - lo_y, hi_y - y)
+            yt = g * (y - lo_y) - 1.0
+            inside = True
+        if not margin > bound:
+            idx[m] = i
+            m += 1
+            continue
+        ta[0] += yt
+        for j in range(p):
+            ta[j + 1] += xt[i, j] * yt
+        ta[q] += yt * yt
+        if inside:
+            tb[0, 0] += 1.0
+            td[0] += yt
+            te[0, 0] += 1.0
+            for a in range(1, q):
+                xa = rec[i, a - 1]
+                tb[0, a] += xa
+                td[a] += yt * xa
+                te[0, a] += xa
+                for j in range(p):
+                    tb[j + 1, a] += xt[i, j] * xa
+                for b in range(1, a + 1):
+                    te[b, a] += xa * rec[i, b - 1]
+            for j in range(p):
+                tb[j + 1, 0] += xt[i, j]
+    for a in range(q + 1):
+        c_a[a] = ta[a]
+    for a in range(q):
+        c_d[a] = td[a] * g
+        for b in range(q):
+            c_b[a, b] = tb[a, b] * g
+        for b in range(a, q):
+            c_e[a, b] = te[a, b] * g * g
+            c_e[b, a] = c_e[a, b]
+    return m
+
+
+@njit(cache=True, nogil=True)
+def shift_moves(rng, rec, s, xtx, xty, yty, beta, prior_sd, lo, hi, s_dp, kernel, scale, shift_l, k, ybuf):
+    r"""k Metropolis moves of beta together with every record's y along the regression, in place:
+    (beta, y_i) -> (beta + delta, y_i + delta_0 + x_i^T delta_1:) for all i, delta = L z, z ~ N(0, I).
+    Returns the number accepted.
+
+    The move of the non-centred parametrisation (residuals e_i = (y_i - beta_0 - x_i^T beta_1:) / sigma
+    held fixed while beta moves), interleaved with the conjugate draw of beta | x, y that holds the raw
+    records fixed: the interweaving of Yu & Meng (2011), here as a Metropolis step on the joint target
+        pi(beta, x, y) ∝ p(beta) prod_i N_p(x_i; m, Sigma) N(y_i; mu_i(beta), sigma^2) eta(s_dp - s(x, y)),
+    mu_i(beta) = beta_0 + x_i^T beta_1:. For a fixed delta the map g_delta(beta, x, y) = (beta + delta, x,
+    y + X delta) (X = (1, x)) is a translation, so its Jacobian is 1, and g_delta^{-1} = g_{-delta}; delta's
+    law N(0, L L^T) is symmetric, so the proposal is symmetric and the Metropolis ratio is the ratio of
+    targets. y_i + X_i delta - mu_i(beta + delta) = y_i - mu_i(beta): every N(y_i; ..) factor is unchanged,
+    as is x's law, so
+        log r = log p(beta + delta) - log p(beta) + log eta(s_dp - s') - log eta(s_dp - s),
+    with s' the statistic of the moved records. x is not moved, so only the y entries of s change:
+    s'[j] = sum_i x~_ij y~'_i (x~_i0 = 1) and s'[p + 1] = sum_i y~'_i^2, one pass over the records (no
+    draw per record); the raw X^T y and y^T y follow in closed form, X^T y' = X^T y + X^T X delta and
+    y'^T y' = y^T y + 2 delta^T X^T y + delta^T X^T X delta.
+
+    Why: the conjugate draw moves beta only as far as the records let it (sd(beta | x, y)), and the
+    records move only as far as the noise lets s move. With the residuals held instead, beta moves
+    across the noise window of s: where the noise is wide next to the statistic's sampling spread,
+    beta | e, s_dp is nearly the posterior itself, which the conjugate step alone reaches only after
+    about Var(beta | s_dp) / Var(beta | x) sweeps.
+
+    Cost. Within one call only the shifts move the records, so every y is y_i = y_i^0 + X_i D with y^0 the
+    y's at the call's start and D the accepted shifts' sum. A record whose status (below lo, inside, above
+    hi) cannot change while |X_i D| < its margin (the distance from y_i^0 to the nearest bound on its side)
+    contributes a fixed polynomial in D: a constant -1 or +1 to y~ when clamped, and
+    y~_i = y~_i^0 + (2 / (hi - lo)) X_i D inside. In the box |D_a| < r_a (r_a = SHIFT_REACH proposal standard
+    deviations of coefficient a), |X_i D| < b_i = r_0 + sum_j |x_ij| r_j, so the records with margin > b_i are
+    "safe" for every D in the box, and their sums (of x~_ij y~_i and y~_i^2) are precomputed once per call as
+    constants, linear and quadratic forms in D. A proposal in the box then costs O((p + 1)^2) plus one pass
+    over the unsafe records, not over all n; one outside it is evaluated over all n records instead, so
+    the statistic is always the records' own. The y's themselves are written once, at
+    the end. ``ybuf`` is scratch of size n (the records' normalised x~ and a_i are rebuilt per call)."""
+    n, q = rec.shape
+    p = q - 1
+    tau2 = prior_sd * prior_sd
+    radius = np.empty(q)  # |D_a| < radius[a] for every a: the box in which the split holds
+    for a in range(q):
+        v = 0.0
+        for b in range(a + 1):
+            v += shift_l[a, b] * shift_l[a, b]
+        radius[a] = SHIFT_REACH * math.sqrt(v)
+    y0 = ybuf
+    for i in range(n):
+        y0[i] = rec[i, p]
+    xt = np.empty((n, p))
+    idx = np.empty(n, dtype=np.int64)
+    all_idx = np.arange(n)
+    c_a = np.empty(q + 1)
+    c_b = np.empty((q, q))
+    c_d = np.empty(q)
+    c_e = np.empty((q, q))
+    m = _shift_split(rec, y0, lo, hi, xt, radius, idx, c_a, c_b, c_d, c_e)
+    delta = np.empty(q)
+    dtot = np.zeros(q)
+    dnew = np.empty(q)
+    zx = np.empty(q)
+    sy = np.empty(q + 1)
+    nacc = 0
+    for _ in range(k):
+        for a in range(q):
+            zx[a] = rng.standard_normal()
+        inbox = True
+        for a in range(q):
+            v = 0.0
+            for b in range(a + 1):
+                v += shift_l[a, b] * zx[b]
+            delta[a] = v
+            dnew[a] = dtot[a] + v
+            if not abs(dnew[a]) < radius[a]:
+                inbox = False
+        if inbox:
+            for a in range(q):  # the safe records' polynomial, then the unsafe records one by one
+                v = c_a[a]
+                for b in range(q):
+                    v += c_b[a, b] * dnew[b]
+                sy[a] = v
+            v = c_a[q]
+            for a in range(q):
+                v += 2.0 * c_d[a] * dnew[a]
+                for b in range(q):
+                    v += c_e[a, b] * dnew[a] * dnew[b]
+            sy[q] = v
+            _shift_stat(rec, y0, dnew, lo, hi, xt, idx, m, sy)
+        else:
+            sy[:] = 0.0
+            _shift_stat(rec, y0, dnew, lo, hi, xt, all_idx, n, sy)
+        lr = 0.0
+        for a in range(q):
+            lr -= ((beta[a] + delta[a]) ** 2 - beta[a] ** 2) / (2.0 * tau2)
+        for a in range(q + 1):
+            lr += log_noise(kernel, scale, s_dp[a] - sy[a]) - log_noise(kernel, scale, s_dp[a] - s[a])
+        if lr >= 0.0 or rng.random() < math.exp(lr):
+            nacc += 1
+            for a in range(q + 1):
+                s[a] = sy[a]
+            quad = 0.0
+            lin = 0.0
+            for a in range(q):
+                lin += delta[a] * xty[a]
+                for b in range(q):
+                    quad += delta[a] * xtx[a, b] * delta[b]
+            yty[0] += 2.0 * lin + quad
+            for a in range(q):
+                v = 0.0
+                for b in range(q):
+                    v += xtx[a, b] * delta[b]
+                xty[a] += v
+            for a in range(q):
+                beta[a] += delta[a]
+                dtot[a] = dnew[a]
+    if nacc > 0:
+        for i in range(n):
+            y = y0[i] + dtot[0]
+            for j in range(p):
+                y += rec[i, j] * dtot[j + 1]
+            rec[i, p] = y
+    return nacc
+
+
+@njit(cache=True, nogil=True)
 def beta_draw(rng, xtx, xty, sigma, prior_sd, out):
     """beta | x, y ~ N(mu_n, Sigma_n) with Sigma_n^{-1} = A = X^T X / sigma^2 + I / tau^2 and
     mu_n = A^{-1} X^T y / sigma^2: Cholesky A = L L^T, mu_n by two triangular solves, and
@@ -599,19 +838,22 @@ def sigma2_draw(rng, xtx, xty, yty, beta, n, sig_a, sig_b):
 
 @njit(cache=True, nogil=True)
 def regression_chain(rng, rec, s, xtx, xty, yty, sig, chol, x_mean, prior_sd, sig_a, sig_b, lo, hi, s_dp, kernel,
-                     scale, n_iter, out_theta, out_acc, out_frac, refresh=0):
+                     scale, n_iter, out_theta, out_acc, out_frac, refresh=0, shifts=0, shift_l=NO_SHIFT):
     """``n_iter`` iterations of Algorithm 1: beta | sigma, x, y (conjugate normal); with an unknown
     sigma^2 (``sig_a > 0``: InvGamma(sig_a, sig_b) prior) sigma^2 | beta, x, y (conjugate inverse gamma,
     recorded as the last column of ``out_theta``); then the raw y of ``refresh`` clamped records
-    (``censored_refresh``: -1 all of them, 0 none); then a record sweep at (beta, sigma). ``sig[0]``
-    holds the current sigma between calls."""
+    (``censored_refresh``: -1 all of them, 0 none); then ``shifts`` moves of beta with the records' y
+    along the regression (``shift_moves``, proposal delta = ``shift_l`` z; 0: none); then a record sweep
+    at (beta, sigma). ``sig[0]`` holds the current sigma between calls."""
     regression_window_chain(rng, rec, s, xtx, xty, yty, sig, chol, x_mean, prior_sd, sig_a, sig_b, lo, hi, s_dp,
-                            kernel, scale, 0, rec.shape[0], n_iter, out_theta, out_acc, out_frac, refresh)
+                            kernel, scale, 0, rec.shape[0], n_iter, out_theta, out_acc, out_frac, refresh, shifts,
+                            shift_l)
 
 
 @njit(cache=True, nogil=True)
 def regression_window_chain(rng, rec, s, xtx, xty, yty, sig, chol, x_mean, prior_sd, sig_a, sig_b, lo, hi, s_dp,
-                            kernel, scale, start, m, n_iter, out_theta, out_acc, out_frac, refresh=0):
+                            kernel, scale, start, m, n_iter, out_theta, out_acc, out_frac, refresh=0, shifts=0,
+                            shift_l=NO_SHIFT):
     """``regression_chain`` with step 2 on m records per iteration instead of all n: the window
     start..start + m - 1 (mod n), moved on by m after each iteration, so every record is visited
     once per n / m iterations (a partial systematic scan). Returns the next window's start.
@@ -626,12 +868,17 @@ def regression_window_chain(rng, rec, s, xtx, xty, yty, sig, chol, x_mean, prior
 
     ``refresh`` clamped records per iteration (-1: all; 0: none, the chain of Algorithm 1 alone). The
     clamped list is rebuilt from the records at every call (O(n), with the statistics) and then kept
-    by the record moves; the refresh uses the current sigma, so it is exact with sigma^2 a parameter."""
+    by the record moves; the refresh uses the current sigma, so it is exact with sigma^2 a parameter.
+
+    ``shifts`` moves of ``shift_moves`` per iteration after the refresh (a Metropolis step on the same joint
+    target, so the composition stays invariant); the beta recorded is then the one after them, the beta
+    the record sweep uses (any fixed point of the cycle reads a draw of the stationary law)."""
     statistics(rec, lo, hi, s, xtx, xty, yty)
     n = rec.shape[0]
     q = xty.size
     p = q - 1
     beta = np.empty(q)
+    ybuf = np.empty(n if shifts > 0 else 0)
     if refresh != 0:
         cl_idx = np.empty(n, dtype=np.int64)
         cl_pos = np.empty(n, dtype=np.int64)
@@ -651,6 +898,12 @@ def regression_window_chain(rng, rec, s, xtx, xty, yty, sig, chol, x_mean, prior
             out_theta[t, q] = s2
         if refresh != 0:
             censored_refresh(rng, rec, xty, yty, beta, sig[0], lo[p], hi[p], cl_idx, ncl, refresh)
+        if shifts > 0:
+            if shift_moves(rng, rec, s, xtx, xty, yty, beta, prior_sd, lo, hi, s_dp, kernel, scale, shift_l, shifts,
+                           ybuf) > 0 and refresh != 0:
+                clamped_list(rec, lo[p], hi[p], cl_idx, cl_pos, ncl)
+            for j in range(q):
+                out_theta[t, j] = beta[j]
         asum, nacc = regression_window_sweep_listed(rng, rec, s, xtx, xty, yty, beta, chol, x_mean, sig[0], lo, hi,
                                                     s_dp, kernel, scale, start, m, cl_idx, cl_pos, ncl)
         start += m

@@ -235,7 +235,7 @@ def stat_dim(p: int) -> int:
     return (p + 1) + 1 + p * (p + 3) // 2
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def draw_record(rng, beta, chol, x_mean, sigma, e, prop):
     """One record (x, y) from the model into ``prop``: x = m + L e with e ~ N(0, I_p) (L the Cholesky
     factor of Sigma), then y = beta_0 + x^T beta_1: + sigma N(0, 1). ``e`` is scratch of length p."""
@@ -252,7 +252,7 @@ def draw_record(rng, beta, chol, x_mean, sigma, e, prop):
     prop[p] = mu_y + sigma * rng.standard_normal()
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def record_stat(rec_row, lo, hi, z, out):
     """t(r) of one raw record into ``out`` (order of the module docstring); ``z`` is scratch of size p + 2."""
     q = rec_row.size  # p + 1 columns: x_1..x_p, y

@@ -68,6 +68,7 @@ from ..mechanisms import RandomizedResponse
 from ..mechanisms.clipped import compiled_noise
 from ..models.custom import CustomModel
 from .base import Method
+from .pseudo_marginal import moment_estimate
 
 __all__ = ["da_mcmc", "ChainState", "acceptance_bound", "METHOD", "BURN_PASSES"]
 
@@ -107,6 +108,25 @@ def acceptance_bound(problem: Problem) -> float | None:
     return math.exp(-eps)
 
 
+#: The most shift moves per iteration a spec may ask for.
+MAX_SHIFTS = 100
+#: The shift proposal's covariance is SHIFT_SCALE^2 x the surrogate's Cov(beta | x, e, s_dp): the random-walk
+#: Metropolis scale 2.38 / sqrt(d) for d = 3 coefficients (Roberts, Gelman & Gilks 1997).
+SHIFT_SCALE = 2.38 / math.sqrt(3.0)
+
+
+def shift_proposal(problem: Problem) -> np.ndarray:
+    """Cholesky factor of the shift moves' proposal covariance (:func:`engine.kernels.da_mcmc.shift_moves`):
+    SHIFT_SCALE^2 x :meth:`engine.models.linear_regression.LinearRegression.shift_covariance` at the moment
+    estimate of beta (a function of the release only, fixed before the chains start, so the move stays a
+    Metropolis step with a fixed symmetric proposal)."""
+    model = problem.model
+    centre = moment_estimate(problem)
+    noise_var = float(getattr(problem.mechanism, "noise_sd", 0.0) or 0.0) ** 2
+    cov = model.shift_covariance(centre, noise_var)
+    return np.ascontiguousarray(np.linalg.cholesky(0.5 * (cov + cov.T)) * SHIFT_SCALE)
+
+
 def _rr_reports(problem: Problem) -> np.ndarray:
     """Per-record reported categories consistent with the released counts (order is irrelevant
     because records are exchangeable)."""
@@ -120,8 +140,10 @@ def _rr_reports(problem: Problem) -> np.ndarray:
 class _Runner:
     """Binds a problem to the compiled kernel that serves it."""
 
-    def __init__(self, problem: Problem, window: int | None = None, refresh: int = -1):
+    def __init__(self, problem: Problem, window: int | None = None, refresh: int = -1, shifts: int = 0):
         self.problem = problem
+        self.shifts = shifts  # shift moves of beta with the records' y per iteration (linear_regression)
+        self.shift_l = kernels.NO_SHIFT
         self.window = window  # records per iteration (linear_regression), None = all n
         self.refresh = refresh  # clamped records' raw y refreshed per iteration (linear_regression), -1 = all
         model, mech = problem.model, problem.mechanism
@@ -133,6 +155,8 @@ class _Runner:
             self._prepare_bernoulli()
         elif model.name == "linear_regression":
             self.chol = model.chol
+            if shifts > 0:
+                self.shift_l = shift_proposal(problem)
         elif self.rr:
             self.log_q = mech.log_Q
         else:
@@ -204,13 +228,14 @@ class _Runner:
                 rng, st.x, st.counts, st.xtx, st.xty, st.yty, st.sig, self.chol, np.asarray(model.x_mean, float),
                 model.prior_sd, float(sig_a), float(sig_b), np.asarray(model.lo, float), np.asarray(model.hi, float),
                 np.asarray(sdp, float), self.kernel, self.scale, st.start, int(window), n_iter, out_theta, out_acc,
-                out_frac, int(self.refresh)))
+                out_frac, int(self.refresh), int(self.shifts), self.shift_l))
         elif model.name == "linear_regression":
             sig_a, sig_b = model.sigma_prior or (0.0, 0.0)
             regression_chain(rng, st.x, st.counts, st.xtx, st.xty, st.yty, st.sig, self.chol,
                              np.asarray(model.x_mean, float), model.prior_sd, float(sig_a), float(sig_b),
                              np.asarray(model.lo, float), np.asarray(model.hi, float), np.asarray(sdp, float),
-                             self.kernel, self.scale, n_iter, out_theta, out_acc, out_frac, int(self.refresh))
+                             self.kernel, self.scale, n_iter, out_theta, out_acc, out_frac, int(self.refresh),
+                             int(self.shifts), self.shift_l)
         elif model.name == "poisson_gamma":
             upper = -1 if model.upper is None else int(model.upper)
             s, sx = kernels.poisson_chain(rng, st.x, int(st.s), int(st.sum_x), model.alpha, model.beta, upper,
@@ -260,7 +285,7 @@ def _windows(runner, warmup):
 def da_mcmc(problem: Problem, rng: np.random.Generator, *, chains: int = 4, draws: int = 1000,
             warmup: int = 500, on_progress=None, parallel: bool = True,
             records_per_iteration: int | None = None, clamped_per_iteration: int | None = None,
-            thin: int = 1) -> Result:
+            thin: int = 1, shifts: int = 0) -> Result:
     """Draw from p(theta | s_dp) by data augmentation (Ju et al. 2022, Algorithm 1).
 
     Parameters
@@ -311,11 +336,16 @@ def da_mcmc(problem: Problem, rng: np.random.Generator, *, chains: int = 4, draw
         if not 0 <= int(clamped_per_iteration) <= n:
             fail("method.clamped_per_iteration", clamped_per_iteration, f"must be an integer from 0 to n = {n:,}")
     refresh = -1 if clamped_per_iteration is None else int(clamped_per_iteration)
+    if shifts and getattr(model, "name", None) != "linear_regression":
+        fail("method.shifts", shifts, "is a key of da_mcmc for linear_regression only (moves of beta with its "
+             "records' y)")
+    if not 0 <= int(shifts) <= MAX_SHIFTS:
+        fail("method.shifts", shifts, f"must be an integer from 0 to {MAX_SHIFTS} (shift moves per iteration)")
     if not 1 <= int(thin):
         fail("method.thin", thin, "must be an integer >= 1 (iterations per kept draw)")
     thin = int(thin)
     iters = draws * thin  # post-warm-up iterations; every thin-th is kept
-    runner = model.bind(problem) if custom else _Runner(problem, records_per_iteration, refresh)
+    runner = model.bind(problem) if custom else _Runner(problem, records_per_iteration, refresh, int(shifts))
     block = max(1, min(warmup + iters, int(4_000_000 // max(n, 1))))
     if custom:
         block = max(1, min(warmup + iters, 20_000 // max(n, 1)))
@@ -348,6 +378,7 @@ def da_mcmc(problem: Problem, rng: np.random.Generator, *, chains: int = 4, draw
             **({"records_per_iteration": int(records_per_iteration)} if records_per_iteration else {}),
             **({"clamped_per_iteration": int(clamped_per_iteration)} if clamped_per_iteration is not None else {}),
             **({"thin": thin} if thin > 1 else {}),
+            **({"shifts": int(shifts)} if shifts else {}),
         },
     )
 
@@ -366,7 +397,9 @@ def _validate(table, out):
                                                     0, 10_000_000)
     if "thin" in table:
         out["thin"] = positive_int("method.thin", table["thin"], 1, 10_000)
+    if "shifts" in table:
+        out["shifts"] = positive_int("method.shifts", table["shifts"], 0, MAX_SHIFTS)
 
 
 METHOD = Method(name="da_mcmc", claim="exact", paper="Ju, Gong, Awan & Rao 2022, Alg. 1", run=_run, mcmc=True,
-                keys=frozenset({"records_per_iteration", "clamped_per_iteration", "thin"}), validate=_validate)
+                keys=frozenset({"records_per_iteration", "clamped_per_iteration", "thin", "shifts"}), validate=_validate)

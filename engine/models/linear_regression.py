@@ -238,6 +238,20 @@ class LinearRegression:
         beta better than even a noise-free s, whose clamped y's are censored, so the ratio of the two is
         the inflation that sets DA-MCMC's mixing (:mod:`engine.methods.da_mcmc`)."""
         q = self.p + 1
+        sigma = self.sigma if not self.unknown_sigma else math.sqrt(float(np.asarray(beta)[q]))
+        sig, g = self._surrogate_moments(beta, draws)
+        prior = np.eye(q) / self.prior_sd**2
+        n = self.n
+        priv = n * n * g.T @ np.linalg.solve(n * sig + noise_var * np.eye(sig.shape[0]), g) + prior
+        m = np.asarray(self.x_mean, float)
+        moments = np.block([[np.ones((1, 1)), m[None, :]], [m[:, None], np.asarray(self.x_cov, float) + np.outer(m, m)]])
+        raw = n * moments / sigma**2 + prior
+        return np.linalg.inv(priv), np.linalg.inv(raw)
+
+    def _surrogate_moments(self, beta, draws: int = 20_000):
+        """(Sigma(beta), G = d mu / d beta) of one record's term t(r) at beta, from ``draws`` records on fixed
+        common normals (central differences, step 1e-3): :meth:`surrogate_covariances`' ingredients."""
+        q = self.p + 1
         e = np.random.default_rng(0).standard_normal((draws, q))
         sigma = self.sigma if not self.unknown_sigma else math.sqrt(float(np.asarray(beta)[q]))
         beta = np.asarray(beta, float)[:q]
@@ -253,13 +267,20 @@ class LinearRegression:
             h = np.zeros(q)
             h[j] = 1e-3
             g[:, j] = (terms(beta + h).mean(axis=0) - terms(beta - h).mean(axis=0)) / 2e-3
-        prior = np.eye(q) / self.prior_sd**2
-        n = self.n
-        priv = n * n * g.T @ np.linalg.solve(n * sig + noise_var * np.eye(sig.shape[0]), g) + prior
-        m = np.asarray(self.x_mean, float)
-        moments = np.block([[np.ones((1, 1)), m[None, :]], [m[:, None], np.asarray(self.x_cov, float) + np.outer(m, m)]])
-        raw = n * moments / sigma**2 + prior
-        return np.linalg.inv(priv), np.linalg.inv(raw)
+        return sig, g
+
+    def shift_covariance(self, beta, noise_var, draws: int = 20_000):
+        """Cov(beta | x, e, s_dp) under the normal surrogate: the law of beta when the records' x and residuals
+        e_i = (y_i - beta_0 - x_i^T beta_1:) / sigma are held and only the noise is left, the scale of DA-MCMC's
+        shift moves (:func:`engine.kernels.da_mcmc.shift_moves`; no acceptance ratio depends on it).
+
+        With e held, s moves with beta along n G (the pathwise derivative of sum t(r_i) is, in expectation,
+        the derivative of its mean), so the release's information about beta is n^2 G^T G / noise_var;
+        plus the prior's I / tau^2."""
+        q = self.p + 1
+        _, g = self._surrogate_moments(beta, draws)
+        info = self.n * self.n * g.T @ g / max(float(noise_var), 1e-300) + np.eye(q) / self.prior_sd**2
+        return np.linalg.inv(info)
 
     def surrogate_inflation(self, beta, noise_var, draws: int = 20_000):
         """Var(beta_j | s_dp) / Var(beta_j | x) per coefficient, from :meth:`surrogate_covariances`."""
