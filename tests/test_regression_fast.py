@@ -193,12 +193,16 @@ def test_auto_sweeps_part_of_the_records_where_the_noise_is_narrow():
     assert settings_for(picked, narrow, numbers) == {"records_per_iteration": numbers["records_per_iteration"]}
     assert engine.estimate_cost(narrow, {"name": "auto"}).seconds < 0.3 * engine.estimate_cost(
         narrow, {"name": "da_mcmc"}).seconds
+    assert "shifts" not in numbers  # the record sweeps alone are cheaper where the noise is this narrow
     wide = engine.prepare({"seed": 1, "model": {"name": "linear_regression", "n": 10_000},
                            "mechanism": {"name": "laplace", "epsilon": 0.01},
                            "data": {"simulate": {"beta": [-1.79, -2.89, -0.66]}}})
     picked, why, numbers = choose(wide, np.random.default_rng(0))
-    assert picked == "pseudo_marginal" and numbers["particles_needed"] == 1
-    assert settings_for(picked, wide, numbers) == {"proposal": "mixed"}
+    # wide noise: one particle would do, but DA-MCMC with shift moves is cheaper still (tests/test_regression_shift.py)
+    assert picked == "da_mcmc" and numbers["particles_needed"] == 1 and numbers["shift_inflation"] < 1.01
+    assert numbers["da_mcmc_ns_per_ess"] < numbers["pseudo_marginal_ns_per_ess"]
+    assert settings_for(picked, wide, numbers) == {"records_per_iteration": 1000, "shifts": 10}
+    assert "shift moves" in why
 
 
 # ---------------------------------------------------------------- the clamped records' raw-y refresh (Tobit move)
@@ -358,8 +362,9 @@ def test_auto_skips_a_fallback_far_dearer_than_the_first_attempt_and_one_over_th
 
 def test_thin_keeps_every_thin_th_iteration_and_auto_thins_cheap_sticky_chains():
     """``thin = 3`` keeps iterations 3, 6, .. of the very chain ``thin = 1`` runs for three times the draws
-    (same stream and blocks); n = 100, Gaussian rho = 50 (the live map's cell that had R-hat 1.017): auto
-    keeps one iteration in several, the run converges, and its estimated cost counts the thinned iterations."""
+    (same stream and blocks); n = 300, Gaussian rho = 50: auto keeps one iteration in several (partial sweeps
+    with shift moves, cheap iterations), the run converges, and its estimated cost counts the thinned
+    iterations."""
     model = make_model("linear_regression", {"n": 30, **CLAMPED})
     problem = _problem(model, 10.0, np.random.default_rng(4), beta=[0.5, 2.0, -1.0])
     full = da_mcmc(problem, np.random.default_rng(5), chains=2, draws=300, warmup=50)
@@ -368,7 +373,7 @@ def test_thin_keeps_every_thin_th_iteration_and_auto_thins_cheap_sticky_chains()
     assert thinned.info["thin"] == 3 and thinned.info["draws"] == 100
     with pytest.raises(ValueError, match="method.thin"):
         engine.run_method(problem, {"name": "da_mcmc", "thin": 0}, 1)
-    cell = engine.prepare({"seed": 1, "model": {"name": "linear_regression", "n": 100},
+    cell = engine.prepare({"seed": 1, "model": {"name": "linear_regression", "n": 300},
                            "mechanism": {"name": "gaussian", "rho": 50.0},
                            "data": {"simulate": {"beta": [-1.79, -2.89, -0.66]}}})
     res = engine.run_method(cell, {"name": "auto"}, 1)
@@ -379,23 +384,32 @@ def test_thin_keeps_every_thin_th_iteration_and_auto_thins_cheap_sticky_chains()
     assert more.units == pytest.approx(one.units * (500 + 2000 * thin) / 2500)  # the spec defaults: 2000 draws
 
 
-def test_auto_reruns_the_chain_with_more_effective_draws_per_unit_of_cost():
-    """n = 100, Laplace epsilon = 10, spec defaults: the pseudo-marginal chain is picked and misses the verdict,
-    DA-MCMC (thinned) runs as the fallback and misses it too; DA-MCMC has the more effective draws but costs
-    several times as much per kept draw, so the pseudo-marginal chain is the one rerun with four times the
-    draws, and that run converges."""
-    cell = engine.prepare({"seed": 1, "model": {"name": "linear_regression", "n": 100},
+@pytest.mark.parametrize("dearer", [None, 100.0], ids=["rule's prices", "DA-MCMC priced 100 x"])
+def test_auto_reruns_the_chain_with_more_effective_draws_per_unit_of_cost(dearer, monkeypatch):
+    """n = 30, Laplace epsilon = 10, 150 draws per chain: the pseudo-marginal chain is picked and misses the
+    verdict, DA-MCMC (with shift moves) runs as the fallback and misses it too, with more effective draws.
+    At the rule's prices (DA-MCMC about 5 x dearer per iteration) it is also the better per unit of cost and
+    reruns with four times the draws; priced 100 x the pseudo-marginal chain's iteration, it no longer is,
+    and the pseudo-marginal chain is the one rerun."""
+    from engine.methods import auto
+
+    if dearer is not None:
+        monkeypatch.setattr(auto, "_estimate_ratio", lambda numbers, name, first: dearer if name == "da_mcmc" else
+                            1.0 / dearer)
+        monkeypatch.setattr(auto, "_skip_reason", lambda *args: None)  # at that price the fallback would be skipped
+    cell = engine.prepare({"seed": 1, "model": {"name": "linear_regression", "n": 30},
                            "mechanism": {"name": "laplace", "epsilon": 10.0},
                            "data": {"simulate": {"beta": [-1.79, -2.89, -0.66]}}})
-    res = engine.run_method(cell, {"name": "auto"}, 1)
+    res = engine.run_method(cell, {"name": "auto", "draws": 150}, 1)
     attempts, rule = res.info["attempts"], res.info["rule"]
-    assert [a["method"] for a in attempts] == ["pseudo_marginal", "da_mcmc", "pseudo_marginal"]
+    assert [a["method"] for a in attempts[:2]] == ["pseudo_marginal", "da_mcmc"] and attempts[1]["shifts"] == 10
     assert not attempts[0]["converged"] and not attempts[1]["converged"]
-    ratio = rule["da_mcmc_ns_per_iteration"] / rule["pseudo_marginal_ns_per_iteration"]
+    ratio = dearer or rule["da_mcmc_ns_per_iteration"] / rule["pseudo_marginal_ns_per_iteration"]
     score = [min(a["ess_bulk_min"], a["ess_tail_min"]) for a in attempts[:2]]
-    assert score[1] > score[0] and 1 < ratio < 10  # DA-MCMC did better, but not per unit of cost
-    assert score[1] / ratio < score[0]
-    assert attempts[2]["draws"] == 8000 and attempts[2]["converged"] and res.info["picked"] == "pseudo_marginal"
+    assert score[1] > score[0] and 1 < ratio  # DA-MCMC did better, at a higher price per iteration
+    better = "da_mcmc" if score[1] / ratio > score[0] else "pseudo_marginal"
+    assert better == ("da_mcmc" if dearer is None else "pseudo_marginal")
+    assert attempts[2]["method"] == better == res.info["picked"] and attempts[2]["draws"] == 600
 
 
 @njit(cache=False)

@@ -590,14 +590,17 @@ def _shift_stat(rec, y0, dtot, lo, hi, xt, idx, m, sy):
 
 
 @njit(cache=True, nogil=True)
-def _shift_split(rec, y0, lo, hi, xt, radius, idx, c_a, c_b, c_d, c_e):
+def _shift_split(rec, y0, lo, hi, radius, c_a, c_b, c_d, c_e):
     """Split the records at the start of a call (``shift_moves``' docstring): the unsafe ones into
     idx[0:m] (m returned), the safe ones summed into the constants c_a (q + 1), the linear terms c_b
     (q x q: rows j = 0..p of sum x~_ij X_i over the safe inside records, times 2 / (hi - lo)), c_d
     (q: sum y~_i^0 X_i, times 2 / (hi - lo)) and the quadratic c_e (q x q: sum X_i X_i^T, times
-    (2 / (hi - lo))^2). Also fills xt with every record's normalised, clamped x~."""
+    (2 / (hi - lo))^2). Returns (m, idx, xt), xt every record's normalised, clamped x~ (arrays allocated
+    here, so that the compiler knows no store to them changes rec or y0)."""
     n, q = rec.shape
     p = q - 1
+    xt = np.empty((n, p))
+    idx = np.empty(n, dtype=np.int64)
     lo_y = lo[p]
     hi_y = hi[p]
     g = 2.0 / (hi_y - lo_y)
@@ -663,7 +666,7 @@ def _shift_split(rec, y0, lo, hi, xt, radius, idx, c_a, c_b, c_d, c_e):
         for b in range(a, q):
             c_e[a, b] = te[a, b] * g * g
             c_e[b, a] = c_e[a, b]
-    return m
+    return m, idx, xt
 
 
 @njit(cache=True, nogil=True)
@@ -716,14 +719,12 @@ def shift_moves(rng, rec, s, xtx, xty, yty, beta, prior_sd, lo, hi, s_dp, kernel
     y0 = ybuf
     for i in range(n):
         y0[i] = rec[i, p]
-    xt = np.empty((n, p))
-    idx = np.empty(n, dtype=np.int64)
     all_idx = np.arange(n)
     c_a = np.empty(q + 1)
     c_b = np.empty((q, q))
     c_d = np.empty(q)
     c_e = np.empty((q, q))
-    m = _shift_split(rec, y0, lo, hi, xt, radius, idx, c_a, c_b, c_d, c_e)
+    m, idx, xt = _shift_split(rec, y0, lo, hi, radius, c_a, c_b, c_d, c_e)
     delta = np.empty(q)
     dtot = np.zeros(q)
     dnew = np.empty(q)
