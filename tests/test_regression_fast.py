@@ -349,7 +349,7 @@ def test_auto_skips_a_fallback_far_dearer_than_the_first_attempt_and_one_over_th
     assert attempts[2]["method"] == "da_mcmc" and attempts[2]["draws"] == 80 and "skipped" not in attempts[2]
     wide = prepared(500, 1.0)
     budget = engine.run_method(wide, {**table, "max_seconds": 1e-3}, 3)
-    assert budget.info["picked"] == "pseudo_marginal"
+    assert budget.info["picked"] == budget.info["attempts"][0]["method"]
     assert [a.get("skipped") is not None for a in budget.info["attempts"]] == [False, True, True]
     assert all("max_seconds = 0.001" in a["skipped"] for a in budget.info["attempts"][1:])
     assert "rerun" in budget.info["why"]
@@ -386,7 +386,7 @@ def test_thin_keeps_every_thin_th_iteration_and_auto_thins_cheap_sticky_chains()
 
 @pytest.mark.parametrize("dearer", [None, 100.0], ids=["rule's prices", "DA-MCMC priced 100 x"])
 def test_auto_reruns_the_chain_with_more_effective_draws_per_unit_of_cost(dearer, monkeypatch):
-    """n = 30, Laplace epsilon = 10, 150 draws per chain: the pseudo-marginal chain is picked and misses the
+    """n = 30, Laplace epsilon = 10, 80 draws per chain: the pseudo-marginal chain is picked and misses the
     verdict, DA-MCMC (with shift moves) runs as the fallback and misses it too, with more effective draws.
     At the rule's prices (DA-MCMC about 5 x dearer per iteration) it is also the better per unit of cost and
     reruns with four times the draws; priced 100 x the pseudo-marginal chain's iteration, it no longer is,
@@ -400,7 +400,7 @@ def test_auto_reruns_the_chain_with_more_effective_draws_per_unit_of_cost(dearer
     cell = engine.prepare({"seed": 1, "model": {"name": "linear_regression", "n": 30},
                            "mechanism": {"name": "laplace", "epsilon": 10.0},
                            "data": {"simulate": {"beta": [-1.79, -2.89, -0.66]}}})
-    res = engine.run_method(cell, {"name": "auto", "draws": 150}, 1)
+    res = engine.run_method(cell, {"name": "auto", "draws": 80}, 1)
     attempts, rule = res.info["attempts"], res.info["rule"]
     assert [a["method"] for a in attempts[:2]] == ["pseudo_marginal", "da_mcmc"] and attempts[1]["shifts"] == 10
     assert not attempts[0]["converged"] and not attempts[1]["converged"]
@@ -409,7 +409,7 @@ def test_auto_reruns_the_chain_with_more_effective_draws_per_unit_of_cost(dearer
     assert score[1] > score[0] and 1 < ratio  # DA-MCMC did better, at a higher price per iteration
     better = "da_mcmc" if score[1] / ratio > score[0] else "pseudo_marginal"
     assert better == ("da_mcmc" if dearer is None else "pseudo_marginal")
-    assert attempts[2]["method"] == better == res.info["picked"] and attempts[2]["draws"] == 600
+    assert attempts[2]["method"] == better == res.info["picked"] and attempts[2]["draws"] == 320
 
 
 @njit(cache=False)

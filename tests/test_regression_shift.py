@@ -41,10 +41,12 @@ def test_the_split_gives_the_records_own_statistic_anywhere_in_its_box():
     assert np.any(np.abs(rec[:, :2]) >= hi[:2])  # an x beyond its clamp as well
     q = 3
     rng = np.random.default_rng(2)
+    s, xtx, xty, yty = np.empty(9), np.empty((q, q)), np.empty(q), np.empty(1)
+    statistics(rec, lo, hi, s, xtx, xty, yty)
     for radius in (np.array([0.05, 0.02, 0.03]), np.array([1.0, 0.5, 0.7])):
         c_a, c_b, c_d, c_e = np.empty(q + 1), np.empty((q, q)), np.empty(q), np.empty((q, q))
         y0 = rec[:, 2].copy()
-        m, idx, xt = rk._shift_split(rec, y0, lo, hi, radius, c_a, c_b, c_d, c_e)
+        m, idx = rk._shift_split(rec, s, xtx, xty, lo, hi, radius, c_a, c_b, c_d, c_e)
         assert 0 < m < rec.shape[0]
         if radius[0] < 0.1:
             assert m < 0.05 * rec.shape[0]
@@ -53,27 +55,37 @@ def test_the_split_gives_the_records_own_statistic_anywhere_in_its_box():
             poly = np.empty(q + 1)
             poly[:q] = c_a[:q] + c_b @ d
             poly[q] = c_a[q] + 2.0 * c_d @ d + d @ c_e @ d
-            rk._shift_stat(rec, y0, d, lo, hi, xt, idx, m, poly)
+            rk._shift_stat(rec, y0, d, lo, hi, idx, m, poly)
             moved = rec.copy()
             moved[:, 2] = y0 + d[0] + rec[:, :2] @ d[1:]
-            s = model.statistic(moved)
-            np.testing.assert_allclose(poly, np.r_[s[:q], s[q]], rtol=1e-10, atol=1e-9)
+            want = model.statistic(moved)
+            np.testing.assert_allclose(poly, np.r_[want[:q], want[q]], rtol=1e-10, atol=1e-9)
+    # a box wider than the records' spread: most are unsafe, so no polynomial (every move a full pass)
+    m, _ = rk._shift_split(rec, s, xtx, xty, lo, hi, np.full(q, 20.0), np.empty(q + 1), np.empty((q, q)),
+                           np.empty(q), np.empty((q, q)))
+    assert m == -1
 
 
-def test_shift_moves_keep_the_statistic_and_the_raw_sums_exact():
-    """After 300 shift moves (some accepted, proposals inside and outside the box): s and X^T X, X^T y, y^T y
-    equal recomputation from the records, x did not move, every y moved by X_i D with D = beta's total move,
-    and a move is accepted and rejected by the Metropolis rule (acceptance strictly between 0 and 1)."""
-    model, rec, lo, hi = _state(500, CLAMPED, [0.8, 2.5, -1.5], 3)
-    problem = _problem(model, 2.0, np.random.default_rng(4), beta=[0.8, 2.5, -1.5])
+@pytest.mark.parametrize("n, epsilon", [(500, 10.0), (500, 0.5)], ids=["polynomial", "wide: full passes"])
+def test_shift_moves_keep_the_statistic_and_the_raw_sums_exact(n, epsilon):
+    """After 300 shift moves (some accepted, proposals inside and outside the box; at epsilon = 0.5 the box
+    holds most records, so every move is a full pass): s and X^T X, X^T y, y^T y equal recomputation from the
+    records, x did not move, every y moved by X_i D with D = beta's total move, and a move is accepted and
+    rejected by the Metropolis rule (acceptance strictly between 0 and 1)."""
+    model, rec, lo, hi = _state(n, CLAMPED, [0.8, 2.5, -1.5], 3)
+    problem = _problem(model, epsilon, np.random.default_rng(4), beta=[0.8, 2.5, -1.5])
     s, xtx, xty, yty = np.empty(9), np.empty((3, 3)), np.empty(3), np.empty(1)
     statistics(rec, lo, hi, s, xtx, xty, yty)
     kernel, scale = compiled_noise(problem.mechanism)
     beta = np.array([0.8, 2.5, -1.5])
     beta0, rec0 = beta.copy(), rec.copy()
     shift_l = np.ascontiguousarray(shift_proposal(problem))
+    radius = rk.SHIFT_REACH * np.sqrt(np.sum(shift_l * shift_l, axis=1))
+    m, _ = rk._shift_split(rec, s, xtx, xty, lo, hi, radius, np.empty(4), np.empty((3, 3)), np.empty(3),
+                           np.empty((3, 3)))
+    assert (m == -1) == (epsilon < 1.0) and m < 100
     acc = rk.shift_moves(np.random.Generator(np.random.SFC64(5)), rec, s, xtx, xty, yty, beta, model.prior_sd, lo,
-                         hi, np.asarray(problem.s_dp, float), kernel, scale, shift_l, 300, np.empty(500))
+                         hi, np.asarray(problem.s_dp, float), kernel, scale, shift_l, 300, np.empty(n))
     assert 0 < acc < 300
     d = beta - beta0
     np.testing.assert_array_equal(rec[:, :2], rec0[:, :2])

@@ -60,10 +60,14 @@ import math
 import numpy as np
 from numba import njit
 
-from .shared import cdf_draw, cholesky_into, draw_record, log_noise, record_move, record_stat, statistics
+from .shared import cdf_draw, cholesky_into, draw_record, log_noise, log_t_mixture, record_move, record_stat, statistics
 
 #: ``shift_l`` when no shift move runs (``shifts = 0``).
 NO_SHIFT = np.zeros((1, 1))
+#: The independence component's arrays when shift moves are random-walk only (``p_ind = 0``).
+NO_IND_MEANS = np.zeros((1, 1))
+NO_IND_CHOLS = np.ones((1, 1, 1))
+NO_IND_LOG_W = np.zeros(1)
 #: A shift call's safe radius, in proposal standard deviations summed over the coefficients (``shift_moves``).
 SHIFT_REACH = 3.5
 
@@ -558,7 +562,7 @@ def censored_refresh(rng, rec, xty, yty, beta, sigma, lo_y, hi_y, cl_idx, ncl, k
 
 
 @njit(cache=True, nogil=True)
-def _shift_stat(rec, y0, dtot, lo, hi, xt, idx, m, sy):
+def _shift_stat(rec, y0, dtot, lo, hi, idx, m, sy):
     """The y entries of s (sum x~_j y~, j = 0..p, then sum y~^2) over records idx[0:m] at y = y0 + X dtot,
     added into ``sy``."""
     q = rec.shape[1]
@@ -567,6 +571,9 @@ def _shift_stat(rec, y0, dtot, lo, hi, xt, idx, m, sy):
     hi_y = hi[p]
     g = 2.0 / (hi_y - lo_y)
     acc = np.zeros(q + 1)  # a fresh array (and scalars): no aliasing with the inputs, so the sums stay in registers
+    gx = np.empty(q)
+    for j in range(p):
+        gx[j] = 2.0 / (hi[j] - lo[j])
     s0 = 0.0
     s2 = 0.0
     for r in range(m):
@@ -581,7 +588,12 @@ def _shift_stat(rec, y0, dtot, lo, hi, xt, idx, m, sy):
         yt = g * (y - lo_y) - 1.0
         s0 += yt
         for j in range(p):
-            acc[j + 1] += xt[i, j] * yt
+            v = rec[i, j]
+            if v < lo[j]:
+                v = lo[j]
+            elif v > hi[j]:
+                v = hi[j]
+            acc[j + 1] += (gx[j] * (v - lo[j]) - 1.0) * yt
         s2 += yt * yt
     sy[0] += s0
     for j in range(p):
@@ -590,89 +602,134 @@ def _shift_stat(rec, y0, dtot, lo, hi, xt, idx, m, sy):
 
 
 @njit(cache=True, nogil=True)
-def _shift_split(rec, y0, lo, hi, radius, c_a, c_b, c_d, c_e):
-    """Split the records at the start of a call (``shift_moves``' docstring): the unsafe ones into
-    idx[0:m] (m returned), the safe ones summed into the constants c_a (q + 1), the linear terms c_b
-    (q x q: rows j = 0..p of sum x~_ij X_i over the safe inside records, times 2 / (hi - lo)), c_d
-    (q: sum y~_i^0 X_i, times 2 / (hi - lo)) and the quadratic c_e (q x q: sum X_i X_i^T, times
-    (2 / (hi - lo))^2). Returns (m, idx, xt), xt every record's normalised, clamped x~ (arrays allocated
-    here, so that the compiler knows no store to them changes rec or y0)."""
-    n, q = rec.shape
-    p = q - 1
-    xt = np.empty((n, p))
-    idx = np.empty(n, dtype=np.int64)
-    lo_y = lo[p]
-    hi_y = hi[p]
+def _shift_stat_compact(cx, cy, ct, dtot, lo_y, hi_y, sy):
+    """``_shift_stat`` on records copied into contiguous arrays: raw x ``cx`` (m x p), y at the call's
+    start ``cy`` (m) and normalised x~ ``ct`` (m x p), at y = cy + X dtot; added into ``sy``."""
+    m, p = cx.shape
+    q = p + 1
     g = 2.0 / (hi_y - lo_y)
-    gx = np.empty(p)
+    acc = np.zeros(q + 1)  # a fresh array (and scalars): no aliasing with the inputs, so the sums stay in registers
+    s0 = 0.0
+    s2 = 0.0
+    for i in range(m):
+        y = cy[i] + dtot[0]
+        for j in range(p):
+            y += cx[i, j] * dtot[j + 1]
+        if y < lo_y:
+            y = lo_y
+        elif y > hi_y:
+            y = hi_y
+        yt = g * (y - lo_y) - 1.0
+        s0 += yt
+        for j in range(p):
+            acc[j + 1] += ct[i, j] * yt
+        s2 += yt * yt
+    sy[0] += s0
     for j in range(p):
-        gx[j] = 2.0 / (hi[j] - lo[j])
-    ta = np.zeros(q + 1)  # fresh arrays: no aliasing with the inputs in the loop
-    tb = np.zeros((q, q))
-    td = np.zeros(q)
-    te = np.zeros((q, q))
-    m = 0
-    for i in range(n):
-        bound = radius[0]
-        for j in range(p):
-            v = rec[i, j]
-            bound += abs(v) * radius[j + 1]
-            if v < lo[j]:
-                v = lo[j]
-            elif v > hi[j]:
-                v = hi[j]
-            xt[i, j] = gx[j] * (v - lo[j]) - 1.0
-        y = y0[i]
-        inside = False
-        if y <= lo_y:
-            margin = lo_y - y
-            yt = -1.0
-        elif y >= hi_y:
-            margin = y - hi_y
-            yt = 1.0
-        else:
-            margin = min(y - lo_y, hi_y - y)
-            yt = g * (y - lo_y) - 1.0
-            inside = True
-        if not margin > bound:
-            idx[m] = i
-            m += 1
-            continue
-        ta[0] += yt
-        for j in range(p):
-            ta[j + 1] += xt[i, j] * yt
-        ta[q] += yt * yt
-        if inside:
-            tb[0, 0] += 1.0
-            td[0] += yt
-            te[0, 0] += 1.0
-            for a in range(1, q):
-                xa = rec[i, a - 1]
-                tb[0, a] += xa
-                td[a] += yt * xa
-                te[0, a] += xa
-                for j in range(p):
-                    tb[j + 1, a] += xt[i, j] * xa
-                for b in range(1, a + 1):
-                    te[b, a] += xa * rec[i, b - 1]
-            for j in range(p):
-                tb[j + 1, 0] += xt[i, j]
-    for a in range(q + 1):
-        c_a[a] = ta[a]
-    for a in range(q):
-        c_d[a] = td[a] * g
-        for b in range(q):
-            c_b[a, b] = tb[a, b] * g
-        for b in range(a, q):
-            c_e[a, b] = te[a, b] * g * g
-            c_e[b, a] = c_e[a, b]
-    return m, idx, xt
+        sy[j + 1] += acc[j + 1]
+    sy[q] += s2
 
 
 @njit(cache=True, nogil=True)
-def shift_moves(rng, rec, s, xtx, xty, yty, beta, prior_sd, lo, hi, s_dp, kernel, scale, shift_l, k, ybuf):
+def _shift_split(rec, s, xtx, xty, lo, hi, radius, c_a, c_b, c_d, c_e):
+    """Split the records at the start of a call (``shift_moves``' docstring) and return (m, idx): the unsafe
+    records idx[0:m] (y within b_i of a bound, or an x beyond its clamp), and the safe records' polynomial:
+    constants c_a (q + 1), linear terms c_b (q x q) and c_d (q), quadratic c_e (q x q). m = -1 when more than
+    half the records are unsafe (wide noise): the caller then evaluates every move over all n records.
+
+    Only the unsafe records and the clamped ones are visited after the O(n) classification; the safe
+    records' sums come from the running sums every move keeps. With X_i = (1, x_i), g = 2 / (hi_y - lo_y),
+    the linear forms l_ij = g_j x_ij + h_j (x~_ij for an x inside its clamp; l_i0 = 1) and
+    k_i = g y_i - g lo_y - 1 (y~_i for a y inside): sums over the safe records inside the clamp are sums over
+    all records minus those over E = {unsafe} ∪ {clamped}, both in the same linear forms, so
+        c_b[j, a] = g (sum_all - sum_E) l_ij X_ia,  with sum_all l_ij X_ia = g_j (X^T X)[j, a] + h_j (X^T X)[0, a],
+        c_d[a] = g (sum_all - sum_E) k_i X_ia,     with sum_all k_i X_ia = g (X^T y)[a] - (g lo_y + 1) (X^T X)[0, a],
+        c_e = g^2 (X^T X - sum_E X_i X_i^T),
+    and the constants (every safe record's current term, the clamped ones' included) are the current s
+    minus the unsafe records' terms: c_a = s[0..p + 1] - sum_unsafe t_y(r_i)."""
+    n, q = rec.shape
+    p = q - 1
+    lo_y = lo[p]
+    hi_y = hi[p]
+    g = 2.0 / (hi_y - lo_y)
+    gx = np.empty(q)  # gx[j], hx[j]: l_ij = gx[j] X_ij + hx[j] (j = 0: l = 1)
+    hx = np.empty(q)
+    gx[0] = 0.0
+    hx[0] = 1.0
+    for j in range(p):
+        gx[j + 1] = 2.0 / (hi[j] - lo[j])
+        hx[j + 1] = -gx[j + 1] * lo[j] - 1.0
+    idx = np.empty(n, dtype=np.int64)  # the unsafe records from the front, the clamped safe ones from the back
+    m = 0
+    back = n
+    for i in range(n):
+        bound = radius[0]
+        x_out = False
+        for j in range(p):
+            v = rec[i, j]
+            bound += abs(v) * radius[j + 1]
+            if v < lo[j] or v > hi[j]:
+                x_out = True
+        y = rec[i, p]
+        if y <= lo_y:
+            margin = lo_y - y
+            clamped = True
+        elif y >= hi_y:
+            margin = y - hi_y
+            clamped = True
+        else:
+            margin = min(y - lo_y, hi_y - y)
+            clamped = False
+        if x_out or not margin > bound:
+            idx[m] = i
+            m += 1
+        elif clamped:
+            back -= 1
+            idx[back] = i
+    if m > n // 2:  # most records unsafe (wide noise): no polynomial, every move evaluates all n
+        return -1, idx
+    sub_b = np.zeros((q, q))  # fresh arrays: no aliasing with the inputs in the loop
+    sub_d = np.zeros(q)
+    sub_e = np.zeros((q, q))
+    xr = np.zeros(q)
+    for r in range(n - back + m):  # the unsafe block idx[0:m], then the clamped block idx[back:n]
+        i = idx[r] if r < m else idx[back + r - m]
+        xr[0] = 1.0
+        for j in range(p):
+            xr[j + 1] = rec[i, j]
+        k_i = g * (rec[i, p] - lo_y) - 1.0
+        for a in range(q):
+            sub_d[a] += k_i * xr[a]
+            for j in range(q):
+                sub_b[j, a] += (gx[j] * xr[j] + hx[j]) * xr[a]
+            for b in range(a, q):
+                sub_e[a, b] += xr[a] * xr[b]
+    for a in range(q):
+        c_d[a] = g * (g * xty[a] - (g * lo_y + 1.0) * xtx[0, a] - sub_d[a])
+        for j in range(q):
+            c_b[j, a] = g * (gx[j] * xtx[j, a] + hx[j] * xtx[0, a] - sub_b[j, a])
+        for b in range(a, q):
+            c_e[a, b] = g * g * (xtx[a, b] - sub_e[a, b])
+            c_e[b, a] = c_e[a, b]
+    for a in range(q + 1):
+        c_a[a] = s[a]
+    neg = np.zeros(q + 1)
+    _shift_stat(rec, rec[:, p], np.zeros(q), lo, hi, idx, m, neg)
+    for a in range(q + 1):
+        c_a[a] -= neg[a]
+    return m, idx
+
+
+@njit(cache=True, nogil=True)
+def shift_moves(rng, rec, s, xtx, xty, yty, beta, prior_sd, lo, hi, s_dp, kernel, scale, shift_l, k, ybuf,
+                ind_means=NO_IND_MEANS, ind_chols=NO_IND_CHOLS, ind_log_w=NO_IND_LOG_W, nu=5.0, p_ind=0.0):
     r"""k Metropolis moves of beta together with every record's y along the regression, in place:
     (beta, y_i) -> (beta + delta, y_i + delta_0 + x_i^T delta_1:) for all i, delta = L z, z ~ N(0, I).
+    With probability ``p_ind`` (drawn first, so the choice does not depend on the state; no draw at all when
+    ``p_ind`` is 0) a move proposes instead beta' from q, a mixture of t laws (nu degrees of freedom, locations
+    ``ind_means``, scales ``ind_chols``, log weights ``ind_log_w`` net of log |det|), and delta = beta' - beta:
+    in the coordinates (beta, e) with e = y - X beta (a translation, Jacobian 1) this is an independence
+    Metropolis-Hastings step on beta with e held, accepted with the ratio of targets times q(beta) / q(beta').
     Returns the number accepted.
 
     The move of the non-centred parametrisation (residuals e_i = (y_i - beta_0 - x_i^T beta_1:) / sigma
@@ -702,11 +759,13 @@ def shift_moves(rng, rec, s, xtx, xty, yty, beta, prior_sd, lo, hi, s_dp, kernel
     contributes a fixed polynomial in D: a constant -1 or +1 to y~ when clamped, and
     y~_i = y~_i^0 + (2 / (hi - lo)) X_i D inside. In the box |D_a| < r_a (r_a = SHIFT_REACH proposal standard
     deviations of coefficient a), |X_i D| < b_i = r_0 + sum_j |x_ij| r_j, so the records with margin > b_i are
-    "safe" for every D in the box, and their sums (of x~_ij y~_i and y~_i^2) are precomputed once per call as
-    constants, linear and quadratic forms in D. A proposal in the box then costs O((p + 1)^2) plus one pass
-    over the unsafe records, not over all n; one outside it is evaluated over all n records instead, so
-    the statistic is always the records' own. The y's themselves are written once, at
-    the end. ``ybuf`` is scratch of size n (the records' normalised x~ and a_i are rebuilt per call)."""
+    "safe" for every D in the box (a record with an x beyond its clamp is always unsafe), and their sums (of
+    x~_ij y~_i and y~_i^2) are constants, linear and quadratic forms in D, taken once per call from the running
+    sums s, X^T X and X^T y minus the unsafe and clamped records' (``_shift_split``: one O(n) classification,
+    then work on those records only). A proposal in the box then costs O((p + 1)^2) plus one pass over the
+    unsafe records, not over all n; one outside it is evaluated over all n records instead, so the statistic
+    is always the records' own. The y's themselves are written once, at the end. ``ybuf`` is scratch of
+    size n (the y's at the call's start)."""
     n, q = rec.shape
     p = q - 1
     tau2 = prior_sd * prior_sd
@@ -724,26 +783,78 @@ def shift_moves(rng, rec, s, xtx, xty, yty, beta, prior_sd, lo, hi, s_dp, kernel
     c_b = np.empty((q, q))
     c_d = np.empty(q)
     c_e = np.empty((q, q))
-    m, idx, xt = _shift_split(rec, y0, lo, hi, radius, c_a, c_b, c_d, c_e)
+    m, idx = _shift_split(rec, s, xtx, xty, lo, hi, radius, c_a, c_b, c_d, c_e)
+    if m < 0:  # wide noise, most records unsafe: no polynomial, every move a pass over all n
+        m = n
+        for i in range(n):
+            idx[i] = i
+        c_a[:] = 0.0
+        c_b[:, :] = 0.0
+        c_d[:] = 0.0
+        c_e[:, :] = 0.0
+    cx = np.empty((m, p))  # the unsafe records, contiguous, with their normalised x~
+    cy = np.empty(m)
+    ct = np.empty((m, p))
+    for r in range(m):
+        i = idx[r]
+        cy[r] = rec[i, p]
+        for j in range(p):
+            v = rec[i, j]
+            cx[r, j] = v
+            if v < lo[j]:
+                v = lo[j]
+            elif v > hi[j]:
+                v = hi[j]
+            ct[r, j] = 2.0 / (hi[j] - lo[j]) * (v - lo[j]) - 1.0
     delta = np.empty(q)
     dtot = np.zeros(q)
     dnew = np.empty(q)
     zx = np.empty(q)
     sy = np.empty(q + 1)
     nacc = 0
+    w = np.empty(q)
+    bprop = np.empty(q)
     for _ in range(k):
-        for a in range(q):
-            zx[a] = rng.standard_normal()
+        ind = p_ind > 0.0 and rng.random() < p_ind
+        lq = 0.0
+        if ind:  # beta' ~ q: a component, then its t draw
+            u = rng.random()
+            c = 0
+            acc_w = 0.0
+            for cc in range(ind_log_w.size):
+                det = 0.0
+                for a in range(q):
+                    det += math.log(ind_chols[cc, a, a])
+                acc_w += math.exp(ind_log_w[cc] + det)
+                if u < acc_w:
+                    c = cc
+                    break
+                c = cc
+            for a in range(q):
+                zx[a] = rng.standard_normal()
+            f = math.sqrt(nu / (2.0 * rng.standard_gamma(0.5 * nu)))
+            for a in range(q):
+                v = ind_means[c, a]
+                for b in range(a + 1):
+                    v += ind_chols[c, a, b] * zx[b] * f
+                bprop[a] = v
+                delta[a] = v - beta[a]
+            lq = (log_t_mixture(beta, ind_means, ind_chols, ind_log_w, nu, w)
+                  - log_t_mixture(bprop, ind_means, ind_chols, ind_log_w, nu, w))
+        else:
+            for a in range(q):
+                zx[a] = rng.standard_normal()
+            for a in range(q):
+                v = 0.0
+                for b in range(a + 1):
+                    v += shift_l[a, b] * zx[b]
+                delta[a] = v
         inbox = True
         for a in range(q):
-            v = 0.0
-            for b in range(a + 1):
-                v += shift_l[a, b] * zx[b]
-            delta[a] = v
-            dnew[a] = dtot[a] + v
+            dnew[a] = dtot[a] + delta[a]
             if not abs(dnew[a]) < radius[a]:
                 inbox = False
-        if inbox:
+        if inbox or m == n:
             for a in range(q):  # the safe records' polynomial, then the unsafe records one by one
                 v = c_a[a]
                 for b in range(q):
@@ -755,11 +866,11 @@ def shift_moves(rng, rec, s, xtx, xty, yty, beta, prior_sd, lo, hi, s_dp, kernel
                 for b in range(q):
                     v += c_e[a, b] * dnew[a] * dnew[b]
             sy[q] = v
-            _shift_stat(rec, y0, dnew, lo, hi, xt, idx, m, sy)
+            _shift_stat_compact(cx, cy, ct, dnew, lo[p], hi[p], sy)
         else:
             sy[:] = 0.0
-            _shift_stat(rec, y0, dnew, lo, hi, xt, all_idx, n, sy)
-        lr = 0.0
+            _shift_stat(rec, y0, dnew, lo, hi, all_idx, n, sy)
+        lr = lq
         for a in range(q):
             lr -= ((beta[a] + delta[a]) ** 2 - beta[a] ** 2) / (2.0 * tau2)
         for a in range(q + 1):
@@ -839,7 +950,8 @@ def sigma2_draw(rng, xtx, xty, yty, beta, n, sig_a, sig_b):
 
 @njit(cache=True, nogil=True)
 def regression_chain(rng, rec, s, xtx, xty, yty, sig, chol, x_mean, prior_sd, sig_a, sig_b, lo, hi, s_dp, kernel,
-                     scale, n_iter, out_theta, out_acc, out_frac, refresh=0, shifts=0, shift_l=NO_SHIFT):
+                     scale, n_iter, out_theta, out_acc, out_frac, refresh=0, shifts=0, shift_l=NO_SHIFT,
+                     ind_means=NO_IND_MEANS, ind_chols=NO_IND_CHOLS, ind_log_w=NO_IND_LOG_W, nu=5.0, p_ind=0.0):
     """``n_iter`` iterations of Algorithm 1: beta | sigma, x, y (conjugate normal); with an unknown
     sigma^2 (``sig_a > 0``: InvGamma(sig_a, sig_b) prior) sigma^2 | beta, x, y (conjugate inverse gamma,
     recorded as the last column of ``out_theta``); then the raw y of ``refresh`` clamped records
@@ -848,13 +960,14 @@ def regression_chain(rng, rec, s, xtx, xty, yty, sig, chol, x_mean, prior_sd, si
     at (beta, sigma). ``sig[0]`` holds the current sigma between calls."""
     regression_window_chain(rng, rec, s, xtx, xty, yty, sig, chol, x_mean, prior_sd, sig_a, sig_b, lo, hi, s_dp,
                             kernel, scale, 0, rec.shape[0], n_iter, out_theta, out_acc, out_frac, refresh, shifts,
-                            shift_l)
+                            shift_l, ind_means, ind_chols, ind_log_w, nu, p_ind)
 
 
 @njit(cache=True, nogil=True)
 def regression_window_chain(rng, rec, s, xtx, xty, yty, sig, chol, x_mean, prior_sd, sig_a, sig_b, lo, hi, s_dp,
                             kernel, scale, start, m, n_iter, out_theta, out_acc, out_frac, refresh=0, shifts=0,
-                            shift_l=NO_SHIFT):
+                            shift_l=NO_SHIFT, ind_means=NO_IND_MEANS, ind_chols=NO_IND_CHOLS, ind_log_w=NO_IND_LOG_W,
+                            nu=5.0, p_ind=0.0):
     """``regression_chain`` with step 2 on m records per iteration instead of all n: the window
     start..start + m - 1 (mod n), moved on by m after each iteration, so every record is visited
     once per n / m iterations (a partial systematic scan). Returns the next window's start.
@@ -901,7 +1014,7 @@ def regression_window_chain(rng, rec, s, xtx, xty, yty, sig, chol, x_mean, prior
             censored_refresh(rng, rec, xty, yty, beta, sig[0], lo[p], hi[p], cl_idx, ncl, refresh)
         if shifts > 0:
             if shift_moves(rng, rec, s, xtx, xty, yty, beta, prior_sd, lo, hi, s_dp, kernel, scale, shift_l, shifts,
-                           ybuf) > 0 and refresh != 0:
+                           ybuf, ind_means, ind_chols, ind_log_w, nu, p_ind) > 0 and refresh != 0:
                 clamped_list(rec, lo[p], hi[p], cl_idx, cl_pos, ncl)
             for j in range(q):
                 out_theta[t, j] = beta[j]

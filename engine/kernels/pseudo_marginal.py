@@ -49,7 +49,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .shared import log_noise, simulate_into
+from .shared import log_noise, log_t_mixture, simulate_into
 
 __all__ = ["pm_chain", "pm_chain_mixed", "log_eta_draws", "to_theta", "log_prior_jac", "loglik_estimate"]
 
@@ -323,30 +323,6 @@ def pm_chain(rng, code, par, sdp, kernel, scale, log_q, n_particles, chol, phi, 
 
 
 @njit(cache=True, nogil=True)
-def _log_t_mixture(phi, means, chols, log_w, nu, w):
-    """log of sum_c exp(log_w[c]) t_nu(phi; means[c], chols[c] chols[c]^T), up to a constant common to the
-    components (log_w carries each component's weight and its -log |det chols[c]|)."""
-    d = phi.size
-    top = NEG_INF
-    vals = np.empty(log_w.size)
-    for c in range(log_w.size):
-        quad = 0.0
-        for i in range(d):
-            v = phi[i] - means[c, i]
-            for j in range(i):
-                v -= chols[c, i, j] * w[j]
-            w[i] = v / chols[c, i, i]
-            quad += w[i] * w[i]
-        vals[c] = log_w[c] - 0.5 * (nu + d) * math.log1p(quad / nu)
-        if vals[c] > top:
-            top = vals[c]
-    acc = 0.0
-    for c in range(log_w.size):
-        acc += math.exp(vals[c] - top)
-    return top + math.log(acc)
-
-
-@njit(cache=True, nogil=True)
 def pm_chain_mixed(rng, code, par, sdp, kernel, scale, log_q, n_particles, chol, phi, lp_cur, ll_cur, n_iter,
                    ind_means, ind_chols, ind_log_w, nu, p_ind, out_theta, out_acc, out_accepted, out_ll):
     """``n_iter`` pseudo-marginal MH steps from (phi, lp_cur, ll_cur), phi updated in place, returning the final
@@ -384,7 +360,7 @@ def pm_chain_mixed(rng, code, par, sdp, kernel, scale, log_q, n_particles, chol,
         cum[c] = tot
     to_theta(code, phi, th_cur)
     mixed = p_ind > 0.0  # else the random walk alone (pm_chain): no draw for the choice, no q to evaluate
-    lq_cur = _log_t_mixture(phi, ind_means, ind_chols, ind_log_w, nu, w) if mixed else 0.0
+    lq_cur = log_t_mixture(phi, ind_means, ind_chols, ind_log_w, nu, w) if mixed else 0.0
     lq = 0.0
     for t in range(n_iter):
         independent = mixed and rng.random() < p_ind
@@ -414,7 +390,7 @@ def pm_chain_mixed(rng, code, par, sdp, kernel, scale, log_q, n_particles, chol,
             to_theta(code, prop, th)
             ll = loglik_estimate(code, rng, th, par, sdp, kernel, scale, log_q, n_particles, pbuf, cbuf, work)
             if mixed:
-                lq = _log_t_mixture(prop, ind_means, ind_chols, ind_log_w, nu, w)
+                lq = log_t_mixture(prop, ind_means, ind_chols, ind_log_w, nu, w)
             lr = (lp + ll) - (lp_cur + ll_cur)
             if independent:
                 lr += lq_cur - lq

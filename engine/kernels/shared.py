@@ -51,7 +51,7 @@ from numba import njit, types
 from numba.extending import overload
 
 __all__ = ["log_noise", "log_noise_tail", "log_bounded_domain", "BOUNDED_DOMAIN", "record_move", "cdf_draw", "cholesky_into", "stat_dim", "draw_record", "record_stat",
-           "statistics", "simulate_into", "simulate_statistic"]
+           "statistics", "simulate_into", "simulate_statistic", "log_t_mixture"]
 
 
 BOUNDED_DOMAIN = 10  # the kernel code of a bounded-domain Laplace release (scale = (b, d_lo, d_hi))
@@ -351,3 +351,27 @@ def simulate_statistic(rng, betas, sigmas, n, chol, x_mean, lo, hi, out):
     e = np.empty(q - 1)
     for r in range(betas.shape[0]):
         simulate_into(rng, betas[r], n, chol, x_mean, sigmas[r], lo, hi, z, t, prop, e, out[r])
+
+
+@njit(cache=True, nogil=True)
+def log_t_mixture(phi, means, chols, log_w, nu, w):
+    """log of sum_c exp(log_w[c]) t_nu(phi; means[c], chols[c] chols[c]^T), up to a constant common to the
+    components (log_w carries each component's weight and its -log |det chols[c]|)."""
+    d = phi.size
+    top = -np.inf
+    vals = np.empty(log_w.size)
+    for c in range(log_w.size):
+        quad = 0.0
+        for i in range(d):
+            v = phi[i] - means[c, i]
+            for j in range(i):
+                v -= chols[c, i, j] * w[j]
+            w[i] = v / chols[c, i, i]
+            quad += w[i] * w[i]
+        vals[c] = log_w[c] - 0.5 * (nu + d) * math.log1p(quad / nu)
+        if vals[c] > top:
+            top = vals[c]
+    acc = 0.0
+    for c in range(log_w.size):
+        acc += math.exp(vals[c] - top)
+    return top + math.log(acc)

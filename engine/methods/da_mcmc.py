@@ -104,6 +104,7 @@ class ChainState:
     yty: np.ndarray | None = None
     sig: np.ndarray | None = None
     start: int = 0  # the next window's first record (partial sweeps)
+    shift_ind: tuple | None = None  # the shift moves' independence component, fitted after warm-up
 
 
 def acceptance_bound(problem: Problem) -> float | None:
@@ -129,9 +130,22 @@ MAX_SHIFTS = 100
 #: random-walk Metropolis scale 2.38 / sqrt(d) for d = p + 1 coefficients (Roberts, Gelman & Gilks 1997).
 SHIFT_RW = 2.38
 #: A shift call's split of the records, per record, and one record evaluated by a shift move, as shares of a
-#: record update of the sweep (measured at n = 10^4, p = 2: 17, 5.5 and 100 ns).
-SPLIT_SHARE = 0.17
-UNSAFE_SHARE = 0.055
+#: record update of the sweep (measured at n = 10^4, p = 2: about 5, 3 and 100 ns).
+SPLIT_SHARE = 0.05
+UNSAFE_SHARE = 0.03
+#: The shift moves' independence component (``shift_independence``): used where J < SHIFT_IND_J, for a share
+#: SHIFT_IND_PROB of the moves; t with SHIFT_IND_NU degrees of freedom, the surrogate's covariance widened by
+#: SHIFT_IND_WIDEN, and the prior as a defensive component of weight SHIFT_IND_DEFENSIVE.
+SHIFT_IND_J = 1.5
+SHIFT_IND_PROB = 0.5
+SHIFT_IND_NU = 5.0
+SHIFT_IND_WIDEN = 1.3
+SHIFT_IND_DEFENSIVE = 0.1
+#: Records behind the normal surrogate when it scales the shift moves' proposals (no acceptance ratio depends on
+#: it; 20,000 for auto's cost model, fewer here so that a small problem's run does not wait on it).
+SURROGATE_DRAWS = 4000
+#: The kernels' arrays for no independence component (warm-up, or J >= SHIFT_IND_J).
+NO_IND = (kernels.NO_IND_MEANS, kernels.NO_IND_CHOLS, kernels.NO_IND_LOG_W, SHIFT_IND_NU, 0.0)
 
 
 def shift_proposal(problem: Problem, centre=None) -> np.ndarray:
@@ -142,8 +156,39 @@ def shift_proposal(problem: Problem, centre=None) -> np.ndarray:
     model = problem.model
     centre = moment_estimate(problem) if centre is None else centre
     noise_var = float(getattr(problem.mechanism, "noise_sd", 0.0) or 0.0) ** 2
-    cov = model.shift_covariance(centre, noise_var)
+    cov = model.shift_covariance(centre, noise_var, SURROGATE_DRAWS)
     return np.ascontiguousarray(np.linalg.cholesky(0.5 * (cov + cov.T)) * (SHIFT_RW / math.sqrt(model.p + 1)))
+
+
+def shift_independence(problem: Problem, theta_half) -> tuple:
+    """(means, chols, log weights, nu, p_ind) of the shift moves' independence component
+    (:func:`engine.kernels.da_mcmc.shift_moves`), from a chain's second half of warm-up ``theta_half``. Where
+    J = Var(beta | s_dp) / Var(beta | x, e, s_dp) is below SHIFT_IND_J (the noise so wide that the residuals
+    hardly matter), beta | e is nearly the posterior and a random walk spends about ten moves, each a pass over
+    the records, per independent draw; after warm-up a share SHIFT_IND_PROB of the moves proposes beta' from
+    a t mixture instead: centred at the warm-up's mean with the normal surrogate's Cov(beta | s_dp) there,
+    each coordinate widened to the warm-up's own spread where that is larger, times SHIFT_IND_WIDEN (weight
+    1 - SHIFT_IND_DEFENSIVE), and the prior N(0, tau^2 I) as a defensive component (Hesterberg 1995), which
+    keeps q(beta) / q(beta') bounded where the posterior is wider or less normal than the fit. The kept
+    iterations run a fixed kernel (warm-up is discarded), and any such q leaves the target invariant: the fit
+    only decides the acceptance rate. (The naive posterior, which ignores the noise, is no centre: at n = 10^4,
+    Gaussian epsilon = 0.1 its mean sits 8 posterior sd away.)"""
+    model = problem.model
+    q = model.p + 1
+    theta_half = np.asarray(theta_half, float)
+    mean = theta_half.mean(axis=0)
+    noise_var = float(getattr(problem.mechanism, "noise_sd", 0.0) or 0.0) ** 2
+    priv, _ = model.surrogate_covariances(mean, noise_var, SURROGATE_DRAWS)
+    spread = np.atleast_2d(np.cov(theta_half[:, :q], rowvar=False))
+    widen = np.sqrt(np.maximum(1.0, np.diag(spread) / np.diag(priv)))
+    cov = priv * np.outer(widen, widen)
+    main = np.linalg.cholesky(0.5 * (cov + cov.T)) * SHIFT_IND_WIDEN
+    wide = np.eye(q) * model.prior_sd
+    chols = np.ascontiguousarray(np.stack([main, wide]))
+    means = np.ascontiguousarray(np.stack([mean[:q], np.zeros(q)]))
+    log_w = np.array([math.log(1.0 - SHIFT_IND_DEFENSIVE), math.log(SHIFT_IND_DEFENSIVE)]) - np.array(
+        [float(np.sum(np.log(np.diag(c)))) for c in chols])
+    return means, chols, log_w, SHIFT_IND_NU, SHIFT_IND_PROB
 
 
 def shift_work(problem: Problem, shifts: int, centre=None) -> float:
@@ -178,6 +223,7 @@ class _Runner:
         self.problem = problem
         self.shifts = shifts  # shift moves of beta with the records' y per iteration (linear_regression)
         self.shift_l = kernels.NO_SHIFT
+        self.shift_mixed = False  # an independence component after warm-up (fit_shift)
         self.window = window  # records per iteration (linear_regression), None = all n
         self.refresh = refresh  # clamped records' raw y refreshed per iteration (linear_regression), -1 = all
         model, mech = problem.model, problem.mechanism
@@ -190,7 +236,12 @@ class _Runner:
         elif model.name == "linear_regression":
             self.chol = model.chol
             if shifts > 0:
-                self.shift_l = shift_proposal(problem)
+                centre = moment_estimate(problem)
+                self.shift_l = shift_proposal(problem, centre)
+                noise_var = float(getattr(problem.mechanism, "noise_sd", 0.0) or 0.0) ** 2
+                priv, _ = model.surrogate_covariances(centre, noise_var, SURROGATE_DRAWS)
+                inflation = np.diag(priv) / np.diag(model.shift_covariance(centre, noise_var, SURROGATE_DRAWS))
+                self.shift_mixed = bool(np.max(inflation) < SHIFT_IND_J)
         elif self.rr:
             self.log_q = mech.log_Q
         else:
@@ -241,6 +292,12 @@ class _Runner:
         dtype = np.int8 if model.name == "beta_binomial" else np.int64
         return ChainState(x=x.astype(dtype), s=float(model.statistic(x)[0]), sum_x=float(np.sum(x)))
 
+    def fit_shift(self, st: ChainState, theta_half) -> None:
+        """After warm-up: the independence component of the shift moves from this chain's second half of
+        warm-up (``shift_independence``), where the noise is wide enough for it (``shift_mixed``)."""
+        if self.shift_mixed and theta_half.shape[0] >= 2:
+            st.shift_ind = shift_independence(self.problem, theta_half)
+
     def advance(self, rng, st: ChainState, n_iter: int, out_theta, out_acc, out_frac, window=None) -> None:
         model = self.problem.model
         sdp = self.problem.s_dp
@@ -262,14 +319,14 @@ class _Runner:
                 rng, st.x, st.counts, st.xtx, st.xty, st.yty, st.sig, self.chol, np.asarray(model.x_mean, float),
                 model.prior_sd, float(sig_a), float(sig_b), np.asarray(model.lo, float), np.asarray(model.hi, float),
                 np.asarray(sdp, float), self.kernel, self.scale, st.start, int(window), n_iter, out_theta, out_acc,
-                out_frac, int(self.refresh), int(self.shifts), self.shift_l))
+                out_frac, int(self.refresh), int(self.shifts), self.shift_l, *(st.shift_ind or NO_IND)))
         elif model.name == "linear_regression":
             sig_a, sig_b = model.sigma_prior or (0.0, 0.0)
             regression_chain(rng, st.x, st.counts, st.xtx, st.xty, st.yty, st.sig, self.chol,
                              np.asarray(model.x_mean, float), model.prior_sd, float(sig_a), float(sig_b),
                              np.asarray(model.lo, float), np.asarray(model.hi, float), np.asarray(sdp, float),
                              self.kernel, self.scale, n_iter, out_theta, out_acc, out_frac, int(self.refresh),
-                             int(self.shifts), self.shift_l)
+                             int(self.shifts), self.shift_l, *(st.shift_ind or NO_IND))
         elif model.name == "poisson_gamma":
             upper = -1 if model.upper is None else int(model.upper)
             s, sx = kernels.poisson_chain(rng, st.x, int(st.s), int(st.sum_x), model.alpha, model.beta, upper,
@@ -291,15 +348,18 @@ def _run_chain(runner, rng, warmup, draws, block, progress, c, tick, stop):
     st = runner.init_state(rng)
     done = 0
     windows = _windows(runner, warmup)
+    fit = getattr(runner, "shift_mixed", False)  # a block ends at warm-up's end, where the shift moves are refitted
     while done < total and not stop.is_set():
         if windows is None:  # full sweeps: blocks as they always were
-            m = min(block, total - done)
+            m = min(block, total - done, warmup - done if fit and done < warmup else total)
             runner.advance(rng, st, m, theta[done:done + m], acc[done:done + m], frac[done:done + m])
         else:
             window, size = windows[0] if done < warmup else windows[1]
             m = min(size, total - done, warmup - done if done < warmup else total)
             runner.advance(rng, st, m, theta[done:done + m], acc[done:done + m], frac[done:done + m], window)
         done += m
+        if fit and done == warmup:
+            runner.fit_shift(st, theta[warmup // 2:warmup])
         progress[c] = done
         tick()
     return theta, acc, frac
