@@ -76,6 +76,27 @@ def _log_noise_of_typed(kernel, scale, r):
     return lambda kernel, scale, r: _log_noise_plain(kernel, scale, r)
 
 
+def plain_inverse(kernel, scale):  # pragma: no cover - typed by the overload below, never run in Python
+    """(code, factor) for the fast log-noise differences of a record sweep: (0, 1 / b) for Laplace of scale b,
+    (1, 1 / (2 sigma^2)) for Gaussian, (-1, 0) for anything else (a tuple scale or a clipped kernel), where
+        log eta(c - d) - log eta(c) = (|c| - |c - d|) / b,   resp. d (2 c - d) / (2 sigma^2)."""
+    raise NotImplementedError
+
+
+@overload(plain_inverse, jit_options={"cache": True, "nogil": True})
+def _plain_inverse_typed(kernel, scale):
+    if isinstance(scale, types.BaseTuple):
+        return lambda kernel, scale: (-1, 0.0)
+
+    def plain(kernel, scale):
+        if kernel == 0:
+            return 0, 1.0 / scale
+        if kernel == 1:
+            return 1, 0.5 / (scale * scale)
+        return -1, 0.0
+    return plain
+
+
 @njit(cache=True, nogil=True)
 def _log_noise_plain(kernel, scale, r):
     if kernel == 0:
