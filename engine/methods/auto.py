@@ -192,7 +192,8 @@ def _shift_plan(problem: Problem, centre, noise_var: float, priv, t_rec: float, 
     the residuals hold fixed while beta shifts; the share f = 1 - 1/J of the posterior variance moves only
     as the record sweeps renew the residuals, m of n per iteration. As for the partial sweeps alone, this
     gives an autocorrelation time of about 1.5 + f n / m (fitted to the grid measured at n = 10^4 over
-    Laplace and Gaussian noise, epsilon 0.01 to 10: within a factor of 1.5). With an iteration costing
+    Laplace and Gaussian noise, epsilon 0.01 to 10, bench/results/shift_grid_2026-11-26.jsonl: within a
+    factor of 1.5). With an iteration costing
     m record updates plus the shift moves' work C (:func:`engine.methods.da_mcmc.shift_work`), the cost
     per effective draw (m + C)(1.5 + f n / m) is least at m = sqrt(C f n / 1.5), kept within
     [max(n / 10, min(n, 100)), n]. Where J >= SHIFT_NARROW_J (50) the shifts barely move beta and the chain
