@@ -50,12 +50,16 @@ def test_the_split_gives_the_records_own_statistic_anywhere_in_its_box():
         assert 0 < m < rec.shape[0]
         if radius[0] < 0.1:
             assert m < 0.05 * rec.shape[0]
+        cx, cy, ct = rk._compact(rec, idx, m, lo, hi)
+        unsafe_now = np.zeros(q + 1)
+        rk._shift_stat_compact(cx, cy, ct, np.zeros(q), lo[2], hi[2], unsafe_now)
+        c_a -= unsafe_now  # the constants are s less the unsafe records' current terms
         for _ in range(20):
             d = radius * rng.uniform(-0.999, 0.999, size=q)
             poly = np.empty(q + 1)
             poly[:q] = c_a[:q] + c_b @ d
             poly[q] = c_a[q] + 2.0 * c_d @ d + d @ c_e @ d
-            rk._shift_stat(rec, y0, d, lo, hi, idx, m, poly)
+            rk._shift_stat_compact(cx, cy, ct, d, lo[2], hi[2], poly)
             moved = rec.copy()
             moved[:, 2] = y0 + d[0] + rec[:, :2] @ d[1:]
             want = model.statistic(moved)

@@ -61,7 +61,7 @@ import numpy as np
 from numba import njit
 
 from .shared import (cdf_draw, cholesky_into, draw_record, log_noise, log_t_mixture, plain_inverse, record_move,
-                     record_stat, statistics)
+                     record_stat, statistics, t_mixture_point, t_mixture_weights)
 
 #: ``shift_l`` when no shift move runs (``shifts = 0``).
 NO_SHIFT = np.zeros((1, 1))
@@ -570,49 +570,10 @@ def censored_refresh(rng, rec, xty, yty, beta, sigma, lo_y, hi_y, cl_idx, ncl, k
 
 
 @njit(cache=True, nogil=True)
-def _shift_stat(rec, y0, dtot, lo, hi, idx, m, sy):
-    """The y entries of s (sum x~_j y~, j = 0..p, then sum y~^2) over records idx[0:m] at y = y0 + X dtot,
-    added into ``sy``."""
-    q = rec.shape[1]
-    p = q - 1
-    lo_y = lo[p]
-    hi_y = hi[p]
-    g = 2.0 / (hi_y - lo_y)
-    acc = np.zeros(q + 1)  # a fresh array (and scalars): no aliasing with the inputs, so the sums stay in registers
-    gx = np.empty(q)
-    for j in range(p):
-        gx[j] = 2.0 / (hi[j] - lo[j])
-    s0 = 0.0
-    s2 = 0.0
-    for r in range(m):
-        i = idx[r]
-        y = y0[i] + dtot[0]
-        for j in range(p):
-            y += rec[i, j] * dtot[j + 1]
-        if y < lo_y:
-            y = lo_y
-        elif y > hi_y:
-            y = hi_y
-        yt = g * (y - lo_y) - 1.0
-        s0 += yt
-        for j in range(p):
-            v = rec[i, j]
-            if v < lo[j]:
-                v = lo[j]
-            elif v > hi[j]:
-                v = hi[j]
-            acc[j + 1] += (gx[j] * (v - lo[j]) - 1.0) * yt
-        s2 += yt * yt
-    sy[0] += s0
-    for j in range(p):
-        sy[j + 1] += acc[j + 1]
-    sy[q] += s2
-
-
-@njit(cache=True, nogil=True)
 def _shift_stat_compact(cx, cy, ct, dtot, lo_y, hi_y, sy):
-    """``_shift_stat`` on records copied into contiguous arrays: raw x ``cx`` (m x p), y at the call's
-    start ``cy`` (m) and normalised x~ ``ct`` (m x p), at y = cy + X dtot; added into ``sy``."""
+    """The y entries of s (sum x~_j y~, j = 0..p, then sum y~^2) over records copied into contiguous arrays
+    (``_compact``): raw x ``cx`` (m x p), y at the call's start ``cy`` (m) and normalised x~ ``ct`` (m x p), at
+    y = cy + X dtot; added into ``sy``."""
     m, p = cx.shape
     q = p + 1
     g = 2.0 / (hi_y - lo_y)
@@ -639,6 +600,27 @@ def _shift_stat_compact(cx, cy, ct, dtot, lo_y, hi_y, sy):
 
 
 @njit(cache=True, nogil=True)
+def _compact(rec, idx, m, lo, hi):
+    """(cx, cy, ct) of ``_shift_stat_compact`` for the records idx[0:m]."""
+    p = rec.shape[1] - 1
+    cx = np.empty((m, p))
+    cy = np.empty(m)
+    ct = np.empty((m, p))
+    for r in range(m):
+        i = idx[r]
+        cy[r] = rec[i, p]
+        for j in range(p):
+            v = rec[i, j]
+            cx[r, j] = v
+            if v < lo[j]:
+                v = lo[j]
+            elif v > hi[j]:
+                v = hi[j]
+            ct[r, j] = 2.0 / (hi[j] - lo[j]) * (v - lo[j]) - 1.0
+    return cx, cy, ct
+
+
+@njit(cache=True, nogil=True)
 def _shift_split(rec, s, xtx, xty, lo, hi, radius, c_a, c_b, c_d, c_e):
     """Split the records at the start of a call (``shift_moves``' docstring) and return (m, idx): the unsafe
     records idx[0:m] (y within b_i of a bound, or an x beyond its clamp), and the safe records' polynomial:
@@ -654,7 +636,8 @@ def _shift_split(rec, s, xtx, xty, lo, hi, radius, c_a, c_b, c_d, c_e):
         c_d[a] = g (sum_all - sum_E) k_i X_ia,     with sum_all k_i X_ia = g (X^T y)[a] - (g lo_y + 1) (X^T X)[0, a],
         c_e = g^2 (X^T X - sum_E X_i X_i^T),
     and the constants (every safe record's current term, the clamped ones' included) are the current s
-    minus the unsafe records' terms: c_a = s[0..p + 1] - sum_unsafe t_y(r_i)."""
+    minus the unsafe records' terms: c_a = s[0..p + 1] here, from which the caller takes the unsafe records'
+    terms (``_shift_stat_compact`` at D = 0)."""
     n, q = rec.shape
     p = q - 1
     lo_y = lo[p]
@@ -721,10 +704,6 @@ def _shift_split(rec, s, xtx, xty, lo, hi, radius, c_a, c_b, c_d, c_e):
             c_e[b, a] = c_e[a, b]
     for a in range(q + 1):
         c_a[a] = s[a]
-    neg = np.zeros(q + 1)
-    _shift_stat(rec, rec[:, p], np.zeros(q), lo, hi, idx, m, neg)
-    for a in range(q + 1):
-        c_a[a] -= neg[a]
     return m, idx
 
 
@@ -786,7 +765,6 @@ def shift_moves(rng, rec, s, xtx, xty, yty, beta, prior_sd, lo, hi, s_dp, kernel
     y0 = ybuf
     for i in range(n):
         y0[i] = rec[i, p]
-    all_idx = np.arange(n)
     c_a = np.empty(q + 1)
     c_b = np.empty((q, q))
     c_d = np.empty(q)
@@ -800,20 +778,14 @@ def shift_moves(rng, rec, s, xtx, xty, yty, beta, prior_sd, lo, hi, s_dp, kernel
         c_b[:, :] = 0.0
         c_d[:] = 0.0
         c_e[:, :] = 0.0
-    cx = np.empty((m, p))  # the unsafe records, contiguous, with their normalised x~
-    cy = np.empty(m)
-    ct = np.empty((m, p))
-    for r in range(m):
-        i = idx[r]
-        cy[r] = rec[i, p]
-        for j in range(p):
-            v = rec[i, j]
-            cx[r, j] = v
-            if v < lo[j]:
-                v = lo[j]
-            elif v > hi[j]:
-                v = hi[j]
-            ct[r, j] = 2.0 / (hi[j] - lo[j]) * (v - lo[j]) - 1.0
+    cx, cy, ct = _compact(rec, idx, m, lo, hi)  # the unsafe records, contiguous, with their normalised x~
+    if m < n:  # the constants: s less the unsafe records' current terms
+        neg = np.zeros(q + 1)
+        _shift_stat_compact(cx, cy, ct, np.zeros(q), lo[p], hi[p], neg)
+        for a in range(q + 1):
+            c_a[a] -= neg[a]
+    every = np.arange(n)
+    fx, fy, ft = _compact(rec, every, 0, lo, hi)  # every record, built at the first move outside the box
     delta = np.empty(q)
     dtot = np.zeros(q)
     dnew = np.empty(q)
@@ -822,36 +794,20 @@ def shift_moves(rng, rec, s, xtx, xty, yty, beta, prior_sd, lo, hi, s_dp, kernel
     nacc = 0
     w = np.empty(q)
     bprop = np.empty(q)
+    cum = np.empty(ind_log_w.size)
+    tot = t_mixture_weights(ind_log_w, ind_chols, cum)
     for _ in range(k):
         ind = p_ind > 0.0 and rng.random() < p_ind
+        for a in range(q):
+            zx[a] = rng.standard_normal()
         lq = 0.0
-        if ind:  # beta' ~ q: a component, then its t draw
-            u = rng.random()
-            c = 0
-            acc_w = 0.0
-            for cc in range(ind_log_w.size):
-                det = 0.0
-                for a in range(q):
-                    det += math.log(ind_chols[cc, a, a])
-                acc_w += math.exp(ind_log_w[cc] + det)
-                if u < acc_w:
-                    c = cc
-                    break
-                c = cc
+        if ind:  # beta' ~ q
+            t_mixture_point(rng, ind_means, ind_chols, cum, tot, nu, zx, bprop)
             for a in range(q):
-                zx[a] = rng.standard_normal()
-            f = math.sqrt(nu / (2.0 * rng.standard_gamma(0.5 * nu)))
-            for a in range(q):
-                v = ind_means[c, a]
-                for b in range(a + 1):
-                    v += ind_chols[c, a, b] * zx[b] * f
-                bprop[a] = v
-                delta[a] = v - beta[a]
+                delta[a] = bprop[a] - beta[a]
             lq = (log_t_mixture(beta, ind_means, ind_chols, ind_log_w, nu, w)
                   - log_t_mixture(bprop, ind_means, ind_chols, ind_log_w, nu, w))
         else:
-            for a in range(q):
-                zx[a] = rng.standard_normal()
             for a in range(q):
                 v = 0.0
                 for b in range(a + 1):
@@ -876,8 +832,10 @@ def shift_moves(rng, rec, s, xtx, xty, yty, beta, prior_sd, lo, hi, s_dp, kernel
             sy[q] = v
             _shift_stat_compact(cx, cy, ct, dnew, lo[p], hi[p], sy)
         else:
+            if fx.shape[0] == 0:
+                fx, fy, ft = _compact(rec, every, n, lo, hi)
             sy[:] = 0.0
-            _shift_stat(rec, y0, dnew, lo, hi, all_idx, n, sy)
+            _shift_stat_compact(fx, fy, ft, dnew, lo[p], hi[p], sy)
         lr = lq
         for a in range(q):
             lr -= ((beta[a] + delta[a]) ** 2 - beta[a] ** 2) / (2.0 * tau2)

@@ -49,7 +49,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .shared import log_noise, log_t_mixture, simulate_into
+from .shared import log_noise, log_t_mixture, simulate_into, t_mixture_point, t_mixture_weights
 
 __all__ = ["pm_chain", "pm_chain_mixed", "log_eta_draws", "to_theta", "log_prior_jac", "loglik_estimate"]
 
@@ -349,15 +349,8 @@ def pm_chain_mixed(rng, code, par, sdp, kernel, scale, log_q, n_particles, chol,
     w = np.empty(d)
     th = np.empty(kk)
     th_cur = np.empty(kk)
-    n_comp = ind_log_w.size
-    cum = np.empty(n_comp)
-    tot = 0.0
-    for c in range(n_comp):
-        det = 0.0
-        for i in range(d):
-            det += math.log(ind_chols[c, i, i])
-        tot += math.exp(ind_log_w[c] + det)
-        cum[c] = tot
+    cum = np.empty(ind_log_w.size)
+    tot = t_mixture_weights(ind_log_w, ind_chols, cum)
     to_theta(code, phi, th_cur)
     mixed = p_ind > 0.0  # else the random walk alone (pm_chain): no draw for the choice, no q to evaluate
     lq_cur = log_t_mixture(phi, ind_means, ind_chols, ind_log_w, nu, w) if mixed else 0.0
@@ -367,16 +360,7 @@ def pm_chain_mixed(rng, code, par, sdp, kernel, scale, log_q, n_particles, chol,
         for j in range(d):
             z[j] = rng.standard_normal()
         if independent:
-            u = rng.random() * tot
-            c = 0
-            while c < n_comp - 1 and u >= cum[c]:
-                c += 1
-            f = math.sqrt(nu / (2.0 * rng.standard_gamma(0.5 * nu)))
-            for i in range(d):
-                v = ind_means[c, i]
-                for j in range(i + 1):
-                    v += ind_chols[c, i, j] * z[j] * f
-                prop[i] = v
+            t_mixture_point(rng, ind_means, ind_chols, cum, tot, nu, z, prop)
         else:
             for i in range(d):
                 v = phi[i]

@@ -51,7 +51,8 @@ from numba import njit, types
 from numba.extending import overload
 
 __all__ = ["log_noise", "log_noise_tail", "log_bounded_domain", "BOUNDED_DOMAIN", "record_move", "cdf_draw", "cholesky_into", "stat_dim", "draw_record", "record_stat",
-           "statistics", "simulate_into", "simulate_statistic", "log_t_mixture"]
+           "statistics", "simulate_into", "simulate_statistic", "log_t_mixture", "t_mixture_weights",
+           "t_mixture_point"]
 
 
 BOUNDED_DOMAIN = 10  # the kernel code of a bounded-domain Laplace release (scale = (b, d_lo, d_hi))
@@ -396,3 +397,35 @@ def log_t_mixture(phi, means, chols, log_w, nu, w):
     for c in range(log_w.size):
         acc += math.exp(vals[c] - top)
     return top + math.log(acc)
+
+
+@njit(cache=True, nogil=True)
+def t_mixture_weights(ind_log_w, ind_chols, cum):
+    """Cumulative weights of a t mixture's components into ``cum`` (weight c = exp(log_w[c]) |det chols[c]|,
+    log_w net of log |det|, as :func:`log_t_mixture` takes them); returns their total."""
+    d = ind_chols.shape[1]
+    tot = 0.0
+    for c in range(ind_log_w.size):
+        det = 0.0
+        for i in range(d):
+            det += math.log(ind_chols[c, i, i])
+        tot += math.exp(ind_log_w[c] + det)
+        cum[c] = tot
+    return tot
+
+
+@njit(cache=True, nogil=True)
+def t_mixture_point(rng, ind_means, ind_chols, cum, tot, nu, z, out):
+    """A draw of the t mixture into ``out`` from standard normals ``z`` already drawn: a component c by its
+    weight (one uniform), then out = means[c] + chols[c] z sqrt(nu / g), g ~ chi2_nu = 2 Gamma(nu / 2)."""
+    d = z.size
+    u = rng.random() * tot
+    c = 0
+    while c < cum.size - 1 and u >= cum[c]:
+        c += 1
+    f = math.sqrt(nu / (2.0 * rng.standard_gamma(0.5 * nu)))
+    for i in range(d):
+        v = ind_means[c, i]
+        for j in range(i + 1):
+            v += ind_chols[c, i, j] * z[j] * f
+        out[i] = v
