@@ -289,8 +289,14 @@ def _choose_regression(problem: Problem, rng: np.random.Generator) -> tuple[str,
     sweep = (f"{window:,} of the n = {n:,} records per iteration" if window < n else f"all n = {n:,} records per "
              "iteration") + (f" with {numbers['shifts']} shift moves of beta and the records' y" if "shifts" in numbers
                              else "") + (f", keeping one iteration in {thin}" if thin > 1 else "")
-    return "da_mcmc", (f"the noise is narrow relative to the statistic's spread (posterior variance {infl:.3g} x the "
-                       f"confidential one): DA-MCMC sweeping {sweep}, about {cost_da / 1e6:,.1f} ms per effective "
+    if "shifts" in numbers:
+        lead = (f"the posterior variance is {infl:.3g} x the confidential one (the range of beta's conjugate draw "
+                f"from the records) and {numbers['shift_inflation']:.3g} x the one with the records' residuals held "
+                "(the range of the shift moves, which move beta and the records' y together)")
+    else:
+        lead = (f"the noise is narrow relative to the statistic's spread (posterior variance {infl:.3g} x the "
+                "confidential one)")
+    return "da_mcmc", (f"{lead}: DA-MCMC sweeping {sweep}, about {cost_da / 1e6:,.1f} ms per effective "
                        f"draw, against the pseudo-marginal sampler's {cost_pm / 1e6:,.1f} ms ({m:,} particles)"), numbers
 
 
