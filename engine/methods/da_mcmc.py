@@ -65,7 +65,7 @@ well wherever either one does. The proposal is (2.38^2 / (p + 1)) x the normal s
 Cov(beta | x, e, s_dp) (:meth:`engine.models.linear_regression.LinearRegression.shift_covariance`) at the
 moment estimate, fixed before the chains start. A move costs one pass over the records whose clamp status
 the move could change (the rest enter as a polynomial in the shift), plus one O(n) split per iteration.
-Where J = Var(beta | s_dp) / Var(beta | x, e, s_dp) < SHIFT_IND_J, half the kept iterations' moves propose
+Where J = Var(beta | s_dp) / Var(beta | x, e, s_dp) < SHIFT_IND_J, half the moves after warm-up propose
 beta' from a t mixture fitted to the chain's second half of warm-up instead (``shift_independence``; an
 independence Metropolis-Hastings step in the coordinates (beta, e), the q ratio in the acceptance).
 """
