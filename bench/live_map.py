@@ -18,7 +18,8 @@ prepared) are both >= 400 and R-hat <= 1.01 (i.i.d. draws: their number is the E
 cell whose estimated cost (:func:`engine.estimate_cost`) is above ``--max-seconds`` is not run and
 is reported with its estimate. Writes JSON (``--out``, default stdout): per cell the model, n,
 epsilon, mechanism, method picked, ESS bulk and tail, ESS per second, R-hat, run and prepare wall
-time; and the count of live cells per model. ``--quick``: Laplace only, n in {100, 10^6},
+time; and the count of live cells per model. Before a cell is timed, a 10-draw run of the method ``auto``
+picks compiles its kernels (``--no-warm``: time the first run, numba's compilation included). ``--quick``: Laplace only, n in {100, 10^6},
 epsilon in {0.01, 1} (24 cells).
 """
 from __future__ import annotations
@@ -34,7 +35,10 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+import numpy as np  # noqa: E402
+
 import engine  # noqa: E402
+from engine.methods.auto import choose, settings_for  # noqa: E402
 
 MODELS = {
     "beta_binomial": ({"name": "beta_binomial"}, {"theta": 0.3}, True),
@@ -58,7 +62,16 @@ def mechanism(name: str, eps: float) -> dict:
     return {"name": name, "rho": eps * eps / 2.0}
 
 
-def cell(model_key: str, n: int, eps: float, mech: str, max_seconds: float) -> dict:
+def warm(problem) -> None:
+    """Compile what the cell's run will use before it is timed: a 10-draw run of the method ``auto`` picks,
+    with its settings (numba compiles a kernel on its first call and caches it on disk; the first call after
+    an install or a kernel change would otherwise count the compiler's seconds against the cell)."""
+    picked, _, numbers = choose(problem, np.random.default_rng(0))
+    engine.run_method(problem, {"name": picked, **settings_for(picked, problem, numbers), "chains": 1, "draws": 10,
+                                "warmup": 10}, 1)
+
+
+def cell(model_key: str, n: int, eps: float, mech: str, max_seconds: float, warm_first: bool = True) -> dict:
     model, truth, _ = MODELS[model_key]
     spec = {"seed": 1, "model": {**model, "n": n}, "mechanism": mechanism(mech, eps), "data": {"simulate": truth}}
     row = {"model": model_key, "n": n, "epsilon": eps, "mechanism": mech}
@@ -72,6 +85,8 @@ def cell(model_key: str, n: int, eps: float, mech: str, max_seconds: float) -> d
         row.update(picked=est.detail.split(":")[0].replace("auto picks ", ""), live=False,
                    skipped=f"estimated {est.seconds:,.0f} s > {max_seconds:,.0f} s")
         return row
+    if warm_first:
+        warm(problem)
     t0 = time.perf_counter()
     result = engine.run_method(problem, method, 1)
     wall = time.perf_counter() - t0
@@ -109,6 +124,7 @@ def main(argv=None) -> int:
     ap.add_argument("--models", default=",".join(MODELS), help="comma-separated keys of MODELS")
     ap.add_argument("--max-seconds", type=float, default=120.0)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--no-warm", action="store_true", help="time each cell's first run, numba's compilation included")
     args = ap.parse_args(argv)
     models = [m.strip() for m in args.models.split(",") if m.strip()]
     unknown = [m for m in models if m not in MODELS]
@@ -117,7 +133,7 @@ def main(argv=None) -> int:
         return 2
     cells = []
     for key, n, eps, mech in plan(args.quick, models):
-        row = cell(key, n, eps, mech, args.max_seconds)
+        row = cell(key, n, eps, mech, args.max_seconds, not args.no_warm)
         cells.append(row)
         print(json.dumps(row), file=sys.stderr, flush=True)
     by_model = {m: f"{sum(c['live'] for c in cells if c['model'] == m)} of {sum(c['model'] == m for c in cells)}"
