@@ -19,7 +19,8 @@ cell whose estimated cost (:func:`engine.estimate_cost`) is above ``--max-second
 is reported with its estimate. Writes JSON (``--out``, default stdout): per cell the model, n,
 epsilon, mechanism, method picked, ESS bulk and tail, ESS per second, R-hat, run and prepare wall
 time; and the count of live cells per model. Before a cell is timed, a 10-draw run of the method ``auto``
-picks compiles its kernels (``--no-warm``: time the first run, numba's compilation included). ``--quick``: Laplace only, n in {100, 10^6},
+picks compiles its kernels (``--no-warm``: time the first run, numba's compilation included).
+``--quick``: Laplace only, n in {100, 10^6},
 epsilon in {0.01, 1} (24 cells).
 """
 from __future__ import annotations

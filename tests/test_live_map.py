@@ -17,7 +17,8 @@ def test_quick_map_writes_every_cell_with_its_verdict(tmp_path):
                           "--out", str(out)], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     res = json.loads(out.read_text())
-    assert res["total"] == len(res["cells"]) == 4 and res["quick"] is True  # Laplace, n in {100, 10^6}, eps in {0.01, 1}
+    # --quick: Laplace, n in {100, 10^6}, epsilon in {0.01, 1}
+    assert res["total"] == len(res["cells"]) == 4 and res["quick"] is True
     assert res["by_model"] == {"beta_binomial": f"{res['live']} of 4"}
     for c in res["cells"]:
         assert {"model", "n", "epsilon", "mechanism", "picked", "estimated_s", "live"} <= set(c)
