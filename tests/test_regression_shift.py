@@ -89,7 +89,7 @@ def test_shift_moves_keep_the_statistic_and_the_raw_sums_exact(n, epsilon):
                            np.empty((3, 3)))
     assert (m == -1) == (epsilon < 1.0) and m < 100
     acc = rk.shift_moves(np.random.Generator(np.random.SFC64(5)), rec, s, xtx, xty, yty, beta, model.prior_sd, lo,
-                         hi, np.asarray(problem.s_dp, float), kernel, scale, shift_l, 300, np.empty(n))
+                         hi, np.asarray(problem.s_dp, float), kernel, scale, shift_l, 300)
     assert 0 < acc < 300
     d = beta - beta0
     np.testing.assert_array_equal(rec[:, :2], rec0[:, :2])

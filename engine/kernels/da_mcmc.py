@@ -708,7 +708,7 @@ def _shift_split(rec, s, xtx, xty, lo, hi, radius, c_a, c_b, c_d, c_e):
 
 
 @njit(cache=True, nogil=True)
-def shift_moves(rng, rec, s, xtx, xty, yty, beta, prior_sd, lo, hi, s_dp, kernel, scale, shift_l, k, ybuf,
+def shift_moves(rng, rec, s, xtx, xty, yty, beta, prior_sd, lo, hi, s_dp, kernel, scale, shift_l, k,
                 ind_means=NO_IND_MEANS, ind_chols=NO_IND_CHOLS, ind_log_w=NO_IND_LOG_W, nu=5.0, p_ind=0.0):
     r"""k Metropolis moves of beta together with every record's y along the regression, in place:
     (beta, y_i) -> (beta + delta, y_i + delta_0 + x_i^T delta_1:) for all i, delta = L z, z ~ N(0, I).
@@ -751,8 +751,7 @@ def shift_moves(rng, rec, s, xtx, xty, yty, beta, prior_sd, lo, hi, s_dp, kernel
     sums s, X^T X and X^T y minus the unsafe and clamped records' (``_shift_split``: one O(n) classification,
     then work on those records only). A proposal in the box then costs O((p + 1)^2) plus one pass over the
     unsafe records, not over all n; one outside it is evaluated over all n records instead, so the statistic
-    is always the records' own. The y's themselves are written once, at the end. ``ybuf`` is scratch of
-    size n (the y's at the call's start)."""
+    is always the records' own. The y's themselves are written once, at the end (until then rec holds y^0)."""
     n, q = rec.shape
     p = q - 1
     tau2 = prior_sd * prior_sd
@@ -762,9 +761,6 @@ def shift_moves(rng, rec, s, xtx, xty, yty, beta, prior_sd, lo, hi, s_dp, kernel
         for b in range(a + 1):
             v += shift_l[a, b] * shift_l[a, b]
         radius[a] = SHIFT_REACH * math.sqrt(v)
-    y0 = ybuf
-    for i in range(n):
-        y0[i] = rec[i, p]
     c_a = np.empty(q + 1)
     c_b = np.empty((q, q))
     c_d = np.empty(q)
@@ -784,8 +780,7 @@ def shift_moves(rng, rec, s, xtx, xty, yty, beta, prior_sd, lo, hi, s_dp, kernel
         _shift_stat_compact(cx, cy, ct, np.zeros(q), lo[p], hi[p], neg)
         for a in range(q + 1):
             c_a[a] -= neg[a]
-    every = np.arange(n)
-    fx, fy, ft = _compact(rec, every, 0, lo, hi)  # every record, built at the first move outside the box
+    fx, fy, ft = _compact(rec, idx, 0, lo, hi)  # every record, built at the first move outside the box
     delta = np.empty(q)
     dtot = np.zeros(q)
     dnew = np.empty(q)
@@ -833,7 +828,7 @@ def shift_moves(rng, rec, s, xtx, xty, yty, beta, prior_sd, lo, hi, s_dp, kernel
             _shift_stat_compact(cx, cy, ct, dnew, lo[p], hi[p], sy)
         else:
             if fx.shape[0] == 0:
-                fx, fy, ft = _compact(rec, every, n, lo, hi)
+                fx, fy, ft = _compact(rec, np.arange(n), n, lo, hi)
             sy[:] = 0.0
             _shift_stat_compact(fx, fy, ft, dnew, lo[p], hi[p], sy)
         lr = lq
@@ -862,7 +857,7 @@ def shift_moves(rng, rec, s, xtx, xty, yty, beta, prior_sd, lo, hi, s_dp, kernel
                 dtot[a] = dnew[a]
     if nacc > 0:
         for i in range(n):
-            y = y0[i] + dtot[0]
+            y = rec[i, p] + dtot[0]
             for j in range(p):
                 y += rec[i, j] * dtot[j + 1]
             rec[i, p] = y
@@ -958,7 +953,6 @@ def regression_window_chain(rng, rec, s, xtx, xty, yty, sig, chol, x_mean, prior
     q = xty.size
     p = q - 1
     beta = np.empty(q)
-    ybuf = np.empty(n if shifts > 0 else 0)
     if refresh != 0:
         cl_idx = np.empty(n, dtype=np.int64)
         cl_pos = np.empty(n, dtype=np.int64)
@@ -970,8 +964,6 @@ def regression_window_chain(rng, rec, s, xtx, xty, yty, sig, chol, x_mean, prior
         ncl = np.empty(0, dtype=np.int64)
     for t in range(n_iter):
         beta_draw(rng, xtx, xty, sig[0], prior_sd, beta)
-        for j in range(q):
-            out_theta[t, j] = beta[j]
         if sig_a > 0.0:
             s2 = sigma2_draw(rng, xtx, xty, yty[0], beta, n, sig_a, sig_b)
             sig[0] = math.sqrt(s2)
@@ -980,10 +972,10 @@ def regression_window_chain(rng, rec, s, xtx, xty, yty, sig, chol, x_mean, prior
             censored_refresh(rng, rec, xty, yty, beta, sig[0], lo[p], hi[p], cl_idx, ncl, refresh)
         if shifts > 0:
             if shift_moves(rng, rec, s, xtx, xty, yty, beta, prior_sd, lo, hi, s_dp, kernel, scale, shift_l, shifts,
-                           ybuf, ind_means, ind_chols, ind_log_w, nu, p_ind) > 0 and refresh != 0:
+                           ind_means, ind_chols, ind_log_w, nu, p_ind) > 0 and refresh != 0:
                 clamped_list(rec, lo[p], hi[p], cl_idx, cl_pos, ncl)
-            for j in range(q):
-                out_theta[t, j] = beta[j]
+        for j in range(q):
+            out_theta[t, j] = beta[j]
         asum, nacc = regression_window_sweep_listed(rng, rec, s, xtx, xty, yty, beta, chol, x_mean, sig[0], lo, hi,
                                                     s_dp, kernel, scale, start, m, cl_idx, cl_pos, ncl)
         start += m

@@ -151,15 +151,16 @@ SURROGATE_DRAWS = 4000
 NO_IND = (kernels.NO_IND_MEANS, kernels.NO_IND_CHOLS, kernels.NO_IND_LOG_W, SHIFT_IND_NU, 0.0)
 
 
-def shift_proposal(problem: Problem, centre=None) -> np.ndarray:
+def shift_proposal(problem: Problem, centre=None, cov=None) -> np.ndarray:
     """Cholesky factor of the shift moves' proposal covariance (:func:`engine.kernels.da_mcmc.shift_moves`):
     (SHIFT_RW^2 / (p + 1)) x :meth:`engine.models.linear_regression.LinearRegression.shift_covariance` at the moment
     estimate of beta (``centre``; a function of the release only, fixed before the chains start, so the move
-    stays a Metropolis step with a fixed symmetric proposal)."""
+    stays a Metropolis step with a fixed symmetric proposal); ``cov``, that covariance when the caller has it."""
     model = problem.model
-    centre = moment_estimate(problem) if centre is None else centre
-    noise_var = float(getattr(problem.mechanism, "noise_sd", 0.0) or 0.0) ** 2
-    cov = model.shift_covariance(centre, noise_var, SURROGATE_DRAWS)
+    if cov is None:
+        centre = moment_estimate(problem) if centre is None else centre
+        noise_var = float(getattr(problem.mechanism, "noise_sd", 0.0) or 0.0) ** 2
+        cov = model.shift_covariance(centre, noise_var, SURROGATE_DRAWS)
     return np.ascontiguousarray(np.linalg.cholesky(0.5 * (cov + cov.T)) * (SHIFT_RW / math.sqrt(model.p + 1)))
 
 
@@ -240,10 +241,11 @@ class _Runner:
             self.chol = model.chol
             if shifts > 0:
                 centre = moment_estimate(problem)
-                self.shift_l = shift_proposal(problem, centre)
                 noise_var = float(getattr(problem.mechanism, "noise_sd", 0.0) or 0.0) ** 2
+                held = model.shift_covariance(centre, noise_var, SURROGATE_DRAWS)
+                self.shift_l = shift_proposal(problem, cov=held)
                 priv, _ = model.surrogate_covariances(centre, noise_var, SURROGATE_DRAWS)
-                inflation = np.diag(priv) / np.diag(model.shift_covariance(centre, noise_var, SURROGATE_DRAWS))
+                inflation = np.diag(priv) / np.diag(held)
                 self.shift_mixed = bool(np.max(inflation) < SHIFT_IND_J)
         elif self.rr:
             self.log_q = mech.log_Q
@@ -499,4 +501,5 @@ def _validate(table, out):
 
 
 METHOD = Method(name="da_mcmc", claim="exact", paper="Ju, Gong, Awan & Rao 2022, Alg. 1", run=_run, mcmc=True,
-                keys=frozenset({"records_per_iteration", "clamped_per_iteration", "thin", "shifts"}), validate=_validate)
+                keys=frozenset({"records_per_iteration", "clamped_per_iteration", "thin", "shifts"}),
+                validate=_validate)
