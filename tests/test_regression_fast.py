@@ -183,17 +183,22 @@ def test_same_seed_same_draws_and_bad_settings_are_named():
 def test_auto_sweeps_part_of_the_records_where_the_noise_is_narrow():
     """n = 10^5, Gaussian noise at rho = 5000: the surrogate's inflation is near 1, so DA-MCMC sweeps a
     window of the records (IAT about 4 by the rule) and the estimate is a fraction of full sweeps'; wide
-    noise at n = 10^4 goes to the mixed pseudo-marginal chain."""
+    noise at n = 10^4 goes to DA-MCMC with shift moves, cheaper than the pseudo-marginal chain's one particle."""
     narrow = engine.prepare({"seed": 1, "model": {"name": "linear_regression", "n": 100_000},
                              "mechanism": {"name": "gaussian", "rho": 5000.0},
                              "data": {"simulate": {"beta": [-1.79, -2.89, -0.66]}}})
     picked, why, numbers = choose(narrow, np.random.default_rng(0))
     assert picked == "da_mcmc" and 1.0 < numbers["inflation"] < 1.3
     assert numbers["records_per_iteration"] == regression_window(100_000, numbers["inflation"]) < 25_000
-    assert settings_for(picked, narrow, numbers) == {"records_per_iteration": numbers["records_per_iteration"]}
+    # J >= SHIFT_NARROW_J: the sweeps' own window, and the shift moves (cheap here: the split is kept across
+    # iterations, and few records sit within the box's reach of a clamp) priced at SHIFT_NARROW_GAIN
+    assert settings_for(picked, narrow, numbers) == {"records_per_iteration": numbers["records_per_iteration"],
+                                                     "shifts": 10}
+    assert numbers["shift_inflation"] > 50
     assert engine.estimate_cost(narrow, {"name": "auto"}).seconds < 0.3 * engine.estimate_cost(
         narrow, {"name": "da_mcmc"}).seconds
-    assert "shifts" not in numbers  # the record sweeps alone are cheaper where the noise is this narrow
+    # DA-MCMC's estimate is below one particle's cost at n = 10^5: no pseudo-marginal pilot was run
+    assert numbers["particles_needed"] is None and numbers["da_mcmc_ns_per_ess"] < numbers["pseudo_marginal_ns_per_ess"]
     wide = engine.prepare({"seed": 1, "model": {"name": "linear_regression", "n": 10_000},
                            "mechanism": {"name": "laplace", "epsilon": 0.01},
                            "data": {"simulate": {"beta": [-1.79, -2.89, -0.66]}}})
@@ -201,7 +206,9 @@ def test_auto_sweeps_part_of_the_records_where_the_noise_is_narrow():
     # wide noise: one particle would do, but DA-MCMC with shift moves is cheaper still (tests/test_regression_shift.py)
     assert picked == "da_mcmc" and numbers["particles_needed"] == 1 and numbers["shift_inflation"] < 1.01
     assert numbers["da_mcmc_ns_per_ess"] < numbers["pseudo_marginal_ns_per_ess"]
-    assert settings_for(picked, wide, numbers) == {"records_per_iteration": 1000, "shifts": 10}
+    # three moves balance the records' floor; no refresh of clamped records where the noise holds the variance
+    assert settings_for(picked, wide, numbers) == {"records_per_iteration": 1000, "clamped_per_iteration": 0,
+                                                   "shifts": 3}
     assert "shift moves" in why
 
 
@@ -384,19 +391,18 @@ def test_thin_keeps_every_thin_th_iteration_and_auto_thins_cheap_sticky_chains()
     assert more.units == pytest.approx(one.units * (500 + 2000 * thin) / 2500)  # the spec defaults: 2000 draws
 
 
-@pytest.mark.parametrize("dearer", [None, 100.0], ids=["rule's prices", "DA-MCMC priced 100 x"])
+@pytest.mark.parametrize("dearer", [2.0, 100.0], ids=["DA-MCMC priced 2 x", "DA-MCMC priced 100 x"])
 def test_auto_reruns_the_chain_with_more_effective_draws_per_unit_of_cost(dearer, monkeypatch):
     """n = 30, Laplace epsilon = 10, 80 draws per chain: the pseudo-marginal chain is picked and misses the
-    verdict, DA-MCMC (with shift moves) runs as the fallback and misses it too, with more effective draws.
-    At the rule's prices (DA-MCMC about 5 x dearer per iteration) it is also the better per unit of cost and
-    reruns with four times the draws; priced 100 x the pseudo-marginal chain's iteration, it no longer is,
-    and the pseudo-marginal chain is the one rerun."""
+    verdict, DA-MCMC (with shift moves) runs as the fallback and misses it too, with several times the effective
+    draws. Priced 2 x the pseudo-marginal chain's iteration it is the better per unit of cost and reruns with
+    four times the draws; priced 100 x, it no longer is, and the pseudo-marginal chain is the one rerun. (At the
+    rule's own prices, about 9 x here, the two are within a few per cent of each other.)"""
     from engine.methods import auto
 
-    if dearer is not None:
-        monkeypatch.setattr(auto, "_estimate_ratio", lambda numbers, name, first: dearer if name == "da_mcmc" else
-                            1.0 / dearer)
-        monkeypatch.setattr(auto, "_skip_reason", lambda *args: None)  # at that price the fallback would be skipped
+    monkeypatch.setattr(auto, "_estimate_ratio", lambda numbers, name, first: dearer if name == "da_mcmc" else
+                        1.0 / dearer)
+    monkeypatch.setattr(auto, "_skip_reason", lambda *args: None)  # at 100 x the fallback would be skipped
     cell = engine.prepare({"seed": 1, "model": {"name": "linear_regression", "n": 30},
                            "mechanism": {"name": "laplace", "epsilon": 10.0},
                            "data": {"simulate": {"beta": [-1.79, -2.89, -0.66]}}})
@@ -404,11 +410,11 @@ def test_auto_reruns_the_chain_with_more_effective_draws_per_unit_of_cost(dearer
     attempts, rule = res.info["attempts"], res.info["rule"]
     assert [a["method"] for a in attempts[:2]] == ["pseudo_marginal", "da_mcmc"] and attempts[1]["shifts"] == 10
     assert not attempts[0]["converged"] and not attempts[1]["converged"]
-    ratio = dearer or rule["da_mcmc_ns_per_iteration"] / rule["pseudo_marginal_ns_per_iteration"]
+    assert rule["da_mcmc_ns_per_iteration"] > rule["pseudo_marginal_ns_per_iteration"]
     score = [min(a["ess_bulk_min"], a["ess_tail_min"]) for a in attempts[:2]]
-    assert score[1] > score[0] and 1 < ratio  # DA-MCMC did better, at a higher price per iteration
-    better = "da_mcmc" if score[1] / ratio > score[0] else "pseudo_marginal"
-    assert better == ("da_mcmc" if dearer is None else "pseudo_marginal")
+    assert score[1] > 2 * score[0]  # DA-MCMC did better, by more than the lower price
+    better = "da_mcmc" if score[1] / dearer > score[0] else "pseudo_marginal"
+    assert better == ("da_mcmc" if dearer == 2.0 else "pseudo_marginal")
     assert attempts[2]["method"] == better == res.info["picked"] and attempts[2]["draws"] == 320
 
 

@@ -52,6 +52,11 @@ from N(beta_0 + x^T beta_1:, sigma^2) truncated to its side of the bound costs O
 leaves s untouched. The clamped records are kept in an index list (``cl_idx[0:ncl[0]]``, with
 ``cl_pos[i]`` the position of record i in it or -1), updated in O(1) when a record move changes
 whether a record's y is clamped.
+
+With shift moves (``shifts > 0``) the regression chains run ``_shift_chain``: the records' y are stored as
+y - X D with D the accepted shifts' running total, and a split of the records (``_split_class``: safe inside,
+safe below or above a bound, or unsafe, for an ellipsoid box of D) is kept across iterations, so that a shift
+move costs a polynomial plus the unsafe records, and the sweep and refresh keep the split in O(1) per record.
 """
 from __future__ import annotations
 
@@ -69,8 +74,12 @@ NO_SHIFT = np.zeros((1, 1))
 NO_IND_MEANS = np.zeros((1, 1))
 NO_IND_CHOLS = np.ones((1, 1, 1))
 NO_IND_LOG_W = np.zeros(1)
-#: A shift call's safe radius, in proposal standard deviations summed over the coefficients (``shift_moves``).
+#: The shift moves' box, in proposal standard deviations (SHIFT_REACH x ``shift_l``), when the caller gives
+#: none (``regression_window_chain``'s ``shift_box``).
 SHIFT_REACH = 3.5
+#: ``shift_box`` (a matrix) / ``shift_mid`` (a vector) when the caller gives none.
+NO_BOX = np.zeros((0, 0))
+NO_MID = np.zeros(0)
 
 __all__ = ["bernoulli_chain", "categorical_chain", "poisson_chain", "normal_chain", "loglinear_chain",
            "bernoulli_sweep", "poisson_sweep", "normal_sweep", "normal_sums", "regression_sweep", "regression_chain",
@@ -421,6 +430,47 @@ def _list_update(i, was, now, cl_idx, cl_pos, ncl):
         ncl[0] -= 1
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _record_log_ratio(t_old, t_new, s, s_dp, fast, inv, kernel, scale):
+    """log eta(s_dp - s*) - log eta(s_dp - s) for s* = s - t_old + t_new (eq. 5's ratio), over the entries
+    the record changes."""
+    lr = 0.0
+    for k in range(s.size):
+        if t_new[k] != t_old[k]:
+            cur = s_dp[k] - s[k]
+            dk = t_new[k] - t_old[k]
+            if fast == 0:
+                lr += (abs(cur) - abs(cur - dk)) * inv
+            elif fast == 1:
+                lr += dk * (2.0 * cur - dk) * inv
+            else:
+                lr += log_noise(kernel, scale, cur - t_new[k] + t_old[k]) - log_noise(kernel, scale, cur)
+    return lr
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _record_sums(s, xtx, xty, yty, t_old, t_new, old, new):
+    """An accepted record move: s, X^T X, X^T y and y^T y move by the difference of the record's terms
+    (``old`` and ``new`` the record before and after, y last)."""
+    q = xty.size
+    p = q - 1
+    for k in range(s.size):
+        s[k] += t_new[k] - t_old[k]
+    y_old = old[p]
+    y_new = new[p]
+    xty[0] += y_new - y_old
+    yty[0] += y_new * y_new - y_old * y_old
+    for a in range(1, q):
+        xa_o = old[a - 1]
+        xa_n = new[a - 1]
+        xty[a] += xa_n * y_new - xa_o * y_old
+        xtx[0, a] += xa_n - xa_o
+        xtx[a, 0] = xtx[0, a]
+        for b in range(1, a + 1):
+            xtx[a, b] += xa_n * new[b - 1] - xa_o * old[b - 1]
+            xtx[b, a] = xtx[a, b]
+
+
 @njit(cache=True, nogil=True)
 def regression_window_sweep_listed(rng, rec, s, xtx, xty, yty, beta, chol, x_mean, sigma, lo, hi, s_dp, kernel,
                                    scale, start, m, cl_idx, cl_pos, ncl):
@@ -444,39 +494,14 @@ def regression_window_sweep_listed(rng, rec, s, xtx, xty, yty, beta, chol, x_mea
         draw_record(rng, beta, chol, x_mean, sigma, e, prop)
         record_stat(rec[i], lo, hi, z, t_old)
         record_stat(prop, lo, hi, z, t_new)
-        lr = 0.0
-        for k in range(d):
-            if t_new[k] != t_old[k]:
-                cur = s_dp[k] - s[k]
-                dk = t_new[k] - t_old[k]
-                if fast == 0:
-                    lr += (abs(cur) - abs(cur - dk)) * inv
-                elif fast == 1:
-                    lr += dk * (2.0 * cur - dk) * inv
-                else:
-                    lr += log_noise(kernel, scale, cur - t_new[k] + t_old[k]) - log_noise(kernel, scale, cur)
+        lr = _record_log_ratio(t_old, t_new, s, s_dp, fast, inv, kernel, scale)
         al = 1.0 if lr >= 0.0 else math.exp(lr)
         asum += al
         if al >= 1.0 or rng.random() < al:
-            for k in range(d):
-                s[k] += t_new[k] - t_old[k]
-            # raw conjugate statistics: X^T X and X^T y move by the difference of the record's terms
-            y_old = rec[i, p]
-            y_new = prop[p]
-            xty[0] += y_new - y_old
-            yty[0] += y_new * y_new - y_old * y_old
-            for a in range(1, q):
-                xa_o = rec[i, a - 1]
-                xa_n = prop[a - 1]
-                xty[a] += xa_n * y_new - xa_o * y_old
-                xtx[0, a] += xa_n - xa_o
-                xtx[a, 0] = xtx[0, a]
-                for b in range(1, a + 1):
-                    xtx[a, b] += xa_n * prop[b - 1] - xa_o * rec[i, b - 1]
-                    xtx[b, a] = xtx[a, b]
             if ncl.size > 0:
-                _list_update(i, _is_clamped(y_old, lo[p], hi[p]), _is_clamped(y_new, lo[p], hi[p]), cl_idx, cl_pos,
-                             ncl)
+                _list_update(i, _is_clamped(rec[i, p], lo[p], hi[p]), _is_clamped(prop[p], lo[p], hi[p]), cl_idx,
+                             cl_pos, ncl)
+            _record_sums(s, xtx, xty, yty, t_old, t_new, rec[i], prop)
             for c in range(q):
                 rec[i, c] = prop[c]
             nacc += 1
@@ -503,6 +528,21 @@ def truncated_normal_above(rng, a):
             return z
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _tobit_draw(rng, y_old, mu, sigma, lo_y, hi_y):
+    """A clamped record's raw y redrawn from N(mu, sigma^2) truncated to the side of the clamp y_old is on
+    (``censored_refresh``)."""
+    if y_old >= hi_y:
+        y_new = mu + sigma * truncated_normal_above(rng, (hi_y - mu) / sigma)
+        if y_new < hi_y:  # rounding at the bound only: stay on the record's side
+            y_new = hi_y
+    else:
+        y_new = mu - sigma * truncated_normal_above(rng, (mu - lo_y) / sigma)
+        if y_new > lo_y:
+            y_new = lo_y
+    return y_new
+
+
 @njit(cache=True, nogil=True)
 def _refresh_one(rng, rec, xty, yty, i, beta, sigma, lo_y, hi_y):
     """Record i's raw y from N(beta_0 + x_i^T beta_1:, sigma^2) truncated to its side of the clamp;
@@ -513,14 +553,7 @@ def _refresh_one(rng, rec, xty, yty, i, beta, sigma, lo_y, hi_y):
     for j in range(p):
         mu += beta[j + 1] * rec[i, j]
     y_old = rec[i, p]
-    if y_old >= hi_y:
-        y_new = mu + sigma * truncated_normal_above(rng, (hi_y - mu) / sigma)
-        if y_new < hi_y:  # rounding at the bound only: stay on the record's side
-            y_new = hi_y
-    else:
-        y_new = mu - sigma * truncated_normal_above(rng, (mu - lo_y) / sigma)
-        if y_new > lo_y:
-            y_new = lo_y
+    y_new = _tobit_draw(rng, y_old, mu, sigma, lo_y, hi_y)
     dy = y_new - y_old
     xty[0] += dy
     for j in range(p):
@@ -599,125 +632,321 @@ def _shift_stat_compact(cx, cy, ct, dtot, lo_y, hi_y, sy):
     sy[q] += s2
 
 
-@njit(cache=True, nogil=True)
-def _compact(rec, idx, m, lo, hi):
-    """(cx, cy, ct) of ``_shift_stat_compact`` for the records idx[0:m]."""
-    p = rec.shape[1] - 1
-    cx = np.empty((m, p))
-    cy = np.empty(m)
-    ct = np.empty((m, p))
-    for r in range(m):
-        i = idx[r]
-        cy[r] = rec[i, p]
-        for j in range(p):
-            v = rec[i, j]
-            cx[r, j] = v
-            if v < lo[j]:
-                v = lo[j]
-            elif v > hi[j]:
-                v = hi[j]
-            ct[r, j] = 2.0 / (hi[j] - lo[j]) * (v - lo[j]) - 1.0
-    return cx, cy, ct
+@njit(cache=True, nogil=True, inline="always")
+def _split_class(rec, i, centre, box, lo, hi):
+    """Record i's class in the box {D : |box^{-1} (D - centre)| < 1} (an ellipsoid; ``box`` lower triangular),
+    its y being rec[i, p] + X_i D (X_i = (1, x_i)): 0 inside (lo, hi) for every D in the box, 1 at or below lo
+    for every D, 2 at or above hi for every D, 3 unsafe (its status could change within the box, or an x lies
+    beyond its clamp). With D - centre = box v, |v| < 1, Cauchy-Schwarz gives |X_i (D - centre)| =
+    |(box^T X_i) v| < b_i = |box^T X_i|, so a margin above b_i keeps the status (compared squared: no root)."""
+    q = rec.shape[1]
+    p = q - 1
+    yc = rec[i, p] + centre[0]
+    out = False
+    for j in range(p):
+        v = rec[i, j]
+        out = out or v < lo[j] or v > hi[j]
+        yc += v * centre[j + 1]
+    b2 = 0.0
+    for c in range(q):
+        w = box[0, 0] if c == 0 else 0.0
+        for a in range(max(c, 1), q):
+            w += box[a, c] * rec[i, a - 1]
+        b2 += w * w
+    dl = yc - lo[p]
+    dh = hi[p] - yc
+    far_l = dl * dl > b2
+    far_h = dh * dh > b2
+    # without branches (a record's class is unpredictable): 0 inside, 1 below, 2 above, 3 unsafe
+    inside = (dl > 0.0) & (dh > 0.0) & far_l & far_h
+    below = (dl < 0.0) & far_l
+    above = (dh < 0.0) & far_h
+    return 3 if out else 3 - 3 * int(inside) - 2 * int(below) - int(above)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _split_put(rec, i, cl, sg, lo, hi, sp):
+    """Add (sg = 1) or take away (sg = -1) record i, of class cl (``_split_class``), in the split ``sp``. The split
+    keeps sums over E, the records that are not safe inside (classes 1, 2, 3), since the safe inside ones' sums are
+    the running X^T X, X^T y, y^T y less E's (``_split_stat``): so a record move between two safe inside states,
+    most of them, costs nothing here. E's sums: A_E = sum X_i X_i^T (``sa``), sum X_i y0_i (``sv[0]``) and
+    sum y0_i^2 (``sk[0]``), y0_i = rec[i, p] the stored y; a safe clamped record also enters its side's count
+    (``sk[1]`` below, ``sk[2]`` above), sum X_i (``sv[1]``, ``sv[2]``) and the safe clamped list (``cidx``, when
+    kept); an unsafe one the unsafe list (``uid``) with contiguous copies of its x and stored y (swap-remove)."""
+    _, upos, uid, ux, uy, cnt, cpos, cidx, sa, sv, sk = sp
+    if cl == 0:
+        return
+    q = rec.shape[1]
+    p = q - 1
+    y0 = rec[i, p]
+    sk[0] += sg * y0 * y0
+    sv[0, 0] += sg * y0
+    sa[0, 0] += sg
+    for a in range(1, q):
+        xa = rec[i, a - 1]
+        sv[0, a] += sg * xa * y0
+        sa[0, a] += sg * xa
+        sa[a, 0] = sa[0, a]
+        for b in range(1, a + 1):
+            sa[a, b] += sg * xa * rec[i, b - 1]
+            sa[b, a] = sa[a, b]
+    if cl == 3:
+        if sg > 0.0:
+            k = cnt[0]
+            uid[k] = i
+            upos[i] = k
+            uy[k] = y0
+            for j in range(p):
+                ux[k, j] = rec[i, j]
+            cnt[0] = k + 1
+        else:
+            k = upos[i]
+            last = cnt[0] - 1
+            if k != last:
+                other = uid[last]
+                uid[k] = other
+                upos[other] = k
+                uy[k] = uy[last]
+                for j in range(p):
+                    ux[k, j] = ux[last, j]
+            upos[i] = -1
+            cnt[0] = last
+        return
+    sk[cl] += sg
+    sv[cl, 0] += sg
+    for a in range(1, q):
+        sv[cl, a] += sg * rec[i, a - 1]
+    if cpos.size > 0:
+        if sg > 0.0:
+            cidx[cnt[1]] = i
+            cpos[i] = cnt[1]
+            cnt[1] += 1
+        else:
+            k = cpos[i]
+            last = cidx[cnt[1] - 1]
+            cidx[k] = last
+            cpos[last] = k
+            cpos[i] = -1
+            cnt[1] -= 1
 
 
 @njit(cache=True, nogil=True)
-def _shift_split(rec, s, xtx, xty, lo, hi, radius, c_a, c_b, c_d, c_e):
-    """Split the records at the start of a call (``shift_moves``' docstring) and return (m, idx): the unsafe
-    records idx[0:m] (y within b_i of a bound, or an x beyond its clamp), and the safe records' polynomial:
-    constants c_a (q + 1), linear terms c_b (q x q) and c_d (q), quadratic c_e (q x q). m = -1 when more than
-    half the records are unsafe (wide noise): the caller then evaluates every move over all n records.
+def _split_new(n, q, keep_clamped):
+    """An empty split for n records of q - 1 x's (``_split_put``); the safe clamped list only when
+    ``keep_clamped`` (the refresh needs it)."""
+    p = q - 1
+    nc = n if keep_clamped else 0
+    return (np.full(n, 3, dtype=np.int8), np.full(n, -1, dtype=np.int64), np.empty(n, dtype=np.int64),
+            np.empty((n, p)), np.empty(n), np.zeros(2, dtype=np.int64),
+            np.full(nc, -1, dtype=np.int64), np.empty(nc, dtype=np.int64), np.zeros((q, q)), np.zeros((3, q)),
+            np.zeros(3))
 
-    Only the unsafe records and the clamped ones are visited after the O(n) classification; the safe
-    records' sums come from the running sums every move keeps. With X_i = (1, x_i), g = 2 / (hi_y - lo_y),
-    the linear forms l_ij = g_j x_ij + h_j (x~_ij for an x inside its clamp; l_i0 = 1) and
-    k_i = g y_i - g lo_y - 1 (y~_i for a y inside): sums over the safe records inside the clamp are sums over
-    all records minus those over E = {unsafe} ∪ {clamped}, both in the same linear forms, so
-        c_b[j, a] = g (sum_all - sum_E) l_ij X_ia,  with sum_all l_ij X_ia = g_j (X^T X)[j, a] + h_j (X^T X)[0, a],
-        c_d[a] = g (sum_all - sum_E) k_i X_ia,     with sum_all k_i X_ia = g (X^T y)[a] - (g lo_y + 1) (X^T X)[0, a],
-        c_e = g^2 (X^T X - sum_E X_i X_i^T),
-    and the constants (every safe record's current term, the clamped ones' included) are the current s
-    minus the unsafe records' terms: c_a = s[0..p + 1] here, from which the caller takes the unsafe records'
-    terms (``_shift_stat_compact`` at D = 0)."""
+
+@njit(cache=True, nogil=True)
+def _resplit(rec, centre, box, lo, hi, sp):
+    """Classify every record in the box around ``centre`` and rebuild the split's sums and lists from scratch
+    (what ``_split_put`` would give record by record): O(n)."""
+    cls, upos, uid, ux, uy, cnt, cpos, cidx, sa, sv, sk = sp
     n, q = rec.shape
     p = q - 1
+    keep = cpos.size > 0
+    big_a = np.zeros((q, q))  # fresh arrays: no aliasing with the inputs in the loop
+    big_v = np.zeros((3, q))
+    big_k = np.zeros(3)
+    xr = np.empty(q)
+    xr[0] = 1.0
+    nu = 0
+    nc = 0
+    for i in range(n):
+        c = _split_class(rec, i, centre, box, lo, hi)
+        cls[i] = c
+        if keep:
+            cpos[i] = -1
+        upos[i] = -1
+        if c == 0:
+            continue
+        y0 = rec[i, p]
+        for j in range(p):
+            xr[j + 1] = rec[i, j]
+        big_k[0] += y0 * y0
+        for a in range(q):
+            big_v[0, a] += xr[a] * y0
+            for b in range(a + 1):
+                big_a[a, b] += xr[a] * xr[b]
+        if c == 3:
+            uid[nu] = i
+            upos[i] = nu
+            uy[nu] = y0
+            for j in range(p):
+                ux[nu, j] = xr[j + 1]
+            nu += 1
+        else:
+            big_k[c] += 1.0
+            for a in range(q):
+                big_v[c, a] += xr[a]
+            if keep:
+                cidx[nc] = i
+                cpos[i] = nc
+                nc += 1
+    for a in range(q):
+        for b in range(a + 1):
+            sa[a, b] = big_a[a, b]
+            sa[b, a] = big_a[a, b]
+    sv[:, :] = big_v
+    sk[:] = big_k
+    cnt[0] = nu
+    cnt[1] = nc
+
+
+@njit(cache=True, nogil=True)
+def _split_poly(dv, xtx, xty, yty, lo, hi, sp, poly_b, poly_a):
+    """The safe inside records' sums at the current offset D = ``dv``, from the running sums less E's
+    (``_split_put``): with y0 = y - X D, sum_all X y0 = X^T y - X^T X D and sum_all y0^2 = y^T y - 2 D^T X^T y +
+    D^T X^T X D; inside, A = X^T X - A_E, sum X y0 and sum y0^2 less E's, and with y~0 = g y0 - k
+    (g = 2 / (hi_y - lo_y), k = g lo_y + 1): poly_b = sum X y~0 = g sum X y0 - k A[:, 0] (q entries), then
+    sum y~0^2 = g^2 sum y0^2 - 2 g k sum y0 + k^2 A[0, 0] (entry q); ``poly_a`` = A. O((p + 1)^2)."""
+    sa, sv, sk = sp[8], sp[9], sp[10]
+    q = dv.size
+    p = q - 1
+    g = 2.0 / (hi[p] - lo[p])
+    kk = g * lo[p] + 1.0
+    w = yty[0] - sk[0]
+    for a in range(q):
+        v = xty[a] - sv[0, a]
+        xd = 0.0
+        for b in range(q):
+            poly_a[a, b] = xtx[a, b] - sa[a, b]
+            xd += xtx[a, b] * dv[b]
+        v -= xd
+        w += dv[a] * (xd - 2.0 * xty[a])
+        poly_b[a] = v
+    poly_b[q] = g * g * w - 2.0 * g * kk * poly_b[0] + kk * kk * poly_a[0, 0]
+    for a in range(q):
+        poly_b[a] = g * poly_b[a] - kk * poly_a[a, 0]
+
+
+@njit(cache=True, nogil=True)
+def _split_stat(dv, poly_b, poly_a, lo, hi, sp, sy):
+    """The y entries of s (sum y~, sum x~_j y~, sum y~^2) at offset D = ``dv``, into ``sy``: the safe records'
+    polynomial (``_split_poly``'s coefficients), then the unsafe records one by one (``_unsafe_stat``). With
+    u = sum_inside X_i y~_i + sum_above X_i - sum_below X_i and y~_i = y~0_i + g X_i D inside,
+    u = poly_b[:q] + g A D + sv[2] - sv[1]; x~_j = g_j x_j - (g_j lo_j + 1), so sum x~_j y~ = g_j u_j -
+    (g_j lo_j + 1) u_0; and sum y~^2 = poly_b[q] + 2 g poly_b[:q] D + g^2 D^T A D + sk[1] + sk[2]."""
+    ux, uy, cnt, sv, sk = sp[3], sp[4], sp[5], sp[9], sp[10]
+    q = dv.size
+    p = q - 1
+    g = 2.0 / (hi[p] - lo[p])
+    u = np.empty(q)
+    quad = 0.0
+    lin = 0.0
+    for a in range(q):
+        v = 0.0
+        for b in range(q):
+            v += poly_a[a, b] * dv[b]
+        lin += poly_b[a] * dv[a]
+        quad += dv[a] * v
+        u[a] = poly_b[a] + g * v + sv[2, a] - sv[1, a]
+    sy[0] = u[0]
+    for j in range(1, q):
+        gj = 2.0 / (hi[j - 1] - lo[j - 1])
+        sy[j] = gj * u[j] - (gj * lo[j - 1] + 1.0) * u[0]
+    sy[q] = poly_b[q] + 2.0 * g * lin + g * g * quad + sk[1] + sk[2]
+    _unsafe_stat(ux, uy, cnt[0], dv, lo, hi, sy)
+
+
+@njit(cache=True, nogil=True)
+def _unsafe_stat(ux, uy, m, dv, lo, hi, sy):
+    """The y entries of s over the unsafe records ux[0:m] (x), uy[0:m] (stored y) at offset D = ``dv``, added
+    into ``sy``."""
+    p = ux.shape[1]
+    q = p + 1
     lo_y = lo[p]
     hi_y = hi[p]
     g = 2.0 / (hi_y - lo_y)
-    gx = np.empty(q)  # gx[j], hx[j]: l_ij = gx[j] X_ij + hx[j] (j = 0: l = 1)
-    hx = np.empty(q)
-    gx[0] = 0.0
-    hx[0] = 1.0
+    gx = np.empty(p)
     for j in range(p):
-        gx[j + 1] = 2.0 / (hi[j] - lo[j])
-        hx[j + 1] = -gx[j + 1] * lo[j] - 1.0
-    idx = np.empty(n, dtype=np.int64)  # the unsafe records from the front, the clamped safe ones from the back
-    m = 0
-    back = n
-    for i in range(n):
-        bound = radius[0]
-        x_out = False
+        gx[j] = 2.0 / (hi[j] - lo[j])
+    acc = np.zeros(q)  # fresh (and scalars): no aliasing with the inputs, so the sums stay in registers
+    s0 = 0.0
+    s2 = 0.0
+    for i in range(m):
+        y = uy[i] + dv[0]
         for j in range(p):
-            v = rec[i, j]
-            bound += abs(v) * radius[j + 1]
-            if v < lo[j] or v > hi[j]:
-                x_out = True
-        y = rec[i, p]
-        if y <= lo_y:
-            margin = lo_y - y
-            clamped = True
-        elif y >= hi_y:
-            margin = y - hi_y
-            clamped = True
-        else:
-            margin = min(y - lo_y, hi_y - y)
-            clamped = False
-        if x_out or not margin > bound:
-            idx[m] = i
-            m += 1
-        elif clamped:
-            back -= 1
-            idx[back] = i
-    if m > n // 2:  # most records unsafe (wide noise): no polynomial, every move evaluates all n
-        return -1, idx
-    sub_b = np.zeros((q, q))  # fresh arrays: no aliasing with the inputs in the loop
-    sub_d = np.zeros(q)
-    sub_e = np.zeros((q, q))
-    xr = np.zeros(q)
-    for r in range(n - back + m):  # the unsafe block idx[0:m], then the clamped block idx[back:n]
-        i = idx[r] if r < m else idx[back + r - m]
-        xr[0] = 1.0
+            y += ux[i, j] * dv[j + 1]
+        y = min(max(y, lo_y), hi_y)  # the clamps as min / max, without branches: these records sit at a bound
+        yt = g * (y - lo_y) - 1.0
+        s0 += yt
+        s2 += yt * yt
         for j in range(p):
-            xr[j + 1] = rec[i, j]
-        k_i = g * (rec[i, p] - lo_y) - 1.0
-        for a in range(q):
-            sub_d[a] += k_i * xr[a]
-            for j in range(q):
-                sub_b[j, a] += (gx[j] * xr[j] + hx[j]) * xr[a]
-            for b in range(a, q):
-                sub_e[a, b] += xr[a] * xr[b]
-    for a in range(q):
-        c_d[a] = g * (g * xty[a] - (g * lo_y + 1.0) * xtx[0, a] - sub_d[a])
-        for j in range(q):
-            c_b[j, a] = g * (gx[j] * xtx[j, a] + hx[j] * xtx[0, a] - sub_b[j, a])
-        for b in range(a, q):
-            c_e[a, b] = g * g * (xtx[a, b] - sub_e[a, b])
-            c_e[b, a] = c_e[a, b]
-    for a in range(q + 1):
-        c_a[a] = s[a]
-    return m, idx
+            v = min(max(ux[i, j], lo[j]), hi[j])
+            acc[j + 1] += (gx[j] * (v - lo[j]) - 1.0) * yt
+    sy[0] += s0
+    for j in range(p):
+        sy[j + 1] += acc[j + 1]
+    sy[q] += s2
 
 
 @njit(cache=True, nogil=True)
-def shift_moves(rng, rec, s, xtx, xty, yty, beta, prior_sd, lo, hi, s_dp, kernel, scale, shift_l, k,
-                ind_means=NO_IND_MEANS, ind_chols=NO_IND_CHOLS, ind_log_w=NO_IND_LOG_W, nu=5.0, p_ind=0.0):
-    r"""k Metropolis moves of beta together with every record's y along the regression, in place:
+def _stat_at(rec, dv, lo, hi, sy):
+    """The y entries of s over every record at offset D = ``dv`` (a move outside the box): O(n)."""
+    n, q = rec.shape
+    p = q - 1
+    g = 2.0 / (hi[p] - lo[p])
+    acc = np.zeros(q + 1)
+    xt = np.empty(p)
+    for i in range(n):
+        y = rec[i, p] + dv[0]
+        for j in range(p):
+            v = rec[i, j]
+            y += v * dv[j + 1]
+            v = min(max(v, lo[j]), hi[j])
+            xt[j] = 2.0 / (hi[j] - lo[j]) * (v - lo[j]) - 1.0
+        y = min(max(y, lo[p]), hi[p])
+        yt = g * (y - lo[p]) - 1.0
+        acc[0] += yt
+        for j in range(p):
+            acc[j + 1] += xt[j] * yt
+        acc[q] += yt * yt
+    for a in range(q + 1):
+        sy[a] = acc[a]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _box_norm(box, w):
+    """|box^{-1} w| (``box`` lower triangular), by forward substitution; overwrites w with box^{-1} w."""
+    q = w.size
+    tot = 0.0
+    for a in range(q):
+        v = w[a]
+        for b in range(a):
+            v -= box[a, b] * w[b]
+        v /= box[a, a]
+        w[a] = v
+        tot += v * v
+    return math.sqrt(tot)
+
+
+@njit(cache=True, nogil=True)
+def shift_moves(rng, rec, s, xtx, xty, yty, beta, prior_sd, lo, hi, s_dp, kernel, scale, shift_l, k, dv, centre,
+                box, mid, sp, ind_means=NO_IND_MEANS, ind_chols=NO_IND_CHOLS, ind_log_w=NO_IND_LOG_W, nu=5.0,
+                p_ind=0.0, da_mean=NO_MID, da_chol=NO_BOX):
+    r"""k Metropolis moves of beta together with every record's y along the regression:
     (beta, y_i) -> (beta + delta, y_i + delta_0 + x_i^T delta_1:) for all i, delta = L z, z ~ N(0, I).
     With probability ``p_ind`` (drawn first, so the choice does not depend on the state; no draw at all when
     ``p_ind`` is 0) a move proposes instead beta' from q, a mixture of t laws (nu degrees of freedom, locations
     ``ind_means``, scales ``ind_chols``, log weights ``ind_log_w`` net of log |det|), and delta = beta' - beta:
     in the coordinates (beta, e) with e = y - X beta (a translation, Jacobian 1) this is an independence
     Metropolis-Hastings step on beta with e held, accepted with the ratio of targets times q(beta) / q(beta').
-    Returns the number accepted.
+    With ``da_mean`` and ``da_chol`` given, that step is a delayed acceptance one (Christen & Fox 2005): first
+    accepted with min(1, r~), r~ = pi~(beta') q(beta) / (pi~(beta) q(beta')) for the normal surrogate
+    pi~ = N(da_mean, da_chol da_chol^T), and only then, with s' computed, with min(1, r / r~), r the exact ratio.
+    Its acceptance probability a(x, x') = min(1, r~) min(1, r / r~) satisfies
+    pi(x) q(x') a(x, x') = pi(x') q(x) a(x', x) (with r(x', x) = 1 / r(x, x') and the same for r~, both sides
+    are pi(x) q(x') min(1, r~) min(1, r / r~)), so the step stays reversible for the exact target whatever the
+    surrogate; the surrogate only spares the pass over the records for proposals it already rejects (most of
+    those far from the posterior, which would fall outside the box below).
+    The records' y are y_i = rec[i, p] + X_i D with the offset D = ``dv`` (``regression_window_chain``): a move
+    adds delta to D and writes no record. Returns the number accepted.
 
     The move of the non-centred parametrisation (residuals e_i = (y_i - beta_0 - x_i^T beta_1:) / sigma
     held fixed while beta moves), interleaved with the conjugate draw of beta | x, y that holds the raw
@@ -730,9 +959,8 @@ def shift_moves(rng, rec, s, xtx, xty, yty, beta, prior_sd, lo, hi, s_dp, kernel
     as is x's law, so
         log r = log p(beta + delta) - log p(beta) + log eta(s_dp - s') - log eta(s_dp - s),
     with s' the statistic of the moved records. x is not moved, so only the y entries of s change:
-    s'[j] = sum_i x~_ij y~'_i (x~_i0 = 1) and s'[p + 1] = sum_i y~'_i^2, one pass over the records (no
-    draw per record); the raw X^T y and y^T y follow in closed form, X^T y' = X^T y + X^T X delta and
-    y'^T y' = y^T y + 2 delta^T X^T y + delta^T X^T X delta.
+    s'[j] = sum_i x~_ij y~'_i (x~_i0 = 1) and s'[p + 1] = sum_i y~'_i^2; the raw X^T y and y^T y follow in
+    closed form, X^T y' = X^T y + X^T X delta and y'^T y' = y^T y + 2 delta^T X^T y + delta^T X^T X delta.
 
     Why: the conjugate draw moves beta only as far as the records let it (sd(beta | x, y)), and the
     records move only as far as the noise lets s move. With the residuals held instead, beta moves
@@ -740,49 +968,18 @@ def shift_moves(rng, rec, s, xtx, xty, yty, beta, prior_sd, lo, hi, s_dp, kernel
     beta | e, s_dp is nearly the posterior itself, which the conjugate step alone reaches only after
     about Var(beta | s_dp) / Var(beta | x) sweeps.
 
-    Cost. Within one call only the shifts move the records, so every y is y_i = y_i^0 + X_i D with y^0 the
-    y's at the call's start and D the accepted shifts' sum. A record whose status (below lo, inside, above
-    hi) cannot change while |X_i D| < its margin (the distance from y_i^0 to the nearest bound on its side)
-    contributes a fixed polynomial in D: a constant -1 or +1 to y~ when clamped, and
-    y~_i = y~_i^0 + (2 / (hi - lo)) X_i D inside. In the box |D_a| < r_a (r_a = SHIFT_REACH proposal standard
-    deviations of coefficient a), |X_i D| < b_i = r_0 + sum_j |x_ij| r_j, so the records with margin > b_i are
-    "safe" for every D in the box (a record with an x beyond its clamp is always unsafe), and their sums (of
-    x~_ij y~_i and y~_i^2) are constants, linear and quadratic forms in D, taken once per call from the running
-    sums s, X^T X and X^T y minus the unsafe and clamped records' (``_shift_split``: one O(n) classification,
-    then work on those records only). A proposal in the box then costs O((p + 1)^2) plus one pass over the
-    unsafe records, not over all n; one outside it is evaluated over all n records instead, so the statistic
-    is always the records' own. The y's themselves are written once, at the end (until then rec holds y^0)."""
-    n, q = rec.shape
-    p = q - 1
+    Cost: s' without a pass over the records. The split ``sp`` (``_split_class``, kept by the chain across
+    iterations) holds, for the box |box^{-1} (D - centre)| < 1, the records whose status (below lo, inside,
+    above hi) no D in the box can change -- their terms are a fixed polynomial in D (``_split_stat``: a
+    constant -1 or +1 for y~ when clamped, y~_i = y~0_i + g X_i D inside) -- and the unsafe rest, evaluated one
+    by one from contiguous copies. A proposal in the box costs O((p + 1)^2) plus one pass over the unsafe
+    records; one outside it is evaluated over all n records (``_stat_at``), and when it is accepted the
+    records are split again around the new D (``_resplit``; centred where D will be when beta is at ``mid``,
+    the posterior's centre, D + mid - beta, if that keeps D in the box; else at D). Either way s' is the
+    records' own statistic, so the box only sets the cost."""
+    q = rec.shape[1]
     tau2 = prior_sd * prior_sd
-    radius = np.empty(q)  # |D_a| < radius[a] for every a: the box in which the split holds
-    for a in range(q):
-        v = 0.0
-        for b in range(a + 1):
-            v += shift_l[a, b] * shift_l[a, b]
-        radius[a] = SHIFT_REACH * math.sqrt(v)
-    c_a = np.empty(q + 1)
-    c_b = np.empty((q, q))
-    c_d = np.empty(q)
-    c_e = np.empty((q, q))
-    m, idx = _shift_split(rec, s, xtx, xty, lo, hi, radius, c_a, c_b, c_d, c_e)
-    if m < 0:  # wide noise, most records unsafe: no polynomial, every move a pass over all n
-        m = n
-        for i in range(n):
-            idx[i] = i
-        c_a[:] = 0.0
-        c_b[:, :] = 0.0
-        c_d[:] = 0.0
-        c_e[:, :] = 0.0
-    cx, cy, ct = _compact(rec, idx, m, lo, hi)  # the unsafe records, contiguous, with their normalised x~
-    if m < n:  # the constants: s less the unsafe records' current terms
-        neg = np.zeros(q + 1)
-        _shift_stat_compact(cx, cy, ct, np.zeros(q), lo[p], hi[p], neg)
-        for a in range(q + 1):
-            c_a[a] -= neg[a]
-    fx, fy, ft = _compact(rec, idx, 0, lo, hi)  # every record, built at the first move outside the box
     delta = np.empty(q)
-    dtot = np.zeros(q)
     dnew = np.empty(q)
     zx = np.empty(q)
     sy = np.empty(q + 1)
@@ -791,51 +988,50 @@ def shift_moves(rng, rec, s, xtx, xty, yty, beta, prior_sd, lo, hi, s_dp, kernel
     bprop = np.empty(q)
     cum = np.empty(ind_log_w.size)
     tot = t_mixture_weights(ind_log_w, ind_chols, cum)
+    poly_b = np.empty(q + 1)
+    poly_a = np.empty((q, q))
+    _split_poly(dv, xtx, xty, yty, lo, hi, sp, poly_b, poly_a)
     for _ in range(k):
         ind = p_ind > 0.0 and rng.random() < p_ind
         for a in range(q):
             zx[a] = rng.standard_normal()
         lq = 0.0
+        l1 = 0.0  # the delayed acceptance's first-stage log ratio (0: none)
         if ind:  # beta' ~ q
             t_mixture_point(rng, ind_means, ind_chols, cum, tot, nu, zx, bprop)
             for a in range(q):
                 delta[a] = bprop[a] - beta[a]
             lq = (log_t_mixture(beta, ind_means, ind_chols, ind_log_w, nu, w)
                   - log_t_mixture(bprop, ind_means, ind_chols, ind_log_w, nu, w))
+            if da_mean.size == q:
+                for a in range(q):
+                    w[a] = beta[a] - da_mean[a]
+                l1 = _box_norm(da_chol, w) ** 2
+                for a in range(q):
+                    w[a] = bprop[a] - da_mean[a]
+                l1 = lq + 0.5 * (l1 - _box_norm(da_chol, w) ** 2)
+                if not (l1 >= 0.0 or rng.random() < math.exp(l1)):
+                    continue
         else:
             for a in range(q):
                 v = 0.0
                 for b in range(a + 1):
                     v += shift_l[a, b] * zx[b]
                 delta[a] = v
-        inbox = True
         for a in range(q):
-            dnew[a] = dtot[a] + delta[a]
-            if not abs(dnew[a]) < radius[a]:
-                inbox = False
-        if inbox or m == n:
-            for a in range(q):  # the safe records' polynomial, then the unsafe records one by one
-                v = c_a[a]
-                for b in range(q):
-                    v += c_b[a, b] * dnew[b]
-                sy[a] = v
-            v = c_a[q]
-            for a in range(q):
-                v += 2.0 * c_d[a] * dnew[a]
-                for b in range(q):
-                    v += c_e[a, b] * dnew[a] * dnew[b]
-            sy[q] = v
-            _shift_stat_compact(cx, cy, ct, dnew, lo[p], hi[p], sy)
+            dnew[a] = dv[a] + delta[a]
+            w[a] = dnew[a] - centre[a]
+        inbox = _box_norm(box, w) < 1.0
+        if inbox:
+            _split_stat(dnew, poly_b, poly_a, lo, hi, sp, sy)
         else:
-            if fx.shape[0] == 0:
-                fx, fy, ft = _compact(rec, np.arange(n), n, lo, hi)
-            sy[:] = 0.0
-            _shift_stat_compact(fx, fy, ft, dnew, lo[p], hi[p], sy)
+            _stat_at(rec, dnew, lo, hi, sy)
         lr = lq
         for a in range(q):
             lr -= ((beta[a] + delta[a]) ** 2 - beta[a] ** 2) / (2.0 * tau2)
         for a in range(q + 1):
             lr += log_noise(kernel, scale, s_dp[a] - sy[a]) - log_noise(kernel, scale, s_dp[a] - s[a])
+        lr -= l1
         if lr >= 0.0 or rng.random() < math.exp(lr):
             nacc += 1
             for a in range(q + 1):
@@ -854,13 +1050,17 @@ def shift_moves(rng, rec, s, xtx, xty, yty, beta, prior_sd, lo, hi, s_dp, kernel
                 xty[a] += v
             for a in range(q):
                 beta[a] += delta[a]
-                dtot[a] = dnew[a]
-    if nacc > 0:
-        for i in range(n):
-            y = rec[i, p] + dtot[0]
-            for j in range(p):
-                y += rec[i, j] * dtot[j + 1]
-            rec[i, p] = y
+                dv[a] = dnew[a]
+            if not inbox:
+                near = mid.size == q
+                if near:
+                    for a in range(q):
+                        w[a] = mid[a] - beta[a]
+                    near = _box_norm(box, w) < 0.5
+                for a in range(q):
+                    centre[a] = dv[a] + (mid[a] - beta[a] if near else 0.0)
+                _resplit(rec, centre, box, lo, hi, sp)
+            _split_poly(dv, xtx, xty, yty, lo, hi, sp, poly_b, poly_a)
     return nacc
 
 
@@ -910,9 +1110,173 @@ def sigma2_draw(rng, xtx, xty, yty, beta, n, sig_a, sig_b):
 
 
 @njit(cache=True, nogil=True)
+def _sweep_split(rng, rec, s, xtx, xty, yty, beta, chol, x_mean, sigma, lo, hi, s_dp, kernel, scale, start, m, dv,
+                 centre, box, sp):
+    """``regression_window_sweep`` on records whose y is rec[i, p] + X_i D (D = ``dv``, the shift moves'
+    offset): the same record moves (eq. 5) on the records as they are; an accepted record is stored as
+    y - X D and reclassified in the split ``sp`` (O((p + 1)^2)). Returns (sum of alpha, number accepted)."""
+    n, q = rec.shape
+    p = q - 1
+    z = np.empty(q + 1)
+    t_old = np.empty(s.size)
+    t_new = np.empty(s.size)
+    prop = np.empty(q)
+    cur = np.empty(q)
+    e = np.empty(p)
+    cls = sp[0]
+    asum = 0.0
+    nacc = 0
+    fast, inv = plain_inverse(kernel, scale)
+    for k_rec in range(m):
+        i = start + k_rec
+        if i >= n:
+            i -= n
+        draw_record(rng, beta, chol, x_mean, sigma, e, prop)
+        y = rec[i, p] + dv[0]
+        for j in range(p):
+            cur[j] = rec[i, j]
+            y += rec[i, j] * dv[j + 1]
+        cur[p] = y
+        record_stat(cur, lo, hi, z, t_old)
+        record_stat(prop, lo, hi, z, t_new)
+        lr = _record_log_ratio(t_old, t_new, s, s_dp, fast, inv, kernel, scale)
+        al = 1.0 if lr >= 0.0 else math.exp(lr)
+        asum += al
+        if al >= 1.0 or rng.random() < al:
+            _record_sums(s, xtx, xty, yty, t_old, t_new, cur, prop)
+            if cls[i] != 0:  # a safe inside record is in none of the split's sums or lists
+                _split_put(rec, i, cls[i], -1.0, lo, hi, sp)
+            y = prop[p] - dv[0]
+            for j in range(p):
+                rec[i, j] = prop[j]
+                y -= prop[j] * dv[j + 1]
+            rec[i, p] = y
+            c = _split_class(rec, i, centre, box, lo, hi)
+            cls[i] = c
+            if c != 0:
+                _split_put(rec, i, c, 1.0, lo, hi, sp)
+            nacc += 1
+    return asum, nacc
+
+
+@njit(cache=True, nogil=True)
+def _refresh_split(rng, rec, xty, yty, beta, sigma, lo, hi, dv, centre, box, sp, k, ids):
+    """``censored_refresh`` on records whose y is rec[i, p] + X_i D: the clamped set C is the split's safe
+    clamped list followed by the unsafe records clamped at D (one pass over the unsafe list). The records to
+    refresh (all of C when k < 0 or k >= |C|, else k uniform picks from C) are chosen before any is redrawn:
+    a refresh keeps every record on its side of the clamp, so C, and the picks' law, do not change on the
+    way. Each redrawn record is stored as y - X D and reclassified. Returns the number refreshed."""
+    cls, upos, uid, ux, uy, cnt, _, cidx, _, sv, sk = sp
+    q = rec.shape[1]
+    p = q - 1
+    lo_y = lo[p]
+    hi_y = hi[p]
+    ns = cnt[1]
+    for j in range(ns):
+        ids[j] = cidx[j]
+    c = ns
+    for r in range(cnt[0]):
+        y = uy[r] + dv[0]
+        for j in range(p):
+            y += ux[r, j] * dv[j + 1]
+        if y <= lo_y or y >= hi_y:
+            ids[c] = uid[r]
+            c += 1
+    if c == 0 or k == 0:
+        return 0
+    if 0 < k < c:
+        for j in range(k):  # the picks, after C in ids (size 2n): all drawn before any record is redrawn
+            ids[c + j] = ids[rng.integers(0, c)]
+        first, last = c, c + k
+    else:
+        first, last = 0, c
+    for r in range(first, last):
+        i = ids[r]
+        y_old = rec[i, p] + dv[0]  # summed in the order of the unsafe pass above, so the side agrees with it
+        mu = beta[0]
+        for j in range(p):
+            y_old += rec[i, j] * dv[j + 1]
+            mu += beta[j + 1] * rec[i, j]
+        y_new = _tobit_draw(rng, y_old, mu, sigma, lo_y, hi_y)
+        dy = y_new - y_old
+        xty[0] += dy
+        for j in range(p):
+            xty[j + 1] += rec[i, j] * dy
+        yty[0] += y_new * y_new - y_old * y_old
+        y0_old = rec[i, p]
+        y = y_new - dv[0]
+        for j in range(p):
+            y -= rec[i, j] * dv[j + 1]
+        rec[i, p] = y
+        cl = _split_class(rec, i, centre, box, lo, hi)
+        c_old = cls[i]
+        if cl == c_old:  # same class (most often): only E's y sums move, and an unsafe record's copy of its y
+            d0 = y - y0_old
+            sk[0] += y * y - y0_old * y0_old
+            sv[0, 0] += d0
+            for j in range(p):
+                sv[0, j + 1] += rec[i, j] * d0
+            if cl == 3:
+                uy[upos[i]] = y
+        else:
+            rec[i, p] = y0_old
+            _split_put(rec, i, c_old, -1.0, lo, hi, sp)
+            rec[i, p] = y
+            cls[i] = cl
+            _split_put(rec, i, cl, 1.0, lo, hi, sp)
+    return last - first
+
+
+@njit(cache=True, nogil=True)
+def _shift_chain(rng, rec, s, xtx, xty, yty, sig, chol, x_mean, prior_sd, sig_a, sig_b, lo, hi, s_dp, kernel, scale,
+                 start, m, n_iter, out_theta, out_acc, out_frac, refresh, shifts, shift_l, box, mid, ind_means,
+                 ind_chols, ind_log_w, nu, p_ind, da_mean, da_chol):
+    """``regression_window_chain`` with shift moves: the same cycle, on records whose y is rec[i, p] + X_i D.
+    The shift moves add to the offset D and write no record; the split of the records for the box around
+    ``centre`` (``shift_moves``) is built once per call and kept by every step that changes a record (the
+    sweep and the refresh reclassify it), and rebuilt only when an accepted shift leaves the box. So no step
+    of an iteration costs O(n) but a move outside the box. At the call's end every y is written as
+    rec[i, p] + X_i D, and the caller sees the records as they are."""
+    n, q = rec.shape
+    p = q - 1
+    beta = np.empty(q)
+    dv = np.zeros(q)
+    centre = np.zeros(q)
+    sp = _split_new(n, q, refresh != 0)
+    _resplit(rec, centre, box, lo, hi, sp)
+    ids = np.empty(2 * n if refresh != 0 else 0, dtype=np.int64)
+    for t in range(n_iter):
+        beta_draw(rng, xtx, xty, sig[0], prior_sd, beta)
+        if sig_a > 0.0:
+            s2 = sigma2_draw(rng, xtx, xty, yty[0], beta, n, sig_a, sig_b)
+            sig[0] = math.sqrt(s2)
+            out_theta[t, q] = s2
+        if refresh != 0:
+            _refresh_split(rng, rec, xty, yty, beta, sig[0], lo, hi, dv, centre, box, sp, refresh, ids)
+        shift_moves(rng, rec, s, xtx, xty, yty, beta, prior_sd, lo, hi, s_dp, kernel, scale, shift_l, shifts, dv,
+                    centre, box, mid, sp, ind_means, ind_chols, ind_log_w, nu, p_ind, da_mean, da_chol)
+        for j in range(q):
+            out_theta[t, j] = beta[j]
+        asum, nacc = _sweep_split(rng, rec, s, xtx, xty, yty, beta, chol, x_mean, sig[0], lo, hi, s_dp, kernel,
+                                  scale, start, m, dv, centre, box, sp)
+        start += m
+        while start >= n:
+            start -= n
+        out_acc[t] = asum / m
+        out_frac[t] = nacc / m
+    for i in range(n):
+        y = rec[i, p] + dv[0]
+        for j in range(p):
+            y += rec[i, j] * dv[j + 1]
+        rec[i, p] = y
+    return start
+
+
+@njit(cache=True, nogil=True)
 def regression_chain(rng, rec, s, xtx, xty, yty, sig, chol, x_mean, prior_sd, sig_a, sig_b, lo, hi, s_dp, kernel,
                      scale, n_iter, out_theta, out_acc, out_frac, refresh=0, shifts=0, shift_l=NO_SHIFT,
-                     ind_means=NO_IND_MEANS, ind_chols=NO_IND_CHOLS, ind_log_w=NO_IND_LOG_W, nu=5.0, p_ind=0.0):
+                     ind_means=NO_IND_MEANS, ind_chols=NO_IND_CHOLS, ind_log_w=NO_IND_LOG_W, nu=5.0, p_ind=0.0,
+                     shift_box=NO_BOX, shift_mid=NO_MID, da_mean=NO_MID, da_chol=NO_BOX):
     """``n_iter`` iterations of Algorithm 1: beta | sigma, x, y (conjugate normal); with an unknown
     sigma^2 (``sig_a > 0``: InvGamma(sig_a, sig_b) prior) sigma^2 | beta, x, y (conjugate inverse gamma,
     recorded as the last column of ``out_theta``); then the raw y of ``refresh`` clamped records
@@ -921,14 +1285,14 @@ def regression_chain(rng, rec, s, xtx, xty, yty, sig, chol, x_mean, prior_sd, si
     at (beta, sigma). ``sig[0]`` holds the current sigma between calls."""
     regression_window_chain(rng, rec, s, xtx, xty, yty, sig, chol, x_mean, prior_sd, sig_a, sig_b, lo, hi, s_dp,
                             kernel, scale, 0, rec.shape[0], n_iter, out_theta, out_acc, out_frac, refresh, shifts,
-                            shift_l, ind_means, ind_chols, ind_log_w, nu, p_ind)
+                            shift_l, ind_means, ind_chols, ind_log_w, nu, p_ind, shift_box, shift_mid, da_mean, da_chol)
 
 
 @njit(cache=True, nogil=True)
 def regression_window_chain(rng, rec, s, xtx, xty, yty, sig, chol, x_mean, prior_sd, sig_a, sig_b, lo, hi, s_dp,
                             kernel, scale, start, m, n_iter, out_theta, out_acc, out_frac, refresh=0, shifts=0,
                             shift_l=NO_SHIFT, ind_means=NO_IND_MEANS, ind_chols=NO_IND_CHOLS, ind_log_w=NO_IND_LOG_W,
-                            nu=5.0, p_ind=0.0):
+                            nu=5.0, p_ind=0.0, shift_box=NO_BOX, shift_mid=NO_MID, da_mean=NO_MID, da_chol=NO_BOX):
     """``regression_chain`` with step 2 on m records per iteration instead of all n: the window
     start..start + m - 1 (mod n), moved on by m after each iteration, so every record is visited
     once per n / m iterations (a partial systematic scan). Returns the next window's start.
@@ -947,11 +1311,20 @@ def regression_window_chain(rng, rec, s, xtx, xty, yty, sig, chol, x_mean, prior
 
     ``shifts`` moves of ``shift_moves`` per iteration after the refresh (a Metropolis step on the same joint
     target, so the composition stays invariant); the beta recorded is then the one after them, the beta
-    the record sweep uses (any fixed point of the cycle reads a draw of the stationary law)."""
+    the record sweep uses (any fixed point of the cycle reads a draw of the stationary law). They run in
+    ``_shift_chain``, on the ellipsoid box {D : |shift_box^{-1} (D - centre)| < 1} (default shift_box =
+    SHIFT_REACH x ``shift_l``) re-centred, when a move leaves it, by ``shift_mid`` (the posterior's centre;
+    empty: none); ``da_mean``, ``da_chol``: the independence proposals' delayed acceptance surrogate (empty:
+    none)."""
     statistics(rec, lo, hi, s, xtx, xty, yty)
     n = rec.shape[0]
     q = xty.size
     p = q - 1
+    if shifts > 0:
+        box = shift_box if shift_box.shape[0] == q else SHIFT_REACH * shift_l
+        return _shift_chain(rng, rec, s, xtx, xty, yty, sig, chol, x_mean, prior_sd, sig_a, sig_b, lo, hi, s_dp,
+                            kernel, scale, start, m, n_iter, out_theta, out_acc, out_frac, refresh, shifts, shift_l,
+                            box, shift_mid, ind_means, ind_chols, ind_log_w, nu, p_ind, da_mean, da_chol)
     beta = np.empty(q)
     if refresh != 0:
         cl_idx = np.empty(n, dtype=np.int64)
@@ -970,10 +1343,6 @@ def regression_window_chain(rng, rec, s, xtx, xty, yty, sig, chol, x_mean, prior
             out_theta[t, q] = s2
         if refresh != 0:
             censored_refresh(rng, rec, xty, yty, beta, sig[0], lo[p], hi[p], cl_idx, ncl, refresh)
-        if shifts > 0:
-            if shift_moves(rng, rec, s, xtx, xty, yty, beta, prior_sd, lo, hi, s_dp, kernel, scale, shift_l, shifts,
-                           ind_means, ind_chols, ind_log_w, nu, p_ind) > 0 and refresh != 0:
-                clamped_list(rec, lo[p], hi[p], cl_idx, cl_pos, ncl)
         for j in range(q):
             out_theta[t, j] = beta[j]
         asum, nacc = regression_window_sweep_listed(rng, rec, s, xtx, xty, yty, beta, chol, x_mean, sig[0], lo, hi,

@@ -92,6 +92,14 @@ FALLBACK_RATIO = 10.0             # a fallback estimated dearer than this per ef
 SHIFT_NARROW_J = 50.0             # linear_regression: J at and above which the shift plan keeps the sweeps' own window
 SHIFT_NARROW_GAIN = 0.8           # and its autocorrelation time over the sweeps' alone (measured: 1,809 / 2,328 ESS)
 _MIN_WINDOW = 100                 # linear_regression: DA-MCMC sweeps at least this many records per iteration
+_SHIFT_MIN_WINDOW = 1000          # the same with shift moves (at most n)
+_SHIFT_WIDE_IAT = 2.5             # linear_regression, J < SHIFT_IND_J: autocorrelation time 2.5 + 0.4 f n / m
+_SHIFT_WIDE_SLOPE = 0.4
+_SHIFT_ITER_RECORDS = 1000.0      # linear_regression, J < SHIFT_IND_J: work per iteration besides the moves, in record
+                                  # updates, when m is balanced against it (fitted at n = 10^6)
+_SHIFT_SWEEP_SHARE = 1.2          # a record update with shift moves (it keeps the split): 127 against 106 ns at 10^6
+_PILOT_SKIP_N = 100_000           # linear_regression: from this n, no pseudo-marginal pilot where DA-MCMC is cheaper
+                                  # than one particle (the pilot simulates n records per draw: seconds at 10^6)
 _REGRESSION_PM_ITER_PER_ESS = 4.0  # measured with proposal = "mixed" where one particle suffices
 LOGLINEAR_NS_PER_CELL_BLOCK = 300.0  # one iteration of the log-linear pseudo-marginal chain, per cell x block
 _LOGLINEAR_ITER_PER_ESS = 8.0
@@ -196,7 +204,7 @@ def _shift_plan(problem: Problem, centre, noise_var: float, priv, t_rec: float, 
     factor of 1.5). With an iteration costing
     m record updates plus the shift moves' work C (:func:`engine.methods.da_mcmc.shift_work`), the cost
     per effective draw (m + C)(1.5 + f n / m) is least at m = sqrt(C f n / 1.5), kept within
-    [max(n / 10, min(n, 100)), n]. Where J >= SHIFT_NARROW_J (50) the shifts barely move beta and the chain
+    [min(n, 1000), n]. Where J >= SHIFT_NARROW_J (50) the shifts barely move beta and the chain
     is the record sweeps' own: m and the autocorrelation time 1 + 2 (I - 1) n / m of the partial sweeps
     (:func:`regression_window`, I the inflation over the censored-data posterior; at n = 10^4, Gaussian
     epsilon = 10, J = 115, I = 1.9, m = 3,367 by the formula above gave bulk ESS 818 to 1,657 over seeds,
@@ -204,26 +212,43 @@ def _shift_plan(problem: Problem, centre, noise_var: float, priv, t_rec: float, 
     the noise taken off: SHIFT_NARROW_GAIN x that time (there, m = 6,000: bulk ESS 2,328 with 10 shifts, 1,809
     without). Shifts: 30 where the two halves of the interweaving share the work
     (SHIFT_IND_J <= J < 10: the grid's autocorrelation time fell by up to 3 from 10 shifts to 30), else 10
-    (J >= 10: the conjugate half does most of it; J < SHIFT_IND_J: half the moves propose from the fitted
-    independence law, :func:`engine.methods.da_mcmc.shift_independence`, so a few moves decorrelate beta given
-    the residuals: at n = 10^4, Gaussian epsilon = 0.1, 10 shifts gave 1,771 ESS/s and 30 gave 926)."""
+    (J >= 10: the conjugate half does most of it). Where J < SHIFT_IND_J half the moves propose from the fitted
+    independence law (:func:`engine.methods.da_mcmc.shift_independence`), so a few moves decorrelate beta given
+    the residuals (at n = 10^4, Gaussian epsilon = 0.1, 10 shifts gave 1,771 ESS/s and 30 gave 926): there the
+    number of moves, from 3 to 10, is about min(n, 1000) over one move's work, so that the moves cost no more
+    than the records' floor, and the autocorrelation time is modelled as 2.5 + 0.4 f n / m instead, so that
+    m = sqrt(0.4 f n (C + 1,000) / 2.5), the 1,000 record updates an iteration's fixed work (fitted at n = 10^6, bulk ESS of 8,000 draws: Gaussian epsilon = 0.01, f = 0.03,
+    m = 1,000 / 4,483 / 11,956 gave 14.8 / 5.0 / 3.6; Laplace epsilon = 0.01, f = 0.003, m = 1,000 and 3,407 both
+    about 2.4; epsilon = 0.1, f = 0.17, m = 10,641 gave 12) (at n = 10^6, Laplace epsilon = 0.01, one move evaluates some 50,000 records near a
+    clamp bound, and 3 moves with 1,000 records per iteration gave 3,365 bulk ESS in 6 s against 5,400 in 16 s
+    with 6 moves). There, too, no clamped record's raw y is refreshed (``clamped_per_iteration`` = 0): the noise
+    holds most of the posterior variance, and the refresh, a random record each, cost 2.3 ms an iteration at
+    n = 10^6 for no gain in effective draws."""
     model = problem.model
     n = model.n
     vn = model.shift_covariance(centre, noise_var)
     inflation = float(np.max(np.diag(priv) / np.diag(vn)))
     f = max(0.0, 1.0 - 1.0 / inflation)
     shifts = 30 if SHIFT_IND_J <= inflation < 10.0 else 10
+    lo_m = min(n, _SHIFT_MIN_WINDOW)
+    if inflation < SHIFT_IND_J:  # balance the moves' work against the records' (see the docstring)
+        move = shift_work(problem, 1, centre)
+        shifts = int(min(10, max(3, round(lo_m / max(move, 1.0)))))
     work = shift_work(problem, shifts, centre)
     if inflation >= SHIFT_NARROW_J:  # the shifts barely move beta: the record sweeps' own window and rate
         m = regression_window(n, infl)
         iat = SHIFT_NARROW_GAIN * (2.0 * infl - 1.0 if m >= n else 1.0 + 2.0 * (infl - 1.0) * n / m)
+    elif inflation < SHIFT_IND_J:  # the independence moves set a floor; the residuals add to it (docstring)
+        fixed = work + _SHIFT_ITER_RECORDS
+        m = int(min(n, max(lo_m, math.ceil(math.sqrt(_SHIFT_WIDE_SLOPE * f * n * fixed / _SHIFT_WIDE_IAT)))))
+        iat = _SHIFT_WIDE_IAT + _SHIFT_WIDE_SLOPE * f * n / m
     else:
-        lo_m = max(math.ceil(n / 10), min(n, _MIN_WINDOW))
         m = int(min(n, max(lo_m, math.ceil(math.sqrt(work * f * n / 1.5)))))
         iat = 1.5 + f * n / m
-    per_iter = t_rec * (m + work) + _REFRESH_NS * min(clamped, float(m))
+    refresh = 0 if inflation < SHIFT_IND_J else min(clamped, float(m))
+    per_iter = t_rec * (_SHIFT_SWEEP_SHARE * m + work) + _REFRESH_NS * refresh
     return {"shifts": shifts, "records_per_iteration": m, "iat": iat, "ns_per_iteration": per_iter,
-            "ns_per_ess": per_iter * iat, "inflation": inflation}
+            "ns_per_ess": per_iter * iat, "inflation": inflation, "refresh": int(refresh)}
 
 
 def _choose_regression(problem: Problem, rng: np.random.Generator) -> tuple[str, str, dict]:
@@ -242,8 +267,14 @@ def _choose_regression(problem: Problem, rng: np.random.Generator) -> tuple[str,
     model = problem.model
     setup = _setup(problem)
     centre = _clean(setup, moment_estimate(problem))
-    m, cv2 = choose_particles(rng, setup, centre, cap=10**7)
     n = model.n
+    t_rec, t_sim = _UNIT_COST_NS["linear_regression"]
+    da = None
+    if not model.unknown_sigma and n >= _PILOT_SKIP_N:
+        da = _regression_da_plan(problem, centre)
+        if da["cost_da"] < t_sim * n * _REGRESSION_PM_ITER_PER_ESS:  # below even one particle's cost: no pilot
+            return _regression_verdict(problem, da, None, None)
+    m, cv2 = choose_particles(rng, setup, centre, cap=10**7)
     if model.unknown_sigma:  # no surrogate for sigma^2: one or two particles decide, as before
         numbers = {"particles_needed": m, "cv2": cv2}
         if m <= 2:
@@ -251,10 +282,17 @@ def _choose_regression(problem: Problem, rng: np.random.Generator) -> tuple[str,
                                        f"n = {n:,} simulated records) estimate the likelihood precisely"), numbers
         return "da_mcmc", (f"the noise is narrow relative to the statistic's spread: the pseudo-marginal sampler would "
                            f"need about {m:,} particles of n = {n:,} records per step"), numbers
+    return _regression_verdict(problem, da or _regression_da_plan(problem, centre), m, cv2)
+
+
+def _regression_da_plan(problem: Problem, centre) -> dict:
+    """DA-MCMC's plan and estimated cost for linear_regression with sigma known (``_choose_regression``)."""
+    model = problem.model
+    n = model.n
     noise_var = float(getattr(problem.mechanism, "noise_sd", 0.0) or 0.0) ** 2
     priv, _ = model.surrogate_covariances(centre, noise_var)
     infl = float(np.max(np.diag(priv) / np.diag(model.censored_covariance(centre))))
-    t_rec, t_sim = _UNIT_COST_NS["linear_regression"]
+    t_rec, _ = _UNIT_COST_NS["linear_regression"]
     window = regression_window(n, infl)
     clamped = float(model.clamped_fraction(centre)) * n
     refresh = min(clamped, float(window))  # every clamped record, at most as many as the window holds
@@ -264,21 +302,35 @@ def _choose_regression(problem: Problem, rng: np.random.Generator) -> tuple[str,
     # cheap but strongly autocorrelated iterations (small n, narrow noise): run thin iterations per kept draw,
     # about half the autocorrelation time, as long as the spec defaults' run stays within _THIN_BUDGET_NS
     thin = int(min(math.ceil(iat / 2.0), max(1, _THIN_BUDGET_NS // (per_iter * _THIN_REFERENCE_DRAWS))))
-    cost_pm = t_sim * n * m * _REGRESSION_PM_ITER_PER_ESS
     shift = _shift_plan(problem, centre, noise_var, priv, t_rec, clamped, infl)
     if shift["ns_per_ess"] < cost_da:  # the shift moves pay: DA-MCMC runs with them
         window, iat, per_iter = shift["records_per_iteration"], shift["iat"], shift["ns_per_iteration"]
         refresh = min(clamped, float(window))
         cost_da = shift["ns_per_ess"]
         thin = int(min(math.ceil(iat / 2.0), max(1, _THIN_BUDGET_NS // (per_iter * _THIN_REFERENCE_DRAWS))))
+    return {"infl": infl, "window": window, "iat": iat, "per_iter": per_iter, "cost_da": cost_da, "thin": thin,
+            "clamped": clamped, "shift": shift}
+
+
+def _regression_verdict(problem: Problem, da: dict, m, cv2) -> tuple[str, str, dict]:
+    """``_choose_regression``'s pick, why and numbers from DA-MCMC's plan ``da`` and the pilot's particles ``m``
+    (None: no pilot, DA-MCMC's estimate being below one particle's cost; the pseudo-marginal cost is then that
+    floor)."""
+    n = problem.model.n
+    t_rec, t_sim = _UNIT_COST_NS["linear_regression"]
+    infl, window, per_iter, cost_da, thin = da["infl"], da["window"], da["per_iter"], da["cost_da"], da["thin"]
+    clamped, shift = da["clamped"], da["shift"]
+    cost_pm = t_sim * n * (m or 1) * _REGRESSION_PM_ITER_PER_ESS
     numbers = {"particles_needed": m, "cv2": cv2, "inflation": infl, "records_per_iteration": int(window),
                "clamped_expected": clamped, "da_mcmc_ns_per_ess": cost_da, "pseudo_marginal_ns_per_ess": cost_pm,
-               "da_mcmc_ns_per_iteration": per_iter * thin, "pseudo_marginal_ns_per_iteration": t_sim * n * m,
+               "da_mcmc_ns_per_iteration": per_iter * thin, "pseudo_marginal_ns_per_iteration": t_sim * n * (m or 1),
                "shift_inflation": shift["inflation"]}
-    if shift["ns_per_ess"] <= cost_da:
-        numbers["shifts"] = shift["shifts"]
     if clamped > window:
         numbers["clamped_per_iteration"] = int(max(1, window))
+    if shift["ns_per_ess"] <= cost_da:
+        numbers["shifts"] = shift["shifts"]
+        if shift["refresh"] == 0:  # the noise dominates: refreshing clamped records' raw y buys nothing
+            numbers["clamped_per_iteration"] = 0
     if thin > 1:
         numbers["thin"] = thin
     if cost_pm <= cost_da:
@@ -296,8 +348,10 @@ def _choose_regression(problem: Problem, rng: np.random.Generator) -> tuple[str,
     else:
         lead = (f"the noise is narrow relative to the statistic's spread (posterior variance {infl:.3g} x the "
                 "confidential one)")
+    versus = (f"the pseudo-marginal sampler's {cost_pm / 1e6:,.1f} ms ({m:,} particles)" if m else
+              f"at least {cost_pm / 1e6:,.1f} ms for the pseudo-marginal sampler (one particle of n records per step)")
     return "da_mcmc", (f"{lead}: DA-MCMC sweeping {sweep}, about {cost_da / 1e6:,.1f} ms per effective "
-                       f"draw, against the pseudo-marginal sampler's {cost_pm / 1e6:,.1f} ms ({m:,} particles)"), numbers
+                       f"draw, against {versus}"), numbers
 
 
 def _choose_custom(problem: Problem, rng: np.random.Generator) -> tuple[str, str, dict]:

@@ -63,11 +63,19 @@ densities cancel and the ratio is prior times noise, derived in :func:`engine.ke
 so the chain alternates the two parametrisations: the interweaving of Yu & Meng (2011), which mixes
 well wherever either one does. The proposal is (2.38^2 / (p + 1)) x the normal surrogate's
 Cov(beta | x, e, s_dp) (:meth:`engine.models.linear_regression.LinearRegression.shift_covariance`) at the
-moment estimate, fixed before the chains start. A move costs one pass over the records whose clamp status
-the move could change (the rest enter as a polynomial in the shift), plus one O(n) split per iteration.
+moment estimate, fixed before the chains start. A move writes no record: the y's are stored as y - X D with
+D the moves' running total. It costs one pass over the records whose clamp status a shift in an ellipsoid
+box of SHIFT_BOX posterior standard deviations could change (the rest enter as a polynomial in the shift).
+The chain keeps that split from iteration to iteration (the sweep and the refresh reclassify the records
+they change, at O(1) each), so no step costs O(n) but a move that leaves the box, after which the records
+are split again around it (:func:`engine.kernels.da_mcmc.shift_moves`). The box is refitted after warm-up to
+the chain's own spread (``_warmup_fit``; it sets the cost only, never the statistic).
 Where J = Var(beta | s_dp) / Var(beta | x, e, s_dp) < SHIFT_IND_J, half the moves after warm-up propose
 beta' from a t mixture fitted to the chain's second half of warm-up instead (``shift_independence``; an
-independence Metropolis-Hastings step in the coordinates (beta, e), the q ratio in the acceptance).
+independence Metropolis-Hastings step in the coordinates (beta, e), the q ratio in the acceptance), with
+delayed acceptance (Christen & Fox 2005) on the normal law of the mixture's main component, which rejects
+most proposals far from the posterior before any record is evaluated; and warm-up makes at least
+SHIFT_BURN_PASSES passes over the records instead of BURN_PASSES, the shifts carrying beta and every y.
 """
 from __future__ import annotations
 
@@ -91,6 +99,9 @@ from .pseudo_marginal import moment_estimate
 __all__ = ["da_mcmc", "ChainState", "acceptance_bound", "METHOD", "BURN_PASSES"]
 
 BURN_PASSES = 6  # full passes over the records that warm-up makes at least, with partial sweeps
+#: The same with shift moves where J < SHIFT_IND_J (wide noise): the shifts carry beta and every y to the
+#: posterior, and the records start from the model's law, which the wide noise barely tilts.
+SHIFT_BURN_PASSES = 2
 
 
 @dataclass
@@ -108,6 +119,7 @@ class ChainState:
     sig: np.ndarray | None = None
     start: int = 0  # the next window's first record (partial sweeps)
     shift_ind: tuple | None = None  # the shift moves' independence component, fitted after warm-up
+    shift_fit: tuple | None = None  # the shift moves' box, its centre and the delayed acceptance surrogate, after it
 
 
 def acceptance_bound(problem: Problem) -> float | None:
@@ -132,10 +144,11 @@ MAX_SHIFTS = 100
 #: The shift proposal's covariance is (SHIFT_RW^2 / (p + 1)) x the surrogate's Cov(beta | x, e, s_dp): the
 #: random-walk Metropolis scale 2.38 / sqrt(d) for d = p + 1 coefficients (Roberts, Gelman & Gilks 1997).
 SHIFT_RW = 2.38
-#: A shift call's split of the records, per record, and one record evaluated by a shift move, as shares of a
-#: record update of the sweep (measured at n = 10^4, p = 2: about 5, 3 and 100 ns).
-SPLIT_SHARE = 0.05
-UNSAFE_SHARE = 0.03
+#: One record evaluated by a shift move, as a share of a record update of the sweep (measured at n = 10^6,
+#: p = 2: about 4 and 106 ns).
+UNSAFE_SHARE = 0.04
+#: The shift moves' box half-width, in posterior standard deviations (``shift_box``).
+SHIFT_BOX = 7.0
 #: The shift moves' independence component (``shift_independence``): used where J < SHIFT_IND_J, for a share
 #: SHIFT_IND_PROB of the moves; t with SHIFT_IND_NU degrees of freedom, the surrogate's covariance widened by
 #: SHIFT_IND_WIDEN, and the prior as a defensive component of weight SHIFT_IND_DEFENSIVE.
@@ -164,50 +177,77 @@ def shift_proposal(problem: Problem, centre=None, cov=None) -> np.ndarray:
     return np.ascontiguousarray(np.linalg.cholesky(0.5 * (cov + cov.T)) * (SHIFT_RW / math.sqrt(model.p + 1)))
 
 
-def shift_independence(problem: Problem, theta_half) -> tuple:
-    """(means, chols, log weights, nu, p_ind) of the shift moves' independence component
-    (:func:`engine.kernels.da_mcmc.shift_moves`), from a chain's second half of warm-up ``theta_half``. Where
-    J = Var(beta | s_dp) / Var(beta | x, e, s_dp) is below SHIFT_IND_J (the noise so wide that the residuals
-    hardly matter), beta | e is nearly the posterior and a random walk spends about ten moves, each a pass over
-    the records, per independent draw; after warm-up a share SHIFT_IND_PROB of the moves proposes beta' from
-    a t mixture instead: centred at the warm-up's mean with the normal surrogate's Cov(beta | s_dp) there,
-    each coordinate widened to the warm-up's own spread where that is larger, times SHIFT_IND_WIDEN (weight
-    1 - SHIFT_IND_DEFENSIVE), and the prior N(0, tau^2 I) as a defensive component (Hesterberg 1995), which
-    keeps q(beta) / q(beta') bounded where the posterior is wider or less normal than the fit. The kept
-    iterations run a fixed kernel (warm-up is discarded), and any such q leaves the target invariant: the fit
-    only decides the acceptance rate. (The naive posterior, which ignores the noise, is no centre: at n = 10^4,
-    Gaussian epsilon = 0.1 its mean sits 8 posterior sd away.)"""
+def shift_box(priv) -> np.ndarray:
+    """The shift moves' box (:func:`engine.kernels.da_mcmc.shift_moves`): the ellipsoid of SHIFT_BOX posterior
+    standard deviations, as the lower Cholesky factor of SHIFT_BOX^2 x the surrogate's Cov(beta | s_dp)
+    (``priv``). The chain keeps one split of the records for as long as the moves' running total stays in the
+    box, and beta, hence that total, ranges over the posterior; the box sets only the cost (the records the moves
+    evaluate one by one, and how often they are split again), never the statistic."""
+    priv = np.asarray(priv, float)
+    return np.ascontiguousarray(np.linalg.cholesky(0.5 * (priv + priv.T)) * SHIFT_BOX)
+
+
+def _warmup_fit(problem: Problem, theta_half) -> tuple:
+    """(mean, cov) of beta from a chain's second half of warm-up ``theta_half``: the warm-up's mean, and the
+    normal surrogate's Cov(beta | s_dp) there with each coordinate widened to the warm-up's own spread where that
+    is larger."""
     model = problem.model
     q = model.p + 1
     theta_half = np.asarray(theta_half, float)
     mean = theta_half.mean(axis=0)
     noise_var = float(getattr(problem.mechanism, "noise_sd", 0.0) or 0.0) ** 2
     priv, _ = model.surrogate_covariances(mean, noise_var, SURROGATE_DRAWS)
+    priv = priv[:q, :q]
     spread = np.atleast_2d(np.cov(theta_half[:, :q], rowvar=False))
     widen = np.sqrt(np.maximum(1.0, np.diag(spread) / np.diag(priv)))
     cov = priv * np.outer(widen, widen)
-    main = np.linalg.cholesky(0.5 * (cov + cov.T)) * SHIFT_IND_WIDEN
+    return mean[:q], 0.5 * (cov + cov.T)
+
+
+def shift_independence(problem: Problem, theta_half) -> tuple:
+    """(means, chols, log weights, nu, p_ind) of the shift moves' independence component
+    (:func:`engine.kernels.da_mcmc.shift_moves`), from a chain's second half of warm-up ``theta_half``, and the
+    normal surrogate (mean, Cholesky factor) of its delayed acceptance. Where
+    J = Var(beta | s_dp) / Var(beta | x, e, s_dp) is below SHIFT_IND_J (the noise so wide that the residuals
+    hardly matter), beta | e is nearly the posterior and a random walk spends about ten moves, each a pass over
+    the records, per independent draw; after warm-up a share SHIFT_IND_PROB of the moves proposes beta' from
+    a t mixture instead: centred at the warm-up's mean with the normal surrogate's Cov(beta | s_dp) there,
+    each coordinate widened to the warm-up's own spread where that is larger (``_warmup_fit``), times
+    SHIFT_IND_WIDEN (weight 1 - SHIFT_IND_DEFENSIVE), and the prior N(0, tau^2 I) as a defensive component
+    (Hesterberg 1995), which keeps q(beta) / q(beta') bounded where the posterior is wider or less normal than
+    the fit. The delayed acceptance's surrogate is the normal law of the first component's location and scale:
+    a proposal it finds far less likely than the current beta (most from the defensive component) is rejected
+    before any record is evaluated. The kept iterations run a fixed kernel (warm-up is discarded), and any such
+    q and surrogate leave the target invariant: the fit only decides the acceptance rate and the cost. (The
+    naive posterior, which ignores the noise, is no centre: at n = 10^4, Gaussian epsilon = 0.1 its mean sits
+    8 posterior sd away.)"""
+    model = problem.model
+    q = model.p + 1
+    mean, cov = _warmup_fit(problem, theta_half)
+    main = np.linalg.cholesky(cov) * SHIFT_IND_WIDEN
     wide = np.eye(q) * model.prior_sd
     chols = np.ascontiguousarray(np.stack([main, wide]))
-    means = np.ascontiguousarray(np.stack([mean[:q], np.zeros(q)]))
+    means = np.ascontiguousarray(np.stack([mean, np.zeros(q)]))
     log_w = np.array([math.log(1.0 - SHIFT_IND_DEFENSIVE), math.log(SHIFT_IND_DEFENSIVE)]) - np.array(
         [float(np.sum(np.log(np.diag(c)))) for c in chols])
-    return means, chols, log_w, SHIFT_IND_NU, SHIFT_IND_PROB
+    return (means, chols, log_w, SHIFT_IND_NU, SHIFT_IND_PROB), (np.ascontiguousarray(mean),
+                                                                 np.ascontiguousarray(main))
 
 
 def shift_work(problem: Problem, shifts: int, centre=None) -> float:
-    """Work of one iteration's shift moves, in record updates of the sweep: the O(n) split (SPLIT_SHARE of
-    an update per record) and, per move, the records evaluated one by one (UNSAFE_SHARE of an update each,
-    :meth:`engine.models.linear_regression.LinearRegression.unsafe_fraction` of the n records, for the
-    kernel's box of SHIFT_REACH proposal standard deviations). 0 when ``shifts`` is 0."""
+    """Work of one iteration's shift moves, in record updates of the sweep: per move, the records evaluated one
+    by one (UNSAFE_SHARE of an update each, :meth:`engine.models.linear_regression.LinearRegression.unsafe_fraction`
+    of the n records, for the box ``shift_box``). The split itself is built once per call and kept, so it is not
+    counted. 0 when ``shifts`` is 0."""
     if not shifts:
         return 0.0
     model = problem.model
     centre = moment_estimate(problem) if centre is None else centre
+    noise_var = float(getattr(problem.mechanism, "noise_sd", 0.0) or 0.0) ** 2
     low = shift_proposal(problem, centre)
-    radius = kernels.SHIFT_REACH * np.sqrt(np.sum(low * low, axis=1))
-    unsafe = model.unsafe_fraction(centre, radius)
-    return model.n * (SPLIT_SHARE + shifts * UNSAFE_SHARE * unsafe)
+    priv, _ = model.surrogate_covariances(centre, noise_var, SURROGATE_DRAWS)
+    unsafe = model.unsafe_fraction(centre, shift_box(priv[:model.p + 1, :model.p + 1]))
+    return model.n * shifts * UNSAFE_SHARE * unsafe
 
 
 def _rr_reports(problem: Problem) -> np.ndarray:
@@ -227,8 +267,10 @@ class _Runner:
         self.problem = problem
         self.shifts = shifts  # shift moves of beta with the records' y per iteration (linear_regression)
         self.shift_l = kernels.NO_SHIFT
+        self.shift_box = kernels.NO_BOX  # the shift moves' box during warm-up (shift_box)
         self.shift_mixed = False  # an independence component after warm-up (fit_shift)
         self.window = window  # records per iteration (linear_regression), None = all n
+        self.burn_passes = BURN_PASSES  # full passes over the records in warm-up, at least (partial sweeps)
         self.refresh = refresh  # clamped records' raw y refreshed per iteration (linear_regression), -1 = all
         model, mech = problem.model, problem.mechanism
         self.rr = isinstance(mech, RandomizedResponse)
@@ -247,6 +289,9 @@ class _Runner:
                 priv, _ = model.surrogate_covariances(centre, noise_var, SURROGATE_DRAWS)
                 inflation = np.diag(priv) / np.diag(held)
                 self.shift_mixed = bool(np.max(inflation) < SHIFT_IND_J)
+                if self.shift_mixed:
+                    self.burn_passes = SHIFT_BURN_PASSES
+                self.shift_box = shift_box(priv[:model.p + 1, :model.p + 1])
         elif self.rr:
             self.log_q = mech.log_Q
         else:
@@ -298,10 +343,24 @@ class _Runner:
         return ChainState(x=x.astype(dtype), s=float(model.statistic(x)[0]), sum_x=float(np.sum(x)))
 
     def fit_shift(self, st: ChainState, theta_half) -> None:
-        """After warm-up: the independence component of the shift moves from this chain's second half of
-        warm-up (``shift_independence``), where the noise is wide enough for it (``shift_mixed``)."""
-        if self.shift_mixed and theta_half.shape[0] >= 2:
-            st.shift_ind = shift_independence(self.problem, theta_half)
+        """After warm-up: the shift moves' box (SHIFT_BOX standard deviations of ``_warmup_fit``'s covariance) and
+        its centre (the warm-up's mean) from this chain's second half of warm-up, and, where the noise is wide
+        enough for it (``shift_mixed``), the independence component with its delayed acceptance surrogate
+        (``shift_independence``). None of them changes the target: the box and centre set the cost only."""
+        if self.shifts > 0 and theta_half.shape[0] >= 2:
+            mean, cov = _warmup_fit(self.problem, theta_half)
+            da = (kernels.NO_MID, kernels.NO_BOX)
+            if self.shift_mixed:
+                st.shift_ind, da = shift_independence(self.problem, theta_half)
+            st.shift_fit = (np.ascontiguousarray(np.linalg.cholesky(cov) * SHIFT_BOX), np.ascontiguousarray(mean),
+                            *da)
+
+    def _shift_args(self, st: ChainState) -> tuple:
+        """The kernels' shift arguments after ``shift_l``: the independence component, the box, its centre and the
+        delayed acceptance surrogate. Before the warm-up fit: the runner's box, re-centred where the moves are (the
+        chain is still on its way to the posterior, so no fixed centre fits), and no surrogate."""
+        fit = st.shift_fit or (self.shift_box, kernels.NO_MID, kernels.NO_MID, kernels.NO_BOX)
+        return (*(st.shift_ind or NO_IND), *fit)
 
     def advance(self, rng, st: ChainState, n_iter: int, out_theta, out_acc, out_frac, window=None) -> None:
         model = self.problem.model
@@ -324,14 +383,14 @@ class _Runner:
                 rng, st.x, st.counts, st.xtx, st.xty, st.yty, st.sig, self.chol, np.asarray(model.x_mean, float),
                 model.prior_sd, float(sig_a), float(sig_b), np.asarray(model.lo, float), np.asarray(model.hi, float),
                 np.asarray(sdp, float), self.kernel, self.scale, st.start, int(window), n_iter, out_theta, out_acc,
-                out_frac, int(self.refresh), int(self.shifts), self.shift_l, *(st.shift_ind or NO_IND)))
+                out_frac, int(self.refresh), int(self.shifts), self.shift_l, *self._shift_args(st)))
         elif model.name == "linear_regression":
             sig_a, sig_b = model.sigma_prior or (0.0, 0.0)
             regression_chain(rng, st.x, st.counts, st.xtx, st.xty, st.yty, st.sig, self.chol,
                              np.asarray(model.x_mean, float), model.prior_sd, float(sig_a), float(sig_b),
                              np.asarray(model.lo, float), np.asarray(model.hi, float), np.asarray(sdp, float),
                              self.kernel, self.scale, n_iter, out_theta, out_acc, out_frac, int(self.refresh),
-                             int(self.shifts), self.shift_l, *(st.shift_ind or NO_IND))
+                             int(self.shifts), self.shift_l, *self._shift_args(st))
         elif model.name == "poisson_gamma":
             upper = -1 if model.upper is None else int(model.upper)
             s, sx = kernels.poisson_chain(rng, st.x, int(st.s), int(st.sum_x), model.alpha, model.beta, upper,
@@ -353,7 +412,7 @@ def _run_chain(runner, rng, warmup, draws, block, progress, c, tick, stop):
     st = runner.init_state(rng)
     done = 0
     windows = _windows(runner, warmup)
-    fit = getattr(runner, "shift_mixed", False)  # a block ends at warm-up's end, where the shift moves are refitted
+    fit = getattr(runner, "shifts", 0) > 0  # a block ends at warm-up's end, where the shift moves are refitted
     while done < total and not stop.is_set():
         if windows is None:  # full sweeps: blocks as they always were
             m = min(block, total - done, warmup - done if fit and done < warmup else total)
@@ -372,12 +431,13 @@ def _run_chain(runner, rng, warmup, draws, block, progress, c, tick, stop):
 
 def _windows(runner, warmup):
     """((records per warm-up iteration, block), (records per kept iteration, block)), or None for full
-    sweeps throughout. Warm-up sweeps at least BURN_PASSES x n / warmup records per iteration."""
+    sweeps throughout. Warm-up sweeps at least ``burn_passes`` x n / warmup records per iteration (BURN_PASSES,
+    or SHIFT_BURN_PASSES where the shift moves carry the chain)."""
     m = getattr(runner, "window", None)  # a custom model's runner sweeps all records
     n = runner.problem.model.n
     if m is None or m >= n:
         return None
-    m_warm = min(n, max(m, math.ceil(BURN_PASSES * n / max(warmup, 1))))
+    m_warm = min(n, max(m, math.ceil(getattr(runner, "burn_passes", BURN_PASSES) * n / max(warmup, 1))))
     return tuple((w, max(1, 4_000_000 // w)) for w in (m_warm, m))
 
 

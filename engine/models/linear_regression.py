@@ -298,10 +298,10 @@ class LinearRegression:
         lo, hi = self._bounds()
         return float(np.mean(special.ndtr((lo[self.p] - mu) / sigma) + special.ndtr((mu - hi[self.p]) / sigma)))
 
-    def unsafe_fraction(self, beta, radius, draws: int = 20_000) -> float:
-        """Expected share of the records that a call of DA-MCMC's shift moves evaluates one by one
-        (:func:`engine.kernels.da_mcmc.shift_moves`): those whose y lies within b = r_0 + sum_j |x_j| r_j of a
-        clamp bound of y (``radius`` = r), where a shift in the box |D_a| < r_a could change whether y is
+    def unsafe_fraction(self, beta, box, draws: int = 20_000) -> float:
+        """Expected share of the records that DA-MCMC's shift moves evaluate one by one
+        (:func:`engine.kernels.da_mcmc.shift_moves`): those whose y lies within b = |box^T X| (X = (1, x)) of a
+        clamp bound of y, where a shift in the ellipsoid {D : |box^{-1} D| < 1} could change whether y is
         clamped. With mu = beta_0 + x^T beta_1: and y | x ~ N(mu, sigma^2), P(|y - c| <= b | x) =
         Phi((c + b - mu) / sigma) - Phi((c - b - mu) / sigma) for each bound c, summed over the two bounds
         (at most 1) and averaged over x on fixed common normals. A cost model: no acceptance ratio depends
@@ -310,10 +310,10 @@ class LinearRegression:
         e = np.random.default_rng(0).standard_normal((draws, self.p))
         sigma = self.sigma if not self.unknown_sigma else math.sqrt(float(np.asarray(beta)[q]))
         beta = np.asarray(beta, float)[:q]
-        r = np.asarray(radius, float)
         x = np.asarray(self.x_mean, float) + e @ self.chol.T
         mu = beta[0] + x @ beta[1:]
-        b = r[0] + np.abs(x) @ r[1:]
+        big_x = np.column_stack([np.ones(draws), x])
+        b = np.sqrt(np.sum((big_x @ np.asarray(box, float)) ** 2, axis=1))
         lo, hi = self._bounds()
         share = np.zeros(draws)
         for c in (lo[self.p], hi[self.p]):
