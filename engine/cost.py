@@ -55,7 +55,7 @@ from .methods import mcem, validate_method
 from .methods.abc_rejection import abc_rejection
 from .methods.auto import LOGLINEAR_NS_PER_CELL_BLOCK, choose, settings_for
 from .methods.bernstein_sheldon import chain_1d
-from .methods.da_mcmc import BURN_PASSES, da_mcmc, shift_work
+from .methods.da_mcmc import burn_passes, da_mcmc, shift_work
 from .methods.exact import exact
 from .methods.mean_ratio import planned_work
 from .methods.pseudo_marginal import _clean, _setup, choose_particles, moment_estimate
@@ -205,8 +205,9 @@ def estimate_cost(problem: Problem, method: dict, rates: dict | None = None) -> 
             # the shift moves' split and record evaluations, in record updates per iteration (shift_work)
             refresh_s += chains * (warmup + draws) * shift_work(problem, int(settings.get("shifts", 0))) * per / _parallel(
                 chains, rates)
-            if m is not None and m < model.n:  # partial sweeps; warm-up makes BURN_PASSES full passes at least
-                units = chains * (draws * float(m) + warmup * max(float(m), min(model.n, BURN_PASSES * model.n
+            if m is not None and m < model.n:  # partial sweeps; warm-up makes burn_passes full passes at least
+                passes = burn_passes(problem, int(settings.get("shifts", 0)))
+                units = chains * (draws * float(m) + warmup * max(float(m), min(model.n, passes * model.n
                                                                                 / max(warmup, 1))))
                 secs = units * per / _parallel(chains, rates) + refresh_s
                 return Cost(name, units, "record updates", secs, f"{chains} chains x {warmup + draws:,} iterations x "

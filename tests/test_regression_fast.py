@@ -450,3 +450,18 @@ def test_the_fused_simulation_is_the_record_by_record_one_to_the_bit(p):
     simulate_into(np.random.Generator(np.random.SFC64(10)), beta, 500, chol, x_mean, 1.3, lo, hi, np.empty(p + 2),
                   np.empty(d), np.empty(p + 1), np.empty(p), shifted)
     assert not np.array_equal(fused, shifted)
+
+
+def test_auto_without_a_pilot_skips_the_pseudo_marginal_fallback_with_the_reason():
+    """n = 10^5, narrow noise, 20 draws per chain: DA-MCMC's estimate is below one particle's cost, so no
+    pseudo-marginal pilot ran (particles_needed None); the short run misses the verdict, and the pseudo-marginal
+    fallback is skipped, naming that reason, rather than run at n simulated records per particle."""
+    cell = engine.prepare({"seed": 1, "model": {"name": "linear_regression", "n": 100_000},
+                           "mechanism": {"name": "gaussian", "rho": 5000.0},
+                           "data": {"simulate": {"beta": [-1.79, -2.89, -0.66]}}})
+    res = engine.run_method(cell, {"name": "auto", "chains": 2, "draws": 20, "warmup": 20}, 1)
+    attempts = res.info["attempts"]
+    assert res.info["rule"]["particles_needed"] is None
+    assert attempts[0]["method"] == "da_mcmc" and not attempts[0]["converged"]
+    assert attempts[1]["method"] == "pseudo_marginal" and "below one particle's" in attempts[1]["skipped"]
+    assert res.info["picked"] == "da_mcmc"

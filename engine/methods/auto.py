@@ -465,13 +465,17 @@ def auto(problem: Problem, rng: np.random.Generator, *, chains: int = 4, draws: 
     best = (result, verdict)
     if verdict.applicable and not verdict.converged:
         other = "da_mcmc" if picked == "pseudo_marginal" else "pseudo_marginal"
-        # a regression (or custom) particle is n simulated records: past 50 of them the other chain cannot do better
+        # a regression (or custom) particle is n simulated records: past 50 of them the other chain cannot do better;
+        # no pilot at all (particles_needed None) where DA-MCMC's estimate was below even one particle's cost
+        need = numbers.get("particles_needed", 0)
         hopeless = ((isinstance(problem.model, CustomModel) or problem.model.name == "linear_regression")
-                    and numbers.get("particles_needed", 0) > 50)
+                    and (need is None or need > 50))
         skip = None
         if _serves(problem.model, other) and hopeless:
-            skip = (f"the pilot asks for {numbers['particles_needed']:,} particles, each n = {problem.model.n:,} "
-                    "simulated records (over 50)")
+            skip = (f"the pilot asks for {need:,} particles, each n = {problem.model.n:,} simulated records (over 50)"
+                    if need is not None else
+                    f"DA-MCMC's estimated cost per effective draw is below one particle's (n = {problem.model.n:,} "
+                    "simulated records per step)")
             attempts.append({"method": other, "converged": None, "skipped": skip})
             why += f"; {picked} did not converge at {draws} draws per chain, and {other} was skipped: {skip}"
         elif _serves(problem.model, other):

@@ -177,6 +177,32 @@ def shift_proposal(problem: Problem, centre=None, cov=None) -> np.ndarray:
     return np.ascontiguousarray(np.linalg.cholesky(0.5 * (cov + cov.T)) * (SHIFT_RW / math.sqrt(model.p + 1)))
 
 
+def _shift_covariances(problem: Problem) -> tuple:
+    """(Cov(beta | x, e, s_dp), Cov(beta | s_dp)) of the normal surrogate at the moment estimate, with
+    SURROGATE_DRAWS records: what the shift moves' proposal, box and mode are set from."""
+    model = problem.model
+    centre = moment_estimate(problem)
+    noise_var = float(getattr(problem.mechanism, "noise_sd", 0.0) or 0.0) ** 2
+    held = model.shift_covariance(centre, noise_var, SURROGATE_DRAWS)
+    priv, _ = model.surrogate_covariances(centre, noise_var, SURROGATE_DRAWS)
+    return held, priv
+
+
+def _mixed(held, priv) -> bool:
+    """J = Var(beta | s_dp) / Var(beta | x, e, s_dp) below SHIFT_IND_J for every coefficient: the shift moves get
+    their independence component after warm-up, and warm-up makes SHIFT_BURN_PASSES passes."""
+    return bool(np.max(np.diag(priv)[:held.shape[0]] / np.diag(held)) < SHIFT_IND_J)
+
+
+def burn_passes(problem: Problem, shifts: int) -> int:
+    """The full passes over the records that DA-MCMC's warm-up makes at least with partial sweeps: BURN_PASSES,
+    or SHIFT_BURN_PASSES with shift moves where J < SHIFT_IND_J (``_mixed``)."""
+    if shifts > 0 and getattr(problem.model, "name", "") == "linear_regression" and _mixed(*_shift_covariances(
+            problem)):
+        return SHIFT_BURN_PASSES
+    return BURN_PASSES
+
+
 def shift_box(priv) -> np.ndarray:
     """The shift moves' box (:func:`engine.kernels.da_mcmc.shift_moves`): the ellipsoid of SHIFT_BOX posterior
     standard deviations, as the lower Cholesky factor of SHIFT_BOX^2 x the surrogate's Cov(beta | s_dp)
@@ -282,13 +308,9 @@ class _Runner:
         elif model.name == "linear_regression":
             self.chol = model.chol
             if shifts > 0:
-                centre = moment_estimate(problem)
-                noise_var = float(getattr(problem.mechanism, "noise_sd", 0.0) or 0.0) ** 2
-                held = model.shift_covariance(centre, noise_var, SURROGATE_DRAWS)
+                held, priv = _shift_covariances(problem)
                 self.shift_l = shift_proposal(problem, cov=held)
-                priv, _ = model.surrogate_covariances(centre, noise_var, SURROGATE_DRAWS)
-                inflation = np.diag(priv) / np.diag(held)
-                self.shift_mixed = bool(np.max(inflation) < SHIFT_IND_J)
+                self.shift_mixed = _mixed(held, priv)
                 if self.shift_mixed:
                     self.burn_passes = SHIFT_BURN_PASSES
                 self.shift_box = shift_box(priv[:model.p + 1, :model.p + 1])
