@@ -664,7 +664,7 @@ def _split_class(rec, i, centre, box, lo, hi):
     return 3 if out else 3 - 3 * int(inside) - 2 * int(below) - int(above)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _split_put(rec, i, cl, sg, lo, hi, sp):
     """Add (sg = 1) or take away (sg = -1) record i, of class cl (``_split_class``), in the split ``sp``. The split
     keeps sums over E, the records that are not safe inside (classes 1, 2, 3), since the safe inside ones' sums are
@@ -1237,6 +1237,7 @@ def _shift_chain(rng, rec, s, xtx, xty, yty, sig, chol, x_mean, prior_sd, sig_a,
     sweep and the refresh reclassify it), and rebuilt only when an accepted shift leaves the box. So no step
     of an iteration costs O(n) but a move outside the box. At the call's end every y is written as
     rec[i, p] + X_i D, and the caller sees the records as they are."""
+    statistics(rec, lo, hi, s, xtx, xty, yty)
     n, q = rec.shape
     p = q - 1
     beta = np.empty(q)
@@ -1272,7 +1273,6 @@ def _shift_chain(rng, rec, s, xtx, xty, yty, sig, chol, x_mean, prior_sd, sig_a,
     return start
 
 
-@njit(cache=True, nogil=True)
 def regression_chain(rng, rec, s, xtx, xty, yty, sig, chol, x_mean, prior_sd, sig_a, sig_b, lo, hi, s_dp, kernel,
                      scale, n_iter, out_theta, out_acc, out_frac, refresh=0, shifts=0, shift_l=NO_SHIFT,
                      ind_means=NO_IND_MEANS, ind_chols=NO_IND_CHOLS, ind_log_w=NO_IND_LOG_W, nu=5.0, p_ind=0.0,
@@ -1288,7 +1288,6 @@ def regression_chain(rng, rec, s, xtx, xty, yty, sig, chol, x_mean, prior_sd, si
                             shift_l, ind_means, ind_chols, ind_log_w, nu, p_ind, shift_box, shift_mid, da_mean, da_chol)
 
 
-@njit(cache=True, nogil=True)
 def regression_window_chain(rng, rec, s, xtx, xty, yty, sig, chol, x_mean, prior_sd, sig_a, sig_b, lo, hi, s_dp,
                             kernel, scale, start, m, n_iter, out_theta, out_acc, out_frac, refresh=0, shifts=0,
                             shift_l=NO_SHIFT, ind_means=NO_IND_MEANS, ind_chols=NO_IND_CHOLS, ind_log_w=NO_IND_LOG_W,
@@ -1315,16 +1314,28 @@ def regression_window_chain(rng, rec, s, xtx, xty, yty, sig, chol, x_mean, prior
     ``_shift_chain``, on the ellipsoid box {D : |shift_box^{-1} (D - centre)| < 1} (default shift_box =
     SHIFT_REACH x ``shift_l``) re-centred, when a move leaves it, by ``shift_mid`` (the posterior's centre;
     empty: none); ``da_mean``, ``da_chol``: the independence proposals' delayed acceptance surrogate (empty:
-    none)."""
+    none).
+
+    A Python function that picks one of two compiled chains (``_window_chain``, ``_shift_chain``), so that a
+    run compiles only the one it uses (numba compiles every branch of a compiled function)."""
+    if shifts > 0:
+        q = xty.size
+        box = shift_box if shift_box.shape[0] == q else np.ascontiguousarray(SHIFT_REACH * shift_l)
+        return _shift_chain(rng, rec, s, xtx, xty, yty, sig, chol, x_mean, prior_sd, sig_a, sig_b, lo, hi, s_dp,
+                            kernel, scale, start, m, n_iter, out_theta, out_acc, out_frac, refresh, shifts, shift_l,
+                            box, shift_mid, ind_means, ind_chols, ind_log_w, nu, p_ind, da_mean, da_chol)
+    return _window_chain(rng, rec, s, xtx, xty, yty, sig, chol, x_mean, prior_sd, sig_a, sig_b, lo, hi, s_dp, kernel,
+                         scale, start, m, n_iter, out_theta, out_acc, out_frac, refresh)
+
+
+@njit(cache=True, nogil=True)
+def _window_chain(rng, rec, s, xtx, xty, yty, sig, chol, x_mean, prior_sd, sig_a, sig_b, lo, hi, s_dp, kernel, scale,
+                  start, m, n_iter, out_theta, out_acc, out_frac, refresh):
+    """``regression_window_chain`` without shift moves (Algorithm 1 on a window, with the refresh)."""
     statistics(rec, lo, hi, s, xtx, xty, yty)
     n = rec.shape[0]
     q = xty.size
     p = q - 1
-    if shifts > 0:
-        box = shift_box if shift_box.shape[0] == q else SHIFT_REACH * shift_l
-        return _shift_chain(rng, rec, s, xtx, xty, yty, sig, chol, x_mean, prior_sd, sig_a, sig_b, lo, hi, s_dp,
-                            kernel, scale, start, m, n_iter, out_theta, out_acc, out_frac, refresh, shifts, shift_l,
-                            box, shift_mid, ind_means, ind_chols, ind_log_w, nu, p_ind, da_mean, da_chol)
     beta = np.empty(q)
     if refresh != 0:
         cl_idx = np.empty(n, dtype=np.int64)
