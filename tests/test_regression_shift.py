@@ -245,7 +245,7 @@ def test_shift_moves_agree_with_abc_rejection(design, truth, seed):
 
 # ---------------------------------------------------------------- (c) SBC, reproducibility, settings
 
-@pytest.mark.parametrize("n, epsilon, m, k, thin", [(10, 1.0, 3, 10, 40), (2000, 5.0, 200, 10, 30)],
+@pytest.mark.parametrize("n, epsilon, m, k, thin", [(10, 1.0, 3, 10, 40), (2000, 5.0, 200, 10, 20)],
                          ids=["n=10", "n=2000"])
 def test_sbc_with_shift_moves(n, epsilon, m, k, thin):
     """300 replicates, level 0.001 per coordinate, with partial sweeps and shift moves; the naive posterior
