@@ -93,6 +93,34 @@ def test_the_split_gives_the_records_own_statistic_anywhere_in_its_box():
                 np.testing.assert_array_equal(status[safe], cls[safe])
 
 
+@pytest.mark.parametrize("p", [1, 3])
+def test_the_split_is_exact_for_other_numbers_of_predictors(p):
+    """The same identity with p = 1 and p = 3 predictors (the general loop; p = 2 has its own): y clamped to
+    [-2, 2], so a good share of the records is clamped or unsafe."""
+    lo, hi = np.full(p + 1, -10.0), np.full(p + 1, 10.0)
+    lo[p], hi[p] = -2.0, 2.0
+    model = make_model("linear_regression", {"n": 800, "p": p, "lo": list(lo), "hi": list(hi)})
+    beta = np.linspace(0.5, -0.8, p + 1)
+    rec = np.ascontiguousarray(model.sample_records(np.random.default_rng(p), beta))
+    q = p + 1
+    s, xtx, xty, yty = np.empty(model.stat_dim), np.empty((q, q)), np.empty(q), np.empty(1)
+    statistics(rec, lo, hi, s, xtx, xty, yty)
+    box = np.ascontiguousarray(np.diag(np.full(q, 0.05)))
+    sp = rk._split_new(rec.shape[0], q, False)
+    rk._resplit(rec, np.zeros(q), box, lo, hi, sp)
+    assert 0 < sp[5][0] < rec.shape[0] // 2
+    poly_b, poly_a = np.empty(q + 1), np.empty((q, q))
+    rk._split_poly(np.zeros(q), xtx, xty, yty, lo, hi, sp, poly_b, poly_a)
+    for v in np.random.default_rng(9).uniform(-0.5, 0.5, size=(10, q)):  # |v| <= 0.5 sqrt(q) < 1: in the box
+        d = box @ v
+        moved = rec.copy()
+        moved[:, p] = rec[:, p] + d[0] + rec[:, :p] @ d[1:]
+        want = model.statistic(moved)
+        got = np.empty(q + 1)
+        rk._split_stat(d, poly_b, poly_a, lo, hi, sp, got)
+        np.testing.assert_allclose(got, np.r_[want[:q], want[q]], rtol=1e-10, atol=1e-9)
+
+
 def test_sweeps_and_refreshes_keep_the_split_as_a_fresh_one_would_be():
     """Record moves (many accepted, some crossing a clamp or the box's reach) and refreshes of clamped records,
     all on records stored as y - X D: the split they keep up to date (classes, the unsafe and safe clamped lists,
