@@ -95,6 +95,7 @@ _MIN_WINDOW = 100                 # linear_regression: DA-MCMC sweeps at least t
 _SHIFT_MIN_WINDOW = 1000          # the same with shift moves (at most n)
 _SHIFT_WIDE_IAT = 2.5             # linear_regression, J < SHIFT_IND_J: autocorrelation time 2.5 + 0.4 f n / m
 _SHIFT_WIDE_SLOPE = 0.4
+_SHIFT_BALANCE = 4.0              # J < SHIFT_IND_J: the moves may cost up to this many times the records' floor
 _SHIFT_ITER_RECORDS = 1000.0      # linear_regression, J < SHIFT_IND_J: work per iteration besides the moves, in record
                                   # updates, when m is balanced against it (fitted at n = 10^6)
 _SHIFT_SWEEP_SHARE = 1.2          # a record update with shift moves (it keeps the split): 127 against 106 ns at 10^6
@@ -215,15 +216,17 @@ def _shift_plan(problem: Problem, centre, noise_var: float, priv, t_rec: float, 
     (J >= 10: the conjugate half does most of it). Where J < SHIFT_IND_J half the moves propose from the fitted
     independence law (:func:`engine.methods.da_mcmc.shift_independence`), so a few moves decorrelate beta given
     the residuals (at n = 10^4, Gaussian epsilon = 0.1, 10 shifts gave 1,771 ESS/s and 30 gave 926): there the
-    number of moves, from 3 to 10, is about min(n, 1000) over one move's work, so that the moves cost no more
-    than the records' floor, and the autocorrelation time is modelled as 2.5 + 0.4 f n / m instead, so that
+    number of moves, from 3 to 10, is about 4 min(n, 1000) over one move's work, so that the moves cost no more
+    than four times the records' floor (10 at n = 10^4; 3 at n = 10^6, Laplace epsilon = 0.01, 9 at Gaussian
+    epsilon = 0.01, where 9 gave 663 / 374 / 351 bulk ESS/s over seeds 1-3 against 486 / 226 / 302 with 3), and the autocorrelation time is modelled as 2.5 + 0.4 f n / m instead, so that
     m = sqrt(0.4 f n (C + 1,000) / 2.5), the 1,000 record updates an iteration's fixed work (fitted at n = 10^6, bulk ESS of 8,000 draws: Gaussian epsilon = 0.01, f = 0.03,
     m = 1,000 / 4,483 / 11,956 gave 14.8 / 5.0 / 3.6; Laplace epsilon = 0.01, f = 0.003, m = 1,000 and 3,407 both
     about 2.4; epsilon = 0.1, f = 0.17, m = 10,641 gave 12) (at n = 10^6, Laplace epsilon = 0.01, one move evaluates some 50,000 records near a
     clamp bound, and 3 moves with 1,000 records per iteration gave 3,365 bulk ESS in 6 s against 5,400 in 16 s
-    with 6 moves). There, too, no clamped record's raw y is refreshed (``clamped_per_iteration`` = 0): the noise
-    holds most of the posterior variance, and the refresh, a random record each, cost 2.3 ms an iteration at
-    n = 10^6 for no gain in effective draws."""
+    with 6 moves). There the clamped records' raw y are all refreshed where the window holds as many (at
+    n = 10^4, Laplace epsilon = 0.1, seed 2, tail ESS/s 478 without, 1,289 with, at 10 moves) and none where the
+    clamped set is larger (``clamped_per_iteration`` = 0): at n = 10^6 the refresh is a random record each, a
+    cache miss, and m of them cost 2.3 ms an iteration for no gain at Laplace epsilon = 0.01."""
     model = problem.model
     n = model.n
     vn = model.shift_covariance(centre, noise_var)
@@ -233,7 +236,7 @@ def _shift_plan(problem: Problem, centre, noise_var: float, priv, t_rec: float, 
     lo_m = min(n, _SHIFT_MIN_WINDOW)
     if inflation < SHIFT_IND_J:  # balance the moves' work against the records' (see the docstring)
         move = shift_work(problem, 1, centre)
-        shifts = int(min(10, max(3, round(lo_m / max(move, 1.0)))))
+        shifts = int(min(10, max(3, round(_SHIFT_BALANCE * lo_m / max(move, 1.0)))))
     work = shift_work(problem, shifts, centre)
     if inflation >= SHIFT_NARROW_J:  # the shifts barely move beta: the record sweeps' own window and rate
         m = regression_window(n, infl)
@@ -245,10 +248,13 @@ def _shift_plan(problem: Problem, centre, noise_var: float, priv, t_rec: float, 
     else:
         m = int(min(n, max(lo_m, math.ceil(math.sqrt(work * f * n / 1.5)))))
         iat = 1.5 + f * n / m
-    refresh = 0 if inflation < SHIFT_IND_J else min(clamped, float(m))
+    # where J < SHIFT_IND_J: every clamped record when the window holds as many (cheap, and it lifts tail ESS),
+    # none when it would be random picks over a larger clamped set (a cache miss each at n = 10^6)
+    refresh = (clamped if clamped <= m else 0.0) if inflation < SHIFT_IND_J else min(clamped, float(m))
+    no_refresh = inflation < SHIFT_IND_J and clamped > m
     per_iter = t_rec * (_SHIFT_SWEEP_SHARE * m + work) + _REFRESH_NS * refresh
     return {"shifts": shifts, "records_per_iteration": m, "iat": iat, "ns_per_iteration": per_iter,
-            "ns_per_ess": per_iter * iat, "inflation": inflation, "refresh": int(refresh)}
+            "ns_per_ess": per_iter * iat, "inflation": inflation, "no_refresh": no_refresh}
 
 
 def _choose_regression(problem: Problem, rng: np.random.Generator) -> tuple[str, str, dict]:
@@ -329,7 +335,7 @@ def _regression_verdict(problem: Problem, da: dict, m, cv2) -> tuple[str, str, d
         numbers["clamped_per_iteration"] = int(max(1, window))
     if shift["ns_per_ess"] <= cost_da:
         numbers["shifts"] = shift["shifts"]
-        if shift["refresh"] == 0:  # the noise dominates: refreshing clamped records' raw y buys nothing
+        if shift["no_refresh"]:  # the clamped set outnumbers the window: no refresh (_shift_plan)
             numbers["clamped_per_iteration"] = 0
     if thin > 1:
         numbers["thin"] = thin
