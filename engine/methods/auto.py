@@ -218,15 +218,18 @@ def _shift_plan(problem: Problem, centre, noise_var: float, priv, t_rec: float, 
     the residuals (at n = 10^4, Gaussian epsilon = 0.1, 10 shifts gave 1,771 ESS/s and 30 gave 926): there the
     number of moves, from 3 to 10, is about 4 min(n, 1000) over one move's work, so that the moves cost no more
     than four times the records' floor (10 at n = 10^4; 3 at n = 10^6, Laplace epsilon = 0.01, 9 at Gaussian
-    epsilon = 0.01, where 9 gave 663 / 374 / 351 bulk ESS/s over seeds 1-3 against 486 / 226 / 302 with 3), and the autocorrelation time is modelled as 2.5 + 0.4 f n / m instead, so that
-    m = sqrt(0.4 f n (C + 1,000) / 2.5), the 1,000 record updates an iteration's fixed work (fitted at n = 10^6, bulk ESS of 8,000 draws: Gaussian epsilon = 0.01, f = 0.03,
+    epsilon = 0.01, where 9 gave 663 / 374 / 351 bulk ESS/s over seeds 1-3 against 486 / 226 / 302 with 3),
+    and the autocorrelation time is modelled as 2.5 + 0.4 f n / m instead, so that
+    m = sqrt(0.4 f n (C + 1,000) / 2.5), the 1,000 record updates an iteration's fixed work (fitted at
+    n = 10^6, bulk ESS of 8,000 draws: Gaussian epsilon = 0.01, f = 0.03,
     m = 1,000 / 4,483 / 11,956 gave 14.8 / 5.0 / 3.6; Laplace epsilon = 0.01, f = 0.003, m = 1,000 and 3,407 both
-    about 2.4; epsilon = 0.1, f = 0.17, m = 10,641 gave 12) (at n = 10^6, Laplace epsilon = 0.01, one move evaluates some 50,000 records near a
-    clamp bound, and 3 moves with 1,000 records per iteration gave 3,365 bulk ESS in 6 s against 5,400 in 16 s
-    with 6 moves). There the clamped records' raw y are all refreshed where the window holds as many (at
-    n = 10^4, Laplace epsilon = 0.1, seed 2, tail ESS/s 478 without, 1,289 with, at 10 moves) and none where the
-    clamped set is larger (``clamped_per_iteration`` = 0): at n = 10^6 the refresh is a random record each, a
-    cache miss, and m of them cost 2.3 ms an iteration for no gain at Laplace epsilon = 0.01."""
+    about 2.4; epsilon = 0.1, f = 0.17, m = 10,641 gave 12). At n = 10^6, Laplace epsilon = 0.01, one move
+    evaluates some 50,000 records near a clamp bound, and 3 moves with 1,000 records per iteration gave 3,365
+    bulk ESS in 6 s against 5,400 in 16 s with 6 moves. There the clamped records' raw y are all refreshed
+    where the window holds as many (at n = 10^4, Laplace epsilon = 0.1, seed 2, tail ESS/s 478 without, 1,289
+    with, at 10 moves) and none where the clamped set is larger (``clamped_per_iteration`` = 0): at n = 10^6
+    the refresh is a random record each, a cache miss, and m of them cost 2.3 ms an iteration for no gain at
+    Laplace epsilon = 0.01."""
     model = problem.model
     n = model.n
     vn = model.shift_covariance(centre, noise_var)
