@@ -411,6 +411,25 @@ def clamped_list(rec, lo_y, hi_y, cl_idx, cl_pos, ncl):
     ncl[0] = k
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _list_add(i, idx, pos, cnt, c):
+    """Append record i to the index list idx[0:cnt[c]] (``pos[i]`` its position): O(1)."""
+    idx[cnt[c]] = i
+    pos[i] = cnt[c]
+    cnt[c] += 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _list_remove(i, idx, pos, cnt, c):
+    """Take record i out of the index list idx[0:cnt[c]] by swap-remove with its last entry: O(1)."""
+    k = pos[i]
+    last = idx[cnt[c] - 1]
+    idx[k] = last
+    pos[last] = k
+    pos[i] = -1
+    cnt[c] -= 1
+
+
 @njit(cache=True, nogil=True)
 def _list_update(i, was, now, cl_idx, cl_pos, ncl):
     """Record i's y went from clamped (``was``) or not to clamped (``now``) or not: O(1) (append, or
@@ -418,16 +437,9 @@ def _list_update(i, was, now, cl_idx, cl_pos, ncl):
     if was == now:
         return
     if now:
-        cl_idx[ncl[0]] = i
-        cl_pos[i] = ncl[0]
-        ncl[0] += 1
+        _list_add(i, cl_idx, cl_pos, ncl, 0)
     else:
-        k = cl_pos[i]
-        last = cl_idx[ncl[0] - 1]
-        cl_idx[k] = last
-        cl_pos[last] = k
-        cl_pos[i] = -1
-        ncl[0] -= 1
+        _list_remove(i, cl_idx, cl_pos, ncl, 0)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -602,36 +614,6 @@ def censored_refresh(rng, rec, xty, yty, beta, sigma, lo_y, hi_y, cl_idx, ncl, k
     return k
 
 
-@njit(cache=True, nogil=True)
-def _shift_stat_compact(cx, cy, ct, dtot, lo_y, hi_y, sy):
-    """The y entries of s (sum x~_j y~, j = 0..p, then sum y~^2) over records copied into contiguous arrays
-    (``_compact``): raw x ``cx`` (m x p), y at the call's start ``cy`` (m) and normalised x~ ``ct`` (m x p), at
-    y = cy + X dtot; added into ``sy``."""
-    m, p = cx.shape
-    q = p + 1
-    g = 2.0 / (hi_y - lo_y)
-    acc = np.zeros(q + 1)  # a fresh array (and scalars): no aliasing with the inputs, so the sums stay in registers
-    s0 = 0.0
-    s2 = 0.0
-    for i in range(m):
-        y = cy[i] + dtot[0]
-        for j in range(p):
-            y += cx[i, j] * dtot[j + 1]
-        if y < lo_y:
-            y = lo_y
-        elif y > hi_y:
-            y = hi_y
-        yt = g * (y - lo_y) - 1.0
-        s0 += yt
-        for j in range(p):
-            acc[j + 1] += ct[i, j] * yt
-        s2 += yt * yt
-    sy[0] += s0
-    for j in range(p):
-        sy[j + 1] += acc[j + 1]
-    sy[q] += s2
-
-
 @njit(cache=True, nogil=True, inline="always")
 def _split_class(rec, i, centre, box, lo, hi):
     """Record i's class in the box {D : |box^{-1} (D - centre)| < 1} (an ellipsoid; ``box`` lower triangular),
@@ -718,16 +700,9 @@ def _split_put(rec, i, cl, sg, lo, hi, sp):
         sv[cl, a] += sg * rec[i, a - 1]
     if cpos.size > 0:
         if sg > 0.0:
-            cidx[cnt[1]] = i
-            cpos[i] = cnt[1]
-            cnt[1] += 1
+            _list_add(i, cidx, cpos, cnt, 1)
         else:
-            k = cpos[i]
-            last = cidx[cnt[1] - 1]
-            cidx[k] = last
-            cpos[last] = k
-            cpos[i] = -1
-            cnt[1] -= 1
+            _list_remove(i, cidx, cpos, cnt, 1)
 
 
 @njit(cache=True, nogil=True)

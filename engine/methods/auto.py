@@ -69,7 +69,7 @@ from ..numerics.diagnostics import convergence
 from .base import Method
 from .da_mcmc import SHIFT_IND_J, da_mcmc, shift_work
 from .exact import exact, has_closed_form
-from .pseudo_marginal import _clean, _setup, choose_particles, moment_estimate, pseudo_marginal
+from .pseudo_marginal import _clean, _setup, choose_particles, moment_estimate, noise_variance, pseudo_marginal
 
 __all__ = ["auto", "choose", "settings_for", "regression_window", "METHOD", "LOGLINEAR_NS_PER_CELL_BLOCK",
            "FALLBACK_RATIO"]
@@ -240,7 +240,9 @@ def _shift_plan(problem: Problem, centre, noise_var: float, priv, t_rec: float, 
     if inflation < SHIFT_IND_J:  # balance the moves' work against the records' (see the docstring)
         move = shift_work(problem, 1, centre)
         shifts = int(min(10, max(3, round(_SHIFT_BALANCE * lo_m / max(move, 1.0)))))
-    work = shift_work(problem, shifts, centre)
+        work = shifts * move  # shift_work is linear in the number of moves
+    else:
+        work = shift_work(problem, shifts, centre)
     if inflation >= SHIFT_NARROW_J:  # the shifts barely move beta: the record sweeps' own window and rate
         m = regression_window(n, infl)
         iat = SHIFT_NARROW_GAIN * (2.0 * infl - 1.0 if m >= n else 1.0 + 2.0 * (infl - 1.0) * n / m)
@@ -298,7 +300,7 @@ def _regression_da_plan(problem: Problem, centre) -> dict:
     """DA-MCMC's plan and estimated cost for linear_regression with sigma known (``_choose_regression``)."""
     model = problem.model
     n = model.n
-    noise_var = float(getattr(problem.mechanism, "noise_sd", 0.0) or 0.0) ** 2
+    noise_var = noise_variance(problem)
     priv, _ = model.surrogate_covariances(centre, noise_var)
     infl = float(np.max(np.diag(priv) / np.diag(model.censored_covariance(centre))))
     t_rec, _ = _UNIT_COST_NS["linear_regression"]

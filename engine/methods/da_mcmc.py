@@ -94,7 +94,7 @@ from ..mechanisms import RandomizedResponse
 from ..mechanisms.clipped import compiled_noise
 from ..models.custom import CustomModel
 from .base import Method
-from .pseudo_marginal import moment_estimate
+from .pseudo_marginal import moment_estimate, noise_variance
 
 __all__ = ["da_mcmc", "ChainState", "acceptance_bound", "METHOD", "BURN_PASSES"]
 
@@ -172,8 +172,7 @@ def shift_proposal(problem: Problem, centre=None, cov=None) -> np.ndarray:
     model = problem.model
     if cov is None:
         centre = moment_estimate(problem) if centre is None else centre
-        noise_var = float(getattr(problem.mechanism, "noise_sd", 0.0) or 0.0) ** 2
-        cov = model.shift_covariance(centre, noise_var, SURROGATE_DRAWS)
+        cov = model.shift_covariance(centre, noise_variance(problem), SURROGATE_DRAWS)
     return np.ascontiguousarray(np.linalg.cholesky(0.5 * (cov + cov.T)) * (SHIFT_RW / math.sqrt(model.p + 1)))
 
 
@@ -182,7 +181,7 @@ def _shift_covariances(problem: Problem) -> tuple:
     SURROGATE_DRAWS records: what the shift moves' proposal, box and mode are set from."""
     model = problem.model
     centre = moment_estimate(problem)
-    noise_var = float(getattr(problem.mechanism, "noise_sd", 0.0) or 0.0) ** 2
+    noise_var = noise_variance(problem)
     held = model.shift_covariance(centre, noise_var, SURROGATE_DRAWS)
     priv, _ = model.surrogate_covariances(centre, noise_var, SURROGATE_DRAWS)
     return held, priv
@@ -221,8 +220,7 @@ def _warmup_fit(problem: Problem, theta_half) -> tuple:
     q = model.p + 1
     theta_half = np.asarray(theta_half, float)
     mean = theta_half.mean(axis=0)
-    noise_var = float(getattr(problem.mechanism, "noise_sd", 0.0) or 0.0) ** 2
-    priv, _ = model.surrogate_covariances(mean, noise_var, SURROGATE_DRAWS)
+    priv, _ = model.surrogate_covariances(mean, noise_variance(problem), SURROGATE_DRAWS)
     priv = priv[:q, :q]
     spread = np.atleast_2d(np.cov(theta_half[:, :q], rowvar=False))
     widen = np.sqrt(np.maximum(1.0, np.diag(spread) / np.diag(priv)))
@@ -230,10 +228,10 @@ def _warmup_fit(problem: Problem, theta_half) -> tuple:
     return mean[:q], 0.5 * (cov + cov.T)
 
 
-def shift_independence(problem: Problem, theta_half) -> tuple:
+def shift_independence(problem: Problem, mean, cov) -> tuple:
     """(means, chols, log weights, nu, p_ind) of the shift moves' independence component
-    (:func:`engine.kernels.da_mcmc.shift_moves`), from a chain's second half of warm-up ``theta_half``, and the
-    normal surrogate (mean, Cholesky factor) of its delayed acceptance. Where
+    (:func:`engine.kernels.da_mcmc.shift_moves`), from a chain's second half of warm-up (its ``_warmup_fit``,
+    ``mean`` and ``cov``), and the normal surrogate (mean, Cholesky factor) of its delayed acceptance. Where
     J = Var(beta | s_dp) / Var(beta | x, e, s_dp) is below SHIFT_IND_J (the noise so wide that the residuals
     hardly matter), beta | e is nearly the posterior and a random walk spends about ten moves, each a pass over
     the records, per independent draw; after warm-up a share SHIFT_IND_PROB of the moves proposes beta' from
@@ -249,7 +247,6 @@ def shift_independence(problem: Problem, theta_half) -> tuple:
     8 posterior sd away.)"""
     model = problem.model
     q = model.p + 1
-    mean, cov = _warmup_fit(problem, theta_half)
     main = np.linalg.cholesky(cov) * SHIFT_IND_WIDEN
     wide = np.eye(q) * model.prior_sd
     chols = np.ascontiguousarray(np.stack([main, wide]))
@@ -269,9 +266,7 @@ def shift_work(problem: Problem, shifts: int, centre=None) -> float:
         return 0.0
     model = problem.model
     centre = moment_estimate(problem) if centre is None else centre
-    noise_var = float(getattr(problem.mechanism, "noise_sd", 0.0) or 0.0) ** 2
-    low = shift_proposal(problem, centre)
-    priv, _ = model.surrogate_covariances(centre, noise_var, SURROGATE_DRAWS)
+    priv, _ = model.surrogate_covariances(centre, noise_variance(problem), SURROGATE_DRAWS)
     unsafe = model.unsafe_fraction(centre, shift_box(priv[:model.p + 1, :model.p + 1]))
     return model.n * shifts * UNSAFE_SHARE * unsafe
 
@@ -373,9 +368,8 @@ class _Runner:
             mean, cov = _warmup_fit(self.problem, theta_half)
             da = (kernels.NO_MID, kernels.NO_BOX)
             if self.shift_mixed:
-                st.shift_ind, da = shift_independence(self.problem, theta_half)
-            st.shift_fit = (np.ascontiguousarray(np.linalg.cholesky(cov) * SHIFT_BOX), np.ascontiguousarray(mean),
-                            *da)
+                st.shift_ind, da = shift_independence(self.problem, mean, cov)
+            st.shift_fit = (shift_box(cov), np.ascontiguousarray(mean), *da)
 
     def _shift_args(self, st: ChainState) -> tuple:
         """The kernels' shift arguments after ``shift_l``: the independence component, the box, its centre and the

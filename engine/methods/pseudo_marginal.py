@@ -253,6 +253,12 @@ def _to_phi(setup: _Setup, theta: np.ndarray) -> np.ndarray:
     return np.log(p[:, :-1]) - np.log(p[:, -1:])
 
 
+def noise_variance(problem: Problem) -> float:
+    """The release's noise variance (0 where the mechanism states none): what the normal surrogates add to the
+    statistic's own covariance."""
+    return float(getattr(problem.mechanism, "noise_sd", 0.0) or 0.0) ** 2
+
+
 def moment_estimate(problem: Problem) -> np.ndarray:
     """theta at which the statistic's mean E[s | theta] equals the (projected) release: a cheap centre
     for the pilot that sizes M and for the chains' start. Unlike the naive posterior it accounts for
@@ -501,8 +507,7 @@ def _fit_independence(problem, setup, ch: _Chain, theta_h2) -> None:
     mean = phi.mean(axis=0)
     cov = np.atleast_2d(np.cov(phi, rowvar=False))
     if setup.code == 7:
-        noise_var = float(getattr(problem.mechanism, "noise_sd", 0.0) or 0.0) ** 2
-        sur = problem.model.surrogate_covariances(mean, noise_var)[0]
+        sur = problem.model.surrogate_covariances(mean, noise_variance(problem))[0]
         widen = np.sqrt(np.maximum(1.0, np.diag(cov) / np.diag(sur)))
         cov = sur * np.outer(widen, widen)
     if not (np.all(np.isfinite(cov)) and np.all(np.diag(cov) > 0)):
