@@ -3,7 +3,9 @@
 # make test  the same install plus the interop extra (OpenDP, diffprivlib), Debian chromium if missing,
 #            then the whole pytest suite: the engine and AppTest files on two workers (pytest-xdist, one
 #            file per worker at a time), then the tests marked serial (their own Streamlit servers and
-#            browsers, counting what a server does in a time window) alone, so no worker competes with them
+#            browsers, counting what a server does in a time window) alone, so no worker competes with them.
+#            The project's own modules are byte-compiled first: where PYTHONDONTWRITEBYTECODE is set (as on
+#            the project's machines) every CLI and server process the tests start would compile them again.
 
 PYTHON ?= python3
 VENV := .venv
@@ -18,6 +20,7 @@ run: $(STAMP)
 	$(PY) -m streamlit run app.py
 
 test: $(STAMP) $(INTEROP_STAMP) chromium
+	$(PY) -m compileall -q -j 0 app.py engine ui figures pages tests bench > /dev/null
 	$(PY) -m pytest -q -n 2 --dist loadfile -m "not serial"
 	$(PY) -m pytest -q -m serial
 

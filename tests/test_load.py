@@ -50,7 +50,7 @@ pytestmark = pytest.mark.serial  # a server of its own: make test runs these fil
 SESSIONS = 6
 MAX_ITERATIONS = 9      # k < 10 keeps ε = 0.2 + 0.1 i + 0.01 k unique across sessions
 MIN_ITERATIONS = 2      # every session completes at least this many, however long they take
-LOOP_SECONDS = 20.0     # after MIN_ITERATIONS, a session stops starting iterations after this long
+LOOP_SECONDS = 12.0     # after MIN_ITERATIONS, a session stops starting iterations after this long
 COLD_WAIT_MS = 300_000  # the warm-up visit on a fresh server: imports and, on a fresh clone, kernel compilation
 WAIT_FLOOR_MS = 30_000  # the derived wait for one screen is never shorter than this
 WAIT_PER_BASELINE = 8   # ... and at least this many single-session latencies per concurrent session

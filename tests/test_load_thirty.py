@@ -44,7 +44,7 @@ pytestmark = pytest.mark.serial  # a server of its own: make test runs these fil
 SESSIONS = 30
 MAX_ITERATIONS = 12     # ε up to 0.78 + 0.6 * 11 = 7.38
 MIN_ITERATIONS = 2
-LOOP_SECONDS = 18.0     # after MIN_ITERATIONS, a session starts no iteration after this long
+LOOP_SECONDS = 12.0     # after MIN_ITERATIONS, a session starts no iteration after this long
 COLD_WAIT_S = 300.0     # the first visit: imports and, on a fresh clone, kernel compilation
 WAIT_FLOOR_S = 30.0
 WAIT_PER_BASELINE = 4
