@@ -90,6 +90,7 @@ from ..core.results import Problem, Result
 from ..core.validation import fail, positive_int
 from ..kernels import da_mcmc as kernels
 from ..kernels.da_mcmc import regression_chain, regression_window_chain
+from ..kernels.orbit import free_index, orbit_chain
 from ..mechanisms import RandomizedResponse
 from ..mechanisms.clipped import compiled_noise
 from ..models.custom import CustomModel
@@ -120,6 +121,10 @@ class ChainState:
     start: int = 0  # the next window's first record (partial sweeps)
     shift_ind: tuple | None = None  # the shift moves' independence component, fitted after warm-up
     shift_fit: tuple | None = None  # the shift moves' box, its centre and the delayed acceptance surrogate, after it
+    orbit_t: np.ndarray | None = None  # T's free entries per warm-up iteration (orbit moves' fit)
+    orbit_fit: tuple | None = None  # the orbit moves' (proposal Cholesky factor, box radii), once fitted
+    orbit_counts: np.ndarray | None = None  # orbit moves proposed, accepted, outside the box
+    orbit_hist: list | None = None  # (T's free entries, beta) per iteration since the last orbit fit, in warm-up
 
 
 def acceptance_bound(problem: Problem) -> float | None:
@@ -141,6 +146,10 @@ def acceptance_bound(problem: Problem) -> float | None:
 
 #: The most shift moves per iteration a spec may ask for.
 MAX_SHIFTS = 100
+#: Orbit moves per iteration, at most (``orbit_moves``).
+MAX_ORBIT = 1000
+#: The orbit moves' box: ORBIT_BOX standard deviations of each row of E (``orbit_fit``).
+ORBIT_BOX = 5.0
 #: The shift proposal's covariance is (SHIFT_RW^2 / (p + 1)) x the surrogate's Cov(beta | x, e, s_dp): the
 #: random-walk Metropolis scale 2.38 / sqrt(d) for d = p + 1 coefficients (Roberts, Gelman & Gilks 1997).
 SHIFT_RW = 2.38
@@ -271,6 +280,50 @@ def shift_work(problem: Problem, shifts: int, centre=None) -> float:
     return model.n * shifts * UNSAFE_SHARE * unsafe
 
 
+def orbit_fit(problem: Problem, t_hist, theta_hist) -> tuple | None:
+    """The orbit moves' proposal Cholesky factor and box radii (:mod:`engine.kernels.orbit`) from a stretch of
+    a chain: the covariance C of (T's free entries, beta) over it, carried to the moves' coordinates (E, D) by
+    the linearisation dT = E T + T E^T at the stretch's mean T, scaled by 2.38 / sqrt(dim) (the random-walk
+    scale of Roberts, Gelman & Gilks 1997); radius of row a of G: ORBIT_BOX x the standard deviation of that
+    row of E under C. None when the stretch is too short to fit C."""
+    model = problem.model
+    q = model.p + 1
+    k = q + 1
+    free = free_index(model.p)
+    d = len(free) + q
+    t_hist = np.asarray(t_hist, float)
+    if t_hist.shape[0] < 2 * d:
+        return None
+    h = np.concatenate([t_hist, np.asarray(theta_hist, float)[:, :q]], axis=1)
+    cov = np.atleast_2d(np.cov(h, rowvar=False))
+    tm = np.zeros((k, k))
+    tm[0, 0] = model.n
+    for (a, b), v in zip(free, t_hist.mean(axis=0)):
+        tm[a, b] = tm[b, a] = v
+    lin = np.zeros((len(free), len(free)))
+    for c, (a, b) in enumerate(free):
+        e = np.zeros((k, k))
+        e[a, b] = 1.0
+        dt = e @ tm + tm @ e.T
+        lin[:, c] = [dt[i, j] for i, j in free]
+    jac = np.eye(d)
+    try:
+        jac[:len(free), :len(free)] = np.linalg.inv(lin)
+    except np.linalg.LinAlgError:
+        return None
+    ce = jac @ cov @ jac.T
+    ce = 0.5 * (ce + ce.T)
+    w, v = np.linalg.eigh(ce)
+    if not np.all(np.isfinite(w)) or w[-1] <= 0.0:
+        return None
+    ce = (v * np.maximum(w, w[-1] * 1e-12)) @ v.T  # a degenerate direction keeps a tiny step
+    chol = np.linalg.cholesky(0.5 * (ce + ce.T)) * (2.38 / math.sqrt(d))
+    sd2 = np.diag(ce)
+    radii = np.array([ORBIT_BOX * math.sqrt(sum(sd2[c] for c, (a, _) in enumerate(free) if a == r))
+                      for r in range(1, k)])
+    return np.ascontiguousarray(chol), radii
+
+
 def _rr_reports(problem: Problem) -> np.ndarray:
     """Per-record reported categories consistent with the released counts (order is irrelevant
     because records are exchangeable)."""
@@ -284,8 +337,10 @@ def _rr_reports(problem: Problem) -> np.ndarray:
 class _Runner:
     """Binds a problem to the compiled kernel that serves it."""
 
-    def __init__(self, problem: Problem, window: int | None = None, refresh: int = -1, shifts: int = 0):
+    def __init__(self, problem: Problem, window: int | None = None, refresh: int = -1, shifts: int = 0,
+                 orbit: int = 0):
         self.problem = problem
+        self.orbit = orbit  # orbit moves per iteration (linear_regression; engine.kernels.orbit)
         self.shifts = shifts  # shift moves of beta with the records' y per iteration (linear_regression)
         self.shift_l = kernels.NO_SHIFT
         self.shift_box = kernels.NO_BOX  # the shift moves' box during warm-up (shift_box)
@@ -359,6 +414,20 @@ class _Runner:
         dtype = np.int8 if model.name == "beta_binomial" else np.int64
         return ChainState(x=x.astype(dtype), s=float(model.statistic(x)[0]), sum_x=float(np.sum(x)))
 
+    def fit_orbit(self, st: ChainState) -> None:
+        """At warm-up's middle and end: the orbit moves' proposal and box from the second half of the iterations
+        since the last fit (``orbit_fit``); until the first fit the chain makes no orbit move. Neither changes
+        the target: the proposal is a symmetric law fixed for the next stretch, the box sets the cost only."""
+        hist, st.orbit_hist = st.orbit_hist or [], []
+        if not hist:
+            return
+        t_hist = np.concatenate([h[0] for h in hist])
+        th = np.concatenate([h[1] for h in hist])
+        half = t_hist.shape[0] // 2
+        fitted = orbit_fit(self.problem, t_hist[half:], th[half:])
+        if fitted is not None:
+            st.orbit_fit = fitted
+
     def fit_shift(self, st: ChainState, theta_half) -> None:
         """After warm-up: the shift moves' box (SHIFT_BOX standard deviations of ``_warmup_fit``'s covariance) and
         its centre (the warm-up's mean) from this chain's second half of warm-up, and, where the noise is wide
@@ -393,6 +462,21 @@ class _Runner:
             kernels.loglinear_chain(rng, st.x, st.counts, st.class_counts, np.asarray(model.feature_levels, np.int64),
                                     model.offsets, float(model.alpha), np.asarray(sdp, float), self.kernel,
                                     self.scale, n_iter, out_theta, out_acc, out_frac)
+        elif model.name == "linear_regression" and self.orbit > 0:
+            sig_a, sig_b = model.sigma_prior or (0.0, 0.0)
+            q = model.p + 1
+            if st.orbit_counts is None:
+                st.orbit_counts = np.zeros(3, dtype=np.int64)
+            out_t = np.empty((n_iter, len(free_index(model.p))))
+            chol, radii = st.orbit_fit or (np.eye(out_t.shape[1] + q), np.zeros(q))
+            st.start = int(orbit_chain(
+                rng, st.x, st.counts, st.sig, self.chol, np.asarray(model.x_mean, float),
+                np.linalg.inv(np.asarray(model.x_cov, float)), model.prior_sd, float(sig_a), float(sig_b),
+                np.asarray(model.lo, float), np.asarray(model.hi, float), np.asarray(sdp, float), self.kernel,
+                self.scale, st.start, model.n if window is None else int(window), n_iter, out_theta, out_acc, out_frac,
+                out_t, int(self.refresh), self.orbit if st.orbit_fit else 0, chol, radii, st.orbit_counts))
+            if st.orbit_hist is not None:
+                st.orbit_hist.append((out_t, np.array(out_theta[:, :q])))
         elif model.name == "linear_regression" and window is not None and window < model.n:
             sig_a, sig_b = model.sigma_prior or (0.0, 0.0)
             st.start = int(regression_window_chain(
@@ -429,15 +513,24 @@ def _run_chain(runner, rng, warmup, draws, block, progress, c, tick, stop):
     done = 0
     windows = _windows(runner, warmup)
     fit = getattr(runner, "shifts", 0) > 0  # a block ends at warm-up's end, where the shift moves are refitted
+    orbit = getattr(runner, "orbit", 0) > 0  # ... and at its middle too, where the orbit moves are first fitted
+    stops = sorted({warmup // 2, warmup} if orbit else {warmup} if fit else set())
+    if orbit:
+        st.orbit_hist = []
     while done < total and not stop.is_set():
+        ahead = [x - done for x in stops if x > done]
         if windows is None:  # full sweeps: blocks as they always were
-            m = min(block, total - done, warmup - done if fit and done < warmup else total)
+            m = min(block, total - done, ahead[0] if ahead else total)
             runner.advance(rng, st, m, theta[done:done + m], acc[done:done + m], frac[done:done + m])
         else:
             window, size = windows[0] if done < warmup else windows[1]
-            m = min(size, total - done, warmup - done if done < warmup else total)
+            m = min(size, total - done, warmup - done if done < warmup else total, ahead[0] if ahead else total)
             runner.advance(rng, st, m, theta[done:done + m], acc[done:done + m], frac[done:done + m], window)
         done += m
+        if orbit and done in stops:
+            runner.fit_orbit(st)
+            if done == warmup:
+                st.orbit_hist = None
         if fit and done == warmup:
             runner.fit_shift(st, theta[warmup // 2:warmup])
         progress[c] = done
@@ -460,7 +553,7 @@ def _windows(runner, warmup):
 def da_mcmc(problem: Problem, rng: np.random.Generator, *, chains: int = 4, draws: int = 1000,
             warmup: int = 500, on_progress=None, parallel: bool = True,
             records_per_iteration: int | None = None, clamped_per_iteration: int | None = None,
-            thin: int = 1, shifts: int = 0) -> Result:
+            thin: int = 1, shifts: int = 0, orbit_moves: int = 0) -> Result:
     """Draw from p(theta | s_dp) by data augmentation (Ju et al. 2022, Algorithm 1).
 
     Parameters
@@ -481,6 +574,12 @@ def da_mcmc(problem: Problem, rng: np.random.Generator, *, chains: int = 4, draw
     clamped_per_iteration : int, optional
         linear_regression only: clamped records whose raw y is redrawn per iteration (the Tobit refresh
         of the module docstring); default all of them, 0 none.
+    shifts : int
+        linear_regression only: shift moves of beta with the records' y per iteration (module docstring).
+    orbit_moves : int
+        linear_regression only: orbit moves per iteration (:mod:`engine.kernels.orbit`: every record moved by
+        one lower-triangular affine map and beta with it, at a cost that does not grow with n), fitted at
+        warm-up's middle and end to the chain's spread; not combined with ``shifts``.
     thin : int
         Iterations per kept draw after warm-up (default 1): the chain runs ``draws x thin`` iterations
         and keeps every ``thin``-th, so a chain whose iterations are cheap but strongly autocorrelated
@@ -516,11 +615,20 @@ def da_mcmc(problem: Problem, rng: np.random.Generator, *, chains: int = 4, draw
              "records' y)")
     if not 0 <= int(shifts) <= MAX_SHIFTS:
         fail("method.shifts", shifts, f"must be an integer from 0 to {MAX_SHIFTS} (shift moves per iteration)")
+    if orbit_moves and getattr(model, "name", None) != "linear_regression":
+        fail("method.orbit_moves", orbit_moves, "is a key of da_mcmc for linear_regression only (moves of all its "
+             "records and beta by one affine map)")
+    if not 0 <= int(orbit_moves) <= MAX_ORBIT:
+        fail("method.orbit_moves", orbit_moves, f"must be an integer from 0 to {MAX_ORBIT} (orbit moves per iteration)")
+    if orbit_moves and shifts:
+        fail("method.orbit_moves", orbit_moves, "does not combine with shifts (the orbit moves include them): set "
+             "one of the two")
     if not 1 <= int(thin):
         fail("method.thin", thin, "must be an integer >= 1 (iterations per kept draw)")
     thin = int(thin)
     iters = draws * thin  # post-warm-up iterations; every thin-th is kept
-    runner = model.bind(problem) if custom else _Runner(problem, records_per_iteration, refresh, int(shifts))
+    runner = model.bind(problem) if custom else _Runner(problem, records_per_iteration, refresh, int(shifts),
+                                                       int(orbit_moves))
     block = max(1, min(warmup + iters, int(4_000_000 // max(n, 1))))
     if custom:
         block = max(1, min(warmup + iters, 20_000 // max(n, 1)))
@@ -554,6 +662,7 @@ def da_mcmc(problem: Problem, rng: np.random.Generator, *, chains: int = 4, draw
             **({"clamped_per_iteration": int(clamped_per_iteration)} if clamped_per_iteration is not None else {}),
             **({"thin": thin} if thin > 1 else {}),
             **({"shifts": int(shifts)} if shifts else {}),
+            **({"orbit_moves": int(orbit_moves)} if orbit_moves else {}),
         },
     )
 
@@ -574,8 +683,11 @@ def _validate(table, out):
         out["thin"] = positive_int("method.thin", table["thin"], 1, 10_000)
     if "shifts" in table:
         out["shifts"] = positive_int("method.shifts", table["shifts"], 0, MAX_SHIFTS)
+    if "orbit_moves" in table:
+        out["orbit_moves"] = positive_int("method.orbit_moves", table["orbit_moves"], 0, MAX_ORBIT)
 
 
 METHOD = Method(name="da_mcmc", claim="exact", paper="Ju, Gong, Awan & Rao 2022, Alg. 1", run=_run, mcmc=True,
-                keys=frozenset({"records_per_iteration", "clamped_per_iteration", "thin", "shifts"}),
+                keys=frozenset({"records_per_iteration", "clamped_per_iteration", "thin", "shifts",
+                                "orbit_moves"}),
                 validate=_validate)

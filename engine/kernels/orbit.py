@@ -1,0 +1,570 @@
+r"""Orbit moves for the clamped linear regression's DA-MCMC chain: every record moved at once by one
+lower-triangular affine map, beta moved with it, at a cost that does not grow with n.
+
+Why. At large n and narrow noise the Gibbs cycle beta | records -> records | beta mixes slowly: beta given
+the records is pinned to the records' sums T = sum_i z_i z_i^T (z = (1, x, y)), and the sums move only as
+record moves renew them, O(n) record moves per effective draw. An orbit move changes T and beta together.
+
+The move. Write the records as z_i = (1, x_i, y_i) in R^k (k = p + 2) and let g be a k x k lower-triangular
+matrix whose first row is e_0 (so g z keeps the constant: x' depends on (1, x), y' on (1, x, y)). The
+auxiliary variables are E (lower-triangular, zero first row: its (k - 1)(k + 2) / 2 entries) and D in
+R^{p+1}, drawn (E, D) ~ N(0, C), a law symmetric under (E, D) -> (-E, -D). The map
+
+    (records, beta, E, D)  ->  (exp(E) records, beta + D, -E, -D)
+
+is an involution (exp(-E) exp(E) = I), so by involutive MCMC (Neklyudov et al. 2020; the deterministic
+map with a symmetric auxiliary of Green 1995 / Tierney 1998) the move leaves the joint target
+p(beta, records | s_dp) invariant when accepted with probability min(1, a),
+
+    a = pi(exp(E) records, beta + D) / pi(records, beta) * |det J|,
+
+J the Jacobian of the involution. It is block-triangular (the auxiliaries' part is (E, D) -> (-E, -D),
+|det| = 1; the records' part is n copies of the map (x, y) -> the last k - 1 rows of exp(E) (1, x, y),
+each of determinant det exp(E)[1:, 1:] = exp(tr E[1:, 1:]) as exp(E) is lower-triangular), so
+|det J| = exp(n tr E[1:, 1:]). With pi the model times the noise,
+
+    log pi = -|beta|^2 / (2 tau^2) - sum_i (x_i - m)^T Sigma^-1 (x_i - m) / 2 - RSS(beta) / (2 sigma^2)
+             + log eta(s_dp - s(records)),
+
+and every term but the last is a function of T alone: sum_i (x_i - m)^T P (x_i - m) = tr(P Sxx) - 2 m^T P Sx
++ n m^T P m and RSS = T_yy - 2 beta^T T_Xy + beta^T T_XX beta; under g, T -> g T g^T. So a move costs
+O(k^3) plus the released statistic s(g records), which is exact (clamping included) and also cheap:
+
+The split. The records are stored as base records b_i with the current records g_i = G b_i, G the accepted
+moves' product (every record written once, at the call's end). For a box {G : |row_a(G - G_c)| <= r_a}
+each record is classified by Cauchy-Schwarz, |((G - G_c) z)_a| <= r_a |z|: class 0 when no coordinate can
+reach a clamp bound for any G in the box, class 1 / 2 when no x coordinate can and y stays below / above
+its bound, class 3 (unsafe) otherwise. With the normalisation z~ = N z (v~ = 2 (v - lo) / (hi - lo) - 1 is
+affine, N lower-triangular with first row e_0), class 0's part of s is read off N G T_0 G^T N^T (T_0 its
+sums of b b^T), class 1 and 2's off N_x G_x S_c G_x^T N_x^T (S_c their sums of (1, x)(1, x)^T, y~ = -1 or
++1), and class 3's records are evaluated one by one. A proposal outside the box is evaluated over all
+records (O(n)) and, when accepted, the split is rebuilt around it. The box sets the cost, never the value.
+
+The rest of the cycle is Algorithm 1's, on the current records: beta (and sigma^2) from the conjugate
+update on T = G T_base G^T, the Tobit refresh of clamped records' raw y (``censored_refresh``'s
+derivation; the candidates are all records whose current y is clamped, a set the refresh keeps), and the
+record moves over a window; each changed record is written back as G^-1 z and reclassified in O(1).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from .da_mcmc import _is_clamped, _list_add, _list_remove, _record_log_ratio, _tobit_draw, beta_draw, sigma2_draw
+from .shared import draw_record, log_noise, plain_inverse, record_stat, statistics
+
+__all__ = ["orbit_chain", "orbit_free", "free_index"]
+
+
+def orbit_free(p: int) -> int:
+    """Entries of an orbit move's E (lower-triangular k x k, k = p + 2, zero first row)."""
+    k = p + 2
+    return k * (k + 1) // 2 - 1
+
+
+def free_index(p: int) -> list:
+    """(row, column) of E's free entries, in the order of the moves' auxiliary vector: row 1..k-1, column
+    0..row."""
+    k = p + 2
+    return [(a, b) for a in range(1, k) for b in range(a + 1)]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _current(G, rec, i, out):
+    """Record i's current coordinates (x, y) = the last k - 1 rows of G (1, b_i)."""
+    q = rec.shape[1]
+    for a in range(q):
+        v = G[a + 1, 0]
+        for b in range(a + 1):
+            v += G[a + 1, b + 1] * rec[i, b]
+        out[a] = v
+
+
+@njit(cache=True, nogil=True)
+def _classify(rec, i, gc, radii, lo, hi, w):
+    """Record i's class for the box around ``gc`` (module docstring): 0 inside, 1 / 2 y below / above its
+    bound, 3 unsafe."""
+    q = rec.shape[1]
+    p = q - 1
+    nz = 1.0
+    for b in range(q):
+        nz += rec[i, b] * rec[i, b]
+    nz = math.sqrt(nz)
+    _current(gc, rec, i, w)
+    side = 0
+    for a in range(q):
+        reach = radii[a] * nz
+        v = w[a]
+        if v - reach > lo[a] and v + reach < hi[a]:
+            continue
+        if a == p and v + reach < lo[a]:
+            side = 1
+        elif a == p and v - reach > hi[a]:
+            side = 2
+        else:
+            return 3
+    return side
+
+
+@njit(cache=True, nogil=True)
+def _put(rec, i, cls, sign, t0, sc, uidx, upos, cidx, cpos, cnt):
+    """Add (sign 1) or take out (sign -1) record i's part of its class: class 0's sums of b b^T (t0), class
+    1 / 2's sums of (1, x)(1, x)^T (sc[0] / sc[1]) and the clamped list (cidx, cnt[1]), class 3's list (uidx,
+    cnt[0])."""
+    q = rec.shape[1]
+    c = cls[i]
+    if c == 3:
+        if sign > 0:
+            _list_add(i, uidx, upos, cnt, 0)
+        else:
+            _list_remove(i, uidx, upos, cnt, 0)
+        return
+    if c == 0:
+        for a in range(q + 1):
+            za = 1.0 if a == 0 else rec[i, a - 1]
+            for b in range(a + 1):
+                zb = 1.0 if b == 0 else rec[i, b - 1]
+                t0[a, b] += sign * za * zb
+        return
+    s = sc[c - 1]
+    for a in range(q):
+        za = 1.0 if a == 0 else rec[i, a - 1]
+        for b in range(a + 1):
+            zb = 1.0 if b == 0 else rec[i, b - 1]
+            s[a, b] += sign * za * zb
+    if sign > 0:
+        _list_add(i, cidx, cpos, cnt, 1)
+    else:
+        _list_remove(i, cidx, cpos, cnt, 1)
+
+
+@njit(cache=True, nogil=True)
+def _resplit(rec, gc, radii, lo, hi, cls, t0, sc, uidx, upos, cidx, cpos, cnt):
+    """The split around ``gc`` from scratch: O(n)."""
+    q = rec.shape[1]
+    w = np.empty(q)
+    t0[:, :] = 0.0
+    sc[:, :, :] = 0.0
+    cnt[:] = 0
+    for i in range(rec.shape[0]):
+        upos[i] = -1
+        cpos[i] = -1
+        cls[i] = _classify(rec, i, gc, radii, lo, hi, w)
+        _put(rec, i, cls, 1.0, t0, sc, uidx, upos, cidx, cpos, cnt)
+
+
+@njit(cache=True, nogil=True)
+def _matmul(a, b, out):
+    k = a.shape[0]
+    for i in range(k):
+        for j in range(b.shape[1]):
+            v = 0.0
+            for m in range(a.shape[1]):
+                v += a[i, m] * b[m, j]
+            out[i, j] = v
+
+
+@njit(cache=True, nogil=True)
+def _congruence(g, t, out, tmp):
+    """out = g t g^T for a lower-triangle-stored symmetric t (only t[a, b], b <= a, is read)."""
+    k = g.shape[0]
+    for i in range(k):
+        for j in range(k):
+            v = 0.0
+            for m in range(k):
+                tm = t[m, j] if j <= m else t[j, m]
+                v += g[i, m] * tm
+            tmp[i, j] = v
+    for i in range(k):
+        for j in range(k):
+            v = 0.0
+            for m in range(k):
+                v += tmp[i, m] * g[j, m]
+            out[i, j] = v
+
+
+@njit(cache=True, nogil=True)
+def _split_stat(G, nmat, t0, sc, rec, uidx, cnt, lo, hi, out, ng, mm, tmp, row, z, t):
+    """s at G for a G inside the box: class 0 and 1 / 2 from their sums, class 3 record by record."""
+    k = G.shape[0]
+    q = k - 1
+    p = q - 1
+    _matmul(nmat, G, ng)
+    _congruence(ng, t0, mm, tmp)
+    for j in range(p + 1):
+        out[j] = mm[j, q]
+    out[p + 1] = mm[q, q]
+    idx = p + 2
+    for kk in range(1, p + 1):
+        for j in range(kk + 1):
+            out[idx] = mm[j, kk]
+            idx += 1
+    ngx = ng[:q, :q]
+    for c in range(2):
+        if c == 0 and cnt[1] == 0:
+            break
+        _congruence(ngx, sc[c], mm[:q, :q], tmp[:q, :q])
+        sgn = -1.0 if c == 0 else 1.0
+        for j in range(p + 1):
+            out[j] += sgn * mm[j, 0]
+        out[p + 1] += mm[0, 0]
+        idx = p + 2
+        for kk in range(1, p + 1):
+            for j in range(kk + 1):
+                out[idx] += mm[j, kk]
+                idx += 1
+    for u in range(cnt[0]):
+        _current(G, rec, uidx[u], row)
+        record_stat(row, lo, hi, z, t)
+        for c in range(out.size):
+            out[c] += t[c]
+
+
+@njit(cache=True, nogil=True)
+def _full_stat(G, rec, lo, hi, out, row, z, t):
+    """s at any G, over every record: O(n)."""
+    out[:] = 0.0
+    for i in range(rec.shape[0]):
+        _current(G, rec, i, row)
+        record_stat(row, lo, hi, z, t)
+        for c in range(out.size):
+            out[c] += t[c]
+
+
+@njit(cache=True, nogil=True)
+def _log_model(G, tall, beta, sigma, x_mean, x_prec, prior_sd, n, tc, tmp):
+    """The model part of log pi at records G b (module docstring), from T = G T_base G^T; also leaves T in
+    ``tc``."""
+    k = G.shape[0]
+    q = k - 1
+    p = q - 1
+    _congruence(G, tall, tc, tmp)
+    qx = 0.0
+    for a in range(p):
+        for b in range(p):
+            qx += x_prec[a, b] * (tc[a + 1, b + 1] - x_mean[a] * tc[b + 1, 0] - x_mean[b] * tc[a + 1, 0]
+                                  + n * x_mean[a] * x_mean[b])
+    rss = tc[q, q]
+    bb = 0.0
+    for a in range(q):
+        rss -= 2.0 * beta[a] * tc[a, q]
+        bb += beta[a] * beta[a]
+        for b in range(q):
+            rss += beta[a] * tc[a, b] * beta[b]
+    return -0.5 * bb / (prior_sd * prior_sd) - 0.5 * qx - 0.5 * rss / (sigma * sigma)
+
+
+@njit(cache=True, nogil=True)
+def _log_eta(kernel, scale, s_dp, s):
+    v = 0.0
+    for c in range(s.size):
+        v += log_noise(kernel, scale, s_dp[c] - s[c])
+    return v
+
+
+@njit(cache=True, nogil=True)
+def _expm(e, out, term, tmp):
+    """exp(e) for a small square matrix: Taylor series on e / 2^j, then j squarings."""
+    k = e.shape[0]
+    nrm = 0.0
+    for i in range(k):
+        r = 0.0
+        for j in range(k):
+            r += abs(e[i, j])
+        nrm = max(nrm, r)
+    sq = 0
+    while nrm > 0.125:
+        nrm *= 0.5
+        sq += 1
+    f = 0.5 ** sq
+    for i in range(k):
+        for j in range(k):
+            out[i, j] = 1.0 if i == j else 0.0
+            term[i, j] = out[i, j]
+    for m in range(1, 20):
+        _matmul(term, e, tmp)
+        big = 0.0
+        for i in range(k):
+            for j in range(k):
+                term[i, j] = tmp[i, j] * f / m
+                out[i, j] += term[i, j]
+                big = max(big, abs(term[i, j]))
+        if big < 1e-18:
+            break
+    for _ in range(sq):
+        _matmul(out, out, tmp)
+        out[:, :] = tmp
+
+
+@njit(cache=True, nogil=True)
+def _lower_inverse(G, out):
+    """The inverse of a lower-triangular matrix (forward substitution, column by column)."""
+    k = G.shape[0]
+    out[:, :] = 0.0
+    for j in range(k):
+        out[j, j] = 1.0 / G[j, j]
+        for i in range(j + 1, k):
+            v = 0.0
+            for m in range(j, i):
+                v += G[i, m] * out[m, j]
+            out[i, j] = -v / G[i, i]
+
+
+@njit(cache=True, nogil=True)
+def _in_box(G, gc, radii):
+    k = G.shape[0]
+    for a in range(1, k):
+        r2 = 0.0
+        for b in range(a + 1):
+            d = G[a, b] - gc[a, b]
+            r2 += d * d
+        if r2 > radii[a - 1] * radii[a - 1]:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _set_base(rec, i, ginv, cur, tall, sign):
+    """Record i := G^-1 (1, cur) when sign > 0; tall (sums of b b^T, lower triangle) updated either way."""
+    q = rec.shape[1]
+    if sign > 0:
+        for a in range(q):
+            v = ginv[a + 1, 0]
+            for b in range(a + 1):
+                v += ginv[a + 1, b + 1] * cur[b]
+            rec[i, a] = v
+    for a in range(q + 1):
+        za = 1.0 if a == 0 else rec[i, a - 1]
+        for b in range(a + 1):
+            zb = 1.0 if b == 0 else rec[i, b - 1]
+            tall[a, b] += sign * za * zb
+
+
+@njit(cache=True, nogil=True)
+def _moves(rng, rec, s, G, gc, tall, beta, sigma, x_mean, x_prec, prior_sd, lo, hi, s_dp, kernel, scale, moves,
+           move_chol, radii, nmat, cls, t0, sc, uidx, upos, cidx, cpos, cnt, counts):
+    """``moves`` orbit moves (module docstring); G, beta and s are updated in place on acceptance."""
+    n, q = rec.shape
+    k = q + 1
+    d = move_chol.shape[0]
+    nfree = d - q
+    e = np.zeros((k, k))
+    g = np.empty((k, k))
+    g2 = np.empty((k, k))
+    term = np.empty((k, k))
+    tmp = np.empty((k, k))
+    tc = np.empty((k, k))
+    ng = np.empty((k, k))
+    mm = np.empty((k, k))
+    u = np.empty(d)
+    v = np.empty(d)
+    b2 = np.empty(q)
+    s2 = np.empty(s.size)
+    row = np.empty(q)
+    z = np.empty(q + 1)
+    t = np.empty(s.size)
+    lp = _log_model(G, tall, beta, sigma, x_mean, x_prec, prior_sd, n, tc, tmp) + _log_eta(kernel, scale, s_dp, s)
+    for _ in range(moves):
+        for j in range(d):
+            u[j] = rng.standard_normal()
+        for j in range(d):
+            acc = 0.0
+            for m in range(j + 1):
+                acc += move_chol[j, m] * u[m]
+            v[j] = acc
+        idx = 0
+        trace = 0.0
+        for a in range(1, k):
+            for b in range(a + 1):
+                e[a, b] = v[idx]
+                idx += 1
+            trace += e[a, a]
+        for j in range(q):
+            b2[j] = beta[j] + v[nfree + j]
+        _expm(e, g, term, tmp)
+        _matmul(g, G, g2)
+        inside = _in_box(g2, gc, radii)
+        if inside:
+            _split_stat(g2, nmat, t0, sc, rec, uidx, cnt, lo, hi, s2, ng, mm, tmp, row, z, t)
+        else:
+            _full_stat(g2, rec, lo, hi, s2, row, z, t)
+        lp2 = _log_model(g2, tall, b2, sigma, x_mean, x_prec, prior_sd, n, tc, tmp) + _log_eta(kernel, scale, s_dp,
+                                                                                                 s2)
+        la = lp2 - lp + n * trace
+        counts[0] += 1
+        if not inside:
+            counts[2] += 1
+        if la >= 0.0 or math.log(rng.random()) < la:
+            counts[1] += 1
+            G[:, :] = g2
+            beta[:] = b2
+            s[:] = s2
+            lp = lp2
+            if not inside:
+                gc[:, :] = G
+                _resplit(rec, gc, radii, lo, hi, cls, t0, sc, uidx, upos, cidx, cpos, cnt)
+
+
+@njit(cache=True, nogil=True)
+def _refresh(rng, rec, G, ginv, tall, beta, sigma, lo, hi, gc, radii, cls, t0, sc, uidx, upos, cidx, cpos, cnt, k,
+             ids):
+    """The Tobit refresh (``censored_refresh``) of the records whose current y is clamped: all of them
+    (k = -1) or k picked uniformly with replacement. The candidates are listed first (class 1 and 2, and
+    the class 3 records whose current y is clamped); a refresh keeps a record clamped, so the set it picks
+    from is the same before and after every refresh."""
+    q = rec.shape[1]
+    p = q - 1
+    cur = np.empty(q)
+    w = np.empty(q)
+    nc = 0
+    for j in range(cnt[1]):
+        ids[nc] = cidx[j]
+        nc += 1
+    for j in range(cnt[0]):
+        i = uidx[j]
+        _current(G, rec, i, cur)
+        if _is_clamped(cur[p], lo[p], hi[p]):
+            ids[nc] = i
+            nc += 1
+    if nc == 0:
+        return
+    picks = nc if k < 0 else k
+    for j in range(picks):
+        i = ids[j] if k < 0 else ids[int(rng.random() * nc)]
+        _current(G, rec, i, cur)
+        mu = beta[0]
+        for a in range(p):
+            mu += beta[a + 1] * cur[a]
+        cur[p] = _tobit_draw(rng, cur[p], mu, sigma, lo[p], hi[p])
+        _put(rec, i, cls, -1.0, t0, sc, uidx, upos, cidx, cpos, cnt)
+        _set_base(rec, i, ginv, cur, tall, -1.0)
+        _set_base(rec, i, ginv, cur, tall, 1.0)
+        cls[i] = _classify(rec, i, gc, radii, lo, hi, w)
+        _put(rec, i, cls, 1.0, t0, sc, uidx, upos, cidx, cpos, cnt)
+
+
+@njit(cache=True, nogil=True)
+def _sweep(rng, rec, s, G, ginv, tall, beta, chol, x_mean, sigma, lo, hi, s_dp, kernel, scale, start, m, gc, radii,
+           cls, t0, sc, uidx, upos, cidx, cpos, cnt):
+    """Algorithm 1's record moves over the window start..start + m - 1 (mod n), on the current records."""
+    n, q = rec.shape
+    p = q - 1
+    d = s.size
+    z = np.empty(q + 1)
+    t_old = np.empty(d)
+    t_new = np.empty(d)
+    prop = np.empty(q)
+    cur = np.empty(q)
+    w = np.empty(q)
+    e = np.empty(p)
+    asum = 0.0
+    nacc = 0
+    fast, inv = plain_inverse(kernel, scale)
+    for k_rec in range(m):
+        i = start + k_rec
+        if i >= n:
+            i -= n
+        draw_record(rng, beta, chol, x_mean, sigma, e, prop)
+        _current(G, rec, i, cur)
+        record_stat(cur, lo, hi, z, t_old)
+        record_stat(prop, lo, hi, z, t_new)
+        lr = _record_log_ratio(t_old, t_new, s, s_dp, fast, inv, kernel, scale)
+        al = 1.0 if lr >= 0.0 else math.exp(lr)
+        asum += al
+        if al >= 1.0 or rng.random() < al:
+            _put(rec, i, cls, -1.0, t0, sc, uidx, upos, cidx, cpos, cnt)
+            _set_base(rec, i, ginv, prop, tall, -1.0)
+            _set_base(rec, i, ginv, prop, tall, 1.0)
+            cls[i] = _classify(rec, i, gc, radii, lo, hi, w)
+            _put(rec, i, cls, 1.0, t0, sc, uidx, upos, cidx, cpos, cnt)
+            for c in range(d):
+                s[c] += t_new[c] - t_old[c]
+            nacc += 1
+    return asum, nacc
+
+
+@njit(cache=True, nogil=True)
+def orbit_chain(rng, rec, s, sig, chol, x_mean, x_prec, prior_sd, sig_a, sig_b, lo, hi, s_dp, kernel, scale, start,
+                m, n_iter, out_theta, out_acc, out_frac, out_t, refresh, moves, move_chol, radii, counts):
+    """``n_iter`` iterations of the regression chain with ``moves`` orbit moves each (module docstring):
+    beta (and sigma^2) | records, the refresh of ``refresh`` clamped records (-1 all, 0 none), the orbit
+    moves (proposal (E, D) = ``move_chol`` N(0, I), box radii ``radii`` per row of G), then record moves over
+    the window start..start + m - 1. Records ``out_theta`` (beta after the moves, sigma^2 last when unknown),
+    the sweep's mean acceptance and accepted fraction, and ``out_t`` the free entries of T = sum z z^T at the
+    recorded beta (row 1..k-1, column 0..row). ``counts`` gains (moves proposed, accepted, outside the box).
+    Returns the next window's start; at the end every record is written as its current value."""
+    n, q = rec.shape
+    p = q - 1
+    k = q + 1
+    xtx = np.empty((q, q))
+    xty = np.empty(q)
+    yty = np.empty(1)
+    statistics(rec, lo, hi, s, xtx, xty, yty)
+    tall = np.zeros((k, k))
+    for a in range(q):
+        for b in range(a + 1):
+            tall[a, b] = xtx[a, b]
+        tall[q, a] = xty[a]
+    tall[q, q] = yty[0]
+    G = np.eye(k)
+    gc = np.eye(k)
+    ginv = np.eye(k)
+    nmat = np.zeros((k, k))
+    nmat[0, 0] = 1.0
+    for a in range(q):
+        nmat[a + 1, a + 1] = 2.0 / (hi[a] - lo[a])
+        nmat[a + 1, 0] = -(hi[a] + lo[a]) / (hi[a] - lo[a])
+    cls = np.empty(n, dtype=np.int64)
+    t0 = np.zeros((k, k))
+    sc = np.zeros((2, q, q))
+    uidx = np.empty(n, dtype=np.int64)
+    upos = np.empty(n, dtype=np.int64)
+    cidx = np.empty(n, dtype=np.int64)
+    cpos = np.empty(n, dtype=np.int64)
+    cnt = np.zeros(2, dtype=np.int64)
+    ids = np.empty(n, dtype=np.int64)
+    _resplit(rec, gc, radii, lo, hi, cls, t0, sc, uidx, upos, cidx, cpos, cnt)
+    beta = np.empty(q)
+    tc = np.empty((k, k))
+    tmp = np.empty((k, k))
+    for it in range(n_iter):
+        _congruence(G, tall, tc, tmp)
+        for a in range(q):
+            for b in range(q):
+                xtx[a, b] = tc[a, b]
+            xty[a] = tc[a, q]
+        beta_draw(rng, xtx, xty, sig[0], prior_sd, beta)
+        if sig_a > 0.0:
+            s2 = sigma2_draw(rng, xtx, xty, tc[q, q], beta, n, sig_a, sig_b)
+            sig[0] = math.sqrt(s2)
+            out_theta[it, q] = s2
+        if refresh != 0:
+            _refresh(rng, rec, G, ginv, tall, beta, sig[0], lo, hi, gc, radii, cls, t0, sc, uidx, upos, cidx, cpos,
+                     cnt, refresh, ids)
+        if moves > 0:
+            _moves(rng, rec, s, G, gc, tall, beta, sig[0], x_mean, x_prec, prior_sd, lo, hi, s_dp, kernel, scale,
+                   moves, move_chol, radii, nmat, cls, t0, sc, uidx, upos, cidx, cpos, cnt, counts)
+            _lower_inverse(G, ginv)
+        for j in range(q):
+            out_theta[it, j] = beta[j]
+        _congruence(G, tall, tc, tmp)
+        idx = 0
+        for a in range(1, k):
+            for b in range(a + 1):
+                out_t[it, idx] = tc[a, b]
+                idx += 1
+        asum, nacc = _sweep(rng, rec, s, G, ginv, tall, beta, chol, x_mean, sig[0], lo, hi, s_dp, kernel, scale,
+                            start, m, gc, radii, cls, t0, sc, uidx, upos, cidx, cpos, cnt)
+        start += m
+        while start >= n:
+            start -= n
+        out_acc[it] = asum / m
+        out_frac[it] = nacc / m
+    cur = np.empty(q)
+    for i in range(n):
+        _current(G, rec, i, cur)
+        for a in range(q):
+            rec[i, a] = cur[a]
+    return start
