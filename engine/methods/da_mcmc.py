@@ -76,6 +76,14 @@ independence Metropolis-Hastings step in the coordinates (beta, e), the q ratio 
 delayed acceptance (Christen & Fox 2005) on the normal law of the mixture's main component, which rejects
 most proposals far from the posterior before any record is evaluated; and warm-up makes at least
 SHIFT_BURN_PASSES passes over the records instead of BURN_PASSES, the shifts carrying beta and every y.
+
+With ``orbit_moves = k`` (linear_regression; not with ``shifts``, whose moves it contains) each iteration makes
+k orbit moves after the refresh: every record and beta moved at once by one lower-triangular affine map of
+(1, x, y), an involutive Metropolis step whose Jacobian and cost are derived in :mod:`engine.kernels.orbit`.
+They change the records' sums T and beta together, the direction the Gibbs cycle crawls along at narrow
+noise (at n = 10^4, epsilon = 10, 100 records per iteration: 0.25-0.6 effective draws per iteration with 100
+moves, 0.014-0.027 without). The proposal covariance and the box are fitted ORBIT_FITS times over warm-up
+from the chain's own (T, beta) (``orbit_fit``). ``auto`` does not pick them yet (README, issue 23).
 """
 from __future__ import annotations
 
@@ -150,6 +158,8 @@ MAX_SHIFTS = 100
 MAX_ORBIT = 1000
 #: The orbit moves' box: ORBIT_BOX standard deviations of each row of E (``orbit_fit``).
 ORBIT_BOX = 5.0
+#: Fits of the orbit moves over warm-up (at its j / ORBIT_FITS, j = 1..ORBIT_FITS).
+ORBIT_FITS = 4
 #: The shift proposal's covariance is (SHIFT_RW^2 / (p + 1)) x the surrogate's Cov(beta | x, e, s_dp): the
 #: random-walk Metropolis scale 2.38 / sqrt(d) for d = p + 1 coefficients (Roberts, Gelman & Gilks 1997).
 SHIFT_RW = 2.38
@@ -415,9 +425,10 @@ class _Runner:
         return ChainState(x=x.astype(dtype), s=float(model.statistic(x)[0]), sum_x=float(np.sum(x)))
 
     def fit_orbit(self, st: ChainState) -> None:
-        """At warm-up's middle and end: the orbit moves' proposal and box from the second half of the iterations
-        since the last fit (``orbit_fit``); until the first fit the chain makes no orbit move. Neither changes
-        the target: the proposal is a symmetric law fixed for the next stretch, the box sets the cost only."""
+        """At each ORBIT_FITS-th of warm-up: the orbit moves' proposal and box from the second half of the
+        iterations since the last fit (``orbit_fit``); until the first fit the chain makes no orbit move.
+        Neither changes the target: the proposal is a symmetric law fixed for the next stretch, the box sets
+        the cost only."""
         hist, st.orbit_hist = st.orbit_hist or [], []
         if not hist:
             return
@@ -513,8 +524,9 @@ def _run_chain(runner, rng, warmup, draws, block, progress, c, tick, stop):
     done = 0
     windows = _windows(runner, warmup)
     fit = getattr(runner, "shifts", 0) > 0  # a block ends at warm-up's end, where the shift moves are refitted
-    orbit = getattr(runner, "orbit", 0) > 0  # ... and at its middle too, where the orbit moves are first fitted
-    stops = sorted({warmup // 2, warmup} if orbit else {warmup} if fit else set())
+    orbit = getattr(runner, "orbit", 0) > 0  # ... and at each ORBIT_FITS-th of it, where the orbit moves are fitted
+    stops = sorted({warmup * j // ORBIT_FITS for j in range(1, ORBIT_FITS + 1)} if orbit
+                   else {warmup} if fit else set())
     if orbit:
         st.orbit_hist = []
     while done < total and not stop.is_set():
@@ -578,8 +590,8 @@ def da_mcmc(problem: Problem, rng: np.random.Generator, *, chains: int = 4, draw
         linear_regression only: shift moves of beta with the records' y per iteration (module docstring).
     orbit_moves : int
         linear_regression only: orbit moves per iteration (:mod:`engine.kernels.orbit`: every record moved by
-        one lower-triangular affine map and beta with it, at a cost that does not grow with n), fitted at
-        warm-up's middle and end to the chain's spread; not combined with ``shifts``.
+        one lower-triangular affine map and beta with it, at a cost that does not grow with n), fitted
+        ORBIT_FITS times over warm-up to the chain's spread; not combined with ``shifts``.
     thin : int
         Iterations per kept draw after warm-up (default 1): the chain runs ``draws x thin`` iterations
         and keeps every ``thin``-th, so a chain whose iterations are cheap but strongly autocorrelated
