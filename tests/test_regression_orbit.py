@@ -6,7 +6,7 @@ Tiers: (a) the kernel's pieces: the matrix exponential against scipy's, the spli
 plus the unsafe records one by one) against the statistic of every record moved, anywhere in the box, and the
 running sums after a run with moves, refreshes, sweeps and exits from the box against recomputation;
 (b) agreement with a long full-sweep run without the move;
-(c) simulation-based calibration (300 replicates) at n = 10 and n = 1,000, and with sigma^2 a parameter and y
+(c) simulation-based calibration (300 replicates) at n = 10 and n = 500, and with sigma^2 a parameter and y
 clamped at n = 100, the naive posterior as the negative control; reproducibility and bad settings named.
 """
 from __future__ import annotations
@@ -21,6 +21,7 @@ import engine
 from engine.kernels import orbit as ob
 from engine.kernels.shared import statistics
 from engine.mechanisms.clipped import compiled_noise
+from engine.methods import da_mcmc as da_module
 from engine.methods.da_mcmc import da_mcmc
 from engine.models import make_model
 from test_regression import _problem
@@ -55,13 +56,22 @@ def _stat(rec, lo, hi):
     return s
 
 
-def _split(rec, gc, radii, lo, hi):
+def _split(rec, gc, box, lo, hi):
     n = rec.shape[0]
     parts = dict(cls=np.empty(n, np.int64), t0=np.zeros((K, K)), sc=np.zeros((2, 3, 3)), uidx=np.empty(n, np.int64),
-                 upos=np.empty(n, np.int64), cidx=np.empty(n, np.int64), cpos=np.empty(n, np.int64),
-                 cnt=np.zeros(2, np.int64))
-    ob._resplit(rec, gc, radii, lo, hi, *parts.values())
+                 upos=np.empty(n, np.int64), ur=np.empty((n, 3)), cidx=np.empty(n, np.int64),
+                 cpos=np.empty(n, np.int64), cnt=np.zeros(2, np.int64))
+    ob._resplit(rec, gc, box, lo, hi, *parts.values())
     return parts
+
+
+def _box(rng, size):
+    """An ellipsoid per row r = 1..3 of G: a random lower-triangular Cholesky factor of scale ``size``."""
+    box = np.zeros((K, K, K))
+    for r in range(1, K):
+        a = rng.normal(size=(r + 1, r + 1))
+        box[r, :r + 1, :r + 1] = np.linalg.cholesky(a @ a.T / (r + 1) + 0.2 * np.eye(r + 1)) * size
+    return box
 
 
 def _nmat(lo, hi):
@@ -87,8 +97,8 @@ def test_the_matrix_exponential_matches_scipy(scale):
 
 
 def test_the_split_gives_the_records_own_statistic_anywhere_in_its_box():
-    """About 20% of y clamped on both sides and some x clamped too, the records stored as base records of a
-    centre G_c: for G drawn inside the box (each row within its radius of G_c's), the class sums and the unsafe
+    """About 20% of y clamped on both sides and some x clamped too, the records stored as base records of a centre G_c:
+    for G drawn inside the box (each row within its ellipsoid around G_c's), the class sums and the unsafe
     records one by one give the statistic of every record moved by G, as the pass over all records does; every
     safe record keeps its class at each such G; a small box leaves few records unsafe."""
     model, rec, lo, hi = _records(2000, [0.8, 2.5, -1.5], 1)
@@ -98,23 +108,24 @@ def test_the_split_gives_the_records_own_statistic_anywhere_in_its_box():
     nm = _nmat(lo, hi)
     for size in (0.002, 0.08):
         gc = expm(_lower(rng, 0.02))
-        radii = size * np.array([0.5, 1.0, 2.0])
-        parts = _split(rec, gc, radii, lo, hi)
+        box = _box(rng, size)
+        parts = _split(rec, gc, box, lo, hi)
         cls, cnt = parts["cls"], parts["cnt"]
         assert set(parts["uidx"][:cnt[0]]) == set(np.flatnonzero(cls == 3))
+        np.testing.assert_array_equal(parts["ur"][:cnt[0]], rec[parts["uidx"][:cnt[0]]])
         assert set(parts["cidx"][:cnt[1]]) == set(np.flatnonzero((cls == 1) | (cls == 2)))
         assert 0 < cnt[0] < rec.shape[0] and (cnt[0] < 0.05 * rec.shape[0] if size < 0.01 else True)
         assert np.sum(cls == 1) > 0 and np.sum(cls == 2) > 0
         for _ in range(30):
             g = gc.copy()
-            for a in range(1, K):
-                v = rng.normal(size=a + 1)
-                g[a, :a + 1] += v / np.linalg.norm(v) * radii[a - 1] * rng.uniform(0.0, 0.999)
-            assert ob._in_box(g, gc, radii)
+            for r in range(1, K):
+                w = rng.normal(size=r + 1)
+                g[r, :r + 1] += box[r, :r + 1, :r + 1] @ (w / np.linalg.norm(w) * rng.uniform(0.0, 0.999))
+            assert ob._in_box(g, gc, box)
             now = _moved(rec, g)
             expected = _stat(now, lo, hi)
             got, full = np.empty(9), np.empty(9)
-            ob._split_stat(g, nm, parts["t0"], parts["sc"], rec, parts["uidx"], cnt, lo, hi, got, np.empty((K, K)),
+            ob._split_stat(g, nm, parts["t0"], parts["sc"], parts["ur"], cnt, lo, hi, got, np.empty((K, K)),
                            np.empty((K, K)), np.empty((K, K)), np.empty(3), np.empty(K), np.empty(9))
             ob._full_stat(g, rec, lo, hi, full, np.empty(3), np.empty(K), np.empty(9))
             np.testing.assert_allclose(got, expected, rtol=1e-11, atol=1e-9)
@@ -125,35 +136,38 @@ def test_the_split_gives_the_records_own_statistic_anywhere_in_its_box():
             assert np.all(x_in[cls == 1] & (now[cls == 1, 2] < lo[2]))
             assert np.all(x_in[cls == 2] & (now[cls == 2, 2] > hi[2]))
         far = gc.copy()
-        far[3, 0] += 1.5 * radii[2]
-        assert not ob._in_box(far, gc, radii)
+        far[3] += 1.01 * box[3] @ np.eye(K)[3]  # just outside row 3's ellipsoid
+        assert not ob._in_box(far, gc, box)
 
 
-def _chain_args(model, problem, rec, moves, chol, radii, m, iters, refresh=-1):
+def _chain_args(model, problem, rec, moves, chol, box, m, iters, refresh=-1):
     kernel, scale = compiled_noise(problem.mechanism)
     q = model.p + 1
     return (rec, np.empty(model.stat_dim), np.array([model.sigma]), model.chol, np.asarray(model.x_mean, float),
             np.linalg.inv(np.asarray(model.x_cov, float)), model.prior_sd, 0.0, 0.0, np.asarray(model.lo, float),
             np.asarray(model.hi, float), np.asarray(problem.s_dp, float), kernel, scale, 0, m, iters,
             np.empty((iters, q)), np.empty(iters), np.empty(iters), np.empty((iters, len(FREE))), refresh, moves,
-            chol, radii, np.zeros(3, np.int64))
+            chol, box, np.zeros(4, np.int64))
 
 
 def test_a_run_with_moves_keeps_its_running_sums_and_writes_the_records_it_ends_with():
     """300 records, 20% clamped: 200 iterations with 30 orbit moves each in a small box (so that moves leave it
     and the records are split again), refreshes of all clamped records and a 40-record window. The running s
     equals the statistic of the records written back; T's free entries recorded at the last iteration are
-    those of the records (the last sweep moved only its window); moves were proposed, accepted and left the box."""
+    those of the records (the last sweep moved only its window); moves were proposed, passed the first stage,
+    were accepted and left the box."""
     model, rec, lo, hi = _records(300, [0.8, 2.5, -1.5], 3)
     problem = _problem(model, 20.0, np.random.default_rng(4), beta=[0.8, 2.5, -1.5])
     d = len(FREE) + 3
     chol = np.diag(np.r_[np.full(len(FREE), 0.002), np.full(3, 0.01)])
-    radii = np.array([0.003, 0.003, 0.003])
-    args = _chain_args(model, problem, rec, 30, chol, radii, 40, 200)
+    box = np.zeros((K, K, K))
+    for r in range(1, K):
+        box[r, :r + 1, :r + 1] = 0.003 * np.eye(r + 1)
+    args = _chain_args(model, problem, rec, 30, chol, box, 40, 200)
     ob.orbit_chain(np.random.Generator(np.random.SFC64(5)), *args)
     s, counts, out_t = args[1], args[-1], args[20]
     np.testing.assert_allclose(s, _stat(rec, lo, hi), rtol=1e-10, atol=1e-8)
-    assert counts[0] == 6000 and 0 < counts[1] < counts[0] and counts[2] > 0, counts
+    assert counts[0] == 6000 and 0 < counts[1] <= counts[3] < counts[0] and 0 < counts[2] <= counts[3], counts
     assert d == 12 and np.all(np.isfinite(out_t))
 
 
@@ -175,13 +189,21 @@ def test_orbit_moves_agree_with_full_sweeps():
 
 # ---------------------------------------------------------------- (c) SBC, reproducibility, settings
 
-@pytest.mark.parametrize("design, n, epsilon, m, k, thin", [
-    (DESIGN, 10, 1.0, 3, 10, 20), (DESIGN, 1000, 5.0, 100, 10, 10), (CLAMPED_SIGMA, 100, 5.0, 10, 10, 30)],
-    ids=["n=10", "n=1000", "sigma2 n=100"])
-def test_sbc_with_orbit_moves(design, n, epsilon, m, k, thin):
+@pytest.mark.parametrize("design, n, epsilon, m, k, thin, delayed", [
+    (DESIGN, 10, 1.0, 3, 10, 20, None), (DESIGN, 100, 5.0, 5, 30, 40, 1.0), (DESIGN, 500, 5.0, 50, 10, 10, None),
+    (CLAMPED_SIGMA, 100, 5.0, 10, 10, 30, 0.0)],
+    ids=["n=10", "n=100 delayed", "n=500", "sigma2 n=100 one stage"])
+def test_sbc_with_orbit_moves(design, n, epsilon, m, k, thin, delayed, monkeypatch):
     """300 replicates, level 0.001 per coordinate, with partial sweeps and orbit moves (with sigma^2 a
     parameter and about 20% of y clamped too); the naive posterior must be rejected somewhere (p < 1e-4), or
-    the test has no power."""
+    the test has no power. ``delayed``: ORBIT_DA_CLAMPED for the run (1: the delayed acceptance always on, 0:
+    always off; None: the default, on for the replicates with few clamped records). At n = 100 with 30 moves and
+    5 records an iteration the moves carry the chain: there, with the delayed acceptance's correction left out
+    (the second stage's ratio alone), every coordinate fails at p < 1e-5; thinned by 10 instead of 40 the right
+    chain fails too (p = 4e-5: its first stage ignores clamping, which costs mixing here), one stage does not."""
+    if delayed is not None:
+        monkeypatch.setattr(da_module, "ORBIT_DA_CLAMPED", delayed)
+
     def run(problem, rng):
         res = da_mcmc(problem, rng, chains=1, draws=19 * thin, warmup=300, parallel=False, records_per_iteration=m,
                       orbit_moves=k)

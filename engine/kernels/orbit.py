@@ -31,14 +31,15 @@ and every term but the last is a function of T alone: sum_i (x_i - m)^T P (x_i -
 O(k^3) plus the released statistic s(g records), which is exact (clamping included) and also cheap:
 
 The split. The records are stored as base records b_i with the current records g_i = G b_i, G the accepted
-moves' product (every record written once, at the call's end). For a box {G : |row_a(G - G_c)| <= r_a}
-each record is classified by Cauchy-Schwarz, |((G - G_c) z)_a| <= r_a |z|: class 0 when no coordinate can
-reach a clamp bound for any G in the box, class 1 / 2 when no x coordinate can and y stays below / above
-its bound, class 3 (unsafe) otherwise. With the normalisation z~ = N z (v~ = 2 (v - lo) / (hi - lo) - 1 is
-affine, N lower-triangular with first row e_0), class 0's part of s is read off N G T_0 G^T N^T (T_0 its
-sums of b b^T), class 1 and 2's off N_x G_x S_c G_x^T N_x^T (S_c their sums of (1, x)(1, x)^T, y~ = -1 or
-+1), and class 3's records are evaluated one by one. A proposal outside the box is evaluated over all
-records (O(n)) and, when accepted, the split is rebuilt around it. The box sets the cost, never the value.
+moves' product (every record written once, at the call's end). For a box of ellipsoids, row r of G - G_c in
+{L_r w : |w| <= 1}, each record is classified by Cauchy-Schwarz, |((G - G_c) z)_r| <= |L_r^T z|: class 0 when
+no coordinate can reach a clamp bound for any G in the box, class 1 / 2 when no x coordinate can and y stays
+below / above its bound, class 3 (unsafe) otherwise (their base values kept contiguous for the pass). With the
+normalisation z~ = N z (v~ = 2 (v - lo) / (hi - lo) - 1 is affine, N lower-triangular with first row e_0),
+class 0's part of s is read off N G T_0 G^T N^T (T_0 its sums of b b^T), class 1 and 2's off N_x G_x S_c G_x^T
+N_x^T (S_c their sums of (1, x)(1, x)^T, y~ = -1 or +1), and class 3's records are evaluated one by one. A
+proposal outside the box is evaluated over all records (O(n)) and, when accepted, the split is rebuilt around
+it. The box sets the cost, never the value.
 
 The rest of the cycle is Algorithm 1's, on the current records: beta (and sigma^2) from the conjugate
 update on T = G T_base G^T, the Tobit refresh of clamped records' raw y (``censored_refresh``'s
@@ -82,20 +83,29 @@ def _current(G, rec, i, out):
         out[a] = v
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _reach(box, r, rec, i):
+    """max |(G - G_c)[r] z| over the box's ellipsoid for row r, {L w : |w| <= 1} with L = box[r] (lower-
+    triangular, (r + 1) x (r + 1)): |L^T z[0..r]|, z = (1, b_i)."""
+    tot = 0.0
+    for j in range(r + 1):
+        v = 0.0
+        for m in range(j, r + 1):
+            v += box[r, m, j] * (1.0 if m == 0 else rec[i, m - 1])
+        tot += v * v
+    return math.sqrt(tot)
+
+
 @njit(cache=True, nogil=True)
-def _classify(rec, i, gc, radii, lo, hi, w):
+def _classify(rec, i, gc, box, lo, hi, w):
     """Record i's class for the box around ``gc`` (module docstring): 0 inside, 1 / 2 y below / above its
     bound, 3 unsafe."""
     q = rec.shape[1]
     p = q - 1
-    nz = 1.0
-    for b in range(q):
-        nz += rec[i, b] * rec[i, b]
-    nz = math.sqrt(nz)
     _current(gc, rec, i, w)
     side = 0
     for a in range(q):
-        reach = radii[a] * nz
+        reach = _reach(box, a + 1, rec, i)
         v = w[a]
         if v - reach > lo[a] and v + reach < hi[a]:
             continue
@@ -109,16 +119,22 @@ def _classify(rec, i, gc, radii, lo, hi, w):
 
 
 @njit(cache=True, nogil=True)
-def _put(rec, i, cls, sign, t0, sc, uidx, upos, cidx, cpos, cnt):
+def _put(rec, i, cls, sign, t0, sc, uidx, upos, ur, cidx, cpos, cnt):
     """Add (sign 1) or take out (sign -1) record i's part of its class: class 0's sums of b b^T (t0), class
     1 / 2's sums of (1, x)(1, x)^T (sc[0] / sc[1]) and the clamped list (cidx, cnt[1]), class 3's list (uidx,
-    cnt[0])."""
+    cnt[0]) and its base values (ur)."""
     q = rec.shape[1]
     c = cls[i]
-    if c == 3:
+    if c == 3:  # ur keeps the unsafe records' base values in the list's order, for a contiguous pass
         if sign > 0:
+            for a in range(q):
+                ur[cnt[0], a] = rec[i, a]
             _list_add(i, uidx, upos, cnt, 0)
         else:
+            k = upos[i]
+            last = cnt[0] - 1
+            for a in range(q):
+                ur[k, a] = ur[last, a]
             _list_remove(i, uidx, upos, cnt, 0)
         return
     if c == 0:
@@ -141,7 +157,7 @@ def _put(rec, i, cls, sign, t0, sc, uidx, upos, cidx, cpos, cnt):
 
 
 @njit(cache=True, nogil=True)
-def _resplit(rec, gc, radii, lo, hi, cls, t0, sc, uidx, upos, cidx, cpos, cnt):
+def _resplit(rec, gc, box, lo, hi, cls, t0, sc, uidx, upos, ur, cidx, cpos, cnt):
     """The split around ``gc`` from scratch: O(n)."""
     q = rec.shape[1]
     w = np.empty(q)
@@ -151,8 +167,8 @@ def _resplit(rec, gc, radii, lo, hi, cls, t0, sc, uidx, upos, cidx, cpos, cnt):
     for i in range(rec.shape[0]):
         upos[i] = -1
         cpos[i] = -1
-        cls[i] = _classify(rec, i, gc, radii, lo, hi, w)
-        _put(rec, i, cls, 1.0, t0, sc, uidx, upos, cidx, cpos, cnt)
+        cls[i] = _classify(rec, i, gc, box, lo, hi, w)
+        _put(rec, i, cls, 1.0, t0, sc, uidx, upos, ur, cidx, cpos, cnt)
 
 
 @njit(cache=True, nogil=True)
@@ -186,7 +202,7 @@ def _congruence(g, t, out, tmp):
 
 
 @njit(cache=True, nogil=True)
-def _split_stat(G, nmat, t0, sc, rec, uidx, cnt, lo, hi, out, ng, mm, tmp, row, z, t):
+def _split_stat(G, nmat, t0, sc, ur, cnt, lo, hi, out, ng, mm, tmp, row, z, t):
     """s at G for a G inside the box: class 0 and 1 / 2 from their sums, class 3 record by record."""
     k = G.shape[0]
     q = k - 1
@@ -216,10 +232,27 @@ def _split_stat(G, nmat, t0, sc, rec, uidx, cnt, lo, hi, out, ng, mm, tmp, row, 
                 out[idx] += mm[j, kk]
                 idx += 1
     for u in range(cnt[0]):
-        _current(G, rec, uidx[u], row)
+        _current(G, ur, u, row)
         record_stat(row, lo, hi, z, t)
         for c in range(out.size):
             out[c] += t[c]
+
+
+@njit(cache=True, nogil=True)
+def _unclamped(nmat, tc, out, mm, tmp):
+    """F(T): the released statistic's entries as if no record were clamped, read off N T N^T (T = sum z z^T)."""
+    k = nmat.shape[0]
+    q = k - 1
+    p = q - 1
+    _congruence(nmat, tc, mm, tmp)
+    for j in range(p + 1):
+        out[j] = mm[j, q]
+    out[p + 1] = mm[q, q]
+    idx = p + 2
+    for kk in range(1, p + 1):
+        for j in range(kk + 1):
+            out[idx] = mm[j, kk]
+            idx += 1
 
 
 @njit(cache=True, nogil=True)
@@ -313,14 +346,21 @@ def _lower_inverse(G, out):
 
 
 @njit(cache=True, nogil=True)
-def _in_box(G, gc, radii):
+def _in_box(G, gc, box):
+    """Whether every row r of G - G_c is in its ellipsoid {L w : |w| <= 1}, L = box[r] (forward substitution)."""
     k = G.shape[0]
-    for a in range(1, k):
+    w = np.empty(k)
+    for r in range(1, k):
         r2 = 0.0
-        for b in range(a + 1):
-            d = G[a, b] - gc[a, b]
-            r2 += d * d
-        if r2 > radii[a - 1] * radii[a - 1]:
+        for j in range(r + 1):
+            v = G[r, j] - gc[r, j]
+            for m in range(j):
+                v -= box[r, j, m] * w[m]
+            if box[r, j, j] <= 0.0:
+                return False
+            w[j] = v / box[r, j, j]
+            r2 += w[j] * w[j]
+        if r2 > 1.0:
             return False
     return True
 
@@ -344,8 +384,16 @@ def _set_base(rec, i, ginv, cur, tall, sign):
 
 @njit(cache=True, nogil=True)
 def _moves(rng, rec, s, G, gc, tall, beta, sigma, x_mean, x_prec, prior_sd, lo, hi, s_dp, kernel, scale, moves,
-           move_chol, radii, nmat, cls, t0, sc, uidx, upos, cidx, cpos, cnt, counts):
-    """``moves`` orbit moves (module docstring); G, beta and s are updated in place on acceptance."""
+           move_chol, box, nmat, cls, t0, sc, uidx, upos, ur, cidx, cpos, cnt, counts, delayed):
+    """``moves`` orbit moves (module docstring); G, beta and s are updated in place on acceptance. Delayed
+    acceptance (Christen & Fox 2005, with an approximation that may depend on the current state): the first
+    stage takes the target with s replaced by s~_x(y) = s(x) + F(T_y) - F(T_x), F the statistic as if no record
+    were clamped (the clamped records' share of a move's change is all it misses), so a proposal costs O(k^3)
+    until it passes; the second accepts with the exact ratio times min(1, a1(y -> x)) / min(1, a1(x -> y)),
+    a1(y -> x) the reverse move's first stage from y (with s~_y(x) = s(y) + F(T_x) - F(T_y)). The pair is a
+    Metropolis-Hastings step with proposal density q(x, y) a1(x, y), reversible for any such s~. ``delayed`` 0:
+    one stage, the exact ratio alone (where many records are clamped s~ misses much and the filter costs mixing).
+    ``counts``: proposed, accepted, evaluated outside the box, passed the first stage."""
     n, q = rec.shape
     k = q + 1
     d = move_chol.shape[0]
@@ -365,7 +413,11 @@ def _moves(rng, rec, s, G, gc, tall, beta, sigma, x_mean, x_prec, prior_sd, lo, 
     row = np.empty(q)
     z = np.empty(q + 1)
     t = np.empty(s.size)
-    lp = _log_model(G, tall, beta, sigma, x_mean, x_prec, prior_sd, n, tc, tmp) + _log_eta(kernel, scale, s_dp, s)
+    f_cur = np.empty(s.size)
+    f2 = np.empty(s.size)
+    lm_cur = _log_model(G, tall, beta, sigma, x_mean, x_prec, prior_sd, n, tc, tmp)
+    _unclamped(nmat, tc, f_cur, mm, tmp)
+    lp = lm_cur + _log_eta(kernel, scale, s_dp, s)
     for _ in range(moves):
         for j in range(d):
             u[j] = rng.standard_normal()
@@ -385,30 +437,42 @@ def _moves(rng, rec, s, G, gc, tall, beta, sigma, x_mean, x_prec, prior_sd, lo, 
             b2[j] = beta[j] + v[nfree + j]
         _expm(e, g, term, tmp)
         _matmul(g, G, g2)
-        inside = _in_box(g2, gc, radii)
-        if inside:
-            _split_stat(g2, nmat, t0, sc, rec, uidx, cnt, lo, hi, s2, ng, mm, tmp, row, z, t)
-        else:
-            _full_stat(g2, rec, lo, hi, s2, row, z, t)
-        lp2 = _log_model(g2, tall, b2, sigma, x_mean, x_prec, prior_sd, n, tc, tmp) + _log_eta(kernel, scale, s_dp,
-                                                                                                 s2)
-        la = lp2 - lp + n * trace
         counts[0] += 1
-        if not inside:
+        # first stage (delayed acceptance): s moved by the change of the unclamped statistic, F(T') - F(T)
+        lm2 = _log_model(g2, tall, b2, sigma, x_mean, x_prec, prior_sd, n, tc, tmp)
+        _unclamped(nmat, tc, f2, mm, tmp)
+        for c in range(s.size):
+            t[c] = s[c] + f2[c] - f_cur[c]
+        l1 = lm2 + _log_eta(kernel, scale, s_dp, t) - lp + n * trace if delayed else 0.0
+        if l1 < 0.0 and math.log(rng.random()) >= l1:
+            continue
+        counts[3] += 1
+        inside = _in_box(g2, gc, box)
+        if inside:
+            _split_stat(g2, nmat, t0, sc, ur, cnt, lo, hi, s2, ng, mm, tmp, row, z, t)
+        else:
             counts[2] += 1
+            _full_stat(g2, rec, lo, hi, s2, row, z, t)
+        lp2 = lm2 + _log_eta(kernel, scale, s_dp, s2)
+        for c in range(s.size):  # the reverse move's first stage, from the proposed state
+            t[c] = s2[c] + f_cur[c] - f2[c]
+        l1_rev = lm_cur + _log_eta(kernel, scale, s_dp, t) - lp2 - n * trace if delayed else 0.0
+        la = lp2 - lp + n * trace + min(0.0, l1_rev) - min(0.0, l1)
         if la >= 0.0 or math.log(rng.random()) < la:
             counts[1] += 1
             G[:, :] = g2
             beta[:] = b2
             s[:] = s2
             lp = lp2
+            lm_cur = lm2
+            f_cur[:] = f2
             if not inside:
                 gc[:, :] = G
-                _resplit(rec, gc, radii, lo, hi, cls, t0, sc, uidx, upos, cidx, cpos, cnt)
+                _resplit(rec, gc, box, lo, hi, cls, t0, sc, uidx, upos, ur, cidx, cpos, cnt)
 
 
 @njit(cache=True, nogil=True)
-def _refresh(rng, rec, G, ginv, tall, beta, sigma, lo, hi, gc, radii, cls, t0, sc, uidx, upos, cidx, cpos, cnt, k,
+def _refresh(rng, rec, G, ginv, tall, beta, sigma, lo, hi, gc, box, cls, t0, sc, uidx, upos, ur, cidx, cpos, cnt, k,
              ids):
     """The Tobit refresh (``censored_refresh``) of the records whose current y is clamped: all of them
     (k = -1) or k picked uniformly with replacement. The candidates are listed first (class 1 and 2, and
@@ -438,16 +502,16 @@ def _refresh(rng, rec, G, ginv, tall, beta, sigma, lo, hi, gc, radii, cls, t0, s
         for a in range(p):
             mu += beta[a + 1] * cur[a]
         cur[p] = _tobit_draw(rng, cur[p], mu, sigma, lo[p], hi[p])
-        _put(rec, i, cls, -1.0, t0, sc, uidx, upos, cidx, cpos, cnt)
+        _put(rec, i, cls, -1.0, t0, sc, uidx, upos, ur, cidx, cpos, cnt)
         _set_base(rec, i, ginv, cur, tall, -1.0)
         _set_base(rec, i, ginv, cur, tall, 1.0)
-        cls[i] = _classify(rec, i, gc, radii, lo, hi, w)
-        _put(rec, i, cls, 1.0, t0, sc, uidx, upos, cidx, cpos, cnt)
+        cls[i] = _classify(rec, i, gc, box, lo, hi, w)
+        _put(rec, i, cls, 1.0, t0, sc, uidx, upos, ur, cidx, cpos, cnt)
 
 
 @njit(cache=True, nogil=True)
-def _sweep(rng, rec, s, G, ginv, tall, beta, chol, x_mean, sigma, lo, hi, s_dp, kernel, scale, start, m, gc, radii,
-           cls, t0, sc, uidx, upos, cidx, cpos, cnt):
+def _sweep(rng, rec, s, G, ginv, tall, beta, chol, x_mean, sigma, lo, hi, s_dp, kernel, scale, start, m, gc, box,
+           cls, t0, sc, uidx, upos, ur, cidx, cpos, cnt):
     """Algorithm 1's record moves over the window start..start + m - 1 (mod n), on the current records."""
     n, q = rec.shape
     p = q - 1
@@ -474,11 +538,11 @@ def _sweep(rng, rec, s, G, ginv, tall, beta, chol, x_mean, sigma, lo, hi, s_dp, 
         al = 1.0 if lr >= 0.0 else math.exp(lr)
         asum += al
         if al >= 1.0 or rng.random() < al:
-            _put(rec, i, cls, -1.0, t0, sc, uidx, upos, cidx, cpos, cnt)
+            _put(rec, i, cls, -1.0, t0, sc, uidx, upos, ur, cidx, cpos, cnt)
             _set_base(rec, i, ginv, prop, tall, -1.0)
             _set_base(rec, i, ginv, prop, tall, 1.0)
-            cls[i] = _classify(rec, i, gc, radii, lo, hi, w)
-            _put(rec, i, cls, 1.0, t0, sc, uidx, upos, cidx, cpos, cnt)
+            cls[i] = _classify(rec, i, gc, box, lo, hi, w)
+            _put(rec, i, cls, 1.0, t0, sc, uidx, upos, ur, cidx, cpos, cnt)
             for c in range(d):
                 s[c] += t_new[c] - t_old[c]
             nacc += 1
@@ -487,14 +551,15 @@ def _sweep(rng, rec, s, G, ginv, tall, beta, chol, x_mean, sigma, lo, hi, s_dp, 
 
 @njit(cache=True, nogil=True)
 def orbit_chain(rng, rec, s, sig, chol, x_mean, x_prec, prior_sd, sig_a, sig_b, lo, hi, s_dp, kernel, scale, start,
-                m, n_iter, out_theta, out_acc, out_frac, out_t, refresh, moves, move_chol, radii, counts):
-    """``n_iter`` iterations of the regression chain with ``moves`` orbit moves each (module docstring):
-    beta (and sigma^2) | records, the refresh of ``refresh`` clamped records (-1 all, 0 none), the orbit
-    moves (proposal (E, D) = ``move_chol`` N(0, I), box radii ``radii`` per row of G), then record moves over
-    the window start..start + m - 1. Records ``out_theta`` (beta after the moves, sigma^2 last when unknown),
-    the sweep's mean acceptance and accepted fraction, and ``out_t`` the free entries of T = sum z z^T at the
-    recorded beta (row 1..k-1, column 0..row). ``counts`` gains (moves proposed, accepted, outside the box).
-    Returns the next window's start; at the end every record is written as its current value."""
+                m, n_iter, out_theta, out_acc, out_frac, out_t, refresh, moves, move_chol, box, counts, delayed=1):
+    """``n_iter`` iterations of the regression chain with ``moves`` orbit moves each (module docstring): beta (and
+    sigma^2) | records, the refresh of ``refresh`` clamped records (-1 all, 0 none), the orbit moves (proposal
+    (E, D) = ``move_chol`` N(0, I); ``box[r]`` the Cholesky factor of row r's ellipsoid; ``delayed``: with the
+    first stage of ``_moves``), then record moves over the window start..start + m - 1. Records ``out_theta``
+    (beta after the moves, sigma^2 last when unknown), the sweep's mean acceptance and accepted fraction, and
+    ``out_t`` the free entries of T = sum z z^T at the recorded beta (row 1..k-1, column 0..row). ``counts``
+    gains (moves proposed, accepted, evaluated outside the box, past the first stage). Returns the next window's
+    start; at the end every record is written as its current value."""
     n, q = rec.shape
     p = q - 1
     k = q + 1
@@ -521,11 +586,12 @@ def orbit_chain(rng, rec, s, sig, chol, x_mean, x_prec, prior_sd, sig_a, sig_b, 
     sc = np.zeros((2, q, q))
     uidx = np.empty(n, dtype=np.int64)
     upos = np.empty(n, dtype=np.int64)
+    ur = np.empty((n, q))
     cidx = np.empty(n, dtype=np.int64)
     cpos = np.empty(n, dtype=np.int64)
     cnt = np.zeros(2, dtype=np.int64)
     ids = np.empty(n, dtype=np.int64)
-    _resplit(rec, gc, radii, lo, hi, cls, t0, sc, uidx, upos, cidx, cpos, cnt)
+    _resplit(rec, gc, box, lo, hi, cls, t0, sc, uidx, upos, ur, cidx, cpos, cnt)
     beta = np.empty(q)
     tc = np.empty((k, k))
     tmp = np.empty((k, k))
@@ -541,11 +607,11 @@ def orbit_chain(rng, rec, s, sig, chol, x_mean, x_prec, prior_sd, sig_a, sig_b, 
             sig[0] = math.sqrt(s2)
             out_theta[it, q] = s2
         if refresh != 0:
-            _refresh(rng, rec, G, ginv, tall, beta, sig[0], lo, hi, gc, radii, cls, t0, sc, uidx, upos, cidx, cpos,
-                     cnt, refresh, ids)
+            _refresh(rng, rec, G, ginv, tall, beta, sig[0], lo, hi, gc, box, cls, t0, sc, uidx, upos, ur, cidx,
+                     cpos, cnt, refresh, ids)
         if moves > 0:
             _moves(rng, rec, s, G, gc, tall, beta, sig[0], x_mean, x_prec, prior_sd, lo, hi, s_dp, kernel, scale,
-                   moves, move_chol, radii, nmat, cls, t0, sc, uidx, upos, cidx, cpos, cnt, counts)
+                   moves, move_chol, box, nmat, cls, t0, sc, uidx, upos, ur, cidx, cpos, cnt, counts, delayed)
             _lower_inverse(G, ginv)
         for j in range(q):
             out_theta[it, j] = beta[j]
@@ -556,7 +622,7 @@ def orbit_chain(rng, rec, s, sig, chol, x_mean, x_prec, prior_sd, sig_a, sig_b, 
                 out_t[it, idx] = tc[a, b]
                 idx += 1
         asum, nacc = _sweep(rng, rec, s, G, ginv, tall, beta, chol, x_mean, sig[0], lo, hi, s_dp, kernel, scale,
-                            start, m, gc, radii, cls, t0, sc, uidx, upos, cidx, cpos, cnt)
+                            start, m, gc, box, cls, t0, sc, uidx, upos, ur, cidx, cpos, cnt)
         start += m
         while start >= n:
             start -= n

@@ -130,9 +130,10 @@ class ChainState:
     shift_ind: tuple | None = None  # the shift moves' independence component, fitted after warm-up
     shift_fit: tuple | None = None  # the shift moves' box, its centre and the delayed acceptance surrogate, after it
     orbit_t: np.ndarray | None = None  # T's free entries per warm-up iteration (orbit moves' fit)
-    orbit_fit: tuple | None = None  # the orbit moves' (proposal Cholesky factor, box radii), once fitted
-    orbit_counts: np.ndarray | None = None  # orbit moves proposed, accepted, outside the box
+    orbit_fit: tuple | None = None  # the orbit moves' (proposal Cholesky factor, box), once fitted
+    orbit_counts: np.ndarray | None = None  # orbit moves proposed, accepted, evaluated outside the box, past stage 1
     orbit_hist: list | None = None  # (T's free entries, beta) per iteration since the last orbit fit, in warm-up
+    orbit_delayed: int | None = None  # the orbit moves' delayed acceptance on (1) or off (0), set at the first call
 
 
 def acceptance_bound(problem: Problem) -> float | None:
@@ -156,10 +157,13 @@ def acceptance_bound(problem: Problem) -> float | None:
 MAX_SHIFTS = 100
 #: Orbit moves per iteration, at most (``orbit_moves``).
 MAX_ORBIT = 1000
-#: The orbit moves' box: ORBIT_BOX standard deviations of each row of E (``orbit_fit``).
+#: The orbit moves' box: an ellipsoid of ORBIT_BOX standard deviations for each row of E (``orbit_fit``).
 ORBIT_BOX = 5.0
 #: Fits of the orbit moves over warm-up (at its j / ORBIT_FITS, j = 1..ORBIT_FITS).
 ORBIT_FITS = 4
+#: The orbit moves' delayed acceptance is on where at most this share of the chain's first records has y clamped
+#: (its first stage ignores what clamping does to a move; with 20% clamped it cost a third of the mixing).
+ORBIT_DA_CLAMPED = 0.05
 #: The shift proposal's covariance is (SHIFT_RW^2 / (p + 1)) x the surrogate's Cov(beta | x, e, s_dp): the
 #: random-walk Metropolis scale 2.38 / sqrt(d) for d = p + 1 coefficients (Roberts, Gelman & Gilks 1997).
 SHIFT_RW = 2.38
@@ -291,11 +295,12 @@ def shift_work(problem: Problem, shifts: int, centre=None) -> float:
 
 
 def orbit_fit(problem: Problem, t_hist, theta_hist) -> tuple | None:
-    """The orbit moves' proposal Cholesky factor and box radii (:mod:`engine.kernels.orbit`) from a stretch of
+    """The orbit moves' proposal Cholesky factor and box (:mod:`engine.kernels.orbit`) from a stretch of
     a chain: the covariance C of (T's free entries, beta) over it, carried to the moves' coordinates (E, D) by
     the linearisation dT = E T + T E^T at the stretch's mean T, scaled by 2.38 / sqrt(dim) (the random-walk
-    scale of Roberts, Gelman & Gilks 1997); radius of row a of G: ORBIT_BOX x the standard deviation of that
-    row of E under C. None when the stretch is too short to fit C."""
+    scale of Roberts, Gelman & Gilks 1997); the box of row r of G: the ellipsoid of ORBIT_BOX standard
+    deviations of that row of E under C (its Cholesky factor, ``box[r]``). None when the stretch is too short
+    to fit C."""
     model = problem.model
     q = model.p + 1
     k = q + 1
@@ -328,10 +333,11 @@ def orbit_fit(problem: Problem, t_hist, theta_hist) -> tuple | None:
         return None
     ce = (v * np.maximum(w, w[-1] * 1e-12)) @ v.T  # a degenerate direction keeps a tiny step
     chol = np.linalg.cholesky(0.5 * (ce + ce.T)) * (2.38 / math.sqrt(d))
-    sd2 = np.diag(ce)
-    radii = np.array([ORBIT_BOX * math.sqrt(sum(sd2[c] for c, (a, _) in enumerate(free) if a == r))
-                      for r in range(1, k)])
-    return np.ascontiguousarray(chol), radii
+    box = np.zeros((k, k, k))
+    for r in range(1, k):
+        idx = [c for c, (a, _) in enumerate(free) if a == r]  # row r's entries, columns 0..r in order
+        box[r, :r + 1, :r + 1] = ORBIT_BOX * np.linalg.cholesky(ce[np.ix_(idx, idx)])
+    return np.ascontiguousarray(chol), box
 
 
 def _rr_reports(problem: Problem) -> np.ndarray:
@@ -477,15 +483,20 @@ class _Runner:
             sig_a, sig_b = model.sigma_prior or (0.0, 0.0)
             q = model.p + 1
             if st.orbit_counts is None:
-                st.orbit_counts = np.zeros(3, dtype=np.int64)
+                st.orbit_counts = np.zeros(4, dtype=np.int64)
+            if st.orbit_delayed is None:  # fixed for the run from the chain's first records (module docstring)
+                y = st.x[:, model.p]
+                share = float(np.mean((y <= model.lo[model.p]) | (y >= model.hi[model.p])))
+                st.orbit_delayed = int(share <= ORBIT_DA_CLAMPED)
             out_t = np.empty((n_iter, len(free_index(model.p))))
-            chol, radii = st.orbit_fit or (np.eye(out_t.shape[1] + q), np.zeros(q))
+            chol, box = st.orbit_fit or (np.eye(out_t.shape[1] + q), np.zeros((q + 1, q + 1, q + 1)))
             st.start = int(orbit_chain(
                 rng, st.x, st.counts, st.sig, self.chol, np.asarray(model.x_mean, float),
                 np.linalg.inv(np.asarray(model.x_cov, float)), model.prior_sd, float(sig_a), float(sig_b),
                 np.asarray(model.lo, float), np.asarray(model.hi, float), np.asarray(sdp, float), self.kernel,
                 self.scale, st.start, model.n if window is None else int(window), n_iter, out_theta, out_acc, out_frac,
-                out_t, int(self.refresh), self.orbit if st.orbit_fit else 0, chol, radii, st.orbit_counts))
+                out_t, int(self.refresh), self.orbit if st.orbit_fit else 0, chol, box, st.orbit_counts,
+                st.orbit_delayed))
             if st.orbit_hist is not None:
                 st.orbit_hist.append((out_t, np.array(out_theta[:, :q])))
         elif model.name == "linear_regression" and window is not None and window < model.n:
