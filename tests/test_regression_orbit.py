@@ -190,7 +190,7 @@ def test_orbit_moves_agree_with_full_sweeps():
 # ---------------------------------------------------------------- (c) SBC, reproducibility, settings
 
 @pytest.mark.parametrize("design, n, epsilon, m, k, thin, delayed", [
-    (DESIGN, 10, 1.0, 3, 10, 20, None), (DESIGN, 100, 5.0, 5, 30, 40, 1.0), (DESIGN, 500, 5.0, 50, 10, 10, None),
+    (DESIGN, 10, 1.0, 3, 10, 40, None), (DESIGN, 100, 5.0, 5, 30, 40, 1.0), (DESIGN, 500, 5.0, 50, 10, 10, None),
     (CLAMPED_SIGMA, 100, 5.0, 10, 10, 30, 0.0)],
     ids=["n=10", "n=100 delayed", "n=500", "sigma2 n=100 one stage"])
 def test_sbc_with_orbit_moves(design, n, epsilon, m, k, thin, delayed, monkeypatch):
@@ -200,7 +200,9 @@ def test_sbc_with_orbit_moves(design, n, epsilon, m, k, thin, delayed, monkeypat
     always off; None: the default, on for the replicates with few clamped records). At n = 100 with 30 moves and
     5 records an iteration the moves carry the chain: there, with the delayed acceptance's correction left out
     (the second stage's ratio alone), every coordinate fails at p < 1e-5; thinned by 10 instead of 40 the right
-    chain fails too (p = 4e-5: its first stage ignores clamping, which costs mixing here), one stage does not."""
+    chain fails too (p = 4e-5: its first stage ignores clamping, which costs mixing here), one stage does not.
+    At n = 10 thinning by 20 was too little for one of two release seeds (p = 2e-4 for beta[2]; by 40 and 60
+    both pass)."""
     if delayed is not None:
         monkeypatch.setattr(da_module, "ORBIT_DA_CLAMPED", delayed)
 

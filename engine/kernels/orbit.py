@@ -561,7 +561,6 @@ def orbit_chain(rng, rec, s, sig, chol, x_mean, x_prec, prior_sd, sig_a, sig_b, 
     gains (moves proposed, accepted, evaluated outside the box, past the first stage). Returns the next window's
     start; at the end every record is written as its current value."""
     n, q = rec.shape
-    p = q - 1
     k = q + 1
     xtx = np.empty((q, q))
     xty = np.empty(q)
