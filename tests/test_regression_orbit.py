@@ -74,15 +74,6 @@ def _box(rng, size):
     return box
 
 
-def _nmat(lo, hi):
-    nm = np.zeros((K, K))
-    nm[0, 0] = 1.0
-    for a in range(3):
-        nm[a + 1, a + 1] = 2.0 / (hi[a] - lo[a])
-        nm[a + 1, 0] = -(hi[a] + lo[a]) / (hi[a] - lo[a])
-    return nm
-
-
 # ---------------------------------------------------------------- (a) the kernel's pieces
 
 @pytest.mark.parametrize("scale", [1e-4, 0.05, 0.7])
@@ -105,7 +96,7 @@ def test_the_split_gives_the_records_own_statistic_anywhere_in_its_box():
     assert 0.1 < np.mean((rec[:, 2] <= lo[2]) | (rec[:, 2] >= hi[2])) < 0.35
     assert np.any(np.abs(rec[:, :2]) >= hi[:2])
     rng = np.random.default_rng(2)
-    nm = _nmat(lo, hi)
+    nm = ob.normaliser(lo, hi)
     for size in (0.002, 0.08):
         gc = expm(_lower(rng, 0.02))
         box = _box(rng, size)

@@ -52,7 +52,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .shared import log_noise
+from .shared import log_eta
 
 __all__ = ["hypergeometric", "mv_hypergeometric", "multinomial", "overlap_row", "sample_tables", "log_eta",
            "gibbs_theta", "coupled_move", "refresh_move", "block_move", "loglinear_pm_chain"]
@@ -188,14 +188,6 @@ def sample_tables(rng, n, prob, levels, offsets, c, s):
         for i in range(big_i):
             o = offsets[k] + i * jk
             multinomial(rng, c[i], prob, big_i + o, jk, s, o, False)
-
-
-@njit(cache=True, nogil=True)
-def log_eta(s, sdp, kernel, scale):
-    tot = 0.0
-    for t in range(s.size):
-        tot += log_noise(kernel, scale, sdp[t] - s[t])
-    return tot
 
 
 @njit(cache=True, nogil=True)

@@ -54,9 +54,9 @@ import numpy as np
 from numba import njit
 
 from .da_mcmc import _is_clamped, _list_add, _list_remove, _record_log_ratio, _tobit_draw, beta_draw, sigma2_draw
-from .shared import draw_record, log_noise, plain_inverse, record_stat, statistics
+from .shared import draw_record, log_eta, plain_inverse, record_stat, statistics
 
-__all__ = ["orbit_chain", "orbit_free", "free_index"]
+__all__ = ["orbit_chain", "orbit_free", "free_index", "normaliser"]
 
 
 def orbit_free(p: int) -> int:
@@ -70,6 +70,19 @@ def free_index(p: int) -> list:
     0..row."""
     k = p + 2
     return [(a, b) for a in range(1, k) for b in range(a + 1)]
+
+
+@njit(cache=True, nogil=True)
+def normaliser(lo, hi):
+    """N with z~ = N z for z = (1, x, y): each column's v~ = 2 (v - lo) / (hi - lo) - 1 (lower-triangular, first
+    row e_0)."""
+    q = lo.size
+    nmat = np.zeros((q + 1, q + 1))
+    nmat[0, 0] = 1.0
+    for a in range(q):
+        nmat[a + 1, a + 1] = 2.0 / (hi[a] - lo[a])
+        nmat[a + 1, 0] = -(hi[a] + lo[a]) / (hi[a] - lo[a])
+    return nmat
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -208,19 +221,9 @@ def _split_stat(G, nmat, t0, sc, ur, cnt, lo, hi, out, ng, mm, tmp, row, z, t):
     q = k - 1
     p = q - 1
     _matmul(nmat, G, ng)
-    _congruence(ng, t0, mm, tmp)
-    for j in range(p + 1):
-        out[j] = mm[j, q]
-    out[p + 1] = mm[q, q]
-    idx = p + 2
-    for kk in range(1, p + 1):
-        for j in range(kk + 1):
-            out[idx] = mm[j, kk]
-            idx += 1
+    _unclamped(ng, t0, out, mm, tmp)  # class 0: N G T_0 G^T N^T, no record clamped
     ngx = ng[:q, :q]
-    for c in range(2):
-        if c == 0 and cnt[1] == 0:
-            break
+    for c in range(2 if cnt[1] > 0 else 0):
         _congruence(ngx, sc[c], mm[:q, :q], tmp[:q, :q])
         sgn = -1.0 if c == 0 else 1.0
         for j in range(p + 1):
@@ -287,14 +290,6 @@ def _log_model(G, tall, beta, sigma, x_mean, x_prec, prior_sd, n, tc, tmp):
         for b in range(q):
             rss += beta[a] * tc[a, b] * beta[b]
     return -0.5 * bb / (prior_sd * prior_sd) - 0.5 * qx - 0.5 * rss / (sigma * sigma)
-
-
-@njit(cache=True, nogil=True)
-def _log_eta(kernel, scale, s_dp, s):
-    v = 0.0
-    for c in range(s.size):
-        v += log_noise(kernel, scale, s_dp[c] - s[c])
-    return v
 
 
 @njit(cache=True, nogil=True)
@@ -417,7 +412,7 @@ def _moves(rng, rec, s, G, gc, tall, beta, sigma, x_mean, x_prec, prior_sd, lo, 
     f2 = np.empty(s.size)
     lm_cur = _log_model(G, tall, beta, sigma, x_mean, x_prec, prior_sd, n, tc, tmp)
     _unclamped(nmat, tc, f_cur, mm, tmp)
-    lp = lm_cur + _log_eta(kernel, scale, s_dp, s)
+    lp = lm_cur + log_eta(s, s_dp, kernel, scale)
     for _ in range(moves):
         for j in range(d):
             u[j] = rng.standard_normal()
@@ -443,7 +438,7 @@ def _moves(rng, rec, s, G, gc, tall, beta, sigma, x_mean, x_prec, prior_sd, lo, 
         _unclamped(nmat, tc, f2, mm, tmp)
         for c in range(s.size):
             t[c] = s[c] + f2[c] - f_cur[c]
-        l1 = lm2 + _log_eta(kernel, scale, s_dp, t) - lp + n * trace if delayed else 0.0
+        l1 = lm2 + log_eta(t, s_dp, kernel, scale) - lp + n * trace if delayed else 0.0
         if l1 < 0.0 and math.log(rng.random()) >= l1:
             continue
         counts[3] += 1
@@ -453,10 +448,10 @@ def _moves(rng, rec, s, G, gc, tall, beta, sigma, x_mean, x_prec, prior_sd, lo, 
         else:
             counts[2] += 1
             _full_stat(g2, rec, lo, hi, s2, row, z, t)
-        lp2 = lm2 + _log_eta(kernel, scale, s_dp, s2)
+        lp2 = lm2 + log_eta(s2, s_dp, kernel, scale)
         for c in range(s.size):  # the reverse move's first stage, from the proposed state
             t[c] = s2[c] + f_cur[c] - f2[c]
-        l1_rev = lm_cur + _log_eta(kernel, scale, s_dp, t) - lp2 - n * trace if delayed else 0.0
+        l1_rev = lm_cur + log_eta(t, s_dp, kernel, scale) - lp2 - n * trace if delayed else 0.0
         la = lp2 - lp + n * trace + min(0.0, l1_rev) - min(0.0, l1)
         if la >= 0.0 or math.log(rng.random()) < la:
             counts[1] += 1
@@ -575,11 +570,7 @@ def orbit_chain(rng, rec, s, sig, chol, x_mean, x_prec, prior_sd, sig_a, sig_b, 
     G = np.eye(k)
     gc = np.eye(k)
     ginv = np.eye(k)
-    nmat = np.zeros((k, k))
-    nmat[0, 0] = 1.0
-    for a in range(q):
-        nmat[a + 1, a + 1] = 2.0 / (hi[a] - lo[a])
-        nmat[a + 1, 0] = -(hi[a] + lo[a]) / (hi[a] - lo[a])
+    nmat = normaliser(lo, hi)
     cls = np.empty(n, dtype=np.int64)
     t0 = np.zeros((k, k))
     sc = np.zeros((2, q, q))

@@ -50,7 +50,7 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
-__all__ = ["log_noise", "log_noise_tail", "log_bounded_domain", "BOUNDED_DOMAIN", "record_move", "cdf_draw", "cholesky_into", "stat_dim", "draw_record", "record_stat",
+__all__ = ["log_noise", "log_eta", "log_noise_tail", "log_bounded_domain", "BOUNDED_DOMAIN", "record_move", "cdf_draw", "cholesky_into", "stat_dim", "draw_record", "record_stat",
            "statistics", "simulate_into", "simulate_statistic", "log_t_mixture", "t_mixture_weights",
            "t_mixture_point"]
 
@@ -203,6 +203,15 @@ def log_noise_tail(kernel, scale, r):
             return r / scale - log1q
         return math.log1p(-math.exp((r + 1.0) * lq - log1q))
     return _discrete_gaussian_log_cdf(scale, r)
+
+
+@njit(cache=True, nogil=True)
+def log_eta(s, sdp, kernel, scale):
+    """log eta(s_dp | s) of a whole statistic, up to a constant: the entries' noise log-densities summed."""
+    tot = 0.0
+    for t in range(s.size):
+        tot += log_noise(kernel, scale, sdp[t] - s[t])
+    return tot
 
 
 @njit(cache=True, nogil=True)

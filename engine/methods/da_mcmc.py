@@ -373,6 +373,7 @@ class _Runner:
             self._prepare_bernoulli()
         elif model.name == "linear_regression":
             self.chol = model.chol
+            self.x_prec = np.linalg.inv(np.asarray(model.x_cov, float))  # Sigma^-1, for the orbit moves
             if shifts > 0:
                 held, priv = _shift_covariances(problem)
                 self.shift_l = shift_proposal(problem, cov=held)
@@ -492,7 +493,7 @@ class _Runner:
             chol, box = st.orbit_fit or (np.eye(out_t.shape[1] + q), np.zeros((q + 1, q + 1, q + 1)))
             st.start = int(orbit_chain(
                 rng, st.x, st.counts, st.sig, self.chol, np.asarray(model.x_mean, float),
-                np.linalg.inv(np.asarray(model.x_cov, float)), model.prior_sd, float(sig_a), float(sig_b),
+                self.x_prec, model.prior_sd, float(sig_a), float(sig_b),
                 np.asarray(model.lo, float), np.asarray(model.hi, float), np.asarray(sdp, float), self.kernel,
                 self.scale, st.start, model.n if window is None else int(window), n_iter, out_theta, out_acc, out_frac,
                 out_t, int(self.refresh), self.orbit if st.orbit_fit else 0, chol, box, st.orbit_counts,
