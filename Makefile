@@ -5,7 +5,8 @@
 #            file per worker at a time), then the tests marked serial (their own Streamlit servers and
 #            browsers, counting what a server does in a time window) alone, so no worker competes with them.
 #            The project's own modules are byte-compiled first: where PYTHONDONTWRITEBYTECODE is set (as on
-#            the project's machines) every CLI and server process the tests start would compile them again.
+#            the project's machines) every CLI and server process the tests start would compile them again;
+#            and the numba kernels are compiled before the workers start (tests/warm_kernels.py).
 
 PYTHON ?= python3
 VENV := .venv
@@ -19,8 +20,13 @@ CHROMIUM := /usr/bin/chromium
 run: $(STAMP)
 	$(PY) -m streamlit run app.py
 
-test: $(STAMP) $(INTEROP_STAMP) chromium
+# The numba kernels are compiled once, by tests/warm_kernels.py in two processes, while the interop extra and
+# chromium install (on a fresh clone both pytest workers would otherwise compile the same kernels at once).
+# A warm-up run that fails only says so on stderr: the suite then reports what is wrong.
+test: $(STAMP)
 	$(PY) -m compileall -q -j 0 app.py engine ui figures pages tests bench > /dev/null
+	$(PY) tests/warm_kernels.py 0 2 > /dev/null & a=$$!; $(PY) tests/warm_kernels.py 1 2 > /dev/null & b=$$!; \
+	$(MAKE) --no-print-directory $(INTEROP_STAMP) chromium; s=$$?; wait $$a; wait $$b; exit $$s
 	$(PY) -m pytest -q -n 2 --dist loadfile -m "not serial"
 	$(PY) -m pytest -q -m serial
 
