@@ -18,7 +18,7 @@ from scipy import stats
 import engine
 from engine.kernels import da_mcmc as rk
 from engine.kernels.shared import draw_record, record_stat, simulate_into
-from engine.methods.auto import choose, regression_window, settings_for
+from engine.methods.auto import _REFRESH_CAP, _REFRESH_CAP_N, _refreshed, choose, regression_window, settings_for
 from engine.methods.da_mcmc import da_mcmc
 from engine.methods.pseudo_marginal import pseudo_marginal
 from engine.models import make_model
@@ -210,6 +210,23 @@ def test_auto_sweeps_part_of_the_records_where_the_noise_is_narrow():
     # ten moves (four times the records' floor of work at most), and the default refresh of every clamped record
     assert settings_for(picked, wide, numbers) == {"records_per_iteration": 1000, "shifts": 10}
     assert "shift moves" in why
+
+
+def test_auto_caps_the_clamped_refresh_where_the_records_are_out_of_cache():
+    """n = 10^6, Laplace epsilon = 1: some 25,000 records have y clamped; each refresh is a cache miss there and
+    the chain's slow direction is which records are clamped, so ``auto`` redraws at most _REFRESH_CAP of them an
+    iteration (it took all 17,495 its window held: 6.3 bulk ESS/s in the live map, 12.4 with the cap). Below
+    _REFRESH_CAP_N every clamped record the window holds is refreshed, as before."""
+    problem = engine.prepare({"seed": 1, "model": {"name": "linear_regression", "n": 1_000_000},
+                              "mechanism": {"name": "laplace", "epsilon": 1.0},
+                              "data": {"simulate": {"beta": [-1.79, -2.89, -0.66]}}})
+    picked, _, numbers = choose(problem, np.random.default_rng(0))
+    settings = settings_for(picked, problem, numbers)
+    assert picked == "da_mcmc" and numbers["clamped_expected"] > 20_000
+    assert settings["records_per_iteration"] > 10_000 and settings["clamped_per_iteration"] == _REFRESH_CAP == 1000
+    assert _REFRESH_CAP_N == 500_000
+    assert _refreshed(1_000_000, 25_000.0, 20_000) == 1000 and _refreshed(1_000_000, 600.0, 20_000) == 600
+    assert _refreshed(499_999, 25_000.0, 20_000) == 20_000 and _refreshed(100_000, 2_500.0, 20_000) == 2_500
 
 
 # ---------------------------------------------------------------- the clamped records' raw-y refresh (Tobit move)
