@@ -36,15 +36,20 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 
 # Reinstall only when requirements.txt or pyproject.toml is newer than the stamp. The project itself
-# is installed editable (no dependencies) for the `dp-posterior` console script.
+# is installed editable (no dependencies) for the `dp-posterior` console script. pip byte-compiles what it
+# installs one file at a time; compileall on both cores does the same in less time (fresh venv: 50 s against
+# 23 + 14), and like pip's own step it does not fail the install.
+SITE = $$($(PY) -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
 $(STAMP): requirements.txt pyproject.toml | $(PY)
-	$(PY) -m pip install -r requirements.txt
+	$(PY) -m pip install --no-compile -r requirements.txt
 	$(PY) -m pip install --no-deps -e .
+	-$(PY) -m compileall -q -j 0 $(SITE) > /dev/null
 	touch $(STAMP)
 
 # The optional extra the interop tests use (tests/test_interop.py); `make run` does not need it.
 $(INTEROP_STAMP): requirements-interop.txt $(STAMP)
-	$(PY) -m pip install -r requirements-interop.txt
+	$(PY) -m pip install --no-compile -r requirements-interop.txt
+	-$(PY) -m compileall -q -j 0 $(SITE) > /dev/null
 	touch $(INTEROP_STAMP)
 
 # The browser test drives the Debian chromium package (never `playwright install`).
