@@ -461,6 +461,20 @@ def _record_log_ratio(t_old, t_new, s, s_dp, fast, inv, kernel, scale):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _regression_record_move(rng, cur, beta, chol, x_mean, sigma, lo, hi, s, s_dp, fast, inv, kernel, scale, e, prop,
+                            z, t_old, t_new):
+    """Eq. 5's record move for the record whose current value is ``cur``: ``prop`` drawn from the model given
+    beta (``draw_record``), the two records' clamped statistics into ``t_old`` and ``t_new``, and the acceptance
+    probability min(1, eta(s_dp - s*) / eta(s_dp - s)) returned. The one definition the window sweeps (plain,
+    split, orbit) share; each writes an accepted record back its own way."""
+    draw_record(rng, beta, chol, x_mean, sigma, e, prop)
+    record_stat(cur, lo, hi, z, t_old)
+    record_stat(prop, lo, hi, z, t_new)
+    lr = _record_log_ratio(t_old, t_new, s, s_dp, fast, inv, kernel, scale)
+    return 1.0 if lr >= 0.0 else math.exp(lr)
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _record_sums(s, xtx, xty, yty, t_old, t_new, old, new):
     """An accepted record move: s, X^T X, X^T y and y^T y move by the difference of the record's terms
     (``old`` and ``new`` the record before and after, y last)."""
@@ -503,11 +517,8 @@ def regression_window_sweep_listed(rng, rec, s, xtx, xty, yty, beta, chol, x_mea
         i = start + k_rec
         if i >= n:
             i -= n
-        draw_record(rng, beta, chol, x_mean, sigma, e, prop)
-        record_stat(rec[i], lo, hi, z, t_old)
-        record_stat(prop, lo, hi, z, t_new)
-        lr = _record_log_ratio(t_old, t_new, s, s_dp, fast, inv, kernel, scale)
-        al = 1.0 if lr >= 0.0 else math.exp(lr)
+        al = _regression_record_move(rng, rec[i], beta, chol, x_mean, sigma, lo, hi, s, s_dp, fast, inv,
+                                     kernel, scale, e, prop, z, t_old, t_new)
         asum += al
         if al >= 1.0 or rng.random() < al:
             if ncl.size > 0:
@@ -1140,16 +1151,13 @@ def _sweep_split(rng, rec, s, xtx, xty, yty, beta, chol, x_mean, sigma, lo, hi, 
         i = start + k_rec
         if i >= n:
             i -= n
-        draw_record(rng, beta, chol, x_mean, sigma, e, prop)
         y = rec[i, p] + dv[0]
         for j in range(p):
             cur[j] = rec[i, j]
             y += rec[i, j] * dv[j + 1]
         cur[p] = y
-        record_stat(cur, lo, hi, z, t_old)
-        record_stat(prop, lo, hi, z, t_new)
-        lr = _record_log_ratio(t_old, t_new, s, s_dp, fast, inv, kernel, scale)
-        al = 1.0 if lr >= 0.0 else math.exp(lr)
+        al = _regression_record_move(rng, cur, beta, chol, x_mean, sigma, lo, hi, s, s_dp, fast, inv,
+                                     kernel, scale, e, prop, z, t_old, t_new)
         asum += al
         if al >= 1.0 or rng.random() < al:
             _record_sums(s, xtx, xty, yty, t_old, t_new, cur, prop)

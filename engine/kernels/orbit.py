@@ -53,8 +53,9 @@ import math
 import numpy as np
 from numba import njit
 
-from .da_mcmc import _is_clamped, _list_add, _list_remove, _record_log_ratio, _tobit_draw, beta_draw, sigma2_draw
-from .shared import draw_record, log_eta, plain_inverse, record_stat, statistics
+from .da_mcmc import (_is_clamped, _list_add, _list_remove, _regression_record_move, _tobit_draw, beta_draw,
+                      sigma2_draw)
+from .shared import log_eta, plain_inverse, record_stat, statistics
 
 __all__ = ["orbit_chain", "orbit_free", "free_index", "normaliser"]
 
@@ -525,12 +526,9 @@ def _sweep(rng, rec, s, G, ginv, tall, beta, chol, x_mean, sigma, lo, hi, s_dp, 
         i = start + k_rec
         if i >= n:
             i -= n
-        draw_record(rng, beta, chol, x_mean, sigma, e, prop)
         _current(G, rec, i, cur)
-        record_stat(cur, lo, hi, z, t_old)
-        record_stat(prop, lo, hi, z, t_new)
-        lr = _record_log_ratio(t_old, t_new, s, s_dp, fast, inv, kernel, scale)
-        al = 1.0 if lr >= 0.0 else math.exp(lr)
+        al = _regression_record_move(rng, cur, beta, chol, x_mean, sigma, lo, hi, s, s_dp, fast, inv,
+                                     kernel, scale, e, prop, z, t_old, t_new)
         asum += al
         if al >= 1.0 or rng.random() < al:
             _put(rec, i, cls, -1.0, t0, sc, uidx, upos, ur, cidx, cpos, cnt)
