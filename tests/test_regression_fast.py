@@ -18,7 +18,8 @@ from scipy import stats
 import engine
 from engine.kernels import da_mcmc as rk
 from engine.kernels.shared import draw_record, record_stat, simulate_into
-from engine.methods.auto import _REFRESH_CAP, _REFRESH_CAP_N, _refreshed, choose, regression_window, settings_for
+from engine.methods.auto import (_BALANCE_N, _REFRESH_CAP, _REFRESH_CAP_N, SHIFT_NARROW_J, _balanced_window, _refreshed,
+                                 choose, regression_window, settings_for)
 from engine.methods.da_mcmc import da_mcmc
 from engine.methods.pseudo_marginal import pseudo_marginal
 from engine.models import make_model
@@ -227,6 +228,25 @@ def test_auto_caps_the_clamped_refresh_where_the_records_are_out_of_cache():
     assert _REFRESH_CAP_N == 500_000
     assert _refreshed(1_000_000, 25_000.0, 20_000) == 1000 and _refreshed(1_000_000, 600.0, 20_000) == 600
     assert _refreshed(499_999, 25_000.0, 20_000) == 20_000 and _refreshed(100_000, 2_500.0, 20_000) == 2_500
+
+
+def test_auto_balances_the_narrow_window_against_the_other_work_at_a_million_records():
+    """n = 10^6, Laplace epsilon = 10: the shifts barely move beta (J > 50), so the window is the record sweeps'
+    own, but no larger than m* = sqrt(2 (I - 1) n C / t), C the work an iteration does besides the records
+    (the shifts, 1,000 refreshes): 26,066 where regression_window asks for 169,792 (measured: 34 bulk ESS/s at
+    m = 20,000 and 23 at 50,000, against an estimated 327 s for the larger window). Below _BALANCE_N the window
+    is regression_window's, as before."""
+    spec = {"seed": 1, "model": {"name": "linear_regression", "n": 1_000_000},
+            "mechanism": {"name": "laplace", "epsilon": 10.0},
+            "data": {"simulate": {"beta": [-1.79, -2.89, -0.66]}}}
+    picked, _, numbers = choose(engine.prepare(spec), np.random.default_rng(0))
+    infl, m = numbers["inflation"], numbers["records_per_iteration"]
+    assert picked == "da_mcmc" and numbers["shift_inflation"] > SHIFT_NARROW_J
+    assert 20_000 < m < 35_000 and m < regression_window(1_000_000, infl) / 5
+    assert _balanced_window(1_000_000, infl, 1e6, 250.0) == math.ceil(math.sqrt(2.0 * (infl - 1.0) * 1e12 / 250.0))
+    assert _BALANCE_N == 500_000
+    assert _balanced_window(499_999, infl, 1e6, 250.0) == regression_window(499_999, infl)
+    assert _balanced_window(10**6, infl, 1e15, 250.0) == regression_window(10**6, infl)  # never above the old one
 
 
 # ---------------------------------------------------------------- the clamped records' raw-y refresh (Tobit move)

@@ -33,7 +33,8 @@ statistic is not one number per record) compares record work per effective draw
 (``_choose_regression``): DA-MCMC sweeping a window of m of the n records per iteration
 (m + 2 (I - 1) n updates per effective draw, I the inflation of the posterior variance over the
 raw-record conditional's, from a normal surrogate of the statistic's law; m from
-:func:`regression_window`) against the pseudo-marginal sampler with its mixed independence /
+:func:`regression_window`, at n >= 500,000 no larger than the m that balances the records against the rest of an
+iteration's work, :func:`_balanced_window`) against the pseudo-marginal sampler with its mixed independence /
 random-walk proposal (M particles of n simulated records, about 4 iterations per effective draw);
 the picked chain runs with those settings (:func:`settings_for`); with an unknown sigma^2 (no
 surrogate) one or two particles decide, as before. DA-MCMC for linear_regression also redraws the raw
@@ -89,6 +90,7 @@ _REFRESH_NS = 250.0               # linear_regression: one clamped record's raw 
                                   # in cache, about a record update (~250 ns) at n = 10^6 (random access)
 _REFRESH_CAP = 1000               # linear_regression: clamped records refreshed per iteration at most,
 _REFRESH_CAP_N = 500_000          # where n >= this (the records out of cache; see _refreshed)
+_BALANCE_N = 500_000              # linear_regression, narrow noise: from this n the window balances the other work
 _THIN_BUDGET_NS = 2e9             # linear_regression: DA-MCMC thins while 10,000 kept draws cost less than this
 _THIN_REFERENCE_DRAWS = 10_000    # the spec defaults' 4 chains x (2000 draws + 500 warm-up)
 FALLBACK_RATIO = 10.0             # a fallback estimated dearer than this per effective draw is skipped
@@ -208,6 +210,27 @@ def regression_window(n: int, inflation: float) -> int:
     return int(min(n, max(min(n, _MIN_WINDOW), math.ceil(2.0 * (inflation - 1.0) * n / 3.0))))
 
 
+def _balanced_window(n: int, inflation: float, fixed_ns: float, t_rec: float) -> int:
+    """The narrow-noise window (:func:`regression_window`), at n >= _BALANCE_N no larger than the m that
+    balances the records against the work every iteration does besides them.
+
+    With ``fixed_ns`` of such work (shift moves, clamped records' refreshes) and ``t_rec`` per record, the
+    cost per effective draw is (t_rec m + fixed_ns)(1 + 2 (I - 1) n / m), least at
+    m* = sqrt(2 (I - 1) n fixed_ns / t_rec); :func:`regression_window` aims at an autocorrelation time of 4
+    instead, which at n = 10^6 asks for windows of 10^5 to 6 x 10^5 records an iteration. Measured at n = 10^6
+    (4 chains x 1,000 draws, 1,000 refreshes and 10 shifts an iteration; beta_1's bulk ESS per second, the
+    slowest coefficient): Laplace epsilon = 10 (m* = 26,065 against 169,792) 34 at m = 20,000, 23 at 50,000;
+    Gaussian epsilon = 1 (m* = 49,387 against 594,400) 12.3 at 60,000, 8.5 at 150,000; Gaussian epsilon = 10
+    (m* = 20,285 against 103,804) 10.6 at 20,000, 7.6 at 50,000, 11.7 at 103,804, a run a fifth as long. At
+    n = 10^4 (records in cache, an iteration's other costs not in the price) the smaller window did worse
+    (Gaussian epsilon = 10: :func:`_shift_plan`), so below _BALANCE_N the window is left as it was."""
+    m = regression_window(n, inflation)
+    if n < _BALANCE_N:
+        return m
+    balanced = math.ceil(math.sqrt(2.0 * (inflation - 1.0) * n * fixed_ns / t_rec))
+    return int(min(m, max(min(n, _SHIFT_MIN_WINDOW), balanced)))
+
+
 def _shift_plan(problem: Problem, centre, noise_var: float, priv, t_rec: float, clamped: float,
                 infl: float) -> dict:
     """DA-MCMC with shift moves (:func:`engine.kernels.da_mcmc.shift_moves`) for linear_regression: shifts per
@@ -224,7 +247,8 @@ def _shift_plan(problem: Problem, centre, noise_var: float, priv, t_rec: float, 
     per effective draw (m + C)(1.5 + f n / m) is least at m = sqrt(C f n / 1.5), kept within
     [min(n, 1000), n]. Where J >= SHIFT_NARROW_J (50) the shifts barely move beta and the chain
     is the record sweeps' own: m and the autocorrelation time 1 + 2 (I - 1) n / m of the partial sweeps
-    (:func:`regression_window`, I the inflation over the censored-data posterior; at n = 10^4, Gaussian
+    (:func:`regression_window`, at n >= _BALANCE_N balanced against the moves' and refreshes' work by
+    :func:`_balanced_window`; I the inflation over the censored-data posterior; at n = 10^4, Gaussian
     epsilon = 10, J = 115, I = 1.9, m = 3,367 by the formula above gave bulk ESS 818 to 1,657 over seeds,
     m = 6,000 gave 2,328 at a like cost per effective draw and a steadier estimate), with the shifts' share of
     the noise taken off: SHIFT_NARROW_GAIN x that time (there, m = 6,000: bulk ESS 2,328 with 10 shifts, 1,809
@@ -261,7 +285,7 @@ def _shift_plan(problem: Problem, centre, noise_var: float, priv, t_rec: float, 
     else:
         work = shift_work(problem, shifts, centre)
     if inflation >= SHIFT_NARROW_J:  # the shifts barely move beta: the record sweeps' own window and rate
-        m = regression_window(n, infl)
+        m = _balanced_window(n, infl, t_rec * work + _REFRESH_NS * _refreshed(n, clamped, n), t_rec)
         iat = SHIFT_NARROW_GAIN * (2.0 * infl - 1.0 if m >= n else 1.0 + 2.0 * (infl - 1.0) * n / m)
     elif inflation < SHIFT_IND_J:  # the independence moves set a floor; the residuals add to it (docstring)
         fixed = work + _SHIFT_ITER_RECORDS
@@ -321,8 +345,8 @@ def _regression_da_plan(problem: Problem, centre) -> dict:
     priv, _ = model.surrogate_covariances(centre, noise_var)
     infl = float(np.max(np.diag(priv) / np.diag(model.censored_covariance(centre))))
     t_rec, _ = _UNIT_COST_NS["linear_regression"]
-    window = regression_window(n, infl)
     clamped = float(model.clamped_fraction(centre)) * n
+    window = _balanced_window(n, infl, _REFRESH_NS * _refreshed(n, clamped, n), t_rec)
     refresh = _refreshed(n, clamped, window)
     iat = 2.0 * infl - 1.0 if window >= n else 1.0 + 2.0 * (infl - 1.0) * n / window
     per_iter = t_rec * window + _REFRESH_NS * refresh
