@@ -195,7 +195,7 @@ def _refreshed(n: int, clamped: float, window: float) -> float:
     random record, a cache miss (370 ns measured at n = 10^6 against 105 for a record of the window), and the
     chain's slow direction is not the clamped records' y but which records are clamped, which only the record
     sweeps move (bench at n = 10^6, Laplace epsilon = 10, 20,000 records and 10 shifts an iteration: the count of
-    clamped records had 0.021 effective draws per 5 iterations, beta[1] 0.24). Measured there with 4 x 1,000
+    clamped records had 0.021 effective draws per 5 iterations, beta[1] 0.24). Measured there with 4 x 2,000
     draws: refreshing 1,000 an iteration gave 34 bulk ESS/s, all 25,000 gave 10, none 17.5; at Laplace
     epsilon = 1 (17,495 records, 10 shifts) 13.5 against 6.3 with 17,495 refreshed; at Gaussian epsilon = 0.1
     (31,889 records, 30 shifts) 15.2 against 6.3 with all refreshed."""
@@ -218,7 +218,7 @@ def _balanced_window(n: int, inflation: float, fixed_ns: float, t_rec: float) ->
     cost per effective draw is (t_rec m + fixed_ns)(1 + 2 (I - 1) n / m), least at
     m* = sqrt(2 (I - 1) n fixed_ns / t_rec); :func:`regression_window` aims at an autocorrelation time of 4
     instead, which at n = 10^6 asks for windows of 10^5 to 6 x 10^5 records an iteration. Measured at n = 10^6
-    (4 chains x 1,000 draws, 1,000 refreshes and 10 shifts an iteration; beta_1's bulk ESS per second, the
+    (4 chains x 2,000 draws, 1,000 refreshes and 10 shifts an iteration; beta_1's bulk ESS per second, the
     slowest coefficient): Laplace epsilon = 10 (m* = 26,065 against 169,792) 34 at m = 20,000, 23 at 50,000;
     Gaussian epsilon = 1 (m* = 49,387 against 594,400) 12.3 at 60,000, 8.5 at 150,000; Gaussian epsilon = 10
     (m* = 20,285 against 103,804) 10.6 at 20,000, 7.6 at 50,000, 11.7 at 103,804, a run a fifth as long. At

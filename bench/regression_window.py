@@ -1,0 +1,76 @@
+"""Issue 23: DA-MCMC's records per iteration for linear_regression at narrow noise, against auto's window.
+
+    python bench/regression_window.py [--cells n:eps:mech:m1/m2/..,..] [--draws D] [--out FILE]
+
+For each cell (n, epsilon, mechanism as in bench/live_map.py, the model's defaults and its default true
+beta, seed 1) DA-MCMC runs once per window m on the same release, 4 chains x D draws after 500 warm-up,
+with what ``auto`` adds at n = 10^6 (1,000 clamped records refreshed and 10 shift moves an iteration).
+Printed per run: wall time, each coefficient's bulk ESS and bulk ESS per second, the minimum tail ESS, the
+maximum R-hat, and the window ``auto`` picks for the cell (``auto_window``:
+:func:`engine.methods.auto._balanced_window` at n >= 500,000, :func:`engine.methods.auto.regression_window`
+below). The defaults are the three n = 10^6 cells whose window is the record sweeps' own (README, "What
+holds the n = 10^6 regression cells back"); with D = 2000 (the default) they give the per-window figures quoted there.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+sys.path.insert(0, HERE)
+
+import engine  # noqa: E402
+from engine.methods.auto import choose  # noqa: E402
+from live_map import mechanism  # noqa: E402
+
+DEFAULT = ("1000000:10:laplace:20000/50000,1000000:1:gaussian:20000/60000/150000,"
+           "1000000:10:gaussian:20000/50000/103804")
+EXTRA = {"clamped_per_iteration": 1000, "shifts": 10}
+
+
+def run(problem, m: int, draws: int) -> dict:
+    method = {"name": "da_mcmc", "records_per_iteration": m, "chains": 4, "draws": draws, "warmup": 500, **EXTRA}
+    t0 = time.perf_counter()
+    res = engine.run_method(problem, method, 1)
+    wall = time.perf_counter() - t0
+    table = engine.summary(res)
+    bulk = [round(float(v)) for v in table["ess_bulk"]]
+    return {"m": m, "wall_s": round(wall, 1), "ess_bulk": bulk, "ess_bulk_per_s": [round(b / wall, 1) for b in bulk],
+            "ess_tail_min": round(float(table["ess_tail"].min())), "r_hat_max": round(float(table["r_hat"].max()), 4)}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cells", default=DEFAULT)
+    ap.add_argument("--draws", type=int, default=2000)
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args(argv)
+    rows = []
+    for cell in args.cells.split(","):
+        n, eps, mech, windows = cell.split(":")
+        spec = {"seed": 1, "model": {"name": "linear_regression", "n": int(n)},
+                "mechanism": mechanism(mech, float(eps)), "data": {"simulate": {"beta": [-1.79, -2.89, -0.66]}}}
+        problem = engine.prepare(spec)
+        _, _, numbers = choose(problem, np.random.default_rng(0))
+        for m in windows.split("/"):
+            row = {"n": int(n), "epsilon": float(eps), "mechanism": mech,
+                   "auto_window": numbers.get("records_per_iteration"), **run(problem, int(m), args.draws)}
+            rows.append(row)
+            print(json.dumps(row), file=sys.stderr, flush=True)
+    text = json.dumps(rows, indent=1)
+    if args.out:
+        with open(args.out, "w") as fh:
+            fh.write(text + "\n")
+    else:
+        print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
