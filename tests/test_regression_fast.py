@@ -247,6 +247,7 @@ def test_auto_balances_the_narrow_window_against_the_other_work_at_a_million_rec
     assert _BALANCE_N == 500_000
     assert _balanced_window(499_999, infl, 1e6, 250.0) == regression_window(499_999, infl)
     assert _balanced_window(10**6, infl, 1e15, 250.0) == regression_window(10**6, infl)  # never above the old one
+    assert _balanced_window(10**6, 0.999, 1e6, 250.0) == regression_window(10**6, 0.999) == 100  # I below 1: no error
 
 
 # ---------------------------------------------------------------- the clamped records' raw-y refresh (Tobit move)

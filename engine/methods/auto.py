@@ -227,7 +227,7 @@ def _balanced_window(n: int, inflation: float, fixed_ns: float, t_rec: float) ->
     m = regression_window(n, inflation)
     if n < _BALANCE_N:
         return m
-    balanced = math.ceil(math.sqrt(2.0 * (inflation - 1.0) * n * fixed_ns / t_rec))
+    balanced = math.ceil(math.sqrt(2.0 * max(0.0, inflation - 1.0) * n * fixed_ns / t_rec))  # I < 1: rounding only
     return int(min(m, max(min(n, _SHIFT_MIN_WINDOW), balanced)))
 
 
