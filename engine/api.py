@@ -153,7 +153,9 @@ def run_method(problem: Problem, method: dict, seed: int, on_progress=None, max_
 
 
 def check_budget(problem: Problem, settings: dict, max_seconds: float) -> None:
-    """Raise BudgetExceeded when the estimated cost of ``settings`` is over ``max_seconds``."""
+    """Raise BudgetExceeded when the estimated cost of ``settings`` (a [method] table, checked and completed by
+    ``validate_method`` first) is over ``max_seconds``."""
+    settings = validate_method(settings)
     cost = estimate_cost(problem, settings)
     if cost.seconds <= max_seconds:
         return

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import engine
+from engine.api import check_budget
 from engine.cost import estimate_cost, fit_to_budget, machine_rates
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -73,6 +74,11 @@ def test_fit_to_budget_scales_draws_then_chains(big, budget):
 def test_library_has_no_budget_unless_asked_and_refuses_over_it(big, budget):
     with pytest.raises(engine.BudgetExceeded, match=r"method\.draws = 10000000 is invalid: .*settings that fit"):
         engine.run_method(big, {"name": "da_mcmc", "chains": 16, "draws": 10_000_000}, 1, max_seconds=budget)
+    # check_budget on its own takes a [method] table as written: defaults filled in, a bad one named
+    with pytest.raises(engine.BudgetExceeded, match=r"method\.draws = 2000 is invalid: da_mcmc would take"):
+        check_budget(big, {"name": "da_mcmc", "chains": 16}, budget)
+    with pytest.raises(ValueError, match=r"method\.name = 'nope'"):
+        check_budget(big, {"name": "nope"}, budget)
     small = engine.prepare({**BIG, "model": {"name": "beta_binomial", "n": 50}, "data": {"s_dp": [20]}})
     result = engine.run_method(small, {"name": "da_mcmc", "chains": 2, "draws": 100, "warmup": 50}, 1, max_seconds=60)
     assert result.n_draws == 100
