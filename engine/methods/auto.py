@@ -361,7 +361,7 @@ def _regression_da_plan(problem: Problem, centre) -> dict:
         cost_da = shift["ns_per_ess"]
         thin = int(min(math.ceil(iat / 2.0), max(1, _THIN_BUDGET_NS // (per_iter * _THIN_REFERENCE_DRAWS))))
     return {"infl": infl, "window": window, "iat": iat, "per_iter": per_iter, "cost_da": cost_da, "thin": thin,
-            "clamped": clamped, "shift": shift}
+            "clamped": clamped, "refresh": refresh, "shift": shift}
 
 
 def _regression_verdict(problem: Problem, da: dict, m, cv2) -> tuple[str, str, dict]:
@@ -371,13 +371,12 @@ def _regression_verdict(problem: Problem, da: dict, m, cv2) -> tuple[str, str, d
     n = problem.model.n
     t_rec, t_sim = _UNIT_COST_NS["linear_regression"]
     infl, window, per_iter, cost_da, thin = da["infl"], da["window"], da["per_iter"], da["cost_da"], da["thin"]
-    clamped, shift = da["clamped"], da["shift"]
+    clamped, refreshed, shift = da["clamped"], da["refresh"], da["shift"]
     cost_pm = t_sim * n * (m or 1) * _REGRESSION_PM_ITER_PER_ESS
     numbers = {"particles_needed": m, "cv2": cv2, "inflation": infl, "records_per_iteration": int(window),
                "clamped_expected": clamped, "da_mcmc_ns_per_ess": cost_da, "pseudo_marginal_ns_per_ess": cost_pm,
                "da_mcmc_ns_per_iteration": per_iter * thin, "pseudo_marginal_ns_per_iteration": t_sim * n * (m or 1),
                "shift_inflation": shift["inflation"]}
-    refreshed = _refreshed(n, clamped, window)
     if refreshed < clamped:
         numbers["clamped_per_iteration"] = int(max(1, refreshed))
     if shift["ns_per_ess"] <= cost_da:
