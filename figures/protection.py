@@ -36,21 +36,27 @@ def tradeoff_figure(risk: dict) -> go.Figure:
     (beta = 1 - alpha), with the attack's power at 5% false positives marked."""
     t, b = risk["tradeoff"], risk["bound"]
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=[0, 1], y=[1, 0], mode="lines", name="guessing (no information)",
+    fig.add_trace(go.Scatter(x=[0, 1], y=[1, 0], mode="lines", name="guessing (no information)", legendrank=1,
                              line={"color": GUESS_COLOR, "dash": "dot"}, meta={"kind": "guess"}))
+    fig.add_trace(go.Scatter(x=t["alpha"], y=t["beta"], mode="lines", name=f"best attack on {risk['mechanism']}",
+                             line={"color": ATTACK_COLOR, "width": 3}, meta={"kind": "tradeoff"}, legendrank=3,
+                             hovertemplate="false positives %{x:.3f}<br>misses %{y:.3f}<extra>best attack</extra>"))
+    # the guarantee's dashes over the attack's line: where the attack reaches the bound (Laplace at its kink, the
+    # Gaussian mechanism along all of its mu-GDP curve) both stay visible
     fig.add_trace(go.Scatter(x=b["alpha"], y=b["beta"], mode="lines", name=_BOUND_NAMES[b["kind"]].format(**b),
                              line={"color": BOUND_COLOR, "dash": "dash"}, meta={"kind": "bound", "bound": b["kind"]},
+                             legendrank=2,
                              hovertemplate="false positives %{x:.3f}<br>misses at least %{y:.3f}<extra>guarantee</extra>"))
-    fig.add_trace(go.Scatter(x=t["alpha"], y=t["beta"], mode="lines", name=f"best attack on {risk['mechanism']}",
-                             line={"color": ATTACK_COLOR, "width": 3}, meta={"kind": "tradeoff"},
-                             hovertemplate="false positives %{x:.3f}<br>misses %{y:.3f}<extra>best attack</extra>"))
     power = risk["power_at_5pct"]
     fig.add_trace(go.Scatter(x=[0.05], y=[1 - power], mode="markers+text", name="at 5% false positives",
                              text=[f"power {power:.0%}"], textposition="top right",
-                             marker={"color": ATTACK_COLOR, "size": 10}, meta={"kind": "power_at_5pct", "power": power}))
-    fig.update_layout(xaxis={"title": wrap("type I error α (false positives)"), "range": [0, 1]},
+                             marker={"color": ATTACK_COLOR, "size": 10}, meta={"kind": "power_at_5pct", "power": power},
+                             legendrank=4))
+    # a square plot: the axes share a scale (scaleanchor), and where the space is wider or taller than square
+    # the plot narrows ("constrain": "domain") instead of widening an axis beyond the error rates' [0, 1]
+    fig.update_layout(xaxis={"title": wrap("type I error α (false positives)"), "range": [0, 1], "constrain": "domain"},
                       yaxis={"title": wrap("type II error β (missed detections)"), "range": [0, 1],
-                             "scaleanchor": "x"},
+                             "scaleanchor": "x", "constrain": "domain"},
                       legend=LEGEND, margin={"t": 30})
     return fig
 

@@ -109,6 +109,13 @@ def test_what_it_protects_page_follows_epsilon(app_url):
             expect(page.get_by_role("heading", name="What it protects")).to_be_visible(timeout=90_000)
             expect(page.locator(CHART)).to_have_count(3, timeout=60_000)
             expect(page.get_by_text("could move a 50% guess about one person to at most 57%")).to_be_visible()
+            # the trade-off plot is square and its axes are error rates: no tick outside [0, 1] on either axis
+            # (a wide column once stretched the x-axis to -0.5 .. 1.5 to keep the square)
+            tradeoff = page.locator(CHART).first
+            for axis in ("xtick", "ytick"):
+                ticks = tradeoff.locator(f"g.{axis} text").all_text_contents()
+                values = [float(t.replace("\u2212", "-")) for t in ticks]
+                assert values and 0.0 <= min(values) and max(values) <= 1.0, (axis, ticks)
             epsilon = page.get_by_role("textbox", name="ε (epsilon)", exact=True)
             epsilon.fill("1")
             epsilon.press("Enter")
