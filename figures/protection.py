@@ -54,7 +54,8 @@ def tradeoff_figure(risk: dict) -> go.Figure:
                              legendrank=4))
     # a square plot: the axes share a scale (scaleanchor), and where the space is wider or taller than square
     # the plot narrows ("constrain": "domain") instead of widening an axis beyond the error rates' [0, 1]
-    fig.update_layout(xaxis={"title": wrap("type I error α (false positives)"), "range": [0, 1], "constrain": "domain"},
+    fig.update_layout(xaxis={"title": wrap("type I error α (false positives)"), "range": [0, 1],
+                             "constrain": "domain"},
                       yaxis={"title": wrap("type II error β (missed detections)"), "range": [0, 1],
                              "scaleanchor": "x", "constrain": "domain"},
                       legend=LEGEND, margin={"t": 30})
