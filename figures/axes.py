@@ -10,7 +10,11 @@ from typing import Sequence
 
 from .labels import METHOD_LABELS
 
-__all__ = ["PARAM_AXIS", "describe_param", "param_label", "axis_title", "pages_of", "wrap"]
+__all__ = ["PARAM_AXIS", "BOTTOM_LEGEND", "describe_param", "param_label", "axis_title", "pages_of", "wrap"]
+
+#: A horizontal legend at the figure's bottom (container coordinates), under the x-axis title and never on it:
+#: beside a plot in a half-width column a legend on the right would take most of its width.
+BOTTOM_LEGEND = {"orientation": "h", "yref": "container", "yanchor": "bottom", "y": 0.0, "x": 0}
 
 #: What each parameter is, for axis titles.
 PARAM_AXIS = {

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .axes import _label
+from .axes import BOTTOM_LEGEND as LEGEND, _label
 from .palette import TRUTH_COLOR, color_of
 
 __all__ = ["interval_plot", "sd_plot", "releases_plot", "mean_split_plot"]
@@ -73,9 +73,9 @@ def interval_plot(table: pd.DataFrame, param: str, *, symbol: str = "ε", budget
         fig.add_trace(go.Scatter(x=[rows["budget"].min() * 0.9, rows["budget"].max() * 1.1], y=[truth, truth],
                                  mode="lines", name="True value", line={"color": TRUTH_COLOR, "dash": "dash"},
                                  meta={"kind": "truth", "param": param}))
-    fig.update_layout(height=400, title=f"{param}: 90% posterior interval vs {symbol}",
+    fig.update_layout(height=460, title=f"{param}: 90% posterior interval vs {symbol}",
                       xaxis=_budget_axis(symbol, rows["budget"]), yaxis_title=param,
-                      margin={"l": 60, "r": 20, "t": 60, "b": 50})
+                      margin={"l": 60, "r": 20, "t": 60, "b": 50}, legend=LEGEND)
     return fig
 
 
@@ -110,10 +110,10 @@ def sd_plot(table: pd.DataFrame, param: str, *, symbol: str = "ε", budget: str 
         fig.add_trace(go.Scatter(x=[rows["budget"].min(), rows["budget"].max()], y=[target, target], mode="lines",
                                  name=f"target sd = {target:g}", line={"color": TRUTH_COLOR, "dash": "dash"},
                                  meta={"kind": "target", "param": param, "value": float(target)}))
-    fig.update_layout(height=400, title=f"{param}: posterior sd vs {symbol}",
+    fig.update_layout(height=460, title=f"{param}: posterior sd vs {symbol}",
                       xaxis=_budget_axis(symbol, rows["budget"]),
                       yaxis={"type": "log", "title": "posterior sd (log scale)"},
-                      margin={"l": 60, "r": 20, "t": 60, "b": 50})
+                      margin={"l": 60, "r": 20, "t": 60, "b": 50}, legend=LEGEND)
     return fig
 
 

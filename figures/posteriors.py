@@ -18,7 +18,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .axes import _grid_shape, _label, axis_title, wrap
+from .axes import BOTTOM_LEGEND, _grid_shape, _label, axis_title, wrap
 from .kde import density_curve
 from .labels import result_label as method_name
 from .palette import BOUND_COLOR, TRUTH_COLOR, color_of, dash_of
@@ -301,7 +301,7 @@ def posterior_densities(results: Sequence, *, true_params: Mapping[str, float] |
     fig.update_layout(barmode="overlay", title={"text": wrap(title)} if title else None,
                       height=max(400, panel_height * rows + 140) + 60,
                       margin={"l": 60, "r": 20, "t": 40 + 22 * title_lines, "b": 50}, annotations=annotations,
-                      legend={"orientation": "h", "yref": "container", "yanchor": "bottom", "y": 0.0, "x": 0},
+                      legend=BOTTOM_LEGEND,
                       **layout)
     return fig
 

@@ -15,11 +15,11 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from .axes import wrap
+from .axes import BOTTOM_LEGEND, wrap
 from .palette import BOUND_COLOR, METHOD_COLORS, TRUTH_COLOR
 
 #: the legend at the figure's bottom, under the x-axis title (never on it, on a phone too)
-LEGEND = {"orientation": "h", "yref": "container", "yanchor": "bottom", "y": 0.0, "x": 0}
+LEGEND = BOTTOM_LEGEND
 
 __all__ = ["tradeoff_figure", "belief_figure", "record_figure", "frontier_figure"]
 
@@ -108,6 +108,23 @@ def record_figure(realistic: dict) -> go.Figure:
     return fig
 
 
+#: a point's label is drawn when it is at least this share of an axis's span from the last labelled point
+LABEL_GAP = 0.07
+
+
+def _spaced_labels(x, y, labels, x_span: float, y_span: float, taken: list) -> list:
+    """``labels`` with those of crowded points blanked: from the last point (the largest epsilon) down, a label is
+    kept when its point is at least LABEL_GAP of the x or of the y span away from every point labelled so far (this
+    line's and, in ``taken``, the other line's; the kept points are added to it), so labels never pile up where the
+    points do. Each point keeps its label in the hover."""
+    out = [""] * len(labels)
+    for i in range(len(labels) - 1, -1, -1):
+        if all(max(abs(x[i] - a) / x_span, abs(y[i] - b) / y_span) >= LABEL_GAP for a, b in taken):
+            out[i] = labels[i]
+            taken.append((x[i], y[i]))
+    return out
+
+
 def frontier_figure(epsilon, q95, power, utility, *, utility_label: str = "posterior sd",
                     chosen: float | None = None) -> go.Figure:
     """The privacy/utility frontier over a sweep of epsilon.
@@ -124,12 +141,20 @@ def frontier_figure(epsilon, q95, power, utility, *, utility_label: str = "poste
     order = np.argsort(eps)
     eps, (q95, power, utility) = eps[order], [a[order] for a in arrays]
     labels = [f"ε = {e:g}" for e in eps]
+    span = float(np.ptp(utility)) if utility.size and np.ptp(utility) > 0 else 1.0
+    taken = []
     fig = go.Figure()
-    for y, name, color, kind in ((q95, "informed adversary's belief (95% of releases below)", POSTERIOR_COLOR, "q95"),
-                                 (power, "best attack's power at 5% false positives", ATTACK_COLOR, "power_at_5pct")):
-        fig.add_trace(go.Scatter(x=utility.tolist(), y=y.tolist(), mode="lines+markers+text", text=labels, textposition="top center",
-                                 name=name, line={"color": color}, meta={"kind": kind, "epsilon": eps.tolist()},
-                                 hovertemplate="%{text}<br>" + utility_label + " %{x:.4g}<br>%{y:.3f}<extra></extra>"))
+    # the belief's labels above its line, the power's below its own: where the two lines meet (large epsilon)
+    # the labels do not sit on each other
+    for y, name, color, kind, where in (
+            (q95, "informed adversary's belief (95% of releases below)", POSTERIOR_COLOR, "q95", "top center"),
+            (power, "best attack's power at 5% false positives", ATTACK_COLOR, "power_at_5pct", "bottom center")):
+        fig.add_trace(go.Scatter(x=utility.tolist(), y=y.tolist(), mode="lines+markers+text",
+                                 text=_spaced_labels(utility, y, labels, span, 1.05, taken), textposition=where,
+                                 customdata=labels, name=name, line={"color": color},
+                                 meta={"kind": kind, "epsilon": eps.tolist()},
+                                 hovertemplate=("%{customdata}<br>" + utility_label
+                                                + " %{x:.4g}<br>%{y:.3f}<extra></extra>")))
     if chosen is not None:
         hit = np.nonzero(np.isclose(eps, chosen))[0]
         if hit.size:

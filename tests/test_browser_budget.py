@@ -2,7 +2,8 @@
 
 The page's own widgets keep their values through an invalid grid and a page switch *in the browser* (the
 server kept them before too, while the browser drew the widgets at their defaults), and the figures'
-download buttons show their whole labels at 1400 px and at 390 px."""
+download buttons show their whole labels at 1400 px and at 390 px; the two figures side by side keep most of
+their width for the plot (their legends below it) at 1024 px."""
 import pytest
 from playwright.sync_api import expect, sync_playwright
 
@@ -49,6 +50,23 @@ def test_download_buttons_show_their_whole_labels(app_url, width):
             assert len(found) >= 6, found  # PNG and HTML under each of the three figures
             assert {b["text"].split()[-1] for b in found} == {"PNG", "HTML"}, found
             assert not [b for b in found if b["cut"]], found
+        finally:
+            browser.close()
+
+
+def test_side_by_side_figures_give_their_width_to_the_plot(app_url):
+    """At 1024 px the interval and sd figures share the row (274 px each): with the legend on the right the plot
+    kept a quarter of that (the sd figure's long legend entries); with it below, most of it."""
+    with sync_playwright() as p:
+        browser, page = _open(p, app_url, 1024)
+        try:
+            for i in range(2):
+                chart = page.locator(CHART).nth(i)
+                chart.scroll_into_view_if_needed()
+                plot = chart.locator("rect.nsewdrag").first
+                expect(plot).to_be_attached()
+                share = plot.bounding_box()["width"] / chart.bounding_box()["width"]
+                assert share >= 0.5, (i, share)
         finally:
             browser.close()
 

@@ -94,6 +94,27 @@ def test_frontier_figure_from_plain_arrays():
         pf.frontier_figure([1.0, 2.0], [0.7], [0.1, 0.2], [0.1, 0.2])
 
 
+def test_frontier_figure_labels_only_points_with_room_for_a_label():
+    """Where the points crowd (large epsilon: both lines near 1, sds near the confidential floor) a label is drawn
+    only where no other label is within LABEL_GAP of either axis's span; the hover keeps every point's epsilon."""
+    eps = [0.1, 0.5, 1.0, 2.0, 4.0, 8.0, 10.0]
+    sd = [0.2, 0.1, 0.08, 0.071, 0.0702, 0.0701, 0.07]
+    q95 = [0.52, 0.6, 0.73, 0.9, 0.98, 0.995, 0.999]
+    power = [0.05, 0.08, 0.14, 0.43, 0.93, 0.99, 0.998]
+    tr = _traces(pf.frontier_figure(eps, q95, power, sd))
+    kept = []
+    for kind, ys in (("q95", q95), ("power_at_5pct", power)):
+        assert list(tr[kind]["customdata"]) == [f"ε = {e:g}" for e in eps]
+        assert tr[kind]["hovertemplate"].startswith("%{customdata}")
+        kept += [(x, y) for x, y, t in zip(sd, ys, tr[kind]["text"]) if t]
+    assert list(tr["q95"]["text"])[-1] == "ε = 10" and list(tr["q95"]["text"])[0] == "ε = 0.1"
+    assert "" in list(tr["q95"]["text"]) + list(tr["power_at_5pct"]["text"])  # the crowded ones are left out
+    span = max(sd) - min(sd)
+    for i, (xa, ya) in enumerate(kept):
+        for xb, yb in kept[i + 1:]:
+            assert max(abs(xa - xb) / span, abs(ya - yb) / 1.05) >= pf.LABEL_GAP, ((xa, ya), (xb, yb))
+
+
 def test_frontier_figure_takes_protection_sweep_columns():
     frame = engine.protection_sweep({"model": BB, "mechanism": {"name": "laplace", "epsilon": 1.0}, "data": {"s_dp": [1.0]}},
                                     [0.5, 1.0])
