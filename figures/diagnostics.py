@@ -150,17 +150,20 @@ def rank_plot(result, params: Sequence[str] | None = None, bins: int = 20) -> go
     names = list(params or result.param_names)
     fig, cols = _subplots(names)
     n_chains, n_draws = result.n_chains, result.n_draws
-    edges = np.linspace(0, n_chains * n_draws, bins + 1)
-    centers = 0.5 * (edges[:-1] + edges[1:])
+    # ranks run 1..N: bins between half-integers hold equally many ranks (N / bins each when it divides)
+    edges = np.linspace(0.5, n_chains * n_draws + 0.5, bins + 1)
     for j, param in enumerate(names):
         x = result.draws[:, :, result.param_names.index(param)]
         ranks = stats.rankdata(x.reshape(-1), method="average").reshape(x.shape)
         for c in range(n_chains):
             counts, _ = np.histogram(ranks[c], bins=edges)
-            fig.add_trace(go.Scatter(x=centers, y=counts, mode="lines", line_shape="hvh", name=f"chain {c}",
-                                     legendgroup=f"chain {c}", showlegend=j == 0,
+            # a step over each bin's whole width: its count from its left edge to the next, the last bin closed at
+            # the right edge by repeating its count (meta["counts"] holds the counts themselves)
+            fig.add_trace(go.Scatter(x=edges, y=np.append(counts, counts[-1]), mode="lines", line_shape="hv",
+                                     name=f"chain {c}", legendgroup=f"chain {c}", showlegend=j == 0,
                                      line={"color": CHAIN_COLORS[c % len(CHAIN_COLORS)]},
-                                     meta={"kind": "rank", "chain": c, "param": param}), **_cell(j, cols))
+                                     meta={"kind": "rank", "chain": c, "param": param, "counts": counts.tolist()}),
+                          **_cell(j, cols))
         expected = n_draws / bins
         fig.add_trace(go.Scatter(x=[edges[0], edges[-1]], y=[expected, expected], mode="lines",
                                  name="uniform", legendgroup="uniform", showlegend=j == 0,

@@ -154,11 +154,17 @@ def test_rank_plot_counts_every_draw_once(rng):
     ranks = _traces(fig, "rank")
     assert len(ranks) == 4
     for t in ranks:
-        assert int(np.sum(t["y"], dtype=np.int64)) == 500
+        assert int(np.sum(t["meta"]["counts"], dtype=np.int64)) == 500
+        # drawn as steps over the bins' whole width: 11 edges from rank 0.5 to 2,000.5, the last count repeated
+        counts = list(t["meta"]["counts"])
+        assert list(t["y"]) == counts + counts[-1:]
+        assert t["x"][0] == 0.5 and t["x"][-1] == 2000.5 and len(t["x"]) == 11 and t["line"]["shape"] == "hv"
+    # every bin holds 200 of the ranks 1..2000, so a pooled histogram is exactly flat
+    assert sum(np.asarray(t["meta"]["counts"]) for t in ranks).tolist() == [200] * 10
     (expected,) = _traces(fig, "rank_expected")
     assert expected["y"][0] == pytest.approx(50.0)
     stuck = next(t for t in ranks if t["meta"]["chain"] == 3)
-    assert stuck["y"][-1] > 3 * expected["y"][0]
+    assert list(stuck["meta"]["counts"])[-1] > 3 * expected["y"][0]
 
 
 def _sweep_table():
