@@ -71,15 +71,19 @@ def belief_figure(risk: dict) -> go.Figure:
     fig = go.Figure()
     fig.add_trace(go.Bar(x=(100 * (edges[:-1] + edges[1:]) / 2).tolist(), y=prob.tolist(), width=(100 * np.diff(edges)).tolist(),
                          name="share of releases", marker={"color": ATTACK_COLOR}, meta={"kind": "belief_histogram"},
+                         legendrank=1,
                          hovertemplate="belief %{x:.1f}%<br>share of releases %{y:.3f}<extra></extra>"))
-    lines = [("prior", ia["prior"], GUESS_COLOR, "dot", "start: 50%"),
-             ("q95", ia["q95"], POSTERIOR_COLOR, "dash", "95% of releases below"),
-             ("max", ia["max"], BOUND_COLOR, "solid", "never above")]
+    # the solid line first, the dashed and dotted ones over it: where the 95% quantile is the largest belief (a
+    # two-valued record at small epsilon) both stay visible; the legend keeps the reading order
+    lines = [("max", ia["max"], BOUND_COLOR, "solid", "never above", 4),
+             ("prior", ia["prior"], GUESS_COLOR, "dot", "start: 50%", 2),
+             ("q95", ia["q95"], POSTERIOR_COLOR, "dash", "95% of releases below", 3)]
     top = float(prob.max()) if prob.size else 1.0
-    for key, value, color, dash, label in lines:
+    for key, value, color, dash, label, rank in lines:
         if value is None:
             continue
-        fig.add_trace(go.Scatter(x=[100 * value] * 2, y=[0, 1.05 * top], mode="lines", name=f"{label} ({100 * value:.1f}%)",
+        fig.add_trace(go.Scatter(x=[100 * value] * 2, y=[0, 1.05 * top], mode="lines",
+                                 name=f"{label} ({100 * value:.1f}%)", legendrank=rank,
                                  line={"color": color, "dash": dash}, meta={"kind": key, "value": value}))
     fig.update_layout(xaxis={"title": wrap("their belief in the true value after the release (%)"),
                              "range": [0, 100]},

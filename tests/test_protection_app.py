@@ -45,6 +45,10 @@ def test_tradeoff_figure_draws_the_curve_the_bound_the_diagonal_and_the_power(la
     assert tr["power_at_5pct"]["x"][0] == 0.05
     assert tr["power_at_5pct"]["y"][0] == pytest.approx(1 - laplace["power_at_5pct"])
     assert tr["power_at_5pct"]["text"][0] == f"power {laplace['power_at_5pct']:.0%}"
+    # the guarantee's dashes over the attack's line (Laplace reaches the bound), the legend in reading order
+    order = [t["meta"]["kind"] for t in pf.tradeoff_figure(laplace).to_dict()["data"]]
+    assert order.index("bound") > order.index("tradeoff")
+    assert sorted(tr, key=lambda k: tr[k]["legendrank"]) == ["guess", "bound", "tradeoff", "power_at_5pct"]
 
 
 def test_tradeoff_figure_names_the_gdp_bound(gaussian):
@@ -65,6 +69,11 @@ def test_belief_figure_draws_the_histogram_and_its_lines(laplace, gaussian):
     assert np.sum(np.asarray(tr["belief_histogram"]["y"])[centres > 100 * top + 2.5]) == 0
     g = _traces(pf.belief_figure(gaussian))
     assert "max" not in g and "q95" in g  # Gaussian noise: no ceiling drawn
+    # the dashed 95% line is drawn over the solid ceiling (they coincide for a two-valued record at small epsilon),
+    # while the legend reads histogram, start, 95%, ceiling
+    order = [t["meta"]["kind"] for t in pf.belief_figure(laplace).to_dict()["data"]]
+    assert order.index("q95") > order.index("max")
+    assert sorted(tr, key=lambda k: tr[k]["legendrank"]) == ["belief_histogram", "prior", "q95", "max"]
 
 
 def test_record_figure_draws_prior_and_posterior(laplace):
