@@ -155,7 +155,7 @@ def frontier_figure(epsilon, q95, power, utility, *, utility_label: str = "poste
             (power, "best attack's power at 5% false positives", ATTACK_COLOR, "power_at_5pct", "bottom center")):
         fig.add_trace(go.Scatter(x=utility.tolist(), y=y.tolist(), mode="lines+markers+text",
                                  text=_spaced_labels(utility, y, labels, span, 1.05, taken), textposition=where,
-                                 customdata=labels, name=name, line={"color": color},
+                                 customdata=labels, name=name, line={"color": color}, cliponaxis=False,
                                  meta={"kind": kind, "epsilon": eps.tolist()},
                                  hovertemplate=("%{customdata}<br>" + utility_label
                                                 + " %{x:.4g}<br>%{y:.3f}<extra></extra>")))
