@@ -87,6 +87,24 @@ def test_when_the_noise_is_small_the_sentence_says_naive_and_exact_agree():
     assert sentence.startswith("At this ε the noise is small relative to the data: naive and exact agree")
 
 
+def test_a_naive_posterior_as_wide_as_the_exact_one_is_not_called_too_wide():
+    """A regression release at small n: naive's sd within 5% of the exact one's but its centre far off. The
+    width clause said "1.0× too wide"; it says the widths match, and the rest of the sentence is unchanged."""
+    def run(mean, sd):
+        table = pd.DataFrame({"mean": [mean], "sd": [sd], "q5": [mean - 1.645 * sd], "q95": [mean + 1.645 * sd]},
+                             index=["beta[0]"])
+        return _Run(result=object(), summary=table)
+
+    for naive_sd in (1.55, 1.6, 1.65):
+        sentence = narrative.headline({"naive": run(-789.6, naive_sd), "exact": run(-1.8, 1.6)}, {"beta[0]": -1.79})
+        assert sentence.startswith("Naive is about as wide as the exact posterior and centred 788 away from the "
+                                   "truth"), sentence
+        assert "×" not in sentence
+    # 10% apart still reads as a ratio
+    sentence = narrative.headline({"naive": run(-789.6, 1.76), "exact": run(-1.8, 1.6)}, {"beta[0]": -1.79})
+    assert sentence.startswith("Naive is 1.1× too wide"), sentence
+
+
 def test_the_sentence_describes_the_parameter_the_figure_shows():
     """Issue 20 item 9: the headline discussed p[1] above a figure of p[0]."""
     spec = {**engine.DEMO_SPEC, "model": {"name": "dirichlet_multinomial", "n": 200, "alpha": [1, 1, 1]},

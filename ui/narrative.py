@@ -79,7 +79,9 @@ def headline(runs: Mapping[str, Any], true_params: Mapping[str, Any] | None = No
     if 1 / AGREE_SD_RATIO <= ratio <= AGREE_SD_RATIO and shift(param) <= AGREE_SHIFT:
         return (f"At this ε the noise is small relative to the data: naive and exact agree{where} "
                 f"(sds within {round((AGREE_SD_RATIO - 1) * 100)}%, means {_fmt(abs(n['mean'] - e['mean']))} apart).")
-    if ratio > 1:
+    if f"{max(ratio, 1 / ratio):.1f}" == "1.0":  # "1.0× too wide" would say two things at once
+        width = f"Naive is about as wide as {exact_name}{where}"
+    elif ratio > 1:
         width = f"Naive is {ratio:.1f}× too narrow{where}"
     else:
         width = f"Naive is {1 / ratio:.1f}× too wide{where}"
