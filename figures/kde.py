@@ -11,10 +11,12 @@ _KDE_MIN_DRAWS = 50
 _GRID = 256
 
 
-def density_curve(result, param: str) -> tuple[str, np.ndarray, np.ndarray]:
+def density_curve(result, param: str, support: tuple[float, float] | None = None
+                  ) -> tuple[str, np.ndarray, np.ndarray]:
     """How a result's marginal of ``param`` is drawn: ("density", grid, pdf) from the method's own
     grid density, ("kde", grid, pdf) from a Gaussian KDE of the draws, or ("histogram", draws,
-    empty) when there are too few or identical draws for a KDE."""
+    empty) when there are too few or identical draws for a KDE. ``support`` (lo, hi), the parameter's
+    range (a probability's [0, 1], a rate's [0, inf)), keeps the KDE inside it (:func:`binned_kde`)."""
     if result.density is not None and param in result.density:
         grid, pdf = result.density[param]
         return "density", np.asarray(grid, float), np.asarray(pdf, float)
@@ -22,11 +24,13 @@ def density_curve(result, param: str) -> tuple[str, np.ndarray, np.ndarray]:
     x = x[np.isfinite(x)]
     if x.size < _KDE_MIN_DRAWS or np.ptp(x) == 0:
         return "histogram", x, np.empty(0)
-    grid, pdf = binned_kde(x)
+    lower, upper = support if support is not None else (-np.inf, np.inf)
+    grid, pdf = binned_kde(x, lower=lower, upper=upper)
     return "kde", grid, pdf
 
 
-def binned_kde(x: np.ndarray, points: int = _GRID) -> tuple[np.ndarray, np.ndarray]:
+def binned_kde(x: np.ndarray, points: int = _GRID, lower: float = -np.inf,
+               upper: float = np.inf) -> tuple[np.ndarray, np.ndarray]:
     """Gaussian KDE with Scott's bandwidth (scipy's ``gaussian_kde`` default), evaluated on ``points``
     points from min − bw to max + bw, by linear binning onto a fine grid and one convolution.
 
@@ -34,20 +38,38 @@ def binned_kde(x: np.ndarray, points: int = _GRID) -> tuple[np.ndarray, np.ndarr
     at most 2 × range + 2 bw wide, bw ≥ range / 2048 for any sample the app draws), so the curve is
     scipy's to well under a percent of its peak (tests/test_plots.py checks it) at a fraction of the
     cost: O(draws + cells log cells) instead of O(draws × points) — this runs on every ε change.
+
+    A parameter with a bounded range (``lower``, ``upper``: a probability near 0, a rate near 0) would
+    otherwise get a curve over values it cannot take and too little height at the bound; there the
+    estimate is the reflection one (Schuster 1985): the kernels of the draws mirrored in each bound are
+    added, and the curve drawn from the bound inwards, so it still integrates to 1 over the range. Draws
+    outside the range (a custom model's parameter) leave it unbounded.
     """
     x = np.asarray(x, float)
     bw = float(x.std(ddof=1) * x.size ** (-0.2))
-    lo, hi = x.min() - bw, x.max() + bw
+    if x.min() < lower or x.max() > upper:
+        lower, upper = -np.inf, np.inf
+    lo, hi = max(x.min() - bw, lower), min(x.max() + bw, upper)
+    data = x
+    if np.isfinite(lower):
+        data = np.concatenate([data, 2 * lower - x[x < lower + 4 * bw]])
+    if np.isfinite(upper):
+        data = np.concatenate([data, 2 * upper - x[x > upper - 4 * bw]])
     cells = 2048
     pad = int(np.ceil(4 * bw / ((hi - lo) / (cells - 1))))
     fine = np.linspace(lo, hi, cells)
     step = fine[1] - fine[0]
-    pos = (x - lo) / step
-    left = np.clip(np.floor(pos).astype(int), 0, cells - 2)
+    data = data[(data >= lo - 4 * bw) & (data <= hi + 4 * bw)]
+    # bins beyond the grid's ends, out to the kernel's reach, so that mirrored (and the grid's own
+    # edge) draws contribute what they contribute; cut off after the convolution
+    ext = pad
+    pos = (data - lo) / step + ext
+    left = np.clip(np.floor(pos).astype(int), 0, cells + 2 * ext - 2)
     frac = pos - left
-    counts = np.bincount(left, 1.0 - frac, cells) + np.bincount(left + 1, frac, cells)
+    size = cells + 2 * ext
+    counts = np.bincount(left, 1.0 - frac, size) + np.bincount(left + 1, frac, size)
     offsets = np.arange(-pad, pad + 1) * step
     kernel = np.exp(-0.5 * (offsets / bw) ** 2) / (bw * np.sqrt(2 * np.pi))
-    pdf_fine = np.convolve(counts, kernel, mode="same") / x.size
+    pdf_fine = np.convolve(counts, kernel, mode="same")[ext:ext + cells] / x.size
     grid = np.linspace(lo, hi, points)
     return grid, np.interp(grid, fine, pdf_fine)

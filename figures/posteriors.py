@@ -56,7 +56,7 @@ def _rug_trace(r, param: str, axes: dict, seen: set) -> dict:
 
 
 def _density_traces(results, confidential, param: str, axes: dict, seen: set, not_converged,
-                    too_few=frozenset()) -> tuple[list, dict]:
+                    too_few=frozenset(), support=None) -> tuple[list, dict]:
     """Trace dicts of one subplot and each trace's peak height (keyed by method; a rug has none)."""
     traces, peaks = [], {}
     entries = [(r, False) for r in results] + ([(confidential, True)] if confidential is not None else [])
@@ -68,7 +68,7 @@ def _density_traces(results, confidential, param: str, axes: dict, seen: set, no
             seen.add(r.method)
             continue
         method = "confidential" if is_conf else r.method
-        kind, x, y = density_curve(r, param)
+        kind, x, y = density_curve(r, param, support)
         if method == "ops" and kind == "kde":  # k released draws: a histogram, not a lumpy KDE of few points
             kind, x, y = "histogram", r.flat(param), np.empty(0)
         stalled = method in not_converged
@@ -179,7 +179,7 @@ def x_window(spans: Mapping[str, tuple[float, float]], truth: float | None = Non
 def posterior_densities(results: Sequence, *, true_params: Mapping[str, float] | None = None,
                         confidential=None, params: Sequence[str] | None = None,
                         title: str | None = None, not_converged=(), too_few=(), columns: int = 2,
-                        panel_height: int = 300) -> go.Figure:
+                        panel_height: int = 300, supports: Mapping[str, tuple] | None = None) -> go.Figure:
     """Marginal posterior of each parameter, one subplot per parameter, methods overlaid.
 
     Grid densities (exact, naive, confidential) are solid lines; draws-only methods (DA-MCMC, ABC,
@@ -199,7 +199,8 @@ def posterior_densities(results: Sequence, *, true_params: Mapping[str, float] |
     When a reference curve lies far outside every private posterior (:func:`x_window`), the x-axis is
     kept to the private posteriors and the true value, and the curve off the axis is labelled with
     where it is. ``columns`` and ``panel_height`` lay out the panels (small multiples: more columns,
-    lower panels).
+    lower panels). ``supports`` maps a parameter to its range (lo, hi) (the model's ``param_support``): its
+    KDEs stay inside it (:func:`figures.kde.binned_kde`), a probability's curve never reaching below 0.
     """
     results = [r for r in results if r is not None]
     estimators = [r for r in results if _is_estimator(r)]
@@ -217,7 +218,8 @@ def posterior_densities(results: Sequence, *, true_params: Mapping[str, float] |
     for j, param in enumerate(names):
         suffix = "" if j == 0 else str(j + 1)
         axes = {"xaxis": f"x{suffix}", "yaxis": f"y{suffix}"}
-        panel, peaks = _density_traces(results, confidential, param, axes, seen, not_converged, set(too_few))
+        panel, peaks = _density_traces(results, confidential, param, axes, seen, not_converged, set(too_few),
+                                       (supports or {}).get(param))
         traces += panel
         cap = y_cap(peaks)
         top = cap if cap is not None else max(peaks.values(), default=1.0) or 1.0

@@ -9,6 +9,9 @@ from ui.routing import ensure_routed
 from ui.sidebar import controls
 from ui.sidebar.inputs import scenario_inputs
 
+#: release entries written out in the line above the figure; a longer release is listed in an expander
+RELEASE_SHOWN = 12
+
 ensure_routed()
 
 st.title("Compare posteriors from privatized data")
@@ -37,7 +40,9 @@ if not inputs.ok:
     st.stop()
 
 s, prepared = inputs.scenario, inputs.prepared
-release = ", ".join(f"{v:.4g}" for v in prepared.s_dp)
+release = ", ".join(f"{v:.4g}" for v in prepared.s_dp[:RELEASE_SHOWN])
+if len(prepared.s_dp) > RELEASE_SHOWN:  # a log-linear release is 30-80 numbers: a wall above the figure
+    release += f", … ({len(prepared.s_dp)} numbers in all, listed below)"
 truth = ""
 if prepared.true_params:
     shown = list(prepared.true_params.items())
@@ -50,6 +55,9 @@ elif prepared.n_dp is None:
 else:
     size = f"n unknown: released **n_dp = {prepared.n_dp:.4g}** (plug-in n = {prepared.n:,})"
 st.markdown(f"**{MODEL_LABELS[s.model]}**, {size} · release **s_dp = [{release}]**{truth}")
+if len(prepared.s_dp) > RELEASE_SHOWN:
+    with st.expander(f"The whole release: {len(prepared.s_dp)} numbers"):
+        st.code(", ".join(f"{v:.6g}" for v in prepared.s_dp), language=None, wrap_lines=True)
 
 if prepared.implausible_text:
     st.warning(prepared.implausible_text, icon=":material/report:")
@@ -94,7 +102,7 @@ with results_area:
     fig = posteriors.posterior_densities([r.result for r in ok.values()], true_params=prepared.true_params,
                                          confidential=conf_result, title=prepared.mechanism_text,
                                          params=[picked] if multi else names, not_converged=not_converged,
-                                         too_few=too_few)
+                                         too_few=too_few, supports=prepared.param_support)
     st.plotly_chart(fig, key=keys.POSTERIOR_CHART, width="stretch",
                     config={"toImageButtonOptions": {"format": "png", "filename": "posterior", "scale": 2}})
     n_source = next((m for m in ("rjmcmc", "exact", "pseudo_marginal", "auto")
@@ -142,7 +150,7 @@ with results_area:
             downloads.chart(posteriors.posterior_densities(
                 [r.result for r in ok.values()], true_params=prepared.true_params, confidential=conf_result,
                 params=page, not_converged=not_converged, too_few=too_few, columns=picker.MULTIPLES_COLUMNS,
-                panel_height=230),
+                panel_height=230, supports=prepared.param_support),
                 key=keys.MULTIPLES_CHART, name="posterior_all_parameters", container=multiples)
 
     st.subheader("Downloads", divider="gray")

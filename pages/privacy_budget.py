@@ -351,6 +351,7 @@ if at_value:
     downloads.chart(posteriors.posterior_densities(at_value, true_params=prepared.true_params,
                                                    confidential=conf.result if conf is not None and conf.ok else None,
                                                    title=f"ε = {value:g}", params=[param],
+                                                   supports=prepared.param_support,
                                                    not_converged={m for m, r in at_runs.items() if r.stalled}),
                     key=keys.STEP_CHART, name=f"posterior_at_epsilon_{value:g}")
 else:

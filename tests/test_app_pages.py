@@ -212,6 +212,23 @@ def test_learn_preset_loads_into_the_compare_widgets(preset):
     assert set(at.dataframe[0].value["converged"]) <= {"yes", "yes (independent)", "— (estimator)"}
 
 
+def test_a_long_release_is_cut_short_above_the_figure_and_listed_whole_below_it():
+    """The log-linear preset releases 75 numbers (5 classes x 5 features x 3 levels): the line above the figure
+    writes 12 and says how many there are; an expander lists them all (the line used to be a wall of 75)."""
+    at = _open("pages/learn.py")
+    at.button(key=keys.preset_key("loglinear")).click().run()
+    _assert_clean(at)
+    line = next(m for m in _texts(at.markdown) if "release **s_dp = [" in m)
+    listed = line.split("s_dp = [")[1].split("]")[0]
+    assert listed.endswith("… (75 numbers in all, listed below)"), line
+    assert len(listed.split(", …")[0].split(", ")) == 12, line
+    (whole,) = [e for e in at.expander if e.label == "The whole release: 75 numbers"]
+    assert len(whole.code[0].value.split(", ")) == 75
+    # a short release is written out whole, with no expander
+    at = _open()
+    assert not [e for e in at.expander if e.label.startswith("The whole release")]
+
+
 def test_exact_without_closed_form_is_quiet():
     at = _open()
     at.toggle(key=keys.method_key("exact")).set_value(True).run()

@@ -100,6 +100,9 @@ def test_a_naive_posterior_as_wide_as_the_exact_one_is_not_called_too_wide():
         assert sentence.startswith("Naive is about as wide as the exact posterior and centred 788 away from the "
                                    "truth"), sentence
         assert "×" not in sentence
+    # the true value as the line above the sentence writes it (4 significant digits), not 6
+    sentence = narrative.headline({"naive": run(0.03, 0.01), "exact": run(0.1, 0.05)}, {"beta[0]": 0.104087})
+    assert "misses beta[0] = 0.1041;" in sentence, sentence
     # 10% apart still reads as a ratio
     sentence = narrative.headline({"naive": run(-789.6, 1.76), "exact": run(-1.8, 1.6)}, {"beta[0]": -1.79})
     assert sentence.startswith("Naive is 1.1× too wide"), sentence

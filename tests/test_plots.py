@@ -355,6 +355,47 @@ def test_binned_kde_is_scipys_kde(rng, draws):
     assert np.max(np.abs(pdf - reference)) <= 0.01 * reference.max()
 
 
+def test_binned_kde_keeps_a_bounded_parameter_inside_its_range(rng):
+    """Draws of a probability piled against 0: with the range given the curve starts at 0 (not one bandwidth
+    below it), still integrates to 1 over [0, 1] (the mirrored kernels put back the mass the bound cut), and at
+    the bound it is the reflection estimate, scipy's KDE of the draws and their mirror images, doubled."""
+    x = rng.beta(1.0, 12.0, 8000)
+    grid, pdf = binned_kde(x, lower=0.0, upper=1.0)
+    assert grid[0] == 0.0 and grid[-1] <= 1.0
+    assert np.trapezoid(pdf, grid) == pytest.approx(1.0, abs=2e-3)
+    plain_grid, plain = binned_kde(x)
+    assert plain_grid[0] < 0.0  # the unbounded curve reaches below 0
+    mirrored = stats.gaussian_kde(np.r_[x, -x], bw_method=x.std(ddof=1) * x.size ** -0.2 / np.r_[x, -x].std(ddof=1))
+    reference = 2.0 * mirrored(grid)
+    assert np.max(np.abs(pdf - reference)) <= 0.01 * reference.max()
+    # draws outside the range (a custom model's parameter): no bound is imposed
+    y = rng.normal(0.1, 0.2, 2000)
+    assert binned_kde(y, lower=0.0, upper=1.0)[0][0] < 0.0
+
+
+def test_posterior_curves_stay_inside_the_parameters_range(rng):
+    da = _result("da_mcmc", rng.beta(1.0, 15.0, (2, 2000)))
+    free = posterior_densities([da])
+    bounded = posterior_densities([da], supports={"theta": (0.0, 1.0)})
+    assert min(_traces(free, kind="kde")[0]["x"]) < 0.0
+    assert min(_traces(bounded, kind="kde")[0]["x"]) == 0.0
+
+
+def test_the_models_name_the_ranges_of_their_parameters():
+    from engine.models.beta_binomial import BetaBinomial
+    from engine.models.dirichlet_multinomial import DirichletMultinomial
+    from engine.models.linear_regression import LinearRegression
+    from engine.models.naive_bayes_loglinear import NaiveBayesLoglinear
+    from engine.models.poisson_gamma import PoissonGamma
+    models = [BetaBinomial(n=10), PoissonGamma(n=10), DirichletMultinomial(n=10, alpha=(1.0, 1.0, 1.0)),
+              NaiveBayesLoglinear(n=10), LinearRegression(n=10), LinearRegression(n=10, sigma_prior=(2.0, 2.0))]
+    for m in models:
+        assert set(m.param_support) <= set(m.param_names), m.name
+    assert models[0].param_support == {"theta": (0.0, 1.0)} and models[1].param_support["lam"][0] == 0.0
+    assert set(models[3].param_support) == set(models[3].param_names)
+    assert models[4].param_support == {} and models[5].param_support == {"sigma2": (0.0, float("inf"))}
+
+
 # --------------------------------------------------------------------------- unknown n and the MLE (issue 9)
 def _mle(estimate, se, param="theta", **info):
     z = stats.norm.ppf(0.95)

@@ -87,7 +87,7 @@ def headline(runs: Mapping[str, Any], true_params: Mapping[str, Any] | None = No
         width = f"Naive is {1 / ratio:.1f}× too wide{where}"
     if param in truth:
         t = truth[param]
-        sym = f"{_symbol(param)} = {t:g}"
+        sym = f"{_symbol(param)} = {t:.4g}"  # as the line above the sentence writes it
         off = f"centred {_fmt(abs(n['mean'] - t))} away from the truth"
         naive_in = n["q5"] <= t <= n["q95"]
         exact_in = e["q5"] <= t <= e["q95"]

@@ -32,6 +32,8 @@ class BetaBinomial:
 
     name = "beta_binomial"
     param_names = ("theta",)
+    #: each parameter's range, for drawing its density (figures.kde)
+    param_support = {"theta": (0.0, 1.0)}
     stat_dim = 1
     k = 2
     integer_statistic = True

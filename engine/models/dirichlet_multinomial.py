@@ -46,6 +46,11 @@ class DirichletMultinomial:
     def param_names(self):
         return tuple(f"p[{j}]" for j in range(self.k))
 
+    @property
+    def param_support(self):
+        """Each parameter's range, for drawing its density (figures.kde): a probability's [0, 1]."""
+        return {name: (0.0, 1.0) for name in self.param_names}
+
     def default_sensitivity(self, l2: bool = False) -> float:
         """Replacing one record moves one count down and another up: L1 = 2, L2 = sqrt(2)."""
         return math.sqrt(2.0) if l2 else 2.0

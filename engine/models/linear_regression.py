@@ -140,6 +140,11 @@ class LinearRegression:
         return tuple(f"beta[{j}]" for j in range(self.p + 1)) + (("sigma2",) if self.unknown_sigma else ())
 
     @property
+    def param_support(self):
+        """Each bounded parameter's range, for drawing its density (figures.kde): sigma^2 from 0."""
+        return {"sigma2": (0.0, math.inf)} if self.unknown_sigma else {}
+
+    @property
     def csv_columns(self) -> list:
         return [f"x{j + 1}" for j in range(self.p)] + ["y"]
 

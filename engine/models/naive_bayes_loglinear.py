@@ -91,6 +91,11 @@ class NaiveBayesLoglinear:
         return int(self.class_levels * sum(self.feature_levels))
 
     @property
+    def param_support(self):
+        """Each parameter's range, for drawing its density (figures.kde): every one a probability."""
+        return {name: (0.0, 1.0) for name in self.param_names}
+
+    @property
     def param_names(self):
         names = [f"pi[{i}]" for i in range(self.class_levels)]
         for k, jk in enumerate(self.feature_levels):

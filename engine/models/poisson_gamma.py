@@ -33,6 +33,8 @@ class PoissonGamma:
 
     name = "poisson_gamma"
     param_names = ("lam",)
+    #: each parameter's range, for drawing its density (figures.kde)
+    param_support = {"lam": (0.0, float("inf"))}
     stat_dim = 1
     k = None
     integer_statistic = True

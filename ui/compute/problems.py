@@ -84,6 +84,7 @@ def prepare(spec_text: str) -> Prepared:
         n_true=None if problem.unknown_n is None or problem.records is None else int(problem.records.shape[0]),
         model_name=str(getattr(problem.model, "name", "")),
         supported_methods=None if getattr(problem.model, "methods", None) is None else tuple(problem.model.methods),
+        param_support=dict(getattr(problem.model, "param_support", None) or {}),
         far=_far(problem),
     )
 

@@ -81,6 +81,7 @@ class Prepared:
     model_name: str = ""
     supported_methods: tuple[str, ...] | None = None  # the model's own list (model.methods); None: all
     far: Mapping[str, Any] | None = None  # engine.release_distance when the release is implausible (> 6 noise sds)
+    param_support: Mapping[str, tuple] | None = None  # each bounded parameter's (lo, hi): model.param_support
 
     @property
     def unknown_n(self) -> bool:
