@@ -25,6 +25,7 @@ from scipy import stats
 
 from engine.studies.calibration import calibration_summary, ecdf, sbc_histogram
 
+from .axes import BOTTOM_LEGEND
 from .labels import METHOD_LABELS, format_p
 from .palette import METHOD_COLORS
 
@@ -44,9 +45,11 @@ def method_label(method: str) -> str:
     return METHOD_LABELS.get(method) or _EXTRA_LABELS.get(method, method)
 
 
-def _layout(fig: go.Figure, title: str, height: int = 420) -> go.Figure:
+def _layout(fig: go.Figure, title: str, height: int = 460) -> go.Figure:
+    """The study figures' frame: in the app two of them share a row, so the legend goes below the plot
+    (:data:`figures.axes.BOTTOM_LEGEND`), which keeps the plot most of its width."""
     fig.update_layout(template="plotly_white", title=title, height=height, width=760,
-                      margin={"l": 60, "r": 20, "t": 60, "b": 50})
+                      margin={"l": 60, "r": 20, "t": 60, "b": 50}, legend=BOTTOM_LEGEND)
     return fig
 
 

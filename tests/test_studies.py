@@ -92,6 +92,17 @@ def test_summaries_ecdf_and_sbc_shapes(calibration_table):
     assert ranks.between(0, calibration_table["rank_max"]).all()
 
 
+def test_the_calibration_figures_keep_their_legends_below_the_plot(calibration_table):
+    """Two to a row in the app (462 px at 1400): a legend on the right left the ECDF and coverage plots a third of
+    their width; every figure with a legend has it below, as a row."""
+    from figures.studies import calibration_figures
+    for name, fig in calibration_figures(calibration_table).items():
+        layout = fig.to_dict()["layout"]
+        shown = [t for t in fig.to_dict()["data"] if t.get("showlegend", True)]
+        if shown:
+            assert layout["legend"]["orientation"] == "h" and layout["legend"]["yanchor"] == "bottom", name
+
+
 SMALL = ["naive", {"name": "exact", "chains": 1, "draws": 300, "grid_size": 10}]
 
 
