@@ -107,3 +107,15 @@ def test_a_sweep_times_the_exact_posterior_at_the_grid_ends_only(monkeypatch):
     monkeypatch.setattr(budget, "estimate_cost", recording)
     cost = estimate_sweep_cost(SPEC, GRID, [{"name": "exact"}])
     assert sorted(timed) == [(0.1, "exact"), (10.0, "exact")] and cost.units == 7
+
+
+def test_a_single_run_presets_cost_reads_as_a_sentence():
+    """The page's caption under "Run preset" read "exact, abc_rejection, naive and summaries, ks test; ks test costs
+    the most": it names the runs and the analysis as a person writes them, with the verb agreeing."""
+    from engine.studies.cost import estimate_preset_cost
+
+    detail = estimate_preset_cost("gong2020_count").detail
+    assert "_" not in detail and "the runs exact, ABC rejection and naive, then the summaries and KS test" in detail
+    assert "the summaries cost the most" in detail or "the KS test costs the most" in detail
+    detail = estimate_preset_cost("eng_admissions").detail
+    assert "the runs naive, DA-MCMC, pseudo-marginal and confidential-data posterior, then the summaries" in detail

@@ -279,6 +279,11 @@ def _single_run_analysis(name: str, problem: Problem, plan: dict, kept: list) ->
     return out
 
 
+#: the parts of a single-run preset's cost as its description names them
+_PART_WORDS = {"ks_test": "KS test", "da_mcmc": "DA-MCMC", "abc_rejection": "ABC rejection",
+               "pseudo_marginal": "pseudo-marginal", "confidential": "confidential-data posterior"}
+
+
 def estimate_preset_cost(name: str, quick: bool = True, rates: dict | None = None) -> Cost:
     """The cost of :func:`engine.studies.presets.run_preset` (``name``, ``quick``) before running it,
     from the preset's fixed settings (:func:`engine.studies.presets.preset_plan`):
@@ -307,10 +312,13 @@ def estimate_preset_cost(name: str, quick: bool = True, rates: dict | None = Non
         runs = list(parts)
         parts.update(_single_run_analysis(name, problem, plan, kept))
         worst = max(parts, key=parts.get)
+        def words(names):  # "a", "a and b", "a, b and c", each as a person writes it
+            names = [_PART_WORDS.get(v, v.replace("_", " ")) for v in names]
+            return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+        verb = "cost" if worst.endswith("s") else "costs"  # "the summaries cost", "the KS test costs"
         return Cost(name, float(len(runs)), "runs", float(sum(parts.values())),
-                    f"{size}: " + ", ".join(runs) + " and " + ", ".join(p.replace("_", " ") for p in parts
-                                                                        if p not in runs)
-                    + f"; {worst.replace('_', ' ')} costs the most ({duration(parts[worst])})")
+                    f"{size}: the runs {words(runs)}, then the {words([p for p in parts if p not in runs])}; "
+                    f"the {words([worst])} {verb} the most ({duration(parts[worst])})")
     if name == "bernstein2018_binomial":
         cells = {(n, e): estimate_calibration_cost(plan["spec"](n, e), plan["methods"], plan["replicates"],
                                                    reference_draws=plan["study"]["reference_draws"],
