@@ -37,13 +37,19 @@ posterior is centred in the wrong place (after clipping s_dp to the possible ran
 because it only knows about sampling variation (Gong 2020; Bernstein & Sheldon 2018).
 
 **3. Exact private posteriors.** The posterior that accounts for the mechanism is
-p(θ | s_dp) ∝ p(θ) ∫ η(s_dp | s) p(s | θ) ds. The lab computes it three ways:
+p(θ | s_dp) ∝ p(θ) ∫ η(s_dp | s) p(s | θ) ds. The lab computes it four ways, all exact:
 
 * **DA-MCMC** (Ju et al. 2022, Alg. 1) treats the records as unknowns and alternates θ | records with a
   record-by-record Metropolis sweep; for pure ε-DP the acceptance rate never drops below exp(-ε).
 * **ABC rejection** (Gong 2020, Alg. 3) proposes θ and *s* from the model and accepts with probability
   η(s_dp | s) / max η — exact, but slow when the noise is small.
-* **Exact**: for counts with a conjugate prior, a finite mixture of conjugate posteriors.
+* **Pseudo-marginal** (Andrieu & Roberts 2009) runs a Markov chain on θ alone, with the likelihood
+  p(s_dp | θ) replaced by an unbiased estimate from statistics drawn given θ — fast where the noise is wide.
+* **Exact (closed form)**: where it exists, the posterior itself — for counts with a conjugate prior a finite
+  mixture of conjugate posteriors, elsewhere a numerical grid — and independent draws from it.
+
+**Exact (best method)** picks among them, for your model, mechanism and release, the one with the lowest
+estimated cost per effective draw, and says which it picked and why.
 
 **OPS** (one-posterior sampling) is a different release altogether: the data holder publishes draws from a
 tempered posterior instead of s_dp. It needs the confidential records, so it runs only on simulated or
