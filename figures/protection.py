@@ -167,7 +167,7 @@ def frontier_figure(epsilon, q95, power, utility, *, utility_label: str = "poste
                                      name=f"chosen ε = {eps[i]:g}", marker={"size": 16, "symbol": "circle-open",
                                                                            "color": TRUTH_COLOR, "line": {"width": 3}},
                                      meta={"kind": "chosen", "epsilon": float(eps[i])}))
-    fig.update_layout(xaxis={"title": wrap(f"{utility_label} (smaller: more useful)")},
-                      yaxis={"title": wrap("what an attacker achieves (smaller: more private)"), "range": [0, 1.05]},
+    fig.update_layout(xaxis={"title": wrap(f"{utility_label} — smaller: more useful")},
+                      yaxis={"title": wrap("what an attacker achieves — smaller: more private"), "range": [0, 1.05]},
                       legend=LEGEND, margin={"t": 30})
     return fig

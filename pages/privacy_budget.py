@@ -323,7 +323,7 @@ else:
         utility_label = f"exact posterior sd of {param}"
     else:
         utility = [float(by_eps["sd"].get(float(e), math.nan)) for e in frontier["epsilon"]]
-        utility_label = f"posterior sd of {param} ({METHOD_LABELS[reference]})"
+        utility_label = f"posterior sd of {param} from {METHOD_LABELS[reference]}'s draws"  # an estimate: it wobbles
     downloads.chart(protection_figures.frontier_figure(frontier["epsilon"], frontier["q95"], frontier["power_at_5pct"],
                                                        utility, utility_label=utility_label, chosen=value),
                     key=keys.FRONTIER_CHART, name="privacy_utility_frontier")
