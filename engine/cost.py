@@ -63,7 +63,7 @@ from .methods.rjmcmc import check_unknown_n, default_jumps
 from .models import make_model
 
 __all__ = ["Cost", "estimate_cost", "fit_to_budget", "machine_rates", "bernstein_sheldon_rate", "BudgetExceeded",
-           "duration"]
+           "duration", "listed"]
 
 _PILOT_PROPOSALS = 20_000
 _REFRESH_SHARE = 1.0  # linear_regression: a clamped record's raw y redrawn, over a record update (0.45 in cache,
@@ -86,6 +86,12 @@ class Cost:
 
     def describe(self) -> str:
         return f"about {duration(self.seconds)} ({self.units:,.3g} {self.unit}; {self.detail})"
+
+
+def listed(items) -> str:
+    """Items as a person lists them: "a", "a and b", "a, b and c"."""
+    items = list(items)
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def duration(seconds: float) -> str:

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .axes import BOTTOM_LEGEND as LEGEND, _label
+from .axes import BOTTOM_LEGEND, _label
 from .palette import TRUTH_COLOR, color_of
 
 __all__ = ["interval_plot", "sd_plot", "releases_plot", "mean_split_plot"]
@@ -75,7 +75,7 @@ def interval_plot(table: pd.DataFrame, param: str, *, symbol: str = "ε", budget
                                  meta={"kind": "truth", "param": param}))
     fig.update_layout(height=460, title=f"{param}: 90% posterior interval vs {symbol}",
                       xaxis=_budget_axis(symbol, rows["budget"]), yaxis_title=param,
-                      margin={"l": 60, "r": 20, "t": 60, "b": 50}, legend=LEGEND)
+                      margin={"l": 60, "r": 20, "t": 60, "b": 50}, legend=BOTTOM_LEGEND)
     return fig
 
 
@@ -113,7 +113,7 @@ def sd_plot(table: pd.DataFrame, param: str, *, symbol: str = "ε", budget: str 
     fig.update_layout(height=460, title=f"{param}: posterior sd vs {symbol}",
                       xaxis=_budget_axis(symbol, rows["budget"]),
                       yaxis={"type": "log", "title": "posterior sd (log scale)"},
-                      margin={"l": 60, "r": 20, "t": 60, "b": 50}, legend=LEGEND)
+                      margin={"l": 60, "r": 20, "t": 60, "b": 50}, legend=BOTTOM_LEGEND)
     return fig
 
 

@@ -60,16 +60,15 @@ def binned_kde(x: np.ndarray, points: int = _GRID, lower: float = -np.inf,
     fine = np.linspace(lo, hi, cells)
     step = fine[1] - fine[0]
     data = data[(data >= lo - 4 * bw) & (data <= hi + 4 * bw)]
-    # bins beyond the grid's ends, out to the kernel's reach, so that mirrored (and the grid's own
+    # pad bins beyond each of the grid's ends, the kernel's reach, so that mirrored (and the grid's own
     # edge) draws contribute what they contribute; cut off after the convolution
-    ext = pad
-    pos = (data - lo) / step + ext
-    left = np.clip(np.floor(pos).astype(int), 0, cells + 2 * ext - 2)
+    pos = (data - lo) / step + pad
+    size = cells + 2 * pad
+    left = np.clip(np.floor(pos).astype(int), 0, size - 2)
     frac = pos - left
-    size = cells + 2 * ext
     counts = np.bincount(left, 1.0 - frac, size) + np.bincount(left + 1, frac, size)
     offsets = np.arange(-pad, pad + 1) * step
     kernel = np.exp(-0.5 * (offsets / bw) ** 2) / (bw * np.sqrt(2 * np.pi))
-    pdf_fine = np.convolve(counts, kernel, mode="same")[ext:ext + cells] / x.size
+    pdf_fine = np.convolve(counts, kernel, mode="same")[pad:pad + cells] / x.size
     grid = np.linspace(lo, hi, points)
     return grid, np.interp(grid, fine, pdf_fine)

@@ -18,9 +18,6 @@ import plotly.graph_objects as go
 from .axes import BOTTOM_LEGEND, wrap
 from .palette import BOUND_COLOR, METHOD_COLORS, TRUTH_COLOR
 
-#: the legend at the figure's bottom, under the x-axis title (never on it, on a phone too)
-LEGEND = BOTTOM_LEGEND
-
 __all__ = ["tradeoff_figure", "belief_figure", "record_figure", "frontier_figure"]
 
 ATTACK_COLOR = METHOD_COLORS["da_mcmc"]   # blue: what the best attack achieves
@@ -58,7 +55,7 @@ def tradeoff_figure(risk: dict) -> go.Figure:
                              "constrain": "domain"},
                       yaxis={"title": wrap("type II error β (missed detections)"), "range": [0, 1],
                              "scaleanchor": "x", "constrain": "domain"},
-                      legend=LEGEND, margin={"t": 30})
+                      legend=BOTTOM_LEGEND, margin={"t": 30})
     return fig
 
 
@@ -87,7 +84,7 @@ def belief_figure(risk: dict) -> go.Figure:
                                  line={"color": color, "dash": dash}, meta={"kind": key, "value": value}))
     fig.update_layout(xaxis={"title": wrap("their belief in the true value after the release (%)"),
                              "range": [0, 100]},
-                      yaxis={"title": wrap("share of releases")}, bargap=0.05, legend=LEGEND,
+                      yaxis={"title": wrap("share of releases")}, bargap=0.05, legend=BOTTOM_LEGEND,
                       margin={"t": 30})
     return fig
 
@@ -107,7 +104,7 @@ def record_figure(realistic: dict) -> go.Figure:
                          marker={"color": POSTERIOR_COLOR}, meta={"kind": "posterior"},
                          hovertemplate="value %{x}: %{y:.3f}<extra>posterior</extra>"))
     fig.update_layout(barmode="group", xaxis={"title": wrap("value of one person's record"), "type": "category"},
-                      yaxis={"title": wrap("probability"), "rangemode": "tozero"}, legend=LEGEND,
+                      yaxis={"title": wrap("probability"), "rangemode": "tozero"}, legend=BOTTOM_LEGEND,
                       margin={"t": 30})
     return fig
 
@@ -169,5 +166,5 @@ def frontier_figure(epsilon, q95, power, utility, *, utility_label: str = "poste
                                      meta={"kind": "chosen", "epsilon": float(eps[i])}))
     fig.update_layout(xaxis={"title": wrap(f"{utility_label} — smaller: more useful")},
                       yaxis={"title": wrap("what an attacker achieves — smaller: more private"), "range": [0, 1.05]},
-                      legend=LEGEND, margin={"t": 30})
+                      legend=BOTTOM_LEGEND, margin={"t": 30})
     return fig

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..api import confidential_posterior, prepare, run_method
 from ..core.results import Problem
-from ..cost import Cost, duration, estimate_cost, fit_to_budget, machine_rates
+from ..cost import Cost, duration, estimate_cost, fit_to_budget, listed, machine_rates
 from ..methods.exact import exact_mixture
 from ..numerics.diagnostics import summary
 from . import calibration, presets, replicates  # called through their modules: a study runs what is priced
@@ -312,9 +312,8 @@ def estimate_preset_cost(name: str, quick: bool = True, rates: dict | None = Non
         runs = list(parts)
         parts.update(_single_run_analysis(name, problem, plan, kept))
         worst = max(parts, key=parts.get)
-        def words(names):  # "a", "a and b", "a, b and c", each as a person writes it
-            names = [_PART_WORDS.get(v, v.replace("_", " ")) for v in names]
-            return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+        def words(names):  # each as a person writes it, listed
+            return listed(_PART_WORDS.get(v, v.replace("_", " ")) for v in names)
         verb = "cost" if worst.endswith("s") else "costs"  # "the summaries cost", "the KS test costs"
         return Cost(name, float(len(runs)), "runs", float(sum(parts.values())),
                     f"{size}: the runs {words(runs)}, then the {words([p for p in parts if p not in runs])}; "

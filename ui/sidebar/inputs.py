@@ -14,6 +14,7 @@ from typing import Any, Mapping
 import numpy as np
 import streamlit as st
 
+from engine.cost import listed
 from figures.labels import METHOD_LABELS, MODEL_LABELS
 
 from .. import keys
@@ -87,9 +88,8 @@ def scenario_inputs(page: str, *, show_methods: bool = True, show_noise: bool = 
     if scenario.size_released and "size" not in errors:
         slots["size"].caption(f"Noise on n: {problems.describe_size_mechanism(scenario)}")
     if prepared is not None and prepared.supported_methods is not None and show_methods:
-        labels = [METHOD_LABELS[m] for m in prepared.supported_methods]
-        listed = labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
-        slots["methods"].caption(f"{MODEL_LABELS.get(scenario.model, scenario.model)} runs {listed}; the other "
+        runs = listed(METHOD_LABELS[m] for m in prepared.supported_methods)
+        slots["methods"].caption(f"{MODEL_LABELS.get(scenario.model, scenario.model)} runs {runs}; the other "
                                  "methods are skipped for it.")
     for section in SECTIONS:
         if section in errors:
