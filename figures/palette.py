@@ -31,7 +31,8 @@ METHOD_DASHES = {
 }
 TRUTH_COLOR = "#bcbd22"   # olive: the true parameter of a simulation
 BOUND_COLOR = "#D55E00"   # the exp(-ε) acceptance bound
-CHAIN_COLORS = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#8c564b", "#e377c2")
+#: one colour per chain; never the bound's vermillion (a chain's minimum line in it read as the exp(-ε) bound)
+CHAIN_COLORS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#8c564b", "#332288", "#e377c2")
 
 
 def dash_of(method: str) -> str:

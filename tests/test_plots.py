@@ -138,6 +138,19 @@ def test_acceptance_plot_bound_mean_and_min_per_chain(rng):
     assert fig.to_dict()["layout"]["yaxis"]["range"] == [0, 1.02]
 
 
+def test_acceptance_plot_bound_has_a_colour_no_chain_has(rng):
+    """The exp(-ε) bound is a solid line like a chain's, and each chain's minimum is a line across the plot:
+    with the bound in a chain's colour (the fourth of the default four chains was vermillion, the bound's
+    colour) that chain's minimum read as the bound."""
+    acc = rng.uniform(0.4, 1.0, (8, 50))
+    result = _result("da_mcmc", rng.normal(size=(8, 50)), sample_stats={"acceptance_rate": acc},
+                     info={"epsilon_bound": math.exp(-1.0)})
+    fig = acceptance_plot(result)
+    (bound,) = _traces(fig, "bound")
+    chains = {t["line"]["color"] for t in _traces(fig, "acceptance")}
+    assert len(chains) == 8 and bound["line"]["color"] not in chains
+
+
 def test_acceptance_plot_without_bound_and_without_stats(rng):
     result = _result("da_mcmc", rng.normal(size=(1, 20)), sample_stats={"acceptance_rate": np.ones((1, 20))},
                      info={"epsilon_bound": None})
