@@ -16,7 +16,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from .axes import BOTTOM_LEGEND, _label
-from .palette import TRUTH_COLOR, color_of
+from .palette import NEUTRAL_COLOR, TRUTH_COLOR, color_of
 
 __all__ = ["interval_plot", "sd_plot", "releases_plot", "mean_split_plot"]
 
@@ -84,7 +84,7 @@ def sd_plot(table: pd.DataFrame, param: str, *, symbol: str = "ε", budget: str 
             confidential_sd: float | None = None) -> go.Figure:
     """Posterior sd against the budget (log-log), one line per method, with the target sd dashed.
 
-    ``exact_sd`` ({budget: sd}, from the exact posterior's moments) is drawn as a black dotted line: the
+    ``exact_sd`` ({budget: sd}, from the exact posterior's moments) is drawn dotted in the exact posterior's colour: the
     sd the advice under the figure reads, free of Monte Carlo error. ``confidential_sd`` (the sd of the
     confidential-data posterior, the limit as the budget grows) is drawn as a grey floor."""
     rows = table[table["param"] == param].rename(columns={budget: "budget"})
@@ -92,13 +92,13 @@ def sd_plot(table: pd.DataFrame, param: str, *, symbol: str = "ε", budget: str 
     if exact_sd:
         xs = sorted(exact_sd)
         fig.add_trace(go.Scatter(x=xs, y=[exact_sd[x] for x in xs], mode="lines", name="exact sd (closed form)",
-                                 line={"color": "#000000", "dash": "dot", "width": 2},
+                                 line={"color": color_of("exact"), "dash": "dot", "width": 2},
                                  hovertemplate=f"{symbol} = %{{x:.3g}}<br>exact sd %{{y:.4g}}<extra></extra>",
                                  meta={"kind": "exact_sd", "param": param}))
     if confidential_sd is not None and not rows.empty:
         fig.add_trace(go.Scatter(x=[rows["budget"].min(), rows["budget"].max()], y=[confidential_sd] * 2, mode="lines",
                                  name=f"confidential-data sd = {confidential_sd:.4g} (no {symbol} goes below)",
-                                 line={"color": "#7f7f7f", "width": 3},
+                                 line={"color": NEUTRAL_COLOR, "width": 3},
                                  meta={"kind": "confidential_sd", "param": param, "value": float(confidential_sd)}))
     for method, g in rows.groupby("method", sort=False):
         g = g.sort_values("budget")
@@ -141,7 +141,7 @@ def releases_plot(table: pd.DataFrame, param: str, *, symbol: str = "ε", truth:
         conf = rows.groupby("epsilon")["confidential_mean"].first()
         lo, hi = float(rows["epsilon"].min()) * 0.9, float(rows["epsilon"].max()) * 1.1
         fig.add_trace(go.Scatter(x=[lo, hi], y=[float(conf.iloc[0])] * 2, mode="lines",
-                                 name="confidential-data posterior mean", line={"color": "#7f7f7f", "width": 3},
+                                 name="confidential-data posterior mean", line={"color": NEUTRAL_COLOR, "width": 3},
                                  meta={"kind": "confidential_mean", "param": param}))
         if truth is not None:
             fig.add_trace(go.Scatter(x=[lo, hi], y=[truth, truth], mode="lines", name="True value",
@@ -163,12 +163,12 @@ def mean_split_plot(curve, *, fraction_sum: float, posterior_sd: float, even_sd:
     xs, ys = [float(c[0]) for c in curve], [float(c[1]) for c in curve]
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines+markers", name="posterior sd of the mean",
-                             line={"color": "#0072B2"}, marker={"size": 5},
+                             line={"color": color_of("exact")}, marker={"size": 5},
                              hovertemplate="share on the sum %{x:.0%}<br>posterior sd %{y:.4g}<extra></extra>",
                              meta={"kind": "curve"}))
     fig.add_trace(go.Scatter(x=[float(even_fraction)], y=[float(even_sd)], mode="markers",
                              name=f"dp-wizard's even split ({even_fraction:.0%}): sd {even_sd:.4g}",
-                             marker={"symbol": "square", "size": 12, "color": "#7f7f7f"},
+                             marker={"symbol": "square", "size": 12, "color": NEUTRAL_COLOR},
                              meta={"kind": "even", "fraction": float(even_fraction), "sd": float(even_sd)}))
     fig.add_trace(go.Scatter(x=[float(fraction_sum)], y=[float(posterior_sd)], mode="markers",
                              name=f"best split ({fraction_sum:.0%} on the sum): sd {posterior_sd:.4g}",

@@ -20,9 +20,9 @@ from .palette import BOUND_COLOR, METHOD_COLORS, TRUTH_COLOR
 
 __all__ = ["tradeoff_figure", "belief_figure", "record_figure", "frontier_figure"]
 
-ATTACK_COLOR = METHOD_COLORS["da_mcmc"]   # blue: what the best attack achieves
+ATTACK_COLOR = METHOD_COLORS["da_mcmc"]   # bluish green: what the best attack achieves
 GUESS_COLOR = "#8c8c8c"                   # grey: a coin flip / the prior
-POSTERIOR_COLOR = METHOD_COLORS["exact"]  # orange: the posterior after the release
+POSTERIOR_COLOR = METHOD_COLORS["exact"]  # blue: the posterior after the release
 
 _BOUND_NAMES = {"epsilon_dp": "what ε-DP allows (ε = {epsilon:.3g})", "gdp": "what μ-GDP allows (μ = {mu:.3g})",
                 "zcdp": "what ρ-zCDP allows (ρ = {rho:.3g})"}

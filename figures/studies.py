@@ -27,18 +27,18 @@ from engine.studies.calibration import calibration_summary, ecdf, sbc_histogram
 
 from .axes import BOTTOM_LEGEND
 from .labels import METHOD_LABELS, format_p
-from .palette import METHOD_COLORS
+from .palette import BOUND_COLOR, METHOD_COLORS, NEUTRAL_COLOR
 
 __all__ = ["ecdf_plot", "ks_plot", "coverage_plot", "sbc_plot", "mmd_plot", "calibration_figures",
            "preset_figures", "method_color", "method_label"]
 
-_EXTRA_COLORS = {"pseudo_marginal": "#17becf", "auto": "#8c564b", "prior": "#2ca02c"}
+_EXTRA_COLORS = {"prior": "#2ca02c"}  # every method has its colour in METHOD_COLORS
 _EXTRA_LABELS = {"confidential": "Confidential data", "pseudo_marginal": "Pseudo-marginal", "auto": "Auto",
                  "prior": "Prior"}
 
 
 def method_color(method: str) -> str:
-    return METHOD_COLORS.get(method) or _EXTRA_COLORS.get(method, "#333333")
+    return METHOD_COLORS.get(method) or _EXTRA_COLORS.get(method, NEUTRAL_COLOR)
 
 
 def method_label(method: str) -> str:
@@ -62,7 +62,8 @@ def ecdf_plot(table: pd.DataFrame, param: str | None = None, title: str | None =
     """ECDF of U per method with the diagonal (a calibrated method follows it)."""
     param = _first_param(table, param)
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", line={"color": "#000", "dash": "dash", "width": 1},
+    fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines",
+                             line={"color": NEUTRAL_COLOR, "dash": "dash", "width": 1},
                              name="Uniform (calibrated)", meta={"kind": "diagonal", "method": "uniform"}))
     grid = np.linspace(0, 1, 201)
     for method in table["method"].unique():
@@ -87,7 +88,7 @@ def ks_plot(summary: pd.DataFrame, param: str | None = None, title: str | None =
                              meta={"kind": "ks", "method": r["method"], "param": param}, showlegend=False))
     if len(s):
         crit = stats.kstwo.ppf(0.95, int(s["M"].max()))
-        fig.add_hline(y=crit, line={"color": "#000", "dash": "dot"}, annotation_text="5% critical value")
+        fig.add_hline(y=crit, line={"color": NEUTRAL_COLOR, "dash": "dot"}, annotation_text="5% critical value")
     fig.update_yaxes(title_text="KS statistic D (lower is better)")
     return _layout(fig, title or f"Calibration: KS distance of U from Uniform(0, 1) ({param})")
 
@@ -98,7 +99,8 @@ def coverage_plot(summary: pd.DataFrame, param: str | None = None, title: str | 
     s = summary[summary["param"] == param]
     levels = sorted(int(c.split("_")[1]) for c in s.columns if c.startswith("coverage_") and c.count("_") == 1)
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=[0.45, 1.0], y=[0.45, 1.0], mode="lines", line={"color": "#000", "dash": "dash", "width": 1},
+    fig.add_trace(go.Scatter(x=[0.45, 1.0], y=[0.45, 1.0], mode="lines", line={"color": NEUTRAL_COLOR, "dash": "dash",
+                                                                                   "width": 1},
                              name="nominal", meta={"kind": "diagonal", "method": "nominal"}))
     for i, (_, r) in enumerate(s.iterrows()):
         x = np.array(levels) / 100 + (i - len(s) / 2) * 0.004
@@ -134,7 +136,7 @@ def sbc_plot(table: pd.DataFrame, param: str | None = None, bins: int = 10, titl
             p = float(np.max(expected)) / total  # bins of whole ranks: equal when L + 1 is a multiple of bins
             lo, hi = stats.binom.ppf([0.005, 0.995], total, p)
             fig.add_trace(go.Scatter(x=[edges[0], edges[-1], edges[-1], edges[0]], y=[lo, lo, hi, hi], fill="toself",
-                                     mode="none", fillcolor="rgba(0,0,0,0.12)", showlegend=False,
+                                     mode="none", fillcolor="rgba(127,127,127,0.25)", showlegend=False,
                                      meta={"kind": "sbc_band", "method": m, "param": param}), **cell)
     fig.update_layout(template="plotly_white", title=title or f"SBC rank histograms ({param})",
                       height=max(320, 260 * rows + 80), width=760, margin={"l": 50, "r": 20, "t": 70, "b": 40})
@@ -174,7 +176,8 @@ def _gong(result) -> dict[str, go.Figure]:
     fig.add_trace(go.Histogram(x=d["abc_draws"], histnorm="probability density", nbinsx=80, opacity=0.4,
                                marker_color=method_color("abc_rejection"), name="ABC rejection (Alg. 3)",
                                meta={"kind": "histogram", "method": "abc_rejection"}))
-    fig.add_trace(go.Scatter(x=grid, y=pdf, mode="lines", line={"color": "#000", "width": 2}, name="Exact posterior",
+    fig.add_trace(go.Scatter(x=grid, y=pdf, mode="lines", line={"color": method_color("exact"), "width": 2},
+                             name="Exact posterior",
                              meta={"kind": "density", "method": "exact"}))
     fig.add_trace(go.Scatter(x=ng, y=npdf, mode="lines", line={"color": method_color("naive"), "dash": "dot", "width": 2},
                              name="Naive (s_dp as if confidential)", meta={"kind": "density", "method": "naive"}))
@@ -196,7 +199,7 @@ def _admissions(result) -> dict[str, go.Figure]:
                                    marker_color=method_color(m), name=method_label(m),
                                    meta={"kind": "histogram", "method": m}))
     orr = result.data["confidential_or"]
-    fig.add_vline(x=math.log(orr), line={"color": "#000", "dash": "dash"},
+    fig.add_vline(x=math.log(orr), line={"color": method_color("confidential"), "dash": "dash"},
                   annotation_text=f"confidential table {orr:.2f}")
     ticks = [0.25, 0.5, 1, 2, 4, 8, 16, 32]
     fig.update_xaxes(title_text="odds ratio (men vs women admitted), log scale", tickvals=np.log(ticks),
@@ -242,12 +245,15 @@ def _ju(result) -> dict[str, go.Figure]:
     fig = make_subplots(rows=1, cols=len(params), subplot_titles=params, shared_yaxes=True)
     for j, p in enumerate(params):
         sub = fixed[fixed["param"] == p]
-        fig.add_trace(go.Box(x=np.log10(sub["epsilon"]), y=sub["post_mean"], marker_color="#1f77b4", showlegend=False,
+        fig.add_trace(go.Box(x=np.log10(sub["epsilon"]), y=sub["post_mean"],
+                             marker_color=method_color("da_mcmc"), showlegend=False,
                              boxpoints="all", jitter=0.4, meta={"kind": "post_means", "method": "da_mcmc", "param": p}),
                       row=1, col=j + 1)
         s = summ[summ["param"] == p]
-        fig.add_hline(y=float(s["confidential_mean"].iloc[0]), line={"color": "#000"}, row=1, col=j + 1)
-        fig.add_hline(y=float(s["prior_mean"].iloc[0]), line={"color": "#000", "dash": "dash"}, row=1, col=j + 1)
+        fig.add_hline(y=float(s["confidential_mean"].iloc[0]), line={"color": method_color("confidential")},
+                      row=1, col=j + 1)
+        fig.add_hline(y=float(s["prior_mean"].iloc[0]), line={"color": method_color("prior"), "dash": "dash"},
+                      row=1, col=j + 1)
         fig.update_xaxes(title_text="log10 ε", row=1, col=j + 1)
     fig.update_yaxes(title_text="posterior mean", row=1, col=1)
     fig.update_layout(width=1100)
@@ -257,11 +263,12 @@ def _ju(result) -> dict[str, go.Figure]:
     acc = fixed.drop_duplicates(["epsilon", "replicate"])
     a = go.Figure()
     a.add_trace(go.Scatter(x=acc["epsilon"], y=acc["acceptance_mean"], mode="markers", name="mean acceptance per chain",
-                           marker={"color": "#1f77b4"}, meta={"kind": "acceptance_mean"}))
+                           marker={"color": method_color("da_mcmc")}, meta={"kind": "acceptance_mean"}))
     a.add_trace(go.Scatter(x=acc["epsilon"], y=acc["acceptance_min"], mode="markers", name="minimum acceptance per chain",
-                           marker={"color": "#ff7f0e"}, meta={"kind": "acceptance_min"}))
+                           marker={"color": NEUTRAL_COLOR, "symbol": "triangle-down"},
+                           meta={"kind": "acceptance_min"}))
     e = np.geomspace(acc["epsilon"].min(), acc["epsilon"].max(), 100)
-    a.add_trace(go.Scatter(x=e, y=np.exp(-e), mode="lines", line={"color": "#000"}, name="exp(−ε) (Prop. 3.1)",
+    a.add_trace(go.Scatter(x=e, y=np.exp(-e), mode="lines", line={"color": BOUND_COLOR}, name="exp(−ε) (Prop. 3.1)",
                            meta={"kind": "bound"}))
     a.update_xaxes(type="log", title_text="ε")
     a.update_yaxes(title_text="acceptance rate", range=[0, 1.02])

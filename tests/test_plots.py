@@ -346,6 +346,41 @@ def test_every_method_keeps_one_colour_on_every_figure(rng):
     assert len(set(palette.METHOD_COLORS.values())) == len(palette.METHOD_COLORS)
 
 
+def test_every_colour_reads_on_the_light_and_the_dark_theme():
+    """Streamlit follows the browser's light or dark setting and the figures have no background of their own:
+    every colour they draw with needs WCAG's 3:1 against both backgrounds. On the dark one the best method's
+    indigo curve was 1.5:1 and the sd figure's exact line, the ECDF's diagonal and the papers' reference lines
+    were black; on the light one the true value's olive was 2.0:1. The palette and every colour literal in the
+    figure modules (rgba fills by their colour) are checked, and the WCAG formula against known ratios."""
+    import re
+    from pathlib import Path
+
+    from figures import palette
+
+    assert palette.contrast_ratio("#000000", "#ffffff") == pytest.approx(21.0)
+    assert palette.contrast_ratio("#777", "#fff") == pytest.approx(4.48, abs=0.01)  # WCAG's grey at the AA line
+    assert palette.contrast_ratio("rgba(0, 0, 0, 0.5)", "#000000") == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="color = 'red' is invalid"):
+        palette.contrast_ratio("red", "#fff")
+    named = {**{f"METHOD_COLORS[{m!r}]": c for m, c in palette.METHOD_COLORS.items()},
+             **{f"CHAIN_COLORS[{i}]": c for i, c in enumerate(palette.CHAIN_COLORS)},
+             "TRUTH_COLOR": palette.TRUTH_COLOR, "BOUND_COLOR": palette.BOUND_COLOR,
+             "NEUTRAL_COLOR": palette.NEUTRAL_COLOR}
+    root = Path(palette.__file__).parent
+    literal = re.compile(r"#[0-9a-fA-F]{6}\b|#[0-9a-fA-F]{3}\b|rgba?\(\s*\d[^)]*\)")
+    for path in sorted(root.glob("*.py")):
+        for line_no, line in enumerate(path.read_text().splitlines(), 1):
+            if line.startswith("BACKGROUNDS ="):  # the backgrounds themselves
+                continue
+            for m in literal.finditer(line.split("  #")[0]):
+                named[f"{path.name}:{line_no} {m.group()}"] = m.group()
+    assert len(named) > 30
+    low = {where: {theme: round(palette.contrast_ratio(c, bg), 2) for theme, bg in palette.BACKGROUNDS.items()}
+           for where, c in named.items()
+           if min(palette.contrast_ratio(c, bg) for bg in palette.BACKGROUNDS.values()) < palette.MIN_CONTRAST}
+    assert not low, low
+
+
 def test_sweep_cells_that_did_not_converge_are_marked():
     table = pd.DataFrame({"epsilon": [0.1, 1.0, 0.1, 1.0], "method": ["da_mcmc", "da_mcmc", "exact", "exact"],
                           "param": ["theta"] * 4, "mean": [0.3, 0.31, 0.29, 0.3], "sd": [0.1, 0.04, 0.12, 0.04],
