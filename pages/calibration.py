@@ -195,7 +195,7 @@ with tab_presets:
         else:
             st.caption(f"Not computed on this server yet: its quick size takes {cost['text']} here.")
     if result is not None:
-        st.code(result.text, language=None)
+        st.code(result.text, language=None, wrap_lines=True)
         for fname, fig in study_plots.preset_figures(result).items():
             downloads.chart(fig, key=keys.preset_chart_key(name, fname), name=f"{name}_{fname}")
         for tname, t in result.tables.items():

@@ -45,6 +45,8 @@ def test_preset_is_one_click_away():
     at.selectbox(key=keys.W_CAL_PRESET).set_value("gong2020_count").run()
     at.button(key=keys.W_CAL_PRESET_RUN).click().run()
     assert not at.exception, [e.value for e in at.exception]
-    assert any("37.237" in c.value for c in at.code)
+    (text,) = [c for c in at.code if "37.237" in c.value]
+    # its lines run to 129 characters: wrapped, not cut at the column's edge behind a scroll bar
+    assert max(map(len, text.value.splitlines())) > 100 and text.proto.wrap_lines
     csvs = [b for b in at.get("download_button") if b.label.endswith(".csv")]
     assert len(at.get("plotly_chart")) == 1 and len(csvs) == 2
