@@ -10,7 +10,8 @@ from typing import Sequence
 
 from .labels import METHOD_LABELS
 
-__all__ = ["PARAM_AXIS", "BOTTOM_LEGEND", "describe_param", "param_label", "axis_title", "pages_of", "wrap"]
+__all__ = ["PARAM_AXIS", "BOTTOM_LEGEND", "describe_param", "param_label", "axis_title", "pages_of", "wrap",
+           "log_ticks"]
 
 #: A horizontal legend at the figure's bottom (container coordinates), under the x-axis title and never on it:
 #: beside a plot in a half-width column a legend on the right would take most of its width.
@@ -88,3 +89,29 @@ def pages_of(names: Sequence[str], per_page: int = 12) -> list[list[str]]:
     if per_page < 1:
         raise ValueError(f"per_page = {per_page!r} is invalid: must be at least 1")
     return [names[i:i + per_page] for i in range(0, len(names), per_page)] or [[]]
+
+
+#: mantissas of a log axis's ticks, finest first: the finest that gives at most ``max_ticks`` ticks is used
+_LOG_MANTISSAS = ((1, 1.5, 2, 3, 5, 7), (1, 2, 5), (1, 3), (1,))
+
+
+def log_ticks(values: Sequence[float], max_ticks: int = 8) -> list[float] | None:
+    """Tick values for a log axis showing ``values``: m × 10^k for the finest mantissas m (1, 1.5, 2, 3, 5, 7,
+    then 1, 2, 5, then 1, 3, then 1) that put at most ``max_ticks`` ticks between the smallest and the largest
+    positive value (widened by 5% of the span on a log scale either side, about plotly's autorange). plotly's own ticks on a log axis under a decade are linear steps that can leave half of it
+    bare (a posterior sd from 0.053 to 0.21 had ticks at 0.1, 0.15 and 0.2 only, none near the confidential
+    sd 0.067 or a target 0.081). None (plotly's ticks) when fewer than two values fall in the span or the
+    values span more decades than ``max_ticks``."""
+    v = [float(x) for x in values if x is not None and math.isfinite(float(x)) and float(x) > 0]
+    if not v:
+        return None
+    lo, hi = min(v), max(v)
+    pad = (hi / lo) ** 0.05  # about what plotly's autorange adds on either side
+    lo, hi = lo / pad, hi * pad
+    first, last = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+    for mantissas in _LOG_MANTISSAS:
+        ticks = [float(f"{m * 10.0 ** k:.6g}") for k in range(first, last + 1) for m in mantissas]
+        ticks = [t for t in ticks if lo <= t <= hi]
+        if len(ticks) <= max_ticks:
+            return ticks if len(ticks) >= 2 else None
+    return None

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .axes import BOTTOM_LEGEND, _label
+from .axes import BOTTOM_LEGEND, _label, log_ticks
 from .palette import NEUTRAL_COLOR, TRUTH_COLOR, color_of
 
 __all__ = ["interval_plot", "sd_plot", "releases_plot", "mean_split_plot"]
@@ -79,6 +79,12 @@ def interval_plot(table: pd.DataFrame, param: str, *, symbol: str = "ε", budget
     return fig
 
 
+def _log_tickvals(values) -> dict:
+    """``tickvals`` / ``ticktext`` of a log axis over ``values`` (:func:`figures.axes.log_ticks`), or nothing."""
+    ticks = log_ticks(values)
+    return {"tickvals": ticks, "ticktext": [f"{t:g}" for t in ticks]} if ticks else {}
+
+
 def sd_plot(table: pd.DataFrame, param: str, *, symbol: str = "ε", budget: str = "epsilon",
             target: float | None = None, exact_sd: dict | None = None,
             confidential_sd: float | None = None) -> go.Figure:
@@ -110,9 +116,10 @@ def sd_plot(table: pd.DataFrame, param: str, *, symbol: str = "ε", budget: str 
         fig.add_trace(go.Scatter(x=[rows["budget"].min(), rows["budget"].max()], y=[target, target], mode="lines",
                                  name=f"target sd = {target:g}", line={"color": TRUTH_COLOR, "dash": "dash"},
                                  meta={"kind": "target", "param": param, "value": float(target)}))
+    shown = [y for t in fig.data for y in (t.y if t.y is not None else ())]
+    yaxis = {"type": "log", "title": "posterior sd (log scale)", **_log_tickvals(shown)}
     fig.update_layout(height=460, title=f"{param}: posterior sd vs {symbol}",
-                      xaxis=_budget_axis(symbol, rows["budget"]),
-                      yaxis={"type": "log", "title": "posterior sd (log scale)"},
+                      xaxis=_budget_axis(symbol, rows["budget"]), yaxis=yaxis,
                       margin={"l": 60, "r": 20, "t": 60, "b": 50}, legend=BOTTOM_LEGEND)
     return fig
 
@@ -177,7 +184,8 @@ def mean_split_plot(curve, *, fraction_sum: float, posterior_sd: float, even_sd:
     at = f" at ε = {epsilon:g}" if epsilon is not None else ""
     fig.update_layout(height=400, title=f"A mean released as (sum, count){at}: posterior sd by split",
                       xaxis={"title": "share of ε spent on the noisy sum", "tickformat": ".0%", "range": [0, 1]},
-                      yaxis={"type": "log", "title": "posterior sd of the mean (log scale)"},
+                      yaxis={"type": "log", "title": "posterior sd of the mean (log scale)",
+                             **_log_tickvals(ys + [float(even_sd), float(posterior_sd)])},
                       legend={"orientation": "h", "yanchor": "top", "y": -0.2},
                       margin={"l": 60, "r": 20, "t": 60, "b": 50})
     return fig

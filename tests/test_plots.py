@@ -332,6 +332,27 @@ def test_naive_and_exact_differ_by_colour_and_dash_and_clipped_labels_do_not_ove
     assert len(clipped) == 2 and {a["yshift"] for a in clipped} == {0, -18}
 
 
+def test_log_axes_have_ticks_across_their_whole_span():
+    """The privacy budget's sd figure on the demo: sds from 0.053 to 0.21 had plotly's ticks at 0.1, 0.15 and 0.2
+    only, the lower half of the axis (the confidential sd 0.067, a target 0.081) bare."""
+    from figures.axes import log_ticks
+    from figures.budget import mean_split_plot
+
+    assert log_ticks([0.053, 0.21]) == [0.05, 0.07, 0.1, 0.15, 0.2]
+    assert log_ticks([0.01, 0.5]) == [0.01, 0.02, 0.05, 0.1, 0.2, 0.5]  # 1-2-5 over more than a decade
+    assert log_ticks([1e-4, 10.0]) == [1e-4, 1e-3, 0.01, 0.1, 1.0, 10.0]
+    assert log_ticks([0.066, 0.072]) is None and log_ticks([]) is None and log_ticks([1e-12, 1e3]) is None
+    table = pd.DataFrame({"epsilon": [0.1, 1.0, 10.0] * 2, "method": ["naive"] * 3 + ["exact"] * 3,
+                          "param": ["theta"] * 6, "mean": [0.4] * 6, "sd": [0.053, 0.06, 0.067, 0.21, 0.08, 0.068],
+                          "q5": [0.3] * 6, "q95": [0.5] * 6})
+    axis = sd_plot(table, "theta", confidential_sd=0.067, target=0.081).to_dict()["layout"]["yaxis"]
+    assert axis["type"] == "log" and axis["tickvals"] == [0.05, 0.07, 0.1, 0.15, 0.2]
+    assert axis["ticktext"] == ["0.05", "0.07", "0.1", "0.15", "0.2"]
+    curve = [(f, 0.02 + 0.5 * (f - 0.6) ** 2) for f in np.linspace(0.05, 0.95, 19)]
+    axis = mean_split_plot(curve, fraction_sum=0.6, posterior_sd=0.02, even_sd=0.025).to_dict()["layout"]["yaxis"]
+    assert axis["tickvals"][0] <= 0.02 and axis["tickvals"][-1] >= 0.1 and len(axis["tickvals"]) >= 4
+
+
 def test_every_method_keeps_one_colour_on_every_figure(rng):
     """The palette is one module: the density, interval and sd figures colour a method alike."""
     from figures import palette
