@@ -2,6 +2,7 @@
 import streamlit as st
 
 from figures import export, posteriors
+from figures.axes import alt_text
 from figures.labels import METHOD_LABELS, MODEL_LABELS
 from ui import downloads, keys, narrative, picker, tables, terms
 from ui.compute import files, method_runs
@@ -103,7 +104,7 @@ with results_area:
                                          confidential=conf_result, title=prepared.mechanism_text,
                                          params=[picked] if multi else names, not_converged=not_converged,
                                          too_few=too_few, supports=prepared.param_support)
-    st.plotly_chart(fig, key=keys.POSTERIOR_CHART, width="stretch",
+    st.plotly_chart(fig, key=keys.POSTERIOR_CHART, width="stretch", alt=alt_text(fig),
                     config={"toImageButtonOptions": {"format": "png", "filename": "posterior", "scale": 2}})
     n_source = next((m for m in ("rjmcmc", "exact", "pseudo_marginal", "auto")
                      if m in ok and "n" in ok[m].result.param_names), None)

@@ -3,6 +3,7 @@ the value and what is allowed, sits in the sidebar, keeps the entry, and the pag
 
 import json
 
+import plotly.graph_objects as go
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -45,6 +46,25 @@ def test_the_mechanism_is_stated_once_on_compare():
     assert any(mechanism in t for t in _texts(at.sidebar.caption))
 
 
+def test_every_figure_has_a_name_for_screen_readers():
+    """st.plotly_chart gives a chart no accessible name unless it is told one (``alt``): a figure carries its
+    title, its axes and its legend in words (figures.axes.alt_text). The other pages' charts are checked in
+    test_page_renders_with_defaults and on What it protects."""
+    from figures.axes import alt_text
+
+    at = _open()
+    (chart,) = at.get("plotly_chart")
+    alt = chart.proto.alt
+    assert alt.startswith("Laplace noise, scale b = 3.333; pure 0.3-DP (sensitivity 1). posterior density against "
+                          "theta: success probability θ"), alt
+    assert "Shown: Naive, DA-MCMC, ABC rejection, OPS: 100 released posterior draws (a private release" in alt, alt
+    assert "Exact (best method)" in alt and "<br>" not in alt
+    fig = go.Figure(go.Scatter(x=[0], y=[0], name="a<br>b"))
+    fig.add_traces([go.Scatter(x=[0], y=[0], name=str(i)) for i in range(12)])
+    assert alt_text(fig) == "Shown: a b, 0, 1, 2, 3, 4, 5, 6 and 5 more."
+    assert alt_text(go.Figure()) == "A figure"
+
+
 def _assert_clean(at: AppTest) -> None:
     assert not at.exception, _texts(at.exception)
     assert not at.error, _texts(at.error)
@@ -56,6 +76,7 @@ def test_page_renders_with_defaults(page):
     at = _open(page)
     _assert_clean(at)
     assert at.title[0].value
+    assert all(c.proto.alt.strip() for c in at.get("plotly_chart")), [c.proto.alt for c in at.get("plotly_chart")]
     if page == "pages/compare.py":
         assert len(at.get("plotly_chart")) == 1
         table = at.dataframe[0].value

@@ -12,16 +12,18 @@ from __future__ import annotations
 import streamlit as st
 
 from figures import export
+from figures.axes import alt_text
 
 __all__ = ["chart"]
 
 
 def chart(fig, *, key: str, name: str, container=None) -> None:
-    """``st.plotly_chart`` at full width plus PNG and HTML download buttons under it.
+    """``st.plotly_chart`` at full width, named for screen readers (:func:`figures.axes.alt_text`), plus PNG and
+    HTML download buttons under it.
 
     ``name`` is the file name without extension; ``key`` the chart's widget key (buttons derive theirs)."""
     where = container if container is not None else st
-    where.plotly_chart(fig, key=key, width="stretch",
+    where.plotly_chart(fig, key=key, width="stretch", alt=alt_text(fig),
                        config={"toImageButtonOptions": {"format": "png", "filename": name, "scale": 2},
                                "displaylogo": False})
     # one row that sizes each button to its label and wraps when the row is narrow (fixed column shares cut
