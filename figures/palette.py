@@ -14,7 +14,8 @@ light or dark setting) styles the background, fonts and grid.
 from __future__ import annotations
 
 __all__ = ["METHOD_COLORS", "METHOD_DASHES", "TRUTH_COLOR", "CHAIN_COLORS", "BOUND_COLOR", "NEUTRAL_COLOR",
-           "BACKGROUNDS", "MIN_CONTRAST", "color_of", "dash_of", "contrast_ratio"]
+           "BACKGROUNDS", "MIN_CONTRAST", "COLOR_WORDS", "color_of", "dash_of", "contrast_ratio", "color_word",
+           "hue_name"]
 
 METHOD_COLORS = {
     "naive": "#D55E00",            # vermillion: the analysis that fails
@@ -43,6 +44,10 @@ NEUTRAL_COLOR = "#7f7f7f"
 #: the backgrounds of Streamlit's light and dark themes, which the figures are drawn on
 BACKGROUNDS = {"light": "#ffffff", "dark": "#0e1117"}
 MIN_CONTRAST = 3.0
+
+#: what the pages' explanations call a colour ("the green curve"): one plain word per colour they name
+COLOR_WORDS = {"#D55E00": "red", "#009E73": "green", "#0072B2": "blue", "#8c8c8c": "grey", "#7f7f7f": "grey",
+               "#999933": "olive"}
 
 
 def dash_of(method: str) -> str:
@@ -77,3 +82,33 @@ def contrast_ratio(a: str, b: str) -> float:
     """WCAG 2 contrast ratio (L1 + 0.05) / (L2 + 0.05) of two colours, L1 the lighter: 1 to 21."""
     hi, lo = sorted((_luminance(a), _luminance(b)), reverse=True)
     return (hi + 0.05) / (lo + 0.05)
+
+
+def color_word(color: str) -> str:
+    """The plain word an explanation uses for ``color`` ("green" for the da_mcmc colour); a colour without one is
+    a ValueError, so that a text never names a colour no figure draws."""
+    try:
+        return COLOR_WORDS[color]
+    except KeyError:
+        raise ValueError(f"color = {color!r} is invalid for color_word: it has no word; name one of "
+                         f"{sorted(COLOR_WORDS)} or add it to COLOR_WORDS") from None
+
+
+def hue_name(color: str) -> str:
+    """The colour family of "#rrggbb" by its HSV hue (grey when nearly unsaturated, olive for a dark yellow): red
+    below 30° or from 330°, then orange to 45°, yellow to 70°, green to 170°, blue to 260°, purple to 330°. What
+    the test of ``COLOR_WORDS`` holds each word to."""
+    import colorsys
+
+    h = color.lstrip("#")
+    r, g, b = (int(h[i:i + 2], 16) / 255 for i in (0, 2, 4))
+    hue, sat, val = colorsys.rgb_to_hsv(r, g, b)
+    deg = 360 * hue
+    if sat < 0.15:
+        return "grey"
+    if 45 <= deg < 70:
+        return "olive" if val < 0.7 else "yellow"
+    for limit, name in ((30, "red"), (45, "orange"), (170, "green"), (260, "blue"), (330, "purple")):
+        if deg < limit:
+            return name
+    return "red"

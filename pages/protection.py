@@ -7,6 +7,7 @@ realistic adversary's view of one record; one computed sentence (:mod:`ui.protec
 import streamlit as st
 
 from figures import protection as protection_figures
+from figures.palette import BOUND_COLOR, color_word
 from figures.labels import MODEL_LABELS
 from ui import downloads, keys, protection_text, terms
 from ui.compute import protection
@@ -14,6 +15,11 @@ from ui.routing import ensure_routed
 from ui.sidebar.inputs import scenario_inputs
 
 ensure_routed()
+
+
+# the colours the explanations name, in the words of figures.palette.COLOR_WORDS (the figures' own colours)
+_ATTACK, _BOUND = color_word(protection_figures.ATTACK_COLOR), color_word(BOUND_COLOR)
+_GUESS, _POSTERIOR = color_word(protection_figures.GUESS_COLOR), color_word(protection_figures.POSTERIOR_COLOR)
 
 
 def section(title: str, explanation: str, fig, key: str, name: str) -> None:
@@ -53,11 +59,11 @@ if risk["neighbours"].get("note"):  # which two records are attacked, where that
 section("The best possible attack",
         "Imagine an attacker who must decide, from the release alone, which of two values one person's record has "
         "(for example *in the data with a 1* or *with a 0*). Any attack makes two kinds of mistakes: accusing "
-        "wrongly (**false positives**, across) and missing the real cases (**misses**, up). The **blue curve** is "
-        "the best any attack can do, computed from the noise this mechanism actually adds: no attack gets below "
-        "it. The **red dashed curve** is what the privacy guarantee promises at worst; the blue curve never goes "
-        "below it. The **grey diagonal** is guessing with a coin. The closer the blue curve is to the diagonal, "
-        "the better the person is protected. The dot reads the curve where the attacker accepts 5% false "
+        f"wrongly (**false positives**, across) and missing the real cases (**misses**, up). The **{_ATTACK} curve** "
+        "is the best any attack can do, computed from the noise this mechanism actually adds: no attack gets below "
+        f"it. The **{_BOUND} dashed curve** is what the privacy guarantee promises at worst; the {_ATTACK} curve never "
+        f"goes below it. The **{_GUESS} diagonal** is guessing with a coin. The closer the {_ATTACK} curve is to the "
+        "diagonal, the better the person is protected. The dot reads the curve where the attacker accepts 5% false "
         "positives: the share of real cases it then catches is its *power*.",
         protection_figures.tradeoff_figure(risk), keys.PROTECTION_TRADEOFF_CHART, "tradeoff_curve")
 
@@ -65,16 +71,16 @@ section("Someone who knows everyone else",
         "The worst realistic case in privacy law: an adversary who already knows every other person's record and "
         "starts at 50/50 about the last one. After seeing the release they update their guess. Each release moves "
         "it differently, so the bars show how often the guess ends at each level (in the true value's favour). "
-        "With pure ε-DP the guess can never pass e^ε/(1+e^ε) (the red line: 73% at ε = 1); with Gaussian noise "
+        f"With pure ε-DP the guess can never pass e^ε/(1+e^ε) (the {_BOUND} line: 73% at ε = 1); with Gaussian noise "
         "there is no firm ceiling, only rare releases that move it far, so the dashed line marks the level 95% "
         "of releases stay below.",
         protection_figures.belief_figure(risk), keys.PROTECTION_BELIEF_CHART, "informed_adversary")
 
 section("Someone who knows only the model",
         "A more typical adversary knows how the data were generated (the model and its prior) but none of the "
-        "records. Grey bars: what they believe about one person's record before the release; orange bars: after "
-        "it. The change mostly reflects what the release says about the whole population (the parameter), "
-        "which is what the data are published for; how far it can single out one person is bounded by the "
-        "curves above.",
+        f"records. {_GUESS.capitalize()} bars: what they believe about one person's record before the release; "
+        f"{_POSTERIOR} bars: after it. The change mostly reflects what the release says about the whole population "
+        "(the parameter), which is what the data are published for; how far it can single out one person is "
+        "bounded by the curves above.",
         protection_figures.record_figure(risk.get("realistic_adversary", {})), keys.PROTECTION_RECORD_CHART,
         "realistic_adversary")

@@ -179,6 +179,34 @@ def test_page_shows_three_figures_and_the_sentence():
     assert sum(1 for e in at.expander if e.label == "What am I looking at?") == 3
 
 
+def test_the_explanations_name_the_colours_the_figures_draw():
+    """What am I looking at? said "blue curve" for the attack drawn in bluish green and "orange bars" for the
+    posterior drawn in blue. The words now come from figures.palette.COLOR_WORDS, each held to its colour's hue."""
+    import json
+    import re
+
+    from figures import palette
+
+    for color, word in palette.COLOR_WORDS.items():
+        assert palette.hue_name(color) == word, (color, word)
+    assert palette.hue_name("#7A5CE6") == "blue" and palette.hue_name("#BF8700") == "orange"
+    with pytest.raises(ValueError, match="color = '#123456' is invalid for color_word"):
+        palette.color_word("#123456")
+    at = open_app("pages/protection.py", {"methods": "naive"}, 120)
+    texts = " ".join(m.value for e in at.expander if e.label == "What am I looking at?" for m in e.markdown)
+    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    colour = {t["meta"]["kind"]: t.get("line", t.get("marker", {})).get("color")
+              for spec in specs for t in spec["data"] if "meta" in t}
+    said = {"tradeoff": re.search(r"The \*\*(\w+) curve\*\* is the best any attack", texts).group(1),
+            "bound": re.search(r"The \*\*(\w+) dashed curve\*\*", texts).group(1),
+            "guess": re.search(r"The \*\*(\w+) diagonal\*\*", texts).group(1),
+            "prior": re.search(r"(\w+) bars: what they believe", texts).group(1).lower(),
+            "posterior": re.search(r"(\w+) bars: after it", texts).group(1)}
+    assert said == {"tradeoff": "green", "bound": "red", "guess": "grey", "prior": "grey", "posterior": "blue"}, said
+    for kind, word in said.items():
+        assert palette.hue_name(colour[kind]) == word, (kind, colour[kind], word)
+
+
 def test_page_covers_linear_regression():
     """The nine-sum regression release: the trade-off and belief figures from the lattice product, the record
     view says why there is no record to guess, and the sentence's ceiling is the one of the exact L1
