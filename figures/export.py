@@ -6,6 +6,12 @@ ever downloaded: kaleido finds the browser through the ``BROWSER_PATH`` environm
 :func:`png_bytes` sets to Debian's ``/usr/bin/chromium`` when it is unset and that file exists
 (``make test`` installs the package). plotly.js itself ships inside the plotly wheel.
 
+A file leaves with a white background (:func:`for_export`: plotly's ``plotly_white`` template) whatever the
+app's theme: in the app the figures carry no template of their own and take Streamlit's, but a PNG or an HTML
+file has no Streamlit around it and would take plotly's default instead (a blue-grey plot area, on which the
+palette's colours lose some of their 3:1 contrast). White is what slides and documents have, and what the
+light theme shows.
+
 Cost (2-core machine): the first figure of a process starts Chromium, about 4 s; kaleido's sync
 server is then kept running for the life of the process (stopped at exit), and each further figure
 takes about 0.3 s. Without Chromium or kaleido, :class:`StaticExportUnavailable` (a RuntimeError)
@@ -17,11 +23,30 @@ import atexit
 import os
 import threading
 
-__all__ = ["png_bytes", "StaticExportUnavailable", "CHROMIUM", "static_export_available"]
+__all__ = ["png_bytes", "html_text", "for_export", "EXPORT_TEMPLATE", "StaticExportUnavailable", "CHROMIUM",
+           "static_export_available"]
 
 CHROMIUM = "/usr/bin/chromium"
 _LOCK = threading.Lock()
 _STATE = {"server": False}
+
+
+#: the template of every exported figure (PNG, HTML): white, like the app's light theme
+EXPORT_TEMPLATE = "plotly_white"
+
+
+def for_export(fig):
+    """A copy of ``fig`` drawn on :data:`EXPORT_TEMPLATE` (the figure itself is left as it is)."""
+    import plotly.graph_objects as go
+
+    out = go.Figure(fig)
+    out.update_layout(template=EXPORT_TEMPLATE)
+    return out
+
+
+def html_text(fig) -> str:
+    """The figure as a self-contained HTML page (plotly.js inside, no network), on :data:`EXPORT_TEMPLATE`."""
+    return for_export(fig).to_html(include_plotlyjs=True, full_html=True)
 
 
 class StaticExportUnavailable(RuntimeError):
@@ -62,7 +87,7 @@ def _stop_server() -> None:
 
 
 def png_bytes(fig, *, width: int | None = None, height: int | None = None, scale: float = 2) -> bytes:
-    """The figure as PNG bytes, rendered offline by kaleido in Debian's Chromium.
+    """The figure as PNG bytes on :data:`EXPORT_TEMPLATE`, rendered offline by kaleido in Debian's Chromium.
 
     Parameters
     ----------
@@ -91,7 +116,7 @@ def png_bytes(fig, *, width: int | None = None, height: int | None = None, scale
                 kaleido.start_sync_server(silence_warnings=True)
                 _STATE["server"] = True
                 atexit.register(_stop_server)
-            data = kaleido.calc_fig_sync(fig, opts=opts)
+            data = kaleido.calc_fig_sync(for_export(fig), opts=opts)
         except Exception as exc:  # noqa: BLE001 - any browser failure becomes one clear error
             raise StaticExportUnavailable(f"PNG export failed in the browser at {os.environ.get('BROWSER_PATH')}: "
                                           f"{type(exc).__name__}: {exc}") from exc

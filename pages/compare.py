@@ -178,7 +178,7 @@ with results_area:
                         data=lambda: files.scenario_toml(s, records, s_dp=prepared.s_dp, n_dp=prepared.n_dp,
                                                          include_records=with_records),
                         file_name="scenario.toml", mime="application/toml", on_click="ignore", width="content")
-    row.download_button("Figure (HTML)", data=lambda: fig.to_html(include_plotlyjs=True, full_html=True),
+    row.download_button("Figure (HTML)", data=lambda: export.html_text(fig),
                         file_name="posterior.html", mime="text/html", on_click="ignore", width="content")
     if export.static_export_available():
         row.download_button("Figure (PNG)", data=lambda: export.png_bytes(fig), file_name="posterior.png",

@@ -332,6 +332,28 @@ def test_naive_and_exact_differ_by_colour_and_dash_and_clipped_labels_do_not_ove
     assert len(clipped) == 2 and {a["yshift"] for a in clipped} == {0, -18}
 
 
+def test_exports_are_drawn_on_white(rng, monkeypatch):
+    """A PNG or HTML download has no Streamlit theme around it: it took plotly's default template (a blue-grey
+    plot area, #E5ECF6) instead of what the app shows. Both now leave on plotly_white; the figure on the page
+    keeps no template of its own."""
+    import kaleido
+
+    from figures import export
+
+    fig = posterior_densities([_result("da_mcmc", rng.normal(0.3, 0.05, (2, 500)))])
+    default_bg = fig.layout.template.layout.plot_bgcolor
+    out = export.for_export(fig)
+    assert out.layout.template.layout.plot_bgcolor == "white" and default_bg != "white"
+    assert fig.layout.template.layout.plot_bgcolor == default_bg  # the page's figure is left as it was
+    assert '"plot_bgcolor":"white"' in export.html_text(fig).replace(" ", "")
+    seen = []
+    monkeypatch.setattr(export, "_browser", lambda: "/usr/bin/chromium")
+    monkeypatch.setitem(export._STATE, "server", True)
+    monkeypatch.setattr(kaleido, "calc_fig_sync", lambda f, opts: seen.append(f) or b"\x89PNG fake")
+    assert export.png_bytes(fig) == b"\x89PNG fake"
+    assert seen[0].layout.template.layout.plot_bgcolor == "white"
+
+
 def test_log_axes_have_ticks_across_their_whole_span():
     """The privacy budget's sd figure on the demo: sds from 0.053 to 0.21 had plotly's ticks at 0.1, 0.15 and 0.2
     only, the lower half of the axis (the confidential sd 0.067, a target 0.081) bare."""

@@ -34,6 +34,6 @@ def chart(fig, *, key: str, name: str, container=None) -> None:
                             on_click="ignore", key=f"{key}_png", icon=":material/image:", width="content")
     else:
         row.caption("PNG: the camera icon on the figure")
-    row.download_button("HTML", data=lambda: fig.to_html(include_plotlyjs=True, full_html=True),
+    row.download_button("HTML", data=lambda: export.html_text(fig),
                          file_name=f"{name}.html", mime="text/html", on_click="ignore", key=f"{key}_html",
                          icon=":material/code:", width="content")
