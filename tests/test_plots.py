@@ -249,6 +249,18 @@ def test_a_spike_does_not_flatten_the_private_posteriors(rng):
     assert float(clipped["naive"]["name"].split(":")[2]) == pytest.approx(float(np.max(by_method["naive"]["y"])))
     assert "Naive peaks at" in clipped["naive"]["text"]
     assert clipped["naive"]["font"]["color"] == METHOD_COLORS["naive"]
+    # above the plot, where no curve runs (inside, each label was centred on its own spike and crossed the other
+    # one's and the exact posterior's peak at 390 px), one line each, with the top margin grown to hold both
+    for k, name in enumerate(("naive", "confidential")):
+        a = clipped[name]
+        assert (a["yref"], a["y"], a["yanchor"], a["yshift"]) == ("y domain", 1.0, "bottom", 2 + 18 * k), a
+    assert layout["margin"]["t"] == 40 + 2 * 18
+    # small multiples keep them inside each panel, under its subplot title
+    multi = posterior_densities([naive, exact, da], confidential=conf, true_params={"theta": 0.3},
+                                params=["theta", "theta"]).to_dict()["layout"]
+    inside = [a for a in multi["annotations"] if a.get("name", "").startswith("clipped:")]
+    assert len(inside) == 4 and all(a["yref"] in ("y", "y2") and a["yanchor"] == "top" for a in inside)
+    assert multi["margin"]["t"] == 40
 
 
 def test_no_cap_when_nothing_towers(rng):
@@ -329,7 +341,7 @@ def test_naive_and_exact_differ_by_colour_and_dash_and_clipped_labels_do_not_ove
     exact = _result("exact", rng.normal(0.5, 0.1, (1, 4000)))
     layout = posterior_densities([naive, exact], confidential=conf).to_dict()["layout"]
     clipped = [a for a in layout["annotations"] if a.get("name", "").startswith("clipped:")]
-    assert len(clipped) == 2 and {a["yshift"] for a in clipped} == {0, -18}
+    assert len(clipped) == 2 and {a["yshift"] for a in clipped} == {2, 20}  # one line each, above the plot
 
 
 def test_exports_are_drawn_on_white(rng, monkeypatch):
