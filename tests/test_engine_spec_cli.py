@@ -149,6 +149,23 @@ def test_cli_method_override(tmp_path, capsys):
     assert "exact" in capsys.readouterr().out
 
 
+def test_cli_says_what_auto_picked_and_prints_whole_effective_draws(tmp_path, capsys):
+    """`auto` printed "auto: 4 chain(s) x 400 draws" and no word of the method that ran (it is in summary.json's
+    info); the ESS columns printed four decimals of a count."""
+    spec = _write(tmp_path / "spec.toml", SHORT_TOML)
+    assert main(["run", spec, "--out", str(tmp_path / "out"), "--method", "auto", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    with open(tmp_path / "out" / "summary.json") as fh:
+        info = json.load(fh)["info"]
+    assert f"auto picked {info['picked']}: {info['why']}" in out.splitlines(), out
+    header, row = out.splitlines()[-2:]
+    ess = dict(zip(header.split(), row.split()[1:]))
+    assert ess["ess_bulk"].isdigit() and ess["ess_tail"].isdigit(), out
+    assert main(["run", spec, "--out", str(tmp_path / "o2"), "--method", "exact", "--quiet"]) == 0
+    exact = capsys.readouterr().out
+    assert exact.startswith("exact: 4 chain(s)") and " picked " not in exact, exact
+
+
 def test_json_spec_equals_toml_spec(tmp_path):
     d = {"seed": 1, "model": {"name": "beta_binomial", "n": 30, "a": 1, "b": 1},
          "mechanism": {"name": "discrete_gaussian", "sigma": 4}, "data": {"s_dp": [3]},

@@ -74,9 +74,15 @@ def main(argv=None) -> int:
                   f"90% Wald interval) after {result.info.get('iterations')} iterations in {secs:.2f} s -> {args.out}")
         else:
             print(f"{result.method}: {result.n_chains} chain(s) x {result.n_draws} draws in {secs:.2f} s -> {args.out}")
+        if result.info.get("picked"):  # auto: which exact method ran, and why
+            print(f"{result.method} picked {result.info['picked']}: {result.info.get('why', '')}".rstrip(": "))
         if result.info.get("claim") == "approximate":  # an approximation says so wherever its numbers go
             print(f"{result.method} is {result.info.get('approximation', 'approximate')}")
-        print(s.round(4).to_string())
+        table = s.round(4)
+        for col in ("ess_bulk", "ess_tail"):  # effective draws: whole numbers, like arviz's own summary
+            if col in table:
+                table[col] = table[col].round().astype("Int64")
+        print(table.to_string())
         sys.stdout.flush()
     except BrokenPipeError:  # e.g. piped into `head`: the outputs are written, stay quiet
         sys.stdout = None
