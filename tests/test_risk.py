@@ -413,6 +413,12 @@ def test_cli_writes_risk_json_with_the_contract_keys(tmp_path):
     assert out["informed_adversary"]["max"] == pytest.approx(math.exp(1) / (1 + math.exp(1)), abs=1e-12)
     assert out["power_at_5pct"] == pytest.approx(1 - float(laplace_tradeoff(0.05, 1.0)), abs=1e-7)
     assert out == engine.risk(engine.load_spec(str(spec)))  # the library returns the same content
+    # one sentence in percentages, like the app's
+    ia = out["informed_adversary"]
+    assert done.stdout.strip() == (
+        f"laplace: someone who knew everyone else could move a 50% guess about one person to at most 73.1% (below "
+        f"{100 * ia['q95']:.1f}% in 95% of releases); the best attack that wrongly flags 5% of people catches "
+        f"{100 * out['power_at_5pct']:.1f}% of the real ones -> {tmp_path / 'out' / 'risk.json'}"), done.stdout
 
 
 @pytest.mark.parametrize("text, field", [
