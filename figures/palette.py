@@ -6,7 +6,7 @@ hue alone (naive in vermillion and long dashes, the exact posterior in blue and 
 draws with reads on both the light and the dark theme: its contrast (WCAG 2 relative luminance) against each
 theme's background (``BACKGROUNDS``) is at least ``MIN_CONTRAST`` = 3:1, WCAG's minimum for graphics a reader
 needs, which takes a relative luminance between about 0.12 and 0.30. No black or white, and darker or paler
-variants where Okabe–Ito's and Tol's own fall outside that band: Tol's indigo and wine were 1.5 and 2.2:1 on
+variants where Okabe–Ito's and Tol's own fall outside that band: Tol's indigo and wine were 1.5 and 2.1:1 on
 the dark background (the best-method curve all but vanished), orange, sky blue and olive 2.0–2.3:1 on white.
 Figures carry no template of their own, so ``st.plotly_chart``'s Streamlit theme (which follows the browser's
 light or dark setting) styles the background, fonts and grid.
@@ -41,8 +41,9 @@ BOUND_COLOR = "#D55E00"   # the exp(-ε) acceptance bound
 CHAIN_COLORS = ("#0072B2", "#BF8700", "#009E73", "#CC79A7", "#2E95D3", "#8c564b", "#7A5CE6", "#CC6677")
 #: a reference line or marker that is no method (a uniform law, a prior mean, an even split): mid grey
 NEUTRAL_COLOR = "#7f7f7f"
-#: the backgrounds of Streamlit's light and dark themes, which the figures are drawn on
-BACKGROUNDS = {"light": "#ffffff", "dark": "#0e1117"}
+#: the backgrounds of Streamlit's light and dark themes, which the figures are drawn on (Streamlit 1.67's, as the
+#: browser draws the page and the plot: tests/test_browser.py checks the dark one)
+BACKGROUNDS = {"light": "#ffffff", "dark": "#171614"}
 MIN_CONTRAST = 3.0
 
 #: what the pages' explanations call a colour ("the green curve"): one plain word per colour they name

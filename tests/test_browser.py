@@ -49,6 +49,38 @@ def test_compare_page_updates_when_epsilon_changes(app_url, tmp_path):
             browser.close()
 
 
+DRAWN = """() => {
+  const bg = getComputedStyle(document.querySelector('[data-testid="stApp"]')).backgroundColor;
+  const strokes = [...document.querySelectorAll('[data-testid="stPlotlyChart"] .scatterlayer .trace path.js-line')]
+    .map(p => p.style.stroke || getComputedStyle(p).stroke).filter(s => s && s !== 'none');
+  return {bg, strokes: [...new Set(strokes)]};
+}"""
+
+
+def test_curves_keep_their_contrast_on_the_dark_theme(app_url):
+    """With the browser set to dark, Streamlit's theme takes the figures' background (figures/palette.py assumes
+    BACKGROUNDS["dark"]) and keeps their line colours: every curve on Compare is 3:1 or more against the page's
+    background as the browser draws it (the best method's indigo was 1.5:1)."""
+    from figures.palette import BACKGROUNDS, MIN_CONTRAST, contrast_ratio
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_context(viewport={"width": 1400, "height": 1100}, color_scheme="dark").new_page()
+            page.goto(app_url)
+            chart = page.locator(CHART).first
+            expect(chart.locator(".gtitle")).to_contain_text("pure 0.3-DP", timeout=90_000)
+            expect(page.locator(f"{CHART} .scatterlayer .trace path.js-line").first).to_be_visible(timeout=30_000)
+            drawn = page.evaluate(DRAWN)
+        finally:
+            browser.close()
+    assert drawn["bg"] == "rgb(23, 22, 20)" and contrast_ratio(BACKGROUNDS["dark"], drawn["bg"]) == 1.0, drawn
+    assert len(drawn["strokes"]) >= 5, drawn  # naive, DA-MCMC, ABC, exact, confidential, truth
+    low = {s: round(contrast_ratio(s, drawn["bg"]), 2) for s in drawn["strokes"]
+           if contrast_ratio(s, drawn["bg"]) < MIN_CONTRAST}
+    assert not low, low
+
+
 def test_shared_deep_link_opens_through_the_router(fresh_app_url):
     """First visit to a fresh server is a shared link to the Privacy budget page: the router's
     navigation and the linked scenario (Gong's count) must show, not Streamlit's pages/ fallback."""
