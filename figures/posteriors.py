@@ -108,8 +108,8 @@ def y_cap(peaks: Mapping[str, float]) -> float | None:
     return 1.15 * tallest if towering else None
 
 
-#: pixels a clipped peak's label ("Naive peaks at 119 ↑") takes, one line of annotation text
-CLIPPED_LINE = 18
+#: pixels a note on a density panel takes ("Naive peaks at 119 ↑"), one line of annotation text
+NOTE_LINE = 18
 
 
 #: The x-axis shows the central ``1 - 2 * TAIL`` of every curve's mass and the truth, padded by ``PAD`` of
@@ -249,15 +249,9 @@ def posterior_densities(results: Sequence, *, true_params: Mapping[str, float] |
                     label = "Confidential" if method == "confidential" else _label(method)
                     stacked = sum(1 for a in layout.get("annotations", []) if a.get("name", "").startswith("clipped:")
                                   and a.get("xref") == axes["xaxis"])
-                    # one line each, so two labels at one peak do not overprint. A single panel has them above
-                    # the plot (the top margin grows for them), where no curve runs: inside, each was centred on
-                    # its own spike and crossed the others' peaks. Small multiples keep them inside at the top,
-                    # under the subplot titles.
-                    place = ({"y": 1.0, "yref": f"{axes['yaxis']} domain", "yanchor": "bottom",
-                              "yshift": 2 + CLIPPED_LINE * stacked} if len(names) == 1 else
-                             {"y": cap, "yref": axes["yaxis"], "yanchor": "top", "yshift": -CLIPPED_LINE * stacked})
                     layout.setdefault("annotations", []).append(
-                        {"x": at, "xref": axes["xaxis"], **place,
+                        {"x": at, "y": cap, "xref": axes["xaxis"], "yref": axes["yaxis"], "yanchor": "top",
+                         "yshift": -NOTE_LINE * stacked,  # one line each: two labels at one peak do not overprint
                          "text": f"{label} peaks at {height:.3g} ↑", "showarrow": False,
                          "font": {"color": color_of(method)}, "name": f"clipped:{method}:{height!r}"})
         layout[f"xaxis{suffix}"] = {"title": {"text": axis_title(param)}}
@@ -306,8 +300,16 @@ def posterior_densities(results: Sequence, *, true_params: Mapping[str, float] |
                      "font": {"color": color_of(method)}, "name": f"offaxis:{method}:{centre!r}"})
         layout[f"yaxis{suffix}"] = yaxis
     fig.add_traces(traces)
-    above = sum(1 for a in layout.get("annotations", []) if a["name"].startswith("clipped:")
-                and a["yref"].endswith(" domain"))  # labels above a single panel: the top margin holds them
+    # A single panel's notes (a clipped peak, mass beyond the axis, a curve off it) go above the plot, one line
+    # each, where no curve runs, and the top margin grows for them: inside, a peak's label was centred on its own
+    # spike and crossed the other spikes and the exact posterior's top, and "Naive: off the axis" sat on the
+    # curves' tops (390 px). Small multiples keep them inside, under each subplot title.
+    above = 0
+    if len(names) == 1:
+        for a in layout.get("annotations", []):
+            if a["name"].split(":")[0] in ("clipped", "beyond", "offaxis"):
+                a.update(y=1.0, yref=f"{a['yref']} domain", yanchor="bottom", yshift=2 + NOTE_LINE * above)
+                above += 1
     annotations = list(fig.layout.annotations) + layout.pop("annotations", [])
     title_lines = 1 + str(wrap(title)).count("<br>") if title else 0
     # the legend sits at the bottom of the figure (container coordinates), under the x-axis title, never on it;
@@ -317,7 +319,7 @@ def posterior_densities(results: Sequence, *, true_params: Mapping[str, float] |
         head.update(y=1.0, yref="container", yanchor="top", pad={"t": 12})
     fig.update_layout(barmode="overlay", title=head,
                       height=max(400, panel_height * rows + 140) + 60,
-                      margin={"l": 60, "r": 20, "t": 40 + 22 * title_lines + CLIPPED_LINE * above, "b": 50},
+                      margin={"l": 60, "r": 20, "t": 40 + 22 * title_lines + NOTE_LINE * above, "b": 50},
                       annotations=annotations,
                       legend=BOTTOM_LEGEND,
                       **layout)

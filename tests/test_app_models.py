@@ -264,6 +264,9 @@ def test_naive_far_from_every_private_posterior_keeps_the_axis_on_them():
     assert -5.2 < lo < -4.5 and 3.0 < hi < 3.7
     note = next(a for a in layout["annotations"] if a["text"].startswith("Naive: off the axis"))
     assert note["text"].endswith("←") and -815 < float(note["name"].split(":")[2]) < -809
+    # above the single panel, where no curve runs (at 0.9 of the axis height it sat on the curves' tops)
+    assert (note["yref"], note["y"], note["yanchor"], note["xanchor"]) == ("y domain", 1.0, "bottom", "left"), note
+    assert layout["margin"]["t"] == 40 + 18
 
 
 # --------------------------------------------------------------------------- linear regression (paper 000 Sec. 5)

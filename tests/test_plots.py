@@ -318,6 +318,8 @@ def test_the_axis_follows_the_curves_mass_and_labels_a_long_tail(rng):
     beyond = [a for a in fig.to_dict()["layout"]["annotations"] if a.get("name", "").startswith("beyond:exact:right")]
     assert len(beyond) == 1 and beyond[0]["text"].startswith("Exact (closed form): ") and \
         beyond[0]["text"].endswith("% of its mass beyond →")
+    # above the single panel at its right edge, not on the curves halfway up
+    assert (beyond[0]["yref"], beyond[0]["y"], beyond[0]["yanchor"], beyond[0]["x"]) == ("y domain", 1.0, "bottom", hi)
 
 
 def test_ops_is_its_released_draws_and_says_why_it_is_wide(rng):
