@@ -98,10 +98,11 @@ _LOG_MANTISSAS = ((1, 1.5, 2, 3, 5, 7), (1, 2, 5), (1, 3), (1,))
 def log_ticks(values: Sequence[float], max_ticks: int = 8) -> list[float] | None:
     """Tick values for a log axis showing ``values``: m × 10^k for the finest mantissas m (1, 1.5, 2, 3, 5, 7,
     then 1, 2, 5, then 1, 3, then 1) that put at most ``max_ticks`` ticks between the smallest and the largest
-    positive value (widened by 5% of the span on a log scale either side, about plotly's autorange). plotly's own ticks on a log axis under a decade are linear steps that can leave half of it
-    bare (a posterior sd from 0.053 to 0.21 had ticks at 0.1, 0.15 and 0.2 only, none near the confidential
-    sd 0.067 or a target 0.081). None (plotly's ticks) when fewer than two values fall in the span or the
-    values span more decades than ``max_ticks``."""
+    positive value (widened by 5% of the span on a log scale either side, about plotly's autorange). plotly's own
+    ticks on a log axis under a decade are linear steps that can leave half of it bare (a posterior sd from 0.053
+    to 0.21 had ticks at 0.1, 0.15 and 0.2 only, none near the confidential sd 0.067 or a target 0.081). None
+    (plotly's ticks) when fewer than two values fall in the span or the values span more decades than
+    ``max_ticks``."""
     v = [float(x) for x in values if x is not None and math.isfinite(float(x)) and float(x) > 0]
     if not v:
         return None

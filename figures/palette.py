@@ -1,13 +1,14 @@
 """One colour and one line style per method, the same on every page and in every export, and the figure template.
 
-Colours are the Okabe–Ito palette (Okabe & Ito 2008) with some of Tol's muted colours, chosen to stay distinct under the
-common colour-vision deficiencies, and every method also has its own line style, so no two curves differ by
+Colours are the Okabe–Ito palette (Okabe & Ito 2008) with some of Tol's muted colours, chosen to stay distinct
+under the common colour-vision deficiencies, and every method also has its own line style, so no two curves differ by
 hue alone (naive in vermillion and long dashes, the exact posterior in blue and solid). Every colour a figure
 draws with reads on both the light and the dark theme: its contrast (WCAG 2 relative luminance) against each
 theme's background (``BACKGROUNDS``) is at least ``MIN_CONTRAST`` = 3:1, WCAG's minimum for graphics a reader
 needs, which takes a relative luminance between about 0.12 and 0.30. No black or white, and darker or paler
 variants where Okabe–Ito's and Tol's own fall outside that band: Tol's indigo and wine were 1.5 and 2.1:1 on
-the dark background (the best-method curve all but vanished), orange, sky blue and olive 2.0–2.3:1 on white.
+the dark background (the best-method curve all but vanished), orange, sky blue, pink and olive 2.0–2.7:1 on
+white.
 Figures carry no template of their own, so ``st.plotly_chart``'s Streamlit theme (which follows the browser's
 light or dark setting) styles the background, fonts and grid.
 """
