@@ -25,7 +25,7 @@ from scipy import stats
 
 from engine.studies.calibration import calibration_summary, ecdf, sbc_histogram
 
-from .axes import BOTTOM_LEGEND
+from .axes import BOTTOM_LEGEND, wrap
 from .labels import METHOD_LABELS, format_p
 from .palette import BOUND_COLOR, METHOD_COLORS, NEUTRAL_COLOR
 
@@ -45,11 +45,19 @@ def method_label(method: str) -> str:
     return METHOD_LABELS.get(method) or _EXTRA_LABELS.get(method, method)
 
 
+def _title(title: str) -> tuple[str, int]:
+    """A study figure's title wrapped for a phone (:func:`figures.axes.wrap`; at 390 px "Calibration: KS distance of U
+    from Uniform(0, 1) (theta)" was cut at the figure's edge) and the top margin its lines need."""
+    text = wrap(title)
+    return text, 38 + 22 * (1 + text.count("<br>"))
+
+
 def _layout(fig: go.Figure, title: str, height: int = 460) -> go.Figure:
     """The study figures' frame: in the app two of them share a row, so the legend goes below the plot
     (:data:`figures.axes.BOTTOM_LEGEND`), which keeps the plot most of its width."""
-    fig.update_layout(template="plotly_white", title=title, height=height, width=760,
-                      margin={"l": 60, "r": 20, "t": 60, "b": 50}, legend=BOTTOM_LEGEND)
+    text, top = _title(title)
+    fig.update_layout(template="plotly_white", title=text, height=height, width=760,
+                      margin={"l": 60, "r": 20, "t": top, "b": 50}, legend=BOTTOM_LEGEND)
     return fig
 
 
@@ -121,7 +129,7 @@ def sbc_plot(table: pd.DataFrame, param: str | None = None, bins: int = 10, titl
     param = _first_param(table, param)
     methods = [m for m in table["method"].unique()
                if table[(table["method"] == m) & (table["param"] == param)]["quantile"].notna().any()]
-    cols = min(3, max(1, len(methods)))
+    cols = min(2, max(1, len(methods)))  # two a row: three left a 390 px phone 100 px panels, their titles run together
     rows = max(1, math.ceil(len(methods) / cols))
     fig = make_subplots(rows=rows, cols=cols, subplot_titles=[method_label(m) for m in methods] or None)
     for i, m in enumerate(methods):
@@ -138,8 +146,9 @@ def sbc_plot(table: pd.DataFrame, param: str | None = None, bins: int = 10, titl
             fig.add_trace(go.Scatter(x=[edges[0], edges[-1], edges[-1], edges[0]], y=[lo, lo, hi, hi], fill="toself",
                                      mode="none", fillcolor="rgba(127,127,127,0.25)", showlegend=False,
                                      meta={"kind": "sbc_band", "method": m, "param": param}), **cell)
-    fig.update_layout(template="plotly_white", title=title or f"SBC rank histograms ({param})",
-                      height=max(320, 260 * rows + 80), width=760, margin={"l": 50, "r": 20, "t": 70, "b": 40})
+    text, top = _title(title or f"SBC rank histograms ({param})")
+    fig.update_layout(template="plotly_white", title=text, height=max(320, 260 * rows + 80), width=760,
+                      margin={"l": 50, "r": 20, "t": top + 10, "b": 40})
     return fig
 
 

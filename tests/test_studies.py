@@ -101,6 +101,12 @@ def test_the_calibration_figures_keep_their_legends_below_the_plot(calibration_t
         shown = [t for t in fig.to_dict()["data"] if t.get("showlegend", True)]
         if shown:
             assert layout["legend"]["orientation"] == "h" and layout["legend"]["yanchor"] == "bottom", name
+        # a phone shows the title whole: wrapped to lines of at most 42 characters, the top margin holding them
+        lines = layout["title"]["text"].split("<br>")
+        assert max(map(len, lines)) <= 42 and layout["margin"]["t"] >= 40 + 22 * (len(lines) - 1), (name, lines)
+    sbc = calibration_figures(calibration_table)["sbc"].to_dict()["layout"]
+    columns = {tuple(v["domain"]) for k, v in sbc.items() if k.startswith("xaxis")}
+    assert len(columns) == 2, columns  # two panels a row (three squeezed a phone's to 100 px)
 
 
 SMALL = ["naive", {"name": "exact", "chains": 1, "draws": 300, "grid_size": 10}]
