@@ -21,7 +21,7 @@ from plotly.subplots import make_subplots
 from .axes import BOTTOM_LEGEND, _grid_shape, _label, axis_title, wrap
 from .kde import density_curve
 from .labels import result_label as method_name
-from .palette import BOUND_COLOR, TRUTH_COLOR, color_of, dash_of
+from .palette import BOUND_COLOR, NEUTRAL_COLOR, TRUTH_COLOR, color_of, dash_of
 
 __all__ = ["posterior_densities", "n_pmf_plot", "y_cap", "x_window", "REFERENCE_METHODS", "SPIKE_FACTOR", "FAR_FACTOR"]
 
@@ -367,7 +367,7 @@ def n_pmf_plot(values, probs, *, n_dp: float | None, true_n: int | None = None, 
                          meta={"kind": "n_pmf", "method": method, "param": "n"}))
     lines = [] if n_dp is None else [("n_dp", float(n_dp), f"released n_dp = {n_dp:.4g}", BOUND_COLOR, "solid")]
     if plug_in is not None:
-        lines.append(("plug_in", float(plug_in), f"plug-in n = {int(plug_in)}", "#7f7f7f", "dot"))
+        lines.append(("plug_in", float(plug_in), f"plug-in n = {int(plug_in)}", NEUTRAL_COLOR, "dot"))
     if true_n is not None:
         lines.append(("truth", float(true_n), f"true n = {int(true_n)}", TRUTH_COLOR, "dash"))
     for kind, x, name, color, dash in lines:
@@ -375,8 +375,8 @@ def n_pmf_plot(values, probs, *, n_dp: float | None, true_n: int | None = None, 
                                  line={"color": color, "dash": dash, "width": 2.5},
                                  meta={"kind": kind, "param": "n", "value": x}))
     mean = float(np.sum(values * probs))
-    fig.update_layout(height=360, title=f"Posterior of the number of records n (mean {mean:.4g})",
-                      xaxis_title="number of records n",
-                      yaxis={"title": "posterior probability", "rangemode": "tozero"},
-                      bargap=0.05, margin={"l": 60, "r": 20, "t": 60, "b": 50})
+    title = wrap(f"Posterior of the number of records n (mean {mean:.4g})")
+    fig.update_layout(height=400, title=title, xaxis_title="number of records n",
+                      yaxis={"title": "posterior probability", "rangemode": "tozero"}, legend=BOTTOM_LEGEND,
+                      bargap=0.05, margin={"l": 60, "r": 20, "t": 38 + 22 * (1 + title.count("<br>")), "b": 50})
     return fig

@@ -114,6 +114,8 @@ if "accepted_fraction" in result.sample_stats:  # a DA-MCMC record sweep (also w
         st.caption("No exp(-ε) bound here: the mechanism is not pure ε-DP, or its sensitivity does not cover "
                    "the model's records.")
     downloads.chart(diagnostics.acceptance_plot(result), key=keys.ACCEPTANCE_CHART, name=f"{method}_acceptance")
+    st.caption("Each chain in its colour, with its mean (dashed) and its lowest sweep (dotted); hover a line for "
+               "its value, click a chain in the legend to hide its three lines.")
 
 if "add_acceptance" in result.info:  # reversible jump: the moves that change n
     st.subheader("Jumps in n (add / delete a record)", divider="gray")

@@ -94,6 +94,7 @@ def test_page_renders_with_defaults(page):
     elif page == "pages/diagnostics.py":
         assert len(at.get("plotly_chart")) == 3  # acceptance, trace, rank
         assert any(m.label == "exp(-ε) bound" and m.value == "0.741" for m in at.metric)
+        assert any("its mean (dashed) and its lowest sweep (dotted)" in c for c in _texts(at.caption))
         assert any("has converged" in t for t in _texts(at.success))  # the verdict at the top
     else:
         assert {b.key for b in at.button} >= {keys.preset_key(p.name) for p in PRESETS}

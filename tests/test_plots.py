@@ -565,8 +565,36 @@ def test_rjmcmc_acceptance_plot_is_named_for_rjmcmc(rng):
     rj = _result("rjmcmc", np.stack([rng.beta(3, 5, (2, 50)), rng.poisson(20, (2, 50))], axis=2), params=("theta", "n"),
                  sample_stats={"acceptance_rate": acc}, info={"epsilon_bound": None})
     fig = acceptance_plot(rj)
-    assert fig.layout.title.text.startswith("RJMCMC (unknown n)")
+    assert fig.layout.title.text.replace("<br>", " ").startswith("RJMCMC (unknown n)")
     assert not _traces(fig, kind="bound")
+
+
+def test_diagnostics_figures_fit_a_phone(rng):
+    """At 390 px the Diagnostics figures' titles were cut ("RJMCMC (unknown n): acceptance rate per record sweep
+    (within the current n)") and their legends on the right took half the width (thirteen entries on the acceptance
+    plot of four chains). Every title comes in lines of at most 42 characters with the top margin for them, every
+    legend sits below the plot, and the acceptance plot's legend names the chains and the bound only."""
+    from figures.diagnostics import mcem_history
+    from figures.posteriors import n_pmf_plot
+
+    acc = rng.uniform(0.8, 1.0, (4, 50))
+    rj = _result("rjmcmc", np.stack([rng.beta(3, 5, (4, 50)), rng.poisson(20, (4, 50))], axis=2),
+                 params=("theta", "n"), sample_stats={"acceptance_rate": acc}, info={"epsilon_bound": 0.6})
+    history = [{"iteration": i, "theta": 0.3 + 0.01 / i, "mc_draws": 100 * i, "score": 1.0 / i, "score_mcse": 0.1}
+               for i in range(1, 6)]
+    mle = {"theta": {"estimate": 0.3, "q5": 0.2, "q95": 0.4}}
+    em = _result("mcem", rng.normal(0.3, 0.01, (1, 10)), info={"history": history, "estimator": "mle", "mle": mle})
+    figures = {"acceptance": acceptance_plot(rj), "trace": trace_plot(rj), "rank": rank_plot(rj),
+               "mcem": mcem_history(em), "n": n_pmf_plot([19, 20, 21], [0.2, 0.5, 0.3], n_dp=20.4, plug_in=20)}
+    for name, fig in figures.items():
+        layout = fig.to_dict()["layout"]
+        lines = layout["title"]["text"].split("<br>")
+        assert max(map(len, lines)) <= 42 and layout["margin"]["t"] >= 38 + 22 * len(lines), (name, lines)
+        assert layout["legend"]["orientation"] == "h" and layout["legend"]["yref"] == "container", name
+    shown = [t["name"] for t in figures["acceptance"].to_dict()["data"] if t.get("showlegend", True)]
+    assert shown == ["chain 0", "chain 1", "chain 2", "chain 3", "exp(-ε) bound = 0.600"], shown
+    title = figures["acceptance"].layout.title.text.replace("<br>", " ")
+    assert title == "RJMCMC (unknown n): acceptance rate per record sweep (within the current n)", title
 
 
 def test_titles_and_axis_titles_are_wrapped_for_a_phone(rng):
