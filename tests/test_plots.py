@@ -569,7 +569,7 @@ def test_rjmcmc_acceptance_plot_is_named_for_rjmcmc(rng):
     assert not _traces(fig, kind="bound")
 
 
-def test_diagnostics_figures_fit_a_phone(rng):
+def test_diagnostics_and_budget_figures_fit_a_phone(rng):
     """At 390 px the Diagnostics figures' titles were cut ("RJMCMC (unknown n): acceptance rate per record sweep
     (within the current n)") and their legends on the right took half the width (thirteen entries on the acceptance
     plot of four chains). Every title comes in lines of at most 42 characters with the top margin for them, every
@@ -584,8 +584,17 @@ def test_diagnostics_figures_fit_a_phone(rng):
                for i in range(1, 6)]
     mle = {"theta": {"estimate": 0.3, "q5": 0.2, "q95": 0.4}}
     em = _result("mcem", rng.normal(0.3, 0.01, (1, 10)), info={"history": history, "estimator": "mle", "mle": mle})
+    from figures.budget import mean_split_plot, releases_plot
+
+    releases = pd.DataFrame({"epsilon": [0.5, 0.5, 1.0, 1.0], "replicate": [0, 1, 0, 1], "param": ["theta"] * 4,
+                             "post_mean": [0.3, 0.32, 0.31, 0.3], "q5": [0.2] * 4, "q95": [0.4] * 4,
+                             "confidential_mean": [0.3] * 4})
+    curve = [(f, 0.02 + 0.5 * (f - 0.6) ** 2) for f in np.linspace(0.05, 0.95, 19)]
     figures = {"acceptance": acceptance_plot(rj), "trace": trace_plot(rj), "rank": rank_plot(rj),
-               "mcem": mcem_history(em), "n": n_pmf_plot([19, 20, 21], [0.2, 0.5, 0.3], n_dp=20.4, plug_in=20)}
+               "mcem": mcem_history(em), "n": n_pmf_plot([19, 20, 21], [0.2, 0.5, 0.3], n_dp=20.4, plug_in=20),
+               # the budget page's two figures whose legends hung at y = -0.2 of the plot, where the x title is
+               "releases": releases_plot(releases, "theta", truth=0.3),
+               "mean split": mean_split_plot(curve, fraction_sum=0.6, posterior_sd=0.02, even_sd=0.025, epsilon=1.0)}
     for name, fig in figures.items():
         layout = fig.to_dict()["layout"]
         lines = layout["title"]["text"].split("<br>")
