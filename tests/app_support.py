@@ -1,6 +1,7 @@
 """What the AppTest tests share: the app opened headless on a page, optionally from a link."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Mapping
 
@@ -20,3 +21,17 @@ def open_app(page: str = LANDING, query: Mapping[str, str] | None = None, timeou
     if page != LANDING:
         at.switch_page(page).run()
     return at
+
+
+def assert_charts_fit_a_phone(at: AppTest) -> None:
+    """Every chart on the page has a name for screen readers (``alt``), a title in lines of at most 42 characters
+    (figures.axes.wrap: a phone shows it whole) and, where it has a legend, the legend as a row below the plot."""
+    for chart in at.get("plotly_chart"):
+        spec = json.loads(chart.proto.spec)
+        layout = spec["layout"]
+        title = (layout.get("title") or {}).get("text") or ""
+        assert chart.proto.alt.strip(), title
+        assert max(map(len, title.split("<br>"))) <= 42, title
+        listed = [t for t in spec["data"] if t.get("showlegend", True) and t.get("name")]
+        if listed and layout.get("showlegend") is not False:
+            assert layout.get("legend", {}).get("orientation") == "h", (title, layout.get("legend"))

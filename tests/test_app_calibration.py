@@ -4,7 +4,7 @@ from the cache; a preset shows its comparison text and figures."""
 
 from streamlit.testing.v1 import AppTest
 
-from app_support import open_app
+from app_support import assert_charts_fit_a_phone, open_app
 
 from ui import keys
 
@@ -28,6 +28,7 @@ def test_calibration_page_runs_on_click_and_reopens_from_cache():
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
     assert len(at.get("plotly_chart")) == 5  # ECDF, coverage, KS, MMD, SBC
+    assert_charts_fit_a_phone(at)
     table = at.dataframe[0].value
     assert set(table["Method"]) == {"Confidential data", "Naive", "Exact (closed form)"} and (table["M"] == 20).all()
     assert "ks_pvalue" not in table and table["KS p-value"].map(type).eq(str).all()  # the page's headings, p as text
@@ -50,3 +51,4 @@ def test_preset_is_one_click_away():
     assert max(map(len, text.value.splitlines())) > 100 and text.proto.wrap_lines
     csvs = [b for b in at.get("download_button") if b.label.endswith(".csv")]
     assert len(at.get("plotly_chart")) == 1 and len(csvs) == 2
+    assert_charts_fit_a_phone(at)

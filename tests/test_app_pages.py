@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app_support import open_app
+from app_support import assert_charts_fit_a_phone, open_app
 
 from figures.labels import METHOD_LABELS
 from ui import keys
@@ -76,7 +76,7 @@ def test_page_renders_with_defaults(page):
     at = _open(page)
     _assert_clean(at)
     assert at.title[0].value
-    assert all(c.proto.alt.strip() for c in at.get("plotly_chart")), [c.proto.alt for c in at.get("plotly_chart")]
+    assert_charts_fit_a_phone(at)
     if page == "pages/compare.py":
         assert len(at.get("plotly_chart")) == 1
         table = at.dataframe[0].value

@@ -15,7 +15,7 @@ import pytest
 import engine
 from engine.core.spec import spec_to_toml
 from engine.spec import spec_from_dict
-from app_support import open_app
+from app_support import assert_charts_fit_a_phone, open_app
 from figures.budget import mean_split_plot
 from figures.labels import METHOD_LABELS
 from ui import keys
@@ -259,8 +259,10 @@ def test_privacy_budget_mean_split_section():
     sentence = next(m for m in _texts(at.markdown) if "on the sum" in m)
     assert f"spending **{split.fraction_sum:.0%} of ε on the sum**" in sentence
     assert f"**{split.posterior_sd:.4g}**" in sentence and f"({split.even_posterior_sd:.4g})" in sentence
+    assert_charts_fit_a_phone(at)
     figs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-    fig = next(f for f in figs if "posterior sd by split" in (f["layout"].get("title") or {}).get("text", ""))
+    fig = next(f for f in figs
+               if "posterior sd by split" in (f["layout"].get("title") or {}).get("text", "").replace("<br>", " "))
     best = next(t for t in fig["data"] if t["meta"]["kind"] == "best")
     assert best["x"][0] == pytest.approx(split.fraction_sum)
     at.text_input(key=keys.W_MEAN_SD).set_value(str(-1.0)).run()

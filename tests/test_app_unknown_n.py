@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app_support import APP, open_app
+from app_support import APP, assert_charts_fit_a_phone, open_app
 
 from ui import keys, narrative
 from ui.params.query import from_query, to_query
@@ -58,6 +58,7 @@ def test_switching_to_an_unknown_n_runs_rjmcmc_and_draws_the_pmf_of_n():
         set(table["method"])
     assert set(table[table["method"] == "RJMCMC (unknown n)"]["parameter"]) == {"theta", "n"}
     assert len(at.get("plotly_chart")) == 2
+    assert_charts_fit_a_phone(at)
     densities, pmf = _figure(at, 0), _figure(at, 1)
     assert {m.get("method") for m in _metas(densities)} >= {"rjmcmc", "naive", "da_mcmc", "truth"}
     assert all(m.get("param") == "theta" for m in _metas(densities))  # n is not a density panel
@@ -148,6 +149,7 @@ def test_diagnostics_shows_the_jump_rates_and_the_trace_of_n():
     labels = {m.label: m.value for m in at.metric}
     assert {"add acceptance", "delete acceptance", "jumps per iteration"} <= set(labels)
     assert 0.0 < float(labels["add acceptance"]) <= 1.0 and 0.0 < float(labels["delete acceptance"]) <= 1.0
+    assert_charts_fit_a_phone(at)
     traces = next(f for f in (_figure(at, i) for i in range(len(at.get("plotly_chart"))))
                   if any(m.get("kind") == "trace" for m in _metas(f)))
     assert {m["param"] for m in _metas(traces)} == {"theta", "n"}
@@ -164,6 +166,7 @@ def test_diagnostics_shows_the_mcem_path_instead_of_chains():
     assert any("stopped by its rule" in t for t in _texts(at.success)), _texts(at.warning)
     figures = [_figure(at, i) for i in range(len(at.get("plotly_chart")))]
     assert len(figures) == 1  # the EM path only: an estimator has no traces or rank plots
+    assert_charts_fit_a_phone(at)
     metas = _metas(figures[0])
     assert {m["param"] for m in metas if m.get("kind") == "mcem_estimate"} == {"theta"}
     score = next(t for t in figures[0]["data"] if t.get("meta", {}).get("kind") == "mcem_score")

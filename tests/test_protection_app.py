@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import engine
-from app_support import open_app
+from app_support import assert_charts_fit_a_phone, open_app
 from figures import protection as pf
 from ui import protection_text as pt
 
@@ -172,7 +172,7 @@ def test_page_shows_three_figures_and_the_sentence():
     assert not at.error
     assert at.title[0].value == "What it protects"
     assert len(at.get("plotly_chart")) == 3
-    assert all(c.proto.alt.strip() for c in at.get("plotly_chart"))  # a name for screen readers
+    assert_charts_fit_a_phone(at)  # a name for screen readers, titles and legends a phone shows whole
     texts = [m.value for m in at.markdown]
     # the demo: Laplace at eps = 0.3 -> e^0.3 / (1 + e^0.3) = 57.4%
     assert any(t.startswith("##### At ε = 0.3, someone who knew everyone else") and "at most 57%" in t for t in texts)
