@@ -11,7 +11,7 @@ from typing import Sequence
 from .labels import METHOD_LABELS
 
 __all__ = ["PARAM_AXIS", "BOTTOM_LEGEND", "describe_param", "param_label", "axis_title", "pages_of", "wrap",
-           "log_ticks", "alt_text"]
+           "log_ticks", "alt_text", "titled"]
 
 #: A horizontal legend at the figure's bottom (container coordinates), under the x-axis title and never on it:
 #: beside a plot in a half-width column a legend on the right would take most of its width.
@@ -90,6 +90,14 @@ def pages_of(names: Sequence[str], per_page: int = 12) -> list[list[str]]:
         raise ValueError(f"per_page = {per_page!r} is invalid: must be at least 1")
     return [names[i:i + per_page] for i in range(0, len(names), per_page)] or [[]]
 
+
+
+def titled(title: str) -> tuple[str, int]:
+    """A figure title wrapped for a phone (:func:`wrap`) and the top margin its lines need (22 px a line over 38):
+    at 390 px an unwrapped title ("Calibration: KS distance of U from Uniform(0, 1) (theta)", "RJMCMC (unknown n):
+    acceptance rate per record sweep (within the current n)") was cut at the figure's edge."""
+    text = wrap(title)
+    return text, 38 + 22 * (1 + text.count("<br>"))
 
 #: mantissas of a log axis's ticks, finest first: the finest that gives at most ``max_ticks`` ticks is used
 _LOG_MANTISSAS = ((1, 1.5, 2, 3, 5, 7), (1, 2, 5), (1, 3), (1,))

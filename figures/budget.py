@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .axes import BOTTOM_LEGEND, _label, log_ticks, wrap
+from .axes import BOTTOM_LEGEND, _label, log_ticks, titled
 from .palette import NEUTRAL_COLOR, TRUTH_COLOR, color_of
 
 __all__ = ["interval_plot", "sd_plot", "releases_plot", "mean_split_plot"]
@@ -153,11 +153,11 @@ def releases_plot(table: pd.DataFrame, param: str, *, symbol: str = "ε", truth:
         if truth is not None:
             fig.add_trace(go.Scatter(x=[lo, hi], y=[truth, truth], mode="lines", name="True value",
                                      line={"color": TRUTH_COLOR, "dash": "dash"}, meta={"kind": "truth", "param": param}))
-    title = wrap(f"{param}: {len(reps)} fresh releases per {symbol}")
+    title, top = titled(f"{param}: {len(reps)} fresh releases per {symbol}")
     fig.update_layout(height=440, title=title,
                       xaxis=_budget_axis(symbol, rows["epsilon"] if not rows.empty else []), yaxis_title=param,
                       legend=BOTTOM_LEGEND,
-                      margin={"l": 60, "r": 20, "t": 38 + 22 * (1 + title.count("<br>")), "b": 50})
+                      margin={"l": 60, "r": 20, "t": top, "b": 50})
     return fig
 
 
@@ -183,11 +183,11 @@ def mean_split_plot(curve, *, fraction_sum: float, posterior_sd: float, even_sd:
                              marker={"symbol": "star", "size": 16, "color": "#D55E00"},
                              meta={"kind": "best", "fraction": float(fraction_sum), "sd": float(posterior_sd)}))
     at = f" at ε = {epsilon:g}" if epsilon is not None else ""
-    title = wrap(f"A mean released as (sum, count){at}: posterior sd by split")
+    title, top = titled(f"A mean released as (sum, count){at}: posterior sd by split")
     fig.update_layout(height=440, title=title,
                       xaxis={"title": "share of ε spent on the noisy sum", "tickformat": ".0%", "range": [0, 1]},
                       yaxis={"type": "log", "title": "posterior sd of the mean (log scale)",
                              **_log_tickvals(ys + [float(even_sd), float(posterior_sd)])},
                       legend=BOTTOM_LEGEND,
-                      margin={"l": 60, "r": 20, "t": 38 + 22 * (1 + title.count("<br>")), "b": 50})
+                      margin={"l": 60, "r": 20, "t": top, "b": 50})
     return fig

@@ -20,7 +20,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 from scipy import stats
 
-from .axes import BOTTOM_LEGEND, _grid_shape, _label, wrap
+from .axes import BOTTOM_LEGEND, _grid_shape, _label, titled
 from .palette import BOUND_COLOR, CHAIN_COLORS, color_of
 
 __all__ = ["trace_plot", "acceptance_plot", "rank_plot", "mcem_history"]
@@ -31,13 +31,12 @@ def _cell(j: int, cols: int) -> dict:
 
 
 def _frame(fig: go.Figure, title: str, **layout) -> go.Figure:
-    """A diagnostics figure's title wrapped for a phone and its legend below the plot
-    (:data:`figures.axes.BOTTOM_LEGEND`), the top margin holding the title's lines. At 390 px "RJMCMC (unknown n):
-    acceptance rate per record sweep (within the current n)" was cut at the figure's edge and the legend on the
-    right took half the width."""
-    text = wrap(title)
+    """A diagnostics figure's title wrapped for a phone (:func:`figures.axes.titled`, the top margin holding its
+    lines) and its legend below the plot (:data:`figures.axes.BOTTOM_LEGEND`): on the right it took half the width
+    at 390 px."""
+    text, top = titled(title)
     fig.update_layout(title=text, legend=BOTTOM_LEGEND, **layout)
-    fig.update_layout(margin={**fig.layout.margin.to_plotly_json(), "t": 38 + 22 * (1 + text.count("<br>"))})
+    fig.update_layout(margin_t=top)
     return fig
 
 

@@ -14,6 +14,8 @@ light or dark setting) styles the background, fonts and grid.
 """
 from __future__ import annotations
 
+import colorsys
+
 __all__ = ["METHOD_COLORS", "METHOD_DASHES", "TRUTH_COLOR", "CHAIN_COLORS", "BOUND_COLOR", "NEUTRAL_COLOR",
            "BACKGROUNDS", "MIN_CONTRAST", "COLOR_WORDS", "color_of", "dash_of", "contrast_ratio", "color_word",
            "hue_name"]
@@ -100,8 +102,6 @@ def hue_name(color: str) -> str:
     """The colour family of "#rrggbb" by its HSV hue (grey when nearly unsaturated, olive for a dark yellow): red
     below 30° or from 330°, then orange to 45°, yellow to 70°, green to 170°, blue to 260°, purple to 330°. What
     the test of ``COLOR_WORDS`` holds each word to."""
-    import colorsys
-
     h = color.lstrip("#")
     r, g, b = (int(h[i:i + 2], 16) / 255 for i in (0, 2, 4))
     hue, sat, val = colorsys.rgb_to_hsv(r, g, b)

@@ -18,7 +18,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .axes import BOTTOM_LEGEND, _grid_shape, _label, axis_title, wrap
+from .axes import BOTTOM_LEGEND, _grid_shape, _label, axis_title, titled, wrap
 from .kde import density_curve
 from .labels import result_label as method_name
 from .palette import BOUND_COLOR, NEUTRAL_COLOR, TRUTH_COLOR, color_of, dash_of
@@ -311,10 +311,11 @@ def posterior_densities(results: Sequence, *, true_params: Mapping[str, float] |
                 a.update(y=1.0, yref=f"{a['yref']} domain", yanchor="bottom", yshift=2 + NOTE_LINE * above)
                 above += 1
     annotations = list(fig.layout.annotations) + layout.pop("annotations", [])
-    title_lines = 1 + str(wrap(title)).count("<br>") if title else 0
+    text = wrap(title) if title else None
+    title_lines = 1 + text.count("<br>") if text else 0
     # the legend sits at the bottom of the figure (container coordinates), under the x-axis title, never on it;
     # titles are wrapped (figures.axes.wrap) so a phone shows them whole
-    head = {"text": wrap(title)} if title else None
+    head = {"text": text} if text else None
     if head and above:  # the title at the top of the margin, the labels at its bottom (centred, it met them)
         head.update(y=1.0, yref="container", yanchor="top", pad={"t": 12})
     fig.update_layout(barmode="overlay", title=head,
@@ -375,8 +376,8 @@ def n_pmf_plot(values, probs, *, n_dp: float | None, true_n: int | None = None, 
                                  line={"color": color, "dash": dash, "width": 2.5},
                                  meta={"kind": kind, "param": "n", "value": x}))
     mean = float(np.sum(values * probs))
-    title = wrap(f"Posterior of the number of records n (mean {mean:.4g})")
+    title, top = titled(f"Posterior of the number of records n (mean {mean:.4g})")
     fig.update_layout(height=400, title=title, xaxis_title="number of records n",
                       yaxis={"title": "posterior probability", "rangemode": "tozero"}, legend=BOTTOM_LEGEND,
-                      bargap=0.05, margin={"l": 60, "r": 20, "t": 38 + 22 * (1 + title.count("<br>")), "b": 50})
+                      bargap=0.05, margin={"l": 60, "r": 20, "t": top, "b": 50})
     return fig

@@ -25,7 +25,7 @@ from scipy import stats
 
 from engine.studies.calibration import calibration_summary, ecdf, sbc_histogram
 
-from .axes import BOTTOM_LEGEND, wrap
+from .axes import BOTTOM_LEGEND, titled
 from .labels import METHOD_LABELS, format_p
 from .palette import BOUND_COLOR, METHOD_COLORS, NEUTRAL_COLOR
 
@@ -45,17 +45,10 @@ def method_label(method: str) -> str:
     return METHOD_LABELS.get(method) or _EXTRA_LABELS.get(method, method)
 
 
-def _title(title: str) -> tuple[str, int]:
-    """A study figure's title wrapped for a phone (:func:`figures.axes.wrap`; at 390 px "Calibration: KS distance of U
-    from Uniform(0, 1) (theta)" was cut at the figure's edge) and the top margin its lines need."""
-    text = wrap(title)
-    return text, 38 + 22 * (1 + text.count("<br>"))
-
-
 def _layout(fig: go.Figure, title: str, height: int = 460) -> go.Figure:
     """The study figures' frame: in the app two of them share a row, so the legend goes below the plot
     (:data:`figures.axes.BOTTOM_LEGEND`), which keeps the plot most of its width."""
-    text, top = _title(title)
+    text, top = titled(title)
     fig.update_layout(template="plotly_white", title=text, height=height, width=760,
                       margin={"l": 60, "r": 20, "t": top, "b": 50}, legend=BOTTOM_LEGEND)
     return fig
@@ -146,7 +139,7 @@ def sbc_plot(table: pd.DataFrame, param: str | None = None, bins: int = 10, titl
             fig.add_trace(go.Scatter(x=[edges[0], edges[-1], edges[-1], edges[0]], y=[lo, lo, hi, hi], fill="toself",
                                      mode="none", fillcolor="rgba(127,127,127,0.25)", showlegend=False,
                                      meta={"kind": "sbc_band", "method": m, "param": param}), **cell)
-    text, top = _title(title or f"SBC rank histograms ({param})")
+    text, top = titled(title or f"SBC rank histograms ({param})")
     fig.update_layout(template="plotly_white", title=text, height=max(320, 260 * rows + 80), width=760,
                       margin={"l": 50, "r": 20, "t": top + 10, "b": 40})
     return fig
