@@ -10,6 +10,7 @@ Stop click cannot land mid-run in AppTest, so Streamlit's signal is delivered th
 preset's progress bar, then the Stop button still on screen is clicked."""
 from __future__ import annotations
 
+import re
 
 import pytest
 from streamlit.runtime.scriptrunner_utils.exceptions import StopException
@@ -64,6 +65,9 @@ def test_a_preset_reports_its_progress_and_stops_when_told(monkeypatch):
     result = run_preset("gong2020_count", quick=True, on_progress=lambda d, t: seen.append((d, t)))
     assert result.checks and seen[-1] == (1000, 1000)
     assert [d for d, _ in seen] == sorted(d for d, _ in seen) and {t for _, t in seen} == {1000}
+    # ours beside the paper's in the paper's notation (it read "1.582e-2 (ours 1.5821e-02)")
+    assert re.search(r"l_dp = 1\.58\d\de-2; naive l = 2\.67\d\de-2 ", result.text), result.text
+    assert "e-0" not in result.text
 
     ran = []
     unit = replicates_module._replicate_unit

@@ -171,6 +171,12 @@ class _Stages:
             self._report(self.total)
 
 
+def _sci(x: float, digits: int = 4) -> str:
+    """x in the papers' scientific notation, the exponent without padding: 1.5821e-2, not 1.5821e-02."""
+    mantissa, exponent = f"{x:.{digits}e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
 def _fmt_checks(checks: Mapping[str, bool]) -> str:
     return "\n".join(f"  [{'ok' if v else 'NO'}] {k}" for k, v in checks.items())
 
@@ -241,13 +247,13 @@ def _gong(quick: bool, executor, on_progress=None) -> PresetResult:
     ex = posteriors.set_index("method")
     checks = {
         f"DP MLE within 0.05 of the paper's 37.237 (ours {mle:.3f})": abs(mle - GONG_MLE) < 0.05,
-        f"DP observed information within 2% of 1.582e-2 (ours {info:.4e})": abs(info / GONG_INFO - 1) < 0.02,
+        f"DP observed information within 2% of 1.582e-2 (ours {_sci(info)})": abs(info / GONG_INFO - 1) < 0.02,
         f"ABC draws match the exact posterior (KS p = {ks.pvalue:.3f} > 0.001)": ks.pvalue > 1e-3,
         "naive posterior narrower than the exact one": ex.loc["naive", "sd"] < ex.loc["exact", "sd"],
     }
     text = (f"Gong (2020), privatized count: Gamma(25, 1) prior, Laplace noise at eps = {eps:g}, s_dp = {s_dp:g}.\n"
             f"Monte Carlo EM in the paper: theta_dp = 37.237, l_dp = 1.582e-2; naive theta = 37.4, l = 2.674e-2 (169%).\n"
-            f"Exact likelihood here:       theta_dp = {mle:.3f}, l_dp = {info:.4e}; naive l = {naive_info:.4e} "
+            f"Exact likelihood here:       theta_dp = {mle:.3f}, l_dp = {_sci(info)}; naive l = {_sci(naive_info)} "
             f"({100 * naive_info / info:.0f}% of l_dp).\n"
             f"Posterior mean (sd): exact {ex.loc['exact', 'mean']:.2f} ({ex.loc['exact', 'sd']:.2f}), ABC "
             f"{ex.loc['abc_rejection', 'mean']:.2f} ({ex.loc['abc_rejection', 'sd']:.2f}) from {abc_n:,} draws, naive "
