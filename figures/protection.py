@@ -24,6 +24,9 @@ ATTACK_COLOR = METHOD_COLORS["da_mcmc"]   # bluish green: what the best attack a
 GUESS_COLOR = "#8c8c8c"                   # grey: a coin flip / the prior
 POSTERIOR_COLOR = METHOD_COLORS["exact"]  # blue: the posterior after the release
 
+#: What the best attack is on, in the legend ("best attack on Laplace noise", not the engine's key "laplace").
+_ATTACKED = {"laplace": "Laplace noise", "gaussian": "Gaussian noise", "discrete_laplace": "discrete Laplace noise",
+             "discrete_gaussian": "discrete Gaussian noise", "randomized_response": "randomized response"}
 _BOUND_NAMES = {"epsilon_dp": "what ε-DP allows (ε = {epsilon:.3g})", "gdp": "what μ-GDP allows (μ = {mu:.3g})",
                 "zcdp": "what ρ-zCDP allows (ρ = {rho:.3g})"}
 
@@ -35,7 +38,8 @@ def tradeoff_figure(risk: dict) -> go.Figure:
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=[0, 1], y=[1, 0], mode="lines", name="guessing (no information)", legendrank=1,
                              line={"color": GUESS_COLOR, "dash": "dot"}, meta={"kind": "guess"}))
-    fig.add_trace(go.Scatter(x=t["alpha"], y=t["beta"], mode="lines", name=f"best attack on {risk['mechanism']}",
+    attacked = _ATTACKED.get(risk["mechanism"], "this release")
+    fig.add_trace(go.Scatter(x=t["alpha"], y=t["beta"], mode="lines", name=f"best attack on {attacked}",
                              line={"color": ATTACK_COLOR, "width": 3}, meta={"kind": "tradeoff"}, legendrank=3,
                              hovertemplate="false positives %{x:.3f}<br>misses %{y:.3f}<extra>best attack</extra>"))
     # the guarantee's dashes over the attack's line: where the attack reaches the bound (Laplace at its kink, the

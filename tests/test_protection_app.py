@@ -55,6 +55,13 @@ def test_tradeoff_figure_names_the_gdp_bound(gaussian):
     assert "μ-GDP" in _traces(pf.tradeoff_figure(gaussian))["bound"]["name"]
 
 
+def test_the_attack_is_named_in_words_not_by_the_engine_key(laplace, gaussian):
+    # the legend read "best attack on laplace"
+    assert _traces(pf.tradeoff_figure(laplace))["tradeoff"]["name"] == "best attack on Laplace noise"
+    assert _traces(pf.tradeoff_figure(gaussian))["tradeoff"]["name"] == "best attack on Gaussian noise"
+    assert set(pf._ATTACKED) == set(engine.MECHANISM_NAMES)
+
+
 def test_belief_figure_draws_the_histogram_and_its_lines(laplace, gaussian):
     tr = _traces(pf.belief_figure(laplace))
     hist = laplace["informed_adversary"]["histogram"]
