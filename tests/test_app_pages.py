@@ -234,6 +234,16 @@ def test_learn_preset_loads_into_the_compare_widgets(preset):
     assert set(at.dataframe[0].value["converged"]) <= {"yes", "yes (independent)", "— (estimator)"}
 
 
+def test_the_papers_flagship_examples_open_at_the_papers_sizes():
+    """Paper 000 runs both its examples at N = 100 (Sec. 4 and Sec. 5); the regression blurb called that "a quick
+    size" although it is the paper's own."""
+    by_name = {p.name: p for p in PRESETS}
+    for name in ("regression", "loglinear"):
+        preset = by_name[name]
+        assert preset.scenario.n == 100 and preset.title.endswith("the paper's size"), preset.title
+        assert "at its own size: 100 records" in preset.blurb and "quick size" not in preset.blurb
+
+
 def test_a_long_release_is_cut_short_above_the_figure_and_listed_whole_below_it():
     """The log-linear preset releases 75 numbers (5 classes x 5 features x 3 levels): the line above the figure
     writes 12 and says how many there are; an expander lists them all (the line used to be a wall of 75)."""

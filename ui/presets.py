@@ -59,7 +59,7 @@ LARGE_N = Scenario(
     draws=8000,  # 2 x 8,000: the pseudo-marginal ESS is 860-1,130 over seeds 5-7 (2,000 draws: R-hat 1.02)
 )
 
-# Paper 000 Sec. 5 (dapper Example 3) at a quick size: n = 100 records, p = 2 predictors x ~ N((0.9, -1.17), I),
+# Paper 000 Sec. 5 (dapper Example 3) at the paper's size: n = 100 records, p = 2 predictors x ~ N((0.9, -1.17), I),
 # y | x ~ N(beta_0 + x^T beta, 2), clamp [-10, 10], N(0, 2^2) priors, true beta = (-1.79, -2.89, -0.66);
 # nine normalised statistics released with Laplace noise at epsilon = 3 (sensitivity p^2 + 3p + 3 = 13).
 # DA-MCMC mixes slowly here (the latent records and beta are strongly correlated: paper 000 Sec. 6; at
@@ -110,8 +110,8 @@ PRESETS = (
            "(CLT) approximation, so its cost does not depend on n. Where the CLT holds, as here, it matches "
            "the exact posterior; at small n near 0 or 1 it is miscalibrated (see its tests), so it is always "
            "labelled approximate.", LARGE_N),
-    Preset("regression", "Linear regression from clamped, noisy statistics",
-           "Paper 000 §5 at a quick size: 100 records of two predictors and a response, each clamped to "
+    Preset("regression", "Linear regression from clamped, noisy statistics, the paper's size",
+           "Paper 000 §5 at its own size: 100 records of two predictors and a response, each clamped to "
            "[−10, 10] and normalised; the nine sums (x̃ᵀỹ, ỹᵀỹ, x̃ᵀx̃) released with Laplace noise at ε = 3 "
            "(sensitivity p² + 3p + 3 = 13). The naive posterior inverts the noisy x̃ᵀx̃ as if exact and lands far "
            "from the truth. The exact posterior accounts for the noise and the clamping: the pseudo-marginal sampler "
