@@ -23,7 +23,8 @@ from .kde import density_curve
 from .labels import result_label as method_name
 from .palette import BOUND_COLOR, NEUTRAL_COLOR, TRUTH_COLOR, color_of, dash_of
 
-__all__ = ["posterior_densities", "n_pmf_plot", "y_cap", "x_window", "REFERENCE_METHODS", "SPIKE_FACTOR", "FAR_FACTOR"]
+__all__ = ["posterior_densities", "n_pmf_plot", "y_cap", "x_window", "REFERENCE_METHODS", "SPIKE_FACTOR", "FAR_FACTOR",
+           "OPS_WIDE_FACTOR"]
 
 #: The posteriors that ignore the privacy noise: spikes at small ε (see :func:`y_cap`).
 REFERENCE_METHODS = frozenset({"naive", "confidential"})
@@ -31,6 +32,9 @@ REFERENCE_METHODS = frozenset({"naive", "confidential"})
 SPIKE_FACTOR = 2.5
 #: A reference curve wholly this many private-posterior widths away gets the x-axis kept to the private ones.
 FAR_FACTOR = 2.0
+#: OPS's released draws spread this many times wider than the private posteriors (and the truth) do not set the
+#: x-axis: at small ε and large n they span most of the prior and squeezed every posterior into a spike.
+OPS_WIDE_FACTOR = 4.0
 
 
 def _is_estimator(result) -> bool:
@@ -156,6 +160,24 @@ def _mass_outside(trace: Mapping, lo: float, hi: float) -> tuple[float, float]:
     return float(np.interp(lo, x, f, left=0.0, right=1.0)), float(1.0 - np.interp(hi, x, f, left=0.0, right=1.0))
 
 
+def framing_spans(spans: Mapping[str, tuple[float, float] | None],
+                  truth: float | None = None) -> dict[str, tuple[float, float] | None]:
+    """The spans that set a panel's x-axis: all of them, but OPS's when its released draws spread more than
+    ``OPS_WIDE_FACTOR`` times as wide as the other private posteriors and the truth together (k draws at ε/k
+    each: at small ε nearly the prior). It is then drawn where it falls on the axis and labelled with the share
+    of its draws beyond it, like any tail."""
+    ops = spans.get("ops")
+    others = [v for m, v in spans.items() if m != "ops" and m not in REFERENCE_METHODS and v is not None]
+    if ops is None or not others:
+        return dict(spans)
+    lo, hi = min(a for a, _ in others), max(b for _, b in others)
+    if truth is not None and math.isfinite(truth):
+        lo, hi = min(lo, truth), max(hi, truth)
+    if hi > lo and ops[1] - ops[0] > OPS_WIDE_FACTOR * (hi - lo):
+        return {m: v for m, v in spans.items() if m != "ops"}
+    return dict(spans)
+
+
 def x_window(spans: Mapping[str, tuple[float, float]], truth: float | None = None) -> tuple[float, float] | None:
     """The x-axis range of a density panel, or None to let plotly fit everything.
 
@@ -257,9 +279,10 @@ def posterior_densities(results: Sequence, *, true_params: Mapping[str, float] |
         layout[f"xaxis{suffix}"] = {"title": {"text": axis_title(param)}}
         spans = {t["meta"]["method"]: _span(t) for t in panel if t["meta"]["kind"] != "rug"}
         truth = float(true_params[param]) if true_params and param in true_params else None
-        window = x_window(spans, truth)
+        framing = framing_spans(spans, truth)
+        window = x_window(framing, truth)
         if window is None:  # every curve's central mass and the truth, not the KDE grid's empty ends
-            ends = [v for v in spans.values() if v is not None] + ([(truth, truth)] if truth is not None else [])
+            ends = [v for v in framing.values() if v is not None] + ([(truth, truth)] if truth is not None else [])
             if ends:
                 lo, hi = min(a for a, _ in ends), max(b for _, b in ends)
                 pad = PAD * (hi - lo) if hi > lo else max(abs(hi), 1.0) * PAD
@@ -277,12 +300,12 @@ def posterior_densities(results: Sequence, *, true_params: Mapping[str, float] |
                     if mass <= LABEL_MASS:
                         continue
                     label = "Confidential" if method == "confidential" else _label(method)
+                    share = f"{100 * mass:.0f}% of its {'draws' if t['type'] == 'histogram' else 'mass'} beyond"
                     layout.setdefault("annotations", []).append(
                         {"x": shown[0] if side == "left" else shown[1], "y": 0.5 * top, "xref": axes["xaxis"],
                          "yref": axes["yaxis"], "xanchor": "left" if side == "left" else "right",
                          "showarrow": False, "font": {"color": color_of(method)},
-                         "text": (f"← {label}: {100 * mass:.0f}% of its mass beyond" if side == "left" else
-                                  f"{label}: {100 * mass:.0f}% of its mass beyond →"),
+                         "text": f"← {label}: {share}" if side == "left" else f"{label}: {share} →",
                          "name": f"beyond:{method}:{side}:{mass!r}"})
         if window is not None:
             for t in (t for t in panel if t["meta"]["kind"] != "rug"):

@@ -329,6 +329,29 @@ def test_ops_is_its_released_draws_and_says_why_it_is_wide(rng):
     assert trace["name"] == "OPS: 100 released posterior draws<br>(a private release, wider by design)"
 
 
+def test_ops_spread_over_the_prior_does_not_squeeze_the_posteriors(rng):
+    """At n = 20,000 and ε = 0.01 OPS's 100 draws (ε/100 each) spread over most of [0, 1] and set the axis: the
+    exact, DA-MCMC and confidential posteriors (sd 0.01) were spikes in 2% of its width. Now they fill the axis and
+    OPS is drawn where it falls, labelled with the share of its draws beyond each end."""
+    grid = np.linspace(0.0, 1.0, 4001)
+    exact = _result("exact", rng.normal(0.3, 0.01, (1, 4000)),
+                    density={"theta": (grid, stats.norm.pdf(grid, 0.3, 0.01))})
+    da = _result("da_mcmc", rng.normal(0.3, 0.01, (2, 2000)))
+    ops = _result("ops", rng.uniform(0.05, 0.9, (1, 100)))
+    layout = posterior_densities([exact, da, ops], true_params={"theta": 0.3}).to_dict()["layout"]
+    lo, hi = layout["xaxis"]["range"]
+    assert 0.25 < lo < 0.29 and 0.31 < hi < 0.35, (lo, hi)
+    beyond = {a["name"].split(":")[2]: a for a in layout["annotations"] if a.get("name", "").startswith("beyond:ops:")}
+    assert set(beyond) == {"left", "right"}
+    left = float(np.mean(ops.draws[0, :, 0] < lo))
+    assert beyond["left"]["text"] == f"← OPS: {100 * left:.0f}% of its draws beyond"
+    assert beyond["right"]["text"].endswith("% of its draws beyond →")
+    # OPS a few times wider than the posteriors (its usual width) still frames the axis with them
+    near = _result("ops", rng.normal(0.3, 0.02, (1, 100)))
+    lo, hi = posterior_densities([exact, da, near], true_params={"theta": 0.3}).to_dict()["layout"]["xaxis"]["range"]
+    assert lo <= float(np.quantile(near.draws, 0.025)) and hi >= float(np.quantile(near.draws, 0.975))
+
+
 def test_naive_and_exact_differ_by_colour_and_dash_and_clipped_labels_do_not_overprint(rng):
     """Issue 20 item 16: naive (red) and exact (orange) looked alike; 'Naive peaks at 2.52' and
     'Confidential peaks at 2.52' printed over each other."""
