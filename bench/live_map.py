@@ -141,13 +141,28 @@ def main(argv=None) -> int:
                 for m in models}
     res = {"goal_ess_per_s": GOAL, "r_hat_max": RHAT_MAX, "quick": args.quick, "cores": os.cpu_count(),
            "live": sum(c["live"] for c in cells), "total": len(cells), "by_model": by_model, "cells": cells}
-    text = json.dumps(res, indent=1)
-    if args.out:
-        with open(args.out, "w") as fh:
+    emit(res, args.out)
+    return 0
+
+
+def emit(obj, out: str | None) -> None:
+    """The benchmark's JSON (indent 1) to ``out``, or to stdout when no file is named (shared with the
+    regression_* scripts)."""
+    text = json.dumps(obj, indent=1)
+    if out:
+        with open(out, "w") as fh:
             fh.write(text)
     else:
         print(text)
-    return 0
+
+
+def cells_arguments(doc: str, default: str) -> argparse.ArgumentParser:
+    """The regression_* scripts' command line: --cells (their default), --draws per chain, --out."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--cells", default=default)
+    ap.add_argument("--draws", type=int, default=2000)
+    ap.add_argument("--out", default=None)
+    return ap
 
 
 if __name__ == "__main__":

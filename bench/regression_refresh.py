@@ -12,7 +12,6 @@ worst coefficient, and the (I - 1) n it implies through IAT = 1 + 2 (I - 1) n / 
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -20,10 +19,13 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+sys.path.insert(0, HERE)
 
 import engine  # noqa: E402
 from engine.methods.da_mcmc import da_mcmc  # noqa: E402
+from live_map import cells_arguments, emit  # noqa: E402
 
 DEFAULT = "10000:10:laplace:10000,10000:10:gaussian:6025,1000000:10:laplace:20000,1000000:10:gaussian:20000"
 
@@ -46,11 +48,7 @@ def run(n, eps, mech, m, refresh, draws):
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cells", default=DEFAULT)
-    ap.add_argument("--draws", type=int, default=2000)
-    ap.add_argument("--out", default=None)
-    args = ap.parse_args(argv)
+    args = cells_arguments(__doc__, DEFAULT).parse_args(argv)
     rows = []
     for cell in args.cells.split(","):
         n, eps, mech, m = cell.split(":")
@@ -58,12 +56,7 @@ def main(argv=None) -> int:
             row = run(int(n), float(eps), mech, int(m), refresh, args.draws)
             rows.append(row)
             print(json.dumps(row), file=sys.stderr, flush=True)
-    text = json.dumps(rows, indent=1)
-    if args.out:
-        with open(args.out, "w") as fh:
-            fh.write(text)
-    else:
-        print(text)
+    emit(rows, args.out)
     return 0
 
 

@@ -13,7 +13,6 @@ holds the n = 10^6 regression cells back"); with D = 2000 (the default) they giv
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -27,7 +26,7 @@ sys.path.insert(0, HERE)
 
 import engine  # noqa: E402
 from engine.methods.auto import choose  # noqa: E402
-from live_map import mechanism  # noqa: E402
+from live_map import cells_arguments, emit, mechanism  # noqa: E402
 
 DEFAULT = ("1000000:10:laplace:20000/50000,1000000:1:gaussian:20000/60000/150000,"
            "1000000:10:gaussian:20000/50000/103804")
@@ -46,11 +45,7 @@ def run(problem, m: int, draws: int) -> dict:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cells", default=DEFAULT)
-    ap.add_argument("--draws", type=int, default=2000)
-    ap.add_argument("--out", default=None)
-    args = ap.parse_args(argv)
+    args = cells_arguments(__doc__, DEFAULT).parse_args(argv)
     rows = []
     for cell in args.cells.split(","):
         n, eps, mech, windows = cell.split(":")
@@ -63,12 +58,7 @@ def main(argv=None) -> int:
                    "auto_window": numbers.get("records_per_iteration"), **run(problem, int(m), args.draws)}
             rows.append(row)
             print(json.dumps(row), file=sys.stderr, flush=True)
-    text = json.dumps(rows, indent=1)
-    if args.out:
-        with open(args.out, "w") as fh:
-            fh.write(text + "\n")
-    else:
-        print(text)
+    emit(rows, args.out)
     return 0
 
 
