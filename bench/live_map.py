@@ -156,11 +156,13 @@ def emit(obj, out: str | None) -> None:
         print(text)
 
 
-def cells_arguments(doc: str, default: str) -> argparse.ArgumentParser:
-    """The regression_* scripts' command line: --cells (their default), --draws per chain, --out."""
+def cells_arguments(doc: str, default: str, draws: bool = True) -> argparse.ArgumentParser:
+    """The regression benchmarks' command line: --cells (their default), --draws per chain (unless ``draws`` is
+    False), --out."""
     ap = argparse.ArgumentParser(description=doc.splitlines()[0])
     ap.add_argument("--cells", default=default)
-    ap.add_argument("--draws", type=int, default=2000)
+    if draws:
+        ap.add_argument("--draws", type=int, default=2000)
     ap.add_argument("--out", default=None)
     return ap
 

@@ -66,6 +66,19 @@ __all__ = ["Cost", "estimate_cost", "fit_to_budget", "machine_rates", "bernstein
            "duration", "listed"]
 
 _PILOT_PROPOSALS = 20_000
+#: linear_regression: one record update of the DA-MCMC sweep (p normals, the record's two O(d) terms, d = stat_dim)
+#: priced at _REGRESSION_RECORD x (1 + d) record updates of the normal model's sweep (the rate machine_rates measures);
+#: one record of a pseudo-marginal particle (a fused loop, no accept step) at _REGRESSION_PARTICLE x (1 + d). Measured
+#: here (2026-11-27, p = 2: 97 ns a sweep record in cache, 112 at n = 10^6, 47 ns a particle record with the chain's
+#: own work, against 37 ns for the normal model): with the refresh and the shift moves priced from the sweep record,
+#: auto's settings came out at 0.85-1.2 of the runs from n = 10^3 to 10^6 (1.9 where the shift moves dominate at
+#: wide noise, n = 10^5, eps = 0.1) and the pseudo-marginal chain at 0.9-1.5. Before (1 + d) whole updates: 2.4-5 and
+#: 5-8 times the runs, past the factor of two this estimate allows, so a hosted app refused regression runs that fit
+#: its budget and offered a fit with a third of the draws that did.
+_REGRESSION_RECORD = 0.36
+_REGRESSION_PARTICLE = 0.13
+#: ... and each pseudo-marginal iteration's own work besides its particles (17 us: 450 normal record updates)
+_REGRESSION_PM_ITERATION = 450.0
 _REFRESH_SHARE = 1.0  # linear_regression: a clamped record's raw y redrawn, over a record update (0.45 in cache,
                       # about 1 at n = 10^6 where the clamped records are scattered over the array)
 
@@ -199,7 +212,7 @@ def estimate_cost(problem: Problem, method: dict, rates: dict | None = None) -> 
         if getattr(model, "name", "") == "naive_bayes_loglinear":  # a record is 1 + K categorical draws
             per = rates["dirichlet_multinomial"]["record_update_s"] * (1 + model.n_features)
         if getattr(model, "name", "") == "linear_regression":  # p normals, two O(d) record terms, d = stat_dim
-            per = rates["normal_known_sd"]["record_update_s"] * (1 + model.stat_dim)
+            per = rates["normal_known_sd"]["record_update_s"] * (_REGRESSION_RECORD * (1 + model.stat_dim))
             m = settings.get("records_per_iteration")
             # the clamped records' raw y refreshed every iteration (all of them unless capped), each about
             # REFRESH_SHARE of a record update
@@ -248,10 +261,13 @@ def estimate_cost(problem: Problem, method: dict, rates: dict | None = None) -> 
             m = choose_particles(np.random.default_rng(0), setup, _clean(setup, moment_estimate(problem)),
                                  settings.get("max_particles", 20_000))[0]
         per_draw = family["statistic_draw_s"] * setup.pilot_cost
-        if getattr(model, "name", "") == "linear_regression":  # n simulated records, each priced like a DA-MCMC update
-            per_draw = rates["normal_known_sd"]["record_update_s"] * (1 + model.stat_dim) * model.n
+        fixed = 0.0
+        if getattr(model, "name", "") == "linear_regression":  # n simulated records in one fused loop
+            normal = rates["normal_known_sd"]["record_update_s"]
+            per_draw = normal * _REGRESSION_PARTICLE * (1 + model.stat_dim) * model.n
+            fixed = normal * _REGRESSION_PM_ITERATION  # the proposal, its mixture density and the step
         units = float(iters) * m
-        secs = units * per_draw / _parallel(chains, rates)
+        secs = (units * per_draw + iters * fixed) / _parallel(chains, rates)
         return Cost(name, units, "statistic draws", secs, f"{chains} chains x {warmup + draws:,} iterations x "
                                                               f"M = {m:,} particles")
     if name == "rjmcmc":
