@@ -71,16 +71,18 @@ _PILOT_PROPOSALS = 20_000
 #: one record of a pseudo-marginal particle (a fused loop, no accept step) at _REGRESSION_PARTICLE x (1 + d). Measured
 #: here (2026-11-27, p = 2: 97 ns a sweep record in cache, 112 at n = 10^6, 47 ns a particle record with the chain's
 #: own work, against 37 ns for the normal model): with the refresh and the shift moves priced from the sweep record,
-#: auto's settings came out at 0.85-1.2 of the runs from n = 10^3 to 10^6 (1.9 where the shift moves dominate at
-#: wide noise, n = 10^5, eps = 0.1) and the pseudo-marginal chain at 0.9-1.5. Before (1 + d) whole updates: 2.4-5 and
+#: auto's settings came out at 0.80-1.11 of the runs from n = 10^3 to 10^6 (1.67 where the shift moves dominate at
+#: wide noise, n = 10^5, eps = 0.1) and the pseudo-marginal chain at 0.83-1.12 (bench/cost_accuracy.py, its JSON in
+#: bench/results; tests/test_cost_accuracy.py prices those cells again). Before (1 + d) whole updates: 2.4-5 and
 #: 5-8 times the runs, past the factor of two this estimate allows, so a hosted app refused regression runs that fit
 #: its budget and offered a fit with a third of the draws that did.
 _REGRESSION_RECORD = 0.36
 _REGRESSION_PARTICLE = 0.13
 #: ... and each pseudo-marginal iteration's own work besides its particles (17 us: 450 normal record updates)
 _REGRESSION_PM_ITERATION = 450.0
-_REFRESH_SHARE = 1.0  # linear_regression: a clamped record's raw y redrawn, over a record update (0.45 in cache,
-                      # about 1 at n = 10^6 where the clamped records are scattered over the array)
+_REFRESH_SHARE = 1.0  # linear_regression: a clamped record's raw y redrawn, over a sweep record (measured 0.45 in
+                      # cache, 3.1 at n = 10^6 where the clamped records are scattered over the array; a few per
+                      # cent of either run)
 
 
 class BudgetExceeded(ValueError):
