@@ -10,7 +10,10 @@ da_mcmc            chains x (warmup + draws) x n record updates       the model'
 pseudo_marginal    chains x (warmup + draws) x M statistic draws,     the model's compiled
                    M from the sampler's own pilot at the moment       statistic sampler (x n for
                    estimate (1 with randomized response: exact        the normal model)
-                   likelihood); naive_bayes_loglinear: iterations     x cells x blocks (no n)
+                   likelihood); naive_bayes_loglinear: iterations     (fixed + cells + cells x
+                   (no n); linear_regression: M particles of n        blocks, and regression's
+                   records                                            records: the normal model's
+                                                                      sweep, measured ratios)
 abc_rejection      draws wanted / acceptance rate proposals, the      a pilot of 20,000 proposals
                    rate from a pilot; capped by max_proposals and     on this problem (time and
                    max_seconds                                        acceptance)
@@ -53,7 +56,7 @@ from .mechanisms import make_mechanism
 from .mechanisms.ratio import OpenDPMean
 from .methods import mcem, validate_method
 from .methods.abc_rejection import abc_rejection
-from .methods.auto import LOGLINEAR_NS_PER_CELL_BLOCK, choose, settings_for
+from .methods.auto import choose, settings_for
 from .methods.bernstein_sheldon import chain_1d
 from .methods.da_mcmc import burn_passes, da_mcmc, shift_work
 from .methods.exact import exact
@@ -71,8 +74,8 @@ _PILOT_PROPOSALS = 20_000
 #: one record of a pseudo-marginal particle (a fused loop, no accept step) at _REGRESSION_PARTICLE x (1 + d). Measured
 #: here (2026-11-27, p = 2: 97 ns a sweep record in cache, 112 at n = 10^6, 47 ns a particle record with the chain's
 #: own work, against 37 ns for the normal model): with the refresh and the shift moves priced from the sweep record,
-#: auto's settings came out at 0.80-1.11 of the runs from n = 10^3 to 10^6 (1.67 where the shift moves dominate at
-#: wide noise, n = 10^5, eps = 0.1) and the pseudo-marginal chain at 0.83-1.12 (bench/cost_accuracy.py, its JSON in
+#: auto's settings came out at 0.65-1.12 of the runs from n = 10^3 to 10^6 over two runs (1.67 where the shift moves
+#: dominate at wide noise, n = 10^5, eps = 0.1) and the pseudo-marginal chain at 0.82-1.12 (bench/cost_accuracy.py, in
 #: bench/results; tests/test_cost_accuracy.py prices those cells again). Before (1 + d) whole updates: 2.4-5 and
 #: 5-8 times the runs, past the factor of two this estimate allows, so a hosted app refused regression runs that fit
 #: its budget and offered a fit with a third of the draws that did.
@@ -80,6 +83,11 @@ _REGRESSION_RECORD = 0.36
 _REGRESSION_PARTICLE = 0.13
 #: ... and each pseudo-marginal iteration's own work besides its particles (17 us: 450 normal record updates)
 _REGRESSION_PM_ITERATION = 450.0
+#: naive_bayes_loglinear's pseudo-marginal iteration (the table chain): (fixed, per cell, per cell x block) in normal
+#: record updates. Measured 2026-11-27 over six designs from 2 classes x (2) to 5 x (3, 3, 3, 3, 3) (17 to 387 us an
+#: iteration, 37 ns a normal record update): 8 us + 1.88 us a cell + 0.126 us a cell x block, 0.97-1.42 of the runs
+#: (bench/cost_accuracy.py). Before, 300 ns a cell x block scaled by the Dirichlet statistic draw: 0.6-4.3 times.
+_LOGLINEAR_PM = (217.0, 51.0, 3.4)
 _REFRESH_SHARE = 1.0  # linear_regression: a clamped record's raw y redrawn, over a sweep record (measured 0.45 in
                       # cache, 3.1 at n = 10^6 where the clamped records are scattered over the array; a few per
                       # cent of either run)
@@ -241,11 +249,12 @@ def estimate_cost(problem: Problem, method: dict, rates: dict | None = None) -> 
         return Cost(name, units, "record updates", secs, f"{chains} chains x {warmup + draws:,} iterations x "
                                                             f"n = {model.n:,} records")
     if name == "pseudo_marginal" and getattr(model, "name", "") == "naive_bayes_loglinear":
-        # O(cells x blocks) per iteration whatever n (engine.methods.loglinear_pm), priced from the compiled
-        # statistic draw of the Dirichlet model (70 ns on the machine the constant was measured on)
+        # whatever n (engine.methods.loglinear_pm): a fixed part, a part per cell and one per cell x block, in
+        # record updates of the normal model's sweep (_LOGLINEAR_PM; auto ranks with its own constant)
         blocks = 1 + model.class_levels * model.n_features
-        per_iter = (LOGLINEAR_NS_PER_CELL_BLOCK * 1e-9 * model.stat_dim * blocks
-                    * rates["dirichlet_multinomial"]["statistic_draw_s"] / 70e-9)
+        fixed, per_cell, per_cell_block = _LOGLINEAR_PM
+        per_iter = rates["normal_known_sd"]["record_update_s"] * (fixed + model.stat_dim * (per_cell + per_cell_block
+                                                                                             * blocks))
         secs = iters * per_iter / _parallel(chains, rates)
         return Cost(name, float(iters), "iterations", secs, f"{chains} chains x {warmup + draws:,} iterations, "
                                                              f"each O(cells x blocks) = {model.stat_dim} x {blocks}")
