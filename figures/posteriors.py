@@ -160,6 +160,19 @@ def _mass_outside(trace: Mapping, lo: float, hi: float) -> tuple[float, float]:
     return float(np.interp(lo, x, f, left=0.0, right=1.0)), float(1.0 - np.interp(hi, x, f, left=0.0, right=1.0))
 
 
+def _private_range(spans: Mapping[str, tuple[float, float] | None], truth: float | None,
+                   leave_out: str | None = None) -> tuple[float, float] | None:
+    """(lo, hi) of the private posteriors' spans (every method but the reference ones and ``leave_out``) and the
+    true value, or None when there is no such span."""
+    private = [v for m, v in spans.items() if m not in REFERENCE_METHODS and m != leave_out and v is not None]
+    if not private:
+        return None
+    lo, hi = min(a for a, _ in private), max(b for _, b in private)
+    if truth is not None and math.isfinite(truth):
+        lo, hi = min(lo, truth), max(hi, truth)
+    return lo, hi
+
+
 def framing_spans(spans: Mapping[str, tuple[float, float] | None],
                   truth: float | None = None) -> dict[str, tuple[float, float] | None]:
     """The spans that set a panel's x-axis: all of them, but OPS's when its released draws spread more than
@@ -167,12 +180,10 @@ def framing_spans(spans: Mapping[str, tuple[float, float] | None],
     each: at small ε nearly the prior). It is then drawn where it falls on the axis and labelled with the share
     of its draws beyond it, like any tail."""
     ops = spans.get("ops")
-    others = [v for m, v in spans.items() if m != "ops" and m not in REFERENCE_METHODS and v is not None]
-    if ops is None or not others:
+    others = _private_range(spans, truth, leave_out="ops")
+    if ops is None or others is None:
         return dict(spans)
-    lo, hi = min(a for a, _ in others), max(b for _, b in others)
-    if truth is not None and math.isfinite(truth):
-        lo, hi = min(lo, truth), max(hi, truth)
+    lo, hi = others
     if hi > lo and ops[1] - ops[0] > OPS_WIDE_FACTOR * (hi - lo):
         return {m: v for m, v in spans.items() if m != "ops"}
     return dict(spans)
@@ -188,12 +199,10 @@ def x_window(spans: Mapping[str, tuple[float, float]], truth: float | None = Non
     posteriors (and the true value), the axis shows that span (5% padding) and the caller labels the
     curve that is off the axis; otherwise everything is drawn.
     """
-    private = [v for m, v in spans.items() if m not in REFERENCE_METHODS and v is not None]
-    if not private:
+    private = _private_range(spans, truth)
+    if private is None:
         return None
-    lo, hi = min(a for a, _ in private), max(b for _, b in private)
-    if truth is not None and math.isfinite(truth):
-        lo, hi = min(lo, truth), max(hi, truth)
+    lo, hi = private
     width = hi - lo if hi > lo else max(abs(hi), 1.0)
     far = [m for m, v in spans.items() if m in REFERENCE_METHODS and v is not None
            and (v[1] < lo - FAR_FACTOR * width or v[0] > hi + FAR_FACTOR * width)]
