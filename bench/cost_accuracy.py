@@ -18,33 +18,18 @@ import os
 import sys
 import time
 
-import numpy as np
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 
 import engine  # noqa: E402
 from engine.cost import estimate_cost, machine_rates  # noqa: E402
-from engine.methods.auto import choose, settings_for  # noqa: E402
-from live_map import cells_arguments, emit, mechanism  # noqa: E402
+from live_map import cells_arguments, emit, planned, regression_spec  # noqa: E402
 
 LOGLINEAR = "2:2,3:3/3,4:4/4/4,5:3/3/3/3/3,3:5/5/5/5,6:2/2"
 DEFAULT = ("100:1:laplace,1000:1:laplace,10000:0.01:laplace,1000:10:laplace,10000:10:laplace,10000:1:laplace,"
            "10000:0.1:laplace,100000:10:laplace,100000:1:laplace,100000:0.1:laplace,1000000:10:laplace,"
            "1000000:1:gaussian")
-
-
-def cell_spec(n: int, eps: float, mech: str) -> dict:
-    """The live map's regression cell (bench/live_map.py): Ju et al.'s design at n records."""
-    return {"seed": 1, "model": {"name": "linear_regression", "n": n}, "mechanism": mechanism(mech, eps),
-            "data": {"simulate": {"beta": [-1.79, -2.89, -0.66]}}}
-
-
-def planned(problem) -> dict:
-    """The [method] table auto would run: its pick with the settings it computes."""
-    picked, _, numbers = choose(problem, np.random.default_rng(0))
-    return {"name": picked, **settings_for(picked, problem, numbers)}
 
 
 def loglinear_spec(classes: int, levels: list) -> dict:
@@ -72,7 +57,7 @@ def main(argv=None) -> int:
     ap.add_argument("--loglinear", default=LOGLINEAR, help="designs I:J1/J2/.. (classes, each feature's levels)")
     args = ap.parse_args(argv)
     rates = machine_rates()
-    cells = [(cell_spec(int(n), float(eps), mech), None)
+    cells = [(regression_spec(int(n), float(eps), mech), None)
              for n, eps, mech in (c.split(":") for c in args.cells.split(",") if c)]
     cells += [(loglinear_spec(int(i), [int(j) for j in js.split("/")]), {"name": "pseudo_marginal"})
               for i, js in (c.split(":") for c in args.loglinear.split(",") if c)]

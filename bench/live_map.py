@@ -63,13 +63,24 @@ def mechanism(name: str, eps: float) -> dict:
     return {"name": name, "rho": eps * eps / 2.0}
 
 
+def regression_spec(n: int, eps: float, mech: str) -> dict:
+    """The regression benchmarks' cell: Ju et al.'s design (p = 2, beta = (-1.79, -2.89, -0.66)) at n records,
+    released by ``mech`` at ``eps`` (:func:`mechanism`)."""
+    return {"seed": 1, "model": {"name": "linear_regression", "n": n}, "mechanism": mechanism(mech, eps),
+            "data": {"simulate": {"beta": [-1.79, -2.89, -0.66]}}}
+
+
+def planned(problem) -> dict:
+    """The [method] table ``auto`` would run on ``problem``: its pick with the settings it computes."""
+    picked, _, numbers = choose(problem, np.random.default_rng(0))
+    return {"name": picked, **settings_for(picked, problem, numbers)}
+
+
 def warm(problem) -> None:
     """Compile what the cell's run will use before it is timed: a 10-draw run of the method ``auto`` picks,
     with its settings (numba compiles a kernel on its first call and caches it on disk; the first call after
     an install or a kernel change would otherwise count the compiler's seconds against the cell)."""
-    picked, _, numbers = choose(problem, np.random.default_rng(0))
-    engine.run_method(problem, {"name": picked, **settings_for(picked, problem, numbers), "chains": 1, "draws": 10,
-                                "warmup": 10}, 1)
+    engine.run_method(problem, {**planned(problem), "chains": 1, "draws": 10, "warmup": 10}, 1)
 
 
 def cell(model_key: str, n: int, eps: float, mech: str, max_seconds: float, warm_first: bool = True) -> dict:

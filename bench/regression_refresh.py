@@ -25,15 +25,13 @@ sys.path.insert(0, HERE)
 
 import engine  # noqa: E402
 from engine.methods.da_mcmc import da_mcmc  # noqa: E402
-from live_map import cells_arguments, emit  # noqa: E402
+from live_map import cells_arguments, emit, regression_spec  # noqa: E402
 
 DEFAULT = "10000:10:laplace:10000,10000:10:gaussian:6025,1000000:10:laplace:20000,1000000:10:gaussian:20000"
 
 
 def run(n, eps, mech, m, refresh, draws):
-    md = {"name": "laplace", "epsilon": eps} if mech == "laplace" else {"name": mech, "rho": eps * eps / 2.0}
-    problem = engine.prepare({"seed": 1, "model": {"name": "linear_regression", "n": n}, "mechanism": md,
-                              "data": {"simulate": {"beta": [-1.79, -2.89, -0.66]}}})
+    problem = engine.prepare(regression_spec(n, eps, mech))
     t0 = time.perf_counter()
     res = da_mcmc(problem, np.random.default_rng(1), chains=4, draws=draws, warmup=500,
                   records_per_iteration=m if m < n else None, clamped_per_iteration=refresh)

@@ -26,7 +26,7 @@ sys.path.insert(0, HERE)
 
 import engine  # noqa: E402
 from engine.methods.auto import choose  # noqa: E402
-from live_map import cells_arguments, emit, mechanism  # noqa: E402
+from live_map import cells_arguments, emit, regression_spec  # noqa: E402
 
 DEFAULT = ("1000000:10:laplace:20000/50000,1000000:1:gaussian:20000/60000/150000,"
            "1000000:10:gaussian:20000/50000/103804")
@@ -49,13 +49,11 @@ def main(argv=None) -> int:
     rows = []
     for cell in args.cells.split(","):
         n, eps, mech, windows = cell.split(":")
-        spec = {"seed": 1, "model": {"name": "linear_regression", "n": int(n)},
-                "mechanism": mechanism(mech, float(eps)), "data": {"simulate": {"beta": [-1.79, -2.89, -0.66]}}}
-        problem = engine.prepare(spec)
-        _, _, numbers = choose(problem, np.random.default_rng(0))
+        problem = engine.prepare(regression_spec(int(n), float(eps), mech))
+        auto_window = choose(problem, np.random.default_rng(0))[2].get("records_per_iteration")
         for m in windows.split("/"):
-            row = {"n": int(n), "epsilon": float(eps), "mechanism": mech,
-                   "auto_window": numbers.get("records_per_iteration"), **run(problem, int(m), args.draws)}
+            row = {"n": int(n), "epsilon": float(eps), "mechanism": mech, "auto_window": auto_window,
+                   **run(problem, int(m), args.draws)}
             rows.append(row)
             print(json.dumps(row), file=sys.stderr, flush=True)
     emit(rows, args.out)
