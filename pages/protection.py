@@ -11,6 +11,7 @@ from figures.palette import BOUND_COLOR, color_word
 from figures.labels import MODEL_LABELS
 from ui import downloads, keys, protection_text, terms
 from ui.compute import protection
+from ui.params.messages import readable
 from ui.routing import ensure_routed
 from ui.sidebar.inputs import scenario_inputs
 
@@ -22,11 +23,16 @@ _ATTACK, _BOUND = color_word(protection_figures.ATTACK_COLOR), color_word(BOUND_
 _GUESS, _POSTERIOR = color_word(protection_figures.GUESS_COLOR), color_word(protection_figures.POSTERIOR_COLOR)
 
 
-def section(title: str, explanation: str, fig, key: str, name: str) -> None:
-    """One view: its heading, the "What am I looking at?" text a stakeholder reads, the figure and its downloads."""
+def section(title: str, explanation: str, fig, key: str, name: str, unavailable: str = "") -> None:
+    """One view: its heading, the "What am I looking at?" text a stakeholder reads, the figure and its downloads;
+    where the view is not computed for this scenario, why (``unavailable``, the engine's reason) instead of a
+    figure."""
     st.subheader(title, divider="gray")
     with st.expander("What am I looking at?"):
         st.markdown(explanation)
+    if unavailable:
+        st.info(f"Not drawn for this scenario: {readable(unavailable)}.", icon=":material/info:")
+        return
     downloads.chart(fig, key=key, name=name)
 
 
@@ -76,11 +82,12 @@ section("Someone who knows everyone else",
         "of releases stay below.",
         protection_figures.belief_figure(risk), keys.PROTECTION_BELIEF_CHART, "informed_adversary")
 
+realistic = risk.get("realistic_adversary", {})
 section("Someone who knows only the model",
         "A more typical adversary knows how the data were generated (the model and its prior) but none of the "
         f"records. {_GUESS.capitalize()} bars: what they believe about one person's record before the release; "
         f"{_POSTERIOR} bars: after it. The change mostly reflects what the release says about the whole population "
         "(the parameter), which is what the data are published for; how far it can single out one person is "
         "bounded by the curves above.",
-        protection_figures.record_figure(risk.get("realistic_adversary", {})), keys.PROTECTION_RECORD_CHART,
-        "realistic_adversary")
+        protection_figures.record_figure(realistic), keys.PROTECTION_RECORD_CHART, "realistic_adversary",
+        unavailable="" if realistic.get("available") else realistic.get("reason", "not computed here"))

@@ -221,7 +221,11 @@ def test_page_covers_linear_regression():
     at = open_app("pages/protection.py", {"model": "linear_regression", "methods": "naive"}, 120)
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error and not any("does not cover" in i.value for i in at.info)
-    assert len(at.get("plotly_chart")) == 3
+    assert len(at.get("plotly_chart")) == 2  # the record view says why, in words, instead of an empty figure
+    assert [i.value for i in at.info if i.value.startswith("Not drawn")] == [
+        "Not drawn for this scenario: Linear regression has no discrete records to guess: its records are real "
+        "numbers, and no one value has a probability of its own (the realistic adversary is computed for "
+        "Beta-binomial, Dirichlet-multinomial, Poisson-gamma)."]
     sentence = next(m.value for m in at.markdown if m.value.startswith("##### At ε = "))
     eps = float(sentence.split("At ε = ")[1].split(",")[0])
     p = 2
@@ -234,3 +238,18 @@ def test_realistic_clause_names_a_clamps_top_value_as_that_or_more():
     ra = {"available": True, "values": [0, 1, 2], "labels": ["0", "1", "2+"],
           "largest_change": {"value": 2, "prior": 0.2, "posterior": 0.6, "difference": 0.4}}
     assert pt.realistic_clause({"realistic_adversary": ra}).endswith("on \"this person's record is 2 or more\"")
+
+
+def test_a_model_without_the_record_view_gets_a_sentence_not_an_empty_figure():
+    """The log-linear model drew an empty chart (axes from -1 to 5, PNG and HTML buttons) whose only text was
+    "naive_bayes_loglinear has no discrete records to guess": its records are discrete (a class and a level per
+    feature), and the engine's keys are not the sidebar's words. The view now says why it is not drawn."""
+    at = open_app("pages/protection.py", {"model": "naive_bayes_loglinear", "methods": "naive"}, 120)
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error and len(at.get("plotly_chart")) == 2
+    note = [i.value for i in at.info if i.value.startswith("Not drawn")]
+    assert note == ["Not drawn for this scenario: P(record = v | s_dp) is not computed for Naive-Bayes log-linear: it "
+                    "is read off the exact law of the confidential statistic given the release, a finite mixture the "
+                    "engine computes for Beta-binomial, Dirichlet-multinomial, Poisson-gamma."], note
+    assert "no discrete records" not in note[0] and "_" not in note[0].replace("s_dp", "")
+    assert sum(1 for e in at.expander if e.label == "What am I looking at?") == 3

@@ -75,6 +75,7 @@ from ..numerics.statistic_laws import likelihood
 __all__ = ["realistic_adversary", "REALISTIC_MODELS"]
 
 REALISTIC_MODELS = ("beta_binomial", "dirichlet_multinomial", "poisson_gamma")
+_CONTINUOUS = ("normal_known_sd", "linear_regression")  # records are real numbers: P(record = v) is 0 for every v
 _POISSON_COVER = 1.0 - 1e-6  # the values shown cover this much of both the prior and the posterior
 _MAX_RR_TERMS = 3_000_000  # coefficients of one k-ary generating-function product
 
@@ -121,8 +122,13 @@ def _unavailable(problem: Problem) -> str:
     model, mech = problem.model, problem.mechanism
     name = getattr(model, "name", "")
     if name not in REALISTIC_MODELS:
-        return f"{name or 'this model'} has no discrete records to guess (the realistic adversary is computed for " \
-               + ", ".join(REALISTIC_MODELS) + ")"
+        covered = ", ".join(REALISTIC_MODELS)
+        if name in _CONTINUOUS:
+            return (f"{name} has no discrete records to guess: its records are real numbers, and no one value "
+                    f"has a probability of its own (the realistic adversary is computed for {covered})")
+        who = "a custom model" if name in ("", "custom") else name
+        return (f"P(record = v | s_dp) is not computed for {who}: it is read off the exact law of the confidential "
+                f"statistic given the release, a finite mixture the engine computes for {covered}")
     if problem.unknown_n is not None:
         return "the record count n is itself private here; the realistic adversary is computed for a known n"
     if name == "poisson_gamma" and model.upper is not None and isinstance(mech, (Clipped, BoundedLaplace)):

@@ -12,7 +12,7 @@ import re
 
 from figures.labels import MODEL_LABELS, PRIOR_LABELS
 
-__all__ = ["FIELD_LABELS", "in_words"]
+__all__ = ["FIELD_LABELS", "in_words", "readable"]
 
 #: spec field -> the sidebar label of the box that holds it
 FIELD_LABELS = {
@@ -58,8 +58,9 @@ def _value(text: str) -> str:
 _MODELS = re.compile(r"\b(" + "|".join(MODEL_LABELS) + r")\b")
 
 
-def _readable(allowed: str) -> str:
-    """What is allowed, for people: ≥ and ≤, thousands separators, a model's name instead of its key."""
+def readable(allowed: str) -> str:
+    """An engine sentence (what is allowed, why something is not computed) for people: ≥ and ≤, thousands
+    separators, a model's name instead of its key."""
     allowed = allowed.replace(">=", "≥").replace("<=", "≤")
     allowed = re.sub(r"(?<![\d.,])\d{5,}(?![\d.])", lambda m: f"{int(m[0]):,}", allowed)
     return _MODELS.sub(lambda m: MODEL_LABELS[m[0]].split(" (")[0], allowed)
@@ -70,7 +71,7 @@ def in_words(message: str) -> str:
     m = _SHAPE.match(message.strip())
     if not m:
         return message
-    field, value, allowed = m["field"], _value(m["value"]), _readable(m["allowed"].strip())
+    field, value, allowed = m["field"], _value(m["value"]), readable(m["allowed"].strip())
     record = _RECORD.match(field)
     if record:
         k = int(record["k"])
