@@ -20,6 +20,7 @@ from .mechanisms import MECHANISM_NAMES, budget_from_scale, make_mechanism, scal
 from .mechanisms.libraries import LibraryRelease, release_from, release_options
 from .mechanisms.release import privatize
 from .methods import METHOD_NAMES, validate_method
+from .methods.abc_rejection import NoneAccepted
 from .methods.exact import exact_mixture, has_closed_form
 from .methods.rjmcmc import n_pmf
 from .models import MODEL_INFO, MODEL_NAMES, make_model
@@ -44,7 +45,7 @@ __all__ = [
     "make_model", "make_mechanism", "scale_from_budget", "budget_from_scale",
     "exact_mixture", "has_closed_form", "n_pmf", "SizePrior", "UnknownSize", "plug_in_n",
     "estimate_cost", "fit_to_budget", "Cost", "estimate_sweep_cost", "fit_sweep_to_budget",
-    "estimate_calibration_cost", "fit_calibration_to_budget", "BudgetExceeded", "Cancelled",
+    "estimate_calibration_cost", "fit_calibration_to_budget", "BudgetExceeded", "Cancelled", "NoneAccepted",
     "DEMO_SPEC", "scenario", "risk", "protection_sweep", "release_from", "release_options", "LibraryRelease",
     "mean_budget_split", "MeanSplit", "import_dpwizard", "read_package",
     "summary", "summary_dict", "draws_frame", "to_inference_data", "write_outputs", "convergence",

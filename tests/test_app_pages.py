@@ -316,6 +316,22 @@ def test_an_implausible_release_is_named_and_abc_is_not_run():
     assert "Exact (best method)" in set(at.dataframe[0].value["method"])
 
 
+def test_abc_that_accepts_nothing_says_so_in_the_method_settings_words():
+    """ABC rejection at n = 10,000 (linear regression) said "method.max_proposals = 20000000 is invalid for this
+    release: abc_rejection accepted 0 of 35600 proposals (stopped by max_seconds) ... Raise max_proposals /
+    max_seconds or use da_mcmc": a spec file's field, a limit the user never set as the culprit, and engine keys.
+    It now names the box that stopped it and what the count means."""
+    at = _open(query={"model": "linear_regression", "n": "100", "abc_p": "10", "methods": "naive,abc_rejection"})
+    _assert_clean(at)
+    caption = next(c for c in _texts(at.caption) if c.startswith("ABC rejection not shown"))
+    assert caption == ("ABC rejection not shown: it accepted none of 10 proposals before its limit of proposals (ABC: "
+                       "at most this many proposals): fewer than 1 in 10 simulated releases land close enough to s_dp "
+                       "here, so its 4,000 draws would take more than 40,000 proposals on average. Raise both limits "
+                       "in Method settings, or read Exact (best method) or DA-MCMC, which simulate no releases.")
+    for engine_word in ("method.max_proposals", "abc_rejection", "da_mcmc", "is invalid"):
+        assert engine_word not in caption
+
+
 @pytest.mark.parametrize("preset", EPSILON_ONE, ids=lambda p: p.name)
 def test_what_epsilon_one_means_opens_each_mechanism_family_on_what_it_protects(preset):
     """Issue 21, Learn: one preset per mechanism family, each opening the What it protects page at ε = 1."""

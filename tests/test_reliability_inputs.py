@@ -487,6 +487,7 @@ def test_an_implausible_release_is_named_before_anything_runs(s_dp, sds):
     with pytest.raises(ValueError, match="^method.max_proposals = 20000 is invalid for this release") as info:
         engine.run_method(problem, {"name": "abc_rejection", "draws": 100, "max_proposals": 20_000}, 1)
     assert "noise sds (noise sd 4.71) from the nearest statistic that 30 records can produce" in str(info.value)
+    assert isinstance(info.value, engine.NoneAccepted) and info.value.far  # the app says it in its own words
     exact = engine.run_method(problem, {"name": "exact", "draws": 400}, 1)
     assert np.all(np.isfinite(exact.draws))
 
@@ -498,3 +499,24 @@ def test_a_release_a_few_sds_out_is_plausible():
     problem = engine.prepare(engine.spec_from_dict(spec))
     assert engine.release_distance(problem)["noise_sds"] == pytest.approx(5.0)
     assert engine.implausible_release(problem) is None
+
+
+def test_abc_that_accepts_nothing_raises_a_value_error_with_its_counts():
+    """engine.NoneAccepted: the spec's one-line error (a ValueError, for the command line) with the counts an app
+    words for its own boxes; it survives pickling (a run on another process raises it there)."""
+    import pickle
+
+    import engine
+
+    spec = {**engine.DEMO_SPEC, "model": {"name": "linear_regression", "n": 100},
+            "mechanism": {"name": "laplace", "epsilon": 1.0}, "data": {"simulate": {"beta": [0.5, 1.0, -1.0]}}}
+    problem = engine.prepare(engine.spec_from_dict(spec))
+    with pytest.raises(engine.NoneAccepted) as info:
+        engine.run_method(problem, {"name": "abc_rejection", "draws": 4000, "max_proposals": 10}, 1)
+    exc = info.value
+    assert isinstance(exc, ValueError) and (exc.proposals, exc.stopped_by, exc.far) == (10, "max_proposals", False)
+    assert str(exc).startswith("method.max_proposals = 10 is invalid for this release: abc_rejection accepted 0 of 10 "
+                               "proposals (stopped by max_proposals); the acceptance rate is below 0.1.")
+    back = pickle.loads(pickle.dumps(exc))
+    assert type(back) is engine.NoneAccepted and str(back) == str(exc)
+    assert (back.proposals, back.stopped_by, back.far) == (10, "max_proposals", False)

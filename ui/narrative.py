@@ -13,7 +13,7 @@ from typing import Any, Mapping
 
 from figures.labels import METHOD_LABELS
 
-__all__ = ["headline", "reference_method", "convergence_warning", "mle_caption", "over_budget", "AGREE_SD_RATIO", "AGREE_SHIFT"]
+__all__ = ["headline", "reference_method", "convergence_warning", "mle_caption", "over_budget", "none_accepted", "AGREE_SD_RATIO", "AGREE_SHIFT"]
 
 #: naive and exact "agree" when their sds are within this factor ...
 AGREE_SD_RATIO = 1.25
@@ -144,6 +144,25 @@ def over_budget(method: str, cost: Mapping[str, Any]) -> str:
     """Why a run was not started: its estimated cost against the server's work budget."""
     return (f"{METHOD_LABELS[method]} was not run: it would take about {cost['seconds']:.3g} s here "
             f"({cost['detail']}), over this server's budget of {cost['budget']:g} s per run.")
+
+
+#: the Method settings boxes that bound an ABC run, by the limit that stopped it (engine.NoneAccepted.stopped_by)
+_ABC_LIMITS = {"max_seconds": "its time limit (ABC: stop after (seconds))",
+               "max_proposals": "its limit of proposals (ABC: at most this many proposals)"}
+
+
+def none_accepted(proposals: int, stopped_by: str, far: bool, draws: int) -> str:
+    """Why ABC rejection has no draws (:class:`engine.NoneAccepted`), in the words of the Method settings boxes:
+    no accepted proposal in ``proposals`` puts the acceptance rate below 1 / proposals, so ``draws`` accepted
+    draws would take more than ``draws`` × ``proposals`` proposals on average; a release far outside what the
+    records can produce (``far``) is out of reach of any limit."""
+    head = f"it accepted none of {proposals:,} proposals before {_ABC_LIMITS.get(stopped_by, 'its limits')}"
+    if far:
+        return (head + ": the release lies so far outside what the n records can produce that no limit will do. "
+                "Exact (best method) and DA-MCMC still answer.")
+    return (head + f": fewer than 1 in {proposals:,} simulated releases land close enough to s_dp here, so its "
+            f"{draws:,} draws would take more than {draws * proposals:,} proposals on average. Raise both limits in "
+            "Method settings, or read Exact (best method) or DA-MCMC, which simulate no releases.")
 
 
 def mle_caption(info: Mapping[str, Any]) -> str:

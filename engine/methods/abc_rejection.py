@@ -218,6 +218,24 @@ def _two_thread_loop(problem, rng, batch, width, draws, max_proposals, max_secon
     return _finish(problem, kept, n_acc, proposals, draws, stopped_by, max_proposals, t0)
 
 
+class NoneAccepted(ValueError):
+    """ABC rejection accepted no proposal within its limits. Its message is the spec's one-line error (the field
+    ``method.max_proposals``, for a file and the command line); ``proposals``, ``stopped_by`` (``"max_proposals"``
+    or ``"max_seconds"``) and ``far`` (whether the release lies so far outside what n records can produce that no
+    limit will do) let an app say the same in the words of its own boxes."""
+
+    def __init__(self, message: str, *, proposals: int, stopped_by: str, far: bool):
+        super().__init__(message)
+        self.proposals, self.stopped_by, self.far = proposals, stopped_by, far
+
+    def __reduce__(self):  # picklable with its fields (a run on another process raises it there)
+        return (_none_accepted, (str(self), self.proposals, self.stopped_by, self.far))
+
+
+def _none_accepted(message, proposals, stopped_by, far):
+    return NoneAccepted(message, proposals=proposals, stopped_by=stopped_by, far=far)
+
+
 def _why_none(problem) -> str:
     """For a release far outside what n records can produce: how far, and that no budget will do."""
     far = implausible_release(problem)
@@ -233,10 +251,12 @@ def _finish(problem, kept, n_acc, proposals, draws, stopped_by, max_proposals, t
     if n_acc == 0 and stopped_by == "cancelled":
         raise Cancelled(f"stopped after {proposals:,} proposals, none accepted: no draws to keep")
     if n_acc == 0:
-        raise ValueError(
+        far = _why_none(problem)
+        raise NoneAccepted(
             f"method.max_proposals = {max_proposals} is invalid for this release: abc_rejection accepted 0 of "
             f"{proposals} proposals (stopped by {stopped_by}); the acceptance rate is below {1 / max(proposals, 1):.2g}. "
-            "Raise max_proposals / max_seconds or use da_mcmc" + _why_none(problem))
+            "Raise max_proposals / max_seconds or use da_mcmc" + far, proposals=proposals, stopped_by=stopped_by,
+            far=bool(far))
     theta = np.concatenate(kept)[:draws].reshape(-1, len(problem.model.param_names))
     return Result(
         method="abc_rejection", param_names=tuple(problem.model.param_names), draws=theta[None, :, :],

@@ -18,6 +18,7 @@ import streamlit as st
 import engine
 
 from figures.labels import METHOD_LABELS
+from .. import narrative
 from ..params.scenario import Scenario
 from ..params.spec import method_settings, to_spec_dict
 from .budget import BUDGETED_METHODS, _cost_cached, work_budget_s
@@ -42,6 +43,9 @@ def _run_cached(spec_text: str, settings_text: str) -> dict:
     progress = _Progress(bar, label)
     try:
         result = engine.run_method(_problem(spec_text), settings, seed, on_progress=progress)
+    except engine.NoneAccepted as exc:  # ABC's limits, in the words of their boxes
+        words = narrative.none_accepted(exc.proposals, exc.stopped_by, exc.far, int(settings.get("draws", 0)))
+        return {"error": words, "log": f"{label}: not run — {words}"}
     except ValueError as exc:
         return {"error": str(exc), "log": f"{label}: not run — {exc}"}
     except engine.Cancelled:
