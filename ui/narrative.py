@@ -13,7 +13,8 @@ from typing import Any, Mapping
 
 from figures.labels import METHOD_LABELS
 
-__all__ = ["headline", "reference_method", "convergence_warning", "mle_caption", "over_budget", "none_accepted", "AGREE_SD_RATIO", "AGREE_SHIFT"]
+__all__ = ["headline", "reference_method", "convergence_warning", "mle_caption", "over_budget", "none_accepted",
+           "AGREE_SD_RATIO", "AGREE_SHIFT"]
 
 #: naive and exact "agree" when their sds are within this factor ...
 AGREE_SD_RATIO = 1.25
