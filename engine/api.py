@@ -13,7 +13,7 @@ import numpy as np
 from .core.data import load_records_csv
 from .core.results import Problem, Result
 from .core.spec import Spec, resolve_path
-from .core.validation import fail, number_list
+from .core.validation import fail, number_list, positive, positive_int
 from .cost import BudgetExceeded, estimate_cost, fit_to_budget
 from .mechanisms import RandomizedResponse, check_release_value
 from .mechanisms.release import privatize
@@ -24,18 +24,25 @@ from .models.sample_size import (UnknownSize, check_n_dp, make_size_mechanism, m
 from .numerics.conjugate import confidential_posterior as _confidential
 from .spec import build_mechanism, is_ratio_release, spec_from_dict
 
-__all__ = ["prepare", "run_method", "run", "confidential_posterior", "data_rng", "method_rng", "check_s_dp",
-           "check_budget", "METHODS"]
+__all__ = ["prepare", "run_method", "run", "method_table", "confidential_posterior", "data_rng", "method_rng",
+           "check_s_dp", "check_budget", "METHODS"]
 
 METHODS = REGISTRY  # name -> engine.methods.Method (one module per algorithm in engine/methods/)
 
 
+def _seed(seed) -> int:
+    """A run's seed, checked like a spec's: an integer in [0, 2^63)."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**63:
+        fail("seed", seed, "must be an integer in [0, 2^63)")
+    return int(seed)
+
+
 def data_rng(seed: int) -> np.random.Generator:
-    return np.random.default_rng(np.random.SeedSequence(seed).spawn(2)[0])
+    return np.random.default_rng(np.random.SeedSequence(_seed(seed)).spawn(2)[0])
 
 
 def method_rng(seed: int) -> np.random.Generator:
-    return np.random.Generator(np.random.SFC64(np.random.SeedSequence(seed).spawn(2)[1]))
+    return np.random.Generator(np.random.SFC64(np.random.SeedSequence(_seed(seed)).spawn(2)[1]))
 
 
 def check_s_dp(model, mechanism, value, field: str = "data.s_dp") -> np.ndarray:
@@ -82,7 +89,7 @@ def prepare(spec: Spec | dict) -> Problem:
         records = model.check_records(number_list("data.records", spec.data["records"]), "data.records")
     if records.shape[0] != model.n:
         fail("model.n", model.n, f"must equal the number of records ({records.shape[0]})")
-    s_dp = privatize(model, mech, records, rng)
+    s_dp = privatize(model, mech, records, rng, check=False)
     return Problem(model=model, mechanism=mech, s_dp=s_dp, records=records, true_params=true)
 
 
@@ -128,7 +135,7 @@ def _prepare_unknown_n(spec: Spec) -> Problem:
         if records.shape[0] != model.n:
             fail("model.n", model.n, f"must equal the number of records ({records.shape[0]})")
     mech = build_mechanism(spec.mechanism, model, unbounded=True)
-    s_dp = privatize(model, mech, records, rng)
+    s_dp = privatize(model, mech, records, rng, check=False)
     if n_mech is None and is_ratio_release(spec.mechanism):
         n_dp, plug = None, replace(model, n=plug_in_n(prior.mean))
     elif n_mech is None:
@@ -145,16 +152,20 @@ def run_method(problem: Problem, method: dict, seed: int, on_progress=None, max_
 
     ``max_seconds``: refuse (:class:`engine.cost.BudgetExceeded`, a ValueError naming the settings that
     do fit) when the run's estimated cost on this machine is above it; no budget unless asked."""
+    if not isinstance(problem, Problem):
+        fail("problem", type(problem).__name__, "must be an engine.Problem: engine.prepare(spec) makes one")
     settings = validate_method(method)
+    rng = method_rng(seed)
     if max_seconds is not None:
         check_budget(problem, settings, max_seconds)
     name = settings.pop("name")
-    return REGISTRY[name](problem, method_rng(seed), settings, on_progress=on_progress)
+    return REGISTRY[name](problem, rng, settings, on_progress=on_progress)
 
 
 def check_budget(problem: Problem, settings: dict, max_seconds: float) -> None:
     """Raise BudgetExceeded when the estimated cost of ``settings`` (a [method] table, checked and completed by
     ``validate_method`` first) is over ``max_seconds``."""
+    max_seconds = positive("max_seconds", max_seconds)
     settings = validate_method(settings)
     cost = estimate_cost(problem, settings)
     if cost.seconds <= max_seconds:
@@ -166,20 +177,28 @@ def check_budget(problem: Problem, settings: dict, max_seconds: float) -> None:
                          f"{cost.describe()} on this machine, over the budget of {max_seconds:g} s; {hint}")
 
 
-def run(spec: Spec | dict, method: str | None = None, on_progress=None, max_seconds: float | None = None) -> Result:
-    """Prepare the spec's scenario and run its method (or ``method`` instead)."""
-    if not isinstance(spec, Spec):
-        spec = spec_from_dict(spec)
+def method_table(spec: Spec, method: str | None = None) -> dict:
+    """The ``[method]`` table a run of ``spec`` uses: the spec's own, or for ``method`` instead the spec's
+    ``[methods.<name>]`` table when it has one, else the spec's common settings under that name."""
     settings = dict(spec.method)
     if method is not None and spec.methods and method in spec.methods:
         settings = dict(spec.methods[method])  # the spec's own settings for that method
     elif method is not None:
         settings = {k: v for k, v in settings.items() if k in ("chains", "draws", "warmup", "grid_size")}
         settings["name"] = method
+    return settings
+
+
+def run(spec: Spec | dict, method: str | None = None, on_progress=None, max_seconds: float | None = None) -> Result:
+    """Prepare the spec's scenario and run its method (or ``method`` instead)."""
+    if not isinstance(spec, Spec):
+        spec = spec_from_dict(spec)
     problem = prepare(spec)
-    return run_method(problem, settings, spec.seed, on_progress=on_progress, max_seconds=max_seconds)
+    return run_method(problem, method_table(spec, method), spec.seed, on_progress=on_progress, max_seconds=max_seconds)
 
 
 def confidential_posterior(problem: Problem, seed: int = 0, draws: int = 4000) -> Result:
     """p(theta | x) from the confidential records (simulation or upload only)."""
-    return _confidential(problem, method_rng(seed), draws=draws)
+    if not isinstance(problem, Problem):
+        fail("problem", type(problem).__name__, "must be an engine.Problem: engine.prepare(spec) makes one")
+    return _confidential(problem, method_rng(seed), draws=positive_int("draws", draws, 1, 10_000_000))

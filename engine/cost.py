@@ -51,6 +51,7 @@ import numpy as np
 
 from .core.chains import chain_threads
 from .core.results import Problem
+from .core.validation import positive
 from .kernels import pseudo_marginal as pm_kernels
 from .mechanisms import make_mechanism
 from .mechanisms.ratio import OpenDPMean
@@ -343,6 +344,7 @@ def fit_to_budget(problem: Problem, method: dict, max_seconds: float, rates: dic
     """The largest settings of ``method`` whose estimate is within ``max_seconds``: draws (and warm-up in
     proportion, keeping at least 100) scaled down, then chains down to 2; None if even 2 chains x 100
     draws do not fit (or the method has no draw count to scale)."""
+    max_seconds = positive("max_seconds", max_seconds)
     settings = validate_method(method)
     cost = estimate_cost(problem, settings, rates)
     if cost.seconds <= max_seconds:

@@ -107,8 +107,11 @@ def _yaml_plan(text: str, path: str) -> dict:
     Loader.add_multi_constructor("!", scalar)
     try:
         doc = yaml.load(text, Loader=Loader)
-    except yaml.YAMLError as exc:
-        fail("PACKAGE", path, f"holds a plan that is not valid YAML ({exc})")
+    except yaml.YAMLError as exc:  # one line: what the parser found and where
+        where = getattr(exc, "problem_mark", None)
+        at = f" at line {where.line + 1}, column {where.column + 1}" if where is not None else ""
+        what = getattr(exc, "problem", None) or type(exc).__name__
+        fail("PACKAGE", path, f"holds a plan that is not valid YAML ({what}{at})")
     if not isinstance(doc, dict) or not isinstance(doc.get("analysis_plan"), dict):
         fail("PACKAGE", path, "holds a .yaml without an analysis_plan (is it a dp-wizard package?)")
     return doc["analysis_plan"]
@@ -153,35 +156,47 @@ def read_package(path: str) -> DpWizardPackage:
         if len(yamls) != 1 or len(csvs) != 1:
             fail("PACKAGE", path, f"must hold one .yaml (the plan) and one .csv (the report); it holds {names}")
         stem = os.path.basename(yamls[0])[:-5]
-        plan = _yaml_plan(zf.read(yamls[0]).decode("utf-8"), path)
-        report = tuple((row[0], row[1]) for row in csv.reader(io.StringIO(zf.read(csvs[0]).decode("utf-8")))
-                       if len(row) >= 2)
+        plan = _yaml_plan(_text(zf, yamls[0], path), path)
+        report = tuple((row[0], row[1]) for row in csv.reader(io.StringIO(_text(zf, csvs[0], path))) if len(row) >= 2)
         nb = [n for n in names if n.endswith(".ipynb") and not n.endswith(".unexecuted.ipynb")]
-        scales = _notebook_scales(zf.read(nb[0]).decode("utf-8")) if nb else {}
+        scales = _notebook_scales(_text(zf, nb[0], path)) if nb else {}
     return DpWizardPackage(stem=stem, plan=plan, report=report, notebook_scales=scales)
 
 
-def _number(field_: str, value: Any, path: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        fail(f"PACKAGE.{field_}", value, f"must be a finite number in the plan of {path}")
+def _text(zf: zipfile.ZipFile, name: str, path: str) -> str:
+    """One file of the package as text; a file that is not UTF-8 is refused by name."""
+    try:
+        return zf.read(name).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        fail("PACKAGE", path, f"holds {name}, which is not UTF-8 text (byte {exc.start}): is it the file dp-wizard "
+                              "wrote?")
+
+
+def _number(field_: str, value: Any, path: str, positive: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or (positive and not value > 0):
+        fail(f"PACKAGE.{field_}", value, f"must be a finite number{' > 0' if positive else ''} in the plan of {path}")
     return float(value)
 
 
 def plan_scales(plan: dict, path: str = "PACKAGE") -> dict:
     """{column: {"statistic", "epsilon", and the scales}} from the plan alone (module docstring)."""
-    eps = _number("epsilon", plan.get("epsilon"), path)
-    c = _number("contributions", plan.get("contributions", 1), path)
+    eps = _number("epsilon", plan.get("epsilon"), path, positive=True)
+    c = _number("contributions", plan.get("contributions", 1), path, positive=True)
     columns = plan.get("analysis_columns") or {}
     if not isinstance(columns, dict) or not columns:
         fail("PACKAGE.analysis_columns", columns, "must list at least one analysed column")
     firsts = {name: (specs[0] if isinstance(specs, list) and specs else specs) for name, specs in columns.items()}
-    total = sum(_number(f"{n}.weight", f.get("weight", 1), path) for n, f in firsts.items())
+    total = sum(_number(f"{n}.weight", f.get("weight", 1), path, positive=True) for n, f in firsts.items())
     out = {}
     for name, col in firsts.items():
-        eps_j = eps * _number(f"{name}.weight", col.get("weight", 1), path) / total
+        eps_j = eps * _number(f"{name}.weight", col.get("weight", 1), path, positive=True) / total
         stat = str(col.get("statistic_name"))
         lo, hi = _number(f"{name}.lower_bound", col.get("lower_bound"), path), \
             _number(f"{name}.upper_bound", col.get("upper_bound"), path)
+        if not hi > lo:
+            fail(f"PACKAGE.{name}.upper_bound", col.get("upper_bound"),
+                 f"must be above its lower_bound ({col.get('lower_bound')}) in the plan of {path}")
         entry = {"statistic": stat, "epsilon": eps_j, "lower": lo, "upper": hi, "contributions": c}
         if stat == "Histogram":
             entry["count_scale"] = c / eps_j
@@ -247,6 +262,10 @@ def import_dpwizard(path: str, out: str, *, prior_alpha: float = 1.0, prior_rate
     (default (upper - lower) / 4). Returns the summary written to ``import.json``."""
     if mean_sd is not None:
         positive("mean_sd", mean_sd)
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
+        fail("seed", seed, "must be an integer in [0, 2^63)")  # written into every spec, checked like a spec's
+    if not isinstance(out, (str, os.PathLike)) or os.path.isfile(out):
+        fail("out", out, "must be a directory to write the specs into (not an existing file)")
     pkg = read_package(path)
     plan = pkg.plan
     scales = plan_scales(plan, path)

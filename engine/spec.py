@@ -255,7 +255,8 @@ def build_mechanism(mech_d: Mapping[str, Any], model, unbounded: bool = False):
 
 def load_spec(path: str) -> Spec:
     """Read a TOML (``.toml``) or JSON (``.json``) spec file."""
-    return spec_from_dict(read_spec_file(path), base_dir=os.path.dirname(os.path.abspath(path)))
+    table = read_spec_file(path)
+    return spec_from_dict(table, base_dir=os.path.dirname(os.path.abspath(os.fspath(path))))
 
 
 def _add_remove_sensitivity(model, l2: bool) -> float:
@@ -277,8 +278,9 @@ def _build_release(table: Mapping[str, Any], model, unbounded: bool = False):
             fail("release.mechanism", mech, f"OpenDP's mean needs normal_known_sd records; {model.name} has none")
         given = table.get("bounds")
         bounds = [model.lo, model.hi]
-        if given is not None and (not isinstance(given, (list, tuple)) or len(given) != 2
-                                  or [float(v) for v in given] != bounds):
+        numbers = isinstance(given, (list, tuple)) and len(given) == 2 and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in given)
+        if given is not None and (not numbers or [float(v) for v in given] != bounds):
             fail("release.bounds", given, f"must be the model's [lo, hi] = {bounds} (dp.mean clamps to its bounds, "
                  "the records' model to [lo, hi]) or left out")
         return make_release({**table, "bounds": bounds})

@@ -191,7 +191,7 @@ def test_cli_imports_and_refuses_bad_packages(tmp_path, capsys):
                                                      "grade_bin3.toml", "grade_bin4.toml", "grade_bin5.toml",
                                                      "grade_histogram.toml", "hours_mean.toml", "import.json"]
     assert main(["import-dpwizard", PACKAGE, "--out", str(tmp_path / "y"), "--mean-sd", "-1"]) == 2
-    assert "mean_sd = -1.0 is invalid" in capsys.readouterr().err
+    assert "error: --mean-sd = -1.0 is invalid" in capsys.readouterr().err  # the option as typed
     assert main(["import-dpwizard", os.path.join(ROOT, "README.md"), "--out", str(tmp_path / "x")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "PACKAGE = " in err and "must be a .zip" in err

@@ -10,16 +10,18 @@ Writes DIR/draws.csv, DIR/posterior.nc and DIR/summary.json. Invalid input print
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from .. import api
 from ..methods import METHOD_NAMES
 from ..numerics import diagnostics
+from ..numerics.plausibility import implausible_release
 from ..spec import load_spec
 from . import dpwizard as dpwizard_cli
 from . import risk as risk_cli
 from . import study as study_cli
-from .console import cli_error, progress_bar
+from .console import cli_error, closed_pipe, progress_bar
 
 __all__ = ["main"]
 
@@ -31,7 +33,21 @@ class _Parser(argparse.ArgumentParser):
 
 
 def main(argv=None) -> int:
-    parser = _Parser(prog="python -m engine", description="Posterior inference from privatized data.")
+    """The command line (module docstring). A reader that closes the pipe early (``| head``) ends it quietly with
+    status 0, its outputs written; Ctrl-C ends it with one line and status 130, the shell's code for it."""
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        return closed_pipe()
+    except KeyboardInterrupt:
+        sys.stderr.write("\ninterrupted\n")
+        return 130
+
+
+def _main(argv=None) -> int:
+    # the name the user typed: the console script, else the module form the README uses
+    prog = "dp-posterior" if os.path.basename(sys.argv[0] or "") == "dp-posterior" else "python -m engine"
+    parser = _Parser(prog=prog, description="Posterior inference from privatized data.")
     sub = parser.add_subparsers(dest="command", required=True)
     run_p = sub.add_parser("run", help="run a spec and write draws.csv, posterior.nc, summary.json")
     run_p.add_argument("spec", metavar="SPEC", help="scenario file (.toml or .json)")
@@ -56,10 +72,15 @@ def main(argv=None) -> int:
         progress = None if args.quiet or not sys.stderr.isatty() else progress_bar(sys.stderr)
         if args.max_seconds is not None and not args.max_seconds > 0:
             raise ValueError(f"--max-seconds = {args.max_seconds:g} is invalid: must be a number of seconds > 0")
-        result = api.run(spec, method=args.method, on_progress=progress, max_seconds=args.max_seconds)
+        problem = api.prepare(spec)
+        result = api.run_method(problem, api.method_table(spec, args.method), spec.seed, on_progress=progress,
+                                max_seconds=args.max_seconds)
         diagnostics.write_outputs(result, args.out)
     except (ValueError, OSError) as exc:
         return cli_error(exc, args.out)
+    far = implausible_release(problem)
+    if far:  # every method answers such a release, most of them confidently: say what the app says first
+        sys.stderr.write("warning: " + far + "\n")
     s = diagnostics.summary(result)
     verdict = diagnostics.convergence(result, s)
     if not verdict.converged:  # a chain that has not mixed, or too few independent draws
@@ -76,16 +97,20 @@ def main(argv=None) -> int:
             print(f"{result.method}: {result.n_chains} chain(s) x {result.n_draws} draws in {secs:.2f} s -> {args.out}")
         if result.info.get("picked"):  # auto: which exact method ran, and why
             print(f"{result.method} picked {result.info['picked']}: {result.info.get('why', '')}".rstrip(": "))
+        if result.info.get("plug_in_n") is not None and result.info.get("note"):  # an unknown n, taken as known
+            print(f"{result.method}: {result.info['note']}")
         if result.info.get("claim") == "approximate":  # an approximation says so wherever its numbers go
             print(f"{result.method} is {result.info.get('approximation', 'approximate')}")
         table = s.round(4)
+        if result.info.get("estimator"):  # an estimate has no chains: no R-hat or effective draws to show
+            table = table.drop(columns=[c for c in ("r_hat", "ess_bulk", "ess_tail") if c in table])
         for col in ("ess_bulk", "ess_tail"):  # effective draws: whole numbers, like arviz's own summary
             if col in table:
                 table[col] = table[col].round().astype("Int64")
         print(table.to_string())
         sys.stdout.flush()
     except BrokenPipeError:  # e.g. piped into `head`: the outputs are written, stay quiet
-        sys.stdout = None
+        return closed_pipe()
     return 0
 
 

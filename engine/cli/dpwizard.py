@@ -9,6 +9,9 @@ from .console import cli_error
 
 __all__ = ["add_parser", "run"]
 
+#: the library's fields that only an option sets, by the option's name
+_FLAGS = {"model.alpha": "--prior-alpha", "model.beta": "--prior-rate", "mean_sd": "--mean-sd"}
+
 
 def add_parser(sub) -> None:
     p = sub.add_parser("import-dpwizard", help="write one spec per analysable statistic of a dp-wizard package")
@@ -27,7 +30,7 @@ def run(args) -> int:
         summary = import_dpwizard(args.package, args.out, prior_alpha=args.prior_alpha, prior_rate=args.prior_rate,
                                   mean_sd=args.mean_sd)
     except (ValueError, OSError) as exc:
-        return cli_error(exc, args.out)
+        return cli_error(exc, args.out, _FLAGS)
     for st in summary["statistics"]:
         if st["analysed"] and st["statistic"] == "Mean":
             print(f"{st['column']}: Mean, 1 spec ({st['spec']}): the released ratio sum / length, sum scale "

@@ -12,7 +12,7 @@ import sys
 
 from ..protection.report import risk
 from ..spec import load_spec
-from .console import cli_error
+from .console import cli_error, closed_pipe
 
 __all__ = ["add_parser", "run"]
 
@@ -47,5 +47,5 @@ def run(args) -> int:
         print(f"{summary_line(out)} -> {os.path.join(args.out, 'risk.json')}")
         sys.stdout.flush()
     except BrokenPipeError:
-        sys.stdout = None
+        return closed_pipe()
     return 0

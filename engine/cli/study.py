@@ -48,6 +48,10 @@ def add_parser(sub) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
+#: calibration_study's arguments that only an option sets (the spec was read and checked before it runs)
+_FLAGS = {"replicates": "--replicates", "seed": "--seed", "store": "--out"}
+
+
 def _progress(quiet: bool):
     if quiet or not sys.stderr.isatty():
         return None
@@ -85,7 +89,12 @@ def _executor(args):
     if args.scheduler:
         from dask.distributed import Client
 
-        client = Client(args.scheduler)
+        try:
+            client = Client(args.scheduler)
+        except (OSError, ValueError, TypeError) as exc:  # nothing listening, or not an address: one line
+            why = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise ValueError(f"--scheduler = {args.scheduler!r} is invalid: no dask scheduler answered there ({why}); "
+                             "give the address a running dask-scheduler prints, e.g. tcp://10.0.0.5:8786") from None
         return client, client.get_executor()
     if args.workers is not None and args.workers < 1:
         raise ValueError(f"--workers = {args.workers} is invalid: must be an integer >= 1")
@@ -131,7 +140,26 @@ def _calibration(args, executor) -> int:
     print(summary[cols].round(4).to_string(index=False))
     for n in notes:
         sys.stderr.write(n + "\n")
-    return 0
+    return _failures(table)
+
+
+def _failures(table) -> int:
+    """A method that failed in some replicates gets a warning with its first error (the rest are in
+    calibration.csv); one that failed in every replicate was a bad choice for this spec (rjmcmc on a known n):
+    its error, one line, and status 2, like ``run`` would have said before running."""
+    status = 0
+    for method, rows in table.groupby("method", sort=False):
+        errors = rows.drop_duplicates("replicate")["error"].fillna("").astype(str)
+        bad = errors[errors != ""]
+        if bad.empty:
+            continue
+        if len(bad) == len(errors):
+            sys.stderr.write(f"error: {bad.iloc[0]} (every replicate of {method} failed: see calibration.csv)\n")
+            status = 2
+        else:
+            sys.stderr.write(f"warning: {method} failed in {len(bad)} of {len(errors)} replicates, first: "
+                             f"{bad.iloc[0]} (see calibration.csv)\n")
+    return status
 
 
 def _preset(args, executor) -> int:
@@ -155,10 +183,17 @@ def run(args) -> int:
             raise ValueError(f"PRESET = {args.preset!r} is invalid: must be one of {', '.join(PRESETS)}, calibration")
         if args.preset != "calibration" and args.spec:
             raise ValueError(f"SPEC = {args.spec!r} is invalid: only study calibration takes a scenario file")
+        if args.preset != "calibration":  # a preset has its own replicates, methods and seed
+            for flag in ("replicates", "methods", "seed"):
+                if getattr(args, flag) is not None:
+                    raise ValueError(f"--{flag} = {getattr(args, flag)!r} is invalid: only study calibration takes "
+                                     "it (a preset sets its own)")
         client, executor = _executor(args)
         return _calibration(args, executor) if args.preset == "calibration" else _preset(args, executor)
+    except BrokenPipeError:  # stdout's reader has gone: not a bad --out (engine.cli.main ends it quietly)
+        raise
     except (ValueError, OSError) as exc:
-        return cli_error(exc, args.out)
+        return cli_error(exc, args.out, _FLAGS)
     finally:
         if client is not None:
             client.close()

@@ -88,15 +88,18 @@ def resolve_path(path: str, base_dir: str) -> str:
 
 def read_spec_file(path: str) -> dict:
     """The table of a TOML (``.toml``) or JSON (``.json``) spec file, not yet checked."""
+    if not isinstance(path, (str, os.PathLike)):
+        fail("SPEC", path, "must be the path of a .toml or .json file")
+    path = os.fspath(path)
     if not os.path.isfile(path):
         fail("SPEC", path, "must be an existing .toml or .json file")
     with open(path, "rb") as fh:
         raw = fh.read()
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")  # a byte-order mark (Windows editors write one) is not part of the text
     except UnicodeDecodeError as exc:
         fail("SPEC", path, f"must be UTF-8 text (byte {exc.start} is not)")
-    if path.endswith(".json"):
+    if path.lower().endswith(".json"):
         try:
             return json.loads(text)
         except json.JSONDecodeError as exc:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 import numpy as np
 
@@ -15,6 +15,7 @@ __all__ = [
     "choice",
     "number_list",
     "record_field",
+    "known_keys",
 ]
 
 
@@ -81,6 +82,14 @@ def choice(field: str, value: Any, options: Iterable[str]) -> str:
     if not isinstance(value, str) or value not in options:
         fail(field, value, "must be one of " + ", ".join(options))
     return value
+
+
+def known_keys(field: str, table: Mapping[str, Any], keys: Iterable[str]) -> None:
+    """A table whose keys are all among ``keys``: a misspelt or extra key is refused, not ignored."""
+    keys = list(keys)
+    for key in table:
+        if key not in keys:
+            fail(f"{field}.{key}", table[key], "is not a key here; allowed: " + ", ".join(keys))
 
 
 def number_list(field: str, value: Any, length: int | None = None) -> np.ndarray:

@@ -85,8 +85,8 @@ def make_mechanism(name: str, params: Mapping[str, Any] | None = None, *, defaul
     if unknown:
         fail(f"mechanism.{sorted(unknown)[0]}", params[sorted(unknown)[0]],
              f"is not a key of {name}; allowed keys: " + ", ".join(sorted(_KNOWN_KEYS[name])))
-    if name == "randomized_response":
-        return _make_rr(params, k)
+    if name == "randomized_response":  # k comes from the model: two categories, or a histogram's 2 to 64 cells
+        return _make_rr(params, positive_int("k", k, 2, 64))
 
     sens = positive("mechanism.sensitivity", params.get("sensitivity", default_sensitivity))
     scale_key = "scale" if name in ("laplace", "discrete_laplace") else "sigma"
@@ -120,11 +120,20 @@ def make_mechanism(name: str, params: Mapping[str, Any] | None = None, *, defaul
         fail("mechanism.sensitivity", sens, "must be a whole number for discrete noise on counts")
     if not math.isfinite(scale) or scale <= 0:
         fail(f"mechanism.{scale_key}", scale, "the budget implies a noise scale that is not a positive finite number")
+    if not SCALE_RANGE[0] <= scale <= SCALE_RANGE[1]:  # the field the user gave, and the scale it makes
+        fail(f"mechanism.{given[0]}", params[given[0]], f"makes a noise scale of {scale:.3g}; the engine computes with "
+             f"scales from {SCALE_RANGE[0]:g} (below: no noise to speak of) to {SCALE_RANGE[1]:g} (above: no signal)")
     if name == "gaussian":
         return Gaussian(scale=scale, sensitivity=sens, delta=delta)
     if delta is not None:
         fail("mechanism.delta", delta, f"{name} does not use delta")
     return _ADDITIVE[name](scale=scale, sensitivity=sens)
+
+
+#: the noise scales (Laplace b, Gaussian sigma) the engine computes with: beyond them densities, tail sums and
+#: tempered posteriors under- or overflow in double precision (epsilon = 1e300 divided by zero, sigma = 1e160
+#: overflowed)
+SCALE_RANGE = (1e-10, 1e12)
 
 
 def _make_rr(params: dict, k: int) -> RandomizedResponse:
@@ -138,6 +147,9 @@ def _make_rr(params: dict, k: int) -> RandomizedResponse:
             fail("mechanism.epsilon", params["epsilon"], "the coin scheme's budget follows from truth_prob; give one of them")
         tp = probability_open("mechanism.truth_prob", params.get("truth_prob", 0.5))
         return RandomizedResponse(log_transition=coin_log_transition(tp, k), scheme="coin")
+    if "truth_prob" in params:  # the k-ary scheme's truth probability follows from epsilon
+        fail("mechanism.truth_prob", params["truth_prob"], "is the coin scheme's; the k_ary scheme's follows from "
+             "epsilon (give scheme = \"coin\" with truth_prob, or k_ary with epsilon)")
     if "epsilon" not in params:
         fail("mechanism.epsilon", None, "randomized_response needs epsilon > 0 (or scheme = \"coin\")")
     eps = positive("mechanism.epsilon", params["epsilon"])

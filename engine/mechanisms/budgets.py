@@ -10,6 +10,8 @@ import math
 
 from scipy import optimize, special
 
+from ..core.validation import fail, positive, probability_open
+
 __all__ = ["scale_from_budget", "budget_from_scale", "analytic_gaussian_delta", "analytic_gaussian_sigma",
            "analytic_gaussian_epsilon"]
 
@@ -58,17 +60,24 @@ def scale_from_budget(name: str, sensitivity: float, epsilon=None, rho=None, del
     gaussian / discrete_gaussian with rho: sigma = Delta / sqrt(2 rho).
     gaussian with (epsilon, delta): the analytic Gaussian mechanism's sigma.
     """
+    sensitivity = positive("sensitivity", sensitivity)
     if name in ("laplace", "discrete_laplace"):
-        return sensitivity / epsilon
+        return sensitivity / positive("epsilon", epsilon)
     if name in ("gaussian", "discrete_gaussian"):
         if rho is not None:
-            return sensitivity / math.sqrt(2.0 * rho)
-        return analytic_gaussian_sigma(epsilon, delta, sensitivity)
-    raise ValueError(f"mechanism.name = {name!r} has no noise scale")
+            return sensitivity / math.sqrt(2.0 * positive("rho", rho))
+        if name == "discrete_gaussian" or epsilon is None or delta is None:
+            fail("rho", rho, f"{name} needs rho > 0" + (" (or epsilon with delta)" if name == "gaussian" else ""))
+        return analytic_gaussian_sigma(positive("epsilon", epsilon), probability_open("delta", delta), sensitivity)
+    fail("mechanism.name", name, "has no noise scale: must be one of laplace, discrete_laplace, gaussian, "
+         "discrete_gaussian")
 
 
 def budget_from_scale(name: str, sensitivity: float, scale: float, delta=None) -> dict:
     """The budget a noise scale implies: {'epsilon': ..} or {'rho': .., ['epsilon', 'delta']}."""
+    sensitivity, scale = positive("sensitivity", sensitivity), positive("scale", scale)
+    if delta is not None:
+        delta = probability_open("delta", delta)
     if name in ("laplace", "discrete_laplace"):
         return {"epsilon": sensitivity / scale}
     if name in ("gaussian", "discrete_gaussian"):
@@ -77,4 +86,5 @@ def budget_from_scale(name: str, sensitivity: float, scale: float, delta=None) -
             out["epsilon"] = analytic_gaussian_epsilon(scale, delta, sensitivity)
             out["delta"] = delta
         return out
-    raise ValueError(f"mechanism.name = {name!r} has no noise scale")
+    fail("mechanism.name", name, "has no noise scale: must be one of laplace, discrete_laplace, gaussian, "
+         "discrete_gaussian")

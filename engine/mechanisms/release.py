@@ -14,9 +14,13 @@ from .ratio import OpenDPMean
 __all__ = ["privatize"]
 
 
-def privatize(model, mechanism, records, rng: np.random.Generator) -> np.ndarray:
+def privatize(model, mechanism, records, rng: np.random.Generator, *, check: bool = True) -> np.ndarray:
     """The release s_dp: additive noise on the statistic, or per-record randomized response
-    reported as counts per category (for beta_binomial, the reported number of ones)."""
+    reported as counts per category (for beta_binomial, the reported number of ones). The records are checked
+    against the model first (a beta_binomial record of 5.5 or a NaN is refused); ``check=False`` is for records
+    the engine simulated or has already checked."""
+    if check and hasattr(model, "check_records"):
+        records = model.check_records(records, "data.records")
     if isinstance(mechanism, RandomizedResponse):
         z = mechanism.sample_records(rng, model.categories(records))
         counts = np.bincount(z, minlength=mechanism.k).astype(float)

@@ -705,10 +705,18 @@ def _validate(table, out):
                                                     0, 10_000_000)
     if "thin" in table:
         out["thin"] = positive_int("method.thin", table["thin"], 1, 10_000)
+        iterations = out["warmup"] + out["draws"] * out["thin"]
+        if iterations > MAX_ITERATIONS:  # a chain stores every iteration before it keeps every thin-th
+            fail("method.thin", table["thin"], f"makes warmup + draws x thin = {iterations:,} iterations a chain; "
+                 f"at most {MAX_ITERATIONS:,} (lower draws or thin)")
     if "shifts" in table:
         out["shifts"] = positive_int("method.shifts", table["shifts"], 0, MAX_SHIFTS)
     if "orbit_moves" in table:
         out["orbit_moves"] = positive_int("method.orbit_moves", table["orbit_moves"], 0, MAX_ORBIT)
+
+
+#: iterations a chain may run (warm-up and kept, before thinning): the most ``draws`` and ``warmup`` allow unthinned
+MAX_ITERATIONS = 20_000_000
 
 
 METHOD = Method(name="da_mcmc", claim="exact", paper="Ju, Gong, Awan & Rao 2022, Alg. 1", run=_run, mcmc=True,

@@ -40,11 +40,18 @@ from .base import Method
 __all__ = ["ops", "ops_setup", "ops_release_log_pdf", "METHOD"]
 
 
+def _one_number(truncation, allowed: str) -> float:
+    """A one-number truncation (beta_binomial's a0, dirichlet_multinomial's): a [low, high] pair is poisson_gamma's."""
+    if isinstance(truncation, bool) or not isinstance(truncation, (int, float)):
+        fail("method.truncation", truncation, f"must be one number in {allowed}")
+    return float(truncation)
+
+
 def ops_setup(model, epsilon: float, k: int, truncation=None) -> dict:
     """Tempering tau, the bound B and the truncation for a total budget epsilon over k draws."""
     name = model.name
     if name == "beta_binomial":
-        a0 = 0.1 if truncation is None else float(truncation)
+        a0 = 0.1 if truncation is None else _one_number(truncation, "(0, 0.5) for beta_binomial")
         if not 0 < a0 < 0.5:
             raise ValueError(f"method.truncation = {truncation!r} is invalid: must be in (0, 0.5) for beta_binomial")
         B = math.log((1 - a0) / a0)
@@ -61,7 +68,7 @@ def ops_setup(model, epsilon: float, k: int, truncation=None) -> dict:
         B = max(float(np.max((x[:, None] - x[None, :]) * math.log(lam) - lf[:, None] + lf[None, :])) for lam in trunc)
     elif name == "dirichlet_multinomial":
         kk = model.k
-        a0 = min(0.1, 0.5 / kk) if truncation is None else float(truncation)
+        a0 = min(0.1, 0.5 / kk) if truncation is None else _one_number(truncation, f"(0, 1/k) = (0, {1 / kk:.4g})")
         if not 0 < a0 < 1.0 / kk:
             raise ValueError(f"method.truncation = {truncation!r} is invalid: must be in (0, 1/k) = (0, {1 / kk:.4g})")
         B = math.log((1 - (kk - 1) * a0) / a0)
@@ -143,6 +150,10 @@ def ops(problem: Problem, rng: np.random.Generator, *, k: int = 100, truncation=
         else:
             u = rng.uniform(d.cdf(lo), d.cdf(hi), size=k)
             theta = np.clip(d.ppf(u), lo, hi)[:, None]
+    if not np.all(np.isfinite(theta)):  # the tempered posterior's parameters past double precision (epsilon ~ 1e300)
+        field = "method.epsilon" if epsilon is not None else "mechanism.epsilon"
+        fail(field, eps, f"is too large for ops: its tempered posterior (tau = {setup['tau']:.3g}) cannot be drawn in "
+             "double precision; OPS at a budget this large is the confidential posterior truncated")
     info = dict(setup, wall_time_s=time.perf_counter() - t0)
     info["truncation"] = list(info["truncation"])
     info["released_samples"] = True  # the k draws are the private release itself, not a Monte Carlo sample

@@ -649,6 +649,9 @@ def _validate(table, out):
         out["particles"] = positive_int("method.particles", table["particles"], 1, 10_000_000)
     if "max_particles" in table:
         out["max_particles"] = positive_int("method.max_particles", table["max_particles"], 1, 10_000_000)
+    if "particles" in out and "max_particles" in out and out["max_particles"] < out["particles"]:
+        fail("method.max_particles", table["max_particles"], f"must be at least method.particles = {out['particles']} "
+             "(it caps the number chosen when particles is not given)")
 
 
 def _run(problem, rng, settings, on_progress):

@@ -12,7 +12,7 @@ from typing import Any, Mapping
 import numpy as np
 from scipy import special, stats
 
-from ..core.validation import fail, finite, positive, record_field
+from ..core.validation import fail, known_keys, finite, positive, record_field
 
 __all__ = ["BetaBinomial", "INFO", "KEYS", "build", "log_beta_binomial_pmf"]
 
@@ -92,6 +92,7 @@ class BetaBinomial:
         return rng.binomial(self.n, theta[:, 0])[:, None].astype(float)
 
     def theta_from(self, value: Mapping[str, Any], field="data.simulate"):
+        known_keys(field, value, ("theta",))
         v = value.get("theta")
         if v is None:
             fail(field, dict(value), "beta_binomial needs theta")

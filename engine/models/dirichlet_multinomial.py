@@ -13,7 +13,7 @@ from typing import Any, Mapping
 import numpy as np
 from scipy import stats
 
-from ..core.validation import fail, number_list, record_field
+from ..core.validation import fail, known_keys, number_list, record_field
 
 __all__ = ["DirichletMultinomial", "INFO", "KEYS", "build"]
 
@@ -108,6 +108,7 @@ class DirichletMultinomial:
         return rng.multinomial(self.n, theta).astype(float)
 
     def theta_from(self, value, field="data.simulate"):
+        known_keys(field, value, ("p",))
         v = value.get("p")
         if v is None:
             fail(field, dict(value), f"dirichlet_multinomial needs p = [..] with {self.k} probabilities")

@@ -13,7 +13,7 @@ from typing import Any, Mapping
 import numpy as np
 from scipy import stats
 
-from ..core.validation import fail, finite, positive, record_field
+from ..core.validation import fail, known_keys, finite, positive, record_field
 
 __all__ = ["NormalKnownSD", "INFO", "KEYS", "build"]
 
@@ -100,6 +100,7 @@ class NormalKnownSD:
         return out[:, None]
 
     def theta_from(self, value, field="data.simulate"):
+        known_keys(field, value, ("mu",))
         v = value.get("mu")
         if v is None:
             fail(field, dict(value), "normal_known_sd needs mu")

@@ -12,7 +12,7 @@ from typing import Any, Mapping
 import numpy as np
 from scipy import stats
 
-from ..core.validation import fail, positive, positive_int, record_field
+from ..core.validation import fail, known_keys, positive, positive_int, record_field
 
 __all__ = ["PoissonGamma", "INFO", "KEYS", "build"]
 
@@ -107,6 +107,7 @@ class PoissonGamma:
         return (counts @ vals)[:, None]
 
     def theta_from(self, value, field="data.simulate"):
+        known_keys(field, value, ("lam",))
         v = value.get("lam")
         if v is None:
             fail(field, dict(value), "poisson_gamma needs lam")

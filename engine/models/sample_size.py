@@ -49,6 +49,16 @@ class SizePrior:
     mean: float
     dispersion: float | None = None
 
+    def __post_init__(self):  # made directly (engine.SizePrior) as well as from a spec's table (make_size_prior)
+        if self.name not in PRIOR_NAMES:
+            fail("SizePrior.name", self.name, "must be one of " + ", ".join(PRIOR_NAMES))
+        if positive("SizePrior.mean", self.mean) > MAX_PRIOR_MEAN:
+            fail("SizePrior.mean", self.mean, f"must be at most {MAX_PRIOR_MEAN:,.0f}")
+        if self.name == "negative_binomial":
+            positive("SizePrior.dispersion", self.dispersion)
+        elif self.dispersion is not None:
+            fail("SizePrior.dispersion", self.dispersion, "is for negative_binomial only")
+
     @property
     def code(self) -> int:
         """0 = Poisson, 1 = negative binomial (the compiled kernels' switch)."""
@@ -113,7 +123,7 @@ class UnknownSize:
 
 def plug_in_n(n_dp: float) -> int:
     """The naive plug-in size round(n_dp), clamped to [1, 10^7]."""
-    return int(min(max(round(float(n_dp)), 1), MAX_N))
+    return int(min(max(round(finite("n_dp", n_dp)), 1), MAX_N))
 
 
 def plug_in_total(s_dp) -> int:
@@ -169,4 +179,8 @@ def check_n_dp(mechanism, value: Any) -> float:
     v = finite("data.n_dp", value)
     if getattr(mechanism, "discrete", False) and not float(v).is_integer():
         fail("data.n_dp", value, f"{mechanism.name} releases whole numbers; n_dp must be an integer")
+    sd = float(getattr(mechanism, "noise_sd", 0.0))
+    if v > MAX_N + 20.0 * sd:  # n is at most MAX_N: a release this far above it is not noise on a count
+        fail("data.n_dp", value, f"lies more than 20 noise sds ({sd:.3g} each) above the largest n the engine "
+             f"analyses ({MAX_N:,})")
     return v

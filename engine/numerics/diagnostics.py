@@ -87,8 +87,9 @@ class Convergence:
         if self.converged:
             ess = min(self.ess_bulk_min, self.ess_tail_min)
             return f"{label}: converged (R-hat ≤ {self.r_hat_max:.3f}, ESS ≥ {ess:.0f})"
-        return (f"{label} has not converged: " + "; ".join(self.reasons)
-                + ". Run more draws, or use the pseudo-marginal sampler (method pseudo_marginal) when ε is small.")
+        other = "" if label in ("pseudo_marginal", "auto") else \
+            ", or use the pseudo-marginal sampler (method pseudo_marginal) when ε is small"
+        return f"{label} has not converged: " + "; ".join(self.reasons) + ". Run more draws" + other + "."
 
 
 def _is_mcmc(result: Result) -> bool:

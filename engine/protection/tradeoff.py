@@ -338,7 +338,10 @@ def _coordinates_experiment(coords, positions):
             else:
                 bound += _continuous_max(kind, base.scale, s0, abs(dj), lo, hi, bounded)
         else:
-            fail("mechanism.name", getattr(mech, "name", mech), "has no trade-off curve here")
+            what = mech.describe() if hasattr(mech, "describe") else getattr(mech, "name", mech)
+            fail("mechanism", what, "has no trade-off curve here: the curves are computed for noise added to the "
+                 "statistic itself (Laplace, Gaussian and their discrete forms, clipped or on a bounded domain); its "
+                 "stated budget still bounds every attack")
     if len(exact_parts) == len(coords) == 1:  # one discrete coordinate (clipped): its finite law, exactly
         lp0, lp1 = exact_parts[0]
         out = FiniteExperiment(lp0, lp1, unbounded=bound is None)
@@ -434,6 +437,16 @@ def _position(mech, d: float, span, model) -> float:
     return float(s0)
 
 
+#: lattice points one discrete coordinate's law is summed over (about a second per million, twice)
+MAX_LATTICE_POINTS = 20_000_000
+
+
+def _check_lattice(points: int, field: str, scale: float) -> None:
+    if points > MAX_LATTICE_POINTS:  # summed point by point: sigma = 1e8 ran out of memory after minutes
+        fail(field, scale, f"spreads the release over {points:,} lattice points; the trade-off curve sums at most "
+             f"{MAX_LATTICE_POINTS:,} (a noise scale up to about 1e6 on a unit lattice)")
+
+
 def _discrete_coordinate(base, s0: float, d: float, lo: float, hi: float):
     """The exact law of one integer (or lattice) coordinate for statistics s0 and s0 + d, clipped to
     [lo, hi]: interior pmf, the clip's atoms (cdf and sf beyond the bounds); where a side is open, the
@@ -444,7 +457,9 @@ def _discrete_coordinate(base, s0: float, d: float, lo: float, hi: float):
     s1 = s0 + d
     first = max(lo, math.floor((s0 - width) / g) * g)
     last = min(hi, math.ceil((s1 + width) / g) * g)
-    v = first + g * np.arange(int(round((last - first) / g)) + 1)
+    points = int(round((last - first) / g)) + 1
+    _check_lattice(points, "mechanism.scale" if isinstance(base, DiscreteLaplace) else "mechanism.sigma", base.scale)
+    v = first + g * np.arange(points)
     inner = v[1:-1]
 
     def law(s):
@@ -531,6 +546,7 @@ def _discrete_gaussian(d: np.ndarray, sigma: float):
         fail("mechanism.sensitivity", d.tolist(), "discrete noise needs whole-number shifts")
     d = d.astype(np.int64)
     half = int(math.ceil(9.5 * sigma)) + 2  # P(|Y| > half) < 1e-19
+    _check_lattice(2 * half * max(1, int(np.abs(d).sum())) + 1, "mechanism.sigma", sigma)
     k = np.arange(-half, half + 1)
     log_pmf = -(k**2) / (2.0 * sigma**2) - discrete_gaussian_log_normalizer(sigma)
     if d.size == 1:  # one coordinate: in log space, so that e^-1250 stays a positive probability

@@ -22,6 +22,7 @@ import numpy as np
 
 from ..api import confidential_posterior, prepare, run_method
 from ..core.results import Problem
+from ..core.validation import positive_int
 from ..cost import Cost, duration, estimate_cost, fit_to_budget, listed, machine_rates
 from ..methods.exact import exact_mixture
 from ..numerics.diagnostics import summary
@@ -184,6 +185,7 @@ def estimate_calibration_cost(spec: dict, methods, replicates: int, *, reference
     + the confidential reference posterior, timed once; a replicate cheaper than half a second is
     timed whole once, and what the parts miss is added as bookkeeping). Each replicate draws its own
     theta; the spec's is taken as typical."""
+    replicates = positive_int("replicates", replicates, 1, 10_000_000)  # as calibration_study takes it
     per = _replicate_seconds(spec, methods, reference, reference_draws, mmd_draws, sbc_draws, rates)
     one = sum(per.values())
     worst = max(per, key=per.get) if per else "-"

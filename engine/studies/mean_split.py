@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, special, stats
 
-from ..core.validation import fail, positive, positive_int
+from ..core.validation import fail, finite, positive, positive_int
 from ..mechanisms import discrete_laplace_log_pmf
 from ..models.sample_size import make_size_prior
 
@@ -130,17 +130,19 @@ def mean_budget_split(epsilon: float, *, lower: float, upper: float, sd: float, 
     the private n (default Poisson with mean n, the engine's ``model.n_prior`` table); ``releases = 0``
     evaluates at the expected release, ``releases = K`` averages over K seeded draws of it."""
     eps = positive("epsilon", epsilon)
-    if not (math.isfinite(lower) and math.isfinite(upper)) or not lower < upper:
+    lower, upper = finite("lower", lower), finite("upper", upper)
+    if not lower < upper:
         fail("lower", [lower, upper], "must be finite numbers with lower < upper")
     sd, prior_sd = positive("sd", sd), positive("prior_sd", prior_sd)
     n = positive_int("n", n)
-    mu = prior_mean if mu is None else float(mu)
+    prior_mean = finite("prior_mean", prior_mean)
+    mu = prior_mean if mu is None else finite("mu", mu)
     n_prior = n_prior or {"name": "poisson", "mean": float(n)}
     make_size_prior(n_prior)
     delta_s = max(abs(lower), abs(upper))
     m0, v0 = clamped_moments(np.array([mu]), sd, lower, upper)
     rng = np.random.default_rng(seed)
-    k = positive_int("releases", releases, 0) if releases else 0
+    k = positive_int("releases", releases, 0, 100_000) if releases else 0  # each costs a posterior per split
     z_sum = rng.standard_normal(k) if k else np.zeros(1)
     u_sum = rng.laplace(size=k) if k else np.zeros(1)
     # DLap(t) = floor(t E1) - floor(t E2), E ~ Exp(1) (geometric tails P(G >= j) = e^(-j/t)): the same E for

@@ -22,6 +22,7 @@ import copy
 import math
 import time
 from dataclasses import dataclass
+from typing import Mapping
 
 import numpy as np
 import pandas as pd
@@ -29,7 +30,7 @@ import pandas as pd
 from ..api import prepare, run_method
 from ..core.chains import Cancelled
 from ..core.results import Result
-from ..core.validation import fail, number_list
+from ..core.validation import fail, number_list, positive
 from ..methods.exact import exact_moments
 from ..numerics.diagnostics import summary
 
@@ -39,9 +40,14 @@ __all__ = ["epsilon_spec", "run_cell", "epsilon_sweep", "smallest_epsilon_meetin
 
 def epsilon_spec(spec: dict, epsilon: float) -> dict:
     """A copy of ``spec`` whose mechanism spends budget ``epsilon`` (rho = eps^2/2 for Gaussians)."""
+    if not isinstance(spec, Mapping):
+        fail("spec", spec, "must be a spec table (seed, model, mechanism, data)")
     s = copy.deepcopy(dict(spec))
     table = s.get("release", s.get("mechanism"))
-    if isinstance(table, dict) and "library" in table:
+    if not isinstance(table, Mapping):
+        fail("mechanism", table, "must be a table with the noise's name (and sensitivity): an epsilon sweep sets its "
+             "budget")
+    if "library" in table:
         fail("release", table, "has its library's own fixed noise; an epsilon sweep varies the lab's [mechanism]: "
              "describe the noise with [mechanism] (name and sensitivity) to sweep epsilon")
     mech = {k: v for k, v in s["mechanism"].items() if k in ("name", "sensitivity", "scheme", "k")}
@@ -166,9 +172,17 @@ def _safe_cell(spec, e, m, progress=None):
 
 
 def smallest_epsilon_meeting(frame: pd.DataFrame, target_sd: float, method: str = "exact", param=None):
-    """Smallest epsilon on the grid whose posterior sd (for ``method``) is <= ``target_sd``; None if none."""
+    """Smallest epsilon on the grid whose posterior sd (for ``method``) is <= ``target_sd``; None if none.
+    A method or parameter the frame does not hold, or a target that is not a positive number, is refused
+    (it would read as "no epsilon meets it")."""
+    positive("target_sd", target_sd)
+    methods = sorted(set(frame["method"])) if "method" in frame else []
+    if method not in methods:
+        fail("method", method, "is not in the sweep; it holds " + (", ".join(methods) or "no runs"))
     sub = frame[frame["method"] == method]
     if param is not None:
+        if param not in set(sub["param"]):
+            fail("param", param, "is not in the sweep; it holds " + ", ".join(sorted(set(sub["param"]))))
         sub = sub[sub["param"] == param]
     ok = sub.groupby("epsilon")["sd"].max()
     ok = ok[ok <= target_sd]

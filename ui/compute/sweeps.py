@@ -155,9 +155,10 @@ def sweep(scenario: Scenario, records, grid: Sequence[float], methods: Sequence[
 
 def smallest_epsilon(sweep_: Sweep, param: str, target_sd: float, method: str = "exact") -> float | None:
     """Smallest epsilon on the grid whose ``method`` posterior sd of ``param`` is at most the target."""
-    if sweep_.table.empty:
-        return None
-    return smallest_epsilon_meeting(sweep_.table, target_sd, method=method, param=param)
+    table = sweep_.table
+    if table.empty or not ((table["method"] == method) & (table["param"] == param)).any():
+        return None  # the method's runs all failed, or it was not swept: no epsilon on the grid is known to meet it
+    return smallest_epsilon_meeting(table, target_sd, method=method, param=param)
 
 
 @st.cache_data(show_spinner=False, max_entries=256, ttl=RESULT_TTL_S)
