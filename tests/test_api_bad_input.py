@@ -147,3 +147,16 @@ def test_risk_refuses_a_discrete_noise_too_wide_to_sum_point_by_point():
     spec = {**S, "mechanism": {"name": "discrete_gaussian", "sigma": 1e8}}
     _refused(r"^mechanism\.sigma = 100000000\.0 is invalid: spreads the release over 1,900,000,005 lattice points",
              lambda: engine.risk(spec))
+
+
+def test_a_library_release_past_double_precision_is_refused():
+    """diffprivlib's GaussianAnalytic at epsilon = 1e300 overflowed, LaplaceBoundedDomain at 1e-300 divided by
+    zero: the release's own parameters are named, with the scales the engine computes with."""
+    _refused(r"^release = \{'epsilon': 1e\+300, 'delta': 1e-05, 'sensitivity': 1\.0\} is invalid: makes a noise "
+             r"scale outside", lambda: engine.release_from("diffprivlib", "GaussianAnalytic", epsilon=1e300,
+                                                            delta=1e-5, sensitivity=1.0))
+    _refused(r"^release = \{'epsilon': 1e-300, 'sensitivity': 1\.0\} is invalid",
+             lambda: engine.release_from("diffprivlib", "LaplaceBoundedDomain", epsilon=1e-300, sensitivity=1.0,
+                                         lower=0, upper=20))
+    _refused(r"^release = \{'scale': 10000000000000\.0\} is invalid: makes a noise scale of 1e\+13",
+             lambda: engine.release_from("opendp", "laplace", domain="float", scale=1e13))

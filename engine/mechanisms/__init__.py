@@ -29,7 +29,8 @@ from ..core.validation import choice, fail, positive, positive_int, probability_
 from .additive import (ABS_KERNEL, SQUARE_KERNEL, DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace,
                        discrete_gaussian_log_normalizer, discrete_laplace_log_pmf, sample_discrete_gaussian,
                        sample_discrete_laplace)
-from .budgets import analytic_gaussian_epsilon, analytic_gaussian_sigma, budget_from_scale, scale_from_budget
+from .budgets import (SCALE_RANGE, analytic_gaussian_epsilon, analytic_gaussian_sigma, budget_from_scale,
+                      scale_from_budget)
 from .randomized_response import MAX_RR_TABLE_N, RandomizedResponse, coin_log_transition, k_ary_log_transition
 
 __all__ = [
@@ -128,12 +129,6 @@ def make_mechanism(name: str, params: Mapping[str, Any] | None = None, *, defaul
     if delta is not None:
         fail("mechanism.delta", delta, f"{name} does not use delta")
     return _ADDITIVE[name](scale=scale, sensitivity=sens)
-
-
-#: the noise scales (Laplace b, Gaussian sigma) the engine computes with: beyond them densities, tail sums and
-#: tempered posteriors under- or overflow in double precision (epsilon = 1e300 divided by zero, sigma = 1e160
-#: overflowed)
-SCALE_RANGE = (1e-10, 1e12)
 
 
 def _make_rr(params: dict, k: int) -> RandomizedResponse:

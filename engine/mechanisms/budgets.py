@@ -12,7 +12,12 @@ from scipy import optimize, special
 
 from ..core.validation import fail, positive, probability_open
 
-__all__ = ["scale_from_budget", "budget_from_scale", "analytic_gaussian_delta", "analytic_gaussian_sigma",
+#: the noise scales (Laplace b, Gaussian sigma) the engine computes with: beyond them densities, tail sums and
+#: tempered posteriors under- or overflow in double precision (epsilon = 1e300 divided by zero, sigma = 1e160
+#: overflowed)
+SCALE_RANGE = (1e-10, 1e12)
+
+__all__ = ["SCALE_RANGE", "scale_from_budget", "budget_from_scale", "analytic_gaussian_delta", "analytic_gaussian_sigma",
            "analytic_gaussian_epsilon"]
 
 
