@@ -17,8 +17,8 @@ from ..core.validation import fail, positive, probability_open
 #: overflowed)
 SCALE_RANGE = (1e-10, 1e12)
 
-__all__ = ["SCALE_RANGE", "scale_from_budget", "budget_from_scale", "analytic_gaussian_delta", "analytic_gaussian_sigma",
-           "analytic_gaussian_epsilon"]
+__all__ = ["SCALE_RANGE", "scale_from_budget", "budget_from_scale", "analytic_gaussian_delta",
+           "analytic_gaussian_sigma", "analytic_gaussian_epsilon"]
 
 
 def analytic_gaussian_delta(epsilon: float, sigma: float, sensitivity: float) -> float:
