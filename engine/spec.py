@@ -102,7 +102,10 @@ def spec_from_dict(d: Mapping[str, Any], base_dir: str = ".") -> Spec:
     if "csv" in data_d and "n" not in model_d:
         columns = record_columns(model_d) or data_d.get("column")
         model_d["n"] = int(load_records_csv(resolve_path(data_d["csv"], base_dir), columns).shape[0])
-    if "records" in data_d and "n" not in model_d and isinstance(data_d["records"], (list, tuple)):
+    if "records" in data_d and "n" not in model_d:
+        if not isinstance(data_d["records"], (list, tuple)) or not data_d["records"]:
+            fail("data.records", data_d["records"], "must be a non-empty list of the confidential records (one "
+                 "value or row each)")
         model_d["n"] = len(data_d["records"])
     if "name" not in model_d:
         fail("model.name", None, "is required: one of beta_binomial, poisson_gamma, dirichlet_multinomial, normal_known_sd, "

@@ -160,3 +160,40 @@ def test_a_library_release_past_double_precision_is_refused():
                                          lower=0, upper=20))
     _refused(r"^release = \{'scale': 10000000000000\.0\} is invalid: makes a noise scale of 1e\+13",
              lambda: engine.release_from("opendp", "laplace", domain="float", scale=1e13))
+
+
+def test_abc_on_many_simulated_records_checks_its_time_limit_every_few_proposals():
+    """normal_known_sd's ABC simulates n records a proposal and ran at least 100 proposals between checks of its
+    time limit: at n = 10^7 one batch took 17 s against a max_seconds of 5. A batch now holds about 20 million
+    simulated records (20 proposals at n = 10^6); below n = 200,000 nothing changes."""
+    from engine.methods.abc_rejection import abc_rejection
+
+    def batches(n):
+        spec = {"seed": 1, "model": {"name": "normal_known_sd", "n": n},  # nothing accepted: ends at max_proposals
+                "mechanism": {"name": "laplace", "epsilon": 1.0}, "data": {"s_dp": [1e9]}}
+        calls = []
+        with pytest.raises(engine.NoneAccepted) as info:
+            abc_rejection(engine.prepare(spec), np.random.default_rng(0), draws=10, max_proposals=50,
+                          on_progress=lambda done, total: calls.append(done))
+        assert info.value.proposals == 50
+        return len(calls)
+
+    assert batches(10**6) == 3  # 20 + 20 + 10
+    assert batches(1000) == 1  # 50 in one batch of at most 20,000
+
+
+def test_an_epsilon_sweep_of_an_invalid_spec_or_method_is_an_error_not_an_empty_table():
+    """epsilon_sweep with n = -5 or a misspelt method returned an empty table, the reason only in attrs["skipped"];
+    a method that does not apply at all (exact without a closed form) is still left out with its reason."""
+    bad = {**S, "model": {"name": "beta_binomial", "n": -5}}
+    _refused(r"^model\.n = -5 is invalid", lambda: engine.epsilon_sweep(bad, [0.5, 1.0], [{"name": "exact"}]))
+    _refused(r"^method\.name = 'exakt' is invalid", lambda: engine.epsilon_sweep(S, [0.5, 1.0], [{"name": "exakt"}]))
+    frame, _ = engine.epsilon_sweep(S, [0.5, 1.0], [{"name": "exact"}])
+    assert sorted(frame["epsilon"]) == [0.5, 1.0]
+
+
+def test_records_that_are_not_a_list_and_counts_given_as_huge_floats():
+    spec = {**S, "model": {"name": "beta_binomial"}, "data": {"records": 1}}
+    _refused(r"^data\.records = 1 is invalid: must be a non-empty list", lambda: engine.spec_from_dict(spec))  # model.n
+    _refused(r"^method\.draws = 1e\+300 is invalid: must be an integer >= 1 and <= 10000000$",  # printed 301 digits
+             lambda: engine.validate_method({"name": "da_mcmc", "draws": 1e300}))

@@ -58,12 +58,13 @@ def positive_int(field: str, value: Any, minimum: int = 1, maximum: int | None =
     allowed = f"must be an integer >= {minimum}" + (f" and <= {maximum}" if maximum else "")
     if isinstance(value, bool):
         fail(field, value, allowed)
+    given = value  # reported as given: 1e300 stays 1e300, not its 301 digits
     if isinstance(value, (float, np.floating)) and math.isfinite(value) and float(value).is_integer():
         value = int(value)
     if not isinstance(value, (int, np.integer)):
-        fail(field, value, allowed)
+        fail(field, given, allowed)
     if value < minimum or (maximum is not None and value > maximum):
-        fail(field, value, allowed)
+        fail(field, given, allowed)
     return int(value)
 
 

@@ -98,7 +98,10 @@ def abc_rejection(problem: Problem, rng: np.random.Generator, *, draws: int = 40
         width = model.stat_dim * (model.k or 1) + (model.upper + 1 if getattr(model, "upper", None) else 0)
         if model.name == "normal_known_sd":
             width = model.n
-        batch_size = int(max(100, min(batch_size, 20_000_000 // max(1, width))))
+        # and at least 100 proposals, or fewer where 100 would pass that (normal_known_sd simulates its n records: at
+        # n = 10^7 a floor of 100 made one batch 17 s, past a 5 s max_seconds, which is checked between batches)
+        cap = max(1, 20_000_000 // max(1, width))
+        batch_size = int(max(min(100, cap), min(batch_size, cap)))
     kept, n_acc, proposals = [], 0, 0
     stopped_by = "draws"
     while n_acc < draws:

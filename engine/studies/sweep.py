@@ -31,8 +31,10 @@ from ..api import prepare, run_method
 from ..core.chains import Cancelled
 from ..core.results import Result
 from ..core.validation import fail, number_list, positive
+from ..methods import validate_method
 from ..methods.exact import exact_moments
 from ..numerics.diagnostics import summary
+from ..spec import spec_from_dict
 
 __all__ = ["epsilon_spec", "run_cell", "epsilon_sweep", "smallest_epsilon_meeting", "EpsilonAdvice",
            "epsilon_for_target_sd"]
@@ -106,6 +108,9 @@ def epsilon_sweep(spec: dict, epsilons, methods, client=None, on_progress=None, 
     eps = number_list("study.epsilons", list(epsilons))
     if (eps <= 0).any():
         fail("study.epsilons", list(epsilons), "every epsilon must be > 0")
+    for m in methods:  # a misspelt method or key, or a spec invalid at every epsilon, is an error, not a skip
+        validate_method(m)
+    spec_from_dict(epsilon_spec(spec, float(eps[0])))
     cells = [(float(e), dict(m)) for e in eps for m in methods]
     results, skipped = {}, {}
     t0 = time.perf_counter()
