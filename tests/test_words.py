@@ -89,6 +89,14 @@ def test_advice_names_an_action_that_exists():
     both = convergence_warning({"pseudo_marginal": _Run(STALLED, stalled=True), "auto": _Run({}),
                                 "da_mcmc": _Run(STALLED, stalled=True)})
     assert "switch on" not in both and "Their curves are faded" in both
+    # Exact (best method) on and converged: read it (it said "run Exact (best method) alone")
+    assert both.endswith("raise draws or chains in Method settings, or read Exact (best method), which has converged "
+                         "here."), both
+    # each method switched on for its own reason ("Exact (best method) / Pseudo-marginal, which mix fast when ε is
+    # small" at n = 10,000, ε = 1, where Exact (best method) mixes for another reason)
+    alone = convergence_warning({"da_mcmc": _Run(STALLED, stalled=True)})
+    assert alone.endswith("or switch on Exact (best method), which picks the exact sampler that mixes best for this "
+                          "model and ε; or Pseudo-marginal, which mixes fast when ε is small."), alone
 
 
 def test_a_page_without_curves_does_not_mention_one():

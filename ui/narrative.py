@@ -134,11 +134,20 @@ def convergence_warning(runs: Mapping[str, Any], *, figure: bool = True) -> str 
     return " ".join(out) or None
 
 
+#: why each fast exact method is worth switching on when a chain has not mixed
+_WHY_ON = {"auto": "which picks the exact sampler that mixes best for this model and ε",
+           "pseudo_marginal": "which mixes fast when ε is small"}
+
+
 def _switch_on(runs: Mapping[str, Any]) -> str:
-    """The advice for a chain that has not mixed: the fast exact methods not already on."""
-    off = [METHOD_LABELS[m] for m in ("auto", "pseudo_marginal") if m not in runs]
-    return (", or switch on " + " / ".join(off) + ", which mix fast when ε is small") if off else \
-        ", or run Exact (best method) alone, which picks the method that mixes best here"
+    """The advice for a chain that has not mixed: read Exact (best method) where it is on and has converged,
+    else switch on the fast exact methods not already on, each with why."""
+    auto = runs.get("auto")
+    if auto is not None and not getattr(auto, "stalled", False) and not getattr(auto, "too_few", False):
+        return f", or read {METHOD_LABELS['auto']}, which has converged here"
+    off = [f"{METHOD_LABELS[m]}, {_WHY_ON[m]}" for m in ("auto", "pseudo_marginal") if m not in runs]
+    return (", or switch on " + "; or ".join(off)) if off else \
+        f", or run {METHOD_LABELS['auto']} alone, which picks the method that mixes best here"
 
 
 def over_budget(method: str, cost: Mapping[str, Any]) -> str:
