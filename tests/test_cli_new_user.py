@@ -8,11 +8,12 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 import engine
-from engine import cli
+from engine import cli as cli_module
 from engine.numerics.diagnostics import Convergence
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,9 +33,17 @@ draws = 200
 """
 
 
-def _cli(*args, cwd=ROOT):
-    return subprocess.run([sys.executable, "-m", "engine", *map(str, args)], cwd=cwd, capture_output=True, text=True,
-                          timeout=180)
+@pytest.fixture
+def cli(capsys):
+    """``python -m engine ARGS`` in this process (engine.cli.main: the same code without an interpreter's start),
+    as a CompletedProcess-like record of its status and output."""
+    def call(*args):
+        capsys.readouterr()
+        code = cli_module.main([str(a) for a in args])
+        out, err = capsys.readouterr()
+        return SimpleNamespace(returncode=code, stdout=out, stderr=err)
+
+    return call
 
 
 def _one_line_error(proc, start: str) -> None:
@@ -68,26 +77,26 @@ def _package(tmp_path, name: str, edit=None, report: bytes | None = None) -> Pat
      "PACKAGE.hours.upper_bound = -5 is invalid: must be above its lower_bound (0)"),
     ("yaml", lambda t: "::: [ not yaml\n" + t, "PACKAGE = "),
 ], ids=["epsilon 0", "weight 0", "bounds swapped", "not yaml"])
-def test_a_bad_dpwizard_plan_is_one_line_not_a_traceback(tmp_path, name, edit, start):
+def test_a_bad_dpwizard_plan_is_one_line_not_a_traceback(cli, tmp_path, name, edit, start):
     """ε = 0 or a weight of 0 divided by zero (ZeroDivisionError, status 1); a negative ε reached OpenDP's own
     overflow; swapped bounds were read as a scale; a broken YAML printed the parser's eight lines."""
-    proc = _cli("import-dpwizard", _package(tmp_path, name, edit), "--out", tmp_path / "out")
+    proc = cli("import-dpwizard", _package(tmp_path, name, edit), "--out", tmp_path / "out")
     _one_line_error(proc, start)
     if name == "yaml":
         assert re.search(r"is invalid: holds a plan that is not valid YAML \(.+ at line \d+, column \d+\)$",
                          proc.stderr)
 
 
-def test_a_report_that_is_not_text_names_the_package_and_the_file(tmp_path):
-    proc = _cli("import-dpwizard", _package(tmp_path, "bin", report=b"\xff\xfe\x00garbage"), "--out", tmp_path / "o")
+def test_a_report_that_is_not_text_names_the_package_and_the_file(cli, tmp_path):
+    proc = cli("import-dpwizard", _package(tmp_path, "bin", report=b"\xff\xfe\x00garbage"), "--out", tmp_path / "o")
     _one_line_error(proc, "PACKAGE = ")
     assert "holds dp_statistics_for_grade_hours.csv, which is not UTF-8 text (byte 0)" in proc.stderr
 
 
-def test_import_options_are_named_as_typed(tmp_path):
-    proc = _cli("import-dpwizard", PACKAGE, "--out", tmp_path / "o", "--prior-alpha", "-1")
+def test_import_options_are_named_as_typed(cli, tmp_path):
+    proc = cli("import-dpwizard", PACKAGE, "--out", tmp_path / "o", "--prior-alpha", "-1")
     _one_line_error(proc, "--prior-alpha = -1.0 is invalid: must be a finite number > 0")  # was model.alpha
-    proc = _cli("import-dpwizard", PACKAGE, "--out", tmp_path / "o2", "--mean-sd", "0")
+    proc = cli("import-dpwizard", PACKAGE, "--out", tmp_path / "o2", "--mean-sd", "0")
     _one_line_error(proc, "--mean-sd = 0.0 is invalid")  # was mean_sd
 
 
@@ -113,38 +122,38 @@ def test_ctrl_c_is_one_line_and_status_130(monkeypatch, capsys, tmp_path):
 
     spec = tmp_path / "s.toml"
     spec.write_text(SPEC)
-    monkeypatch.setattr(cli.api, "run_method", interrupted)
-    assert cli.main(["run", str(spec), "--out", str(tmp_path / "o"), "--quiet"]) == 130
+    monkeypatch.setattr(cli_module.api, "run_method", interrupted)
+    assert cli_module.main(["run", str(spec), "--out", str(tmp_path / "o"), "--quiet"]) == 130
     assert capsys.readouterr().err.strip() == "interrupted"
 
 
 def test_usage_names_the_command_the_user_typed(monkeypatch, capsys):
     monkeypatch.setattr(sys, "argv", ["/usr/local/bin/dp-posterior"])
     with pytest.raises(SystemExit) as done:
-        cli.main(["--help"])
+        cli_module.main(["--help"])
     assert done.value.code == 0 and capsys.readouterr().out.startswith("usage: dp-posterior ")
     monkeypatch.setattr(sys, "argv", [str(ROOT / "engine" / "__main__.py")])
     with pytest.raises(SystemExit):
-        cli.main(["--help"])
+        cli_module.main(["--help"])
     assert capsys.readouterr().out.startswith("usage: python -m engine ")
 
 
 # --------------------------------------------------------------------------- study
-def test_a_preset_refuses_the_options_only_calibration_takes(tmp_path):
-    proc = _cli("study", "eng_admissions", "--quick", "--seed", "3", "--out", tmp_path / "o")
+def test_a_preset_refuses_the_options_only_calibration_takes(cli, tmp_path):
+    proc = cli("study", "eng_admissions", "--quick", "--seed", "3", "--out", tmp_path / "o")
     _one_line_error(proc, "--seed = 3 is invalid: only study calibration takes it")
     assert not (tmp_path / "o").exists()  # refused before anything ran
 
 
-def test_calibration_refuses_an_estimator_and_names_a_method_that_failed_everywhere(tmp_path):
+def test_calibration_refuses_an_estimator_and_names_a_method_that_failed_everywhere(cli, tmp_path):
     """mcem in a calibration study said "mmd samples = 1 is invalid"; rjmcmc on a known n failed in every replicate
     and the study exited 0, the reason only in calibration.csv."""
     spec = tmp_path / "s.toml"
     spec.write_text(SPEC)
-    proc = _cli("study", "calibration", spec, "--replicates", "2", "--methods", "mcem", "--workers", "1",
+    proc = cli("study", "calibration", spec, "--replicates", "2", "--methods", "mcem", "--workers", "1",
                 "--out", tmp_path / "m")
     _one_line_error(proc, "method.name = 'mcem' is invalid: is not for a calibration study")
-    proc = _cli("study", "calibration", spec, "--replicates", "2", "--methods", "rjmcmc,naive", "--workers", "1",
+    proc = cli("study", "calibration", spec, "--replicates", "2", "--methods", "rjmcmc,naive", "--workers", "1",
                 "--out", tmp_path / "r", "--quiet")
     assert proc.returncode == 2 and proc.stderr.startswith("error: method.name = 'rjmcmc' is invalid for a known n"), \
         proc.stderr
@@ -152,32 +161,32 @@ def test_calibration_refuses_an_estimator_and_names_a_method_that_failed_everywh
     assert (tmp_path / "r" / "calibration.csv").exists() and "naive" in proc.stdout  # the rest was still written
 
 
-def test_a_scheduler_that_is_not_an_address_is_named(tmp_path):
+def test_a_scheduler_that_is_not_an_address_is_named(cli, tmp_path):
     spec = tmp_path / "s.toml"
     spec.write_text(SPEC)
-    proc = _cli("study", "calibration", spec, "--replicates", "2", "--scheduler", "notanaddress", "--out", tmp_path)
+    proc = cli("study", "calibration", spec, "--replicates", "2", "--scheduler", "notanaddress", "--out", tmp_path)
     _one_line_error(proc, "--scheduler = 'notanaddress' is invalid: no dask scheduler answered there (")
 
 
 # --------------------------------------------------------------------------- run
-def test_run_says_what_the_app_says_of_a_far_release_and_of_a_plug_in_n(tmp_path):
+def test_run_says_what_the_app_says_of_a_far_release_and_of_a_plug_in_n(cli, tmp_path):
     far = tmp_path / "far.toml"
     far.write_text(SPEC.replace("s_dp = [12.0]", "s_dp = [1e9]"))
-    proc = _cli("run", far, "--out", tmp_path / "o", "--quiet")
+    proc = cli("run", far, "--out", tmp_path / "o", "--quiet")
     assert proc.returncode == 0 and "warning: data.s_dp = [1e+09] is implausible: it lies" in proc.stderr, proc.stderr
     unknown = tmp_path / "u.toml"
     unknown.write_text(SPEC.replace("n = 30", 'n_prior = { name = "poisson", mean = 20.0 }').replace(
         "[data]", '[n_mechanism]\nname = "laplace"\nscale = 1.0\n[data]').replace("s_dp = [12.0]",
                                                                                   "s_dp = [7.3]\nn_dp = 21.4"))
-    proc = _cli("run", unknown, "--out", tmp_path / "u", "--method", "naive", "--quiet")
+    proc = cli("run", unknown, "--out", tmp_path / "u", "--method", "naive", "--quiet")
     assert proc.returncode == 0, proc.stderr
     assert "naive: n unknown: run at the naive plug-in n = round(n_dp) = 21" in proc.stdout
 
 
-def test_an_estimate_prints_no_empty_chain_columns(tmp_path):
+def test_an_estimate_prints_no_empty_chain_columns(cli, tmp_path):
     spec = tmp_path / "m.toml"
     spec.write_text(SPEC.replace('name = "exact"\ndraws = 200', 'name = "mcem"'))
-    proc = _cli("run", spec, "--out", tmp_path / "o", "--quiet")
+    proc = cli("run", spec, "--out", tmp_path / "o", "--quiet")
     assert proc.returncode == 0, proc.stderr
     header = proc.stdout.strip().splitlines()[1].split()
     assert header == ["mean", "sd", "q5", "q50", "q95"], proc.stdout  # no r_hat NaN, ess <NA>
@@ -220,10 +229,10 @@ def test_a_spec_with_a_byte_order_mark_or_an_upper_case_json_name_loads(tmp_path
     assert engine.load_spec(str(upper)).model["n"] == 30
 
 
-def test_risk_names_a_release_it_has_no_curve_for_by_what_it_is(tmp_path):
+def test_risk_names_a_release_it_has_no_curve_for_by_what_it_is(cli, tmp_path):
     """OpenDP's mean (a ratio of two noisy numbers) said "mechanism.name = 'opendp_mean' is invalid: has no
     trade-off curve here", a field and a value the spec (written by import-dpwizard) does not hold."""
     engine.import_dpwizard(str(PACKAGE), str(tmp_path))
-    proc = _cli("risk", tmp_path / "hours_mean.toml", "--out", tmp_path / "risk")
+    proc = cli("risk", tmp_path / "hours_mean.toml", "--out", tmp_path / "risk")
     _one_line_error(proc, "mechanism = 'OpenDP mean on [0, 40]: (clamped sum + Laplace b = 240")
     assert "has no trade-off curve here: the curves are computed for noise added to the statistic itself" in proc.stderr
