@@ -82,7 +82,8 @@ elif not verdict.get("applicable"):
                icon=":material/check_circle:")
 elif verdict.get("converged"):
     st.success(f"{METHOD_LABELS[method]} has converged: R-hat ≤ {verdict['r_hat_max']:.3f}, bulk ESS ≥ "
-               f"{verdict['ess_bulk_min']:.0f}, tail ESS ≥ {verdict['ess_tail_min']:.0f} (needs R-hat ≤ 1.01, ESS ≥ 400).",
+               f"{verdict['ess_bulk_min']:,.0f}, tail ESS ≥ {verdict['ess_tail_min']:,.0f} (needs R-hat ≤ 1.01, "
+               "ESS ≥ 400).",
                icon=":material/check_circle:")
 else:
     st.warning(narrative.convergence_warning({method: run}, figure=False) + " Failed: "

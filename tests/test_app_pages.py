@@ -316,6 +316,16 @@ def test_an_implausible_release_is_named_and_abc_is_not_run():
     assert "Exact (best method)" in set(at.dataframe[0].value["method"])
 
 
+def test_the_diagnostics_verdict_separates_thousands_like_the_rest_of_the_page():
+    """It read "bulk ESS ≥ 586, tail ESS ≥ 2029" beside "2 × 2,000 draws" (the log-linear model at n = 500)."""
+    at = _open("pages/diagnostics.py", {"model": "naive_bayes_loglinear", "n": "500", "mech": "laplace",
+                                        "budget": "epsilon", "epsilon": "1"})
+    _assert_clean(at)
+    verdict = next(t for t in _texts(at.success) if "has converged" in t)
+    tail = int(verdict.split("tail ESS ≥ ")[1].split(" ")[0].replace(",", ""))
+    assert tail >= 1000 and f"tail ESS ≥ {tail:,} " in verdict, verdict
+
+
 def test_abc_that_accepts_nothing_says_so_in_the_method_settings_words():
     """ABC rejection at n = 10,000 (linear regression) said "method.max_proposals = 20000000 is invalid for this
     release: abc_rejection accepted 0 of 35600 proposals (stopped by max_seconds) ... Raise max_proposals /
