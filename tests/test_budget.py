@@ -61,6 +61,26 @@ def test_pseudo_marginal_work_uses_the_samplers_own_particle_count():
     assert fixed.units == 4 * 1500 * 50
 
 
+def test_the_particle_count_is_chosen_once_for_an_estimate_and_its_fit(monkeypatch):
+    """fit_to_budget prices the problem three more times, and each price chose the pseudo-marginal particle count
+    again with pilot particles of n records (about 5 s each for 10^6 regression records): a hosted app took 20 s
+    to say a run does not fit. The count is the sampler's own seeded choice, so choosing it once changes nothing."""
+    import engine.cost as cost_module
+
+    calls = []
+    real = cost_module.choose_particles
+    monkeypatch.setattr(cost_module, "choose_particles", lambda *a, **k: calls.append(1) or real(*a, **k))
+    problem = engine.prepare({**BIG, "model": {"name": "beta_binomial", "n": 20_000},
+                              "mechanism": {"name": "laplace", "scale": 20.0}, "data": {"s_dp": [6000]}})
+    table = {"name": "pseudo_marginal", "chains": 4, "draws": 1000, "warmup": 500}
+    first = estimate_cost(problem, table)
+    fit_to_budget(problem, table, first.seconds / 10)
+    assert len(calls) == 1
+    again = engine.prepare({**BIG, "model": {"name": "beta_binomial", "n": 20_000},
+                            "mechanism": {"name": "laplace", "scale": 20.0}, "data": {"s_dp": [6000]}})
+    assert estimate_cost(again, table).units == first.units and len(calls) == 2  # a new problem: chosen anew
+
+
 def test_fit_to_budget_scales_draws_then_chains(big, budget):
     asked = {"name": "da_mcmc", "chains": 16, "draws": 10_000_000, "warmup": 1000}
     fits = fit_to_budget(big, asked, budget)
