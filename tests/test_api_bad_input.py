@@ -197,3 +197,16 @@ def test_records_that_are_not_a_list_and_counts_given_as_huge_floats():
     _refused(r"^data\.records = 1 is invalid: must be a non-empty list", lambda: engine.spec_from_dict(spec))  # model.n
     _refused(r"^method\.draws = 1e\+300 is invalid: must be an integer >= 1 and <= 10000000$",  # printed 301 digits
              lambda: engine.validate_method({"name": "da_mcmc", "draws": 1e300}))
+
+
+def test_prior_parameters_and_record_sds_past_double_precision_are_refused():
+    """A normal prior sd of 1e-300 divided by zero in every method, a gamma rate of 1e-300 overflowed in exact, a
+    beta prior of 1e-300 failed inside numpy ("a must be a positive integer unless no samples are taken")."""
+    for model, field in (({"name": "normal_known_sd", "n": 20, "prior_sd": 1e-300}, "prior_sd"),
+                         ({"name": "normal_known_sd", "n": 20, "sd": 1e-300}, "sd"),
+                         ({"name": "normal_known_sd", "n": 20, "prior_sd": 1e300}, "prior_sd"),
+                         ({"name": "poisson_gamma", "n": 20, "beta": 1e-300}, "beta"),
+                         ({"name": "beta_binomial", "n": 20, "b": 1e-300}, "b")):
+        _refused(rf"^model\.{field} = .* is invalid: must be a number from 1e-12 to 1e\+12",
+                 lambda: engine.prepare({**S, "model": model}))
+    assert engine.prepare({**S, "model": {"name": "beta_binomial", "n": 20, "a": 0.5, "b": 0.5}}).model.a == 0.5

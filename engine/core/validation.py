@@ -16,6 +16,8 @@ __all__ = [
     "number_list",
     "record_field",
     "known_keys",
+    "model_positive",
+    "MODEL_NUMBER_RANGE",
 ]
 
 
@@ -50,6 +52,21 @@ def positive(field: str, value: Any) -> float:
     v = _as_float(field, value, allowed)
     if not math.isfinite(v) or v <= 0:
         fail(field, value, allowed)
+    return v
+
+
+#: a model's prior parameters and record sd: beyond these the posteriors under- or overflow in double precision
+#: (a normal prior sd of 1e-300 divided by zero, a gamma rate of 1e-300 overflowed)
+MODEL_NUMBER_RANGE = (1e-12, 1e12)
+
+
+def model_positive(field: str, value: Any) -> float:
+    """A prior parameter or a record sd: a number > 0 within :data:`MODEL_NUMBER_RANGE`."""
+    v = positive(field, value)
+    lo, hi = MODEL_NUMBER_RANGE
+    if not lo <= v <= hi:
+        fail(field, value, f"must be a number from {lo:g} to {hi:g} (beyond them the posterior under- or overflows "
+             "in double precision)")
     return v
 
 

@@ -12,7 +12,7 @@ from typing import Any, Mapping
 import numpy as np
 from scipy import special, stats
 
-from ..core.validation import fail, known_keys, finite, positive, record_field
+from ..core.validation import fail, finite, known_keys, model_positive, record_field
 
 __all__ = ["BetaBinomial", "INFO", "KEYS", "build", "log_beta_binomial_pmf"]
 
@@ -107,7 +107,7 @@ class BetaBinomial:
 
 def build(n: int, params: Mapping[str, Any]) -> BetaBinomial:
     """The model from its [model] table (``n`` already checked by :func:`engine.models.make_model`)."""
-    return BetaBinomial(n=n, a=positive("model.a", params.get("a", 1.0)), b=positive("model.b", params.get("b", 1.0)))
+    return BetaBinomial(n=n, a=model_positive("model.a", params.get("a", 1.0)), b=model_positive("model.b", params.get("b", 1.0)))
 
 
 def log_beta_binomial_pmf(s, n, a, b):

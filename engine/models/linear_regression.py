@@ -13,7 +13,7 @@ from typing import Any, Mapping
 import numpy as np
 from scipy import special, stats
 
-from ..core.validation import fail, finite, number_list, positive, positive_int, record_field
+from ..core.validation import fail, finite, model_positive, number_list, positive, positive_int, record_field
 from ..kernels.shared import simulate_statistic, statistics
 from .base import record_rows
 
@@ -588,7 +588,7 @@ def _make_regression(n: int, params: Mapping[str, Any]) -> LinearRegression:
     else:
         x_mean = np.asarray(d["x_mean"] if p == 2 else np.zeros(p), float)
     x_cov = _covariance(params.get("x_cov", np.eye(p).tolist()), p)
-    sigma = positive("model.sigma", params.get("sigma", d["sigma"]))
+    sigma = model_positive("model.sigma", params.get("sigma", d["sigma"]))
     sigma_prior = None
     if "sigma_prior" in params:
         sp = params["sigma_prior"]
@@ -598,7 +598,7 @@ def _make_regression(n: int, params: Mapping[str, Any]) -> LinearRegression:
         if not isinstance(sp, Mapping) or set(sp) != {"a", "b"}:
             fail("model.sigma_prior", sp, "must be a table { a = .., b = .. }: the InvGamma(shape a, scale b) prior "
                  "on sigma^2, both > 0")
-        sigma_prior = (positive("model.sigma_prior.a", sp["a"]), positive("model.sigma_prior.b", sp["b"]))
+        sigma_prior = (model_positive("model.sigma_prior.a", sp["a"]), model_positive("model.sigma_prior.b", sp["b"]))
     bounds = {}
     for key in ("lo", "hi"):
         v = params.get(key, d[key])
@@ -615,7 +615,7 @@ def _make_regression(n: int, params: Mapping[str, Any]) -> LinearRegression:
     return LinearRegression(n=n, p=p, x_mean=tuple(float(v) for v in x_mean),
                             x_cov=tuple(tuple(float(v) for v in row) for row in x_cov), sigma=sigma,
                             lo=tuple(float(v) for v in bounds["lo"]), hi=tuple(float(v) for v in bounds["hi"]),
-                            prior_sd=positive("model.prior_sd", params.get("prior_sd", d["prior_sd"])),
+                            prior_sd=model_positive("model.prior_sd", params.get("prior_sd", d["prior_sd"])),
                             sigma_prior=sigma_prior)
 
 

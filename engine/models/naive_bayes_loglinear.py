@@ -14,7 +14,7 @@ from typing import Any, Mapping
 import numpy as np
 from scipy import stats
 
-from ..core.validation import fail, number_list, positive, positive_int, record_field
+from ..core.validation import fail, model_positive, number_list, positive_int, record_field
 from .base import record_rows
 
 __all__ = ["NaiveBayesLoglinear", "INFO", "KEYS", "build", "feature_levels"]
@@ -277,4 +277,4 @@ def build(n: int, params: Mapping[str, Any]) -> NaiveBayesLoglinear:
         fail("model.feature_levels", list(features), f"with class_levels = {levels} the tables would have "
              f"{levels * sum(features)} cells; at most 100000")
     return NaiveBayesLoglinear(n=n, class_levels=levels, feature_levels=features,
-                               alpha=positive("model.alpha", params.get("alpha", d["alpha"])))
+                               alpha=model_positive("model.alpha", params.get("alpha", d["alpha"])))

@@ -13,7 +13,7 @@ from typing import Any, Mapping
 import numpy as np
 from scipy import stats
 
-from ..core.validation import fail, known_keys, finite, positive, record_field
+from ..core.validation import fail, finite, known_keys, model_positive, record_field
 
 __all__ = ["NormalKnownSD", "INFO", "KEYS", "build"]
 
@@ -113,10 +113,10 @@ class NormalKnownSD:
 def build(n: int, params: Mapping[str, Any]) -> NormalKnownSD:
     """The model from its [model] table (``n`` already checked by :func:`engine.models.make_model`)."""
     d = INFO["prior"]
-    sd = positive("model.sd", params.get("sd", d["sd"]))
+    sd = model_positive("model.sd", params.get("sd", d["sd"]))
     lo = finite("model.lo", params.get("lo", d["lo"]))
     hi = finite("model.hi", params.get("hi", d["hi"]))
     if not hi > lo:
         fail("model.hi", hi, f"must be greater than model.lo = {lo}")
     return NormalKnownSD(n=n, sd=sd, lo=lo, hi=hi, prior_mean=finite("model.prior_mean", params.get("prior_mean", d["prior_mean"])),
-                         prior_sd=positive("model.prior_sd", params.get("prior_sd", d["prior_sd"])))
+                         prior_sd=model_positive("model.prior_sd", params.get("prior_sd", d["prior_sd"])))

@@ -12,7 +12,7 @@ from typing import Any, Mapping
 import numpy as np
 from scipy import stats
 
-from ..core.validation import fail, known_keys, positive, positive_int, record_field
+from ..core.validation import fail, known_keys, model_positive, positive, positive_int, record_field
 
 __all__ = ["PoissonGamma", "INFO", "KEYS", "build"]
 
@@ -125,5 +125,5 @@ def build(n: int, params: Mapping[str, Any]) -> PoissonGamma:
     upper = params.get("upper")
     if upper is not None:
         upper = positive_int("model.upper", upper, 1, 100_000)
-    return PoissonGamma(n=n, alpha=positive("model.alpha", params.get("alpha", 1.0)),
-                        beta=positive("model.beta", params.get("beta", 1.0)), upper=upper)
+    return PoissonGamma(n=n, alpha=model_positive("model.alpha", params.get("alpha", 1.0)),
+                        beta=model_positive("model.beta", params.get("beta", 1.0)), upper=upper)
