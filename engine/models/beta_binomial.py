@@ -107,7 +107,8 @@ class BetaBinomial:
 
 def build(n: int, params: Mapping[str, Any]) -> BetaBinomial:
     """The model from its [model] table (``n`` already checked by :func:`engine.models.make_model`)."""
-    return BetaBinomial(n=n, a=model_positive("model.a", params.get("a", 1.0)), b=model_positive("model.b", params.get("b", 1.0)))
+    return BetaBinomial(n=n, a=model_positive("model.a", params.get("a", 1.0)),
+                        b=model_positive("model.b", params.get("b", 1.0)))
 
 
 def log_beta_binomial_pmf(s, n, a, b):
