@@ -16,6 +16,7 @@ from figures.labels import METHOD_LABELS, TERM_HELP
 from ui import downloads, keys, picker, protection_text, terms
 from ui.compute import method_runs, protection, sweeps
 from ui.compute import release as release_compute
+from ui.params.messages import in_words
 from ui.params.parsing import log_grid, parse_grid
 from ui.routing import ensure_routed
 from ui.sidebar import controls
@@ -214,7 +215,7 @@ else:
     try:
         sweep = sweeps.sweep(s, inputs.records, grid, methods)
     except ValueError as exc:
-        st.error(f"The scenario does not run at every ε on the grid: {exc}", icon="⚠️")
+        st.error(f"The scenario does not run at every ε on the grid: {in_words(str(exc))}", icon="⚠️")
         st.stop()
     stop_slot.empty()
 if sweep.over_budget:

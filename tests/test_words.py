@@ -112,3 +112,21 @@ def test_every_term_is_defined():
     assert {k for k, _ in TERMS} == set(GLOSSARY)
     text = glossary_markdown()
     assert all(f"**{name}**" in text for _, name in TERMS)
+
+
+def test_range_refusals_read_as_sentences_in_the_sidebars_words():
+    """The noise-scale and prior-range refusals (2026-11-27) in the sidebar's words: the noise scale's starts with
+    its own verb (no "is not allowed: makes a noise scale"), and both say what was entered."""
+    import engine
+
+    base = {"seed": 1, "model": {"name": "beta_binomial", "n": 20}, "mechanism": {"name": "laplace", "epsilon": 1},
+            "data": {"s_dp": [7]}}
+    cases = (({"mechanism": {"name": "laplace", "epsilon": 1e300}}, "ε (epsilon) makes a noise scale of 1e-300; ",
+              "(you entered 1e+300)."),
+             ({"model": {"name": "beta_binomial", "n": 20, "b": 1e-300}}, "prior b (Beta) must be a number from 1e-12 "
+              "to 1e+12", "(you entered 1e-300)."))
+    for spec, start, end in cases:
+        with pytest.raises(ValueError) as info:
+            engine.prepare({**base, **spec})
+        words = in_words(str(info.value))
+        assert words.startswith(start) and words.endswith(end) and "is not allowed" not in words, words

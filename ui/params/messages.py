@@ -89,5 +89,6 @@ def in_words(message: str) -> str:
     symbols = {"theta": "θ (theta)", "lam": "λ (lam)", "mu": "μ (mu)", "beta": "coefficients β", "pi": "class probabilities π",
                "p": "probabilities p"}
     label = FIELD_LABELS.get(field) or (f"True {symbols.get(truth['name'], truth['name'])}" if truth else field)
-    verb = allowed if allowed.startswith(("must ", "needs ", "is ", "takes ", "has ")) else f"is not allowed: {allowed}"
+    verb = allowed if allowed.startswith(("must ", "needs ", "is ", "takes ", "has ", "makes ", "lies ", "spreads ")) \
+        else f"is not allowed: {allowed}"
     return f"{label} {verb} (you entered {value})."
