@@ -210,3 +210,19 @@ def test_prior_parameters_and_record_sds_past_double_precision_are_refused():
         _refused(rf"^model\.{field} = .* is invalid: must be a number from 1e-12 to 1e\+12",
                  lambda: engine.prepare({**S, "model": model}))
     assert engine.prepare({**S, "model": {"name": "beta_binomial", "n": 20, "a": 0.5, "b": 0.5}}).model.a == 0.5
+
+
+def test_a_spreadsheet_export_with_semicolons_and_decimal_commas_or_tabs_is_read(tmp_path):
+    """A CSV saved by a spreadsheet in a locale whose decimal mark is the comma separates cells with ';' and writes
+    0,5: it was refused as one column named 'x;y'. Tabs likewise. A comma-separated file is read as before."""
+    semi = tmp_path / "semi.csv"
+    semi.write_bytes(b"\xef\xbb\xbfx;y\r\n0,5;1\r\n1;0\r\n")
+    assert engine.load_records_csv(str(semi), "x").tolist() == [0.5, 1.0]
+    tab = tmp_path / "tab.csv"
+    tab.write_text("x\ty\n0\t1\n1\t0\n")
+    assert engine.load_records_csv(str(tab), "y").tolist() == [1.0, 0.0]
+    comma = tmp_path / "comma.csv"
+    comma.write_text('x,y\n"0,5",1\n')
+    _refused(r"^data\.csv line 2 column 'x' = '0,5' is invalid: must be a number",
+             lambda: engine.load_records_csv(str(comma), "x"))  # a comma file's decimal mark is the point
+    assert engine.load_records_csv(str(comma), "y").tolist() == [1.0]

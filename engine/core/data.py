@@ -24,7 +24,8 @@ MAX_BYTES = 50 * 1024 * 1024
 
 
 def load_records_csv(source, column: str | list | None = None, field: str = "data.csv") -> np.ndarray:
-    """Records from a CSV file path or its bytes; returns a 1-D float array.
+    """Records from a CSV file path or its bytes; returns a 1-D float array. Cells are separated by commas, or
+    by semicolons or tabs where the header has no comma (:func:`_delimiter`).
 
     ``column`` picks a column by name; without it the file must have exactly one column. A list of
     names (multi-column records, e.g. ``y, x1..xK``) returns a 2-D array with those columns in order.
@@ -48,7 +49,8 @@ def load_records_csv(source, column: str | list | None = None, field: str = "dat
         fail(field, label, f"must be UTF-8 text; byte {exc.start} is not")
     if not text.strip():
         fail(field, label, "is empty; it needs a header row and at least one record")
-    reader = csv.reader(io.StringIO(text))
+    delimiter = _delimiter(text)
+    reader = csv.reader(io.StringIO(text), delimiter=delimiter)
     header = None
     for row in reader:
         if _blank(row):
@@ -82,8 +84,8 @@ def load_records_csv(source, column: str | list | None = None, field: str = "dat
         for idx in idxs:
             cell = row[idx].strip() if idx < len(row) else ""
             where = f"{field} line {reader.line_num} column {header[idx]!r}"
-            try:
-                v = float(cell)
+            try:  # with ';' between cells (a spreadsheet's export where the comma is the decimal mark), 0,5 is 0.5
+                v = float(cell.replace(",", ".") if delimiter == ";" else cell)
             except ValueError:
                 fail(where, cell, "must be a number")
             if not math.isfinite(v):
@@ -93,6 +95,17 @@ def load_records_csv(source, column: str | list | None = None, field: str = "dat
     if not values:
         fail(field, label, "has a header but no records; it needs at least one record")
     return np.asarray(values)
+
+
+def _delimiter(text: str) -> str:
+    """The cell separator, read off the header line: a comma, or where the header has none, a semicolon (the
+    export of spreadsheets whose decimal mark is the comma) or a tab. A one-column file has none: a comma."""
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    if "," in first:
+        return ","
+    if ";" in first:
+        return ";"
+    return "\t" if "\t" in first else ","
 
 
 def _blank(row) -> bool:
