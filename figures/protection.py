@@ -38,7 +38,7 @@ def tradeoff_figure(risk: dict) -> go.Figure:
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=[0, 1], y=[1, 0], mode="lines", name="guessing (no information)", legendrank=1,
                              line={"color": GUESS_COLOR, "dash": "dot"}, meta={"kind": "guess"}))
-    attacked = _ATTACKED.get(risk["mechanism"], "this release")
+    attacked = risk.get("attack_on") or _ATTACKED.get(risk["mechanism"], "this release")  # OpenDP's mean: its pair
     fig.add_trace(go.Scatter(x=t["alpha"], y=t["beta"], mode="lines", name=f"best attack on {attacked}",
                              line={"color": ATTACK_COLOR, "width": 3}, meta={"kind": "tradeoff"}, legendrank=3,
                              hovertemplate="false positives %{x:.3f}<br>misses %{y:.3f}<extra>best attack</extra>"))

@@ -295,3 +295,23 @@ def test_the_apps_release_code_loads_neither_opendp_nor_diffprivlib():
             "sys.exit(1 if bad else 0)\n")
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, f"the app's release code loaded {proc.stdout.strip()} {proc.stderr[-800:]}"
+
+
+def test_what_it_protects_reads_a_dpwizard_mean():
+    """What it protects on OpenDP's mean said "This page does not cover this scenario yet: mechanism.name =
+    'opendp_mean' is invalid: has no trade-off curve here". It now draws the curve of the (sum, length) pair the
+    ratio is computed from, names it so in the legend and says why no attack on the ratio does better."""
+    at = open_app("pages/compare.py", timeout=TIMEOUT)
+    with open(PACKAGE, "rb") as fh:
+        data = fh.read()
+    at.sidebar.file_uploader(key=keys.W_DPWIZARD).set_value(("grade_hours.zip", data, "application/zip")).run()
+    at.sidebar.selectbox(key=keys.W_DPWIZARD_PICK).set_value("hours_mean.toml").run()
+    at.sidebar.button(key=keys.W_DPWIZARD_LOAD).click().run()
+    at.switch_page("pages/protection.py").run()
+    _clean(at)
+    assert not any("does not cover" in i.value for i in at.info)
+    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    names = [t.get("name") for spec in specs for t in spec["data"]]
+    assert "best attack on the (sum, length) pair" in names
+    assert any("no attack on the released ratio does better" in c for c in _texts(at.caption))
+    assert any(m.startswith("##### At ε = 0.333,") for m in _texts(at.markdown))

@@ -229,10 +229,15 @@ def test_a_spec_with_a_byte_order_mark_or_an_upper_case_json_name_loads(tmp_path
     assert engine.load_spec(str(upper)).model["n"] == 30
 
 
-def test_risk_names_a_release_it_has_no_curve_for_by_what_it_is(cli, tmp_path):
-    """OpenDP's mean (a ratio of two noisy numbers) said "mechanism.name = 'opendp_mean' is invalid: has no
-    trade-off curve here", a field and a value the spec (written by import-dpwizard) does not hold."""
+def test_risk_reads_the_mean_a_dpwizard_package_releases(cli, tmp_path):
+    """OpenDP's mean (a ratio of two noisy numbers, the spec import-dpwizard writes for a Mean) said "mechanism.name
+    = 'opendp_mean' is invalid: has no trade-off curve here", a field and a value the spec does not hold. It now
+    gets the curve of the (sum, length) pair the ratio is computed from (tests/test_dpwizard_mean.py checks it)."""
+    import json
+
     engine.import_dpwizard(str(PACKAGE), str(tmp_path))
     proc = cli("risk", tmp_path / "hours_mean.toml", "--out", tmp_path / "risk")
-    _one_line_error(proc, "mechanism = 'OpenDP mean on [0, 40]: (clamped sum + Laplace b = 240")
-    assert "has no trade-off curve here: the curves are computed for noise added to the statistic itself" in proc.stderr
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads((tmp_path / "risk" / "risk.json").read_text())
+    assert out["mechanism"] == "opendp_mean" and out["attack_on"] == "the (sum, length) pair"
+    assert out["epsilon"] == pytest.approx(1 / 3, rel=1e-6)  # the package's epsilon = 1, weight 1 of 3

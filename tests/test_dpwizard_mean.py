@@ -282,3 +282,53 @@ def test_its_cost_is_priced_from_the_particles_and_n():
     assert "M = 3 particles" in one.detail
     piloted = engine.estimate_cost(problem, {"name": "pseudo_marginal", "chains": 2, "draws": 1000, "warmup": 500})
     assert piloted.units >= 2 * 1500 * problem.model.n
+
+
+# --- what the release protects ------------------------------------------------------------------------------------
+
+def test_what_an_opendp_mean_protects_is_the_curve_of_its_sum_and_length_pair():
+    """engine.risk said "mechanism.name = 'opendp_mean' is invalid: has no trade-off curve here". OpenDP's mean
+    releases sum / length; both are noisy and the ratio is computed from them, so the curve of the pair (Laplace b
+    on a sum moved by max(|lo|, |hi|), discrete Laplace t on a length moved by 1) lower-bounds every attack on the
+    ratio. Checked by Monte Carlo both ways: the pair's likelihood-ratio tests lie on the curve (it is the pair's
+    exact curve, within Monte Carlo and grid error), and threshold tests on the released ratio itself (at a small
+    n, where the ratio says most) lie on or above it."""
+    r = engine.risk(_spec())
+    mech = engine.prepare(_spec()).mechanism
+    b, t, delta = mech.sum_scale, mech.length_scale, mech.sensitivity
+    assert r["mechanism"] == "opendp_mean" and r["attack_on"] == "the (sum, length) pair"
+    assert r["epsilon"] == pytest.approx(delta / b + 1 / t, rel=1e-12)
+    assert r["informed_adversary"]["max"] == pytest.approx(1 / (1 + math.exp(-(delta / b + 1 / t))), abs=1e-12)
+    assert "no attack on the released ratio does better" in r["neighbours"]["note"]
+    rng = np.random.default_rng(11)
+    m, n0, s0 = 200_000, 3, 6.0  # D: 3 records summing to 6; D': one more record at hi = 4
+    a = math.exp(-1.0 / t)
+
+    def pair(s, n):
+        return (s + rng.laplace(0.0, b, m), n + rng.geometric(1 - a, m) - rng.geometric(1 - a, m))
+
+    def loss(x, y):  # log p1 / p0 of the pair: the Laplace coordinate's and the discrete Laplace coordinate's
+        return (np.abs(x - s0) - np.abs(x - s0 - delta)) / b + (np.abs(y - n0) - np.abs(y - n0 - 1)) / t
+
+    l0, l1 = loss(*pair(s0, n0)), loss(*pair(s0 + delta, n0 + 1))
+    r0 = (s0 + rng.laplace(0.0, b, m)) / np.maximum(n0 + rng.geometric(1 - a, m) - rng.geometric(1 - a, m), 0)
+    r1 = (s0 + delta + rng.laplace(0.0, b, m)) / np.maximum(n0 + 1 + rng.geometric(1 - a, m)
+                                                           - rng.geometric(1 - a, m), 0)
+    r0, r1 = np.nan_to_num(r0, nan=-np.inf), np.nan_to_num(r1, nan=-np.inf)  # 0/0: the length's noise took it all
+    def band(risk, alpha, beta):  # the curve within 4 Monte Carlo sds of each error rate, through its slope
+        sa, sb = 4 * math.sqrt(alpha * (1 - alpha) / m), 4 * math.sqrt(beta * (1 - beta) / m)
+        t_ = risk["tradeoff"]
+        curve = lambda x: float(np.interp(min(max(x, 0.0), 1.0), t_["alpha"], t_["beta"]))  # noqa: E731
+        return curve(alpha + sa) - sb - t_["max_error"], curve(alpha - sa) + sb + t_["max_error"]
+
+    wrong = engine.risk(_spec(release={**TINY_RELEASE, "sum_scale": 2 * b}))  # the curve of twice the noise
+    below_wrong = 0
+    for tau in np.quantile(l1, np.linspace(0.05, 0.95, 19)):  # the pair's likelihood-ratio tests: on the curve
+        alpha, beta = float(np.mean(l0 >= tau)), float(np.mean(l1 < tau))
+        low, high = band(r, alpha, beta)
+        assert low <= beta <= high, (tau, alpha, beta, low, high)
+        below_wrong += beta < band(wrong, alpha, beta)[0]
+    assert below_wrong >= 10  # the check can fail: these attacks beat a curve drawn for twice the noise
+    for tau in np.quantile(r1[np.isfinite(r1)], np.linspace(0.05, 0.95, 19)):  # the ratio's: on or above it
+        alpha, beta = float(np.mean(r0 >= tau)), float(np.mean(r1 < tau))
+        assert beta >= band(r, alpha, beta)[0], (tau, alpha, beta)

@@ -49,12 +49,13 @@ from ..api import prepare
 from ..core.results import Problem
 from ..core.spec import Spec
 from ..core.validation import fail
-from ..mechanisms import Gaussian
+from ..mechanisms import DiscreteLaplace, Gaussian, Laplace
 from ..mechanisms.clipped import BoundedLaplace, Clipped
+from ..mechanisms.ratio import OpenDPMean
 from ..models import make_model
 from ..models.sample_size import make_size_mechanism, make_size_prior, plug_in_n
 from ..spec import build_mechanism, load_spec, spec_from_dict
-from .pairs import base_mechanism, neighbours
+from .pairs import Neighbours, base_mechanism, neighbours
 from .realistic import realistic_adversary
 from .tradeoff import alpha_grid, epsilon_dp_tradeoff, experiment, gdp_tradeoff, zcdp_tradeoff
 
@@ -93,13 +94,16 @@ def protection_of_spec(spec) -> dict:
                         unknown_n=True)
 
 
-def privacy_side(model, mechanism, n_mechanism=None, unknown_n: bool | None = None) -> dict:
+def privacy_side(model, mechanism, n_mechanism=None, unknown_n: bool | None = None, pair=None) -> dict:
     """Trade-off, bound, informed adversary and power for a model and its mechanism (and, for an unknown n,
     the mechanism of the released size: add/remove-one neighbours, the joint release). ``unknown_n`` defaults
     to whether a size mechanism is given; a histogram whose total is private has add/remove-one neighbours
     and no size mechanism (only its cells are released)."""
+    if isinstance(mechanism, OpenDPMean):
+        return _opendp_mean_side(model, mechanism)
     unknown_n = n_mechanism is not None if unknown_n is None else unknown_n
-    pair = neighbours(model, mechanism, unknown_n=unknown_n, size_released=n_mechanism is not None)
+    if pair is None:
+        pair = neighbours(model, mechanism, unknown_n=unknown_n, size_released=n_mechanism is not None)
     exp = experiment(model, mechanism, pair, n_mechanism=n_mechanism)
     alpha = alpha_grid()
     beta = exp.tradeoff(alpha)
@@ -124,6 +128,34 @@ def privacy_side(model, mechanism, n_mechanism=None, unknown_n: bool | None = No
         "power_at_5pct": power,
         "advantage_at_5pct": power - FALSE_POSITIVE_RATE,
     }
+
+
+def _opendp_mean_side(model, mech) -> dict:
+    """OpenDP's mean releases one number, r = (S + L) / max(N + G, 0): the clamped sum S with Laplace noise L of
+    scale b and the length N with discrete Laplace noise G of scale t, under add/remove-one neighbours (one
+    person's c records in or out: S moves by at most c max(|lo|, |hi|), N by c). The ratio is computed from the
+    pair (S + L, N + G), so every test on r is a test on the pair: the pair's trade-off curve (two independent
+    coordinates, exactly as for a sum released with its size, :func:`privacy_side` with ``n_mechanism``) lies at
+    or below the ratio's, and what an adversary who knows everyone else can conclude from r is at most what
+    they could from the pair. The curve, the beliefs and the power are the pair's, said as such in
+    ``neighbours["note"]``; the stated guarantee is OpenDP's own (eps_sum + eps_length)."""
+    c = float(mech.contributions)
+    value = mech.upper if abs(mech.upper) >= abs(mech.lower) else mech.lower  # dp.mean's bounds (= [lo, hi])
+    sum_mech = Laplace(scale=mech.sum_scale, sensitivity=mech.sensitivity)
+    length_mech = DiscreteLaplace(scale=mech.length_scale, sensitivity=c)
+    pair = Neighbours(None, value, (c * abs(value),), size_shift=c,
+                      note=f"add/remove-one: one dataset has the person's "
+                           f"{'record' if c == 1 else f'{int(c)} records'}, the other not; the sum moves by "
+                           f"{c * abs(value):g} and the "
+                           f"length by {c:g}. OpenDP divides the noisy sum by the noisy length: the curve is the "
+                           "best attack on that pair, and no attack on the released ratio does better")
+    out = privacy_side(model, sum_mech, n_mechanism=length_mech, pair=pair)
+    out["mechanism"] = mech.name
+    out["description"] = mech.describe()
+    out["guarantee"] = {k: (_float(v) if isinstance(v, (int, float)) else v) for k, v in mech.guarantee.items()}
+    out["epsilon"] = out["guarantee"]["epsilon"]
+    out["attack_on"] = "the (sum, length) pair"  # what the curve attacks (the figure's legend names it)
+    return out
 
 
 def _pair_dict(pair, exp, mechanism) -> dict:
