@@ -153,7 +153,7 @@ def test_calibration_refuses_an_estimator_and_names_a_method_that_failed_everywh
     proc = cli("study", "calibration", spec, "--replicates", "2", "--methods", "mcem", "--workers", "1",
                 "--out", tmp_path / "m")
     _one_line_error(proc, "method.name = 'mcem' is invalid: is not for a calibration study")
-    proc = cli("study", "calibration", spec, "--replicates", "2", "--methods", "rjmcmc,naive", "--workers", "1",
+    proc = cli("study", "calibration", spec, "--replicates", "1", "--methods", "rjmcmc,naive", "--workers", "1",
                 "--out", tmp_path / "r", "--quiet")
     assert proc.returncode == 2 and proc.stderr.startswith("error: method.name = 'rjmcmc' is invalid for a known n"), \
         proc.stderr

@@ -311,9 +311,10 @@ def test_what_an_opendp_mean_protects_is_the_curve_of_its_sum_and_length_pair():
         return (np.abs(x - s0) - np.abs(x - s0 - delta)) / b + (np.abs(y - n0) - np.abs(y - n0 - 1)) / t
 
     l0, l1 = loss(*pair(s0, n0)), loss(*pair(s0 + delta, n0 + 1))
-    r0 = (s0 + rng.laplace(0.0, b, m)) / np.maximum(n0 + rng.geometric(1 - a, m) - rng.geometric(1 - a, m), 0)
-    r1 = (s0 + delta + rng.laplace(0.0, b, m)) / np.maximum(n0 + 1 + rng.geometric(1 - a, m)
-                                                           - rng.geometric(1 - a, m), 0)
+    with np.errstate(divide="ignore", invalid="ignore"):  # a length noised to 0 or below: OpenDP's +-inf or nan
+        r0 = (s0 + rng.laplace(0.0, b, m)) / np.maximum(n0 + rng.geometric(1 - a, m) - rng.geometric(1 - a, m), 0)
+        r1 = (s0 + delta + rng.laplace(0.0, b, m)) / np.maximum(n0 + 1 + rng.geometric(1 - a, m)
+                                                               - rng.geometric(1 - a, m), 0)
     r0, r1 = np.nan_to_num(r0, nan=-np.inf), np.nan_to_num(r1, nan=-np.inf)  # 0/0: the length's noise took it all
     def band(risk, alpha, beta):  # the curve within 4 Monte Carlo sds of each error rate, through its slope
         sa, sb = 4 * math.sqrt(alpha * (1 - alpha) / m), 4 * math.sqrt(beta * (1 - beta) / m)
