@@ -26,7 +26,7 @@ import time
 from ..api import prepare
 from ..methods.exact import has_closed_form
 from ..spec import load_spec
-from ..studies.calibration import calibration_study, calibration_summary
+from ..studies.calibration import REFERENCE, calibration_study, calibration_summary
 from ..studies.presets import PRESETS, run_preset, write_preset
 from .console import cli_error, progress_bar
 
@@ -133,8 +133,10 @@ def _calibration(args, executor) -> int:
     table.to_csv(os.path.join(out, "calibration.csv"), index=False)
     summary.to_csv(os.path.join(out, "calibration_summary.csv"), index=False)
     notes = []
-    for param in table["param"].unique()[:1]:
-        notes += _write_figures(_study_figures().calibration_figures(table, param), out)
+    ran = table[table["error"].fillna("").astype(str) == ""]["method"]
+    if set(ran) - {REFERENCE}:  # figures compare the methods with the reference: none if every method failed
+        for param in table["param"].unique()[:1]:
+            notes += _write_figures(_study_figures().calibration_figures(table, param), out)
     cols = ["method", "param", "M", "failed", "ks_stat", "ks_pvalue", "coverage_50", "coverage_90", "mmd2_mean"]
     print(f"calibration: {args.replicates} replicates in {time.perf_counter() - t0:.1f} s -> {out}")
     print(summary[cols].round(4).to_string(index=False))
