@@ -177,6 +177,16 @@ def test_a_scheduler_that_is_not_an_address_is_named(cli, tmp_path):
     spec.write_text(SPEC)
     proc = cli("study", "calibration", spec, "--replicates", "2", "--scheduler", "notanaddress", "--out", tmp_path)
     _one_line_error(proc, "--scheduler = 'notanaddress' is invalid: no dask scheduler answered there (")
+    # and the failed client is not left as this process's dask scheduler: a `run` after it (in one pytest worker)
+    # wrote its InferenceData through dask and failed with "missing port number in address 'notanaddress'"
+    import dask
+    from distributed import default_client
+
+    assert dask.config.get("scheduler", None) != "dask.distributed"
+    with pytest.raises(ValueError, match="No clients found"):
+        default_client()
+    proc = cli("run", spec, "--out", tmp_path / "after", "--quiet")
+    assert proc.returncode == 0, proc.stderr
 
 
 # --------------------------------------------------------------------------- run

@@ -90,7 +90,10 @@ def _executor(args):
         from dask.distributed import Client
 
         try:
-            client = Client(args.scheduler)
+            # not the process's default scheduler: a Client that fails to connect would stay set as one (dask's
+            # config "scheduler = dask.distributed"), and later dask work in this process (an InferenceData written
+            # by a run) would try to reach the failed address
+            client = Client(args.scheduler, set_as_default=False)
         except (OSError, ValueError, TypeError) as exc:  # nothing listening, or not an address: one line
             why = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             raise ValueError(f"--scheduler = {args.scheduler!r} is invalid: no dask scheduler answered there ({why}); "
