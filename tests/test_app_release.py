@@ -223,15 +223,21 @@ def test_dpwizard_histogram_loads_with_its_private_total_and_exact_reports_p_and
     assert at.session_state[keys.SCENARIO].n_mechanism == "laplace"
 
 
-def test_dpwizard_mean_loads_and_the_pseudo_marginal_chain_answers():
-    """OpenDP's mean (sum / length, n private) from the package: OpenDP's "mean" form in the sidebar with its own
-    parameter names, n not released, and the pseudo-marginal chain's posterior of mu and of n."""
+def _dpwizard_mean_loaded():
+    """The Compare page with the fixture package's mean (hours_mean.toml) loaded from the sidebar's upload."""
     at = open_app("pages/compare.py", timeout=TIMEOUT)
     with open(PACKAGE, "rb") as fh:
         data = fh.read()
     at.sidebar.file_uploader(key=keys.W_DPWIZARD).set_value(("grade_hours.zip", data, "application/zip")).run()
     at.sidebar.selectbox(key=keys.W_DPWIZARD_PICK).set_value("hours_mean.toml").run()
     at.sidebar.button(key=keys.W_DPWIZARD_LOAD).click().run()
+    return at
+
+
+def test_dpwizard_mean_loads_and_the_pseudo_marginal_chain_answers():
+    """OpenDP's mean (sum / length, n private) from the package: OpenDP's "mean" form in the sidebar with its own
+    parameter names, n not released, and the pseudo-marginal chain's posterior of mu and of n."""
+    at = _dpwizard_mean_loaded()
     _clean(at)
     s = at.session_state[keys.SCENARIO]
     assert (s.model, s.release, s.release_mechanism, s.n_mechanism, s.methods) == (
@@ -301,12 +307,7 @@ def test_what_it_protects_reads_a_dpwizard_mean():
     """What it protects on OpenDP's mean said "This page does not cover this scenario yet: mechanism.name =
     'opendp_mean' is invalid: has no trade-off curve here". It now draws the curve of the (sum, length) pair the
     ratio is computed from, names it so in the legend and says why no attack on the ratio does better."""
-    at = open_app("pages/compare.py", timeout=TIMEOUT)
-    with open(PACKAGE, "rb") as fh:
-        data = fh.read()
-    at.sidebar.file_uploader(key=keys.W_DPWIZARD).set_value(("grade_hours.zip", data, "application/zip")).run()
-    at.sidebar.selectbox(key=keys.W_DPWIZARD_PICK).set_value("hours_mean.toml").run()
-    at.sidebar.button(key=keys.W_DPWIZARD_LOAD).click().run()
+    at = _dpwizard_mean_loaded()
     at.switch_page("pages/protection.py").run()
     _clean(at)
     assert not any("does not cover" in i.value for i in at.info)
