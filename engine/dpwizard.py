@@ -65,7 +65,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .core.spec import spec_to_toml
-from .core.validation import fail, positive
+from .core.validation import fail, model_positive, positive
 from .mechanisms.libraries import release_from
 from .spec import spec_from_dict
 
@@ -262,6 +262,9 @@ def import_dpwizard(path: str, out: str, *, prior_alpha: float = 1.0, prior_rate
     (default (upper - lower) / 4). Returns the summary written to ``import.json``."""
     if mean_sd is not None:
         positive("mean_sd", mean_sd)
+    model_positive("model.alpha", prior_alpha)  # checked before anything is written (the specs' own fields)
+    if prior_rate is not None:
+        model_positive("model.beta", prior_rate)
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
         fail("seed", seed, "must be an integer in [0, 2^63)")  # written into every spec, checked like a spec's
     if not isinstance(out, (str, os.PathLike)) or os.path.isfile(out):

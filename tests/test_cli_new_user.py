@@ -96,6 +96,10 @@ def test_a_report_that_is_not_text_names_the_package_and_the_file(cli, tmp_path)
 def test_import_options_are_named_as_typed(cli, tmp_path):
     proc = cli("import-dpwizard", PACKAGE, "--out", tmp_path / "o", "--prior-alpha", "-1")
     _one_line_error(proc, "--prior-alpha = -1.0 is invalid: must be a finite number > 0")  # was model.alpha
+    assert not (tmp_path / "o").exists()  # refused before the folder is made (it was left behind, empty)
+    proc = cli("import-dpwizard", PACKAGE, "--out", tmp_path / "r", "--prior-rate", "0")
+    _one_line_error(proc, "--prior-rate = 0.0 is invalid")
+    assert not (tmp_path / "r").exists()
     proc = cli("import-dpwizard", PACKAGE, "--out", tmp_path / "o2", "--mean-sd", "0")
     _one_line_error(proc, "--mean-sd = 0.0 is invalid")  # was mean_sd
 
