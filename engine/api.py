@@ -13,7 +13,7 @@ import numpy as np
 from .core.data import load_records_csv
 from .core.results import Problem, Result
 from .core.spec import Spec, resolve_path
-from .core.validation import fail, number_list, positive, positive_int
+from .core.validation import fail, number_list, positive, positive_int, seed_value
 from .cost import BudgetExceeded, estimate_cost, fit_to_budget
 from .mechanisms import RandomizedResponse, check_release_value
 from .mechanisms.release import privatize
@@ -31,10 +31,13 @@ METHODS = REGISTRY  # name -> engine.methods.Method (one module per algorithm in
 
 
 def _seed(seed) -> int:
-    """A run's seed, checked like a spec's: an integer in [0, 2^63)."""
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**63:
-        fail("seed", seed, "must be an integer in [0, 2^63)")
-    return int(seed)
+    """A run's seed, checked like a spec's (numpy's integers too: studies spawn them)."""
+    return seed_value(int(seed) if isinstance(seed, np.integer) else seed)
+
+
+def _check_problem(problem) -> None:
+    if not isinstance(problem, Problem):
+        fail("problem", type(problem).__name__, "must be an engine.Problem: engine.prepare(spec) makes one")
 
 
 def data_rng(seed: int) -> np.random.Generator:
@@ -152,8 +155,7 @@ def run_method(problem: Problem, method: dict, seed: int, on_progress=None, max_
 
     ``max_seconds``: refuse (:class:`engine.cost.BudgetExceeded`, a ValueError naming the settings that
     do fit) when the run's estimated cost on this machine is above it; no budget unless asked."""
-    if not isinstance(problem, Problem):
-        fail("problem", type(problem).__name__, "must be an engine.Problem: engine.prepare(spec) makes one")
+    _check_problem(problem)
     settings = validate_method(method)
     rng = method_rng(seed)
     if max_seconds is not None:
@@ -199,6 +201,5 @@ def run(spec: Spec | dict, method: str | None = None, on_progress=None, max_seco
 
 def confidential_posterior(problem: Problem, seed: int = 0, draws: int = 4000) -> Result:
     """p(theta | x) from the confidential records (simulation or upload only)."""
-    if not isinstance(problem, Problem):
-        fail("problem", type(problem).__name__, "must be an engine.Problem: engine.prepare(spec) makes one")
+    _check_problem(problem)
     return _confidential(problem, method_rng(seed), draws=positive_int("draws", draws, 1, 10_000_000))

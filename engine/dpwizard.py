@@ -65,7 +65,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .core.spec import spec_to_toml
-from .core.validation import fail, model_positive, positive
+from .core.validation import fail, model_positive, positive, seed_value
 from .mechanisms.libraries import release_from
 from .spec import spec_from_dict
 
@@ -265,8 +265,7 @@ def import_dpwizard(path: str, out: str, *, prior_alpha: float = 1.0, prior_rate
     model_positive("model.alpha", prior_alpha)  # checked before anything is written (the specs' own fields)
     if prior_rate is not None:
         model_positive("model.beta", prior_rate)
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
-        fail("seed", seed, "must be an integer in [0, 2^63)")  # written into every spec, checked like a spec's
+    seed_value(seed)  # written into every spec, checked like a spec's
     if not isinstance(out, (str, os.PathLike)) or os.path.isfile(out):
         fail("out", out, "must be a directory to write the specs into (not an existing file)")
     pkg = read_package(path)

@@ -13,7 +13,7 @@ from typing import Any, Mapping
 
 from .core.data import load_records_csv
 from .core.spec import DATA_KINDS, Spec, read_spec_file, resolve_path
-from .core.validation import fail, number_list
+from .core.validation import fail, number_list, seed_value
 from .mechanisms import make_mechanism
 from .mechanisms.clipped import Clipped, clip_bounds
 from .mechanisms.libraries import make_release
@@ -94,9 +94,7 @@ def spec_from_dict(d: Mapping[str, Any], base_dir: str = ".") -> Spec:
                  else f"[{key}] table is required")
         if not isinstance(d[key], Mapping):
             fail(key, d[key], f"[{key}] must be a table")
-    seed = d.get("seed", 0)
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0 or seed >= 2**63:
-        fail("seed", seed, "must be an integer in [0, 2^63)")
+    seed = seed_value(d.get("seed", 0))
     model_d = dict(d["model"])
     data_d = dict(d["data"])
     if "csv" in data_d and "n" not in model_d:

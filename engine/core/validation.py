@@ -17,6 +17,7 @@ __all__ = [
     "record_field",
     "known_keys",
     "model_positive",
+    "seed_value",
     "MODEL_NUMBER_RANGE",
 ]
 
@@ -68,6 +69,13 @@ def model_positive(field: str, value: Any) -> float:
         fail(field, value, f"must be a number from {lo:g} to {hi:g} (beyond them the posterior under- or overflows "
              "in double precision)")
     return v
+
+
+def seed_value(seed: Any) -> int:
+    """A seed as specs take it: a Python integer in [0, 2^63)."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
+        fail("seed", seed, "must be an integer in [0, 2^63)")
+    return seed
 
 
 def positive_int(field: str, value: Any, minimum: int = 1, maximum: int | None = None) -> int:
