@@ -12,6 +12,7 @@ import math
 from typing import Any, Mapping
 
 from figures.labels import METHOD_LABELS
+from .params.messages import FIELD_LABELS
 
 __all__ = ["headline", "reference_method", "convergence_warning", "mle_caption", "over_budget", "none_accepted",
            "AGREE_SD_RATIO", "AGREE_SHIFT"]
@@ -156,9 +157,8 @@ def over_budget(method: str, cost: Mapping[str, Any]) -> str:
             f"({cost['detail']}), over this server's budget of {cost['budget']:g} s per run.")
 
 
-#: the Method settings boxes that bound an ABC run, by the limit that stopped it (engine.NoneAccepted.stopped_by)
-_ABC_LIMITS = {"max_seconds": "its time limit (ABC: stop after (seconds))",
-               "max_proposals": "its limit of proposals (ABC: at most this many proposals)"}
+#: the limit that stopped an ABC run (engine.NoneAccepted.stopped_by), and the Method settings box that sets it
+_ABC_LIMITS = {"max_seconds": "its time limit", "max_proposals": "its limit of proposals"}
 
 
 def none_accepted(proposals: int, stopped_by: str, far: bool, draws: int) -> str:
@@ -166,7 +166,9 @@ def none_accepted(proposals: int, stopped_by: str, far: bool, draws: int) -> str
     no accepted proposal in ``proposals`` puts the acceptance rate below 1 / proposals, so ``draws`` accepted
     draws would take more than ``draws`` × ``proposals`` proposals on average; a release far outside what the
     records can produce (``far``) is out of reach of any limit."""
-    head = f"it accepted none of {proposals:,} proposals before {_ABC_LIMITS.get(stopped_by, 'its limits')}"
+    limit = _ABC_LIMITS.get(stopped_by)
+    box = FIELD_LABELS.get(f"method.{stopped_by}")
+    head = f"it accepted none of {proposals:,} proposals before " + (f"{limit} ({box})" if limit else "its limits")
     if far:
         return (head + ": the release lies so far outside what the n records can produce that no limit will do. "
                 "Exact (best method) and DA-MCMC still answer.")

@@ -29,7 +29,7 @@ from ..core.validation import choice, fail, positive, positive_int, probability_
 from .additive import (ABS_KERNEL, SQUARE_KERNEL, DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace,
                        discrete_gaussian_log_normalizer, discrete_laplace_log_pmf, sample_discrete_gaussian,
                        sample_discrete_laplace)
-from .budgets import (SCALE_RANGE, analytic_gaussian_epsilon, analytic_gaussian_sigma, budget_from_scale,
+from .budgets import (analytic_gaussian_epsilon, analytic_gaussian_sigma, budget_from_scale, check_scale,
                       scale_from_budget)
 from .randomized_response import MAX_RR_TABLE_N, RandomizedResponse, coin_log_transition, k_ary_log_transition
 
@@ -121,9 +121,7 @@ def make_mechanism(name: str, params: Mapping[str, Any] | None = None, *, defaul
         fail("mechanism.sensitivity", sens, "must be a whole number for discrete noise on counts")
     if not math.isfinite(scale) or scale <= 0:
         fail(f"mechanism.{scale_key}", scale, "the budget implies a noise scale that is not a positive finite number")
-    if not SCALE_RANGE[0] <= scale <= SCALE_RANGE[1]:  # the field the user gave, and the scale it makes
-        fail(f"mechanism.{given[0]}", params[given[0]], f"makes a noise scale of {scale:.3g}; the engine computes with "
-             f"scales from {SCALE_RANGE[0]:g} (below: no noise to speak of) to {SCALE_RANGE[1]:g} (above: no signal)")
+    check_scale(f"mechanism.{given[0]}", params[given[0]], scale)  # the field the user gave, and the scale it makes
     if name == "gaussian":
         return Gaussian(scale=scale, sensitivity=sens, delta=delta)
     if delta is not None:

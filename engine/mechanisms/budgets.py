@@ -17,7 +17,18 @@ from ..core.validation import fail, positive, probability_open
 #: overflowed)
 SCALE_RANGE = (1e-10, 1e12)
 
-__all__ = ["SCALE_RANGE", "scale_from_budget", "budget_from_scale", "analytic_gaussian_delta",
+
+def check_scale(field: str, value, scale: float) -> None:
+    """Refuse a noise scale outside :data:`SCALE_RANGE` (``inf`` or ``nan``: one past double precision), naming
+    the field the user gave and its value."""
+    if not SCALE_RANGE[0] <= scale <= SCALE_RANGE[1]:
+        made = f"a noise scale of {scale:.3g}" if math.isfinite(scale) else \
+            "a noise scale outside what double precision holds"
+        fail(field, value, f"makes {made}; the engine computes with scales from {SCALE_RANGE[0]:g} (below: no noise "
+             f"to speak of) to {SCALE_RANGE[1]:g} (above: no signal)")
+
+
+__all__ = ["SCALE_RANGE", "check_scale", "scale_from_budget", "budget_from_scale", "analytic_gaussian_delta",
            "analytic_gaussian_sigma", "analytic_gaussian_epsilon"]
 
 

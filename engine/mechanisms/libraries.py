@@ -49,7 +49,7 @@ import numpy as np
 
 from ..core.validation import choice, fail, positive
 from .additive import DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace
-from .budgets import SCALE_RANGE
+from .budgets import check_scale
 from .clipped import BoundedLaplace, Clipped, clip_bounds
 from .lattice import LatticeGaussian, LatticeLaplace
 from .randomized_response import RandomizedResponse, k_ary_log_transition
@@ -489,20 +489,17 @@ def _map(library: str, mechanism: str, params: Mapping[str, Any], default_sensit
     library = choice(f"{field_}.library", library, tuple(LIBRARIES))
     mechanism = choice(f"{field_}.mechanism", mechanism, tuple(_mechanisms(library)))
     _check_keys(library, mechanism, params, field_)
+    given = {k: params[k] for k in ("epsilon", "delta", "scale", "sensitivity") if k in params}
     try:
         if library == "opendp":
             noise, head, law, guarantee, gtxt = _opendp(mechanism, params, default_sensitivity, field_)
         else:
             noise, head, law, guarantee, gtxt = _diffprivlib(mechanism, params, field_)
     except (OverflowError, ZeroDivisionError):  # a budget or scale past double precision (epsilon = 1e300)
-        given = {k: params[k] for k in ("epsilon", "delta", "scale", "sensitivity") if k in params}
-        fail(field_, given, f"makes a noise scale outside what double precision holds; the engine computes with "
-             f"scales from {SCALE_RANGE[0]:g} to {SCALE_RANGE[1]:g}")
+        check_scale(field_, given, math.inf)
     scale = getattr(getattr(noise, "base", noise), "scale", None)
-    if scale is not None and not SCALE_RANGE[0] <= scale <= SCALE_RANGE[1]:
-        given = {k: params[k] for k in ("epsilon", "delta", "scale", "sensitivity") if k in params}
-        fail(field_, given, f"makes a noise scale of {scale:.3g}; the engine computes with scales from "
-             f"{SCALE_RANGE[0]:g} (below: no noise to speak of) to {SCALE_RANGE[1]:g} (above: no signal)")
+    if scale is not None:
+        check_scale(field_, given, scale)
     if params.get("clip") is not None:
         lo, hi = clip_bounds(f"{field_}.clip", params["clip"])
         noise = Clipped(noise, lo, hi)
