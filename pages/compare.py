@@ -118,9 +118,7 @@ with results_area:
     if "pseudo_marginal" in ok and ok["pseudo_marginal"].result.info.get("particles_capped"):
         st.caption(f"{METHOD_LABELS['pseudo_marginal']}: {ok['pseudo_marginal'].result.info['note']}")
     if "auto" in ok and ok["auto"].result.info.get("picked"):
-        info = ok["auto"].result.info
-        st.caption(f"{METHOD_LABELS['auto']} ran **{METHOD_LABELS.get(info['picked'], info['picked'])}**"
-                   + (f": {info['why']}" if info.get("why") else "") + ".")
+        st.caption(narrative.auto_caption(ok["auto"].result.info))
     for m, run in runs.items():
         if not run.ok and not run.over_budget:
             st.caption(f"{METHOD_LABELS[m]} not shown: {run.error}")

@@ -2,6 +2,7 @@
 for (issue "Hosted for a class")."""
 from __future__ import annotations
 
+import json
 
 import numpy as np
 import pytest
@@ -106,3 +107,42 @@ def test_a_newer_request_stops_the_running_engine_at_its_next_block():
     assert result.info["stopped"] == "cancelled" and result.n_draws < 200_000
     assert progress(1, 2) is False  # once interrupted, every later report says stop
     assert np.isfinite(result.draws).all()
+
+
+def test_the_work_budget_is_autos_max_seconds_for_its_fallbacks(monkeypatch):
+    """The budget gates the estimate of auto's first attempt; a fallback or a 4 x rerun after it would run
+    unchecked (minutes on a hosted server) unless auto gets the budget as its max_seconds. Other methods'
+    settings, and auto's without a budget, are left as they were."""
+    from ui.compute import method_runs
+
+    seen: list[dict] = []
+
+    def record(spec_text, settings_text, name):
+        seen.append(json.loads(settings_text))
+        return {"error": "recorded, not run", "log": ""}
+
+    monkeypatch.setattr(method_runs, "_run_logged", record)
+    text = method_runs.spec_json(to_spec_dict(Scenario(n=200)))
+    for budget, name, expected in (("1000", "auto", 1000.0), ("1000", "da_mcmc", None), ("0", "auto", None)):
+        monkeypatch.setenv("DPL_WORK_BUDGET_S", budget)
+        run = method_runs.run_method(text, {"name": name, "chains": 2, "draws": 200, "warmup": 100})
+        assert run.error == "recorded, not run"
+        assert seen[-1].get("max_seconds") == expected, (budget, name, seen[-1])
+
+
+def test_a_skipped_fallback_is_worded_for_the_page():
+    """auto's reason for a fallback and a rerun it skipped names the methods by their labels and the budget as
+    the server's work budget (the engine's words are da_mcmc, pseudo_marginal and max_seconds = …)."""
+    from ui.narrative import auto_caption
+
+    spec = {"model": {"name": "linear_regression", "n": 2000}, "mechanism": {"name": "laplace", "epsilon": 1.0},
+            "data": {"simulate": {"beta": [0.5, 1.0, -1.0]}}, "seed": 3,
+            "method": {"name": "auto", "chains": 2, "draws": 30, "warmup": 30, "max_seconds": 1e-3}}
+    info = engine.run(spec).info
+    assert [a.get("skipped", "ran")[:9] for a in info["attempts"]] == ["ran", "estimated", "estimated"], info
+    assert "max_seconds = 0.001" in info["why"] and "da_mcmc did not converge" in info["why"]
+    caption = auto_caption(info)
+    assert caption.startswith("Exact (best method) ran **DA-MCMC**: ")
+    assert "DA-MCMC did not converge at 30 draws per chain, and Pseudo-marginal was skipped" in caption, caption
+    assert "left of this server's work budget of 0.001 s" in caption, caption
+    assert not any(word in caption for word in ("max_seconds", "da_mcmc", "pseudo_marginal")), caption

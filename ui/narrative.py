@@ -9,12 +9,14 @@ is the single warning about MCMC runs that have not converged.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any, Mapping
 
 from figures.labels import METHOD_LABELS
 from .params.messages import FIELD_LABELS
 
 __all__ = ["headline", "reference_method", "convergence_warning", "mle_caption", "over_budget", "none_accepted",
+           "auto_caption",
            "AGREE_SD_RATIO", "AGREE_SHIFT"]
 
 #: naive and exact "agree" when their sds are within this factor ...
@@ -188,3 +190,17 @@ def mle_caption(info: Mapping[str, Any]) -> str:
         parts.append(f"Monte Carlo EM stopped after {info.get('iterations', '?')} iterations without meeting its "
                      "stopping rule: raise draws in Method settings")
     return "; ".join(parts) + "."
+
+
+_ENGINE_METHODS = re.compile(r"\b(da_mcmc|pseudo_marginal)\b")
+_MAX_SECONDS = re.compile(r"max_seconds = ([0-9.e+-]+)")
+
+
+def auto_caption(info: Mapping[str, Any]) -> str:
+    """The caption under Compare's figure on what Exact (best method) ran and why, in the page's words:
+    the engine's ``why`` with the methods' labels for their keys, and the work budget (the server's, which
+    the app passes as ``max_seconds``) named as such where a fallback or a rerun did not fit in it."""
+    picked = METHOD_LABELS.get(info["picked"], info["picked"])
+    why = _ENGINE_METHODS.sub(lambda m: METHOD_LABELS[m.group(1)], str(info.get("why") or ""))
+    why = _MAX_SECONDS.sub(lambda m: f"this server's work budget of {float(m.group(1)):g} s", why)
+    return f"{METHOD_LABELS['auto']} ran **{picked}**" + (f": {why}" if why else "") + "."

@@ -490,9 +490,16 @@ def _skip_reason(ratio: float | None, first_wall: float, spent: float, max_secon
     if max_seconds is not None:
         need = first_wall * (ratio if ratio is not None else 1.0)
         if need > max_seconds - spent:
-            return (f"estimated {need:,.0f} s, over the {max(0.0, max_seconds - spent):,.0f} s left of "
-                    f"max_seconds = {max_seconds:g}")
+            return _over_budget(need, max_seconds - spent, max_seconds)
     return None
+
+
+def _over_budget(need: float, left: float, max_seconds: float) -> str:
+    """A skipped run's reason: its estimated seconds against what is left of ``max_seconds`` (a second and
+    more to the second, less to two significant digits: "0.17 s", not "0 s")."""
+    def secs(x: float) -> str:
+        return f"{x:,.0f}" if x >= 1 else f"{x:.2g}"
+    return f"estimated {secs(need)} s, over the {secs(max(0.0, left))} s left of max_seconds = {max_seconds:g}"
 
 
 def auto(problem: Problem, rng: np.random.Generator, *, chains: int = 4, draws: int = 1000, warmup: int = 500,
@@ -553,9 +560,9 @@ def auto(problem: Problem, rng: np.random.Generator, *, chains: int = 4, draws: 
             ratio = _estimate_ratio(numbers, picked, first) if problem.model.name == "linear_regression" else None
             rerun_wall = 4.0 * first_wall * (ratio if ratio is not None else 1.0)
             skip = None
-            if max_seconds is not None and rerun_wall > max_seconds - (time.perf_counter() - t0):
-                skip = (f"estimated {rerun_wall:,.0f} s, over the {max(0.0, max_seconds - time.perf_counter() + t0):,.0f}"
-                        f" s left of max_seconds = {max_seconds:g}")
+            left = None if max_seconds is None else max_seconds - (time.perf_counter() - t0)
+            if left is not None and rerun_wall > left:
+                skip = _over_budget(rerun_wall, left, max_seconds)
             if skip is None:
                 r3, v3, rec3 = _attempt(picked, problem, next(streams), chains, 4 * draws, warmup, on_progress,
                                         settings_for(picked, problem, numbers))

@@ -75,7 +75,8 @@ def _run_logged(spec_text: str, settings_text: str, name: str) -> dict:
 def run_method(spec_text: str, settings: Mapping[str, Any]) -> MethodRun:
     """Run (or fetch from the cache) one method on one spec, unless its estimated cost is over the
     server's work budget (:func:`work_budget_s`): then it is not run and ``over_budget`` says what it
-    would cost and which settings fit."""
+    would cost and which settings fit. The budget gates the estimate of ``auto``'s first attempt and is
+    its ``max_seconds``: a fallback or a rerun runs only if its estimate fits in what is left of it."""
     try:
         _problem(spec_text)
     except ValueError as exc:
@@ -90,6 +91,8 @@ def run_method(spec_text: str, settings: Mapping[str, Any]) -> MethodRun:
             return MethodRun(method=settings["name"], error=str(exc))
         if cost["seconds"] > budget:
             return MethodRun(method=settings["name"], over_budget={**cost, "budget": budget})
+    if budget is not None and settings["name"] == "auto" and "max_seconds" not in settings:
+        settings = {**settings, "max_seconds": budget}  # its fallbacks and rerun fit in what the first leaves
     return _run_record(settings["name"], _run_logged(spec_text, spec_json(settings), settings["name"]))
 
 
