@@ -169,7 +169,7 @@ def check_budget(problem: Problem, settings: dict, max_seconds: float) -> None:
     ``validate_method`` first) is over ``max_seconds``."""
     max_seconds = positive("max_seconds", max_seconds)
     settings = validate_method(settings)
-    cost = estimate_cost(problem, settings)
+    cost = estimate_cost(problem, settings, ceiling=max_seconds)
     if cost.seconds <= max_seconds:
         return
     fits = fit_to_budget(problem, settings, max_seconds)

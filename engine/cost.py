@@ -107,9 +107,13 @@ class Cost:
     unit: str
     seconds: float
     detail: str
+    #: a floor, not an estimate: the cheapest the run could be was already over the ``ceiling`` asked for, so the
+    #: costly part of the estimate (the pseudo-marginal particle pilot) was not run
+    at_least: bool = False
 
     def describe(self) -> str:
-        return f"about {duration(self.seconds)} ({self.units:,.3g} {self.unit}; {self.detail})"
+        return (f"{'at least' if self.at_least else 'about'} {duration(self.seconds)} ({self.units:,.3g} {self.unit}; "
+                f"{self.detail})")
 
 
 def listed(items) -> str:
@@ -211,8 +215,15 @@ def _particles(problem: Problem, setup, cap: int) -> int:
     return m
 
 
-def estimate_cost(problem: Problem, method: dict, rates: dict | None = None) -> Cost:
-    """The cost of running ``method`` (a [method] table) on ``problem``, before running it."""
+def estimate_cost(problem: Problem, method: dict, rates: dict | None = None, ceiling: float | None = None) -> Cost:
+    """The cost of running ``method`` (a [method] table) on ``problem``, before running it.
+
+    ``ceiling`` (seconds; none by default): where the pseudo-marginal sampler's particle count M is not given
+    and would be piloted (pilot particles of n simulated records: about 5 s at 10^6 regression records), the
+    run is first priced at one particle an iteration, the least it can cost; when that floor is already over
+    ``ceiling`` it is returned (``at_least``) without the pilot. A budget check needs no more than that."""
+    if ceiling is not None:
+        ceiling = positive("ceiling", ceiling)
     settings = validate_method(method)
     name = settings["name"]
     model = problem.model
@@ -232,8 +243,10 @@ def estimate_cost(problem: Problem, method: dict, rates: dict | None = None) -> 
     if name == "auto":
         picked, _, numbers = choose(problem, np.random.default_rng(0))
         table = {k: v for k, v in method.items() if k != "max_seconds"}  # auto's own key: the fallbacks' budget
-        inner = estimate_cost(problem, {**table, "name": picked, **settings_for(picked, problem, numbers)}, rates)
-        return Cost("auto", inner.units, inner.unit, inner.seconds, f"auto picks {picked}: {inner.detail}")
+        inner = estimate_cost(problem, {**table, "name": picked, **settings_for(picked, problem, numbers)}, rates,
+                              ceiling)
+        return Cost("auto", inner.units, inner.unit, inner.seconds, f"auto picks {picked}: {inner.detail}",
+                    inner.at_least)
     if name == "da_mcmc":
         units = float(iters) * model.n
         per = family["record_update_s"] * (50.0 if getattr(model, "name", "custom") == "custom" else 1.0)
@@ -285,15 +298,20 @@ def estimate_cost(problem: Problem, method: dict, rates: dict | None = None) -> 
                                                           f"M = {m:,} particles x n ~ {n:,} records")
     if name == "pseudo_marginal":
         setup = _setup(problem)
-        m = settings.get("particles")
-        if m is None:
-            m = _particles(problem, setup, settings.get("max_particles", 20_000))
         per_draw = family["statistic_draw_s"] * setup.pilot_cost
         fixed = 0.0
         if getattr(model, "name", "") == "linear_regression":  # n simulated records in one fused loop
             normal = rates["normal_known_sd"]["record_update_s"]
             per_draw = normal * _REGRESSION_PARTICLE * (1 + model.stat_dim) * model.n
             fixed = normal * _REGRESSION_PM_ITERATION  # the proposal, its mixture density and the step
+        m = settings.get("particles")
+        if m is None and ceiling is not None:
+            floor = (iters * per_draw + iters * fixed) / _parallel(chains, rates)  # one particle an iteration
+            if floor > ceiling:
+                return Cost(name, float(iters), "statistic draws", floor, f"{chains} chains x {warmup + draws:,} "
+                            "iterations x at least one particle (the particle count was not piloted)", True)
+        if m is None:
+            m = _particles(problem, setup, settings.get("max_particles", 20_000))
         units = float(iters) * m
         secs = (units * per_draw + iters * fixed) / _parallel(chains, rates)
         return Cost(name, units, "statistic draws", secs, f"{chains} chains x {warmup + draws:,} iterations x "
@@ -362,10 +380,16 @@ def fit_to_budget(problem: Problem, method: dict, max_seconds: float, rates: dic
     draws do not fit (or the method has no draw count to scale)."""
     max_seconds = positive("max_seconds", max_seconds)
     settings = validate_method(method)
-    cost = estimate_cost(problem, settings, rates)
+    cost = estimate_cost(problem, settings, rates, ceiling=max_seconds)
     if cost.seconds <= max_seconds:
         return settings
     if settings["name"] not in ("da_mcmc", "pseudo_marginal", "abc_rejection", "auto", "rjmcmc", "bernstein_sheldon"):
+        return None
+    # the least the loop below could offer (2 chains, 100 draws, warm-up kept at least 100): when even its floor
+    # is over the budget, no settings fit, and the pilot of the particle count is not needed to say so
+    smallest = {**settings, "chains": min(settings["chains"], 2), "draws": 100, "warmup": min(settings["warmup"], 100)}
+    floor = estimate_cost(problem, smallest, rates, ceiling=max_seconds)
+    if floor.at_least:
         return None
     for chains in sorted({settings["chains"], min(settings["chains"], 2)}, reverse=True):
         trial = {**settings, "chains": chains}

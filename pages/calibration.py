@@ -5,7 +5,7 @@ import streamlit as st
 
 from figures import studies as study_plots
 from figures.labels import MECHANISM_LABELS, METHOD_LABELS, MODEL_LABELS, TERM_HELP
-from ui import downloads, keys, studies
+from ui import downloads, keys, narrative, studies
 from ui.routing import ensure_routed
 from ui.sidebar.numbers import number_field
 
@@ -73,8 +73,7 @@ with tab_study:
     request = state.pop(keys.STUDY_REQUEST, None)
     cost = studies.over_budget(request) if request is not None else None
     if cost is not None:
-        st.info(f"The study was not run: it would take about {cost['seconds']:.3g} s here ({cost['detail']}), over "
-                f"this server's budget of {cost['budget']:g} s per run.", icon=":material/timer:")
+        st.info(f"The study was not run: it {narrative.would_take(cost)}.", icon=":material/timer:")
         if cost["fit"]:
             st.button(f"Run with settings that fit: M = {cost['fit']} replicates", key=keys.W_CAL_FIT,
                       on_click=_use_fit, args=(cost["fit"],))

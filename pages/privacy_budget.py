@@ -13,7 +13,7 @@ import streamlit as st
 from figures import budget, posteriors
 from figures import protection as protection_figures
 from figures.labels import METHOD_LABELS, TERM_HELP
-from ui import downloads, keys, picker, protection_text, terms
+from ui import downloads, keys, narrative, picker, protection_text, terms
 from ui.compute import method_runs, protection, sweeps
 from ui.compute import release as release_compute
 from ui.params.messages import in_words
@@ -220,8 +220,7 @@ else:
     stop_slot.empty()
 if sweep.over_budget:
     cost, fit = sweep.over_budget, sweep.over_budget["fit"]
-    st.info(f"The sweep was not run: it would take about {cost['seconds']:.3g} s here ({cost['detail']}), over "
-            f"this server's budget of {cost['budget']:g} s per run.", icon=":material/timer:")
+    st.info(f"The sweep was not run: it {narrative.would_take(cost)}.", icon=":material/timer:")
     if fit:
         samplers = [m for m in fit["methods"] if "warmup" in m and m["name"] != "abc_rejection"]
         offer = f"{len(fit['epsilons'])} ε values ({', '.join(f'{e:.3g}' for e in fit['epsilons'])})"
@@ -384,8 +383,7 @@ if fresh:
             out = {"error": str(exc)}
         if "over_budget" in out:
             cost = out["over_budget"]
-            st.info(f"Not run: {int(count)} releases per ε would take about {cost['seconds']:.3g} s here "
-                    f"({cost['detail']}), over this server's budget of {cost['budget']:g} s per run. Lower R, use "
+            st.info(f"Not run: {int(count)} releases per ε {narrative.would_take(cost)}. Lower R, use "
                     "fewer ε values, or sweep Exact (closed form).", icon=":material/timer:")
         elif "error" in out:
             st.error(f"Fresh releases could not run: {out['error']}", icon="⚠️")

@@ -146,3 +146,14 @@ def test_a_skipped_fallback_is_worded_for_the_page():
     assert "DA-MCMC did not converge at 30 draws per chain, and Pseudo-marginal was skipped" in caption, caption
     assert "left of this server's work budget of 0.001 s" in caption, caption
     assert not any(word in caption for word in ("max_seconds", "da_mcmc", "pseudo_marginal")), caption
+
+
+def test_a_run_over_the_budget_is_priced_in_minutes_and_hours_and_a_floor_says_at_least():
+    from ui.narrative import over_budget
+
+    cost = {"seconds": 25412.7, "detail": "4 chains x 3,000 iterations x M = 86 particles", "budget": 20.0}
+    assert over_budget("pseudo_marginal", cost) == (
+        "Pseudo-marginal was not run: it would take about 7.1 h here (4 chains x 3,000 iterations x M = 86 "
+        "particles), over this server's budget of 20 s per run.")  # was "about 2.54e+04 s"
+    floor = {**cost, "seconds": 367.0, "at_least": True}
+    assert over_budget("pseudo_marginal", floor).startswith("Pseudo-marginal was not run: it would take at least 6 min")

@@ -81,6 +81,42 @@ def test_the_particle_count_is_chosen_once_for_an_estimate_and_its_fit(monkeypat
     assert estimate_cost(again, table).units == first.units and len(calls) == 2  # a new problem: chosen anew
 
 
+def test_a_budget_check_needs_no_particle_pilot_when_one_particle_an_iteration_is_over_it(monkeypatch):
+    """At 10^6 regression records the particle pilot took 7 s to say a run would take 8 h; priced at one particle
+    an iteration (the least a pseudo-marginal run costs) it is over a 20 s budget already. With a ``ceiling``
+    that floor is returned (``at_least``) and no pilot runs; under the floor the estimate is the usual one, and
+    the floor is below it."""
+    import engine.cost as cost_module
+
+    calls = []
+    real = cost_module.choose_particles
+    monkeypatch.setattr(cost_module, "choose_particles", lambda *a, **k: calls.append(1) or real(*a, **k))
+    spec = {**BIG, "model": {"name": "beta_binomial", "n": 20_000}, "mechanism": {"name": "laplace", "scale": 5.0},
+            "data": {"s_dp": [6000]}}  # M = 6 particles
+    table = {"name": "pseudo_marginal", "chains": 4, "draws": 1000, "warmup": 500}
+    floor = estimate_cost(engine.prepare(spec), table, ceiling=1e-9)
+    assert floor.at_least and floor.units == 4 * 1500 and calls == []
+    assert floor.describe().startswith("at least ") and "particle count was not piloted" in floor.detail
+    least = estimate_cost(engine.prepare(spec), {**table, "chains": 2, "draws": 100, "warmup": 100}, ceiling=1e-9)
+    assert least.at_least and calls == []  # the smallest run fit_to_budget offers, at one particle an iteration
+    assert fit_to_budget(engine.prepare(spec), table, least.seconds / 2) is None and calls == []
+    with pytest.raises(engine.BudgetExceeded, match=r"would take at least .* no settings of this method fit"):
+        check_budget(engine.prepare(spec), table, least.seconds / 2)
+    assert calls == []
+    assert fit_to_budget(engine.prepare(spec), table, least.seconds * 20) is not None and len(calls) == 1  # M = 6
+    calls.clear()
+    problem = engine.prepare(spec)
+    full = estimate_cost(problem, table)
+    assert len(calls) == 1 and not full.at_least and full.units > floor.units and full.seconds >= floor.seconds
+    assert estimate_cost(problem, table, ceiling=2 * floor.seconds) == full  # under the floor: the usual estimate
+    calls.clear()
+    regression = engine.prepare({**spec, "model": {"name": "linear_regression", "n": 200},
+                                 "data": {"simulate": {"beta": [0.5, 1.0, -1.0]}}})
+    assert estimate_cost(regression, table, ceiling=1e-9).at_least and calls == []  # n records a particle
+    with pytest.raises(ValueError, match="ceiling = -1 is invalid"):
+        estimate_cost(problem, table, ceiling=-1)
+
+
 def test_fit_to_budget_scales_draws_then_chains(big, budget):
     asked = {"name": "da_mcmc", "chains": 16, "draws": 10_000_000, "warmup": 1000}
     fits = fit_to_budget(big, asked, budget)

@@ -12,10 +12,11 @@ import math
 import re
 from typing import Any, Mapping
 
+from engine.cost import duration
 from figures.labels import METHOD_LABELS
 from .params.messages import FIELD_LABELS
 
-__all__ = ["headline", "reference_method", "convergence_warning", "mle_caption", "over_budget", "none_accepted",
+__all__ = ["headline", "reference_method", "convergence_warning", "mle_caption", "over_budget", "would_take", "none_accepted",
            "auto_caption",
            "AGREE_SD_RATIO", "AGREE_SHIFT"]
 
@@ -153,10 +154,16 @@ def _switch_on(runs: Mapping[str, Any]) -> str:
         f", or run {METHOD_LABELS['auto']} alone, which picks the method that mixes best here"
 
 
+def would_take(cost: Mapping[str, Any]) -> str:
+    """"would take about 7.1 h here (…), over this server's budget of 20 s per run": an estimated cost (a run's,
+    a sweep's, a study's; "at least" where it is a floor) against the server's work budget."""
+    return (f"would take {'at least' if cost.get('at_least') else 'about'} {duration(cost['seconds'])} here "
+            f"({cost['detail']}), over this server's budget of {cost['budget']:g} s per run")
+
+
 def over_budget(method: str, cost: Mapping[str, Any]) -> str:
     """Why a run was not started: its estimated cost against the server's work budget."""
-    return (f"{METHOD_LABELS[method]} was not run: it would take about {cost['seconds']:.3g} s here "
-            f"({cost['detail']}), over this server's budget of {cost['budget']:g} s per run.")
+    return f"{METHOD_LABELS[method]} was not run: it {would_take(cost)}."
 
 
 #: the limit that stopped an ABC run (engine.NoneAccepted.stopped_by), and the Method settings box that sets it

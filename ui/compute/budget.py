@@ -44,9 +44,10 @@ def work_budget_s() -> float | None:
 @st.cache_data(show_spinner=False, max_entries=512, ttl=3600)
 def _cost_cached(spec_text: str, settings_text: str, budget: float) -> dict:
     problem, settings = _problem(spec_text), json.loads(settings_text)
-    cost = engine.estimate_cost(problem, settings)
+    cost = engine.estimate_cost(problem, settings, ceiling=budget)
     fit = engine.fit_to_budget(problem, settings, budget) if cost.seconds > budget else None
-    return {"seconds": cost.seconds, "units": cost.units, "unit": cost.unit, "detail": cost.detail, "fit": fit}
+    return {"seconds": cost.seconds, "units": cost.units, "unit": cost.unit, "detail": cost.detail, "fit": fit,
+            "at_least": cost.at_least}
 
 
 @st.cache_data(show_spinner=False, max_entries=256, ttl=3600)
