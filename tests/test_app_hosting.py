@@ -39,6 +39,7 @@ def test_a_run_over_the_work_budget_is_not_started_and_settings_that_fit_are_off
     notes = [i.value for i in at.info if "was not run" in i.value]
     assert any(n.startswith("DA-MCMC was not run") and f"budget of {budget:g} s" in n for n in notes), notes
     assert "DA-MCMC" not in set(at.dataframe[0].value["method"])  # the other methods still ran
+    assert not any("draws the convergence check asks for" in c.value for c in at.caption)  # these can pass it
     at.button(key=f"{keys.W_FIT_BUDGET}_da_mcmc").click().run()
     chains, draws, warmup = (int(at.text_input(key=k).value) for k in (keys.W_CHAINS, keys.W_DRAWS, keys.W_WARMUP))
     assert 100 <= draws < 100_000  # the widgets now hold settings within the budget
@@ -157,3 +158,12 @@ def test_a_run_over_the_budget_is_priced_in_minutes_and_hours_and_a_floor_says_a
         "particles), over this server's budget of 20 s per run.")  # was "about 2.54e+04 s"
     floor = {**cost, "seconds": 367.0, "at_least": True}
     assert over_budget("pseudo_marginal", floor).startswith("Pseudo-marginal was not run: it would take at least 6 min")
+
+
+def test_settings_that_fit_but_cannot_pass_the_convergence_check_say_so():
+    from ui.narrative import too_few_to_converge
+
+    assert too_few_to_converge({"chains": 2, "draws": 150, "warmup": 100}) == (
+        "These give 300 draws in all, fewer than the 400 effective draws the convergence check asks for: expect "
+        "the run to be flagged not converged. Reduce n for a run that can pass it.")
+    assert too_few_to_converge({"chains": 2, "draws": 200, "warmup": 100}) is None

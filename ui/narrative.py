@@ -13,10 +13,11 @@ import re
 from typing import Any, Mapping
 
 from engine.cost import duration
+from engine.numerics.diagnostics import ESS_MIN
 from figures.labels import METHOD_LABELS
 from .params.messages import FIELD_LABELS
 
-__all__ = ["headline", "reference_method", "convergence_warning", "mle_caption", "over_budget", "would_take", "none_accepted",
+__all__ = ["headline", "reference_method", "convergence_warning", "mle_caption", "over_budget", "would_take", "too_few_to_converge", "none_accepted",
            "auto_caption",
            "AGREE_SD_RATIO", "AGREE_SHIFT"]
 
@@ -159,6 +160,16 @@ def would_take(cost: Mapping[str, Any]) -> str:
     a sweep's, a study's; "at least" where it is a floor) against the server's work budget."""
     return (f"would take {'at least' if cost.get('at_least') else 'about'} {duration(cost['seconds'])} here "
             f"({cost['detail']}), over this server's budget of {cost['budget']:g} s per run")
+
+
+def too_few_to_converge(fit: Mapping[str, Any]) -> str | None:
+    """Where settings that fit the budget give fewer draws in all than the effective draws the convergence check
+    asks for (ESS_MIN), the sentence under their button that says so: such a run cannot pass it."""
+    total = int(fit["chains"]) * int(fit["draws"])
+    if total >= ESS_MIN:
+        return None
+    return (f"These give {total:,} draws in all, fewer than the {ESS_MIN:,.0f} effective draws the convergence "
+            "check asks for: expect the run to be flagged not converged. Reduce n for a run that can pass it.")
 
 
 def over_budget(method: str, cost: Mapping[str, Any]) -> str:
