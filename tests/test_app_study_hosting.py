@@ -10,6 +10,7 @@ real click does: through the progress bar of the running sweep or study (``StopE
 the bar update), then click the Stop button that is still on screen, as its callback runs on the rerun."""
 from __future__ import annotations
 
+import json
 import shutil
 from concurrent.futures import ThreadPoolExecutor
 
@@ -76,6 +77,22 @@ def test_a_sweep_over_the_work_budget_runs_nothing_and_offers_a_grid_that_fits(m
     assert [s for s in _statuses(at) if s.startswith("Sweep: 3 runs computed in")], _statuses(at)
     at.run()  # the same sweep again (any rerun): the status box says where it came from, and is complete
     assert "Sweep: 3 runs from cache" in _statuses(at)
+
+
+def test_autos_fallbacks_in_a_sweep_get_each_epsilons_share_of_the_budget(monkeypatch):
+    """The sweep's gate prices auto's first attempt at each ε; its fallbacks and 4 x reruns get that ε's share
+    of the budget as auto's max_seconds (without it they ran unchecked). Other methods are left as they were."""
+    seen = []
+
+    def priced(spec_text, grid_text, methods_text, budget):
+        seen.append(json.loads(methods_text))
+        return {"seconds": 2 * budget, "units": 1.0, "unit": "runs", "detail": "recorded", "fit": None}
+
+    monkeypatch.setattr(sweeps, "_sweep_cost_cached", priced)
+    monkeypatch.setenv("DPL_WORK_BUDGET_S", "70")
+    out = sweeps.sweep(Scenario(), None, GRID, ["da_mcmc", "auto"])
+    assert out.over_budget and len(seen) == 1
+    assert [m.get("max_seconds") for m in seen[0]] == [None, 70 / len(GRID)], seen
 
 
 def test_stop_shows_the_cells_a_sweep_finished_and_never_caches_them(monkeypatch):

@@ -119,7 +119,9 @@ def forget_stopped_sweep() -> None:
 def sweep(scenario: Scenario, records, grid: Sequence[float], methods: Sequence[str]) -> Sweep:
     """Run ``methods`` at every epsilon of ``grid`` on the scenario (engine.epsilon_sweep), unless
     its estimated cost (engine.estimate_sweep_cost) is over the server's work budget: then nothing runs
-    and ``over_budget`` holds the cost and the largest grid and settings that fit.
+    and ``over_budget`` holds the cost and the largest grid and settings that fit. The budget gates the
+    estimate of auto's first attempts; each ε's fallback or rerun runs only if it fits in that ε's share of it
+    (auto's ``max_seconds``), so the whole sweep stays within about twice the budget.
 
     Raises the engine's ValueError if the scenario is invalid at some epsilon."""
     spec = to_spec_dict(scenario, records)
@@ -127,8 +129,11 @@ def sweep(scenario: Scenario, records, grid: Sequence[float], methods: Sequence[
     for eps in grid:  # a bad grid value fails here, before anything runs
         _problem(spec_json(epsilon_spec(spec, float(eps))))
     chosen = [method_settings(scenario, m) for m in methods]
-    grid_text, methods_text = json.dumps([float(g) for g in grid]), json.dumps(chosen)
     budget = work_budget_s()
+    if budget is not None:  # auto's fallbacks and reruns in each cell within the cells' share of the budget
+        chosen = [{**m, "max_seconds": budget / len(grid)} if m["name"] == "auto" and "max_seconds" not in m else m
+                  for m in chosen]
+    grid_text, methods_text = json.dumps([float(g) for g in grid]), json.dumps(chosen)
     if budget is not None:
         cost = _sweep_cost_cached(text, grid_text, methods_text, budget)
         if cost["seconds"] > budget:
