@@ -37,8 +37,8 @@ MODEL_LABELS = {
     "poisson_gamma": "Poisson-gamma (rate λ)",
     "dirichlet_multinomial": "Dirichlet-multinomial (cell probabilities p)",
     "normal_known_sd": "Normal with known sd (mean μ)",
-    "naive_bayes_loglinear": "Naive-Bayes log-linear (paper 000 §4)",
-    "linear_regression": "Linear regression (paper 000 §5)",
+    "naive_bayes_loglinear": "Naive-Bayes log-linear (Ju et al. 2022 §4)",
+    "linear_regression": "Linear regression (Ju et al. 2022 §5)",
 }
 MECHANISM_LABELS = {
     "laplace": "Laplace",

@@ -129,9 +129,7 @@ if "add_acceptance" in result.info:  # reversible jump: the moves that change n
                + ". The trace of n is the last panel under Traces; rates near 0 mean n barely moves.")
 
 if "mean_acceptance" in result.info and "accepted_fraction" not in result.sample_stats:
-    st.caption(f"Pseudo-marginal acceptance: {result.info['mean_acceptance']:.3f} of proposed moves of θ "
-               f"(target {result.info.get('target_acceptance', float('nan')):.3f}); "
-               f"{result.info.get('particles', '—')} statistic draws per likelihood estimate.")
+    st.caption(narrative.pseudo_marginal_caption(result.info))
 
 if "proposals" in result.info:
     st.subheader("ABC rejection", divider="gray")

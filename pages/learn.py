@@ -82,7 +82,7 @@ st.markdown("""
 The same release supports two kinds of answer. The **posterior** (every curve on Compare) is a distribution
 for θ given s_dp and the prior; its 90% interval is a probability statement about θ. The **maximum-likelihood
 estimate** maximises p(s_dp | θ) = Σ_s η(s_dp − s) p(s | θ), which no closed form gives: *Monte Carlo EM*
-(paper 002, Alg. 2) fills in the confidential records by MCMC in each E-step and reports the estimate with a
+(*Statistical Inference for Privatized Data with Unknown Sample Size*, Alg. 2) fills in the confidential records by MCMC in each E-step and reports the estimate with a
 standard error from Louis's method and a 90% **Wald** interval, drawn on Compare as a marker with a horizontal
 bar under the curves. With much data and little noise the two agree; with strong noise or few records the
 likelihood is flat and skewed, the Wald interval (symmetric by construction) can spill past the parameter's

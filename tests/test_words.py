@@ -130,3 +130,27 @@ def test_range_refusals_read_as_sentences_in_the_sidebars_words():
             engine.prepare({**base, **spec})
         words = in_words(str(info.value))
         assert words.startswith(start) and words.endswith(end) and "is not allowed" not in words, words
+
+
+def test_a_spec_field_named_inside_a_message_reads_as_its_box():
+    """Clamp low edited to 10 (= clamp high): the engine refuses model.hi and names model.lo in its sentence; the
+    sidebar showed "greater than model.lo" under the clamp high box."""
+    words = in_words("model.hi = 10 is invalid: must be greater than model.lo in every column (columns x1, x2, y); "
+                     "column y has lo = 10, hi = 10")
+    assert words.startswith("clamp high must be greater than clamp low in every column"), words
+    assert "model." not in words
+
+
+def test_the_pseudo_marginal_line_reads_without_nan_or_a_python_list():
+    """Diagnostics printed "(target nan); [1, 1, 1, 1] statistic draws per likelihood estimate" for auto's pick
+    (which did not carry the target) and for the regression's sampler (which has none)."""
+    from ui.narrative import pseudo_marginal_caption
+
+    assert pseudo_marginal_caption({"mean_acceptance": 0.287, "particles": [1, 1, 1, 1]}) == (
+        "Pseudo-marginal acceptance: 0.287 of proposed moves of θ; 1 statistic draw per likelihood estimate in "
+        "every chain.")
+    assert pseudo_marginal_caption({"mean_acceptance": 0.3, "target_acceptance": float("nan"),
+                                    "particles": [3, 4]}).endswith("chain by chain: 3, 4.")
+    assert pseudo_marginal_caption({"mean_acceptance": 0.3, "target_acceptance": 0.234, "particles": [1200] * 2}) == (
+        "Pseudo-marginal acceptance: 0.300 of proposed moves of θ (target 0.234); 1,200 statistic draws per "
+        "likelihood estimate in every chain.")

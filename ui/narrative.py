@@ -17,7 +17,8 @@ from engine.numerics.diagnostics import ESS_MIN
 from figures.labels import METHOD_LABELS
 from .params.messages import FIELD_LABELS
 
-__all__ = ["headline", "reference_method", "convergence_warning", "mle_caption", "over_budget", "would_take", "too_few_to_converge", "none_accepted",
+__all__ = ["headline", "reference_method", "convergence_warning", "mle_caption", "over_budget", "would_take", "too_few_to_converge",
+           "pseudo_marginal_caption", "none_accepted",
            "auto_caption",
            "AGREE_SD_RATIO", "AGREE_SHIFT"]
 
@@ -222,3 +223,23 @@ def auto_caption(info: Mapping[str, Any]) -> str:
     why = _ENGINE_METHODS.sub(lambda m: METHOD_LABELS[m.group(1)], str(info.get("why") or ""))
     why = _MAX_SECONDS.sub(lambda m: f"this server's work budget of {float(m.group(1)):g} s", why)
     return f"{METHOD_LABELS['auto']} ran **{picked}**" + (f": {why}" if why else "") + "."
+
+
+def pseudo_marginal_caption(info: Mapping[str, Any]) -> str:
+    """Diagnostics' line on a pseudo-marginal run (or auto's, which carries the picked run's numbers): its
+    acceptance, the target where the sampler has one, and the particles per likelihood estimate (one count
+    when every chain used the same, else per chain)."""
+    text = f"Pseudo-marginal acceptance: {info['mean_acceptance']:.3f} of proposed moves of θ"
+    target = info.get("target_acceptance")
+    if isinstance(target, (int, float)) and math.isfinite(target):
+        text += f" (target {target:.3f})"
+    particles = info.get("particles")
+    counts = [int(p) for p in particles] if isinstance(particles, (list, tuple)) else \
+        [int(particles)] if isinstance(particles, (int, float)) else []
+    if counts and len(set(counts)) == 1:
+        m = counts[0]
+        text += f"; {m:,} statistic draw{'s' if m != 1 else ''} per likelihood estimate"
+        text += " in every chain" if len(counts) > 1 else ""
+    elif counts:
+        text += "; statistic draws per likelihood estimate, chain by chain: " + ", ".join(f"{m:,}" for m in counts)
+    return text + "."

@@ -117,7 +117,7 @@ PRESETS = (
            "from the truth. The exact posterior accounts for the noise and the clamping: the pseudo-marginal sampler "
            "(picked by Exact, best method) converges in about a second. Then switch on DA-MCMC in the sidebar: "
            "it updates one record at a time, and because the records and β move together it crawls, so its "
-           "verdict fails at these draws; that is the lesson of paper 000 §6, and why the lab picks another "
+           "verdict fails at these draws; that is the lesson of Ju et al. 2022 §6, and why the lab picks another "
            "sampler. Pick a coefficient above the figure; all three are in the small multiples.", REGRESSION),
     Preset("loglinear", "Naive-Bayes log-linear model, the paper's size",
            "Paper 000 §4 at its own size: 100 records of a class with 5 levels and 5 features of 3 levels each; the "

@@ -578,7 +578,7 @@ def auto(problem: Problem, rng: np.random.Generator, *, chains: int = 4, draws: 
             "mcmc": verdict.applicable, "picked_info": {k: v for k, v in result.info.items()
                                                         if isinstance(v, (int, float, str, bool, list, type(None)))},
             "wall_time_s": time.perf_counter() - t0}
-    for key in ("epsilon_bound", "particles", "mean_acceptance"):
+    for key in ("epsilon_bound", "particles", "mean_acceptance", "target_acceptance"):
         if key in result.info:
             info[key] = result.info[key]
     return Result(method="auto", param_names=result.param_names, draws=result.draws, s_dp=result.s_dp,

@@ -58,11 +58,15 @@ def _value(text: str) -> str:
 _MODELS = re.compile(r"\b(" + "|".join(MODEL_LABELS) + r")\b")
 
 
+_KEYS = re.compile(r"\b(?:model|mechanism|method|data)\.[a-z_]+\b")
+
+
 def readable(allowed: str) -> str:
     """An engine sentence (what is allowed, why something is not computed) for people: ≥ and ≤, thousands
-    separators, a model's name instead of its key."""
+    separators, a model's name instead of its key, a box's label instead of the spec field it sets."""
     allowed = allowed.replace(">=", "≥").replace("<=", "≤")
     allowed = re.sub(r"(?<![\d.,])\d{5,}(?![\d.])", lambda m: f"{int(m[0]):,}", allowed)
+    allowed = _KEYS.sub(lambda m: FIELD_LABELS.get(m[0], m[0]), allowed)  # "greater than model.lo": its box
     return _MODELS.sub(lambda m: MODEL_LABELS[m[0]].split(" (")[0], allowed)
 
 

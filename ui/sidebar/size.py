@@ -38,7 +38,7 @@ def _size_section(model: str) -> dict:
     size = st.radio("Sample size n", SAMPLE_SIZES, key=keys.W_SAMPLE_SIZE, format_func=SIZE_LABELS.get,
                     horizontal=True, on_change=_size_changed,
                     help="Unknown: the number of records is private too, and released as a noisy n_dp "
-                         "(unbounded DP, paper 002).")
+                         "(unbounded DP: *Statistical Inference for Privatized Data with Unknown Sample Size*).")
     out: dict[str, Any] = {"sample_size": size}
     if size != "unknown":
         return out
