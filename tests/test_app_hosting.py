@@ -154,8 +154,10 @@ def test_a_run_over_the_budget_is_priced_in_minutes_and_hours_and_a_floor_says_a
 
     cost = {"seconds": 25412.7, "detail": "4 chains x 3,000 iterations x M = 86 particles", "budget": 20.0}
     assert over_budget("pseudo_marginal", cost) == (
-        "Pseudo-marginal was not run: it would take about 7.1 h here (4 chains x 3,000 iterations x M = 86 "
+        "Pseudo-marginal was not run: it would take about 7.1 h here (4 chains × 3,000 iterations × M = 86 "
         "particles), over this server's budget of 20 s per run.")  # was "about 2.54e+04 s"
+    picks = {**cost, "detail": "auto picks da_mcmc: 4 chains x 6,000 iterations x n = 10,000 records"}
+    assert "(it picks DA-MCMC: 4 chains × 6,000 iterations × n = 10,000 records)" in over_budget("auto", picks)
     floor = {**cost, "seconds": 367.0, "at_least": True}
     assert over_budget("pseudo_marginal", floor).startswith("Pseudo-marginal was not run: it would take at least 6 min")
 

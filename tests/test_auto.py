@@ -82,3 +82,11 @@ def test_moment_estimate_inverts_the_statistic_mean(model, truth):
     s_back = float(np.mean(m.sample_statistic(np.random.default_rng(1), np.full((4000, 1), est))))
     assert abs(s_back - s) < 6 * sd_s * np.sqrt(2), (est, truth)
     assert stats.norm.cdf(0) == 0.5
+
+
+def test_the_reasons_costs_read_in_the_unit_that_shows_them():
+    """"about 0.0 ms per effective draw" (the regression's wide-noise pick at n = 100) and "1 sweeps"."""
+    from engine.methods.auto import _sweeps, _time_of
+
+    assert [_time_of(ns) for ns in (2.5e6, 1.94e6, 85_300.0, 40.0)] == ["2.5 ms", "1.9 ms", "85 µs", "under 1 µs"]
+    assert [_sweeps(c) for c in (1.0, 1.0004, 2.5)] == ["1 sweep", "1 sweep", "2.5 sweeps"]

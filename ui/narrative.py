@@ -160,7 +160,17 @@ def would_take(cost: Mapping[str, Any]) -> str:
     """"would take about 7.1 h here (…), over this server's budget of 20 s per run": an estimated cost (a run's,
     a sweep's, a study's; "at least" where it is a floor) against the server's work budget."""
     return (f"would take {'at least' if cost.get('at_least') else 'about'} {duration(cost['seconds'])} here "
-            f"({cost['detail']}), over this server's budget of {cost['budget']:g} s per run")
+            f"({_detail(cost['detail'])}), over this server's budget of {cost['budget']:g} s per run")
+
+
+_PICKS = re.compile(r"\bauto picks (\w+)")
+
+
+def _detail(detail: str) -> str:
+    """An estimate's detail (engine.Cost.detail) in the page's words: "it picks DA-MCMC: 4 chains × 6,000
+    iterations", not "auto picks da_mcmc: 4 chains x 6,000 iterations"."""
+    detail = _PICKS.sub(lambda m: f"it picks {METHOD_LABELS.get(m[1], m[1])}", detail)
+    return _ENGINE_METHODS.sub(lambda m: METHOD_LABELS[m.group(1)], detail).replace(" x ", " × ")
 
 
 def too_few_to_converge(fit: Mapping[str, Any]) -> str | None:
