@@ -86,7 +86,7 @@ elif verdict.get("converged"):
                "ESS ≥ 400).",
                icon=":material/check_circle:")
 else:
-    st.warning(narrative.convergence_warning({method: run}, figure=False) + " Failed: "
+    st.warning(narrative.convergence_warning({method: run}, figure=False, switched_on=s.methods) + " Failed: "
                + "; ".join(verdict.get("reasons", [])) + ".",
                icon=":material/hourglass_empty:")
 

@@ -99,6 +99,19 @@ def test_advice_names_an_action_that_exists():
                           "model and ε; or Pseudo-marginal, which mixes fast when ε is small."), alone
 
 
+def test_diagnostics_advice_knows_what_is_switched_on():
+    """Diagnostics shows one method's run: with Exact (best method) on but not the one shown, the advice was to
+    switch it on; with it shown and not converged (Pseudo-marginal on too), to run it alone."""
+    shown = convergence_warning({"da_mcmc": _Run(STALLED, stalled=True)}, figure=False,
+                                switched_on=["naive", "da_mcmc", "auto"])
+    assert shown.endswith("or look at Exact (best method), which is switched on (pick it above)."), shown
+    itself = convergence_warning({"auto": _Run(STALLED, stalled=True)}, figure=False,
+                                 switched_on=["auto", "pseudo_marginal"])
+    assert itself.endswith("raise draws or chains in Method settings."), itself
+    alone = convergence_warning({"auto": _Run(STALLED, stalled=True)}, figure=False, switched_on=["auto"])
+    assert alone.endswith("or switch on Pseudo-marginal, which mixes fast when ε is small."), alone
+
+
 def test_a_page_without_curves_does_not_mention_one():
     """Issue 20 item 8: 'its curve is faded' on Diagnostics, which draws no curve."""
     assert "faded" not in convergence_warning({"da_mcmc": _Run(STALLED, stalled=True)}, figure=False)

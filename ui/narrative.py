@@ -105,11 +105,13 @@ def headline(runs: Mapping[str, Any], true_params: Mapping[str, Any] | None = No
     return f"{width} and {off}."
 
 
-def convergence_warning(runs: Mapping[str, Any], *, figure: bool = True) -> str | None:
+def convergence_warning(runs: Mapping[str, Any], *, figure: bool = True, switched_on=None) -> str | None:
     """One warning naming every run whose numbers are not to be trusted, and what to do: MCMC runs
     that have not converged (with R-hat and ESS) and independent draws too few for a density (ABC
     rejection stopped by its limits, with the number of draws). ``figure`` says whether the page
-    draws the curves (the warning then says how they are drawn)."""
+    draws the curves (the warning then says how they are drawn). ``switched_on``: the scenario's methods,
+    where ``runs`` holds only some of them (Diagnostics shows one), so the advice never says to switch on
+    a method that is on."""
     parts, few = [], []
     for m, run in runs.items():
         if getattr(run, "too_few", False):
@@ -130,7 +132,7 @@ def convergence_warning(runs: Mapping[str, Any], *, figure: bool = True) -> str 
             else f" {its}"
         out.append("Not converged: " + "; ".join(parts) + "." + shown + " numbers are not to be trusted (a "
                    "sampler needs R-hat ≤ 1.01 and an effective sample size (ESS) ≥ 400): raise draws or chains "
-                   "in Method settings" + _switch_on(runs) + ".")
+                   "in Method settings" + _switch_on(runs, switched_on) + ".")
     if few:
         names = "; ".join(f"{METHOD_LABELS.get(m, m)} ({d:,} draw{'' if d == 1 else 's'})" for m, d in few)
         drawn = " The draws are tick marks on the axis, not a curve, and the" if figure else " The"
@@ -145,14 +147,20 @@ _WHY_ON = {"auto": "which picks the exact sampler that mixes best for this model
            "pseudo_marginal": "which mixes fast when ε is small"}
 
 
-def _switch_on(runs: Mapping[str, Any]) -> str:
-    """The advice for a chain that has not mixed: read Exact (best method) where it is on and has converged,
-    else switch on the fast exact methods not already on, each with why."""
+def _switch_on(runs: Mapping[str, Any], switched_on=None) -> str:
+    """The advice for a chain that has not mixed: read Exact (best method) where it is on and has converged
+    (or is on but shown on its own, as on Diagnostics), else switch on the fast exact methods not already on,
+    each with why; nothing more where Exact (best method) itself has not converged and the others are on."""
+    on = set(runs) if switched_on is None else set(switched_on) | set(runs)
     auto = runs.get("auto")
     if auto is not None and not getattr(auto, "stalled", False) and not getattr(auto, "too_few", False):
         return f", or read {METHOD_LABELS['auto']}, which has converged here"
-    off = [f"{METHOD_LABELS[m]}, {_WHY_ON[m]}" for m in ("auto", "pseudo_marginal") if m not in runs]
-    return (", or switch on " + "; or ".join(off)) if off else \
+    if auto is None and "auto" in on:
+        return f", or look at {METHOD_LABELS['auto']}, which is switched on (pick it above)"
+    off = [f"{METHOD_LABELS[m]}, {_WHY_ON[m]}" for m in ("auto", "pseudo_marginal") if m not in on]
+    if off:
+        return ", or switch on " + "; or ".join(off)
+    return "" if auto is not None else \
         f", or run {METHOD_LABELS['auto']} alone, which picks the method that mixes best here"
 
 
