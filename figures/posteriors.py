@@ -37,6 +37,12 @@ FAR_FACTOR = 2.0
 OPS_WIDE_FACTOR = 4.0
 
 
+def _number(v: float) -> str:
+    """-46,730, not -4.673e+04 (four significant digits below 10,000)."""
+    shown = f"{v:.4g}"
+    return f"{v:,.0f}" if "e+" in shown and abs(v) < 1e15 else shown
+
+
 def _is_estimator(result) -> bool:
     return bool(result.info.get("estimator"))
 
@@ -328,7 +334,7 @@ def posterior_densities(results: Sequence, *, true_params: Mapping[str, float] |
                 layout.setdefault("annotations", []).append(
                     {"x": window[1] if right else window[0], "y": 0.9 * top, "xref": axes["xaxis"],
                      "yref": axes["yaxis"], "xanchor": "right" if right else "left", "showarrow": False,
-                     "text": f"{label}: off the axis, at {centre:.4g} {'→' if right else '←'}",
+                     "text": f"{label}: off the axis, at {_number(centre)} {'→' if right else '←'}",
                      "font": {"color": color_of(method)}, "name": f"offaxis:{method}:{centre!r}"})
         layout[f"yaxis{suffix}"] = yaxis
     fig.add_traces(traces)

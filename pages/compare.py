@@ -129,17 +129,17 @@ with results_area:
         if not st.toggle(f"Every parameter in the table ({len(names)})", value=len(names) <= 4,
                          key=keys.table_all_key(s.model)):
             table = table[(table["parameter"] == picked) | ~table["parameter"].isin(names)]
-    formats = {c: "{:.4g}" for c in ("mean", "sd", "q5", "q95", "R-hat", "acceptance")}
-    formats |= {"ESS bulk": "{:.0f}", "ESS tail": "{:.0f}", "draws": "{:,.0f}", "wall time (s)": "{:.3f}"}
+    formats = {c: tables.number for c in ("mean", "sd", "q5", "q95")} | {c: "{:.4g}" for c in ("R-hat", "acceptance")}
+    formats |= {"ESS bulk": "{:,.0f}", "ESS tail": "{:,.0f}", "draws": "{:,.0f}", "wall time (s)": "{:.3f}"}
     # fits a desktop without scrolling: the two ESS in one column, the draws behind each row in the caption
     shown = tables.joined(tables.formatted(table, formats), "ESS bulk", "ESS tail", "ESS bulk / tail")
-    draws_note = ", ".join(sorted({f"{int(d):,}" for d in table["draws"].dropna()}))
+    draws_note = tables.draws_per_method(table)
     shown = shown.drop(columns=["draws"]).rename(columns={"wall time (s)": "time (s)"})
     st.dataframe(shown, hide_index=True, width="stretch", height="content",
                  column_config=terms.text_columns({c: "" for c in shown.columns if c in formats or c in ("ESS bulk / tail",
                                                                                                     "time (s)")},
                                                   pinned=("method", "parameter") if multi else ("method",)))
-    st.caption(f"Draws behind each row: {draws_note}. "
+    st.caption(f"Draws behind the rows: {draws_note}. "
                "q5 and q95 bound the 90% central posterior interval. R-hat needs at least two chains; a sampler "
                "has converged when R-hat ≤ 1.01 and bulk and tail ESS ≥ 400. Acceptance is DA-MCMC's mean "
                "acceptance probability per record sweep, the pseudo-marginal sampler's share of accepted moves, "

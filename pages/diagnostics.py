@@ -92,8 +92,8 @@ else:
 
 st.subheader("R-hat and effective sample size", divider="gray")
 summary = run.summary.rename(columns={"r_hat": "R-hat", "ess_bulk": "ESS bulk", "ess_tail": "ESS tail"})
-formats = {c: "{:.4g}" for c in ("mean", "sd", "q5", "q50", "q95")} | {"R-hat": "{:.3f}", "ESS bulk": "{:.0f}",
-                                                                      "ESS tail": "{:.0f}"}
+formats = {c: tables.number for c in ("mean", "sd", "q5", "q50", "q95")} | {"R-hat": "{:.3f}", "ESS bulk": "{:,.0f}",
+                                                                         "ESS tail": "{:,.0f}"}
 st.dataframe(tables.formatted(summary, formats), width="stretch", height="content",
              column_config=terms.text_columns(formats))
 if math.isnan(run.summary["r_hat"].max()):

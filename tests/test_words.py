@@ -167,3 +167,20 @@ def test_the_pseudo_marginal_line_reads_without_nan_or_a_python_list():
     assert pseudo_marginal_caption({"mean_acceptance": 0.3, "target_acceptance": 0.234, "particles": [1200] * 2}) == (
         "Pseudo-marginal acceptance: 0.300 of proposed moves of θ (target 0.234); 1,200 statistic draws per "
         "likelihood estimate in every chain.")
+
+
+def test_numbers_read_without_scientific_notation_where_people_would_not_write_it():
+    """The audit saw "centred 5.7e+03 away", "means 6.5e-05 apart", table cells and a figure label "-4.673e+04",
+    and "Draws behind each row: 3,491, 4,000, 40,000" (whose?)."""
+    import pandas as pd
+
+    from figures.posteriors import _number
+    from ui.narrative import _fmt
+    from ui.tables import draws_per_method, number
+
+    assert [_fmt(v) for v in (5700.4, 6.5e-5, 0.25, 3.14159, 999.9)] == ["5,700", "0.000065", "0.25", "3.14", "1,000"]
+    assert [number(v) for v in (-46730.2, 9999.5, 0.012345, 123.456)] == ["-46,730", "10,000", "0.01235", "123.5"]
+    assert _number(-46730.2) == "-46,730"
+    table = pd.DataFrame({"method": ["Naive", "Naive", "DA-MCMC", "ABC rejection", "confidential"],
+                          "draws": [4000, 4000, 3491, 40000, None]})
+    assert draws_per_method(table) == "Naive 4,000 · DA-MCMC 3,491 · ABC rejection 40,000"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+from decimal import Decimal
 from typing import Any, Mapping
 
 from engine.cost import duration
@@ -52,7 +53,15 @@ def _symbol(param: str) -> str:
 
 
 def _fmt(v: float) -> str:
-    return f"{v:.2g}" if abs(v) < 1 else f"{v:.3g}"
+    """A distance in the headline: 0.25, 0.000065, 3.14, 5,700 (no 6.5e-05 or 5.7e+03)."""
+    a = abs(v)
+    if a >= 1000:
+        return f"{float(f'{v:.2g}'):,.0f}"
+    if a >= 1 or a == 0:
+        shown = f"{v:.3g}"
+        return f"{float(shown):,.0f}" if "e" in shown else shown  # 999.9 rounds to 1e+03
+    shown = f"{v:.2g}"
+    return format(Decimal(shown), "f") if "e" in shown and a >= 1e-6 else shown  # 6.5e-05 as 0.000065
 
 
 def headline(runs: Mapping[str, Any], true_params: Mapping[str, Any] | None = None,

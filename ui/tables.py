@@ -130,13 +130,29 @@ def draws_csv(results: Sequence) -> bytes:
     return frame.to_csv(index=False).encode("utf-8")
 
 
-def formatted(table: pd.DataFrame, formats: Mapping[str, str], missing: str = "—") -> pd.DataFrame:
-    """Columns named in ``formats`` as text (``"{:.4g}"``-style), NaN shown as ``missing``: a table
-    for reading, where "not applicable" should not look like a number or like None."""
+def number(v: float) -> str:
+    """A posterior summary as a person reads it: four significant digits, and from 10,000 on the whole number
+    with thousands separators (-46,730, not -4.673e+04)."""
+    shown = f"{v:.4g}"
+    return f"{v:,.0f}" if "e+" in shown and abs(v) < 1e15 else shown
+
+
+def draws_per_method(table: pd.DataFrame) -> str:
+    """"Naive 4,000 · DA-MCMC 3,491 · ABC rejection 40,000": the draws behind each method's rows of a comparison
+    table, in its order (a list of bare counts did not say which was whose)."""
+    pairs = dict.fromkeys((m, int(d)) for m, d in zip(table["method"], table["draws"]) if pd.notna(d))
+    return " · ".join(f"{m} {d:,}" for m, d in pairs)
+
+
+def formatted(table: pd.DataFrame, formats: Mapping[str, Any], missing: str = "—") -> pd.DataFrame:
+    """Columns named in ``formats`` as text (a ``"{:.4g}"``-style string, or a function such as :func:`number`),
+    NaN shown as ``missing``: a table for reading, where "not applicable" should not look like a number or like
+    None."""
     out = table.copy()
     for col, fmt in formats.items():
         if col in out.columns:
-            out[col] = [missing if (v is None or (isinstance(v, float) and math.isnan(v))) else fmt.format(v)
+            show = fmt if callable(fmt) else fmt.format
+            out[col] = [missing if (v is None or (isinstance(v, float) and math.isnan(v))) else show(v)
                         for v in table[col]]
     return out
 
