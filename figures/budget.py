@@ -17,6 +17,7 @@ import plotly.graph_objects as go
 
 from .axes import BOTTOM_LEGEND, _label, log_ticks, titled
 from .palette import NEUTRAL_COLOR, TRUTH_COLOR, color_of
+from .posteriors import FAR_FACTOR, REFERENCE_METHODS, _number
 
 __all__ = ["interval_plot", "sd_plot", "releases_plot", "mean_split_plot"]
 
@@ -76,7 +77,31 @@ def interval_plot(table: pd.DataFrame, param: str, *, symbol: str = "ε", budget
     fig.update_layout(height=460, title=f"{param}: 90% posterior interval vs {symbol}",
                       xaxis=_budget_axis(symbol, rows["budget"]), yaxis_title=param,
                       margin={"l": 60, "r": 20, "t": 60, "b": 50}, legend=BOTTOM_LEGEND)
+    _frame_private(fig, rows, truth)
     return fig
+
+
+def _frame_private(fig: go.Figure, rows: pd.DataFrame, truth: float | None) -> None:
+    """Where a reference posterior's intervals (naive's, which ignore the noise: the clamped regression's naive β
+    reaches thousands) lie more than ``FAR_FACTOR`` widths beyond the private methods' intervals and the truth, the
+    y-axis shows those (10% padding) and a note says how far the reference ones reach, as Compare's figure does;
+    otherwise plotly fits everything."""
+    private = rows[~rows["method"].isin(REFERENCE_METHODS)]
+    reference = rows[rows["method"].isin(REFERENCE_METHODS)]
+    if private.empty or reference.empty:
+        return
+    lo, hi = float(private["q5"].min()), float(private["q95"].max())
+    if truth is not None and np.isfinite(truth):
+        lo, hi = min(lo, truth), max(hi, truth)
+    width = hi - lo if hi > lo else max(abs(hi), 1.0)
+    low, high = float(reference["q5"].min()), float(reference["q95"].max())
+    if low >= lo - FAR_FACTOR * width and high <= hi + FAR_FACTOR * width:
+        return
+    fig.update_yaxes(range=[lo - 0.1 * width, hi + 0.1 * width])
+    names = " and ".join(_label(m) for m in reference["method"].unique())
+    fig.add_annotation(text=f"{names}: intervals reach {_number(low)} to {_number(high)}, beyond the axis",
+                       xref="paper", yref="paper", x=0.0, y=1.0, xanchor="left", yanchor="bottom", showarrow=False,
+                       font={"size": 12})
 
 
 def _log_tickvals(values) -> dict:

@@ -38,9 +38,8 @@ OPS_WIDE_FACTOR = 4.0
 
 
 def _number(v: float) -> str:
-    """-46,730, not -4.673e+04 (four significant digits below 10,000)."""
-    shown = f"{v:.4g}"
-    return f"{v:,.0f}" if "e+" in shown and abs(v) < 1e15 else shown
+    """-46,730, not -4.673e+04 (four significant digits below 1,000)."""
+    return f"{v:,.0f}" if 999.95 <= abs(v) < 1e15 else f"{v:.4g}"
 
 
 def _is_estimator(result) -> bool:

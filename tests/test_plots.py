@@ -641,3 +641,22 @@ def test_titles_and_axis_titles_are_wrapped_for_a_phone(rng):
     assert all(len(line) <= 42 for line in layout["xaxis"]["title"]["text"].split("<br>"))
     assert layout["legend"]["yref"] == "container" and layout["legend"]["yanchor"] == "bottom"
     assert wrap("a " * 40).count("<br>") >= 1 and wrap("short") == "short"
+
+
+def test_the_budget_intervals_frame_the_private_methods_when_naive_runs_off():
+    """Privacy budget at the regression preset: naive's intervals (down to -5,700) set the y-axis, and the exact
+    intervals and the truth were a flat line at 0. The axis now frames the private methods and says how far naive
+    reaches; where naive is near them, plotly fits everything as before."""
+    import pandas as pd
+
+    from figures.budget import interval_plot
+
+    table = pd.DataFrame({"method": ["naive", "naive", "auto", "auto"], "epsilon": [0.1, 1.0, 0.1, 1.0],
+                          "param": ["beta[1]"] * 4, "mean": [-3000.0, 20.0, 0.1, 0.2],
+                          "q5": [-5700.0, -10.0, -3.0, -2.0], "q95": [-100.0, 50.0, 3.0, 2.0]})
+    fig = interval_plot(table, "beta[1]", truth=0.5)
+    assert fig.layout.yaxis.range == (-3.6, 3.6)
+    assert [a.text for a in fig.layout.annotations] == ["Naive: intervals reach -5,700 to 50, beyond the axis"]
+    near = table.assign(mean=[0.0, 0.0, 0.1, 0.2], q5=[-4.0, -4.0, -3.0, -2.0], q95=[4.0, 4.0, 3.0, 2.0])
+    fig = interval_plot(near, "beta[1]", truth=0.5)
+    assert fig.layout.yaxis.range is None and not fig.layout.annotations

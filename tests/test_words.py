@@ -179,7 +179,8 @@ def test_numbers_read_without_scientific_notation_where_people_would_not_write_i
     from ui.tables import draws_per_method, number
 
     assert [_fmt(v) for v in (5700.4, 6.5e-5, 0.25, 3.14159, 999.9)] == ["5,700", "0.000065", "0.25", "3.14", "1,000"]
-    assert [number(v) for v in (-46730.2, 9999.5, 0.012345, 123.456)] == ["-46,730", "10,000", "0.01235", "123.5"]
+    assert [number(v) for v in (-46730.2, 9999.5, 0.012345, 123.456, -5700.0)] == [
+        "-46,730", "10,000", "0.01235", "123.5", "-5,700"]
     assert _number(-46730.2) == "-46,730"
     table = pd.DataFrame({"method": ["Naive", "Naive", "DA-MCMC", "ABC rejection", "confidential"],
                           "draws": [4000, 4000, 3491, 40000, None]})

@@ -131,10 +131,9 @@ def draws_csv(results: Sequence) -> bytes:
 
 
 def number(v: float) -> str:
-    """A posterior summary as a person reads it: four significant digits, and from 10,000 on the whole number
+    """A posterior summary as a person reads it: four significant digits, and from 1,000 on the whole number
     with thousands separators (-46,730, not -4.673e+04)."""
-    shown = f"{v:.4g}"
-    return f"{v:,.0f}" if "e+" in shown and abs(v) < 1e15 else shown
+    return f"{v:,.0f}" if 999.95 <= abs(v) < 1e15 else f"{v:.4g}"
 
 
 def draws_per_method(table: pd.DataFrame) -> str:
