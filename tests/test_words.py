@@ -185,3 +185,14 @@ def test_numbers_read_without_scientific_notation_where_people_would_not_write_i
     table = pd.DataFrame({"method": ["Naive", "Naive", "DA-MCMC", "ABC rejection", "confidential"],
                           "draws": [4000, 4000, 3491, 40000, None]})
     assert draws_per_method(table) == "Naive 4,000 · DA-MCMC 3,491 · ABC rejection 40,000"
+
+
+def test_a_list_boxs_example_is_one_for_that_box():
+    """Feature levels "3, x" and a Dirichlet α "abc" were told "e.g. 104, 120, 74, 102", a release's counts."""
+    from ui.params.parsing import parse_numbers
+
+    for field, typed, example in (("model.feature_levels", "3, x", "e.g. 3, 3, 3 "),
+                                  ("model.alpha", "abc", "e.g. 1, 1, 1 "), ("data.s_dp", "x", "e.g. 104, 120, 74, 102 ")):
+        with pytest.raises(ValueError) as refused:
+            parse_numbers(field, typed)
+        assert example in str(refused.value), str(refused.value)

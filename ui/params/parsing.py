@@ -67,6 +67,12 @@ def format_number(value: float | int) -> str:
     return repr(float(value))
 
 
+#: an example list for the box a field is typed in (a count example read oddly under levels or a prior's α)
+_EXAMPLES = {"model.feature_levels": "3, 3, 3", "model.alpha": "1, 1, 1", "model.x_mean": "0.9, -1.17",
+             "model.lo": "-10", "model.hi": "10", "data.simulate.p": "0.2, 0.3, 0.5",
+             "data.simulate.beta": "-1.79, -2.89, -0.66", "data.simulate.pi": "0.2, 0.3, 0.5"}
+
+
 def parse_numbers(field: str, text: Any) -> list[float]:
     """``"104, 120, 74, 102"`` -> ``[104.0, 120.0, 74.0, 102.0]``; commas, semicolons or spaces
     separate. Raises ValueError naming ``field`` for empty text or a token that is not a number."""
@@ -76,7 +82,7 @@ def parse_numbers(field: str, text: Any) -> list[float]:
         text = ", ".join(str(t) for t in text)
     raw = str(text if text is not None else "").strip().strip("[]")
     tokens = [t for t in _NUMBER.split(raw) if t]
-    allowed = "must be a list of numbers separated by commas, e.g. 104, 120, 74, 102"
+    allowed = f"must be a list of numbers separated by commas, e.g. {_EXAMPLES.get(field, '104, 120, 74, 102')}"
     if not tokens:
         raise ValueError(f"{field} = {str(text)!r} is invalid: {allowed}")
     out = []
