@@ -93,6 +93,11 @@ with results_area:
     stalled = narrative.convergence_warning(ok)
     if stalled:
         st.warning(stalled, icon=":material/hourglass_empty:")
+    over = [METHOD_LABELS[m] for m, r in runs.items() if r.over_budget]
+    if over:  # its curve is missing from the figure: say so here, not only in the run log below
+        each = "it" if len(over) == 1 else "each"
+        st.info(f"Not in the figure: {narrative.listed(over)}, over this server's work budget. The run log below "
+                f"says what {each} would cost and offers settings that fit.", icon=":material/timer:")
     names = list(prepared.param_names)
     multi = len(names) > 1
     picked = picker.parameter_picker(names, keys.W_PARAM_COMPARE)

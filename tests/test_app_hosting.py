@@ -12,7 +12,7 @@ from app_support import open_app
 
 import engine
 from ui import keys
-from ui.compute.budget import DEFAULT_WORK_BUDGET_S, work_budget_s
+from ui.compute.budget import DEFAULT_WORK_BUDGET_S, FIT_MARGIN, work_budget_s
 from ui.compute.method_runs import scenario_key
 from ui.compute.progress import _Progress
 from ui.params.scenario import Scenario
@@ -39,12 +39,13 @@ def test_a_run_over_the_work_budget_is_not_started_and_settings_that_fit_are_off
     notes = [i.value for i in at.info if "was not run" in i.value]
     assert any(n.startswith("DA-MCMC was not run") and f"budget of {budget:g} s" in n for n in notes), notes
     assert "DA-MCMC" not in set(at.dataframe[0].value["method"])  # the other methods still ran
+    assert any(i.value.startswith("Not in the figure: DA-MCMC, over this server's work budget") for i in at.info)
     assert not any("draws the convergence check asks for" in c.value for c in at.caption)  # these can pass it
     at.button(key=f"{keys.W_FIT_BUDGET}_da_mcmc").click().run()
     chains, draws, warmup = (int(at.text_input(key=k).value) for k in (keys.W_CHAINS, keys.W_DRAWS, keys.W_WARMUP))
     assert 100 <= draws < 100_000  # the widgets now hold settings within the budget
     fitted = to_spec_dict(Scenario(n=n, chains=chains, draws=draws, warmup=warmup), method="da_mcmc")
-    assert engine.estimate_cost(problem, fitted["method"]).seconds <= budget
+    assert engine.estimate_cost(problem, fitted["method"]).seconds <= FIT_MARGIN * budget  # room for the estimate's error
     assert "DA-MCMC" in set(at.dataframe[0].value["method"])  # and it ran
 
 

@@ -13,13 +13,13 @@ import re
 from decimal import Decimal
 from typing import Any, Mapping
 
-from engine.cost import duration
+from engine.cost import duration, listed
 from engine.numerics.diagnostics import ESS_MIN
 from figures.labels import METHOD_LABELS
 from .params.messages import FIELD_LABELS
 
 __all__ = ["headline", "reference_method", "convergence_warning", "mle_caption", "over_budget", "would_take", "too_few_to_converge",
-           "pseudo_marginal_caption", "none_accepted",
+           "pseudo_marginal_caption", "listed", "none_accepted",
            "auto_caption",
            "AGREE_SD_RATIO", "AGREE_SHIFT"]
 
