@@ -40,6 +40,9 @@ for key, value in ((keys.W_CAL_MODEL, defaults.model), (keys.W_CAL_MECHANISM, de
 tab_study, tab_presets = st.tabs(["Your study", "The papers' results"])
 
 with tab_study:
+    st.caption("A study has its own inputs, not the other pages' scenario: it draws θ from a fixed prior M times and "
+               "runs every method each time, which this page does for "
+               + narrative.listed([MODEL_LABELS.get(m, m) for m in MODELS]) + ".")
     c1, c2, c3, c4 = st.columns(4)
     c1.selectbox("Model (prior fixed)", MODELS, key=keys.W_CAL_MODEL, format_func=lambda m: MODEL_LABELS.get(m, m))
     c2.selectbox("Mechanism", MECHANISMS, key=keys.W_CAL_MECHANISM, format_func=lambda m: MECHANISM_LABELS.get(m, m))
