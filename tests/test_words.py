@@ -67,6 +67,10 @@ def test_verdict_cells_are_short_and_say_what_failed():
     assert verdict_text({"applicable": True, "converged": True}) == "yes"
     assert verdict_text({"applicable": True, "converged": False, "r_hat_max": 1.0341, "ess_bulk_min": 17.2,
                          "ess_tail_min": 40.0, "reasons": ["R-hat of theta is 1.034 > 1.01"] * 3}) == "no: R-hat 1.034, ESS 17"
+    # one verdict per run: with several parameters its numbers are the worst, not the row's own (the audit read
+    # "no: R-hat 1.156, ESS 19" on beta[0]'s row, whose R-hat was 1.017)
+    assert verdict_text({"applicable": True, "converged": False, "r_hat_max": 1.156, "ess_bulk_min": 19.0},
+                        several=True) == "no: worst R-hat 1.156, ESS 19"
     assert verdict_text({"independent": True, "converged": True, "draws": 4000}) == "yes (independent)"
     assert verdict_text({"independent": True, "converged": False, "draws": 2}) == "no: 2 draws"
     assert verdict_text({"estimator": True}) == "— (estimator)"

@@ -54,8 +54,9 @@ COLUMN_HELP = {
     "ESS bulk": GLOSSARY["ess"] + " Bulk: for the mean and centre.",
     "ESS tail": GLOSSARY["ess"] + " Tail: for the 5% and 95% quantiles.",
     "ESS bulk / tail": GLOSSARY["ess"] + " Bulk: for the mean and centre; tail: for the 5% and 95% quantiles.",
-    "converged": "The verdict: a sampler needs R-hat ≤ 1.01 and both ESS ≥ 400; independent draws need at least 400 "
-                 "draws (OPS's k draws are its private release, whatever their number).",
+    "converged": "The verdict, one per run: a sampler needs R-hat ≤ 1.01 and both ESS ≥ 400 for every parameter (the "
+                 "worst are shown); independent draws need at least 400 draws (OPS's k draws are its private release, "
+                 "whatever their number).",
     "acceptance": "DA-MCMC: mean acceptance probability of a record update (never below exp(−ε) for pure ε-DP); "
                   "pseudo-marginal: share of accepted moves of θ; ABC: share of proposals accepted.",
     "draws": "Number of draws behind the row's numbers.",

@@ -35,10 +35,12 @@ def acceptance_of(result) -> float:
     return math.nan
 
 
-def verdict_text(convergence: Mapping[str, Any] | None) -> str:
+def verdict_text(convergence: Mapping[str, Any] | None, several: bool = False) -> str:
     """The convergence verdict in a table cell, short enough to read whole: "yes", "no: R-hat 1.034,
     ESS 17" (a chain that has not mixed), "yes (independent)" / "no: 2 draws" (independent draws,
-    enough or too few for a density) or "— (estimator)" (a point estimator such as MCEM's MLE)."""
+    enough or too few for a density) or "— (estimator)" (a point estimator such as MCEM's MLE).
+    ``several``: the method has several parameters, and the verdict, one for the run, gives the worst of them
+    ("no: worst R-hat 1.156, ESS 19"), which a row's own R-hat and ESS need not be."""
     v = convergence or {}
     if v.get("estimator"):
         return "— (estimator)"
@@ -52,7 +54,7 @@ def verdict_text(convergence: Mapping[str, Any] | None) -> str:
     rhat = v.get("r_hat_max")
     parts = ([f"R-hat {rhat:.3f}"] if rhat is not None and math.isfinite(rhat) else ["R-hat —"]) + \
         ([f"ESS {min(ess):.0f}"] if ess else [])
-    return "no: " + ", ".join(parts)
+    return ("no: worst " if several else "no: ") + ", ".join(parts)
 
 
 def comparison_table(runs: Mapping[str, Any]) -> pd.DataFrame:
@@ -83,7 +85,7 @@ def comparison_table(runs: Mapping[str, Any]) -> pd.DataFrame:
                 "R-hat": s["r_hat"],
                 "ESS bulk": s["ess_bulk"],
                 "ESS tail": s["ess_tail"],
-                "converged": verdict_text(verdict),
+                "converged": verdict_text(verdict, several=len(summary) > 1),
                 "acceptance": acceptance_of(result),
                 "draws": math.nan if estimator else int(result.n_chains * result.n_draws),
                 "wall time (s)": float(result.info.get("wall_time_s", math.nan)),
