@@ -45,7 +45,7 @@ def test_a_run_over_the_work_budget_is_not_started_and_settings_that_fit_are_off
     chains, draws, warmup = (int(at.text_input(key=k).value) for k in (keys.W_CHAINS, keys.W_DRAWS, keys.W_WARMUP))
     assert 100 <= draws < 100_000  # the widgets now hold settings within the budget
     fitted = to_spec_dict(Scenario(n=n, chains=chains, draws=draws, warmup=warmup), method="da_mcmc")
-    assert engine.estimate_cost(problem, fitted["method"]).seconds <= FIT_MARGIN * budget  # room for the estimate's error
+    assert engine.estimate_cost(problem, fitted["method"]).seconds <= FIT_MARGIN * budget  # room for its error
     assert "DA-MCMC" in set(at.dataframe[0].value["method"])  # and it ran
 
 

@@ -195,8 +195,9 @@ def test_a_list_boxs_example_is_one_for_that_box():
     """Feature levels "3, x" and a Dirichlet α "abc" were told "e.g. 104, 120, 74, 102", a release's counts."""
     from ui.params.parsing import parse_numbers
 
-    for field, typed, example in (("model.feature_levels", "3, x", "e.g. 3, 3, 3 "),
-                                  ("model.alpha", "abc", "e.g. 1, 1, 1 "), ("data.s_dp", "x", "e.g. 104, 120, 74, 102 ")):
+    cases = (("model.feature_levels", "3, x", "e.g. 3, 3, 3 "), ("model.alpha", "abc", "e.g. 1, 1, 1 "),
+             ("data.s_dp", "x", "e.g. 104, 120, 74, 102 "))
+    for field, typed, example in cases:
         with pytest.raises(ValueError) as refused:
             parse_numbers(field, typed)
         assert example in str(refused.value), str(refused.value)

@@ -18,9 +18,8 @@ from engine.numerics.diagnostics import ESS_MIN
 from figures.labels import METHOD_LABELS
 from .params.messages import FIELD_LABELS
 
-__all__ = ["headline", "reference_method", "convergence_warning", "mle_caption", "over_budget", "would_take", "too_few_to_converge",
-           "pseudo_marginal_caption", "listed", "none_accepted",
-           "auto_caption",
+__all__ = ["headline", "reference_method", "convergence_warning", "mle_caption", "over_budget", "would_take",
+           "too_few_to_converge", "pseudo_marginal_caption", "listed", "none_accepted", "auto_caption",
            "AGREE_SD_RATIO", "AGREE_SHIFT"]
 
 #: naive and exact "agree" when their sds are within this factor ...
