@@ -75,7 +75,8 @@ posterior is wide instead: at n = 100 the release says little beyond the prior (
 nine sums carry noise of scale 13/ε against sums of 100 records normalised to [−1, 1]; **Privacy budget** shows the sd
 barely moving). Set n to 10,000 and it narrows towards the confidential-data posterior as ε grows (β₁'s sd about
 0.55 at ε = 0.1, 0.065 at ε = 1, 0.021 at ε = 10, against 0.014 from the confidential records). Open
-**Diagnostics** on DA-MCMC to see why it needs far longer chains than the pseudo-marginal sampler here (switch DA-MCMC on in the sidebar first: the
+**Diagnostics** on DA-MCMC to see why it needs far longer chains than the pseudo-marginal sampler here (switch
+DA-MCMC on in the sidebar first: the
 preset opens on the methods that converge).
 """)
 
@@ -85,7 +86,8 @@ The same release supports two kinds of answer. The **posterior** (every curve on
 for θ given s_dp and the prior; its 90% interval is a probability statement about θ. The **maximum-likelihood
 estimate** maximises p(s_dp | θ) = Σ_s η(s_dp − s) p(s | θ), which no closed form gives: *Monte Carlo EM*
 (*Statistical Inference for Privatized Data with Unknown Sample Size*, Alg. 2) fills in the confidential records
-by MCMC in each E-step and reports the estimate with a standard error from Louis's method and a 90% **Wald** interval, drawn on Compare as a marker with a horizontal
+by MCMC in each E-step and reports the estimate with a standard error from Louis's method and a 90% **Wald**
+interval, drawn on Compare as a marker with a horizontal
 bar under the curves. With much data and little noise the two agree; with strong noise or few records the
 likelihood is flat and skewed, the Wald interval (symmetric by construction) can spill past the parameter's
 range, and the posterior's prior matters.
