@@ -77,7 +77,7 @@ def belief_figure(risk: dict) -> go.Figure:
     # the solid line first, the dashed and dotted ones over it: where the 95% quantile is the largest belief (a
     # two-valued record at small epsilon) both stay visible; the legend keeps the reading order
     lines = [("max", ia["max"], BOUND_COLOR, "solid", "never above", 4),
-             ("prior", ia["prior"], GUESS_COLOR, "dot", "start: 50%", 2),
+             ("prior", ia["prior"], GUESS_COLOR, "dot", "before the release", 2),
              ("q95", ia["q95"], POSTERIOR_COLOR, "dash", "95% of releases below", 3)]
     top = float(prob.max()) if prob.size else 1.0
     for key, value, color, dash, label, rank in lines:

@@ -307,8 +307,10 @@ with st.expander("What am I looking at?"):
         "at 50/50 (95% of releases stay below it), and how many real cases the best possible attack catches when it "
         "may wrongly accuse 5% of people (smaller is more private). Moving right along the curve buys privacy with "
         "accuracy: pick the point you can live with; the sentence under the figure reads it out.")
-if st.session_state.get(keys.W_STEP) not in grid:
-    st.session_state[keys.W_STEP] = grid[len(grid) // 2]
+if st.session_state.get(keys.W_STEP) not in grid:  # start at the sidebar's ε where it states one, else mid-grid
+    own = s.epsilon if s.budget_form == "epsilon" and s.release == "lab" and s.epsilon > 0 else None
+    st.session_state[keys.W_STEP] = grid[len(grid) // 2] if own is None else \
+        min(grid, key=lambda g: abs(math.log(g / own)))
 value = st.select_slider("Your ε", options=list(grid), key=keys.W_STEP, format_func=lambda v: f"{v:g}",
                          persist_state=PERSIST)
 spec_text = sweeps.spec_text_of(s, inputs.records)
