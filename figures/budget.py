@@ -17,7 +17,8 @@ import plotly.graph_objects as go
 
 from .axes import BOTTOM_LEGEND, _label, log_ticks, titled
 from .palette import NEUTRAL_COLOR, TRUTH_COLOR, color_of
-from .posteriors import FAR_FACTOR, REFERENCE_METHODS, _number
+from .labels import summary_number
+from .posteriors import FAR_FACTOR, REFERENCE_METHODS
 
 __all__ = ["interval_plot", "sd_plot", "releases_plot", "mean_split_plot"]
 
@@ -99,7 +100,8 @@ def _frame_private(fig: go.Figure, rows: pd.DataFrame, truth: float | None) -> N
         return
     fig.update_yaxes(range=[lo - 0.1 * width, hi + 0.1 * width])
     names = " and ".join(_label(m) for m in reference["method"].unique())
-    fig.add_annotation(text=f"{names}: intervals reach {_number(low)} to {_number(high)}, beyond the axis",
+    reach = f"{summary_number(low)} to {summary_number(high)}"
+    fig.add_annotation(text=f"{names}: intervals reach {reach}, beyond the axis",
                        xref="paper", yref="paper", x=0.0, y=1.0, xanchor="left", yanchor="bottom", showarrow=False,
                        font={"size": 12})
 

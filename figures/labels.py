@@ -16,6 +16,7 @@ __all__ = [
     "PRIOR_LABELS",
     "result_label",
     "format_p",
+    "summary_number",
     "TERM_HELP",
 ]
 
@@ -91,6 +92,12 @@ TERM_HELP = {
                     "private release can beat.",
     "sd": "Posterior standard deviation: the width of what the data say about the parameter.",
 }
+
+
+def summary_number(v: float) -> str:
+    """A posterior summary as every table and figure label writes it: four significant digits, and from 1,000 on
+    the whole number with thousands separators (-46,730, not -4.673e+04)."""
+    return f"{v:,.0f}" if 999.95 <= abs(v) < 1e15 else f"{v:.4g}"
 
 
 def format_p(p) -> str:

@@ -21,6 +21,7 @@ from plotly.subplots import make_subplots
 from .axes import BOTTOM_LEGEND, _grid_shape, _label, axis_title, titled, wrap
 from .kde import density_curve
 from .labels import result_label as method_name
+from .labels import summary_number
 from .palette import BOUND_COLOR, NEUTRAL_COLOR, TRUTH_COLOR, color_of, dash_of
 
 __all__ = ["posterior_densities", "n_pmf_plot", "y_cap", "x_window", "REFERENCE_METHODS", "SPIKE_FACTOR", "FAR_FACTOR",
@@ -35,11 +36,6 @@ FAR_FACTOR = 2.0
 #: OPS's released draws spread this many times wider than the private posteriors (and the truth) do not set the
 #: x-axis: at small ε and large n they span most of the prior and squeezed every posterior into a spike.
 OPS_WIDE_FACTOR = 4.0
-
-
-def _number(v: float) -> str:
-    """-46,730, not -4.673e+04 (four significant digits below 1,000)."""
-    return f"{v:,.0f}" if 999.95 <= abs(v) < 1e15 else f"{v:.4g}"
 
 
 def _is_estimator(result) -> bool:
@@ -333,7 +329,7 @@ def posterior_densities(results: Sequence, *, true_params: Mapping[str, float] |
                 layout.setdefault("annotations", []).append(
                     {"x": window[1] if right else window[0], "y": 0.9 * top, "xref": axes["xaxis"],
                      "yref": axes["yaxis"], "xanchor": "right" if right else "left", "showarrow": False,
-                     "text": f"{label}: off the axis, at {_number(centre)} {'→' if right else '←'}",
+                     "text": f"{label}: off the axis, at {summary_number(centre)} {'→' if right else '←'}",
                      "font": {"color": color_of(method)}, "name": f"offaxis:{method}:{centre!r}"})
         layout[f"yaxis{suffix}"] = yaxis
     fig.add_traces(traces)

@@ -3,7 +3,7 @@ import streamlit as st
 
 from figures import export, posteriors
 from figures.axes import alt_text
-from figures.labels import METHOD_LABELS, MODEL_LABELS
+from figures.labels import METHOD_LABELS, MODEL_LABELS, summary_number
 from ui import downloads, keys, narrative, picker, tables, terms
 from ui.compute import files, method_runs
 from ui.routing import ensure_routed
@@ -134,8 +134,9 @@ with results_area:
         if not st.toggle(f"Every parameter in the table ({len(names)})", value=len(names) <= 4,
                          key=keys.table_all_key(s.model)):
             table = table[(table["parameter"] == picked) | ~table["parameter"].isin(names)]
-    formats = {c: tables.number for c in ("mean", "sd", "q5", "q95")} | {c: "{:.4g}" for c in ("R-hat", "acceptance")}
-    formats |= {"ESS bulk": "{:,.0f}", "ESS tail": "{:,.0f}", "draws": "{:,.0f}", "wall time (s)": "{:.3f}"}
+    formats = {c: summary_number for c in ("mean", "sd", "q5", "q95")} | {c: "{:.4g}" for c in ("R-hat", "acceptance")}
+    formats |= {"ESS bulk": tables.ess_short, "ESS tail": tables.ess_short, "draws": "{:,.0f}",
+                "wall time (s)": "{:.3f}"}
     # fits a desktop without scrolling: the two ESS in one column, the draws behind each row in the caption
     shown = tables.joined(tables.formatted(table, formats), "ESS bulk", "ESS tail", "ESS bulk / tail")
     draws_note = tables.draws_per_method(table)

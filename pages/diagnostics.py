@@ -4,7 +4,7 @@ import math
 import streamlit as st
 
 from figures import diagnostics
-from figures.labels import METHOD_LABELS
+from figures.labels import METHOD_LABELS, summary_number
 from ui import downloads, keys, narrative, picker, tables, terms
 from ui.routing import ensure_routed
 from ui.sidebar import controls
@@ -92,7 +92,7 @@ else:
 
 st.subheader("R-hat and effective sample size", divider="gray")
 summary = run.summary.rename(columns={"r_hat": "R-hat", "ess_bulk": "ESS bulk", "ess_tail": "ESS tail"})
-formats = {c: tables.number for c in ("mean", "sd", "q5", "q50", "q95")} | {"R-hat": "{:.3f}", "ESS bulk": "{:,.0f}",
+formats = {c: summary_number for c in ("mean", "sd", "q5", "q50", "q95")} | {"R-hat": "{:.3f}", "ESS bulk": "{:,.0f}",
                                                                          "ESS tail": "{:,.0f}"}
 st.dataframe(tables.formatted(summary, formats), width="stretch", height="content",
              column_config=terms.text_columns(formats))

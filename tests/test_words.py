@@ -178,14 +178,13 @@ def test_numbers_read_without_scientific_notation_where_people_would_not_write_i
     and "Draws behind each row: 3,491, 4,000, 40,000" (whose?)."""
     import pandas as pd
 
-    from figures.posteriors import _number
+    from figures.labels import summary_number as number
     from ui.narrative import _fmt
-    from ui.tables import draws_per_method, number
+    from ui.tables import draws_per_method
 
     assert [_fmt(v) for v in (5700.4, 6.5e-5, 0.25, 3.14159, 999.9)] == ["5,700", "0.000065", "0.25", "3.14", "1,000"]
     assert [number(v) for v in (-46730.2, 9999.5, 0.012345, 123.456, -5700.0)] == [
         "-46,730", "10,000", "0.01235", "123.5", "-5,700"]
-    assert _number(-46730.2) == "-46,730"
     table = pd.DataFrame({"method": ["Naive", "Naive", "DA-MCMC", "ABC rejection", "confidential"],
                           "draws": [4000, 4000, 3491, 40000, None]})
     assert draws_per_method(table) == "Naive 4,000 · DA-MCMC 3,491 · ABC rejection 40,000"
@@ -201,3 +200,11 @@ def test_a_list_boxs_example_is_one_for_that_box():
         with pytest.raises(ValueError) as refused:
             parse_numbers(field, typed)
         assert example in str(refused.value), str(refused.value)
+
+
+def test_the_ess_cell_fits_its_column_and_never_rounds_up_to_the_threshold():
+    """Compare's small "ESS bulk / tail" column cut "39776 / 15791" to "776 / 38591"; 399.6 must not read 400."""
+    from ui.tables import ess_short
+
+    assert [ess_short(v) for v in (399.6, 830.0, 1000.0, 4029.0, 9999.9, 39776.0, 123456.0)] == [
+        "399", "830", "1.0k", "4.0k", "9.9k", "39k", "123k"]

@@ -53,7 +53,8 @@ COLUMN_HELP = {
     "R-hat": GLOSSARY["rhat"],
     "ESS bulk": GLOSSARY["ess"] + " Bulk: for the mean and centre.",
     "ESS tail": GLOSSARY["ess"] + " Tail: for the 5% and 95% quantiles.",
-    "ESS bulk / tail": GLOSSARY["ess"] + " Bulk: for the mean and centre; tail: for the 5% and 95% quantiles.",
+    "ESS bulk / tail": GLOSSARY["ess"] + " Bulk: for the mean and centre; tail: for the 5% and 95% quantiles. "
+                       "Rounded down, k = thousand (Diagnostics shows them in full).",
     "converged": "The verdict, one per run: a sampler needs R-hat ≤ 1.01 and both ESS ≥ 400 for every parameter (the "
                  "worst are shown); independent draws need at least 400 draws (OPS's k draws are its private release, "
                  "whatever their number).",

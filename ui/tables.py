@@ -132,10 +132,13 @@ def draws_csv(results: Sequence) -> bytes:
     return frame.to_csv(index=False).encode("utf-8")
 
 
-def number(v: float) -> str:
-    """A posterior summary as a person reads it: four significant digits, and from 1,000 on the whole number
-    with thousands separators (-46,730, not -4.673e+04)."""
-    return f"{v:,.0f}" if 999.95 <= abs(v) < 1e15 else f"{v:.4g}"
+def ess_short(v: float) -> str:
+    """An effective sample size short enough for Compare's small "ESS bulk / tail" column: 830, 4.0k, 40k
+    ("39776 / 15791" lost its leading digits there, and a wider column pushes a desktop's table past its width);
+    below 1,000, where the verdict's 400 is decided, it is exact, and Diagnostics shows every ESS in full."""
+    if v < 1000:
+        return f"{math.floor(v)}"  # rounded down: 399.6 fails the verdict's 400, and must not read as 400
+    return f"{math.floor(v / 100) / 10:.1f}k" if v < 10_000 else f"{math.floor(v / 1000):,}k"
 
 
 def draws_per_method(table: pd.DataFrame) -> str:
@@ -146,9 +149,9 @@ def draws_per_method(table: pd.DataFrame) -> str:
 
 
 def formatted(table: pd.DataFrame, formats: Mapping[str, Any], missing: str = "—") -> pd.DataFrame:
-    """Columns named in ``formats`` as text (a ``"{:.4g}"``-style string, or a function such as :func:`number`),
-    NaN shown as ``missing``: a table for reading, where "not applicable" should not look like a number or like
-    None."""
+    """Columns named in ``formats`` as text (a ``"{:.4g}"``-style string, or a function such as
+    ``figures.labels.summary_number``), NaN shown as ``missing``: a table for reading, where "not applicable"
+    should not look like a number or like None."""
     out = table.copy()
     for col, fmt in formats.items():
         if col in out.columns:

@@ -19,12 +19,11 @@ def terms_expander(terms: Iterable[str]) -> None:
 def text_columns(formats: Mapping[str, str], pinned: Iterable[str] = ()) -> dict:
     """Right-aligned text columns for formatted numbers, each with its definition as the tooltip; the
     ``pinned`` columns (the row's name) stay in view while a narrow window scrolls the others."""
-    return {c: st.column_config.TextColumn(c, alignment="right", help=COLUMN_HELP.get(c),
-                                           width="medium" if c in _WIDE else "small")
+    return {c: st.column_config.TextColumn(c, alignment="right", help=COLUMN_HELP.get(c), width="small")
             for c in formats} | \
         {c: st.column_config.TextColumn(c, help=h) for c, h in COLUMN_HELP.items() if c not in formats} | \
-        {c: st.column_config.TextColumn(c, pinned=True, width="medium") for c in pinned}
+        {c: st.column_config.TextColumn(c, pinned=True, width=_PINNED_WIDTH.get(c)) for c in pinned}
 
 
-#: formatted columns whose text is two numbers ("39,776 / 15,791"): a small column cut their leading digits
-_WIDE = frozenset({"ESS bulk / tail"})
+#: pinned columns sized for their longest entry (sized to the first rows, "Exact (best method)" was cut)
+_PINNED_WIDTH = {"method": 140}
