@@ -315,10 +315,15 @@ def test_bad_regression_fields_are_named_and_kept():
 
 def test_regression_p_sets_the_sizes_and_csv_columns():
     at = _open(to_query(REG))
+    at.text_input(key=keys.prior_key(R, "x_cov")).input("2, 0.5; 0.5, 1").run()
     at.text_input(key=keys.prior_key(R, "p")).set_value(str(3)).run()
     _clean(at)
-    assert at.text_input(key=keys.prior_key(R, "x_cov")).value == "1, 0, 0; 0, 1, 0; 0, 0, 1"
-    assert at.text_input(key=keys.truth_key(R)).value == "0.5, 1, -1, 1"
+    # what was typed for x1, x2 is kept (it was reset to the defaults without a word); x3 gets the defaults
+    assert at.text_input(key=keys.prior_key(R, "x_mean")).value == "0.9, -1.17, 0"
+    assert at.text_input(key=keys.prior_key(R, "x_cov")).value == "2, 0.5, 0; 0.5, 1, 0; 0, 0, 1"
+    assert at.text_input(key=keys.truth_key(R)).value == "-1.79, -2.89, -0.66, 1"
+    assert "p = 3: m, Σ and the true β keep the first 2 predictors' values; x3 take the defaults (mean 0, " \
+        "variance 1, independent of the others)." in [c.value for c in at.sidebar.caption]
     assert list(at.selectbox(key=keys.W_PARAM_COMPARE).options)[-1] == "beta[3] · coefficient of x3"
     at.radio(key=keys.W_DATA).set_value("csv").run()
     assert any(c.value.startswith("Columns x1, x2, x3, y:") for c in at.sidebar.caption)
@@ -326,6 +331,15 @@ def test_regression_p_sets_the_sizes_and_csv_columns():
     at.file_uploader(key=keys.W_CSV).set_value(("records.csv", rows, "text/csv")).run()
     _clean(at)
     assert "n = 30 records, from the uploaded file" in [c.value for c in at.sidebar.caption]
+    at.radio(key=keys.W_DATA).set_value("simulate").run()
+    at.text_input(key=keys.prior_key(R, "p")).set_value(str(1)).run()
+    assert at.text_input(key=keys.prior_key(R, "x_cov")).value == "2"
+    assert at.text_input(key=keys.truth_key(R)).value == "-1.79, -2.89"
+    at.text_input(key=keys.prior_key(R, "x_mean")).input("0.9, oops").run()  # does not parse: the defaults, said
+    at.text_input(key=keys.prior_key(R, "p")).set_value(str(2)).run()
+    assert at.text_input(key=keys.prior_key(R, "x_mean")).value == "0.9, -1.17"
+    assert any(c.value.startswith("p = 2: the mean m, the covariance Σ and the true β are the defaults")
+               for c in at.sidebar.caption)
 
 
 @pytest.mark.parametrize("scenario", [

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from .parsing import parse_numbers
+from .parsing import format_number, parse_matrix, parse_numbers
 from .scenario import DEFAULT_PRIORS, REGRESSION_BETA
 
 __all__ = ["default_truth", "default_truth_p", "regression_defaults", "record_columns"]
@@ -84,6 +84,31 @@ def regression_defaults(p: int) -> dict[str, str]:
     return {"x_mean": ", ".join(["0"] * p),
             "x_cov": "; ".join(", ".join("1" if i == j else "0" for j in range(p)) for i in range(p)),
             "truth": ", ".join(["0.5"] + ["1" if j % 2 else "-1" for j in range(1, p + 1)])}
+
+
+def resize_regression(p: int, x_mean: Any, x_cov: Any, truth: Any) -> tuple[dict[str, str], int]:
+    """linear_regression's widgets for ``p`` predictors keeping what was typed: the first min(p, old p) entries of
+    the mean m, that block of Σ and those coefficients (with the intercept), the defaults of
+    :func:`regression_defaults` for new predictors (the new rows and columns of Σ zero off the diagonal, so it
+    stays positive definite). Returns the texts and how many predictors were kept: 0 (all defaults) when what was
+    typed does not parse or its sizes disagree."""
+    d = regression_defaults(p)
+    try:
+        m, cov, beta = (parse_numbers("m", x_mean), parse_matrix("Σ", x_cov), parse_numbers("β", truth))
+    except ValueError:
+        return d, 0
+    old = len(m)
+    if len(cov) != old or any(len(row) != old for row in cov) or len(beta) != old + 1:
+        return d, 0
+    k = min(old, p)
+    dm, dcov, dbeta = parse_numbers("m", d["x_mean"]), parse_matrix("Σ", d["x_cov"]), parse_numbers("β", d["truth"])
+    new_m = m[:k] + dm[k:]
+    new_cov = [[cov[i][j] if i < k and j < k else (dcov[i][j] if i == j else 0.0) for j in range(p)] for i in range(p)]
+    new_beta = beta[:k + 1] + dbeta[k + 1:]
+    text = {"x_mean": ", ".join(format_number(v) for v in new_m),
+            "x_cov": "; ".join(", ".join(format_number(v) for v in row) for row in new_cov),
+            "truth": ", ".join(format_number(v) for v in new_beta)}
+    return text, k
 
 
 def record_columns(model: str, prior: Mapping[str, Any] | None = None) -> tuple[str, ...] | None:

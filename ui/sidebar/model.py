@@ -7,7 +7,7 @@ import streamlit as st
 from figures.labels import MODEL_LABELS, PRIOR_LABELS
 
 from .. import keys
-from ..params.defaults import default_truth, default_truth_p, record_columns, regression_defaults
+from ..params.defaults import default_truth, default_truth_p, record_columns, resize_regression
 from ..params.scenario import DEFAULT_PRIORS, MODELS
 from .numbers import number_box, read_number
 
@@ -80,6 +80,9 @@ def _regression_prior(model: str) -> list:
     p = int(number_box("predictors p", keys.prior_key(model, "p"), section="model", fallback=_last(model, "p"),
                        integer=True, container=c1, on_change=_p_changed,
                        help="Coefficients β0 (intercept), β1, …, βp; 1 ≤ p ≤ 10."))
+    resized = st.session_state.pop(keys.P_RESIZED, None)  # said once, under the box, after p changed
+    if resized:
+        st.caption(resized)
     sigma = float(number_box("noise sd σ (known)", keys.prior_key(model, "sigma"), section="model",
                              fallback=_last(model, "sigma"), container=c2,
                              help="y | x ~ N(β0 + xᵀβ, σ²); must be > 0."))
@@ -100,15 +103,25 @@ def _regression_prior(model: str) -> list:
 
 
 def _p_changed() -> None:
-    """A new number of predictors needs a mean, a covariance and true coefficients of the new size: put in
-    the defaults for it (paper 000 Sec. 5's at p = 2)."""
+    """A new number of predictors needs a mean, a covariance and true coefficients of the new size: keep what
+    was typed for the predictors that stay and put in the defaults for new ones (all defaults, paper 000 Sec. 5's
+    at p = 2, when what was typed does not parse), and say so under the box."""
     state, model = st.session_state, "linear_regression"
     p = read_number(keys.prior_key(model, "p"), 0, integer=True)
     if not 1 <= p <= 10:
         return  # the engine's message names the allowed range
-    d = regression_defaults(p)
-    state[keys.prior_key(model, "x_mean")], state[keys.prior_key(model, "x_cov")] = d["x_mean"], d["x_cov"]
-    state[keys.truth_key(model)] = d["truth"]
+    keys_ = (keys.prior_key(model, "x_mean"), keys.prior_key(model, "x_cov"), keys.truth_key(model))
+    d, kept = resize_regression(p, *(state.get(k, "") for k in keys_))
+    state[keys_[0]], state[keys_[1]], state[keys_[2]] = d["x_mean"], d["x_cov"], d["truth"]
+    if kept == 0:
+        state[keys.P_RESIZED] = (f"p = {p}: the mean m, the covariance Σ and the true β are the defaults for {p} "
+                                 "predictors (what was there did not fit together).")
+    elif kept < p:
+        state[keys.P_RESIZED] = (f"p = {p}: m, Σ and the true β keep the first {kept} predictors' values; x{kept + 1}"
+                                 + (f"…x{p}" if p > kept + 1 else "") + " take the defaults (mean 0, variance 1, "
+                                 "independent of the others).")
+    else:
+        state[keys.P_RESIZED] = f"p = {p}: m, Σ and the true β keep the first {p} predictors' values."
 
 
 def _levels_changed(field: str) -> None:
