@@ -106,6 +106,7 @@ def test_bad_loglinear_field_is_shown_next_to_it_and_kept():
     _clean(at)
     # the true p follows the new shape (2 x 2 + 2 x 3 probabilities), so the simulation runs at once
     assert len(parse_numbers("p", at.text_input(key=keys.W_TRUTH_P).value)) == 10
+    assert any(c.value.startswith("New shape: the true p is now the defaults for it") for c in at.sidebar.caption)
     assert "pi[0]" in set(at.dataframe[0].value["parameter"])
 
 

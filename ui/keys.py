@@ -61,7 +61,7 @@ W_DPWIZARD_LOAD = "pw_dpwizard_load"
 
 # Parameter picker (Compare, Diagnostics, Privacy budget): the canonical pick, then one widget per page
 PICKED_PARAM = "picked_param"  # the parameter whose marginal the main figures show (multi-parameter models)
-P_RESIZED = "regression_p_resized"  # what a change of the number of predictors kept, said once under its box
+P_RESIZED = "shape_resized"  # what a change of p (regression) or of the levels (log-linear) kept, said once
 W_PARAM_COMPARE = "pw_param_compare"
 W_PARAM_DIAG = "pw_param_diag"
 W_MULTIPLES = "pw_multiples"  # the small-multiples expander (open or not)

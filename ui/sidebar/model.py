@@ -49,6 +49,9 @@ def _model_section(records) -> tuple[str, int, tuple]:
                                  on_change=_levels_changed, args=("feature_levels",),
                                  help="K features, one number of levels J_k ≥ 2 each, e.g. 2, 3, 2. The release "
                                       "is the K two-way tables (class × feature) with Laplace(2K/ε) noise.")
+        resized = st.session_state.pop(keys.P_RESIZED, None)  # said once, under the boxes, after the shape changed
+        if resized:
+            st.caption(resized)
         prior += [("class_levels", levels), ("feature_levels", features), ("alpha", alpha)]
     elif model == "linear_regression":
         prior += _regression_prior(model)
@@ -135,3 +138,5 @@ def _levels_changed(field: str) -> None:
     if field == "class_levels":
         state[keys.truth_key(model)] = default_truth(model, prior)
     state[keys.W_TRUTH_P] = default_truth_p(model, prior)
+    state[keys.P_RESIZED] = ("New shape: the true " + ("π and p are" if field == "class_levels" else "p is")
+                             + " now the defaults for it (every entry a new size needs; edit them under Data).")
