@@ -343,6 +343,14 @@ def posterior_densities(results: Sequence, *, true_params: Mapping[str, float] |
             if a["name"].split(":")[0] in ("clipped", "beyond", "offaxis"):
                 a.update(y=1.0, yref=f"{a['yref']} domain", yanchor="bottom", yshift=2 + NOTE_LINE * above)
                 above += 1
+    else:  # a panel's clipped-peak and off-axis notes one line each from its top (at 0.9 of the height, "Naive:
+        # off the axis" overprinted "Confidential peaks at …" under the top)
+        lines: dict[str, int] = {}
+        for a in layout.get("annotations", []):
+            if a["name"].split(":")[0] in ("clipped", "offaxis"):
+                line = lines.get(a["xref"], 0)
+                a.update(y=1.0, yref=f"{a['yref']} domain", yanchor="top", yshift=-NOTE_LINE * line)
+                lines[a["xref"]] = line + 1
     annotations = list(fig.layout.annotations) + layout.pop("annotations", [])
     text = wrap(title) if title else None
     title_lines = 1 + text.count("<br>") if text else 0

@@ -259,7 +259,10 @@ def test_a_spike_does_not_flatten_the_private_posteriors(rng):
     multi = posterior_densities([naive, exact, da], confidential=conf, true_params={"theta": 0.3},
                                 params=["theta", "theta"]).to_dict()["layout"]
     inside = [a for a in multi["annotations"] if a.get("name", "").startswith("clipped:")]
-    assert len(inside) == 4 and all(a["yref"] in ("y", "y2") and a["yanchor"] == "top" for a in inside)
+    assert len(inside) == 4 and all(a["yref"] in ("y domain", "y2 domain") and a["yanchor"] == "top" for a in inside)
+    # one line each from the panel's top (a second note at 0.9 of the height overprinted the first)
+    for panel in ("x", "x2"):
+        assert sorted(a["yshift"] for a in inside if a["xref"] == panel) == [-18, 0]
     assert multi["margin"]["t"] == 40
 
 
