@@ -296,6 +296,22 @@ def test_compare_page_on_regression_defaults():
     assert layout["xaxis"]["title"]["text"] == "beta[2]: coefficient of x2"
 
 
+def test_the_picked_parameter_travels_in_the_link():
+    """The page says its address holds the scenario, but a link opened on beta[0] whatever was picked."""
+    at = _open(to_query(REG))
+    _clean(at)
+    assert "param" not in _query(at)  # the first parameter, the default: the link as the scenario writes it
+    at.selectbox(key=keys.W_PARAM_COMPARE).set_value("beta[2]").run()
+    link = _query(at)
+    assert link["param"] == "beta[2]" and {k: v for k, v in link.items() if k != "param"} == to_query(REG)
+    reopened = _open(link)
+    _clean(reopened)
+    assert reopened.selectbox(key=keys.W_PARAM_COMPARE).value == "beta[2]"
+    assert _chart_params(reopened.get("plotly_chart")[0]) == ["beta[2]"]
+    reopened.selectbox(key=keys.W_PARAM_COMPARE).set_value("beta[0]").run()
+    assert "param" not in _query(reopened)
+
+
 def test_bad_regression_fields_are_named_and_kept():
     at = _open(to_query(REG))
     _clean(at)

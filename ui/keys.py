@@ -61,6 +61,7 @@ W_DPWIZARD_LOAD = "pw_dpwizard_load"
 
 # Parameter picker (Compare, Diagnostics, Privacy budget): the canonical pick, then one widget per page
 PICKED_PARAM = "picked_param"  # the parameter whose marginal the main figures show (multi-parameter models)
+PARAM_QUERY = "param"  # the page address's key for that pick, when it is not the first parameter (ui.picker)
 P_RESIZED = "shape_resized"  # what a change of p (regression) or of the levels (log-linear) kept, said once
 W_PARAM_COMPARE = "pw_param_compare"
 W_PARAM_DIAG = "pw_param_diag"

@@ -2,7 +2,8 @@
 
 A model with several parameters (Dirichlet cells, the naive-Bayes log-linear model's π and p) shows one
 marginal at a time in the main figures: the *picked* parameter, first one by default. The pick is
-canonical state (``keys.PICKED_PARAM``), shared by the Compare, Diagnostics and Privacy budget pages;
+canonical state (``keys.PICKED_PARAM``, and ``param=`` in the page address when it is not the first), shared by
+the Compare, Diagnostics and Privacy budget pages;
 each page draws its own selectbox (its own widget key), seeded from the pick, because Streamlit drops
 a widget's state when the page that drew it is left. A pick that is not a parameter of the current
 model (after a model switch) falls back to the first parameter.
@@ -35,6 +36,7 @@ def parameter_picker(names: Sequence[str], widget_key: str, label: str = "Parame
     """Draw the picker (only when there is more than one parameter) and return the picked name."""
     names = list(names)
     if len(names) <= 1:
+        _link(None)
         return names[0]
     state = st.session_state
     if state.get(widget_key) not in names:
@@ -46,7 +48,18 @@ def parameter_picker(names: Sequence[str], widget_key: str, label: str = "Parame
                              help="Which parameter's marginal posterior the figure shows; every parameter is "
                                   "in the small multiples below.")
     state[keys.PICKED_PARAM] = picked
+    _link(picked if picked != names[0] else None)
     return picked
+
+
+def _link(picked: str | None) -> None:
+    """The page address carries the pick (``param=``) when it is not the first parameter, so a shared link
+    opens on the same marginal; the first one, the default, leaves the address as the scenario wrote it."""
+    if picked is None:
+        if keys.PARAM_QUERY in st.query_params:
+            del st.query_params[keys.PARAM_QUERY]
+    elif st.query_params.get(keys.PARAM_QUERY) != picked:
+        st.query_params[keys.PARAM_QUERY] = picked
 
 
 def multiples_page(names: Sequence[str], container=None) -> list[str]:

@@ -33,6 +33,8 @@ def current_scenario() -> Scenario:
             linked = from_query(st.query_params.to_dict())
             if linked is not None:
                 scenario = linked
+                if keys.PARAM_QUERY in st.query_params:  # the link's picked parameter (the picker checks it is one)
+                    state[keys.PICKED_PARAM] = st.query_params[keys.PARAM_QUERY]
         except ValueError as exc:
             state[keys.LINK_NOTE] = f"The link's scenario could not be read ({exc}); showing the demo instead."
         state[keys.SCENARIO] = scenario
@@ -115,6 +117,8 @@ def _seed_all(s: Scenario) -> None:
 
 def _sync_query(s: Scenario) -> None:
     q = to_query(s)
+    if keys.PARAM_QUERY in st.query_params:  # the picked parameter's, which the page's picker keeps (ui.picker)
+        q[keys.PARAM_QUERY] = st.query_params[keys.PARAM_QUERY]
     if st.query_params.to_dict() != q:
         st.query_params.from_dict(q)
 
