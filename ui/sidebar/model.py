@@ -42,7 +42,7 @@ def _model_section(records) -> tuple[str, int, tuple]:
                                 fallback=_last(model, "class_levels"), integer=True, container=c1,
                                 on_change=_levels_changed, args=("class_levels",),
                                 help="I ≥ 2 classes; y takes the values 0 … I−1."))
-        alpha = float(number_box("Dirichlet α (every row)", keys.prior_key(model, "alpha"), section="model",
+        alpha = float(number_box("Dirichlet prior α (every row)", keys.prior_key(model, "alpha"), section="model",
                                  fallback=_last(model, "alpha"), container=c2,
                                  help="Dirichlet(α, …, α) prior on π and on every row p[k][i]; must be > 0."))
         features = st.text_input(PRIOR_LABELS["feature_levels"], key=keys.prior_key(model, "feature_levels"),
