@@ -164,15 +164,17 @@ with results_area:
     results = [r.result for r in ok.values()] + ([conf.result] if conf is not None and conf.ok else [])
     # one row that sizes each control to its label and wraps on a narrow window (fixed fifths cut the labels)
     row = st.container(horizontal=True, gap="small", vertical_alignment="bottom")
-    row.download_button("Draws (CSV)", data=lambda: tables.draws_csv(results), file_name="draws.csv",
+    stem = files.download_stem(s, prepared.n)
+    row.download_button("Draws (CSV)", data=lambda: tables.draws_csv(results), file_name=f"{stem}_draws.csv",
                         mime="text/csv", on_click="ignore", width="content")
     if st.session_state.get(keys.W_NETCDF_METHOD) not in ok:
         st.session_state[keys.W_NETCDF_METHOD] = next(iter(ok))
-    chosen = row.selectbox("InferenceData of", list(ok), key=keys.W_NETCDF_METHOD, format_func=METHOD_LABELS.get,
-                           width=220)
+    chosen = row.selectbox("Method for the NetCDF file", list(ok), key=keys.W_NETCDF_METHOD,
+                           format_func=METHOD_LABELS.get, width=220)
     picked = ok[chosen].result
     row.download_button(f"{METHOD_LABELS[chosen]} InferenceData (NetCDF)", data=lambda: files.netcdf_bytes(picked),
-                        file_name=f"{chosen}.nc", mime="application/x-netcdf", on_click="ignore", width="content")
+                        file_name=f"{stem}_{chosen}.nc", mime="application/x-netcdf", on_click="ignore",
+                        width="content")
     records = inputs.records
     with_records = False
     if s.data == "csv":
@@ -183,11 +185,11 @@ with results_area:
     row.download_button("Scenario (TOML)" + (" with the records" if with_records else ""),
                         data=lambda: files.scenario_toml(s, records, s_dp=prepared.s_dp, n_dp=prepared.n_dp,
                                                          include_records=with_records),
-                        file_name="scenario.toml", mime="application/toml", on_click="ignore", width="content")
+                        file_name=f"{stem}.toml", mime="application/toml", on_click="ignore", width="content")
     row.download_button("Figure (HTML)", data=lambda: export.html_text(fig),
-                        file_name="posterior.html", mime="text/html", on_click="ignore", width="content")
+                        file_name=f"{stem}_posterior.html", mime="text/html", on_click="ignore", width="content")
     if export.static_export_available():
-        row.download_button("Figure (PNG)", data=lambda: export.png_bytes(fig), file_name="posterior.png",
+        row.download_button("Figure (PNG)", data=lambda: export.png_bytes(fig), file_name=f"{stem}_posterior.png",
                             mime="image/png", on_click="ignore", width="content")
     else:
         row.caption("PNG: the camera icon on the figure")

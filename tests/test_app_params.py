@@ -283,3 +283,12 @@ def test_oversized_upload_is_refused_with_the_limit():
     big = b"x\n" + b"0\n" * (26 * 1024 * 1024)  # 52 MiB
     with pytest.raises(ValueError, match=r"^data\.csv = 'uploaded file' is invalid: must be at most 50 MB"):
         parse_upload(big, "")
+
+
+def test_downloads_are_named_for_their_scenario():
+    """Every Compare download was draws.csv, posterior.png, scenario.toml, whatever the scenario."""
+    from ui.compute.files import download_stem
+
+    assert download_stem(Scenario(), 40) == "beta_binomial_laplace_eps0.3_n40"
+    assert download_stem(Scenario(model="linear_regression", mechanism="gaussian", budget_form="rho", rho=0.5),
+                         100) == "linear_regression_gaussian_rho0.5_n100"

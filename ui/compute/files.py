@@ -15,7 +15,7 @@ from engine.core.data import load_records_csv
 from ..params.scenario import Scenario
 from ..params.spec import release_spec_dict
 
-__all__ = ["parse_upload", "netcdf_bytes", "scenario_toml"]
+__all__ = ["parse_upload", "netcdf_bytes", "scenario_toml", "download_stem"]
 
 
 @st.cache_data(show_spinner=False, max_entries=16, ttl=600)  # uploads: up to 50 MB each
@@ -52,3 +52,15 @@ def scenario_toml(scenario: Scenario, records=None, *, s_dp=None, n_dp=None, inc
     keep = include_records or s_dp is None
     return engine.spec_to_toml(engine.spec_from_dict(release_spec_dict(scenario, records, s_dp, n_dp,
                                                                        keep_records=keep)))
+
+
+def download_stem(s: Scenario, n: int) -> str:
+    """The start of a downloaded file's name, saying which scenario it came from (every download was draws.csv,
+    posterior.png, …): model, mechanism, budget and n, e.g. ``linear_regression_laplace_eps3_n100``."""
+    if s.release != "lab":
+        budget = s.release
+    else:
+        budget = {"epsilon": f"eps{s.epsilon:g}", "k_ary": f"eps{s.epsilon:g}", "rho": f"rho{s.rho:g}",
+                  "epsilon_delta": f"eps{s.epsilon:g}_delta{s.delta:g}",
+                  "coin": f"coin{s.truth_prob:g}"}.get(s.budget_form, s.budget_form)
+    return f"{s.model}_{s.mechanism}_{budget}_n{n}"
