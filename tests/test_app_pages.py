@@ -395,4 +395,3 @@ def test_the_pages_own_number_boxes_refuse_what_they_cannot_read():
     assert any(e.startswith('ε (Gaussian: ρ = ε²/2) = "abc" is not a number') for e in _texts(at.error))
     at.text_input(key=keys.W_CAL_M).set_value("5").run()
     assert at.text_input(key=keys.W_CAL_EPSILON).value == "abc"
-
