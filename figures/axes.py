@@ -23,6 +23,7 @@ PARAM_AXIS = {
     "lam": "Poisson rate λ (events per record)",
     "mu": "mean μ of a record (record units)",
     "p": "cell probability",
+    "sigma2": "noise variance σ² of y given x",
 }
 
 

@@ -312,6 +312,29 @@ def test_the_picked_parameter_travels_in_the_link():
     assert "param" not in _query(reopened)
 
 
+def test_sigma_unknown_is_a_parameter_with_its_prior_from_the_sidebar():
+    """The engine's sigma_prior (σ² a parameter, InvGamma(a, scale b)) was reachable from specs only."""
+    at = _open(to_query(REG))
+    _clean(at)
+    at.checkbox(key=keys.prior_key(R, "sigma_unknown")).check().run()
+    _clean(at)
+    assert at.text_input(key=keys.prior_key(R, "sigma_a")).value == "3"
+    assert "sigma2" in set(at.dataframe[0].value["parameter"])
+    link = _query(at)
+    assert (float(link["prior.sigma_a"]), float(link["prior.sigma_b"])) == (3.0, 4.0)
+    s = from_query(link)
+    spec = to_spec_dict(s)
+    assert spec["model"]["sigma_prior"] == {"a": 3.0, "b": 4.0} and "sigma" not in spec["model"]
+    assert spec["data"]["simulate"]["sigma2"] == pytest.approx(2.0)  # the σ box is the simulation's truth
+    reopened = _open(link)
+    assert reopened.checkbox(key=keys.prior_key(R, "sigma_unknown")).value
+    at.text_input(key=keys.prior_key(R, "sigma_b")).input("-1").run()
+    assert any(e.value.startswith("σ² prior b (scale) ") for e in at.sidebar.error), [e.value for e in at.sidebar.error]
+    at.checkbox(key=keys.prior_key(R, "sigma_unknown")).uncheck().run()
+    _clean(at)
+    assert "prior.sigma_a" not in _query(at) and "sigma2" not in set(at.dataframe[0].value["parameter"])
+
+
 def test_bad_regression_fields_are_named_and_kept():
     at = _open(to_query(REG))
     _clean(at)

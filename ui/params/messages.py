@@ -22,6 +22,7 @@ FIELD_LABELS = {
     "model.alpha": "Dirichlet prior α", "model.p": "predictors p", "model.sigma": "noise sd σ",
     "model.x_mean": "predictor mean m", "model.x_cov": "predictor covariance Σ", "model.lo": "clamp low",
     "model.hi": "clamp high", "model.prior_sd": "prior sd", "model.upper": "clamp records at",
+    "model.sigma_prior.a": "σ² prior a (shape)", "model.sigma_prior.b": "σ² prior b (scale)",
     "model.n_prior.mean": "prior mean of n", "model.n_prior.dispersion": "dispersion r",
     "model.n_prior": "prior on n",
     "mechanism.epsilon": "ε (epsilon)", "mechanism.delta": "δ (delta)", "mechanism.rho": "ρ (rho, zCDP)",

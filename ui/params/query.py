@@ -12,7 +12,7 @@ from typing import Any, Mapping
 from .defaults import default_truth, default_truth_p
 from .release import CHOICES, TEXT_PARAMS, mechanisms, params_of
 from .scenario import (DATA_SOURCES, DEFAULT_PRIORS, MECHANISMS, METHODS, MODELS, N_BUDGET_FORMS, N_MECHANISMS,
-                       N_PRIORS, PRIOR_KINDS, RELEASES, SAMPLE_SIZES, Scenario, budget_forms)
+                       N_PRIORS, PRIOR_KINDS, RELEASES, SAMPLE_SIZES, SIGMA_PRIOR_DEFAULTS, Scenario, budget_forms)
 
 __all__ = ["to_query", "from_query"]
 
@@ -184,6 +184,10 @@ def from_query(query: Mapping[str, Any]) -> Scenario | None:
                 prior[key] = _convert(f"prior.{key}", "n", raw)
             else:
                 prior[key] = _convert(f"prior.{key}", "epsilon", raw)
+    if model == "linear_regression":  # sigma unknown: its prior's two numbers (absent: sigma known)
+        for key in SIGMA_PRIOR_DEFAULTS:
+            if f"prior.{key}" in q:
+                prior[key] = _convert(f"prior.{key}", "epsilon", str(q[f"prior.{key}"]))
     values["prior"] = tuple(prior.items())
     if "methods" in q:
         chosen = tuple(m for m in str(q["methods"]).split(",") if m)

@@ -27,6 +27,7 @@ __all__ = [
     "BUDGET_FORMS",
     "DEFAULT_PRIORS",
     "REGRESSION_BETA",
+    "SIGMA_PRIOR_DEFAULTS",
     "SAMPLE_SIZES",
     "N_PRIORS",
     "N_MECHANISMS",
@@ -86,6 +87,10 @@ DEFAULT_PRIORS: dict[str, dict[str, Any]] = {
     "linear_regression": {"p": 2, "x_mean": "0.9, -1.17", "x_cov": "1, 0; 0, 1", "sigma": math.sqrt(2.0),
                           "lo": "-10", "hi": "10", "prior_sd": 2.0},
 }
+#: linear_regression's InvGamma(a, scale b) prior on sigma^2 when sigma is unknown, as the boxes start (mean b / (a - 1)
+#: = 2, the paper's sigma^2). A scenario's prior holds sigma_a and sigma_b only then (the spec's sigma_prior; sigma
+#: is then the simulation's true value), and a link prior.sigma_a / prior.sigma_b.
+SIGMA_PRIOR_DEFAULTS = {"sigma_a": 3.0, "sigma_b": 4.0}
 #: paper 000 Sec. 5's true coefficients (beta_0, beta_1, beta_2), the default simulation at p = 2.
 REGRESSION_BETA = "-1.79, -2.89, -0.66"
 #: How each prior field is typed: "text" (a list, kept exactly as typed and parsed when the spec is

@@ -41,6 +41,9 @@ def model_table(s: Scenario, records=None) -> dict:
             value = parse_numbers(f"model.{key}", value)
             value = value[0] if len(value) == 1 else value
         table[key] = value
+    if "sigma_a" in table or "sigma_b" in table:  # sigma unknown: its prior, and the box's sigma is the truth's
+        table["sigma_prior"] = {"a": table.pop("sigma_a", None), "b": table.pop("sigma_b", None)}
+        table.pop("sigma", None)
     return table
 
 
@@ -89,6 +92,9 @@ def _data_table(s: Scenario, records) -> dict:
             return {"simulate": {"pi": parse_numbers("data.simulate.pi", s.truth),
                                  "p": parse_numbers("data.simulate.p", s.truth_p)}}
         values = parse_numbers(f"data.simulate.{truth_key(s.model)}", s.truth)
+        prior = dict(s.prior)
+        if s.model == "linear_regression" and prior.get("sigma_a") is not None:  # sigma^2 a parameter: its truth
+            return {"simulate": {"beta": values, "sigma2": float(prior["sigma"]) ** 2}}
         if s.model in ("dirichlet_multinomial", "linear_regression"):
             return {"simulate": {truth_key(s.model): values}}
         if len(values) != 1:

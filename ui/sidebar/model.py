@@ -8,7 +8,7 @@ from figures.labels import MODEL_LABELS, PRIOR_LABELS
 
 from .. import keys
 from ..params.defaults import default_truth, default_truth_p, record_columns, resize_regression
-from ..params.scenario import DEFAULT_PRIORS, MODELS
+from ..params.scenario import DEFAULT_PRIORS, MODELS, SIGMA_PRIOR_DEFAULTS
 from .numbers import number_box, read_number
 
 
@@ -17,7 +17,7 @@ def _last(model: str, name: str):
     s = st.session_state.get(keys.SCENARIO)
     prior = s.prior_dict if s is not None and s.model == model else {}
     value = prior.get(name, DEFAULT_PRIORS[model].get(name))
-    return 10 if value is None else value
+    return SIGMA_PRIOR_DEFAULTS.get(name, 10) if value is None else value
 
 
 def _model_section(records) -> tuple[str, int, tuple]:
@@ -86,9 +86,12 @@ def _regression_prior(model: str) -> list:
     resized = st.session_state.pop(keys.P_RESIZED, None)  # said once, under the box, after p changed
     if resized:
         st.caption(resized)
-    sigma = float(number_box("noise sd σ (known)", keys.prior_key(model, "sigma"), section="model",
-                             fallback=_last(model, "sigma"), container=c2,
-                             help="y | x ~ N(β0 + xᵀβ, σ²); must be > 0."))
+    unknown = bool(st.session_state.get(keys.prior_key(model, "sigma_unknown")))
+    sigma = float(number_box("true noise sd σ" if unknown else "noise sd σ (known)", keys.prior_key(model, "sigma"),
+                             section="model", fallback=_last(model, "sigma"), container=c2,
+                             help=("The σ the simulation draws y with (an upload or a typed release does not use it); "
+                                   "the posterior has σ² as a parameter." if unknown else
+                                   "y | x ~ N(β0 + xᵀβ, σ²); must be > 0.")))
     x_mean = st.text_input("predictor mean m (p numbers)", key=keys.prior_key(model, "x_mean"),
                            help="x ~ N(m, Σ) with m and Σ known, e.g. 0.9, -1.17.")
     x_cov = st.text_input("predictor covariance Σ (rows separated by ;)", key=keys.prior_key(model, "x_cov"),
@@ -101,8 +104,17 @@ def _regression_prior(model: str) -> list:
     prior_sd = float(number_box("prior sd of β", keys.prior_key(model, "prior_sd"), section="model",
                                 fallback=_last(model, "prior_sd"), container=c5,
                                 help="βj ~ N(0, sd²) independently; must be > 0."))
+    a = b = None
+    if st.checkbox("σ unknown: a parameter σ² with an inverse-gamma prior", key=keys.prior_key(model, "sigma_unknown"),
+                   help="σ² ~ InvGamma(a, scale b), mean b / (a − 1) for a > 1; the posterior then has sigma2 as a "
+                        "parameter beside β."):
+        c6, c7 = st.columns(2)
+        a = float(number_box("σ² prior a (shape)", keys.prior_key(model, "sigma_a"), section="model",
+                             fallback=_last(model, "sigma_a"), container=c6, help="Must be > 0."))
+        b = float(number_box("σ² prior b (scale)", keys.prior_key(model, "sigma_b"), section="model",
+                             fallback=_last(model, "sigma_b"), container=c7, help="Must be > 0."))
     return [("p", p), ("x_mean", x_mean), ("x_cov", x_cov), ("sigma", sigma), ("lo", lo), ("hi", hi),
-            ("prior_sd", prior_sd)]
+            ("prior_sd", prior_sd)] + ([("sigma_a", a), ("sigma_b", b)] if a is not None else [])
 
 
 def _p_changed() -> None:

@@ -17,7 +17,8 @@ from .. import keys
 from ..params.defaults import default_truth, default_truth_p
 from ..params.parsing import parse_numbers
 from ..params.query import from_query, to_query
-from ..params.scenario import DEFAULT_PRIORS, MECHANISMS, METHODS, MODELS, PRIOR_KINDS, Scenario, budget_forms
+from ..params.scenario import (DEFAULT_PRIORS, MECHANISMS, METHODS, MODELS, PRIOR_KINDS, SIGMA_PRIOR_DEFAULTS,
+                               Scenario, budget_forms)
 from ..presets import DEMO
 from .release import seed_release_widgets
 
@@ -69,6 +70,11 @@ def _seed_all(s: Scenario) -> None:
                 _seed(keys.prior_key(model, name), str(value))
             else:
                 _seed(keys.prior_key(model, name), int(value) if kind == "int" else float(value))
+        if model == "linear_regression":  # sigma unknown: a checkbox and its prior's boxes
+            _seed(keys.prior_key(model, "sigma_unknown"), prior.get("sigma_a") is not None)
+            for name, default in SIGMA_PRIOR_DEFAULTS.items():
+                value = prior.get(name)
+                _seed(keys.prior_key(model, name), float(value) if value is not None else default)
         truth = s.truth if model == s.model else default_truth(model, prior)
         if model == "naive_bayes_loglinear":
             _seed(keys.truth_key(model), truth)
