@@ -304,18 +304,18 @@ def estimate_cost(problem: Problem, method: dict, rates: dict | None = None, cei
             normal = rates["normal_known_sd"]["record_update_s"]
             per_draw = normal * _REGRESSION_PARTICLE * (1 + model.stat_dim) * model.n
             fixed = normal * _REGRESSION_PM_ITERATION  # the proposal, its mixture density and the step
+
+        def seconds(m: int) -> float:  # M particles an iteration
+            return (float(iters) * m * per_draw + iters * fixed) / _parallel(chains, rates)
+
         m = settings.get("particles")
-        if m is None and ceiling is not None:
-            floor = (iters * per_draw + iters * fixed) / _parallel(chains, rates)  # one particle an iteration
-            if floor > ceiling:
-                return Cost(name, float(iters), "statistic draws", floor, f"{chains} chains x {warmup + draws:,} "
-                            "iterations x at least one particle (the particle count was not piloted)", True)
+        if m is None and ceiling is not None and seconds(1) > ceiling:  # the floor: one particle an iteration
+            return Cost(name, float(iters), "statistic draws", seconds(1), f"{chains} chains x {warmup + draws:,} "
+                        "iterations x at least one particle (the particle count was not piloted)", True)
         if m is None:
             m = _particles(problem, setup, settings.get("max_particles", 20_000))
-        units = float(iters) * m
-        secs = (units * per_draw + iters * fixed) / _parallel(chains, rates)
-        return Cost(name, units, "statistic draws", secs, f"{chains} chains x {warmup + draws:,} iterations x "
-                                                              f"M = {m:,} particles")
+        return Cost(name, float(iters) * m, "statistic draws", seconds(m), f"{chains} chains x {warmup + draws:,} "
+                    f"iterations x M = {m:,} particles")
     if name == "rjmcmc":
         if getattr(problem, "unknown_n", None) is None:
             return Cost(name, 0.0, "record updates", 0.0, "rjmcmc needs an unknown n; it will refuse this problem")
@@ -386,11 +386,13 @@ def fit_to_budget(problem: Problem, method: dict, max_seconds: float, rates: dic
     if settings["name"] not in ("da_mcmc", "pseudo_marginal", "abc_rejection", "auto", "rjmcmc", "bernstein_sheldon"):
         return None
     # the least the loop below could offer (2 chains, 100 draws, warm-up kept at least 100): when even its floor
-    # is over the budget, no settings fit, and the pilot of the particle count is not needed to say so
-    smallest = {**settings, "chains": min(settings["chains"], 2), "draws": 100, "warmup": min(settings["warmup"], 100)}
-    floor = estimate_cost(problem, smallest, rates, ceiling=max_seconds)
-    if floor.at_least:
-        return None
+    # is over the budget, no settings fit, and the pilot of the particle count is not needed to say so (only a
+    # pseudo-marginal estimate, auto's included, pilots or has a floor)
+    if cost.at_least:
+        smallest = {**settings, "chains": min(settings["chains"], 2), "draws": 100,
+                    "warmup": min(settings["warmup"], 100)}
+        if estimate_cost(problem, smallest, rates, ceiling=max_seconds).at_least:
+            return None
     for chains in sorted({settings["chains"], min(settings["chains"], 2)}, reverse=True):
         trial = {**settings, "chains": chains}
         base = estimate_cost(problem, {**trial, "draws": 1000, "warmup": 0}, rates).seconds / 1000.0

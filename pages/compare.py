@@ -76,8 +76,8 @@ for m, run in runs.items():
                      f"{fit['chains']} chains × {fit['draws']:,} draws (warm-up {fit.get('warmup', 0):,})")
             st.button(f"Use settings that fit: {offer}", key=f"{keys.W_FIT_BUDGET}_{m}",
                       on_click=controls.apply_method_settings, args=(m, fit))
-            if m != "abc_rejection" and narrative.too_few_to_converge(fit):
-                st.caption(narrative.too_few_to_converge(fit))
+            if m != "abc_rejection" and (few := narrative.too_few_to_converge(fit)):
+                st.caption(few)
         else:
             st.caption("Even 2 chains × 100 draws do not fit: reduce n, or use Exact (best method).")
 conf = method_runs.confidential(s, inputs.records)

@@ -76,8 +76,7 @@ nine sums carry noise of scale 13/ε against sums of 100 records normalised to [
 barely moving). Set n to 10,000 and it narrows towards the confidential-data posterior as ε grows (β₁'s sd about
 0.55 at ε = 0.1, 0.065 at ε = 1, 0.021 at ε = 10, against 0.014 from the confidential records). Open
 **Diagnostics** on DA-MCMC to see why it needs far longer chains than the pseudo-marginal sampler here (switch
-DA-MCMC on in the sidebar first: the
-preset opens on the methods that converge).
+DA-MCMC on in the sidebar first: the preset opens on the methods that converge).
 """)
 
 st.subheader("Bayesian vs MLE answers from the same release", divider="gray")

@@ -180,13 +180,19 @@ def would_take(cost: Mapping[str, Any]) -> str:
 
 
 _PICKS = re.compile(r"\bauto picks (\w+)")
+_ENGINE_METHODS = re.compile(r"\b(da_mcmc|pseudo_marginal)\b")
+
+
+def _labelled(text: str) -> str:
+    """The engine's sentence with the chains' labels for their keys (DA-MCMC, not da_mcmc)."""
+    return _ENGINE_METHODS.sub(lambda m: METHOD_LABELS[m.group(1)], text)
 
 
 def _detail(detail: str) -> str:
     """An estimate's detail (engine.Cost.detail) in the page's words: "it picks DA-MCMC: 4 chains × 6,000
     iterations", not "auto picks da_mcmc: 4 chains x 6,000 iterations"."""
     detail = _PICKS.sub(lambda m: f"it picks {METHOD_LABELS.get(m[1], m[1])}", detail)
-    return _ENGINE_METHODS.sub(lambda m: METHOD_LABELS[m.group(1)], detail).replace(" x ", " × ")
+    return _labelled(detail).replace(" x ", " × ")
 
 
 def too_few_to_converge(fit: Mapping[str, Any]) -> str | None:
@@ -237,7 +243,6 @@ def mle_caption(info: Mapping[str, Any]) -> str:
     return "; ".join(parts) + "."
 
 
-_ENGINE_METHODS = re.compile(r"\b(da_mcmc|pseudo_marginal)\b")
 _MAX_SECONDS = re.compile(r"max_seconds = ([0-9.e+-]+)")
 
 
@@ -246,7 +251,7 @@ def auto_caption(info: Mapping[str, Any]) -> str:
     the engine's ``why`` with the methods' labels for their keys, and the work budget (the server's, which
     the app passes as ``max_seconds``) named as such where a fallback or a rerun did not fit in it."""
     picked = METHOD_LABELS.get(info["picked"], info["picked"])
-    why = _ENGINE_METHODS.sub(lambda m: METHOD_LABELS[m.group(1)], str(info.get("why") or ""))
+    why = _labelled(str(info.get("why") or ""))
     why = _MAX_SECONDS.sub(lambda m: f"this server's work budget of {float(m.group(1)):g} s", why)
     return f"{METHOD_LABELS['auto']} ran **{picked}**" + (f": {why}" if why else "") + "."
 

@@ -174,7 +174,8 @@ def from_query(query: Mapping[str, Any]) -> Scenario | None:
     if "rel" in q:
         values.update(_release_from_query(q))
     prior = dict(DEFAULT_PRIORS[model])
-    for key in list(prior):
+    optional = list(SIGMA_PRIOR_DEFAULTS) if model == "linear_regression" else []  # sigma unknown: its prior
+    for key in list(prior) + optional:
         if f"prior.{key}" in q:
             raw = str(q[f"prior.{key}"])
             kind = PRIOR_KINDS.get((model, key))
@@ -184,10 +185,6 @@ def from_query(query: Mapping[str, Any]) -> Scenario | None:
                 prior[key] = _convert(f"prior.{key}", "n", raw)
             else:
                 prior[key] = _convert(f"prior.{key}", "epsilon", raw)
-    if model == "linear_regression":  # sigma unknown: its prior's two numbers (absent: sigma known)
-        for key in SIGMA_PRIOR_DEFAULTS:
-            if f"prior.{key}" in q:
-                prior[key] = _convert(f"prior.{key}", "epsilon", str(q[f"prior.{key}"]))
     values["prior"] = tuple(prior.items())
     if "methods" in q:
         chosen = tuple(m for m in str(q["methods"]).split(",") if m)

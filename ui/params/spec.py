@@ -92,7 +92,7 @@ def _data_table(s: Scenario, records) -> dict:
             return {"simulate": {"pi": parse_numbers("data.simulate.pi", s.truth),
                                  "p": parse_numbers("data.simulate.p", s.truth_p)}}
         values = parse_numbers(f"data.simulate.{truth_key(s.model)}", s.truth)
-        prior = dict(s.prior)
+        prior = s.prior_dict
         if s.model == "linear_regression" and prior.get("sigma_a") is not None:  # sigma^2 a parameter: its truth
             return {"simulate": {"beta": values, "sigma2": float(prior["sigma"]) ** 2}}
         if s.model in ("dirichlet_multinomial", "linear_regression"):

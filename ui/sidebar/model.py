@@ -49,9 +49,7 @@ def _model_section(records) -> tuple[str, int, tuple]:
                                  on_change=_levels_changed, args=("feature_levels",),
                                  help="K features, one number of levels J_k ≥ 2 each, e.g. 2, 3, 2. The release "
                                       "is the K two-way tables (class × feature) with Laplace(2K/ε) noise.")
-        resized = st.session_state.pop(keys.P_RESIZED, None)  # said once, under the boxes, after the shape changed
-        if resized:
-            st.caption(resized)
+        _shape_note()
         prior += [("class_levels", levels), ("feature_levels", features), ("alpha", alpha)]
     elif model == "linear_regression":
         prior += _regression_prior(model)
@@ -83,9 +81,7 @@ def _regression_prior(model: str) -> list:
     p = int(number_box("predictors p", keys.prior_key(model, "p"), section="model", fallback=_last(model, "p"),
                        integer=True, container=c1, on_change=_p_changed,
                        help="Coefficients β0 (intercept), β1, …, βp; 1 ≤ p ≤ 10."))
-    resized = st.session_state.pop(keys.P_RESIZED, None)  # said once, under the box, after p changed
-    if resized:
-        st.caption(resized)
+    _shape_note()
     unknown = bool(st.session_state.get(keys.prior_key(model, "sigma_unknown")))
     sigma = float(number_box("true noise sd σ" if unknown else "noise sd σ (known)", keys.prior_key(model, "sigma"),
                              section="model", fallback=_last(model, "sigma"), container=c2,
@@ -115,6 +111,13 @@ def _regression_prior(model: str) -> list:
                              fallback=_last(model, "sigma_b"), container=c7, help="Must be > 0."))
     return [("p", p), ("x_mean", x_mean), ("x_cov", x_cov), ("sigma", sigma), ("lo", lo), ("hi", hi),
             ("prior_sd", prior_sd)] + ([("sigma_a", a), ("sigma_b", b)] if a is not None else [])
+
+
+def _shape_note() -> None:
+    """What a change of p (regression) or of the levels (log-linear) kept, said once under its boxes."""
+    note = st.session_state.pop(keys.P_RESIZED, None)
+    if note:
+        st.caption(note)
 
 
 def _p_changed() -> None:
