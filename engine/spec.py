@@ -61,6 +61,8 @@ def _check_data(data, model, base_dir: str = ".") -> dict:
         if not isinstance(s, (list, tuple)) or len(s) != model.stat_dim:
             fail("data.s_dp", s, f"must list the {model.n_features} tables in order, {sizes} = {model.stat_dim} "
                  "numbers, each table row-major over (class, level)")
+    if present[0] == "s_dp":  # the entries' types here, their number where the model and mechanism are known
+        number_list("data.s_dp", d["s_dp"])
     if present[0] == "csv" and columns and "column" in d:
         fail("data.column", d["column"], f"is not used by {model.name}: the csv has the columns {','.join(columns)}")
     if columns and present[0] in ("csv", "records"):  # multi-column records: levels checked here, not at run time

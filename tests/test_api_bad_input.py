@@ -199,6 +199,13 @@ def test_records_that_are_not_a_list_and_counts_given_as_huge_floats():
              lambda: engine.validate_method({"name": "da_mcmc", "draws": 1e300}))
 
 
+def test_a_release_that_is_not_numbers_is_refused_when_the_spec_is_read_not_at_prepare():
+    for bad in ("abc", [1, "x"], [], [float("nan")], True):
+        _refused(r"^data\.s_dp = .* is invalid: must be a list of finite numbers",
+                 lambda: engine.spec_from_dict({**S, "data": {"s_dp": bad}}))
+    assert engine.spec_from_dict({**S, "data": {"s_dp": 7}}).data["s_dp"] == 7  # a bare number is a list of one
+
+
 def test_prior_parameters_and_record_sds_past_double_precision_are_refused():
     """A normal prior sd of 1e-300 divided by zero in every method, a gamma rate of 1e-300 overflowed in exact, a
     beta prior of 1e-300 failed inside numpy ("a must be a positive integer unless no samples are taken")."""

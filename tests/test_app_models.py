@@ -3,6 +3,7 @@ inputs, validation next to the input, CSV of y,x1..xK, the URL round trip), the 
 chooses the marginal of the main figures (Compare, Diagnostics, Privacy budget) and the small multiples
 of every parameter. Runs are kept small (n = 40, 2 chains x 300 draws)."""
 import json
+import math
 from dataclasses import replace
 
 import pytest
@@ -333,6 +334,19 @@ def test_sigma_unknown_is_a_parameter_with_its_prior_from_the_sidebar():
     at.checkbox(key=keys.prior_key(R, "sigma_unknown")).uncheck().run()
     _clean(at)
     assert "prior.sigma_a" not in _query(at) and "sigma2" not in set(at.dataframe[0].value["parameter"])
+
+
+def test_the_noise_sd_box_shows_root_two_not_sixteen_digits_and_reads_roots_back_exactly():
+    """The regression's σ = √2 (Ju et al.'s σ² = 2) filled its box as 1.4142135623730951."""
+    at = _open(to_query(REG))
+    _clean(at)
+    box = at.text_input(key=keys.prior_key(R, "sigma"))
+    assert box.value == "√2"
+    assert to_spec_dict(at.session_state[keys.SCENARIO])["model"]["sigma"] == math.sqrt(2)  # the same float
+    box.input("sqrt(3)").run()
+    _clean(at)
+    assert to_spec_dict(at.session_state[keys.SCENARIO])["model"]["sigma"] == math.sqrt(3)
+    assert at.text_input(key=keys.prior_key(R, "sigma")).value == "sqrt(3)"  # kept as typed
 
 
 def test_bad_regression_fields_are_named_and_kept():

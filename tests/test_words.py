@@ -39,9 +39,23 @@ def test_anything_else_is_refused_quoting_the_text(text, integer, message):
     assert str(info.value).startswith(message)
 
 
-@pytest.mark.parametrize("value", [2000, 0.5, 1e-5, 0.3, 3.0, 123456789, 0.1 + 0.2])
+@pytest.mark.parametrize("value", [2000, 0.5, 1e-5, 0.3, 3.0, 123456789, 0.1 + 0.2, 2 ** 0.5, 3 ** 0.5, 0.5 ** 0.5])
 def test_a_box_starts_with_text_that_reads_back_to_its_value(value):
     assert parse_number("x", format_number(value)) == value
+    assert parse_number("x", format_number(value, root=True)) == value
+
+
+def test_square_roots_of_whole_numbers_show_as_roots_and_any_root_reads_exactly():
+    assert [format_number(v, root=True) for v in (2 ** 0.5, 50 ** 0.5, 1.5, 4.0, 0.5 ** 0.5)] == [
+        "√2", "√50", "1.5", "4", repr(0.5 ** 0.5)]
+    assert format_number(2 ** 0.5) == "1.4142135623730951"  # lists (parse_numbers) do not read roots
+    for text, value in [("√2", 2 ** 0.5), ("sqrt(2)", 2 ** 0.5), (" √ 2.5 ", 2.5 ** 0.5), ("sqrt( 3 )", 3 ** 0.5)]:
+        assert parse_number("σ", text) == value
+    for text in ("√-2", "√", "sqrt(2", "2√2"):
+        with pytest.raises(ValueError, match=r"or a square root \(√2\)$"):
+            parse_number("σ", text)
+    with pytest.raises(ValueError, match=r"power of ten \(2e6\)$"):  # counts are whole numbers
+        parse_number("n", "√4", integer=True)
 
 
 @pytest.mark.parametrize("engine_message, words", [

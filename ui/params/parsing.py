@@ -16,6 +16,9 @@ _NUMBER = re.compile(r"[,;\s]+")
 
 
 _PLAIN = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+#: a square root, ``√2`` or ``sqrt(2)``: how a box shows a value such as the regression's σ = √2, whose
+#: decimal text (1.4142135623730951) is exact but unreadable
+_ROOT = re.compile(r"√\s*(\d+\.?\d*|\.\d+)|sqrt\(\s*(\d+\.?\d*|\.\d+)\s*\)")
 
 
 def parse_number(label: str, text: Any, *, integer: bool = False) -> float | int:
@@ -26,7 +29,8 @@ def parse_number(label: str, text: Any, *, integer: bool = False) -> float | int
     text as typed and saying what is allowed: a decimal comma (``0,5``; the browser's own number field
     turned it into 5), a thousands separator (``2,000,000``), letters (``abc``), an empty box. With
     ``integer`` the value must be a whole number (``2e6`` is 2000000; ``2.5`` is refused). Ranges are
-    the engine's to check (its message is translated to the box's label by the sidebar)."""
+    the engine's to check (its message is translated to the box's label by the sidebar). A box for a real
+    number also reads a square root, ``√2`` or ``sqrt(2)``: the value is ``math.sqrt(2)`` exactly."""
     if isinstance(text, bool):
         raise ValueError(f"{label}: {text!r} is not a number")
     if isinstance(text, (int, float)):
@@ -44,10 +48,11 @@ def parse_number(label: str, text: Any, *, integer: bool = False) -> float | int
             else:
                 hint = "as one number (this box takes one)"
             raise ValueError(f"{label} = \"{raw}\" is not a number: write it {hint}")
-        if not _PLAIN.fullmatch(raw):
+        root = None if integer else _ROOT.fullmatch(raw)
+        if root is None and not _PLAIN.fullmatch(raw):
             raise ValueError(f"{label} = \"{raw}\" is not a number: type digits with a point for decimals "
-                             "(0.5) or a power of ten (2e6)")
-        value = float(raw)
+                             "(0.5) or a power of ten (2e6)" + ("" if integer else ", or a square root (√2)"))
+        value = math.sqrt(float(root.group(1) or root.group(2))) if root else float(raw)
     if not math.isfinite(value):
         raise ValueError(f"{label} = \"{raw}\" is not a finite number")
     if integer:
@@ -57,13 +62,17 @@ def parse_number(label: str, text: Any, *, integer: bool = False) -> float | int
     return value
 
 
-def format_number(value: float | int) -> str:
+def format_number(value: float | int, *, root: bool = False) -> str:
     """A number as the text a box starts with: ``2000``, ``0.5``, ``1e-05`` (what :func:`parse_number`
-    reads back to the same value)."""
+    reads back to the same value); with ``root``, the square root of a whole number as ``√2`` (a one-number
+    box reads it back; lists, :func:`parse_numbers`, do not)."""
     if isinstance(value, bool):
         raise ValueError(f"value = {value!r} is invalid: must be a number")
     if isinstance(value, int) or float(value).is_integer() and abs(value) < 1e15:
         return str(int(value))
+    square = round(float(value) ** 2)
+    if root and value > 0 and 1 < square <= 10_000 and math.sqrt(square) == value:
+        return f"√{square}"  # reads back to the same float (parse_number takes math.sqrt of it)
     return repr(float(value))
 
 

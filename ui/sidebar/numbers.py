@@ -45,7 +45,7 @@ def _as_text(key: str) -> None:
     """A box's value set as a number (a preset, a default, "settings that fit") becomes its text."""
     value = st.session_state.get(key)
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        st.session_state[key] = format_number(value)
+        st.session_state[key] = format_number(value, root=True)
 
 
 def read_number(key: str, fallback: float | int, *, integer: bool = False) -> float | int:
