@@ -165,7 +165,7 @@ with results_area:
     # one row that sizes each control to its label and wraps on a narrow window (fixed fifths cut the labels)
     row = st.container(horizontal=True, gap="small", vertical_alignment="bottom")
     stem = files.download_stem(s, prepared.n)
-    row.download_button("Draws (CSV)", data=lambda: tables.draws_csv(results), file_name=f"{stem}_draws.csv",
+    row.download_button(tables.draws_csv_label(results), data=lambda: tables.draws_csv(results), file_name=f"{stem}_draws.csv",
                         mime="text/csv", on_click="ignore", width="content")
     if st.session_state.get(keys.W_NETCDF_METHOD) not in ok:
         st.session_state[keys.W_NETCDF_METHOD] = next(iter(ok))

@@ -199,6 +199,19 @@ def test_draws_csv_escapes_formula_like_parameter_names():
     assert rows[0][-1] == "'=x"
 
 
+def test_the_draws_button_says_how_large_the_file_is_once_it_is_megabytes():
+    """The log-linear model's draws CSV was about 69 MB behind a plain "Draws (CSV)" button."""
+    rng = np.random.default_rng(1)
+    names = tuple(f"p[0][{i}][{j}]" for i in range(5) for j in range(5))
+    big = [_result(m, rng.dirichlet(np.ones(3), size=(4, 5000, 25))[..., 0], names) for m in ("naive", "da_mcmc")]
+    small = [_result("naive", rng.normal(size=(4, 100, 1)))]
+    for results in (big, small, big[:1]):
+        written = len(tables.draws_csv(results))
+        assert abs(tables.draws_csv_size(results) / written - 1) < 0.02, (tables.draws_csv_size(results), written)
+    assert tables.draws_csv_label(big) == f"Draws (CSV, about {len(tables.draws_csv(big)) / 1e6:.0f} MB)"
+    assert tables.draws_csv_label(small) == "Draws (CSV)"
+
+
 class _Run:
     def __init__(self, result):
         self.result, self.summary = result, engine.summary(result)
