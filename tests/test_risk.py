@@ -416,7 +416,7 @@ def test_cli_writes_risk_json_with_the_contract_keys(tmp_path):
     # one sentence in percentages, like the app's
     ia = out["informed_adversary"]
     assert done.stdout.strip() == (
-        f"laplace: someone who knew everyone else could move a 50% guess about one person to at most 73.1% (below "
+        f"Laplace noise, scale b = 1; pure 1-DP (sensitivity 1): someone who knew everyone else could move a 50% guess about one person to at most 73.1% (below "
         f"{100 * ia['q95']:.1f}% in 95% of releases); the best attack that wrongly flags 5% of people catches "
         f"{100 * out['power_at_5pct']:.1f}% of the real ones -> {tmp_path / 'out' / 'risk.json'}"), done.stdout
 

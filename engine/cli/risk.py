@@ -26,11 +26,12 @@ def add_parser(sub) -> None:
 def summary_line(out: dict) -> str:
     """risk.json in one sentence, in percentages like the app's: how far an adversary who knows everyone else moves
     a 50% guess (the ceiling of pure ε-DP, or none; the level 95% of releases stay below) and what the best attack
-    catches at 5% false positives. It printed "informed adversary 50% -> q95 0.574 (max 0.574)", shares and
-    percentages mixed."""
+    catches at 5% false positives, after the release's description ("Laplace noise, scale b = 1; pure 1-DP
+    (sensitivity 1)"; it began with the engine's key, "laplace:"). It printed "informed adversary 50% -> q95 0.574
+    (max 0.574)", shares and percentages mixed."""
     ia = out["informed_adversary"]
     ceiling = "with no firm ceiling" if ia["max"] is None else f"to at most {ia['max']:.1%}"
-    return (f"{out['mechanism']}: someone who knew everyone else could move a 50% guess about one person "
+    return (f"{out.get('description') or out['mechanism']}: someone who knew everyone else could move a 50% guess about one person "
             f"{ceiling} (below {ia['q95']:.1%} in 95% of releases); the best attack that wrongly flags 5% of "
             f"people catches {out['power_at_5pct']:.1%} of the real ones")
 
