@@ -115,6 +115,8 @@ def y_cap(peaks: Mapping[str, float]) -> float | None:
 
 #: pixels a note on a density panel takes ("Naive peaks at 119 ↑"), one line of annotation text
 NOTE_LINE = 18
+#: pixels above small multiples' first row for plotly's toolbar (its buttons are about 25 px tall)
+MODEBAR_ROOM = 28
 
 
 #: The x-axis shows the central ``1 - 2 * TAIL`` of every curve's mass and the truth, padded by ``PAD`` of
@@ -359,9 +361,12 @@ def posterior_densities(results: Sequence, *, true_params: Mapping[str, float] |
     head = {"text": text} if text else None
     if head and above:  # the title at the top of the margin, the labels at its bottom (centred, it met them)
         head.update(y=1.0, yref="container", yanchor="top", pad={"t": 12})
+    # small multiples without a title: room above the first row's panel titles for plotly's toolbar, which
+    # appears on hover at the top right and covered the last panel's title
+    toolbar = MODEBAR_ROOM if len(names) > 1 and not text else 0
     fig.update_layout(barmode="overlay", title=head,
-                      height=max(400, panel_height * rows + 140) + 60,
-                      margin={"l": 60, "r": 20, "t": 40 + 22 * title_lines + NOTE_LINE * above, "b": 50},
+                      height=max(400, panel_height * rows + 140) + 60 + toolbar,
+                      margin={"l": 60, "r": 20, "t": 40 + 22 * title_lines + NOTE_LINE * above + toolbar, "b": 50},
                       annotations=annotations,
                       legend=BOTTOM_LEGEND,
                       **layout)

@@ -12,7 +12,7 @@ from figures.budget import interval_plot, sd_plot
 from figures.diagnostics import acceptance_plot, rank_plot, trace_plot
 from figures.kde import binned_kde
 from figures.palette import METHOD_COLORS
-from figures.posteriors import n_pmf_plot, posterior_densities, y_cap
+from figures.posteriors import MODEBAR_ROOM, n_pmf_plot, posterior_densities, y_cap
 
 
 def _result(method, draws, params=("theta",), **kw):
@@ -263,7 +263,7 @@ def test_a_spike_does_not_flatten_the_private_posteriors(rng):
     # one line each from the panel's top (a second note at 0.9 of the height overprinted the first)
     for panel in ("x", "x2"):
         assert sorted(a["yshift"] for a in inside if a["xref"] == panel) == [-18, 0]
-    assert multi["margin"]["t"] == 40
+    assert multi["margin"]["t"] == 40 + MODEBAR_ROOM  # room for plotly's toolbar above the first row's titles
 
 
 def test_no_cap_when_nothing_towers(rng):
