@@ -130,6 +130,25 @@ def _spaced_labels(x, y, labels, x_span: float, y_span: float, taken: list) -> l
     return out
 
 
+def _label_positions(x, y, x_span: float, y_span: float, where: str, eps=None, chosen: float | None = None
+                     ) -> list[str]:
+    """Each point's label position: ``where`` (above or below the point), or to its right where the line runs
+    steeply through the point (an axis-scaled slope above 2 on both sides): at large ε the sd stops shrinking
+    while the attacker's share still climbs, and labels centred above or below sat on the near-vertical line.
+    The ``chosen`` ε's label moves to the right of ``where`` too, off the circle drawn round its point."""
+    out = []
+    for i in range(len(x)):
+        slopes = [abs((y[j] - y[i]) / y_span) / max(abs((x[j] - x[i]) / x_span), 1e-12)
+                  for j in (i - 1, i + 1) if 0 <= j < len(x)]
+        if slopes and min(slopes) > 2:
+            out.append("middle right")
+        elif chosen is not None and eps is not None and np.isclose(eps[i], chosen):
+            out.append(where.replace("center", "right"))
+        else:
+            out.append(where)
+    return out
+
+
 def frontier_figure(epsilon, q95, power, utility, *, utility_label: str = "posterior sd",
                     chosen: float | None = None) -> go.Figure:
     """The privacy/utility frontier over a sweep of epsilon.
@@ -155,7 +174,8 @@ def frontier_figure(epsilon, q95, power, utility, *, utility_label: str = "poste
             (q95, "informed adversary's belief (95% of releases below)", POSTERIOR_COLOR, "q95", "top center"),
             (power, "best attack's power at 5% false positives", ATTACK_COLOR, "power_at_5pct", "bottom center")):
         fig.add_trace(go.Scatter(x=utility.tolist(), y=y.tolist(), mode="lines+markers+text",
-                                 text=_spaced_labels(utility, y, labels, span, 1.05, taken), textposition=where,
+                                 text=_spaced_labels(utility, y, labels, span, 1.05, taken),
+                                 textposition=_label_positions(utility, y, span, 1.05, where, eps, chosen),
                                  customdata=labels, name=name, line={"color": color}, cliponaxis=False,
                                  meta={"kind": kind, "epsilon": eps.tolist()},
                                  hovertemplate=("%{customdata}<br>" + utility_label

@@ -131,6 +131,20 @@ def test_frontier_figure_labels_only_points_with_room_for_a_label():
             assert max(abs(xa - xb) / span, abs(ya - yb) / 1.05) >= pf.LABEL_GAP, ((xa, ya), (xb, yb))
 
 
+def test_frontier_labels_sit_beside_steep_lines_and_off_the_chosen_circle():
+    """At large ε the sd stops shrinking while the attacker's shares climb: labels centred above or below such a
+    point sat on the near-vertical line (log-linear, Privacy budget), and the chosen ε's on its circle."""
+    eps = [0.1, 0.464, 1.0, 2.15, 4.64, 10.0]
+    sd = [0.127, 0.053, 0.0405, 0.0365, 0.0348, 0.0345]
+    q95, power = [0.52, 0.61, 0.73, 0.895, 0.99, 1.0], [0.05, 0.08, 0.12, 0.245, 0.645, 0.985]
+    tr = _traces(pf.frontier_figure(eps, q95, power, sd, chosen=1.0))
+    assert list(tr["q95"]["textposition"]) == ["top center", "top center", "top right"] + ["middle right"] * 3
+    assert list(tr["power_at_5pct"]["textposition"]) == ["bottom center", "bottom center", "bottom right"] + [
+        "middle right"] * 3
+    plain = _traces(pf.frontier_figure(eps[:3], q95[:3], power[:3], sd[:3]))  # no steep run, no choice
+    assert set(plain["q95"]["textposition"]) == {"top center"}
+
+
 def test_frontier_figure_takes_protection_sweep_columns():
     frame = engine.protection_sweep({"model": BB, "mechanism": {"name": "laplace", "epsilon": 1.0}, "data": {"s_dp": [1.0]}},
                                     [0.5, 1.0])
