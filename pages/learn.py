@@ -73,7 +73,7 @@ and DA-MCMC should match it. In *naive analysis is biased* compare the naive cur
 (its label says where): inverting a noisy x̃ᵀx̃ as if it were exact is unstable and confidently wrong. The exact
 posterior is wide instead: at n = 100 the release says little beyond the prior (sd 2) at any ε from 0.1 to 10 (its
 nine sums carry noise of scale 13/ε against sums of 100 records normalised to [−1, 1]; **Privacy budget** shows the sd
-barely moving). Set n to 10,000 and it narrows towards the confidential-data posterior as ε grows (β₁'s sd about
+barely moving). Set n to 10,000 and it narrows towards the confidential-data posterior as ε grows (beta[1]'s sd about
 0.55 at ε = 0.1, 0.065 at ε = 1, 0.021 at ε = 10, against 0.014 from the confidential records). Open
 **Diagnostics** on DA-MCMC to see why it needs far longer chains than the pseudo-marginal sampler here (switch
 DA-MCMC on in the sidebar first: the preset opens on the methods that converge).

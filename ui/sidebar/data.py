@@ -44,7 +44,8 @@ def _data_section(model: str) -> dict:
             out["truth"] = st.text_input("True cell probabilities p (sum to 1)", key=keys.truth_key(model))
         elif model == "linear_regression":
             out["truth"] = st.text_input("True coefficients β0, β1, …, βp", key=keys.truth_key(model),
-                                         help="p + 1 numbers: the intercept first.")
+                                         help="p + 1 numbers: the intercept first. The results name them "
+                                              "beta[0] (the intercept), beta[1], …, beta[p].")
         else:
             last = st.session_state.get(keys.SCENARIO)
             fallback = float(last.truth) if last is not None and last.model == model and _is_number(last.truth) \

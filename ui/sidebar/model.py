@@ -80,7 +80,8 @@ def _regression_prior(model: str) -> list:
     c1, c2 = st.columns(2)
     p = int(number_box("predictors p", keys.prior_key(model, "p"), section="model", fallback=_last(model, "p"),
                        integer=True, container=c1, on_change=_p_changed,
-                       help="Coefficients β0 (intercept), β1, …, βp; 1 ≤ p ≤ 10."))
+                       help="Coefficients β0 (intercept), β1, …, βp, named beta[0], …, beta[p] in the results; "
+                            "1 ≤ p ≤ 10."))
     _shape_note()
     unknown = bool(st.session_state.get(keys.prior_key(model, "sigma_unknown")))
     sigma = float(number_box("true noise sd σ" if unknown else "noise sd σ (known)", keys.prior_key(model, "sigma"),
