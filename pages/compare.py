@@ -6,6 +6,7 @@ from figures.axes import alt_text
 from figures.labels import METHOD_LABELS, MODEL_LABELS, summary_number
 from ui import downloads, keys, narrative, picker, tables, terms
 from ui.compute import files, method_runs
+from ui.params.messages import why_not_run
 from ui.routing import ensure_routed
 from ui.sidebar import controls
 from ui.sidebar.inputs import scenario_inputs
@@ -128,7 +129,7 @@ with results_area:
         st.caption(narrative.auto_caption(ok["auto"].result.info))
     for m, run in runs.items():
         if not run.ok and not run.over_budget:
-            st.caption(f"{METHOD_LABELS[m]} not shown: {run.error}")
+            st.caption(f"{METHOD_LABELS[m]} not shown: {why_not_run(run.error)}")
     table = tables.comparison_table({**ok, **({"confidential": conf} if conf is not None and conf.ok else {})})
     if multi:
         if not st.toggle(f"Every parameter in the table ({len(names)})", value=len(names) <= 4,

@@ -6,6 +6,7 @@ import streamlit as st
 from figures import diagnostics
 from figures.labels import METHOD_LABELS, summary_number
 from ui import downloads, keys, narrative, picker, tables, terms
+from ui.params.messages import why_not_run
 from ui.routing import ensure_routed
 from ui.sidebar import controls
 from ui.sidebar.inputs import scenario_inputs
@@ -54,7 +55,7 @@ if run.over_budget:
             icon=":material/timer:")
     st.stop()
 if not run.ok:
-    st.error(f"{METHOD_LABELS[method]} produced no draws: {run.error}")
+    st.error(f"{METHOD_LABELS[method]} produced no draws: {why_not_run(run.error)}")
     st.stop()
 result = run.result
 

@@ -342,6 +342,25 @@ def test_abc_that_accepts_nothing_says_so_in_the_method_settings_words():
         assert engine_word not in caption
 
 
+def test_a_method_that_refuses_the_model_says_why_in_the_sidebars_words():
+    """Poisson-gamma without a clamp said "OPS not shown: model.upper = None is invalid for ops: OPS needs bounded
+    records (set model.upper)": a spec key and Python's None."""
+    at = _open(query={"model": "poisson_gamma", "n": "50", "methods": "naive,ops"})
+    _assert_clean(at)
+    caption = next(c for c in _texts(at.caption) if c.startswith("OPS not shown"))
+    assert caption == ("OPS not shown: OPS needs bounded records (tick “Clamp records (bounded sensitivity)” in the "
+                       "sidebar)"), caption
+
+
+def test_refusals_are_reworded_and_other_messages_kept():
+    from ui.params.messages import why_not_run
+    assert why_not_run("method.name = 'exact' is invalid for model x: no exact form; use da_mcmc or "
+                       "pseudo_marginal") == "No exact form; use DA-MCMC or Pseudo-marginal"
+    assert why_not_run("mechanism.epsilon = 0.0 is invalid: must be a finite number > 0") == (
+        "ε (epsilon) must be a finite number > 0 (you entered 0).")
+    assert why_not_run("it stopped") == "it stopped"
+
+
 @pytest.mark.parametrize("preset", EPSILON_ONE, ids=lambda p: p.name)
 def test_what_epsilon_one_means_opens_each_mechanism_family_on_what_it_protects(preset):
     """Issue 21, Learn: one preset per mechanism family, each opening the What it protects page at ε = 1."""

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 
-from figures.labels import MODEL_LABELS, PRIOR_LABELS
+from figures.labels import METHOD_LABELS, MODEL_LABELS, PRIOR_LABELS
 
-__all__ = ["FIELD_LABELS", "in_words", "readable"]
+__all__ = ["FIELD_LABELS", "in_words", "readable", "why_not_run"]
 
 #: spec field -> the sidebar label of the box that holds it
 FIELD_LABELS = {
@@ -97,3 +97,29 @@ def in_words(message: str) -> str:
     verb = allowed if allowed.startswith(("must ", "needs ", "is ", "takes ", "has ", "makes ", "lies ", "spreads ")) \
         else f"is not allowed: {allowed}"
     return f"{label} {verb} (you entered {value})."
+
+
+#: a method's refusal "… is invalid for <method>: <why>", the <why> said to the person at the sidebar
+_NOT_FOR = re.compile(r"^[A-Za-z_][\w.\[\]]*(?: = .*?)? is invalid for (?P<what>[^:]+): (?P<why>.*)$", re.S)
+#: "set <field>" in a refusal, where the box that sets the field is not simply there to fill
+_SET = {"model.upper": "tick “Clamp records (bounded sensitivity)” in the sidebar"}
+#: method keys that are not also English words ("exact", "naive", "auto" are read as words)
+_METHODS = re.compile(r"\b(" + "|".join(k for k in sorted(METHOD_LABELS, key=len, reverse=True)
+                                         if "_" in k or k in ("ops", "mcem", "rjmcmc")) + r")\b")
+
+
+def why_not_run(message: str) -> str:
+    """Why a method has no result, for the line under Compare's figure: a method's refusal
+    (``model.upper = None is invalid for ops: OPS needs bounded records (set model.upper)``) as its reason in the
+    sidebar's words ("OPS needs bounded records (tick “Clamp records (bounded sensitivity)” in the sidebar)"), a
+    box's bad value as :func:`in_words` says it, method keys as the pages name the methods."""
+    m = _NOT_FOR.match(message.strip())
+    if m is None:
+        text = in_words(message)
+    else:
+        text = m["why"].strip()
+        for field, hint in _SET.items():
+            text = text.replace(f"set {field}", hint)
+        text = readable(text)
+        text = text[:1].upper() + text[1:]
+    return _METHODS.sub(lambda k: METHOD_LABELS[k[0]], text)
