@@ -177,6 +177,23 @@ def test_bad_entry_is_kept_and_fixing_it_brings_results_back():
     assert "pure 2-DP" in _scenario_line(at) and len(at.get("plotly_chart")) == 1
 
 
+def test_each_box_says_what_is_wrong_with_its_own_text():
+    """ε's box held "0,5" under "ε (epsilon) must be a finite number > 0 (you entered -1)", the -1 typed before it;
+    and while n's box held "4o", a bad ε said nothing."""
+    at = _open()
+    at.text_input(key=keys.W_EPSILON).input("-1").run()
+    assert any("(you entered -1)" in e for e in _texts(at.sidebar.error)), _texts(at.sidebar.error)
+    at.text_input(key=keys.W_EPSILON).input("0,5").run()
+    errors = _texts(at.sidebar.error)
+    assert any(e.startswith('ε (epsilon) = "0,5" is not a number') for e in errors), errors
+    assert not any("(you entered -1)" in e for e in errors), errors
+    at.text_input(key=keys.W_EPSILON).input("-1").run()
+    at.text_input(key=keys.W_N).input("4o").run()
+    errors = _texts(at.sidebar.error)
+    assert any('"4o" is not a' in e for e in errors) and any("(you entered -1)" in e for e in errors), errors
+    assert at.text_input(key=keys.W_N).value == "4o" and at.text_input(key=keys.W_EPSILON).value == "-1"
+
+
 def test_text_entry_is_kept_after_error():
     at = _open()
     _set_s_dp("1, two")(at)

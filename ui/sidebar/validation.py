@@ -37,14 +37,17 @@ def _validate(s: Scenario, records, upload_error: str | None, typed: dict | None
         errors["model"] = str(exc)
     if "model" in errors and _section_of(errors["model"]) == "size":
         errors["size"] = errors.pop("model")
+    # the model's values the engine judges are valid (a box whose text is not a number holds the last valid one),
+    # so the mechanism is judged too: a bad ε showed nothing while n's box held "4o"
+    model_ok = "model" not in errors and "size" not in errors
     for section, message in (typed or {}).items():
         errors[section] = message
-    if "model" not in errors and "size" not in errors:
+    if model_ok:
         try:
             noise = problems.describe_mechanism(s, records)
-        except ValueError as exc:
+        except ValueError as exc:  # after a typed message in the same section: the box's text is what it shows
             section = _section_of(str(exc))
-            errors[section if section in ("model", "size") else "mechanism"] = str(exc)
+            errors.setdefault(section if section in ("model", "size") else "mechanism", str(exc))
     if s.size_released and "size" not in errors:
         try:
             problems.describe_size_mechanism(s)
@@ -61,7 +64,7 @@ def _validate(s: Scenario, records, upload_error: str | None, typed: dict | None
         text = spec_json(to_spec_dict(s, records))
         return errors, problems.prepare(text), text, noise
     except ValueError as exc:
-        errors[_section_of(str(exc))] = str(exc)
+        errors.setdefault(_section_of(str(exc)), str(exc))
         return _worded(errors, typed), None, None, noise
 
 
