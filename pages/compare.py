@@ -141,10 +141,13 @@ with results_area:
     # fits a desktop without scrolling: the two ESS in one column, the draws behind each row in the caption
     shown = tables.joined(tables.formatted(table, formats), "ESS bulk", "ESS tail", "ESS bulk / tail")
     draws_note = tables.draws_per_method(table)
-    shown = shown.drop(columns=["draws"]).rename(columns={"wall time (s)": "time (s)"})
+    # one parameter: the figure names it, and its column pushed the last one out of a 1,400 px window
+    several = multi or table["parameter"].nunique() > 1  # RJMCMC adds n beside a one-parameter model's θ
+    shown = shown.drop(columns=["draws"] + ([] if several else ["parameter"])).rename(
+        columns={"wall time (s)": "sampler (s)"})
     st.dataframe(shown, hide_index=True, width="stretch", height="content",
                  column_config=terms.text_columns({c: "" for c in shown.columns if c in formats or c in ("ESS bulk / tail",
-                                                                                                    "time (s)")},
+                                                                                                    "sampler (s)")},
                                                   pinned=("method", "parameter") if multi else ("method",)))
     st.caption(f"Draws behind the rows: {draws_note}. "
                "q5 and q95 bound the 90% central posterior interval. R-hat needs at least two chains; a sampler "

@@ -194,6 +194,20 @@ def test_each_box_says_what_is_wrong_with_its_own_text():
     assert at.text_input(key=keys.W_N).value == "4o" and at.text_input(key=keys.W_EPSILON).value == "-1"
 
 
+def test_the_comparison_fits_a_desktop_and_names_its_time_for_what_it_measures():
+    """At 1,400 px the ESS header read "ESS bulk / t" and the last column was cut: a one-parameter model's table no
+    longer repeats its parameter on every row, and the time column (the sampler's own, below the run log's, which
+    also counts the summaries) says so."""
+    at = _open()
+    _assert_clean(at)
+    columns = list(at.dataframe[0].value.columns)
+    assert "parameter" not in columns and columns[-1] == "sampler (s)", columns
+    from ui.glossary import COLUMN_HELP
+    from ui.terms import text_columns
+    assert "run log" in COLUMN_HELP["sampler (s)"]
+    assert text_columns({"ESS bulk / tail": ""})["ESS bulk / tail"]["width"] == 116
+
+
 def test_text_entry_is_kept_after_error():
     at = _open()
     _set_s_dp("1, two")(at)

@@ -19,11 +19,13 @@ def terms_expander(terms: Iterable[str]) -> None:
 def text_columns(formats: Mapping[str, str], pinned: Iterable[str] = ()) -> dict:
     """Right-aligned text columns for formatted numbers, each with its definition as the tooltip; the
     ``pinned`` columns (the row's name) stay in view while a narrow window scrolls the others."""
-    return {c: st.column_config.TextColumn(c, alignment="right", help=COLUMN_HELP.get(c), width="small")
-            for c in formats} | \
+    return {c: st.column_config.TextColumn(c, alignment="right", help=COLUMN_HELP.get(c),
+                                           width=_WIDTH.get(c, "small")) for c in formats} | \
         {c: st.column_config.TextColumn(c, help=h) for c, h in COLUMN_HELP.items() if c not in formats} | \
         {c: st.column_config.TextColumn(c, pinned=True, width=_PINNED_WIDTH.get(c)) for c in pinned}
 
 
 #: pinned columns sized for their longest entry (sized to the first rows, "Exact (best method)" was cut)
 _PINNED_WIDTH = {"method": 140}
+#: number columns whose header is longer than "small" holds ("ESS bulk / t" at 1,400 px)
+_WIDTH = {"ESS bulk / tail": 116}
