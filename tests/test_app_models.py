@@ -74,7 +74,7 @@ def test_compare_page_on_loglinear_defaults():
     assert at.text_input(key=keys.truth_key(M)).value == "0.5, 0.5"
     line = next(m.value for m in at.markdown if "release **s_dp" in m.value)
     assert line.startswith("**Naive-Bayes log-linear (Ju et al. 2022 §4)**, n = 40")
-    assert "true pi[0] = 0.5" in line and "(10 parameters: see the table)" in line
+    assert "true pi[0] = 0.5" in line and "(10 parameters; the figure marks the true value of the one picked)" in line
     # Laplace(2K / epsilon) on every cell: K = 2 features, epsilon = 0.3
     title = json.loads(at.get("plotly_chart")[0].proto.spec)["layout"]["title"]["text"]  # stated once: the figure
     assert "scale b = 13.33" in title and "sensitivity 4" in title
