@@ -272,7 +272,12 @@ def test_the_papers_flagship_examples_open_at_the_papers_sizes():
     for name in ("regression", "loglinear"):
         preset = by_name[name]
         assert preset.scenario.n == 100 and preset.title.endswith("the paper's size"), preset.title
-        assert "at its own size: 100 records" in preset.blurb and "quick size" not in preset.blurb
+        assert "at the paper's size: 100 records" in preset.blurb and "quick size" not in preset.blurb
+    # in a reader's words: the paper by its authors (not the lab's file name "Paper 000"), ε and θ as the pages write
+    # them, no pointer into the test suite
+    for preset in PRESETS:
+        for word in ("Paper 000", "epsilon", "theta", "sigma =", "rho =", "its tests"):
+            assert word not in preset.blurb, (preset.name, word)
 
 
 def test_a_long_release_is_cut_short_above_the_figure_and_listed_whole_below_it():

@@ -90,28 +90,28 @@ LOGLINEAR = Scenario(
 
 PRESETS = (
     Preset("gong", "Gong's privatized count",
-           "One count released with Laplace noise at epsilon = 0.2 (scale 5): s_dp = 37.4, Gamma(25, 1) "
+           "One count released with Laplace noise at ε = 0.2 (scale 5): s_dp = 37.4, Gamma(25, 1) "
            "prior on the Poisson rate (Gong 2020). The exact posterior is a finite mixture.", GONG_COUNT),
     Preset("admissions", "Admissions table, randomized response",
            "400 applicants, each answer (sex, admitted) kept with probability 3/4 by two fair coin flips "
            "(Eng et al., dapper, Example 1); reported cells male&admit, male&reject, female&admit, "
            "female&reject = 104, 120, 74, 102.", ADMISSIONS),
     Preset("admissions_dg", "Admissions table, discrete Gaussian",
-           "The same 400 applicants, now with discrete Gaussian noise (sigma = 6.25, rho = 0.0256) added to "
+           "The same 400 applicants, now with discrete Gaussian noise (σ = 6.25, ρ = 0.0256) added to "
            "each released cell count, as a census-style release would (dapper, Example 2): s_dp = 110, 131, "
            "47, 110.", ADMISSIONS_DG),
     Preset("naive_biased", "Naive analysis is biased",
-           "100 records with theta = 0.3, their count released at epsilon = 0.1 (Laplace scale 10): the "
+           "100 records with θ = 0.3, their count released at ε = 0.1 (Laplace scale 10): the "
            "released 10.1 is taken as the count by the naive posterior, whose 90% interval misses 0.3; the "
            "exact posterior is wide enough to cover it.", NAIVE_BIASED),
     Preset("large_n", "Large n: the fast approximate sampler",
-           "100,000 records released at epsilon = 0.05. Record-level DA-MCMC would sweep 100,000 records per "
+           "100,000 records released at ε = 0.05. Record-level DA-MCMC would sweep 100,000 records per "
            "iteration; the Bernstein–Sheldon Gibbs sampler works on the sufficient statistic with a normal "
            "(CLT) approximation, so its cost does not depend on n. Where the CLT holds, as here, it matches "
-           "the exact posterior; at small n near 0 or 1 it is miscalibrated (see its tests), so it is always "
+           "the exact posterior; at small n, or θ near 0 or 1, its intervals miss the truth too often, so it is always "
            "labelled approximate.", LARGE_N),
     Preset("regression", "Linear regression from clamped, noisy statistics, the paper's size",
-           "Paper 000 §5 at its own size: 100 records of two predictors and a response, each clamped to "
+           "Ju et al. (2022) §5 at the paper's size: 100 records of two predictors and a response, each clamped to "
            "[−10, 10] and normalised; the nine sums (x̃ᵀỹ, ỹᵀỹ, x̃ᵀx̃) released with Laplace noise at ε = 3 "
            "(sensitivity p² + 3p + 3 = 13). The naive posterior inverts the noisy x̃ᵀx̃ as if exact and lands far "
            "from the truth. The exact posterior accounts for the noise and the clamping: the pseudo-marginal sampler "
@@ -120,7 +120,7 @@ PRESETS = (
            "verdict fails at these draws; that is the lesson of Ju et al. 2022 §6, and why the lab picks another "
            "sampler. Pick a coefficient above the figure; all three are in the small multiples.", REGRESSION),
     Preset("loglinear", "Naive-Bayes log-linear model, the paper's size",
-           "Paper 000 §4 at its own size: 100 records of a class with 5 levels and 5 features of 3 levels each; the "
+           "Ju et al. (2022) §4 at the paper's size: 100 records of a class with 5 levels and 5 features of 3 levels each; the "
            "5 class-by-feature tables (75 cells) released with Laplace noise at ε = 1 (sensitivity 2K = 10: one "
            "record moves two cells of each table). The naive posterior treats the noisy cells, some negative, as "
            "counts; the exact posterior (Exact, best method, here DA-MCMC over the 100 records) converges in a few "
