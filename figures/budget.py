@@ -119,7 +119,8 @@ def sd_plot(table: pd.DataFrame, param: str, *, symbol: str = "ε", budget: str 
 
     ``exact_sd`` ({budget: sd}, from the exact posterior's moments) is drawn dotted in the exact posterior's colour: the
     sd the advice under the figure reads, free of Monte Carlo error. ``confidential_sd`` (the sd of the
-    confidential-data posterior, the limit as the budget grows) is drawn as a grey floor."""
+    confidential-data posterior, the limit of the exact posterior as the budget grows) is drawn as a grey floor: no
+    exact posterior goes below it, though the naive one, which ignores the noise, can."""
     rows = table[table["param"] == param].rename(columns={budget: "budget"})
     fig = go.Figure()
     if exact_sd:
@@ -130,7 +131,7 @@ def sd_plot(table: pd.DataFrame, param: str, *, symbol: str = "ε", budget: str 
                                  meta={"kind": "exact_sd", "param": param}))
     if confidential_sd is not None and not rows.empty:
         fig.add_trace(go.Scatter(x=[rows["budget"].min(), rows["budget"].max()], y=[confidential_sd] * 2, mode="lines",
-                                 name=f"confidential-data sd = {confidential_sd:.4g} (no {symbol} goes below)",
+                                 name=f"confidential-data sd = {confidential_sd:.3g} (no exact posterior goes below)",
                                  line={"color": NEUTRAL_COLOR, "width": 3},
                                  meta={"kind": "confidential_sd", "param": param, "value": float(confidential_sd)}))
     for method, g in rows.groupby("method", sort=False):

@@ -415,6 +415,17 @@ def test_log_axes_have_ticks_across_their_whole_span():
     assert axis["tickvals"][0] <= 0.02 and axis["tickvals"][-1] >= 0.1 and len(axis["tickvals"]) >= 4
 
 
+def test_sd_plot_floor_is_a_floor_for_exact_posteriors_only():
+    """The default scenario's naive sd (0.053 at ε = 0.1) sits below the confidential-data sd: the legend said
+    "(no ε goes below)" with 0.06705. It says which posteriors stay above it, rounded to three digits."""
+    table = pd.DataFrame({"epsilon": [0.1, 1.0, 10.0] * 2, "method": ["naive"] * 3 + ["exact"] * 3,
+                          "param": ["theta"] * 6, "mean": [0.4] * 6, "sd": [0.053, 0.06, 0.067, 0.21, 0.08, 0.068],
+                          "q5": [0.3] * 6, "q95": [0.5] * 6})
+    (floor,) = _traces(sd_plot(table, "theta", confidential_sd=0.0670512), "confidential_sd")
+    assert floor["name"] == "confidential-data sd = 0.0671 (no exact posterior goes below)"
+    assert floor["meta"]["value"] == 0.0670512
+
+
 def test_every_method_keeps_one_colour_on_every_figure(rng):
     """The palette is one module: the density, interval and sd figures colour a method alike."""
     from figures import palette
