@@ -261,7 +261,8 @@ with right:
     advice = sweeps.epsilon_advice(s, inputs.records, grid, param, target) if valid_target else None
     downloads.chart(budget.sd_plot(sweep.table, param, target=target if valid_target else None,
                                    exact_sd=advice.sds if advice else None,
-                                   confidential_sd=advice.confidential_sd if advice else None),
+                                   confidential_sd=advice.confidential_sd if advice else None,
+                                   prior_sd=sweeps.prior_sds(s, inputs.records).get(param)),
                     key=keys.SD_CHART, name=f"sd_vs_epsilon_{param}")
 if target is None:
     pass  # the box says what is wrong with its text
@@ -340,6 +341,9 @@ else:
     st.markdown("##### " + protection_text.protection_sentence(at_risk, utility=utility_part))
     if advice is not None:
         st.caption(f"±: half the width of the exact posterior's 90% interval of {param} at ε = {value:g} (1.645 sd).")
+    else:
+        st.caption(f"Each ε's sd of {param} is estimated from its own run's draws, so where neighbouring ε's sds "
+                   "differ by less than their Monte Carlo error the line can fold back on itself.")
 
 # ---- step through the grid ----------------------------------------------------------------------
 st.markdown(f"**Every posterior at ε = {value:g}** (the ε chosen above)")
