@@ -2,7 +2,8 @@
 
 Figures
     :func:`interval_plot`         90% posterior intervals against the privacy budget
-    :func:`sd_plot`               posterior sd against the privacy budget, with the exact sd and its floor
+    :func:`sd_plot`               posterior sd against the privacy budget, with the exact sd, its floor and the
+                                  prior sd
     :func:`releases_plot`         posterior means and intervals of R fresh releases per budget
     :func:`mean_split_plot`       a mean released as (sum, count): posterior sd against the share of ε on the sum
 
@@ -114,14 +115,24 @@ def _log_tickvals(values) -> dict:
 
 def sd_plot(table: pd.DataFrame, param: str, *, symbol: str = "ε", budget: str = "epsilon",
             target: float | None = None, exact_sd: dict | None = None,
-            confidential_sd: float | None = None) -> go.Figure:
+            confidential_sd: float | None = None, prior_sd: float | None = None) -> go.Figure:
     """Posterior sd against the budget (log-log), one line per method, with the target sd dashed.
 
     ``exact_sd`` ({budget: sd}, from the exact posterior's moments) is drawn dotted in the exact posterior's colour: the
     sd the advice under the figure reads, free of Monte Carlo error. ``confidential_sd`` (the sd of the
-    confidential-data posterior, the limit as the budget grows) is drawn as a grey floor."""
+    confidential-data posterior, the limit of the exact posterior as the budget grows) is drawn as a grey floor: no
+    exact posterior goes below it, though the naive one, which ignores the noise, can. ``prior_sd`` (the
+    parameter's sd before any data) is drawn as a dotted grey ceiling and anchors the y-axis: it then spans at
+    least a factor of 10 down from the highest line, so sds that barely move from the prior (the regression's
+    coefficients at n = 100 move 20%) look as flat as they are instead of filling the figure."""
     rows = table[table["param"] == param].rename(columns={budget: "budget"})
     fig = go.Figure()
+    if prior_sd is not None and not rows.empty:
+        fig.add_trace(go.Scatter(x=[rows["budget"].min(), rows["budget"].max()], y=[prior_sd] * 2, mode="lines",
+                                 name=f"prior sd = {prior_sd:.2g} (before any data)",
+                                 line={"color": NEUTRAL_COLOR, "dash": "dot", "width": 2},
+                                 hovertemplate="prior sd %{y:.2g}<extra></extra>",
+                                 meta={"kind": "prior_sd", "param": param, "value": float(prior_sd)}))
     if exact_sd:
         xs = sorted(exact_sd)
         fig.add_trace(go.Scatter(x=xs, y=[exact_sd[x] for x in xs], mode="lines", name="exact sd (closed form)",
@@ -130,7 +141,7 @@ def sd_plot(table: pd.DataFrame, param: str, *, symbol: str = "ε", budget: str 
                                  meta={"kind": "exact_sd", "param": param}))
     if confidential_sd is not None and not rows.empty:
         fig.add_trace(go.Scatter(x=[rows["budget"].min(), rows["budget"].max()], y=[confidential_sd] * 2, mode="lines",
-                                 name=f"confidential-data sd = {confidential_sd:.4g} (no {symbol} goes below)",
+                                 name=f"confidential-data sd = {confidential_sd:.3g} (no exact posterior goes below)",
                                  line={"color": NEUTRAL_COLOR, "width": 3},
                                  meta={"kind": "confidential_sd", "param": param, "value": float(confidential_sd)}))
     for method, g in rows.groupby("method", sort=False):
@@ -145,10 +156,24 @@ def sd_plot(table: pd.DataFrame, param: str, *, symbol: str = "ε", budget: str 
                                  meta={"kind": "target", "param": param, "value": float(target)}))
     shown = [y for t in fig.data for y in (t.y if t.y is not None else ())]
     yaxis = {"type": "log", "title": "posterior sd (log scale)", **_log_tickvals(shown)}
+    if prior_sd is not None and not rows.empty:
+        yaxis |= _decade_below_the_top(shown)
     fig.update_layout(height=460, title=f"{param}: posterior sd vs {symbol}",
                       xaxis=_budget_axis(symbol, rows["budget"]), yaxis=yaxis,
                       margin={"l": 60, "r": 20, "t": 60, "b": 50}, legend=BOTTOM_LEGEND)
     return fig
+
+
+def _decade_below_the_top(values) -> dict:
+    """A log y-axis ``range`` (and its ticks) from the largest of ``values`` down at least a factor of 10, padded
+    as plotly's autorange pads (5% of the span in log either side, as :func:`figures.axes.log_ticks` assumes)."""
+    v = [float(y) for y in values if y is not None and np.isfinite(y) and y > 0]
+    if not v:
+        return {}
+    hi = max(v)
+    lo = min(min(v), hi / 10.0)
+    pad = (hi / lo) ** 0.05
+    return {"range": [float(np.log10(lo / pad)), float(np.log10(hi * pad))], **_log_tickvals([lo, hi])}
 
 
 def releases_plot(table: pd.DataFrame, param: str, *, symbol: str = "ε", truth: float | None = None) -> go.Figure:

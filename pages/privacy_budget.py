@@ -12,7 +12,7 @@ import streamlit as st
 
 from figures import budget, posteriors
 from figures import protection as protection_figures
-from figures.labels import METHOD_LABELS, TERM_HELP
+from figures.labels import METHOD_LABELS, TERM_HELP, result_label
 from ui import downloads, keys, narrative, picker, protection_text, terms
 from ui.compute import method_runs, protection, sweeps
 from ui.compute import release as release_compute
@@ -261,8 +261,12 @@ with right:
     advice = sweeps.epsilon_advice(s, inputs.records, grid, param, target) if valid_target else None
     downloads.chart(budget.sd_plot(sweep.table, param, target=target if valid_target else None,
                                    exact_sd=advice.sds if advice else None,
-                                   confidential_sd=advice.confidential_sd if advice else None),
+                                   confidential_sd=advice.confidential_sd if advice else None,
+                                   prior_sd=sweeps.prior_sds(s, inputs.records).get(param)),
                     key=keys.SD_CHART, name=f"sd_vs_epsilon_{param}")
+if "converged" in sweep.table and not sweep.table["converged"].all():
+    st.caption("Circled x: a sampler run that has not converged at that ε (R-hat > 1.01 or ESS < 400) — raise "
+               "its draws, or sweep Exact (best method) instead.", help=f"{TERM_HELP['R-hat']} {TERM_HELP['ESS']}")
 if target is None:
     pass  # the box says what is wrong with its text
 elif not valid_target:
@@ -340,22 +344,30 @@ else:
     st.markdown("##### " + protection_text.protection_sentence(at_risk, utility=utility_part))
     if advice is not None:
         st.caption(f"±: half the width of the exact posterior's 90% interval of {param} at ε = {value:g} (1.645 sd).")
+    else:
+        st.caption(f"Each ε's sd of {param} is estimated from its own run's draws, so where neighbouring ε's sds "
+                   "differ by less than their Monte Carlo error the line can fold back on itself.")
 
 # ---- step through the grid ----------------------------------------------------------------------
 st.markdown(f"**Every posterior at ε = {value:g}** (the ε chosen above)")
 at_runs = {m: r for m, r in sweep.runs.get(value, {}).items() if r.ok}
 at_value = [r.result for r in at_runs.values()]
-if "converged" in sweep.table and not sweep.table["converged"].all():
-    st.caption("Circled x: a sampler run that has not converged at that ε (R-hat > 1.01 or ESS < 400) — raise "
-               "its draws, or sweep Exact (best method) instead.", help=f"{TERM_HELP['R-hat']} {TERM_HELP['ESS']}")
+stalled = [m for m, r in at_runs.items() if r.stalled]
 conf = method_runs.confidential(s, inputs.records)
 if at_value:
     downloads.chart(posteriors.posterior_densities(at_value, true_params=prepared.true_params,
                                                    confidential=conf.result if conf is not None and conf.ok else None,
                                                    title=f"ε = {value:g}", params=[param],
-                                                   supports=prepared.param_support,
-                                                   not_converged={m for m, r in at_runs.items() if r.stalled}),
+                                                   supports=prepared.param_support, not_converged=set(stalled)),
                     key=keys.STEP_CHART, name=f"posterior_at_epsilon_{value:g}")
+    if stalled:  # this figure marks them in its legend and by a faded line, not by circled x
+        one, legend = len(stalled) == 1, " and ".join(f"{result_label(at_runs[m].result)} (not converged)"
+                                                       for m in stalled)
+        st.caption(f"{legend} in the legend: "
+                   f"{'its run' if one else 'their runs'} at ε = {value:g} {'has' if one else 'have'} not converged "
+                   f"(R-hat > 1.01 or ESS < 400), so {'its curve is' if one else 'their curves are'} drawn faded "
+                   "and dash-dotted: read it with suspicion — raise the draws, or sweep Exact (best method) instead.",
+                   help=f"{TERM_HELP['R-hat']} {TERM_HELP['ESS']}")
 else:
     st.info(f"No method produced draws at ε = {value:g}.")
 

@@ -11,6 +11,7 @@ the bar update), then click the Stop button that is still on screen, as its call
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from concurrent.futures import ThreadPoolExecutor
 
@@ -115,6 +116,9 @@ def test_stop_shows_the_cells_a_sweep_finished_and_never_caches_them(monkeypatch
     at.text_input(key=keys.W_N).set_value(str(61)).run()  # a scenario no other test sweeps
     at.switch_page(SWEEP).run()
     assert not at.get("plotly_chart")  # the script stopped where the signal arrived
+    running = [s for s in _statuses(at) if s.startswith("Sweeping 7 ε values × 3 methods: ")]
+    assert running and re.fullmatch(r".*: 1 of 21 runs done, (about \d+ s left|taking longer than .*)", running[0]), \
+        _statuses(at)  # the collapsed box's label counted the runs as they finished (it said "running…" only)
     at.button(key=keys.W_SWEEP_STOP).click().run()  # the Stop click whose rerun delivered it
     assert not at.exception, [e.value for e in at.exception]
     assert any("You stopped this sweep" in i.value for i in at.info)
@@ -124,6 +128,38 @@ def test_stop_shows_the_cells_a_sweep_finished_and_never_caches_them(monkeypatch
     at.button(key=keys.W_SWEEP_STOP + "_again").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert [s for s in _statuses(at) if s.startswith("Sweep: 21 runs computed in")], _statuses(at)  # not cached
+
+
+def test_the_sweeps_words_count_the_runs_and_the_time_left():
+    """The regression preset's sweep ran 58 s under "running…". Its box now counts the runs done and, with the cost
+    estimate known, the time left: the larger of what the estimate leaves and what the pace so far predicts (the
+    estimate said 8 s; after 2 runs in 8 s the pace says 48 s)."""
+    assert sweeps.progress_words(0, 14, 0.0, 7.5) == "0 of 14 runs done, about 8 s left"
+    assert sweeps.progress_words(1, 14, 0.1, 7.5) == "1 of 14 runs done, about 7 s left"  # naive's first run: free
+    assert sweeps.progress_words(2, 14, 8.0, 7.5) == "2 of 14 runs done, about 48 s left"
+    assert sweeps.progress_words(13, 14, 55.0, 7.5) == "13 of 14 runs done, about 4 s left"
+    assert sweeps.progress_words(0, 14, 9.0, 7.5) == "0 of 14 runs done, taking longer than its estimate of 8 s"
+    assert sweeps.progress_words(5, 14, 20.0, None) == "5 of 14 runs done"  # no work budget: no estimate
+    assert sweeps.progress_words(14, 14, 58.0, 7.5) == "14 of 14 runs done"
+
+
+def test_the_sweeps_progress_moves_the_bar_and_the_boxs_label_together():
+    seen = []
+
+    class Bar:
+        def progress(self, value, text):
+            seen.append(("bar", value, text))
+
+    class Status:
+        def update(self, label):
+            seen.append(("status", label))
+
+    clock = iter([100.0, 108.0, 120.0])
+    progress = sweeps._SweepProgress(sweeps._BarAndLabel(Bar(), Status(), "Sweeping 7 ε values × 2 methods"), 7.5,
+                                     clock=lambda: next(clock))
+    assert progress(2, 14) is None
+    assert seen == [("bar", 2 / 14, "2 of 14 runs done, about 48 s left"),
+                    ("status", "Sweeping 7 ε values × 2 methods: 2 of 14 runs done, about 48 s left")]
 
 
 # --------------------------------------------------------------------------- Calibration study

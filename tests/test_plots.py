@@ -415,6 +415,37 @@ def test_log_axes_have_ticks_across_their_whole_span():
     assert axis["tickvals"][0] <= 0.02 and axis["tickvals"][-1] >= 0.1 and len(axis["tickvals"]) >= 4
 
 
+def test_sd_plot_floor_is_a_floor_for_exact_posteriors_only():
+    """The default scenario's naive sd (0.053 at ε = 0.1) sits below the confidential-data sd: the legend said
+    "(no ε goes below)" with 0.06705. It says which posteriors stay above it, rounded to three digits."""
+    table = pd.DataFrame({"epsilon": [0.1, 1.0, 10.0] * 2, "method": ["naive"] * 3 + ["exact"] * 3,
+                          "param": ["theta"] * 6, "mean": [0.4] * 6, "sd": [0.053, 0.06, 0.067, 0.21, 0.08, 0.068],
+                          "q5": [0.3] * 6, "q95": [0.5] * 6})
+    (floor,) = _traces(sd_plot(table, "theta", confidential_sd=0.0670512), "confidential_sd")
+    assert floor["name"] == "confidential-data sd = 0.0671 (no exact posterior goes below)"
+    assert floor["meta"]["value"] == 0.0670512
+
+
+def test_sd_plot_prior_line_anchors_the_axis():
+    """The regression preset's sds (1.58 to 1.98 under a prior sd of 2) filled the log axis, so a 20% change looked
+    steep. With the prior sd given, it is drawn as a line and the axis spans a decade down from it: the sweep's
+    curves take a tenth of the height, under the prior they barely leave."""
+    sds = [1.98, 1.96, 1.9, 1.82, 1.72, 1.65, 1.62]
+    grid = [0.1, 0.215, 0.464, 1.0, 2.15, 4.64, 10.0]
+    table = pd.DataFrame({"epsilon": grid, "method": "exact", "param": "beta[0]", "sd": sds, "mean": -1.0,
+                          "q5": -4.0, "q95": 2.0})
+    fig = sd_plot(table, "beta[0]", target=1.8, prior_sd=1.998)
+    (prior,) = _traces(fig, "prior_sd")
+    assert list(prior["y"]) == [1.998, 1.998] and list(prior["x"]) == [0.1, 10.0]
+    assert prior["name"] == "prior sd = 2 (before any data)"
+    axis = fig.to_dict()["layout"]["yaxis"]
+    lo, hi = axis["range"]
+    assert lo <= math.log10(0.1998) and hi >= math.log10(1.998)
+    assert (math.log10(max(sds)) - math.log10(min(sds))) / (hi - lo) < 0.15
+    assert axis["tickvals"][0] <= 0.2 and axis["tickvals"][-1] == 2
+    assert "range" not in sd_plot(table, "beta[0]", target=1.8).to_dict()["layout"]["yaxis"]  # no prior: as before
+
+
 def test_every_method_keeps_one_colour_on_every_figure(rng):
     """The palette is one module: the density, interval and sd figures colour a method alike."""
     from figures import palette

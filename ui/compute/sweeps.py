@@ -1,20 +1,29 @@
 """The epsilon sweep of the Privacy budget page: every method at every epsilon of a grid.
 
-A sweep runs in one ``st.status`` box with one progress bar; it is cached whole. Stopped (the Stop
-button, a newer input), it is never cached: the cells it finished are handed to the session's next
-run (:class:`~ui.compute.progress.SessionHandover`), which shows them marked as stopped.
+A sweep runs in one ``st.status`` box with one progress bar; it is cached whole. While it runs, the box's
+label (all a collapsed box shows) says how many runs are done and about how long is left
+(:class:`_SweepProgress`). Stopped (the Stop button, a newer input), it is never cached: the cells it finished
+are handed to the session's next run (:class:`~ui.compute.progress.SessionHandover`), which shows them marked
+as stopped.
+
+The sd figure's prior reference (:func:`prior_sds`) is the sd of prior draws from the model's own prior sampler
+(``model.sample_prior``), on a stream of its own: the samplers' draws do not change.
 """
 from __future__ import annotations
 
 import json
+import math
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
 import engine
+from engine.cost import duration
 from engine.studies.cost import estimate_replicates_cost
 from engine.studies.replicates import epsilon_replicates
 from engine.studies.sweep import EpsilonAdvice, epsilon_for_target_sd, epsilon_spec, epsilon_sweep, \
@@ -28,7 +37,7 @@ from .progress import SessionHandover, _fresh, _Progress
 from .records import RESULT_TTL_S, MethodRun, _payload, _run_record, spec_json
 
 __all__ = ["Sweep", "sweep", "sweep_key", "stopped_sweep", "forget_stopped_sweep", "smallest_epsilon", "epsilon_advice",
-           "fresh_releases", "spec_text_of"]
+           "fresh_releases", "spec_text_of", "prior_sds", "progress_words"]
 
 
 @dataclass(frozen=True)
@@ -57,15 +66,61 @@ def _sweep_payload(frame: pd.DataFrame, results: Mapping) -> dict:
 _stopped_sweep = threading.local()  # the cells a stopped sweep finished, handed to sweep() past the cache
 
 
+def progress_words(done: int, total: int, elapsed_s: float, estimate_s: float | None) -> str:
+    """"5 of 14 runs done, about 40 s left": where the sweep's cost estimate is known, the time left is the larger
+    of what the estimate leaves (``estimate_s - elapsed_s``) and what the finished runs' pace predicts
+    (``elapsed_s / done`` per run left). The estimate alone is off by a factor of a few on a busy server (the
+    regression preset's sweep was estimated at 8 s and took 58 s), and the pace alone reads a first run that
+    costs nothing (naive's) as the price of all; the larger of the two is never the first's mistake for long.
+    A sweep past its estimate before any run finished says so instead of counting down below zero."""
+    words = f"{done:,} of {total:,} runs done"
+    if estimate_s is None or not estimate_s > 0 or done >= total:
+        return words
+    left = estimate_s - elapsed_s
+    if done > 0:
+        left = max(left, elapsed_s / done * (total - done))
+    if left <= 0:
+        return f"{words}, taking longer than its estimate of {duration(estimate_s)}"
+    return f"{words}, about {duration(max(left, 1.0))} left"
+
+
+class _BarAndLabel:
+    """The sweep's progress bar and its status box's label moved together (the box is collapsed: its label is
+    what one sees). A status update made inside the cached sweep is not replayed on a cache hit; the caller sets
+    the box's final label either way."""
+
+    def __init__(self, bar, status, prefix: str):
+        self.bar, self.status, self.prefix = bar, status, prefix
+
+    def progress(self, value: float, text: str) -> None:
+        self.bar.progress(value, text=text)
+        if self.status is not None:
+            self.status.update(label=f"{self.prefix}: {text}")
+
+
+class _SweepProgress(_Progress):
+    """:class:`~ui.compute.progress._Progress` whose words are :func:`progress_words` (runs done, time left)."""
+
+    def __init__(self, bar, estimate_s: float | None, clock=time.monotonic):
+        super().__init__(bar, "runs")
+        self.estimate_s, self.clock, self.start = estimate_s, clock, clock()
+
+    def text(self, done: int, total: int) -> str:
+        return progress_words(done, total, self.clock() - self.start, self.estimate_s)
+
+
 @st.cache_data(show_spinner=False, max_entries=32, max_size="512MiB", ttl=RESULT_TTL_S)
-def _sweep_cached(spec_text: str, grid_text: str, methods_text: str) -> dict:
-    """The sweep, drawing its progress bar inside the caller's status box (replayed on a cache hit).
+def _sweep_cached(spec_text: str, grid_text: str, methods_text: str, _status=None, _label: str = "",
+                  _estimate_s: float | None = None) -> dict:
+    """The sweep, drawing its progress bar inside the caller's status box (replayed on a cache hit) and counting
+    the runs done in the box's label (``_label``: what precedes the count), with the time left where
+    ``_estimate_s`` (the sweep's cost estimate) is known; the underscored arguments are not part of the cache key.
     A sweep stopped by the Stop button or a newer input re-raises Streamlit's signal, so it is never
     cached; what it finished goes to ``_stopped_sweep`` for the page to show as stopped."""
     _fresh.value = True
     grid, methods = json.loads(grid_text), json.loads(methods_text)
     bar = st.progress(0.0, text="runs")
-    progress = _Progress(bar, "runs")
+    progress = _SweepProgress(_BarAndLabel(bar, _status, _label), _estimate_s)
     frame, results = epsilon_sweep(json.loads(spec_text), grid, methods, on_progress=progress)
     if progress.interrupt is not None or frame.attrs.get("stopped"):
         _stopped_sweep.value = _sweep_payload(frame, results)
@@ -134,17 +189,20 @@ def sweep(scenario: Scenario, records, grid: Sequence[float], methods: Sequence[
         chosen = [{**m, "max_seconds": budget / len(grid)} if m["name"] == "auto" and "max_seconds" not in m else m
                   for m in chosen]
     grid_text, methods_text = json.dumps([float(g) for g in grid]), json.dumps(chosen)
+    estimate = None
     if budget is not None:
         cost = _sweep_cost_cached(text, grid_text, methods_text, budget)
         if cost["seconds"] > budget:
             return Sweep(table=pd.DataFrame(), runs={}, skipped={}, over_budget={**cost, "budget": budget})
+        estimate = float(cost["seconds"])
     runs = len(grid) * len(chosen)
-    with st.status(f"Sweeping {len(grid)} ε values × {len(chosen)} methods: running…", expanded=False) as status:
+    label = f"Sweeping {len(grid)} ε values × {len(chosen)} methods"
+    with st.status(f"{label}: {progress_words(0, runs, 0.0, estimate)}", expanded=False) as status:
         _fresh.value, _stopped_sweep.value = False, None
         session = SWEEP_HANDOVER.session()
         done = SWEEP_HANDOVER.start(session)
         try:
-            out = _sweep_cached(text, grid_text, methods_text)
+            out = _sweep_cached(text, grid_text, methods_text, _status=status, _label=label, _estimate_s=estimate)
         except BaseException:  # stopped (Stop button, newer input): hand over what finished, uncached
             kept = getattr(_stopped_sweep, "value", None)
             if kept is not None:
@@ -184,6 +242,43 @@ def epsilon_advice(scenario: Scenario, records, grid: Sequence[float], param: st
     if out is None:
         return None
     return EpsilonAdvice(**{**out, "sds": {float(e): float(v) for e, v in out["sds"]}})
+
+
+#: prior draws behind each parameter's prior sd: its Monte Carlo error is about sd / sqrt(2 N), 0.16% here (shown to
+#: two digits); fewer for models with many parameters, so the draws stay under 32 MB
+PRIOR_DRAWS = 200_000
+#: the prior's stream: ``SeedSequence(seed)``'s third child, beside the data and method streams (engine.api)
+PRIOR_STREAM = 2
+
+
+@st.cache_data(show_spinner=False, max_entries=128, ttl=RESULT_TTL_S)
+def _prior_sds_cached(spec_text: str) -> dict:
+    """{param: sd of the model's prior draws}; a parameter whose two halves of draws disagree on the sd by over 5%
+    (a prior without a finite variance: an inverse-gamma sigma^2 with shape <= 2) is left out, as is every
+    parameter of a model without a prior sampler."""
+    problem = _problem(spec_text)
+    model = problem.model
+    names = list(model.param_names)
+    size = max(10_000, min(PRIOR_DRAWS, 4_000_000 // max(len(names), 1)))
+    rng = np.random.default_rng(np.random.SeedSequence(int(json.loads(spec_text)["seed"])).spawn(PRIOR_STREAM + 1)[-1])
+    try:
+        draws = np.asarray(model.sample_prior(rng, size), dtype=float).reshape(size, -1)
+    except (ValueError, NotImplementedError, AttributeError):
+        return {}
+    if draws.shape[1] != len(names):
+        return {}
+    out = {}
+    for j, name in enumerate(names):
+        sd, halves = float(np.std(draws[:, j])), [float(np.std(h)) for h in np.array_split(draws[:, j], 2)]
+        if math.isfinite(sd) and sd > 0 and max(halves) <= 1.05 * min(halves):
+            out[name] = sd
+    return out
+
+
+def prior_sds(scenario: Scenario, records) -> dict[str, float]:
+    """Each parameter's prior sd (its sd before any data), estimated from prior draws (:func:`_prior_sds_cached`):
+    the same for the same scenario and seed, and drawn on a stream of its own, so no sampler's draws change."""
+    return dict(_prior_sds_cached(spec_json(to_spec_dict(scenario, records))))
 
 
 @st.cache_data(show_spinner=False, max_entries=32, max_size="256MiB", ttl=RESULT_TTL_S)
