@@ -108,9 +108,11 @@ if "accepted_fraction" in result.sample_stats:  # a DA-MCMC record sweep (also w
     m2.metric("lowest chain minimum", f"{float(acc.min()):.3f}")
     m3.metric("exp(-ε) bound", "—" if bound is None else f"{bound:.3f}")
     if run.stalled:
+        what = narrative.moved(result.param_names)
         st.caption(f"Acceptance {float(acc.mean()):.3f}, yet the verdict above fails: the acceptance rate says how "
-                   "often a record's proposed value is kept, not how far θ travels. When the noise is wide, records "
-                   "move freely and θ slowly; the pseudo-marginal sampler moves θ directly.")
+                   f"often a record's proposed value is kept, not how far {what} "
+                   f"{'move' if what == 'the parameters' else 'moves'}. When the noise is wide, records move freely "
+                   f"and {what} slowly; the pseudo-marginal sampler moves {what} directly.")
     if bound is None and method != "rjmcmc":
         st.caption("No exp(-ε) bound here: the mechanism is not pure ε-DP, or its sensitivity does not cover "
                    "the model's records.")
@@ -129,7 +131,7 @@ if "add_acceptance" in result.info:  # reversible jump: the moves that change n
                + ". The trace of n is the last panel under Traces; rates near 0 mean n barely moves.")
 
 if "mean_acceptance" in result.info and "accepted_fraction" not in result.sample_stats:
-    st.caption(narrative.pseudo_marginal_caption(result.info))
+    st.caption(narrative.pseudo_marginal_caption(result.info, result.param_names))
 
 if "proposals" in result.info:
     st.subheader("ABC rejection", divider="gray")

@@ -395,3 +395,13 @@ def test_the_pages_own_number_boxes_refuse_what_they_cannot_read():
     assert any(e.startswith('ε (Gaussian: ρ = ε²/2) = "abc" is not a number') for e in _texts(at.error))
     at.text_input(key=keys.W_CAL_M).set_value("5").run()
     assert at.text_input(key=keys.W_CAL_EPSILON).value == "abc"
+
+
+def test_diagnostics_names_a_regressions_parameters_not_theta():
+    """After the regression preset Diagnostics said "Pseudo-marginal acceptance: 0.287 of proposed moves of θ":
+    a regression has β and no θ. The page passes the run's parameters to the sentence."""
+    at = _open("pages/diagnostics.py", {"model": "linear_regression", "n": "100", "methods": "pseudo_marginal",
+                                        "chains": "2", "draws": "300", "warmup": "200"})
+    _assert_clean(at)
+    line = next(c for c in _texts(at.caption) if c.startswith("Pseudo-marginal acceptance"))
+    assert "of proposed moves of the parameters" in line and "θ" not in line, line

@@ -177,14 +177,30 @@ def test_the_pseudo_marginal_line_reads_without_nan_or_a_python_list():
     (which did not carry the target) and for the regression's sampler (which has none)."""
     from ui.narrative import pseudo_marginal_caption
 
-    assert pseudo_marginal_caption({"mean_acceptance": 0.287, "particles": [1, 1, 1, 1]}) == (
+    assert pseudo_marginal_caption({"mean_acceptance": 0.287, "particles": [1, 1, 1, 1]}, ("theta",)) == (
         "Pseudo-marginal acceptance: 0.287 of proposed moves of θ; 1 statistic draw per likelihood estimate in "
         "every chain.")
     assert pseudo_marginal_caption({"mean_acceptance": 0.3, "target_acceptance": float("nan"),
-                                    "particles": [3, 4]}).endswith("chain by chain: 3, 4.")
-    assert pseudo_marginal_caption({"mean_acceptance": 0.3, "target_acceptance": 0.234, "particles": [1200] * 2}) == (
+                                    "particles": [3, 4]}, ("theta",)).endswith("chain by chain: 3, 4.")
+    assert pseudo_marginal_caption({"mean_acceptance": 0.3, "target_acceptance": 0.234, "particles": [1200] * 2},
+                                   ("theta",)) == (
         "Pseudo-marginal acceptance: 0.300 of proposed moves of θ (target 0.234); 1,200 statistic draws per "
         "likelihood estimate in every chain.")
+
+
+def test_the_pseudo_marginal_line_names_the_models_own_parameters():
+    """After the regression preset Diagnostics said "0.287 of proposed moves of θ": a regression has no θ (the
+    symbol was written into the sentence). One-parameter models are named by their symbol, as the pages write
+    them; several parameters are "the parameters"."""
+    from ui.narrative import pseudo_marginal_caption
+
+    info = {"mean_acceptance": 0.287, "target_acceptance": 0.18, "particles": [1, 1]}
+    regression = pseudo_marginal_caption(info, ("beta[0]", "beta[1]", "beta[2]"))
+    assert regression.startswith("Pseudo-marginal acceptance: 0.287 of proposed moves of the parameters (target ")
+    assert "θ" not in regression
+    assert "of the parameters" in pseudo_marginal_caption(info, ("p[0]", "p[1]", "p[2]"))  # Dirichlet, log-linear
+    for name, symbol in (("theta", "θ"), ("lam", "λ"), ("mu", "μ"), ("rate", "rate")):
+        assert f"of proposed moves of {symbol} (target" in pseudo_marginal_caption(info, (name,)), name
 
 
 def test_numbers_read_without_scientific_notation_where_people_would_not_write_it():
