@@ -184,7 +184,7 @@ def test_the_pseudo_marginal_line_reads_without_nan_or_a_python_list():
                                     "particles": [3, 4]}, ("theta",)).endswith("chain by chain: 3, 4.")
     assert pseudo_marginal_caption({"mean_acceptance": 0.3, "target_acceptance": 0.234, "particles": [1200] * 2},
                                    ("theta",)) == (
-        "Pseudo-marginal acceptance: 0.300 of proposed moves of θ (target 0.234); 1,200 statistic draws per "
+        "Pseudo-marginal acceptance: 0.3 of proposed moves of θ (target 0.234); 1,200 statistic draws per "
         "likelihood estimate in every chain.")
 
 
@@ -238,3 +238,24 @@ def test_the_ess_cell_fits_its_column_and_never_rounds_up_to_the_threshold():
 
     assert [ess_short(v) for v in (399.6, 830.0, 1000.0, 4029.0, 9999.9, 39776.0, 123456.0)] == [
         "399", "830", "1.0k", "4.0k", "9.9k", "39k", "123k"]
+
+
+def test_every_ess_and_acceptance_is_written_one_way():
+    """The Dirichlet model's verdict said "ESS 382" where its p[2] row said "381 / 556"; default DA-MCMC's ESS read
+    829 on Compare and 830 on Diagnostics, and its acceptance 0.9309 and 0.931. Every ESS is rounded down
+    (ess_full, ess_short below 1,000) and every acceptance has four significant digits, never an exponent."""
+    from types import SimpleNamespace
+
+    from ui.narrative import convergence_warning
+    from ui.tables import acceptance_text, ess_full, ess_short
+
+    assert [ess_full(v) for v in (381.6, 399.99, 829.7, 4566.9, 39776.2, float("nan"))] == [
+        "381", "399", "829", "4,566", "39,776", "—"]
+    assert all(ess_short(v) == ess_full(v) for v in (0.4, 17.9, 381.6, 999.9))
+    verdict = {"applicable": True, "converged": False, "r_hat_max": 1.004, "ess_bulk_min": 381.6,
+               "ess_tail_min": 556.2}
+    assert verdict_text(verdict, several=True) == "no: worst R-hat 1.004, ESS 381"
+    warning = convergence_warning({"da_mcmc": SimpleNamespace(stalled=True, too_few=False, convergence=verdict)})
+    assert warning.startswith("Not converged: DA-MCMC (R-hat 1.004, ESS 381)."), warning
+    assert [acceptance_text(v) for v in (0.93094, 0.287, 1.359e-05, 0.18, 0.7408182, 1.0, float("nan"))] == [
+        "0.9309", "0.287", "0.00001359", "0.18", "0.7408", "1", "—"]
