@@ -21,6 +21,7 @@ from plotly.subplots import make_subplots
 from scipy import stats
 
 from .axes import BOTTOM_LEGEND, _grid_shape, _label, titled
+from .labels import acceptance_text
 from .palette import BOUND_COLOR, CHAIN_COLORS, color_of
 
 __all__ = ["trace_plot", "acceptance_plot", "rank_plot", "mcem_history"]
@@ -91,13 +92,15 @@ def acceptance_plot(result, max_points: int = 2000) -> go.Figure:
                                  meta={"kind": "acceptance", "chain": c}))
         for stat, value, dash in (("mean", acc[c].mean(), "dash"), ("min", acc[c].min(), "dot")):
             fig.add_trace(go.Scatter(x=[0, n_draws - 1], y=[float(value)] * 2, mode="lines",
-                                     name=f"chain {c} {stat} = {value:.3f}", legendgroup=group, showlegend=False,
+                                     name=f"chain {c} {stat} = {acceptance_text(value)}", legendgroup=group,
+                                     showlegend=False,
                                      line={"width": 2, "color": color, "dash": dash},
                                      meta={"kind": f"acceptance_{stat}", "chain": c, "value": float(value)}))
     bound = result.info.get("epsilon_bound")
     if bound is not None:
         fig.add_trace(go.Scatter(x=[0, n_draws - 1], y=[float(bound)] * 2, mode="lines",
-                                 name=f"exp(-ε) bound = {bound:.3f}", line={"width": 2.5, "color": BOUND_COLOR},
+                                 name=f"exp(-ε) bound = {acceptance_text(bound)}",
+                                 line={"width": 2.5, "color": BOUND_COLOR},
                                  meta={"kind": "bound", "value": float(bound)}))
     title = "DA-MCMC acceptance rate per sweep" if result.method != "rjmcmc" else \
         f"{_label(result.method)}: acceptance rate per record sweep (within the current n)"

@@ -1,8 +1,10 @@
 """What the lab calls each choice and each result, in words: the sidebar's options, the legends, the tables.
 
-Pure constants and one function; nothing here imports streamlit.
+Pure constants and a few formatters; nothing here imports streamlit.
 """
 from __future__ import annotations
+
+import numpy as np
 
 __all__ = [
     "METHOD_LABELS",
@@ -17,6 +19,7 @@ __all__ = [
     "result_label",
     "format_p",
     "summary_number",
+    "acceptance_text",
     "TERM_HELP",
 ]
 
@@ -98,6 +101,16 @@ def summary_number(v: float) -> str:
     """A posterior summary as every table and figure label writes it: four significant digits, and from 1,000 on
     the whole number with thousands separators (-46,730, not -4.673e+04)."""
     return f"{v:,.0f}" if 999.95 <= abs(v) < 1e15 else f"{v:.4g}"
+
+
+def acceptance_text(v: float) -> str:
+    """An acceptance rate as every table, sentence and figure label writes it (Compare's acceptance column,
+    Diagnostics' metrics and its acceptance figure): four significant digits and never an exponent (0.9309,
+    0.287, 0.00001359, not 1.359e-05); "—" where there is none (NaN)."""
+    v = float(v)
+    if v != v or v in (float("inf"), float("-inf")):
+        return "—"
+    return np.format_float_positional(v, precision=4, unique=False, fractional=False, trim="-")
 
 
 def format_p(p) -> str:

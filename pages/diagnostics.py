@@ -83,8 +83,8 @@ elif not verdict.get("applicable"):
                icon=":material/check_circle:")
 elif verdict.get("converged"):
     st.success(f"{METHOD_LABELS[method]} has converged: R-hat ≤ {verdict['r_hat_max']:.3f}, bulk ESS ≥ "
-               f"{verdict['ess_bulk_min']:,.0f}, tail ESS ≥ {verdict['ess_tail_min']:,.0f} (needs R-hat ≤ 1.01, "
-               "ESS ≥ 400).",
+               f"{tables.ess_full(verdict['ess_bulk_min'])}, tail ESS ≥ {tables.ess_full(verdict['ess_tail_min'])} "
+               "(needs R-hat ≤ 1.01, ESS ≥ 400).",
                icon=":material/check_circle:")
 else:
     st.warning(narrative.convergence_warning({method: run}, figure=False, switched_on=s.methods) + " Failed: "
@@ -93,8 +93,9 @@ else:
 
 st.subheader("R-hat and effective sample size", divider="gray")
 summary = run.summary.rename(columns={"r_hat": "R-hat", "ess_bulk": "ESS bulk", "ess_tail": "ESS tail"})
-formats = {c: summary_number for c in ("mean", "sd", "q5", "q50", "q95")} | {"R-hat": "{:.3f}", "ESS bulk": "{:,.0f}",
-                                                                         "ESS tail": "{:,.0f}"}
+# ESS rounded down as on Compare and in the verdict (ui.tables.ess_full): 381.6 reads 381 everywhere
+formats = {c: summary_number for c in ("mean", "sd", "q5", "q50", "q95")} | {
+    "R-hat": "{:.3f}", "ESS bulk": tables.ess_full, "ESS tail": tables.ess_full}
 st.dataframe(tables.formatted(summary, formats), width="stretch", height="content",
              column_config=terms.text_columns(formats))
 if math.isnan(run.summary["r_hat"].max()):
@@ -105,13 +106,15 @@ if "accepted_fraction" in result.sample_stats:  # a DA-MCMC record sweep (also w
     acc = result.sample_stats["acceptance_rate"]
     bound = result.info.get("epsilon_bound")
     m1, m2, m3 = st.columns(3)
-    m1.metric("mean acceptance", f"{float(acc.mean()):.3f}")
-    m2.metric("lowest chain minimum", f"{float(acc.min()):.3f}")
-    m3.metric("exp(-ε) bound", "—" if bound is None else f"{bound:.3f}")
+    m1.metric("mean acceptance", tables.acceptance_text(float(acc.mean())))  # as Compare's acceptance column
+    m2.metric("lowest chain minimum", tables.acceptance_text(float(acc.min())))
+    m3.metric("exp(-ε) bound", "—" if bound is None else tables.acceptance_text(bound))
     if run.stalled:
-        st.caption(f"Acceptance {float(acc.mean()):.3f}, yet the verdict above fails: the acceptance rate says how "
-                   "often a record's proposed value is kept, not how far θ travels. When the noise is wide, records "
-                   "move freely and θ slowly; the pseudo-marginal sampler moves θ directly.")
+        what = narrative.moved(result.param_names)
+        st.caption(f"Acceptance {tables.acceptance_text(float(acc.mean()))}, yet the verdict above fails: the "
+                   f"acceptance rate says how often a record's proposed value is kept, not how far {what} "
+                   f"{'move' if what == 'the parameters' else 'moves'}. When the noise is wide, records move freely "
+                   f"and {what} slowly; the pseudo-marginal sampler moves {what} directly.")
     if bound is None and method != "rjmcmc":
         st.caption("No exp(-ε) bound here: the mechanism is not pure ε-DP, or its sensitivity does not cover "
                    "the model's records.")
@@ -122,15 +125,15 @@ if "accepted_fraction" in result.sample_stats:  # a DA-MCMC record sweep (also w
 if "add_acceptance" in result.info:  # reversible jump: the moves that change n
     st.subheader("Jumps in n (add / delete a record)", divider="gray")
     j1, j2, j3 = st.columns(3)
-    j1.metric("add acceptance", f"{result.info['add_acceptance']:.3f}")
-    j2.metric("delete acceptance", f"{result.info['delete_acceptance']:.3f}")
+    j1.metric("add acceptance", tables.acceptance_text(result.info["add_acceptance"]))
+    j2.metric("delete acceptance", tables.acceptance_text(result.info["delete_acceptance"]))
     j3.metric("jumps per iteration", f"{result.info['jumps']:,}")
-    st.caption("Per chain: add " + ", ".join(f"{a:.3f}" for a in result.info["add_acceptance_per_chain"])
-               + " · delete " + ", ".join(f"{a:.3f}" for a in result.info["delete_acceptance_per_chain"])
+    st.caption("Per chain: add " + ", ".join(map(tables.acceptance_text, result.info["add_acceptance_per_chain"]))
+               + " · delete " + ", ".join(map(tables.acceptance_text, result.info["delete_acceptance_per_chain"]))
                + ". The trace of n is the last panel under Traces; rates near 0 mean n barely moves.")
 
 if "mean_acceptance" in result.info and "accepted_fraction" not in result.sample_stats:
-    st.caption(narrative.pseudo_marginal_caption(result.info))
+    st.caption(narrative.pseudo_marginal_caption(result.info, result.param_names))
 
 if "proposals" in result.info:
     st.subheader("ABC rejection", divider="gray")
@@ -138,7 +141,7 @@ if "proposals" in result.info:
     a1, a2, a3, a4 = st.columns(4)
     a1.metric("proposals", f"{abc['proposals']:,}")
     a2.metric("accepted", f"{abc['accepted']:,}")
-    a3.metric("acceptance rate", f"{abc['acceptance_rate']:.3g}")
+    a3.metric("acceptance rate", tables.acceptance_text(abc["acceptance_rate"]))
     a4.metric("stopped by", abc["stopped_by"])
     if abc["stopped_by"] != "draws":
         st.warning(f"ABC stopped by {abc['stopped_by']} with {abc['accepted']:,} of {abc['requested']:,} "

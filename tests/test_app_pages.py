@@ -93,7 +93,7 @@ def test_page_renders_with_defaults(page):
         assert any("Smallest ε on the grid" in s for s in _texts(at.success))
     elif page == "pages/diagnostics.py":
         assert len(at.get("plotly_chart")) == 3  # acceptance, trace, rank
-        assert any(m.label == "exp(-ε) bound" and m.value == "0.741" for m in at.metric)
+        assert any(m.label == "exp(-ε) bound" and m.value == "0.7408" for m in at.metric)  # exp(-0.3), as acceptance
         assert any("its mean (dashed) and its lowest sweep (dotted)" in c for c in _texts(at.caption))
         assert any("has converged" in t for t in _texts(at.success))  # the verdict at the top
     else:
@@ -450,3 +450,30 @@ def test_the_pages_own_number_boxes_refuse_what_they_cannot_read():
     assert any(e.startswith('ε (Gaussian: ρ = ε²/2) = "abc" is not a number') for e in _texts(at.error))
     at.text_input(key=keys.W_CAL_M).set_value("5").run()
     assert at.text_input(key=keys.W_CAL_EPSILON).value == "abc"
+
+
+def test_diagnostics_names_a_regressions_parameters_not_theta():
+    """After the regression preset Diagnostics said "Pseudo-marginal acceptance: 0.287 of proposed moves of θ":
+    a regression has β and no θ. The page passes the run's parameters to the sentence."""
+    at = _open("pages/diagnostics.py", {"model": "linear_regression", "n": "100", "methods": "pseudo_marginal",
+                                        "chains": "2", "draws": "300", "warmup": "200"})
+    _assert_clean(at)
+    line = next(c for c in _texts(at.caption) if c.startswith("Pseudo-marginal acceptance"))
+    assert "of proposed moves of the parameters" in line and "θ" not in line, line
+
+
+def test_compare_and_diagnostics_write_the_same_ess_and_acceptance():
+    """Default DA-MCMC showed ESS "829 / 766" on Compare but "bulk ESS ≥ 830" on Diagnostics, and acceptance 0.9309
+    on Compare but 0.931 on Diagnostics: both pages now round an ESS down and give an acceptance four digits."""
+    at = _open("pages/compare.py")
+    _assert_clean(at)
+    row = at.dataframe[0].value.set_index("method").loc["DA-MCMC"]
+    bulk, tail = row["ESS bulk / tail"].split(" / ")
+    at.switch_page("pages/diagnostics.py").run()
+    _assert_clean(at)
+    assert at.segmented_control(key=keys.W_DIAG_METHOD).value == "da_mcmc"
+    verdict = next(t for t in _texts(at.success) if "has converged" in t)
+    assert f"bulk ESS ≥ {bulk}, tail ESS ≥ {tail} " in verdict, (row["ESS bulk / tail"], verdict)
+    table = at.dataframe[0].value
+    assert (table["ESS bulk"].iloc[0], table["ESS tail"].iloc[0]) == (bulk, tail), table
+    assert any(m.label == "mean acceptance" and m.value == row["acceptance"] for m in at.metric), row["acceptance"]

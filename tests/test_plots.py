@@ -10,6 +10,7 @@ from scipy import stats
 from engine.core.results import Result
 from figures.budget import interval_plot, sd_plot
 from figures.diagnostics import acceptance_plot, rank_plot, trace_plot
+from figures.labels import acceptance_text
 from figures.kde import binned_kde
 from figures.palette import METHOD_COLORS
 from figures.posteriors import MODEBAR_ROOM, n_pmf_plot, posterior_densities, y_cap
@@ -134,7 +135,7 @@ def test_acceptance_plot_bound_mean_and_min_per_chain(rng):
         (low,) = [t for t in _traces(fig, "acceptance_min") if t["meta"]["chain"] == c]
         assert mean["y"][0] == pytest.approx(acc[c].mean())
         assert low["y"][0] == pytest.approx(acc[c].min())
-        assert f"{acc[c].min():.3f}" in low["name"]
+        assert low["name"].endswith(f"min = {acceptance_text(acc[c].min())}")  # as Diagnostics' metrics write it
     assert fig.to_dict()["layout"]["yaxis"]["range"] == [0, 1.02]
 
 
@@ -658,7 +659,7 @@ def test_diagnostics_and_budget_figures_fit_a_phone(rng):
         assert max(map(len, lines)) <= 42 and layout["margin"]["t"] >= 38 + 22 * len(lines), (name, lines)
         assert layout["legend"]["orientation"] == "h" and layout["legend"]["yref"] == "container", name
     shown = [t["name"] for t in figures["acceptance"].to_dict()["data"] if t.get("showlegend", True)]
-    assert shown == ["chain 0", "chain 1", "chain 2", "chain 3", "exp(-ε) bound = 0.600"], shown
+    assert shown == ["chain 0", "chain 1", "chain 2", "chain 3", "exp(-ε) bound = 0.6"], shown
     title = figures["acceptance"].layout.title.text.replace("<br>", " ")
     assert title == "RJMCMC (unknown n): acceptance rate per record sweep (within the current n)", title
 

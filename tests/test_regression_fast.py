@@ -390,7 +390,7 @@ def test_auto_skips_a_fallback_far_dearer_than_the_first_attempt_and_one_over_th
     assert res.info["picked"] == "da_mcmc" and not attempts[0]["converged"] and rule["particles_needed"] <= 50
     assert rule["pseudo_marginal_ns_per_iteration"] > 10 * rule["da_mcmc_ns_per_iteration"]
     assert attempts[1]["method"] == "pseudo_marginal" and attempts[1]["converged"] is None
-    assert "x the first attempt's" in attempts[1]["skipped"] and "pseudo_marginal was skipped" in res.info["why"]
+    assert "times the first attempt's" in attempts[1]["skipped"] and "pseudo_marginal was skipped" in res.info["why"]
     assert attempts[2]["method"] == "da_mcmc" and attempts[2]["draws"] == 80 and "skipped" not in attempts[2]
     wide = prepared(500, 1.0)
     budget = engine.run_method(wide, {**table, "max_seconds": 1e-3}, 3)
@@ -400,7 +400,7 @@ def test_auto_skips_a_fallback_far_dearer_than_the_first_attempt_and_one_over_th
     assert "rerun" in budget.info["why"]
     narrow = engine.run_method(prepared(500, 20.0), table, 3)
     assert narrow.info["picked"] == "da_mcmc" and narrow.info["attempts"][1]["method"] == "pseudo_marginal"
-    assert "particles" in narrow.info["attempts"][1]["skipped"]
+    assert "simulated data sets of n = 500 records per step (the limit is 50)" in narrow.info["attempts"][1]["skipped"]
     with pytest.raises(ValueError, match="method.max_seconds"):
         engine.run_method(wide, {**table, "max_seconds": 0}, 3)
 
@@ -501,5 +501,6 @@ def test_auto_without_a_pilot_skips_the_pseudo_marginal_fallback_with_the_reason
     attempts = res.info["attempts"]
     assert res.info["rule"]["particles_needed"] is None
     assert attempts[0]["method"] == "da_mcmc" and not attempts[0]["converged"]
-    assert attempts[1]["method"] == "pseudo_marginal" and "below one particle's" in attempts[1]["skipped"]
+    assert attempts[1]["method"] == "pseudo_marginal"
+    assert "below that of one simulated data set" in attempts[1]["skipped"]
     assert res.info["picked"] == "da_mcmc"

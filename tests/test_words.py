@@ -177,14 +177,30 @@ def test_the_pseudo_marginal_line_reads_without_nan_or_a_python_list():
     (which did not carry the target) and for the regression's sampler (which has none)."""
     from ui.narrative import pseudo_marginal_caption
 
-    assert pseudo_marginal_caption({"mean_acceptance": 0.287, "particles": [1, 1, 1, 1]}) == (
+    assert pseudo_marginal_caption({"mean_acceptance": 0.287, "particles": [1, 1, 1, 1]}, ("theta",)) == (
         "Pseudo-marginal acceptance: 0.287 of proposed moves of θ; 1 statistic draw per likelihood estimate in "
         "every chain.")
     assert pseudo_marginal_caption({"mean_acceptance": 0.3, "target_acceptance": float("nan"),
-                                    "particles": [3, 4]}).endswith("chain by chain: 3, 4.")
-    assert pseudo_marginal_caption({"mean_acceptance": 0.3, "target_acceptance": 0.234, "particles": [1200] * 2}) == (
-        "Pseudo-marginal acceptance: 0.300 of proposed moves of θ (target 0.234); 1,200 statistic draws per "
+                                    "particles": [3, 4]}, ("theta",)).endswith("chain by chain: 3, 4.")
+    assert pseudo_marginal_caption({"mean_acceptance": 0.3, "target_acceptance": 0.234, "particles": [1200] * 2},
+                                   ("theta",)) == (
+        "Pseudo-marginal acceptance: 0.3 of proposed moves of θ (target 0.234); 1,200 statistic draws per "
         "likelihood estimate in every chain.")
+
+
+def test_the_pseudo_marginal_line_names_the_models_own_parameters():
+    """After the regression preset Diagnostics said "0.287 of proposed moves of θ": a regression has no θ (the
+    symbol was written into the sentence). One-parameter models are named by their symbol, as the pages write
+    them; several parameters are "the parameters"."""
+    from ui.narrative import pseudo_marginal_caption
+
+    info = {"mean_acceptance": 0.287, "target_acceptance": 0.18, "particles": [1, 1]}
+    regression = pseudo_marginal_caption(info, ("beta[0]", "beta[1]", "beta[2]"))
+    assert regression.startswith("Pseudo-marginal acceptance: 0.287 of proposed moves of the parameters (target ")
+    assert "θ" not in regression
+    assert "of the parameters" in pseudo_marginal_caption(info, ("p[0]", "p[1]", "p[2]"))  # Dirichlet, log-linear
+    for name, symbol in (("theta", "θ"), ("lam", "λ"), ("mu", "μ"), ("rate", "rate")):
+        assert f"of proposed moves of {symbol} (target" in pseudo_marginal_caption(info, (name,)), name
 
 
 def test_numbers_read_without_scientific_notation_where_people_would_not_write_it():
@@ -222,3 +238,60 @@ def test_the_ess_cell_fits_its_column_and_never_rounds_up_to_the_threshold():
 
     assert [ess_short(v) for v in (399.6, 830.0, 1000.0, 4029.0, 9999.9, 39776.0, 123456.0)] == [
         "399", "830", "1.0k", "4.0k", "9.9k", "39k", "123k"]
+
+
+def test_every_ess_and_acceptance_is_written_one_way():
+    """The Dirichlet model's verdict said "ESS 382" where its p[2] row said "381 / 556"; default DA-MCMC's ESS read
+    829 on Compare and 830 on Diagnostics, and its acceptance 0.9309 and 0.931. Every ESS is rounded down
+    (ess_full, ess_short below 1,000) and every acceptance has four significant digits, never an exponent."""
+    from types import SimpleNamespace
+
+    from ui.narrative import convergence_warning
+    from ui.tables import acceptance_text, ess_full, ess_short
+
+    assert [ess_full(v) for v in (381.6, 399.99, 829.7, 4566.9, 39776.2, float("nan"))] == [
+        "381", "399", "829", "4,566", "39,776", "—"]
+    assert all(ess_short(v) == ess_full(v) for v in (0.4, 17.9, 381.6, 999.9))
+    verdict = {"applicable": True, "converged": False, "r_hat_max": 1.004, "ess_bulk_min": 381.6,
+               "ess_tail_min": 556.2}
+    assert verdict_text(verdict, several=True) == "no: worst R-hat 1.004, ESS 381"
+    warning = convergence_warning({"da_mcmc": SimpleNamespace(stalled=True, too_few=False, convergence=verdict)})
+    assert warning.startswith("Not converged: DA-MCMC (R-hat 1.004, ESS 381)."), warning
+    assert [acceptance_text(v) for v in (0.93094, 0.287, 1.359e-05, 0.18, 0.7408182, 1.0, float("nan"))] == [
+        "0.9309", "0.287", "0.00001359", "0.18", "0.7408", "1", "—"]
+
+
+def test_the_best_methods_reason_says_what_it_compared_in_plain_words():
+    """Compare said, for the log-linear preset, "the noise is narrow for n = 100 records (3.67 sweeps of them per
+    effective draw)" where the noise (scale 10) is wide against the cells and the rule had compared costs only; for
+    the default log-linear model "costs O(cells), not O(n)"; for the regression preset "1 particle(s) ... and
+    independence proposals". The reason now names the two costs compared and what each one pays for."""
+    import numpy as np
+
+    import engine
+    from engine.methods.auto import choose
+    from ui.narrative import auto_caption
+    from ui.params.spec import to_spec_dict
+    from ui.presets import PRESETS
+
+    presets = {p.name: p.scenario for p in PRESETS}
+    captions = {}
+    for name in ("loglinear", "regression"):
+        picked, why, _ = choose(engine.prepare(to_spec_dict(presets[name], method="auto")), np.random.default_rng(0))
+        captions[name] = auto_caption({"picked": picked, "why": why})
+    loglinear = {"name": "naive_bayes_loglinear", "class_levels": 3, "feature_levels": [3, 3], "n": 10_000}
+    picked, why, _ = choose(engine.prepare({"seed": 1, "model": loglinear, "mechanism": {"name": "laplace",
+                                                                                        "epsilon": 1.0},
+                                            "data": {"simulate": {"from_prior": True}}}), np.random.default_rng(0))
+    captions["tables"] = auto_caption({"picked": picked, "why": why})
+    assert captions["loglinear"].startswith("Exact (best method) ran **DA-MCMC**: DA-MCMC is cheaper per effective "
+                                            "draw here: about "), captions
+    assert "sweeps of all n = 100 records) against " in captions["loglinear"], captions
+    assert captions["tables"].startswith("Exact (best method) ran **Pseudo-marginal**: the pseudo-marginal chain on "
+                                         "the tables is cheaper per effective draw here: about "), captions
+    assert "its cost grows with the number of table cells, not with the number of records" in captions["tables"]
+    assert "it simulates 1 data set of n = 100 records per step" in captions["regression"], captions
+    for caption in captions.values():
+        for jargon in ("O(", "particle(s)", "noise is narrow", "noise is wide", "sweeps of them", "da_mcmc",
+                       "pseudo_marginal", "independence proposals", "e+"):
+            assert jargon not in caption, (jargon, caption)

@@ -11,15 +11,16 @@ from __future__ import annotations
 import math
 import re
 from decimal import Decimal
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from engine.cost import duration, listed
 from engine.numerics.diagnostics import ESS_MIN
 from figures.labels import METHOD_LABELS
 from .params.messages import FIELD_LABELS
+from .tables import acceptance_text, ess_full
 
 __all__ = ["headline", "reference_method", "convergence_warning", "mle_caption", "over_budget", "would_take",
-           "too_few_to_converge", "pseudo_marginal_caption", "listed", "none_accepted", "auto_caption",
+           "too_few_to_converge", "pseudo_marginal_caption", "moved", "listed", "none_accepted", "auto_caption",
            "AGREE_SD_RATIO", "AGREE_SHIFT"]
 
 #: naive and exact "agree" when their sds are within this factor ...
@@ -132,7 +133,7 @@ def convergence_warning(runs: Mapping[str, Any], *, figure: bool = True, switche
             if any(x is not None for x in (v.get("ess_bulk_min"), v.get("ess_tail_min"))) else float("nan")
         rhat = v.get("r_hat_max")
         parts.append(f"{METHOD_LABELS.get(m, m)} (R-hat {'—' if rhat is None else f'{rhat:.3f}'}, "
-                     f"ESS {ess:.0f})")
+                     f"ESS {ess_full(ess)})")
     out = []
     if parts:
         its = "Its" if len(parts) == 1 else "Their"
@@ -256,14 +257,24 @@ def auto_caption(info: Mapping[str, Any]) -> str:
     return f"{METHOD_LABELS['auto']} ran **{picked}**" + (f": {why}" if why else "") + "."
 
 
-def pseudo_marginal_caption(info: Mapping[str, Any]) -> str:
+def moved(params) -> str:
+    """What a chain moves, in the model's own words: θ, λ or μ for the one-parameter models (as the pages write
+    them), a custom model's one parameter by its name, and "the parameters" where there are several (a
+    regression's β and σ², a table's probabilities: no θ there). ``params``: the result's parameter names."""
+    params = [p for p in (params or ()) if p != "n"]  # RJMCMC's n is not a move of this chain
+    return _symbol(params[0]) if len(params) == 1 else "the parameters"
+
+
+def pseudo_marginal_caption(info: Mapping[str, Any], params: Sequence[str]) -> str:
     """Diagnostics' line on a pseudo-marginal run (or auto's, which carries the picked run's numbers): its
-    acceptance, the target where the sampler has one, and the particles per likelihood estimate (one count
-    when every chain used the same, else per chain)."""
-    text = f"Pseudo-marginal acceptance: {info['mean_acceptance']:.3f} of proposed moves of θ"
+    acceptance (:func:`ui.tables.acceptance_text`, as Compare's table shows it) of moves of ``params`` (the
+    result's parameter names: θ, λ, μ, or "the parameters"), the target where the sampler has one, and the
+    particles per likelihood estimate (one count when every chain used the same, else per chain)."""
+    rate = acceptance_text(info["mean_acceptance"])
+    text = f"Pseudo-marginal acceptance: {rate} of proposed moves of {moved(params)}"
     target = info.get("target_acceptance")
     if isinstance(target, (int, float)) and math.isfinite(target):
-        text += f" (target {target:.3f})"
+        text += f" (target {acceptance_text(target)})"
     particles = info.get("particles")
     counts = [int(p) for p in particles] if isinstance(particles, (list, tuple)) else \
         [int(particles)] if isinstance(particles, (int, float)) else []

@@ -9,13 +9,16 @@ import pandas as pd
 
 import engine
 
-from figures.labels import METHOD_LABELS, result_label
+from figures.labels import METHOD_LABELS, acceptance_text, result_label  # acceptance_text: Compare's too
 
 __all__ = [
     "comparison_table",
     "verdict_text",
     "joined",
     "acceptance_of",
+    "acceptance_text",
+    "ess_full",
+    "ess_short",
     "escape_spreadsheet_cell",
     "draws_csv",
     "abc_report",
@@ -53,7 +56,7 @@ def verdict_text(convergence: Mapping[str, Any] | None, several: bool = False) -
     ess = [x for x in (v.get("ess_bulk_min"), v.get("ess_tail_min")) if x is not None]
     rhat = v.get("r_hat_max")
     parts = ([f"R-hat {rhat:.3f}"] if rhat is not None and math.isfinite(rhat) else ["R-hat —"]) + \
-        ([f"ESS {min(ess):.0f}"] if ess else [])
+        ([f"ESS {ess_full(min(ess))}"] if ess else [])
     return ("no: worst " if several else "no: ") + ", ".join(parts)
 
 
@@ -155,12 +158,20 @@ def draws_csv_label(results: Sequence) -> str:
     return f"Draws (CSV, about {size / 1e6:.0f} MB)" if size < 1e9 else f"Draws (CSV, about {size / 1e9:.1f} GB)"
 
 
+def ess_full(v: float) -> str:
+    """An effective sample size in full, as every sentence and Diagnostics' table write it: 381, 4,566; rounded
+    down, as :func:`ess_short` rounds it (399.6 fails the verdict's 400 and must not read as 400, and a row's
+    381.6 must not read 382 beside the same ESS written 381 elsewhere); "—" where there is none (NaN)."""
+    return f"{math.floor(v):,}" if math.isfinite(v) else "—"
+
+
 def ess_short(v: float) -> str:
     """An effective sample size short enough for Compare's small "ESS bulk / tail" column: 830, 4.0k, 40k
     ("39776 / 15791" lost its leading digits there, and a wider column pushes a desktop's table past its width);
-    below 1,000, where the verdict's 400 is decided, it is exact, and Diagnostics shows every ESS in full."""
+    below 1,000, where the verdict's 400 is decided, it is :func:`ess_full`'s (rounded down), and Diagnostics
+    shows every ESS in full."""
     if v < 1000:
-        return f"{math.floor(v)}"  # rounded down: 399.6 fails the verdict's 400, and must not read as 400
+        return ess_full(v)
     return f"{math.floor(v / 100) / 10:.1f}k" if v < 10_000 else f"{math.floor(v / 1000):,}k"
 
 

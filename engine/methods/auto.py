@@ -155,13 +155,15 @@ def choose(problem: Problem, rng: np.random.Generator, allow_exact: bool = True)
     cost_da = model.n * t_rec * inflation
     cost_pm = 5.0 * setup.d * m * t_stat
     numbers = {"particles_needed": m, "cv2": cv2, "da_mcmc_ns_per_ess": cost_da, "pseudo_marginal_ns_per_ess": cost_pm}
+    sweeps = f"{_sweeps(inflation)} of all n = {model.n:,} records"
+    particles = ("its likelihood is exact here, with no simulated statistics to estimate it" if setup.exact_likelihood
+                 else f"it needs {_many(m, 'simulated statistic')} per step for a precise likelihood estimate")
     if cost_pm <= cost_da:
-        why = (f"the noise is wide relative to the statistic's spread: {m} particle(s) give a precise likelihood "
-               f"estimate, while DA-MCMC would need about {_sweeps(inflation)} of n = {model.n:,} records per "
-               "effective draw")
+        why = (f"the pseudo-marginal sampler is cheaper per effective draw here: about {_time_of(cost_pm)} against "
+               f"{_time_of(cost_da)} for DA-MCMC ({sweeps} per effective draw); {particles}")
         return "pseudo_marginal", why, numbers
-    why = (f"the noise is narrow relative to the statistic's spread: the pseudo-marginal sampler would need "
-           f"about {m:,} particles per step, while DA-MCMC's record sweep mixes well here")
+    why = (f"DA-MCMC is cheaper per effective draw here: about {_time_of(cost_da)} ({sweeps}) against "
+           f"{_time_of(cost_pm)} for the pseudo-marginal sampler ({particles})")
     return "da_mcmc", why, numbers
 
 
@@ -181,19 +183,30 @@ def _choose_loglinear(problem: Problem, rng: np.random.Generator) -> tuple[str, 
     cost_pm = _LOGLINEAR_ITER_PER_ESS * LOGLINEAR_NS_PER_CELL_BLOCK * model.stat_dim * blocks
     numbers = {"particles_needed": 1, "da_mcmc_ns_per_ess": cost_da, "pseudo_marginal_ns_per_ess": cost_pm,
                "inflation": inflation}
+    sweeps = f"{_sweeps(inflation)} of all n = {model.n:,} records"
+    tables = "its cost grows with the number of table cells, not with the number of records"
     if cost_pm <= cost_da:
-        return "pseudo_marginal", (f"the pseudo-marginal chain on the tables costs O(cells), not O(n): about "
-                                   f"{_time_of(cost_pm)} per effective draw against DA-MCMC's "
-                                   f"{_time_of(cost_da)} ({_sweeps(inflation)} of n = {model.n:,} records)"), numbers
-    return "da_mcmc", (f"the noise is narrow for n = {model.n:,} records ({_sweeps(inflation)} of them per effective "
-                       f"draw): DA-MCMC's record sweep, about {_time_of(cost_da)} per effective draw, beats the "
-                       f"pseudo-marginal chain's {_time_of(cost_pm)}"), numbers
+        return "pseudo_marginal", (f"the pseudo-marginal chain on the tables is cheaper per effective draw here: "
+                                   f"about {_time_of(cost_pm)} against {_time_of(cost_da)} for DA-MCMC ({sweeps} "
+                                   f"per effective draw); {tables}"), numbers
+    return "da_mcmc", (f"DA-MCMC is cheaper per effective draw here: about {_time_of(cost_da)} ({sweeps}) against "
+                       f"{_time_of(cost_pm)} for the pseudo-marginal chain on the tables ({tables})"), numbers
 
 
 def _sweeps(count: float) -> str:
     """"1 sweep", "2.5 sweeps"."""
     shown = f"{count:.3g}"
     return f"{shown} sweep" + ("" if shown == "1" else "s")
+
+
+def _many(count: int, noun: str) -> str:
+    """"1 data set", "40 data sets", "1,200 simulated statistics"."""
+    return f"{count:,} {noun}" + ("" if count == 1 else "s")
+
+
+def _factor(x: float) -> str:
+    """A ratio as a person writes it: 1.15, 41.4, 7,510 (not 7.51e+03)."""
+    return f"{float(f'{x:.3g}'):,.0f}" if x >= 1000 else f"{x:.3g}"
 
 
 def _time_of(ns: float) -> str:
@@ -344,10 +357,13 @@ def _choose_regression(problem: Problem, rng: np.random.Generator) -> tuple[str,
     if model.unknown_sigma:  # no surrogate for sigma^2: one or two particles decide, as before
         numbers = {"particles_needed": m, "cv2": cv2}
         if m <= 2:
-            return "pseudo_marginal", (f"the noise is wide relative to the statistic's spread: {m} particle(s) (each "
-                                       f"n = {n:,} simulated records) estimate the likelihood precisely"), numbers
-        return "da_mcmc", (f"the noise is narrow relative to the statistic's spread: the pseudo-marginal sampler would "
-                           f"need about {m:,} particles of n = {n:,} records per step"), numbers
+            return "pseudo_marginal", (f"the noise is wide next to the statistic's spread: the pilot found "
+                                       f"{_many(m, 'simulated data set')} of n = {n:,} records per step enough for a "
+                                       "precise likelihood estimate (the rule runs the pseudo-marginal sampler at "
+                                       "one or two)"), numbers
+        return "da_mcmc", (f"the noise is narrow next to the statistic's spread: the pseudo-marginal sampler would "
+                           f"need about {_many(m, 'simulated data set')} of n = {n:,} records per step for a precise "
+                           "likelihood estimate (the rule runs it at one or two)"), numbers
     return _regression_verdict(problem, da or _regression_da_plan(problem, centre), m, cv2)
 
 
@@ -400,25 +416,20 @@ def _regression_verdict(problem: Problem, da: dict, m, cv2) -> tuple[str, str, d
     if thin > 1:
         numbers["thin"] = thin
     if cost_pm <= cost_da:
-        return "pseudo_marginal", (f"the noise is wide relative to the statistic's spread: {m} particle(s) of "
-                                   f"n = {n:,} simulated records per step and independence proposals, about "
-                                   f"{_time_of(cost_pm)} per effective draw against DA-MCMC's "
-                                   f"{_time_of(cost_da)}"), numbers
+        return "pseudo_marginal", (f"the pseudo-marginal sampler is cheaper per effective draw here: about "
+                                   f"{_time_of(cost_pm)} against {_time_of(cost_da)} for DA-MCMC; it simulates "
+                                   f"{_many(m, 'data set')} of n = {n:,} records per step and draws most of its "
+                                   "proposals from an approximation of the posterior fitted in warm-up"), numbers
     sweep = (f"{window:,} of the n = {n:,} records per iteration" if window < n else f"all n = {n:,} records per "
              "iteration") + (f" with {numbers['shifts']} shift moves of β and the records' y" if "shifts" in numbers
                              else "") + (f", keeping one iteration in {thin}" if thin > 1 else "")
-    if "shifts" in numbers:
-        lead = (f"the release leaves β's posterior variance {infl:.3g} times the confidential records' (how far "
-                f"β's draw given the records can move) and {numbers['shift_inflation']:.3g} times the one with "
-                "the records' residuals held (how far the shift moves, which move β and the records' y together, "
-                "can)")
-    else:
-        lead = (f"the noise is narrow relative to the statistic's spread (posterior variance {infl:.3g} x the "
-                "confidential one)")
-    versus = (f"the pseudo-marginal sampler's {_time_of(cost_pm)} ({m:,} particles)" if m else
-              f"at least {_time_of(cost_pm)} for the pseudo-marginal sampler (one particle of n records per step)")
-    return "da_mcmc", (f"{lead}: DA-MCMC sweeping {sweep}, about {_time_of(cost_da)} per effective "
-                       f"draw, against {versus}"), numbers
+    versus = (f"{_time_of(cost_pm)} for the pseudo-marginal sampler, which needs {_many(m, 'simulated data set')} "
+              f"of n = {n:,} records per step" if m else
+              f"at least {_time_of(cost_pm)} for the pseudo-marginal sampler (one simulated data set of n = {n:,} "
+              "records per step)")
+    return "da_mcmc", (f"DA-MCMC is cheaper per effective draw here: about {_time_of(cost_da)}, sweeping {sweep}, "
+                       f"against {versus}; the noise leaves β's posterior variance {_factor(infl)} times what the "
+                       "confidential records would give"), numbers
 
 
 def _choose_custom(problem: Problem, rng: np.random.Generator) -> tuple[str, str, dict]:
@@ -433,12 +444,13 @@ def _choose_custom(problem: Problem, rng: np.random.Generator) -> tuple[str, str
     m, cv2 = choose_particles(rng, setup, np.asarray(model.init_theta, float), cap=10**7)
     numbers = {"particles_needed": m, "cv2": cv2}
     if m <= 2:
-        return "pseudo_marginal", (f"a custom model with log_prior and wide noise: {m} particle(s) of n = {model.n:,} "
-                                   "simulated records estimate the likelihood precisely, and theta moves on the "
-                                   "private posterior's own scale"), numbers
-    return "da_mcmc", (f"a custom model whose noise is narrow relative to the statistic's spread: the "
-                       f"pseudo-marginal sampler would need about {m:,} particles of n = {model.n:,} records "
-                       "per step"), numbers
+        return "pseudo_marginal", (f"a custom model with log_prior and wide noise: the pilot found "
+                                   f"{_many(m, 'simulated data set')} of n = {model.n:,} records per step enough for "
+                                   "a precise likelihood estimate (the rule runs the pseudo-marginal sampler at one "
+                                   "or two), and its chain moves on the private posterior's own scale"), numbers
+    return "da_mcmc", (f"a custom model whose noise is narrow next to the statistic's spread: the pseudo-marginal "
+                       f"sampler would need about {_many(m, 'simulated data set')} of n = {model.n:,} records per "
+                       "step for a precise likelihood estimate (the rule runs it at one or two)"), numbers
 
 
 def settings_for(name: str, problem: Problem, numbers: dict) -> dict:
@@ -501,7 +513,7 @@ def _skip_reason(ratio: float | None, first_wall: float, spent: float, max_secon
     """Why a fallback is not run: its estimate per effective draw over FALLBACK_RATIO x the first attempt's,
     or its estimated wall time (the first attempt's, scaled by ``ratio``) over what is left of the budget."""
     if ratio is not None and ratio > FALLBACK_RATIO:
-        return f"a run of it would cost about {ratio:,.0f} x the first attempt's (over {FALLBACK_RATIO:g} x)"
+        return f"a run of it would cost about {ratio:,.0f} times the first attempt's (the limit is {FALLBACK_RATIO:g})"
     if max_seconds is not None:
         need = first_wall * (ratio if ratio is not None else 1.0)
         if need > max_seconds - spent:
@@ -546,10 +558,10 @@ def auto(problem: Problem, rng: np.random.Generator, *, chains: int = 4, draws: 
                     and (need is None or need > 50))
         skip = None
         if _serves(problem.model, other) and hopeless:
-            skip = (f"the pilot asks for {need:,} particles, each n = {problem.model.n:,} simulated records (over 50)"
-                    if need is not None else
-                    f"DA-MCMC's estimated cost per effective draw is below one particle's (n = {problem.model.n:,} "
-                    "simulated records per step)")
+            skip = (f"the pilot asks for {_many(need, 'simulated data set')} of n = {problem.model.n:,} records per "
+                    "step (the limit is 50)" if need is not None else
+                    "DA-MCMC's estimated cost per effective draw is below that of one simulated data set of "
+                    f"n = {problem.model.n:,} records per step")
             attempts.append({"method": other, "converged": None, "skipped": skip})
             why += f"; {picked} did not converge at {draws} draws per chain, and {other} was skipped: {skip}"
         elif _serves(problem.model, other):
