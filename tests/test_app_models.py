@@ -14,7 +14,7 @@ from app_support import open_app
 import engine
 from figures.axes import describe_param, pages_of, param_label
 from figures.posteriors import posterior_densities, x_window
-from ui import keys, picker
+from ui import keys, picker, tables
 from ui.params.defaults import default_truth, default_truth_p, record_columns
 from ui.params.parsing import parse_matrix, parse_numbers
 from ui.params.query import from_query, to_query
@@ -347,6 +347,15 @@ def test_the_noise_sd_box_shows_root_two_not_sixteen_digits_and_reads_roots_back
     _clean(at)
     assert to_spec_dict(at.session_state[keys.SCENARIO])["model"]["sigma"] == math.sqrt(3)
     assert at.text_input(key=keys.prior_key(R, "sigma")).value == "sqrt(3)"  # kept as typed
+
+
+def test_the_acceptance_column_never_writes_an_exponent():
+    """The regression's DA-MCMC acceptance read 1.359e-05 in Compare's table."""
+    at = _open(to_query(REG))
+    _clean(at)
+    shown = [v for v in at.dataframe[0].value["acceptance"] if v != "—"]
+    assert shown and not any("e" in v for v in shown), shown
+    assert tables.acceptance_text(1.359e-05) == "0.00001359" and tables.acceptance_text(0.93094) == "0.9309"
 
 
 def test_bad_regression_fields_are_named_and_kept():
