@@ -64,9 +64,9 @@ N_PRIOR_LABELS = {"poisson": "Poisson", "negative_binomial": "Negative binomial"
 N_BUDGET_LABELS = {"epsilon": "ε", "scale": "noise scale"}
 PRIOR_LABELS = {
     "a": "prior a (Beta)", "b": "prior b (Beta)", "alpha": "prior shape α (Gamma)", "beta": "prior rate β (Gamma)",
-    "upper": "clamp records at", "sd": "record sd (known)", "lo": "clamp low (lo)", "hi": "clamp high (hi)",
+    "upper": "clamp records at", "sd": "record sd (known)", "lo": "clamp low", "hi": "clamp high",
     "prior_mean": "prior mean of μ", "prior_sd": "prior sd of μ",
-    "class_levels": "classes I (levels of y)", "feature_levels": "feature levels J_1, …, J_K (one per feature)",
+    "class_levels": "classes I (levels of y)", "feature_levels": "levels of each feature (one number per feature)",
 }
 
 

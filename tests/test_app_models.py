@@ -99,7 +99,7 @@ def test_bad_loglinear_field_is_shown_next_to_it_and_kept():
     _clean(at)
     at.text_input(key=keys.prior_key(M, "feature_levels")).input("2, 1").run()
     assert not at.exception
-    message = "feature levels J_1, …, J_K must be a non-empty list of at most 64 integers in 2..1000"
+    message = "levels of each feature must be a non-empty list of at most 64 integers in 2..1000"
     assert any(message in e.value for e in at.sidebar.error), [e.value for e in at.sidebar.error]
     assert at.text_input(key=keys.prior_key(M, "feature_levels")).value == "2, 1"  # what was typed stays
     assert not at.get("plotly_chart")
@@ -347,6 +347,20 @@ def test_the_noise_sd_box_shows_root_two_not_sixteen_digits_and_reads_roots_back
     _clean(at)
     assert to_spec_dict(at.session_state[keys.SCENARIO])["model"]["sigma"] == math.sqrt(3)
     assert at.text_input(key=keys.prior_key(R, "sigma")).value == "sqrt(3)"  # kept as typed
+
+
+def test_the_sidebar_model_box_shows_names_that_fit_and_the_full_name_under_it():
+    """The box cut "Linear regression (Ju et al. 2022 §5)" to "Linear regression (Ju et al. 2022 §"; the regression's
+    three columns broke "clamp low", "clamp high" and "prior sd of β" over two lines each."""
+    at = _open(to_query(REG))
+    _clean(at)
+    box = at.sidebar.selectbox(key=keys.W_MODEL)
+    assert box.options == ["Beta-binomial (proportion θ)", "Poisson-gamma (rate λ)", "Dirichlet-multinomial (p)",
+                           "Normal with known sd (mean μ)", "Naive-Bayes log-linear", "Linear regression"]
+    assert all(len(o) <= 29 for o in box.options)
+    assert "Linear regression (Ju et al. 2022 §5)" in [c.value for c in at.sidebar.caption]
+    labels = [t.label for t in at.sidebar.text_input]
+    assert {"noise sd σ", "clamp low", "clamp high", "prior sd of β"} <= set(labels), labels
 
 
 def test_the_acceptance_column_never_writes_an_exponent():

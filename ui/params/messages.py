@@ -18,7 +18,7 @@ __all__ = ["FIELD_LABELS", "in_words", "readable", "why_not_run"]
 FIELD_LABELS = {
     "model.n": "n (number of confidential records)",
     **{f"model.{k}": v for k, v in PRIOR_LABELS.items()},
-    "model.class_levels": "classes I", "model.feature_levels": "feature levels J_1, …, J_K",
+    "model.class_levels": "classes I", "model.feature_levels": "levels of each feature",
     "model.alpha": "Dirichlet prior α", "model.p": "predictors p", "model.sigma": "noise sd σ",
     "model.x_mean": "predictor mean m", "model.x_cov": "predictor covariance Σ", "model.lo": "clamp low",
     "model.hi": "clamp high", "model.prior_sd": "prior sd", "model.upper": "clamp records at",

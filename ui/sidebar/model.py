@@ -20,9 +20,17 @@ def _last(model: str, name: str):
     return SIGMA_PRIOR_DEFAULTS.get(name, 10) if value is None else value
 
 
+#: the model box's names, short enough for the sidebar ("Linear regression (Ju et al. 2022 §" was cut): a
+#: longer name is written under the box
+SHORT_MODEL_LABELS = {**MODEL_LABELS, "dirichlet_multinomial": "Dirichlet-multinomial (p)",
+                      "naive_bayes_loglinear": "Naive-Bayes log-linear", "linear_regression": "Linear regression"}
+
+
 def _model_section(records) -> tuple[str, int, tuple]:
     st.subheader("Model", divider="gray")
-    model = st.selectbox("Model", MODELS, key=keys.W_MODEL, format_func=MODEL_LABELS.get)
+    model = st.selectbox("Model", MODELS, key=keys.W_MODEL, format_func=lambda m: SHORT_MODEL_LABELS.get(m, m))
+    if MODEL_LABELS[model] != SHORT_MODEL_LABELS[model]:  # the full name, which the box cut short
+        st.caption(MODEL_LABELS[model])
     unknown = st.session_state.get(keys.W_SAMPLE_SIZE) == "unknown"
     last_n = int(st.session_state[keys.SCENARIO].n) if keys.SCENARIO in st.session_state else 40
     if records is not None:
@@ -84,22 +92,23 @@ def _regression_prior(model: str) -> list:
                             "1 ≤ p ≤ 10."))
     _shape_note()
     unknown = bool(st.session_state.get(keys.prior_key(model, "sigma_unknown")))
-    sigma = float(number_box("true noise sd σ" if unknown else "noise sd σ (known)", keys.prior_key(model, "sigma"),
+    sigma = float(number_box("true noise sd σ" if unknown else "noise sd σ", keys.prior_key(model, "sigma"),
                              section="model", fallback=_last(model, "sigma"), container=c2,
                              help=("The σ the simulation draws y with (an upload or a typed release does not use it); "
                                    "the posterior has σ² as a parameter." if unknown else
-                                   "y | x ~ N(β0 + xᵀβ, σ²); must be > 0.")))
+                                   "Known: y | x ~ N(β0 + xᵀβ, σ²); must be > 0 (tick σ unknown below to give it "
+                                   "a prior instead).")))
     x_mean = st.text_input("predictor mean m (p numbers)", key=keys.prior_key(model, "x_mean"),
                            help="x ~ N(m, Σ) with m and Σ known, e.g. 0.9, -1.17.")
     x_cov = st.text_input("predictor covariance Σ (rows separated by ;)", key=keys.prior_key(model, "x_cov"),
                           help="p × p, symmetric positive definite, e.g. 1, 0; 0, 1.")
-    c3, c4, c5 = st.columns(3)
+    c3, c4 = st.columns(2)  # three columns broke each label over two lines
     lo = c3.text_input("clamp low", key=keys.prior_key(model, "lo"),
                        help="One number for every column, or p + 1 numbers (x1, …, xp, y).")
     hi = c4.text_input("clamp high", key=keys.prior_key(model, "hi"),
                        help="One number for every column, or p + 1 numbers (x1, …, xp, y); above the low one.")
     prior_sd = float(number_box("prior sd of β", keys.prior_key(model, "prior_sd"), section="model",
-                                fallback=_last(model, "prior_sd"), container=c5,
+                                fallback=_last(model, "prior_sd"), container=st.columns(2)[0],
                                 help="βj ~ N(0, sd²) independently; must be > 0."))
     a = b = None
     if st.checkbox("σ unknown: a parameter σ² with an inverse-gamma prior", key=keys.prior_key(model, "sigma_unknown"),
