@@ -4,7 +4,12 @@ read from draws says why it can fold back."""
 import json
 import math
 
+import numpy as np
+import pytest
 from app_support import open_app
+
+from engine.models import make_model
+from engine.studies.replicates import prior_mean, prior_sd
 
 from ui import keys
 from ui.compute import sweeps
@@ -26,17 +31,31 @@ def _chart(at, key):
     return json.loads(next(c for c in at.get("plotly_chart") if c.proto.id and key in str(c.key)).proto.spec)
 
 
-def test_prior_sds_are_the_models_prior_from_its_own_stream():
-    """Regression: beta[j] ~ N(0, prior_sd^2), prior_sd = 2; Beta(1, 1): 1/sqrt(12). Within 5 Monte Carlo standard
-    errors of an sd (sd / sqrt(2N), N = sweeps.PRIOR_DRAWS), the same on every call (the seed's own stream)."""
-    tolerance = 5 / math.sqrt(2 * sweeps.PRIOR_DRAWS)
-    sds = sweeps.prior_sds(REGRESSION, None)
-    assert set(sds) == {"beta[0]", "beta[1]", "beta[2]"}
-    assert all(abs(sd / 2.0 - 1) < tolerance for sd in sds.values()), sds
+def test_prior_sds_are_the_models_prior_in_closed_form():
+    """Regression: beta[j] ~ N(0, prior_sd^2), prior_sd = 2; Beta(1, 1): 1/sqrt(12); and every model's closed form
+    against the sd of 400,000 draws of its own prior sampler (5 Monte Carlo standard errors, sd / sqrt(2N), which
+    holds for these light-tailed priors within a few percent)."""
+    assert sweeps.prior_sds(REGRESSION, None) == {"beta[0]": 2.0, "beta[1]": 2.0, "beta[2]": 2.0}
     (theta,) = sweeps.prior_sds(Scenario(), None).values()
-    assert abs(theta * math.sqrt(12) - 1) < tolerance
-    sweeps._prior_sds_cached.clear()
-    assert sweeps.prior_sds(REGRESSION, None) == sds
+    assert theta == pytest.approx(1 / math.sqrt(12), rel=1e-12)
+    size = 400_000
+    rng = np.random.default_rng(3)
+    specs = [{"name": "beta_binomial", "n": 5, "a": 2.0, "b": 5.0}, {"name": "poisson_gamma", "n": 5, "alpha": 3.0,
+             "beta": 2.0}, {"name": "dirichlet_multinomial", "n": 5, "alpha": [1.0, 2.0, 4.0]},
+             {"name": "normal_known_sd", "n": 5, "sd": 1.0, "prior_mean": 1.0, "prior_sd": 3.0},
+             {"name": "naive_bayes_loglinear", "n": 5, "class_levels": 3, "feature_levels": [2, 4], "alpha": 1.5},
+             {"name": "linear_regression", "n": 5, "p": 1, "prior_sd": 1.5, "sigma_prior": {"a": 4.0, "b": 3.0}}]
+    for spec in specs:
+        model = make_model(spec["name"], spec)
+        closed = prior_sd(model)
+        drawn = np.std(np.asarray(model.sample_prior(rng, size), float).reshape(size, -1), axis=0)
+        kurtosis_room = 3 if spec["name"] == "linear_regression" else 1  # sigma^2's inverse-gamma tail (a = 4)
+        assert np.all(np.abs(drawn / closed - 1) < 5 * kurtosis_room / math.sqrt(2 * size)), (spec, closed, drawn)
+    sigma = make_model("linear_regression", specs[-1])  # the replicate table's prior mean of sigma^2 read 0
+    assert prior_mean(sigma)[-1] == pytest.approx(3.0 / (4.0 - 1.0))
+    heavy = make_model("linear_regression", {"name": "linear_regression", "n": 5, "p": 1,
+                                             "sigma_prior": {"a": 2.0, "b": 1.0}})
+    assert math.isnan(prior_sd(heavy)[-1])  # InvGamma(2, 1) has no finite variance
 
 
 def test_the_sd_figure_and_the_not_converged_notes_on_the_default_page():
@@ -44,7 +63,7 @@ def test_the_sd_figure_and_the_not_converged_notes_on_the_default_page():
     assert not at.exception, [e.value for e in at.exception]
     by_kind = {t["meta"]["kind"]: t for t in _chart(at, keys.SD_CHART)["data"]}
     assert by_kind["confidential_sd"]["name"].endswith("(no exact posterior goes below)")
-    assert abs(by_kind["prior_sd"]["meta"]["value"] * math.sqrt(12) - 1) < 0.01  # Beta(1, 1)'s sd
+    assert by_kind["prior_sd"]["meta"]["value"] == pytest.approx(1 / math.sqrt(12), rel=1e-12)  # Beta(1, 1)'s sd
     # the demo's DA-MCMC has not converged at ε = 0.1 and 0.215, the slider's ε: circled x on the interval and sd
     # figures, "(not converged)" in the legend of the densities at that ε; each note beside its own figure
     order = list(_in_order(at.main))

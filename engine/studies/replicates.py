@@ -37,7 +37,7 @@ from .calibration import wilson_interval
 from .runner import Unit, named_seed, run_units, spawn_seeds
 from .sweep import epsilon_spec
 
-__all__ = ["epsilon_replicates", "replicate_summary", "coverage_pivot", "prior_mean"]
+__all__ = ["epsilon_replicates", "replicate_summary", "coverage_pivot", "prior_mean", "prior_sd"]
 
 KEY_COLUMNS = ("epsilon", "replicate")
 
@@ -56,8 +56,45 @@ def prior_mean(model) -> np.ndarray:
     if model.name == "naive_bayes_loglinear":  # symmetric Dirichlet(alpha) rows: 1/I for pi, 1/J_k for p[k][i]
         return np.concatenate([np.full(model.class_levels, 1.0 / model.class_levels)] +
                               [np.full(model.class_levels * jk, 1.0 / jk) for jk in model.feature_levels])
-    if model.name == "linear_regression":  # beta ~ N(0, tau^2 I)
-        return np.zeros(len(model.param_names))
+    if model.name == "linear_regression":  # beta ~ N(0, tau^2 I); sigma^2 ~ InvGamma(a, scale b): b / (a - 1), a > 1
+        mean = np.zeros(len(model.param_names))
+        if model.unknown_sigma:
+            a, b = model.sigma_prior
+            mean[-1] = b / (a - 1.0) if a > 1 else math.nan
+        return mean
+    return np.full(len(model.param_names), math.nan)
+
+
+def prior_sd(model) -> np.ndarray:
+    """The sd of each parameter under the model's prior, in closed form (NaN where the prior has no finite
+    variance, or for a custom model): Beta(a, b): sqrt(ab / ((a + b)^2 (a + b + 1))); Gamma(alpha, rate beta):
+    sqrt(alpha) / beta; a Dirichlet(alpha) cell is Beta(alpha_j, alpha_0 - alpha_j); the normal prior's sd; the
+    log-linear rows are symmetric Dirichlet(alpha) of I (pi) or J_k (p[k][i]) cells; beta_j ~ N(0, prior_sd^2);
+    sigma^2 ~ InvGamma(a, scale b) has variance b^2 / ((a - 1)^2 (a - 2)) for a > 2."""
+    def beta_sd(a, b):
+        a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+        return np.sqrt(a * b / ((a + b) ** 2 * (a + b + 1.0)))
+
+    if model.name == "beta_binomial":
+        return np.atleast_1d(beta_sd(model.a, model.b))
+    if model.name == "poisson_gamma":
+        return np.array([math.sqrt(model.alpha) / model.beta])
+    if model.name == "dirichlet_multinomial":
+        a = np.asarray(model.alpha, dtype=float)
+        return beta_sd(a, a.sum() - a)
+    if model.name == "normal_known_sd":
+        return np.array([float(model.prior_sd)])
+    if model.name == "naive_bayes_loglinear":
+        al = float(model.alpha)
+        rows = [np.full(model.class_levels, float(beta_sd(al, al * (model.class_levels - 1))))]
+        rows += [np.full(model.class_levels * jk, float(beta_sd(al, al * (jk - 1)))) for jk in model.feature_levels]
+        return np.concatenate(rows)
+    if model.name == "linear_regression":
+        sd = np.full(len(model.param_names), float(model.prior_sd))
+        if model.unknown_sigma:
+            a, b = model.sigma_prior
+            sd[-1] = b / ((a - 1.0) * math.sqrt(a - 2.0)) if a > 2 else math.nan
+        return sd
     return np.full(len(model.param_names), math.nan)
 
 

@@ -6,8 +6,8 @@ label (all a collapsed box shows) says how many runs are done and about how long
 are handed to the session's next run (:class:`~ui.compute.progress.SessionHandover`), which shows them marked
 as stopped.
 
-The sd figure's prior reference (:func:`prior_sds`) is the sd of prior draws from the model's own prior sampler
-(``model.sample_prior``), on a stream of its own: the samplers' draws do not change.
+The sd figure's prior reference (:func:`prior_sds`) is each parameter's prior sd in closed form
+(:func:`engine.studies.replicates.prior_sd`).
 """
 from __future__ import annotations
 
@@ -18,14 +18,13 @@ import time
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
 import engine
 from engine.cost import duration
 from engine.studies.cost import estimate_replicates_cost
-from engine.studies.replicates import epsilon_replicates
+from engine.studies.replicates import epsilon_replicates, prior_sd
 from engine.studies.sweep import EpsilonAdvice, epsilon_for_target_sd, epsilon_spec, epsilon_sweep, \
     smallest_epsilon_meeting
 
@@ -244,40 +243,16 @@ def epsilon_advice(scenario: Scenario, records, grid: Sequence[float], param: st
     return EpsilonAdvice(**{**out, "sds": {float(e): float(v) for e, v in out["sds"]}})
 
 
-#: prior draws behind each parameter's prior sd: its Monte Carlo error is about sd / sqrt(2 N), 0.16% here (shown to
-#: two digits); fewer for models with many parameters, so the draws stay under 32 MB
-PRIOR_DRAWS = 200_000
-#: the prior's stream: ``SeedSequence(seed)``'s third child, beside the data and method streams (engine.api)
-PRIOR_STREAM = 2
-
-
 @st.cache_data(show_spinner=False, max_entries=128, ttl=RESULT_TTL_S)
 def _prior_sds_cached(spec_text: str) -> dict:
-    """{param: sd of the model's prior draws}; a parameter whose two halves of draws disagree on the sd by over 5%
-    (a prior without a finite variance: an inverse-gamma sigma^2 with shape <= 2) is left out, as is every
-    parameter of a model without a prior sampler."""
-    problem = _problem(spec_text)
-    model = problem.model
-    names = list(model.param_names)
-    size = max(10_000, min(PRIOR_DRAWS, 4_000_000 // max(len(names), 1)))
-    rng = np.random.default_rng(np.random.SeedSequence(int(json.loads(spec_text)["seed"])).spawn(PRIOR_STREAM + 1)[-1])
-    try:
-        draws = np.asarray(model.sample_prior(rng, size), dtype=float).reshape(size, -1)
-    except (ValueError, NotImplementedError, AttributeError):
-        return {}
-    if draws.shape[1] != len(names):
-        return {}
-    out = {}
-    for j, name in enumerate(names):
-        sd, halves = float(np.std(draws[:, j])), [float(np.std(h)) for h in np.array_split(draws[:, j], 2)]
-        if math.isfinite(sd) and sd > 0 and max(halves) <= 1.05 * min(halves):
-            out[name] = sd
-    return out
+    """{param: its prior sd} in closed form (engine.studies.replicates.prior_sd); a parameter whose prior has no
+    finite variance (an inverse-gamma sigma^2 with shape <= 2) is left out."""
+    model = _problem(spec_text).model
+    return {name: float(sd) for name, sd in zip(model.param_names, prior_sd(model)) if math.isfinite(sd) and sd > 0}
 
 
 def prior_sds(scenario: Scenario, records) -> dict[str, float]:
-    """Each parameter's prior sd (its sd before any data), estimated from prior draws (:func:`_prior_sds_cached`):
-    the same for the same scenario and seed, and drawn on a stream of its own, so no sampler's draws change."""
+    """Each parameter's prior sd (its sd before any data), for the sd figure's reference line."""
     return dict(_prior_sds_cached(spec_json(to_spec_dict(scenario, records))))
 
 
