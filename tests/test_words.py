@@ -295,3 +295,11 @@ def test_the_best_methods_reason_says_what_it_compared_in_plain_words():
         for jargon in ("O(", "particle(s)", "noise is narrow", "noise is wide", "sweeps of them", "da_mcmc",
                        "pseudo_marginal", "independence proposals", "e+"):
             assert jargon not in caption, (jargon, caption)
+
+
+def test_auto_caption_names_models_as_the_pages_do():
+    from ui.narrative import auto_caption
+    info = {"picked": "da_mcmc", "why": "dirichlet_multinomial has neither a closed form nor a pseudo-marginal "
+                                        "sampler: DA-MCMC"}
+    assert auto_caption(info) == ("Exact (best method) ran **DA-MCMC**: Dirichlet-multinomial has neither a closed "
+                                  "form nor a pseudo-marginal sampler: DA-MCMC.")

@@ -15,7 +15,7 @@ from typing import Any, Mapping, Sequence
 
 from engine.cost import duration, listed
 from engine.numerics.diagnostics import ESS_MIN
-from figures.labels import METHOD_LABELS
+from figures.labels import METHOD_LABELS, MODEL_LABELS
 from .params.messages import FIELD_LABELS
 from .tables import acceptance_text, ess_full
 
@@ -182,11 +182,14 @@ def would_take(cost: Mapping[str, Any]) -> str:
 
 _PICKS = re.compile(r"\bauto picks (\w+)")
 _ENGINE_METHODS = re.compile(r"\b(da_mcmc|pseudo_marginal)\b")
+_ENGINE_MODELS = re.compile(r"\b(" + "|".join(MODEL_LABELS) + r")\b")
 
 
 def _labelled(text: str) -> str:
-    """The engine's sentence with the chains' labels for their keys (DA-MCMC, not da_mcmc)."""
-    return _ENGINE_METHODS.sub(lambda m: METHOD_LABELS[m.group(1)], text)
+    """The engine's sentence with the chains' labels for their keys (DA-MCMC, not da_mcmc) and the models' names
+    for theirs (Dirichlet-multinomial, not dirichlet_multinomial)."""
+    text = _ENGINE_METHODS.sub(lambda m: METHOD_LABELS[m.group(1)], text)
+    return _ENGINE_MODELS.sub(lambda m: MODEL_LABELS[m.group(1)].split(" (")[0], text)
 
 
 def _detail(detail: str) -> str:
