@@ -196,3 +196,12 @@ def test_summaries_do_not_import_arviz():
             ".normal(size=(2, 100, 1)), s_dp=np.array([1.0]), info={'mcmc': True}); "
             "engine.summary(r); sys.exit(1 if 'arviz' in sys.modules else 0)")
     assert subprocess.run([sys.executable, "-c", code], cwd=ROOT).returncode == 0
+
+
+def test_a_converged_verdict_states_its_bounds_as_bounds():
+    """"R-hat ≤ 1.009" for 1.00949 (rounded to nearest) was false; the ESS bound rounds down."""
+    from engine.numerics.diagnostics import Convergence
+    v = Convergence(applicable=True, converged=True, r_hat_max=1.00949, ess_bulk_min=400.6, ess_tail_min=812.0)
+    assert v.message("da_mcmc") == "da_mcmc: converged (R-hat ≤ 1.010, ESS ≥ 400)"
+    exact = Convergence(applicable=True, converged=True, r_hat_max=1.004, ess_bulk_min=999.99, ess_tail_min=1200.0)
+    assert exact.message("da_mcmc") == "da_mcmc: converged (R-hat ≤ 1.004, ESS ≥ 999)"

@@ -86,7 +86,9 @@ class Convergence:
             return f"{label}: {self.draws:,} independent draws (enough: at least {ESS_MIN:.0f})"
         if self.converged:
             ess = min(self.ess_bulk_min, self.ess_tail_min)
-            return f"{label}: converged (R-hat ≤ {self.r_hat_max:.3f}, ESS ≥ {ess:.0f})"
+            # bounds stated as bounds: R-hat rounded up, the ESS down (1.00949 is not ≤ 1.009, 400.6 is ≥ 400)
+            r_hat = math.ceil(round(self.r_hat_max * 1000, 6)) / 1000
+            return f"{label}: converged (R-hat ≤ {r_hat:.3f}, ESS ≥ {math.floor(ess)})"
         other = "" if label in ("pseudo_marginal", "auto") else \
             ", or use the pseudo-marginal sampler (method pseudo_marginal) when ε is small"
         return f"{label} has not converged: " + "; ".join(self.reasons) + ". Run more draws" + other + "."
