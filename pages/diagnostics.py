@@ -82,7 +82,7 @@ elif not verdict.get("applicable"):
                "90% interval (at least 400 are needed). Independent draws need no R-hat: there is no chain to mix.",
                icon=":material/check_circle:")
 elif verdict.get("converged"):
-    st.success(f"{METHOD_LABELS[method]} has converged: R-hat ≤ {verdict['r_hat_max']:.3f}, bulk ESS ≥ "
+    st.success(f"{METHOD_LABELS[method]} has converged: R-hat ≤ {tables.rhat_at_most(verdict['r_hat_max'])}, bulk ESS ≥ "
                f"{tables.ess_full(verdict['ess_bulk_min'])}, tail ESS ≥ {tables.ess_full(verdict['ess_tail_min'])} "
                "(needs R-hat ≤ 1.01, ESS ≥ 400).",
                icon=":material/check_circle:")

@@ -303,3 +303,8 @@ def test_auto_caption_names_models_as_the_pages_do():
                                         "sampler: DA-MCMC"}
     assert auto_caption(info) == ("Exact (best method) ran **DA-MCMC**: Dirichlet-multinomial has neither a closed "
                                   "form nor a pseudo-marginal sampler: DA-MCMC.")
+
+
+def test_a_largest_r_hat_is_stated_as_an_upper_bound():
+    from ui.tables import rhat_at_most
+    assert [rhat_at_most(v) for v in (1.00949, 1.004, 1.0, float("nan"))] == ["1.010", "1.004", "1.000", "—"]

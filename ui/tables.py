@@ -165,6 +165,12 @@ def ess_full(v: float) -> str:
     return f"{math.floor(v):,}" if math.isfinite(v) else "—"
 
 
+def rhat_at_most(v: float) -> str:
+    """A chain's largest R-hat as the bound a verdict states ("R-hat ≤ 1.010"): rounded up to three decimals
+    (1.00949 is not ≤ 1.009); "—" where there is none (NaN)."""
+    return f"{math.ceil(round(v * 1000, 6)) / 1000:.3f}" if math.isfinite(v) else "—"
+
+
 def ess_short(v: float) -> str:
     """An effective sample size short enough for Compare's small "ESS bulk / tail" column: 830, 4.0k, 40k
     ("39776 / 15791" lost its leading digits there, and a wider column pushes a desktop's table past its width);
