@@ -42,9 +42,8 @@ if not inputs.ok:
     st.stop()
 
 s, prepared = inputs.scenario, inputs.prepared
-release = ", ".join(f"{v:.4g}" for v in prepared.s_dp[:RELEASE_SHOWN])
-if len(prepared.s_dp) > RELEASE_SHOWN:  # a log-linear release is 30-80 numbers: a wall above the figure
-    release += f", … ({len(prepared.s_dp)} numbers in all, listed below)"
+# a log-linear release is 30-80 numbers: a wall above the figure, so the first RELEASE_SHOWN and how many
+release = narrative.release_text(prepared.s_dp, RELEASE_SHOWN)
 truth = ""
 if prepared.true_params:
     shown = list(prepared.true_params.items())
@@ -56,7 +55,7 @@ elif prepared.n_dp is None:
     size = f"n unknown and not released (plug-in n = {prepared.n:,}, the released cells' total)"
 else:
     size = f"n unknown: released **n_dp = {prepared.n_dp:.4g}** (plug-in n = {prepared.n:,})"
-st.markdown(f"**{MODEL_LABELS[s.model]}**, {size} · release **s_dp = [{release}]**{truth}")
+st.markdown(f"**{MODEL_LABELS[s.model]}**, {size} · release **s_dp = {release}**{truth}")
 if len(prepared.s_dp) > RELEASE_SHOWN:
     with st.expander(f"The whole release: {len(prepared.s_dp)} numbers"):
         st.code(", ".join(f"{v:.6g}" for v in prepared.s_dp), language=None, wrap_lines=True)

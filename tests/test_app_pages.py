@@ -229,7 +229,7 @@ def test_link_reopens_the_scenario():
     gong = next(p for p in PRESETS if p.name == "gong").scenario
     at = _open(query=to_query(gong))
     _assert_clean(at)
-    assert "s_dp = [37.4]" in _scenario_line(at) and "scale b = 5" in _scenario_line(at)
+    assert "s_dp = 37.4**" in _scenario_line(at) and "scale b = 5" in _scenario_line(at)
     assert at.selectbox(key=keys.W_MODEL).value == "poisson_gamma"
     assert any("OPS: needs the confidential records" in c for c in _texts(at.caption))
 
@@ -286,8 +286,8 @@ def test_a_long_release_is_cut_short_above_the_figure_and_listed_whole_below_it(
     at = _open("pages/learn.py")
     at.button(key=keys.preset_key("loglinear")).click().run()
     _assert_clean(at)
-    line = next(m for m in _texts(at.markdown) if "release **s_dp = [" in m)
-    listed = line.split("s_dp = [")[1].split("]")[0]
+    line = next(m for m in _texts(at.markdown) if "release **s_dp = (" in m)
+    listed = line.split("s_dp = (")[1].split(")**")[0]
     assert listed.endswith("… (75 numbers in all, listed below)"), line
     assert len(listed.split(", …")[0].split(", ")) == 12, line
     (whole,) = [e for e in at.expander if e.label == "The whole release: 75 numbers"]
@@ -345,7 +345,8 @@ def test_an_implausible_release_is_named_and_abc_is_not_run():
     _set_s_dp("1e9")(at)
     _assert_clean(at)
     warning = next(w for w in _texts(at.warning) if "noise standard deviations" in w)
-    assert warning.startswith("The release s_dp = [1e+09] lies 2.12e+08 noise standard deviations (noise sd 4.71)")
+    assert warning.startswith("The release s_dp = 1,000,000,000 lies 212,000,000 noise standard deviations (noise sd "
+                              "4.71)")
     assert "n = 40 records" in warning and "ABC rejection is not run" in warning
     assert any(c.startswith("ABC rejection: not run: the release lies") for c in _texts(at.caption))
     assert "ABC rejection" not in set(at.dataframe[0].value["method"])

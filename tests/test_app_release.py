@@ -182,7 +182,7 @@ def test_dpwizard_upload_lists_statistics_and_loads_one_into_compare():
     s = at.session_state[keys.SCENARIO]
     assert (s.model, s.release, s.s_dp, s.data) == ("poisson_gamma", "opendp", "85", "s_dp")
     assert dict(s.release_params)["scale"] == pytest.approx(1.5)
-    assert any("release **s_dp = [85]**" in m for m in _texts(at.markdown))
+    assert any("release **s_dp = 85**" in m for m in _texts(at.markdown))
     assert len(at.get("plotly_chart")) == 1
     # a file that is not a package: one message next to the upload, and the page carries on
     at.sidebar.file_uploader(key=keys.W_DPWIZARD).set_value(("notes.zip", b"not a zip", "application/zip")).run()

@@ -84,7 +84,7 @@ def test_when_the_noise_is_small_the_sentence_says_naive_and_exact_agree():
     spec = {**engine.DEMO_SPEC, "model": {**engine.DEMO_SPEC["model"], "n": 2000},
             "mechanism": {"name": "laplace", "epsilon": 20.0}}
     sentence = narrative.headline(_runs(spec), {"theta": THETA})
-    assert sentence.startswith("At this ε the noise is small relative to the data: naive and exact agree")
+    assert sentence.startswith("At this privacy budget the noise is small relative to the data: naive and exact agree")
 
 
 def test_a_naive_posterior_as_wide_as_the_exact_one_is_not_called_too_wide():

@@ -308,3 +308,13 @@ def test_auto_caption_names_models_as_the_pages_do():
 def test_a_largest_r_hat_is_stated_as_an_upper_bound():
     from ui.tables import rhat_at_most
     assert [rhat_at_most(v) for v in (1.00949, 1.004, 1.0, float("nan"))] == ["1.010", "1.004", "1.000", "—"]
+
+
+def test_a_release_is_written_in_plain_numbers():
+    """"release s_dp = [2.987e+04]" (the large-n preset): brackets around one value, an exponent, digits lost."""
+    from ui.narrative import plain_number, release_text
+    assert release_text([29873.456]) == "29,873.5" and release_text([17.94]) == "17.94"
+    assert release_text([104, 120, 74, 102]) == "(104, 120, 74, 102)"
+    assert release_text(range(20), 3) == "(0, 1, 2, … (20 numbers in all, listed below))"
+    assert [plain_number(v) for v in (1e9, 2.5e-7, -3.25)] == ["1,000,000,000", "0.00000025", "-3.25"]
+    assert plain_number(2.12e8, 3) == "212,000,000"

@@ -64,6 +64,26 @@ def _fmt(v: float) -> str:
     return format(Decimal(shown), "f") if "e" in shown and a >= 1e-6 else shown  # 6.5e-05 as 0.000065
 
 
+def plain_number(v: float, digits: int = 6) -> str:
+    """A released value as people write it: ``digits`` significant digits, thousands separators, never an exponent
+    (29,873.5, not 2.987e+04; 1,000,000,000, not 1e+09; 0.00000025)."""
+    v = float(v)
+    if not math.isfinite(v):
+        return str(v)
+    return format(Decimal(f"{v:.{digits}g}"), ",f")
+
+
+def release_text(values, shown: int | None = None) -> str:
+    """A release in a sentence: one value as itself ("17.94"), several in parentheses ("(104, 120, 74, 102)"),
+    the first ``shown`` of a long one followed by how many there are in all."""
+    values = [float(v) for v in values]
+    if len(values) == 1:
+        return plain_number(values[0])
+    head = ", ".join(plain_number(v) for v in (values[:shown] if shown else values))
+    more = f", … ({len(values)} numbers in all, listed below)" if shown and len(values) > shown else ""
+    return f"({head}{more})"
+
+
 def headline(runs: Mapping[str, Any], true_params: Mapping[str, Any] | None = None,
              param: str | None = None) -> str | None:
     """One sentence comparing naive with the exact posterior, or None when either is missing.
@@ -93,7 +113,7 @@ def headline(runs: Mapping[str, Any], true_params: Mapping[str, Any] | None = No
         "the exact posterior (RJMCMC, n unknown)" if ref == "rjmcmc" else f"the exact posterior ({METHOD_LABELS[ref]})"
     ratio = e["sd"] / n["sd"] if n["sd"] > 0 else math.inf
     if 1 / AGREE_SD_RATIO <= ratio <= AGREE_SD_RATIO and shift(param) <= AGREE_SHIFT:
-        return (f"At this ε the noise is small relative to the data: naive and exact agree{where} "
+        return (f"At this privacy budget the noise is small relative to the data: naive and exact agree{where} "
                 f"(sds within {round((AGREE_SD_RATIO - 1) * 100)}%, means {_fmt(abs(n['mean'] - e['mean']))} apart).")
     if f"{max(ratio, 1 / ratio):.1f}" == "1.0":  # "1.0× too wide" would say two things at once
         width = f"Naive is about as wide as {exact_name}{where}"

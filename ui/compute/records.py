@@ -25,6 +25,8 @@ import engine
 from engine.core.spec import plain
 from figures.labels import METHOD_LABELS, MODEL_LABELS
 
+from ..narrative import plain_number, release_text
+
 __all__ = ["MethodRun", "Prepared", "spec_json", "RESULT_TTL_S"]
 
 RESULT_TTL_S = 3600  # cached runs and studies: a class's session; memory is freed after it
@@ -109,11 +111,10 @@ class Prepared:
         """The warning shown before anything runs on a release far outside what n records can produce."""
         if self.far is None:
             return None
-        near = ", ".join(f"{v:.6g}" for v in self.far["nearest"])
-        release = ", ".join(f"{v:.6g}" for v in self.s_dp)
-        return (f"The release s_dp = [{release}] lies {self.far['noise_sds']:.3g} noise standard deviations (noise sd "
-                f"{self.far['noise_sd']:.3g}) from anything n = {self.n:,} records can produce (nearest: [{near}]): "
-                "noise that large has probability below 2e-4. Check the release and n. The exact methods still "
+        return (f"The release s_dp = {release_text(self.s_dp)} lies {plain_number(self.far['noise_sds'], 3)} noise "
+                f"standard deviations (noise sd {plain_number(self.far['noise_sd'], 3)}) from anything n = {self.n:,} "
+                f"records can produce (nearest: {release_text(self.far['nearest'])}): noise that large has "
+                "probability below 1 in 5,000. Check the release and n. The exact methods still "
                 "answer (the posterior is pushed to the edge of the prior's range); ABC rejection is not run.")
 
     def runnable(self, methods) -> list[str]:
