@@ -318,3 +318,13 @@ def test_a_release_is_written_in_plain_numbers():
     assert release_text(range(20), 3) == "(0, 1, 2, … (20 numbers in all, listed below))"
     assert [plain_number(v) for v in (1e9, 2.5e-7, -3.25)] == ["1,000,000,000", "0.00000025", "-3.25"]
     assert plain_number(2.12e8, 3) == "212,000,000"
+
+
+def test_a_mechanisms_description_writes_root_two_not_its_digits():
+    """The admissions table with discrete Gaussian noise read "L2 sensitivity 1.41421"."""
+    import math
+
+    from engine.mechanisms.additive import DiscreteGaussian, Laplace, sensitivity_text
+    assert DiscreteGaussian(scale=6.25, sensitivity=math.sqrt(2)).describe().endswith("(L2 sensitivity √2)")
+    assert Laplace(scale=2.0, sensitivity=13.0).describe().endswith("(sensitivity 13)")
+    assert [sensitivity_text(v) for v in (1.0, 4.0, math.sqrt(12), 9.4)] == ["1", "4", "√12", "9.4"]

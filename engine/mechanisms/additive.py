@@ -31,6 +31,15 @@ from scipy import special
 
 from .budgets import analytic_gaussian_epsilon
 
+
+def sensitivity_text(v: float) -> str:
+    """A sensitivity as a description writes it: the square root of a whole number as √k (the L2 sensitivity of
+    a cell change is √2, which read 1.41421), anything else to six significant digits."""
+    k = round(float(v) ** 2)
+    if 1 < k <= 10_000 and math.isqrt(k) ** 2 != k and math.isclose(math.sqrt(k), v, rel_tol=1e-12):
+        return f"√{k}"
+    return f"{float(v):g}"
+
 __all__ = ["Laplace", "Gaussian", "DiscreteLaplace", "DiscreteGaussian", "ABS_KERNEL", "SQUARE_KERNEL",
            "discrete_laplace_log_pmf", "discrete_gaussian_log_normalizer", "sample_discrete_laplace",
            "sample_discrete_gaussian"]
@@ -164,7 +173,7 @@ class Laplace(_Additive):
         return math.sqrt(2.0) * self.scale
 
     def describe(self) -> str:
-        return f"Laplace noise, scale b = {self.scale:.4g}; pure {self.sensitivity / self.scale:.4g}-DP (sensitivity {self.sensitivity:g})"
+        return f"Laplace noise, scale b = {self.scale:.4g}; pure {self.sensitivity / self.scale:.4g}-DP (sensitivity {sensitivity_text(self.sensitivity)})"
 
 
 @dataclass(frozen=True)
@@ -202,7 +211,7 @@ class DiscreteLaplace(_Additive):
         return math.sqrt(2.0 * q) / (1.0 - q)
 
     def describe(self) -> str:
-        return f"discrete Laplace noise, scale t = {self.scale:.4g}; pure {self.sensitivity / self.scale:.4g}-DP (sensitivity {self.sensitivity:g})"
+        return f"discrete Laplace noise, scale t = {self.scale:.4g}; pure {self.sensitivity / self.scale:.4g}-DP (sensitivity {sensitivity_text(self.sensitivity)})"
 
 
 @dataclass(frozen=True)
@@ -244,7 +253,7 @@ class Gaussian(_Additive):
         txt = f"Gaussian noise, sigma = {self.scale:.4g}; {g['rho']:.4g}-zCDP"
         if self.delta is not None:
             txt += f", ({g['epsilon']:.4g}, {self.delta:g})-DP"
-        return txt + f" (L2 sensitivity {self.sensitivity:g})"
+        return txt + f" (L2 sensitivity {sensitivity_text(self.sensitivity)})"
 
 
 @dataclass(frozen=True)
@@ -291,4 +300,4 @@ class DiscreteGaussian(_Additive):
 
     def describe(self) -> str:
         return (f"discrete Gaussian noise, sigma = {self.scale:.4g}; "
-                f"{self.guarantee['rho']:.4g}-zCDP (L2 sensitivity {self.sensitivity:g})")
+                f"{self.guarantee['rho']:.4g}-zCDP (L2 sensitivity {sensitivity_text(self.sensitivity)})")

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .additive import (DiscreteGaussian, DiscreteLaplace, discrete_gaussian_log_normalizer, discrete_laplace_log_pmf,
-                       sample_discrete_gaussian, sample_discrete_laplace)
+                       sample_discrete_gaussian, sample_discrete_laplace, sensitivity_text)
 
 __all__ = ["LatticeLaplace", "LatticeGaussian"]
 
@@ -64,7 +64,7 @@ class LatticeLaplace(DiscreteLaplace):
 
     def describe(self) -> str:
         return (f"Laplace noise on the lattice {self.granularity:g} Z, scale {self.scale:.4g}; pure "
-                f"{self.guarantee['epsilon']:.4g}-DP (sensitivity {self.sensitivity:g} + granularity)")
+                f"{self.guarantee['epsilon']:.4g}-DP (sensitivity {sensitivity_text(self.sensitivity)} + granularity)")
 
 
 @dataclass(frozen=True)
@@ -95,4 +95,4 @@ class LatticeGaussian(DiscreteGaussian):
 
     def describe(self) -> str:
         return (f"Gaussian noise on the lattice {self.granularity:g} Z, sigma = {self.scale:.4g}; "
-                f"{self.guarantee['rho']:.4g}-zCDP (L2 sensitivity {self.sensitivity:g} + granularity)")
+                f"{self.guarantee['rho']:.4g}-zCDP (L2 sensitivity {sensitivity_text(self.sensitivity)} + granularity)")
