@@ -10,7 +10,8 @@ from typing import Sequence
 
 from .labels import METHOD_LABELS
 
-__all__ = ["PARAM_AXIS", "BOTTOM_LEGEND", "describe_param", "param_label", "axis_title", "pages_of", "wrap",
+__all__ = ["PARAM_AXIS", "BOTTOM_LEGEND", "SYMBOLS", "describe_param", "param_label", "param_symbol", "axis_title",
+           "pages_of", "wrap",
            "log_ticks", "alt_text", "titled"]
 
 #: A horizontal legend at the figure's bottom (container coordinates), under the x-axis title and never on it:
@@ -58,9 +59,21 @@ def param_label(param: str) -> str:
     return f"{param} · {what}" if what and "[" in param and what != PARAM_AXIS.get(param.split("[")[0]) else param
 
 
+#: the one-parameter models' parameters as prose and figures write them (the engine's names are theta, lam, mu)
+SYMBOLS = {"theta": "θ", "lam": "λ", "mu": "μ"}
+
+
+def param_symbol(param: str) -> str:
+    """θ, λ, μ for the one-parameter models' parameters; any other parameter by its name (beta[1], p[0][1][2])."""
+    return SYMBOLS.get(param, param)
+
+
 def axis_title(param: str) -> str:
-    """An axis title that says what the parameter is and its unit, in lines short enough for a phone."""
+    """An axis title that says what the parameter is and its unit, in lines short enough for a phone; a
+    one-parameter model's description already holds its symbol ("Poisson rate λ …", not "lam: Poisson rate λ")."""
     what = describe_param(param)
+    if what and param in SYMBOLS:
+        return wrap(what)
     return wrap(f"{param}: {what}") if what else param
 
 

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .axes import BOTTOM_LEGEND, _label, log_ticks, titled
+from .axes import BOTTOM_LEGEND, _label, log_ticks, param_symbol, titled
 from .palette import NEUTRAL_COLOR, TRUTH_COLOR, color_of
 from .labels import summary_number
 from .posteriors import FAR_FACTOR, REFERENCE_METHODS
@@ -76,8 +76,8 @@ def interval_plot(table: pd.DataFrame, param: str, *, symbol: str = "ε", budget
         fig.add_trace(go.Scatter(x=[rows["budget"].min() * 0.9, rows["budget"].max() * 1.1], y=[truth, truth],
                                  mode="lines", name="True value", line={"color": TRUTH_COLOR, "dash": "dash"},
                                  meta={"kind": "truth", "param": param}))
-    fig.update_layout(height=460, title=f"{param}: 90% posterior interval vs {symbol}",
-                      xaxis=_budget_axis(symbol, rows["budget"]), yaxis_title=param,
+    fig.update_layout(height=460, title=f"{param_symbol(param)}: 90% posterior interval vs {symbol}",
+                      xaxis=_budget_axis(symbol, rows["budget"]), yaxis_title=param_symbol(param),
                       margin={"l": 60, "r": 20, "t": 60, "b": 50}, legend=BOTTOM_LEGEND)
     _frame_private(fig, rows, truth)
     return fig
@@ -158,7 +158,7 @@ def sd_plot(table: pd.DataFrame, param: str, *, symbol: str = "ε", budget: str 
     yaxis = {"type": "log", "title": "posterior sd (log scale)", **_log_tickvals(shown)}
     if prior_sd is not None and not rows.empty:
         yaxis |= _decade_below_the_top(shown)
-    fig.update_layout(height=460, title=f"{param}: posterior sd vs {symbol}",
+    fig.update_layout(height=460, title=f"{param_symbol(param)}: posterior sd vs {symbol}",
                       xaxis=_budget_axis(symbol, rows["budget"]), yaxis=yaxis,
                       margin={"l": 60, "r": 20, "t": 60, "b": 50}, legend=BOTTOM_LEGEND)
     return fig
@@ -205,9 +205,9 @@ def releases_plot(table: pd.DataFrame, param: str, *, symbol: str = "ε", truth:
         if truth is not None:
             fig.add_trace(go.Scatter(x=[lo, hi], y=[truth, truth], mode="lines", name="True value",
                                      line={"color": TRUTH_COLOR, "dash": "dash"}, meta={"kind": "truth", "param": param}))
-    title, top = titled(f"{param}: {len(reps)} fresh releases per {symbol}")
+    title, top = titled(f"{param_symbol(param)}: {len(reps)} fresh releases per {symbol}")
     fig.update_layout(height=440, title=title,
-                      xaxis=_budget_axis(symbol, rows["epsilon"] if not rows.empty else []), yaxis_title=param,
+                      xaxis=_budget_axis(symbol, rows["epsilon"] if not rows.empty else []), yaxis_title=param_symbol(param),
                       legend=BOTTOM_LEGEND,
                       margin={"l": 60, "r": 20, "t": top, "b": 50})
     return fig

@@ -409,7 +409,7 @@ def n_pmf_plot(values, probs, *, n_dp: float | None, true_n: int | None = None, 
                          "probabilities of equal length)")
     top = float(probs.max()) * 1.1
     fig = go.Figure()
-    fig.add_trace(go.Bar(x=values, y=probs, name="posterior pmf of n", marker={"color": color_of(method)},
+    fig.add_trace(go.Bar(x=values, y=probs, name="posterior probability of each n", marker={"color": color_of(method)},
                          hovertemplate="n = %{x}<br>probability %{y:.3g}<extra></extra>",
                          meta={"kind": "n_pmf", "method": method, "param": "n"}))
     lines = [] if n_dp is None else [("n_dp", float(n_dp), f"released n_dp = {n_dp:.4g}", BOUND_COLOR, "solid")]
@@ -422,7 +422,7 @@ def n_pmf_plot(values, probs, *, n_dp: float | None, true_n: int | None = None, 
                                  line={"color": color, "dash": dash, "width": 2.5},
                                  meta={"kind": kind, "param": "n", "value": x}))
     mean = float(np.sum(values * probs))
-    title, top = titled(f"Posterior of the number of records n (mean {mean:.4g})")
+    title, top = titled(f"Number of records n: posterior mean {mean:.4g}")
     fig.update_layout(height=400, title=title, xaxis_title="number of records n",
                       yaxis={"title": "posterior probability", "rangemode": "tozero"}, legend=BOTTOM_LEGEND,
                       bargap=0.05, margin={"l": 60, "r": 20, "t": top, "b": 50})

@@ -56,7 +56,7 @@ def test_every_figure_has_a_name_for_screen_readers():
     (chart,) = at.get("plotly_chart")
     alt = chart.proto.alt
     assert alt.startswith("Laplace noise, scale b = 3.333; pure 0.3-DP (sensitivity 1). posterior density against "
-                          "theta: success probability θ"), alt
+                          "success probability θ"), alt
     assert "Shown: Naive, DA-MCMC, ABC rejection, OPS: 100 released posterior draws (a private release" in alt, alt
     assert "Exact (best method)" in alt and "<br>" not in alt
     fig = go.Figure(go.Scatter(x=[0], y=[0], name="a<br>b"))
@@ -85,7 +85,7 @@ def test_page_renders_with_defaults(page):
         assert set(table["converged"]) <= {"yes", "yes (independent)"}
         assert len(at.download_button) == 5  # draws, InferenceData, scenario, figure HTML and PNG
         line = _scenario_line(at)
-        assert "pure 0.3-DP" in line and "true theta = 0.3" in line
+        assert "pure 0.3-DP" in line and "true θ = 0.3" in line
         texts = _texts(at.markdown)
         assert any(t.startswith("##### Naive is") and "misses θ = 0.3" in t for t in texts)  # the demo's point
     elif page == "pages/privacy_budget.py":

@@ -50,7 +50,7 @@ def test_switching_to_an_unknown_n_runs_rjmcmc_and_draws_the_pmf_of_n():
     _assert_clean(at)
     assert at.toggle(key=keys.method_key("rjmcmc")).value is True  # switched on with the unknown n
     line = next(t for t in _texts(at.markdown) if "release **s_dp" in t)
-    assert "n unknown: released **n_dp = " in line and "true theta = 0.3, n = 40" in line
+    assert "n unknown: released **n_dp = " in line and "true θ = 0.3, n = 40" in line
     assert any(c.startswith("Noise on n: Laplace noise") for c in _texts(at.sidebar.caption))
     table = at.dataframe[0].value
     plug_in = int(line.split("plug-in n = ")[1].split(")")[0])

@@ -695,3 +695,16 @@ def test_the_budget_intervals_frame_the_private_methods_when_naive_runs_off():
     near = table.assign(mean=[0.0, 0.0, 0.1, 0.2], q5=[-4.0, -4.0, -3.0, -2.0], q95=[4.0, 4.0, 3.0, 2.0])
     fig = interval_plot(near, "beta[1]", truth=0.5)
     assert fig.layout.yaxis.range is None and not fig.layout.annotations
+
+
+def test_one_parameter_axes_and_budget_titles_write_the_symbol_not_the_engine_name():
+    """Gong's axis read "lam: Poisson rate λ", the Privacy budget's titles "theta: 90% posterior interval"."""
+    from figures.axes import axis_title, param_symbol
+    assert axis_title("lam") == "Poisson rate λ (events per record)"
+    assert axis_title("beta[1]").startswith("beta[1]: coefficient of x1")
+    assert [param_symbol(p) for p in ("theta", "lam", "mu", "beta[0]")] == ["θ", "λ", "μ", "beta[0]"]
+    table = pd.DataFrame({"method": ["exact"] * 2, "param": ["theta"] * 2, "epsilon": [0.5, 1.0],
+                          "mean": [0.4, 0.4], "sd": [0.1, 0.05], "q5": [0.2, 0.3], "q95": [0.6, 0.5],
+                          "converged": [True, True]})
+    fig = interval_plot(table, "theta").to_dict()["layout"]
+    assert fig["title"]["text"].startswith("θ: 90% posterior interval") and fig["yaxis"]["title"]["text"] == "θ"
