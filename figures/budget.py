@@ -207,7 +207,8 @@ def releases_plot(table: pd.DataFrame, param: str, *, symbol: str = "ε", truth:
                                      line={"color": TRUTH_COLOR, "dash": "dash"}, meta={"kind": "truth", "param": param}))
     title, top = titled(f"{param_symbol(param)}: {len(reps)} fresh releases per {symbol}")
     fig.update_layout(height=440, title=title,
-                      xaxis=_budget_axis(symbol, rows["epsilon"] if not rows.empty else []), yaxis_title=param_symbol(param),
+                      xaxis=_budget_axis(symbol, rows["epsilon"] if not rows.empty else []),
+                      yaxis_title=param_symbol(param),
                       legend=BOTTOM_LEGEND,
                       margin={"l": 60, "r": 20, "t": top, "b": 50})
     return fig
