@@ -26,8 +26,9 @@ Paper presets
     its cost and with no budget check: the cache has no "peek", so :func:`preset_finished` reads a
     small server-wide registry of the presets this process finished (filled by the cached function
     itself, so only a complete run is registered; at most one entry per preset). Any other preset is
-    priced first (:func:`preset_cost`: ``engine.studies.cost.estimate_preset_cost``); over the work budget it
-    does not run and the page offers the CLI command that produces it offline (:func:`preset_cli`).
+    priced first (:func:`preset_cost`: ``engine.studies.cost.estimate_preset_cost``); over the work budget the
+    page draws no Run button (a click could only refuse) but the CLI command that produces it offline
+    (:func:`preset_cli`) and the setting the operator can raise.
     Within budget it runs with a progress bar and a Stop button, as a study does; a stopped preset
     raises Streamlit's signal out of the cached function (``engine.studies.presets.PresetStopped``
     underneath), so nothing of it is kept or cached and Run starts it afresh. If the cache is ever
@@ -45,6 +46,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import tempfile
 import threading
 import time
@@ -58,7 +60,7 @@ from engine.studies import InlineExecutor, calibration_study, calibration_summar
 from engine.studies.cost import estimate_preset_cost
 from engine.studies.presets import PRESET_TITLES, PresetResult, PresetStopped, run_preset
 
-from figures.labels import TERM_HELP, format_p
+from figures.labels import METHOD_LABELS, TERM_HELP, format_p
 from figures.studies import method_label
 
 from .compute.budget import work_budget_s
@@ -66,7 +68,7 @@ from .compute.progress import SessionHandover, _Progress
 
 __all__ = ["CalibrationInputs", "run_calibration", "run_preset_cached", "PRESET_TITLES", "over_budget",
            "finished_replicates", "study_executor", "preset_cost", "preset_over_budget", "preset_finished", "preset_cli",
-           "wait_for_stopped_preset"]
+           "wait_for_stopped_preset", "method_words"]
 
 #: priors of the calibration page's models (theta is drawn from them)
 PRIORS = {"beta_binomial": {"a": 2.0, "b": 2.0}, "poisson_gamma": {"alpha": 4.0, "beta": 1.0},
@@ -259,11 +261,23 @@ def preset_finished(name: str) -> bool:
     return name in FINISHED_PRESETS
 
 
+#: the method keys an engine cost description may name that are no words for people ("one da_mcmc chain")
+_METHOD_KEYS = re.compile(r"\b(" + "|".join(k for k in METHOD_LABELS if "_" in k or k in ("ops", "rjmcmc", "mcem"))
+                          + r")\b")
+
+
+def method_words(text: str) -> str:
+    """``text`` with the method keys it names written as the pages label them (:data:`figures.labels.METHOD_LABELS`):
+    "one da_mcmc chain" -> "one DA-MCMC chain". Plain words (naive, exact) are left as they read."""
+    return _METHOD_KEYS.sub(lambda m: METHOD_LABELS[m.group(1)], text)
+
+
 @st.cache_data(show_spinner=False, max_entries=8, ttl=3600)
 def preset_cost(name: str) -> dict:
-    """The quick run's estimated cost here (``engine.studies.cost.estimate_preset_cost``): seconds and detail."""
+    """The quick run's estimated cost here (``engine.studies.cost.estimate_preset_cost``): seconds and detail,
+    the methods named as the pages name them (:func:`method_words`)."""
     cost = estimate_preset_cost(name, quick=True)
-    return {"seconds": cost.seconds, "detail": cost.detail, "text": cost.describe()}
+    return {"seconds": cost.seconds, "detail": method_words(cost.detail), "text": method_words(cost.describe())}
 
 
 def preset_over_budget(name: str) -> dict | None:
