@@ -84,8 +84,10 @@ def ks_plot(summary: pd.DataFrame, param: str | None = None, title: str | None =
     s = summary[summary["param"] == param]
     fig = go.Figure()
     for _, r in s.iterrows():
+        p_text = format_p(r["ks_pvalue"])
+        p_text = f"p {p_text}" if p_text.startswith("<") else f"p = {p_text}"  # "p < 0.001", "p = 0.35"
         fig.add_trace(go.Bar(x=[method_label(r["method"])], y=[r["ks_stat"]], marker_color=method_color(r["method"]),
-                             text=[f"p = {format_p(r['ks_pvalue'])}"], textposition="outside", name=method_label(r["method"]),
+                             text=[p_text], textposition="outside", name=method_label(r["method"]),
                              meta={"kind": "ks", "method": r["method"], "param": param}, showlegend=False))
     if len(s):
         crit = stats.kstwo.ppf(0.95, int(s["M"].max()))

@@ -32,6 +32,9 @@ def test_calibration_page_runs_on_click_and_reopens_from_cache():
     table = at.dataframe[0].value
     assert set(table["Method"]) == {"Confidential data", "Naive", "Exact (closed form)"} and (table["M"] == 20).all()
     assert "ks_pvalue" not in table and table["KS p-value"].map(type).eq(str).all()  # the page's headings, p as text
+    # MMD² as plain decimals, "—" for the reference (it read "None" and "4.27e-1"); p-values never as exponents
+    assert table.set_index("Method").loc["Confidential data", "Mean MMD²"] == "—"
+    assert table["Mean MMD²"].str.fullmatch(r"—|-?\d+\.\d+").all() and not table["KS p-value"].str.contains("e").any()
     data_downloads = [b for b in at.get("download_button") if b.label not in ("PNG", "HTML")]
     assert len(data_downloads) == 1
     # every figure has its PNG and HTML download

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
 import tempfile
@@ -52,6 +53,7 @@ import threading
 import time
 from dataclasses import asdict, dataclass, replace
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -68,7 +70,7 @@ from .compute.progress import SessionHandover, _Progress
 
 __all__ = ["CalibrationInputs", "run_calibration", "run_preset_cached", "PRESET_TITLES", "over_budget",
            "finished_replicates", "study_executor", "preset_cost", "preset_over_budget", "preset_finished", "preset_cli",
-           "wait_for_stopped_preset", "method_words"]
+           "wait_for_stopped_preset", "method_words", "mmd_text", "summary_table"]
 
 #: priors of the calibration page's models (theta is drawn from them)
 PRIORS = {"beta_binomial": {"a": 2.0, "b": 2.0}, "poisson_gamma": {"alpha": 4.0, "beta": 1.0},
@@ -211,17 +213,32 @@ SUMMARY_COLUMNS = {"method": "Method", "param": "Parameter", "M": "M", "failed":
                    "coverage_90": "90% coverage", "coverage_95": "95% coverage", "mmd2_mean": "Mean MMD²"}
 SUMMARY_HELP = {"KS D": st.column_config.NumberColumn("KS D", help=TERM_HELP["KS"], format="%.3f"),
                 "KS p-value": st.column_config.TextColumn("KS p-value", help=TERM_HELP["KS"]),
-                "Mean MMD²": st.column_config.NumberColumn("Mean MMD²", help=TERM_HELP["MMD"], format="%.2e"),
+                "Mean MMD²": st.column_config.TextColumn(
+                    "Mean MMD²", help=TERM_HELP["MMD"] + " The confidential-data posterior is the reference, so its "
+                                                        "row has none (—)."),
                 **{f"{c}% coverage": st.column_config.NumberColumn(f"{c}% coverage", help=TERM_HELP["coverage"],
                                                                    format="%.3f") for c in (50, 80, 90, 95)}}
 
 
+def mmd_text(v) -> str:
+    """A mean MMD² as the summary table writes it: three significant digits, never an exponent (0.427 and
+    0.0251, not 4.27e-1 and 2.51e-2); "—" where there is none (the confidential-data posterior is the reference)."""
+    try:
+        value = float(v)
+    except (TypeError, ValueError):
+        return "—"
+    if not math.isfinite(value):
+        return "—"
+    return np.format_float_positional(value, precision=3, unique=False, fractional=False, trim="k")
+
+
 def summary_table(summary_: pd.DataFrame) -> pd.DataFrame:
     """The summary as the page shows it: the page's method labels and headings, p-values written by
-    :func:`figures.labels.format_p` (as on the KS figure: never rounded to 0)."""
+    :func:`figures.labels.format_p` (as on the KS figure: never rounded to 0) and MMD² by :func:`mmd_text`."""
     out = summary_[list(SUMMARY_COLUMNS)].copy()
     out["method"] = out["method"].map(method_label)
     out["ks_pvalue"] = out["ks_pvalue"].map(format_p)
+    out["mmd2_mean"] = out["mmd2_mean"].map(mmd_text)
     return out.rename(columns=SUMMARY_COLUMNS)
 
 

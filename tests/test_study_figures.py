@@ -1,0 +1,53 @@
+"""The Calibration page's figures and summary table as a newcomer reads them (audit 2, item 6):
+p-values and MMD² without exponents. One small study (12 replicates, naive and exact) feeds them."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from engine.studies import InlineExecutor, calibration_study, calibration_summary
+from figures import studies as plots
+from ui import studies
+
+SPEC = {"seed": 3, "model": {"name": "beta_binomial", "n": 30, "a": 2.0, "b": 2.0},
+        "mechanism": {"name": "laplace", "epsilon": 0.5}, "data": {"simulate": {"theta": 0.5}}}
+METHODS = ["naive", {"name": "exact", "chains": 1, "draws": 300, "grid_size": 10}]
+
+
+@pytest.fixture(scope="module")
+def table() -> pd.DataFrame:
+    return calibration_study(SPEC, METHODS, replicates=12, executor=InlineExecutor(), mmd_draws=50)
+
+
+def _traces(fig, kind):
+    return [t for t in fig.to_dict()["data"] if (t.get("meta") or {}).get("kind") == kind]
+
+
+# --------------------------------------------------------------------------- item 6: numbers without exponents
+def test_summary_table_writes_mmd_as_decimals_and_tiny_p_values_as_a_bound(table):
+    summary = calibration_summary(table)
+    summary.loc[summary["method"] == "naive", "ks_pvalue"] = 4.9e-06  # as the audit's naive row read
+    summary.loc[summary["method"] == "naive", "mmd2_mean"] = 0.4271
+    summary.loc[summary["method"] == "exact", "mmd2_mean"] = 0.02514
+    shown = studies.summary_table(summary).set_index("Method")
+    assert shown.loc["Confidential data", "Mean MMD²"] == "—"  # it read "None"
+    assert shown.loc["Naive", "Mean MMD²"] == "0.427" and shown.loc["Exact (closed form)", "Mean MMD²"] == "0.0251"
+    assert shown.loc["Naive", "KS p-value"] == "< 0.001"  # it read "4.9e-06"
+    assert not shown["KS p-value"].str.contains("e").any()
+    assert studies.SUMMARY_HELP["Mean MMD²"]["type_config"]["type"] == "text"  # not a number format ("%.2e")
+
+
+def test_mmd_text_keeps_three_significant_digits_and_no_exponent():
+    assert [studies.mmd_text(v) for v in (0.4271, 0.251, 1.5e-05, -0.00123, 2.0, np.nan, None)] == \
+        ["0.427", "0.251", "0.0000150", "-0.00123", "2.00", "—", "—"]
+
+
+def test_the_ks_bar_says_p_below_0_001_as_a_bound(table):
+    summary = calibration_summary(table)
+    summary.loc[summary["method"] == "naive", "ks_pvalue"] = 4.9e-06
+    texts = {t["meta"]["method"]: t["text"][0] for t in _traces(plots.ks_plot(summary, "theta"), "ks")}
+    assert texts["naive"] == "p < 0.001" and all(re.fullmatch(r"p = [0-9.]+", v) for m, v in texts.items()
+                                                 if m != "naive"), texts
