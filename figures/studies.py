@@ -30,7 +30,7 @@ from .labels import METHOD_LABELS, format_p
 from .palette import BOUND_COLOR, METHOD_COLORS, NEUTRAL_COLOR
 
 __all__ = ["ecdf_plot", "ks_plot", "coverage_plot", "sbc_plot", "mmd_plot", "calibration_figures",
-           "preset_figures", "method_color", "method_label"]
+           "preset_figures", "method_color", "method_label", "param_symbol"]
 
 _EXTRA_COLORS = {"prior": "#2ca02c"}  # every method has its colour in METHOD_COLORS
 _EXTRA_LABELS = {"confidential": "Confidential data", "pseudo_marginal": "Pseudo-marginal", "auto": "Auto",
@@ -43,6 +43,16 @@ def method_color(method: str) -> str:
 
 def method_label(method: str) -> str:
     return METHOD_LABELS.get(method) or _EXTRA_LABELS.get(method, method)
+
+
+#: the one-parameter models' parameters by the symbol the pages' prose uses (as in figures.axes.PARAM_AXIS)
+_PARAM_SYMBOLS = {"theta": "θ", "lam": "λ", "mu": "μ"}
+
+
+def param_symbol(param: str) -> str:
+    """A one-parameter model's parameter by its symbol (theta -> θ, lam -> λ, mu -> μ); any other name as it
+    is (p[0], beta[1], pi[2] say which component they are)."""
+    return _PARAM_SYMBOLS.get(param, param)
 
 
 def _layout(fig: go.Figure, title: str, height: int = 460) -> go.Figure:
@@ -73,9 +83,9 @@ def ecdf_plot(table: pd.DataFrame, param: str | None = None, title: str | None =
             continue
         fig.add_trace(go.Scatter(x=g, y=f, mode="lines", line={"color": method_color(method), "width": 2, "shape": "hv"},
                                  name=method_label(method), meta={"kind": "ecdf", "method": method, "param": param}))
-    fig.update_xaxes(title_text=f"quantile U of the true {param} among the draws", range=[0, 1])
+    fig.update_xaxes(title_text=f"quantile U of the true {param_symbol(param)} among the draws", range=[0, 1])
     fig.update_yaxes(title_text="empirical CDF", range=[0, 1])
-    return _layout(fig, title or f"Calibration: ECDF of posterior quantiles ({param})")
+    return _layout(fig, title or f"Calibration: ECDF of posterior quantiles ({param_symbol(param)})")
 
 
 def ks_plot(summary: pd.DataFrame, param: str | None = None, title: str | None = None) -> go.Figure:
@@ -93,7 +103,7 @@ def ks_plot(summary: pd.DataFrame, param: str | None = None, title: str | None =
         crit = stats.kstwo.ppf(0.95, int(s["M"].max()))
         fig.add_hline(y=crit, line={"color": NEUTRAL_COLOR, "dash": "dot"}, annotation_text="5% critical value")
     fig.update_yaxes(title_text="KS statistic D (lower is better)")
-    return _layout(fig, title or f"Calibration: KS distance of U from Uniform(0, 1) ({param})")
+    return _layout(fig, title or f"Calibration: KS distance of U from Uniform(0, 1) ({param_symbol(param)})")
 
 
 def coverage_plot(summary: pd.DataFrame, param: str | None = None, title: str | None = None) -> go.Figure:
@@ -116,7 +126,7 @@ def coverage_plot(summary: pd.DataFrame, param: str | None = None, title: str | 
                                  name=method_label(r["method"]), meta={"kind": "coverage", "method": r["method"], "param": param}))
     fig.update_xaxes(title_text="nominal level of the central interval")
     fig.update_yaxes(title_text="coverage of the true value")
-    return _layout(fig, title or f"Calibration: interval coverage ({param})")
+    return _layout(fig, title or f"Calibration: interval coverage ({param_symbol(param)})")
 
 
 def sbc_plot(table: pd.DataFrame, param: str | None = None, bins: int = 10, title: str | None = None) -> go.Figure:
@@ -141,7 +151,7 @@ def sbc_plot(table: pd.DataFrame, param: str | None = None, bins: int = 10, titl
             fig.add_trace(go.Scatter(x=[edges[0], edges[-1], edges[-1], edges[0]], y=[lo, lo, hi, hi], fill="toself",
                                      mode="none", fillcolor="rgba(127,127,127,0.25)", showlegend=False,
                                      meta={"kind": "sbc_band", "method": m, "param": param}), **cell)
-    text, top = titled(title or f"SBC rank histograms ({param})")
+    text, top = titled(title or f"SBC rank histograms ({param_symbol(param)})")
     fig.update_layout(template="plotly_white", title=text, height=max(320, 260 * rows + 80), width=760,
                       margin={"l": 50, "r": 20, "t": top + 10, "b": 40})
     return fig

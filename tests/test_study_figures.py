@@ -1,5 +1,6 @@
-"""The Calibration page's figures and summary table as a newcomer reads them (audit 2, item 6):
-p-values and MMD² without exponents. One small study (12 replicates, naive and exact) feeds them."""
+"""The Calibration page's figures and summary table as a newcomer reads them (audit 2, items 6 and 15):
+p-values and MMD² without exponents, and the model's symbol (θ, λ, μ) in titles and axes. One small study
+(12 replicates, naive and exact) feeds them."""
 from __future__ import annotations
 
 import re
@@ -51,3 +52,17 @@ def test_the_ks_bar_says_p_below_0_001_as_a_bound(table):
     texts = {t["meta"]["method"]: t["text"][0] for t in _traces(plots.ks_plot(summary, "theta"), "ks")}
     assert texts["naive"] == "p < 0.001" and all(re.fullmatch(r"p = [0-9.]+", v) for m, v in texts.items()
                                                  if m != "naive"), texts
+
+
+# --------------------------------------------------------------------------- item 15: the model's symbol
+def test_calibration_figures_name_a_one_parameter_model_by_its_symbol(table):
+    figs = plots.calibration_figures(table, "theta")
+    for name in ("ecdf", "ks", "coverage", "sbc"):
+        title = figs[name].layout.title.text.replace("<br>", " ")
+        assert title.endswith("(θ)") and "theta" not in title, (name, title)
+    assert figs["ecdf"].layout.xaxis.title.text == "quantile U of the true θ among the draws"
+    assert [plots.param_symbol(p) for p in ("theta", "lam", "mu", "p[0]", "beta[1]")] == ["θ", "λ", "μ", "p[0]",
+                                                                                          "beta[1]"]
+    shown = studies.summary_table(calibration_summary(table))
+    assert set(shown["Parameter"]) == {"θ (theta)"}  # the symbol, and the replicate CSV's name beside it
+    assert set(table["param"]) == {"theta"}  # the data keep the engine's name

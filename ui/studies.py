@@ -63,7 +63,7 @@ from engine.studies.cost import estimate_preset_cost
 from engine.studies.presets import PRESET_TITLES, PresetResult, PresetStopped, run_preset
 
 from figures.labels import METHOD_LABELS, TERM_HELP, format_p
-from figures.studies import method_label
+from figures.studies import method_label, param_symbol
 
 from .compute.budget import work_budget_s
 from .compute.progress import SessionHandover, _Progress
@@ -213,6 +213,9 @@ SUMMARY_COLUMNS = {"method": "Method", "param": "Parameter", "M": "M", "failed":
                    "coverage_90": "90% coverage", "coverage_95": "95% coverage", "mmd2_mean": "Mean MMD²"}
 SUMMARY_HELP = {"KS D": st.column_config.NumberColumn("KS D", help=TERM_HELP["KS"], format="%.3f"),
                 "KS p-value": st.column_config.TextColumn("KS p-value", help=TERM_HELP["KS"]),
+                "Parameter": st.column_config.TextColumn(
+                    "Parameter", help="The parameter the row is about; a one-parameter model's symbol is followed by "
+                                     "its name in the replicate table's CSV, in brackets."),
                 "Mean MMD²": st.column_config.TextColumn(
                     "Mean MMD²", help=TERM_HELP["MMD"] + " The confidential-data posterior is the reference, so its "
                                                         "row has none (—)."),
@@ -233,10 +236,12 @@ def mmd_text(v) -> str:
 
 
 def summary_table(summary_: pd.DataFrame) -> pd.DataFrame:
-    """The summary as the page shows it: the page's method labels and headings, p-values written by
+    """The summary as the page shows it: the page's method labels and headings, a one-parameter model's
+    parameter by its symbol with the CSV's name in brackets ("θ (theta)"), p-values written by
     :func:`figures.labels.format_p` (as on the KS figure: never rounded to 0) and MMD² by :func:`mmd_text`."""
     out = summary_[list(SUMMARY_COLUMNS)].copy()
     out["method"] = out["method"].map(method_label)
+    out["param"] = out["param"].map(lambda p: f"{param_symbol(p)} ({p})" if param_symbol(p) != p else p)
     out["ks_pvalue"] = out["ks_pvalue"].map(format_p)
     out["mmd2_mean"] = out["mmd2_mean"].map(mmd_text)
     return out.rename(columns=SUMMARY_COLUMNS)
