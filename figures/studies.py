@@ -130,8 +130,13 @@ def coverage_plot(summary: pd.DataFrame, param: str | None = None, title: str | 
 
 
 def sbc_plot(table: pd.DataFrame, param: str | None = None, bins: int = 10, title: str | None = None) -> go.Figure:
-    """SBC rank histogram per method with the central 99% band of a Binomial(M, 1/bins) count."""
+    """SBC rank histogram per method with the central 99% band of a Binomial(M, 1/bins) count.
+
+    The band is a shape under the bars (a scatter trace lay on top of them and washed them out), named
+    ``sbc_band <method>``, and each panel's y-range holds the band's upper edge as well as the tallest bar (the
+    band's top had run out of the panel, greying all of it)."""
     param = _first_param(table, param)
+    symbol = param_symbol(param)
     methods = [m for m in table["method"].unique()
                if table[(table["method"] == m) & (table["param"] == param)]["quantile"].notna().any()]
     cols = min(2, max(1, len(methods)))  # two a row: three left a 390 px phone 100 px panels, their titles run together
@@ -141,19 +146,26 @@ def sbc_plot(table: pd.DataFrame, param: str | None = None, bins: int = 10, titl
         edges, counts, expected = sbc_histogram(table, m, param, bins)
         centres = 0.5 * (edges[:-1] + edges[1:])
         cell = {"row": i // cols + 1, "col": i % cols + 1}
-        fig.add_trace(go.Bar(x=centres, y=counts, width=np.diff(edges) * 0.95, marker_color=method_color(m),
-                             name=method_label(m), showlegend=False, meta={"kind": "sbc", "method": m, "param": param}),
-                      **cell)
         total = int(counts.sum())
+        top = float(counts.max()) if len(counts) else 0.0
         if total:
             p = float(np.max(expected)) / total  # bins of whole ranks: equal when L + 1 is a multiple of bins
             lo, hi = stats.binom.ppf([0.005, 0.995], total, p)
-            fig.add_trace(go.Scatter(x=[edges[0], edges[-1], edges[-1], edges[0]], y=[lo, lo, hi, hi], fill="toself",
-                                     mode="none", fillcolor="rgba(127,127,127,0.25)", showlegend=False,
-                                     meta={"kind": "sbc_band", "method": m, "param": param}), **cell)
-    text, top = titled(title or f"SBC rank histograms ({param_symbol(param)})")
+            top = max(top, float(hi))
+            # a shape under the traces: plotly draws every bar below every scatter trace, whatever their order
+            fig.add_shape(type="rect", x0=edges[0], x1=edges[-1], y0=lo, y1=hi, fillcolor="rgba(127,127,127,0.25)",
+                          line={"width": 0}, layer="below", name=f"sbc_band {m}", **cell)
+        fig.add_trace(go.Bar(x=centres, y=counts, width=np.diff(edges) * 0.95, marker_color=method_color(m),
+                             name=method_label(m), showlegend=False, meta={"kind": "sbc", "method": m, "param": param}),
+                      **cell)
+        fig.update_yaxes(range=[0, 1.1 * top if top > 0 else 1], **cell)
+        if cell["col"] == 1:
+            fig.update_yaxes(title_text="replicates", **cell)
+        if i + cols >= len(methods):  # the lowest panel of its column
+            fig.update_xaxes(title_text=f"rank of the true {symbol} among the draws", **cell)
+    text, top_margin = titled(title or f"SBC rank histograms ({symbol})")
     fig.update_layout(template="plotly_white", title=text, height=max(320, 260 * rows + 80), width=760,
-                      margin={"l": 50, "r": 20, "t": top + 10, "b": 40})
+                      margin={"l": 60, "r": 20, "t": top_margin + 10, "b": 50})
     return fig
 
 

@@ -1,6 +1,6 @@
-"""The Calibration page's figures and summary table as a newcomer reads them (audit 2, items 6 and 15):
-p-values and MMD² without exponents, and the model's symbol (θ, λ, μ) in titles and axes. One small study
-(12 replicates, naive and exact) feeds them."""
+"""The Calibration page's figures and summary table as a newcomer reads them (audit 2, items 6, 9 and 15):
+p-values and MMD² without exponents, the SBC band under the bars and inside the panel, and the model's symbol
+(θ, λ, μ) in titles and axes. One small study (12 replicates, naive and exact) feeds them."""
 from __future__ import annotations
 
 import re
@@ -66,3 +66,21 @@ def test_calibration_figures_name_a_one_parameter_model_by_its_symbol(table):
     shown = studies.summary_table(calibration_summary(table))
     assert set(shown["Parameter"]) == {"θ (theta)"}  # the symbol, and the replicate CSV's name beside it
     assert set(table["param"]) == {"theta"}  # the data keep the engine's name
+
+
+# --------------------------------------------------------------------------- item 9: the SBC band
+def test_sbc_band_lies_under_the_bars_inside_the_panel_with_axis_titles(table):
+    fig = plots.sbc_plot(table, "theta")
+    layout = fig.to_dict()["layout"]
+    bands = {s["name"]: s for s in layout["shapes"]}
+    assert set(bands) == {"sbc_band naive", "sbc_band exact", "sbc_band confidential"}
+    for bars in (t for t in fig.data if t.meta["kind"] == "sbc"):
+        band = bands[f"sbc_band {bars.meta['method']}"]
+        # under the bars (a scatter band lay on top of them), and inside the panel (its top was cut off)
+        assert band["layer"] == "below" and band["yref"] == bars.yaxis and band["y1"] > band["y0"]
+        top = layout["yaxis" + bars.yaxis[1:]]["range"][1]
+        assert top >= band["y1"] and top >= max(bars.y), (bars.yaxis, top, band)
+    x_titles = [v["title"]["text"] for k, v in layout.items() if k.startswith("xaxis") and v.get("title")]
+    y_titles = [v["title"]["text"] for k, v in layout.items() if k.startswith("yaxis") and v.get("title")]
+    assert x_titles and set(x_titles) == {"rank of the true θ among the draws"}
+    assert y_titles and set(y_titles) == {"replicates"}
