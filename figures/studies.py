@@ -25,7 +25,7 @@ from scipy import stats
 
 from engine.studies.calibration import calibration_summary, ecdf, sbc_histogram
 
-from .axes import BOTTOM_LEGEND, titled
+from .axes import BOTTOM_LEGEND, log_ticks, titled
 from .labels import METHOD_LABELS, format_p
 from .palette import BOUND_COLOR, METHOD_COLORS, NEUTRAL_COLOR
 
@@ -53,6 +53,29 @@ def param_symbol(param: str) -> str:
     """A one-parameter model's parameter by its symbol (theta -> θ, lam -> λ, mu -> μ); any other name as it
     is (p[0], beta[1], pi[2] say which component they are)."""
     return _PARAM_SYMBOLS.get(param, param)
+
+
+def _log_axis(values) -> dict:
+    """``tickvals`` / ``ticktext`` of a log axis over ``values``, round ticks only: the powers of ten when two or
+    more fall in the values' range, else 1, 2 and 5 times a power of ten (or, when fewer than two of those fall
+    in it, :func:`figures.axes.log_ticks`' finer steps); labels written plainly (1,000 and 0.1, never 1e+3).
+    plotly's own ticks labelled the minor ones too ("10 2 5 100 2 5 1000")."""
+    v = [float(x) for x in values if x is not None and math.isfinite(float(x)) and float(x) > 0]
+    if not v:
+        return {}
+    lo, hi = min(v), max(v)
+    ticks = [10.0 ** k for k in range(math.ceil(math.log10(lo) - 1e-9), math.floor(math.log10(hi) + 1e-9) + 1)]
+    if len(ticks) < 2:  # under a decade: 1, 2, 5 times a power of ten within the padded range, else finer steps
+        pad = (hi / lo) ** 0.05  # about what plotly's autorange adds on either side (as figures.axes.log_ticks)
+        decades = range(math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 1)
+        steps = [float(f"{m * 10.0 ** k:.6g}") for k in decades for m in (1, 2, 5)]
+        ticks = [t for t in steps if lo / pad <= t <= hi * pad]
+        ticks = ticks if len(ticks) >= 2 else (log_ticks(v, max_ticks=6) or [])
+    if not ticks:
+        return {}
+    text = [f"{t:,.0f}" if t >= 1 and float(t).is_integer() else np.format_float_positional(t, trim="-")
+            for t in ticks]
+    return {"tickvals": ticks, "ticktext": text}
 
 
 def _layout(fig: go.Figure, title: str, height: int = 460) -> go.Figure:
@@ -246,7 +269,7 @@ def _bernstein(result) -> dict[str, go.Figure]:
             fig.add_trace(go.Scatter(x=r["n"], y=r["ks_stat"], mode="lines+markers", name=method_label(m),
                                      line={"color": method_color(m)}, legendgroup=m, showlegend=i == 0,
                                      meta={"kind": "ks_vs_n", "method": m, "epsilon": e}), row=1, col=i + 1)
-        fig.update_xaxes(type="log", title_text="n (individuals)", row=1, col=i + 1)
+        fig.update_xaxes(type="log", title_text="n (individuals)", row=1, col=i + 1, **_log_axis(summ["n"]))
     fig.update_yaxes(title_text="KS statistic", row=1, col=1)
     _layout(fig, "Bernstein & Sheldon Fig. 1a: calibration (KS) vs n")
     cell = table[(table["n"] == 1000) & (table["epsilon"] == min(eps_grid))].drop(columns=["n", "epsilon"])
@@ -259,7 +282,7 @@ def _bernstein(result) -> dict[str, go.Figure]:
             mm.add_trace(go.Scatter(x=r["n"], y=r["mmd2_mean"], mode="lines+markers", name=f"{method_label(m)}, ε = {e:g}",
                                     line={"color": method_color(m), "dash": "solid" if e == eps_grid[0] else "dot"},
                                     meta={"kind": "mmd_vs_n", "method": m, "epsilon": e}))
-    mm.update_xaxes(type="log", title_text="n (individuals)")
+    mm.update_xaxes(type="log", title_text="n (individuals)", **_log_axis(summ["n"]))
     mm.update_yaxes(title_text="mean MMD² to the confidential posterior")
     out["mmd_vs_n"] = _layout(mm, "Fig. 1c: utility (MMD²) vs n")
     return out
@@ -296,7 +319,7 @@ def _ju(result) -> dict[str, go.Figure]:
     e = np.geomspace(acc["epsilon"].min(), acc["epsilon"].max(), 100)
     a.add_trace(go.Scatter(x=e, y=np.exp(-e), mode="lines", line={"color": BOUND_COLOR}, name="exp(−ε) (Prop. 3.1)",
                            meta={"kind": "bound"}))
-    a.update_xaxes(type="log", title_text="ε")
+    a.update_xaxes(type="log", title_text="ε", **_log_axis(acc["epsilon"]))
     a.update_yaxes(title_text="acceptance rate", range=[0, 1.02])
     out["acceptance"] = _layout(a, "Ju et al. Fig. 1b: DA-MCMC acceptance vs the exp(−ε) bound")
     cov = result.tables["coverage"]
@@ -308,7 +331,7 @@ def _ju(result) -> dict[str, go.Figure]:
         c.add_trace(go.Scatter(x=s["epsilon"], y=s["coverage_paper"], mode="markers", marker={"symbol": "x"},
                                name=f"{p} paper", meta={"kind": "coverage", "param": p, "source": "paper"}))
     c.add_hline(y=0.9, line={"dash": "dot"})
-    c.update_xaxes(type="log", title_text="ε")
+    c.update_xaxes(type="log", title_text="ε", **_log_axis(cov["epsilon"]))
     c.update_yaxes(title_text="coverage of 90% intervals")
     out["coverage"] = _layout(c, "Ju et al. Table 1: coverage of 90% intervals (ours vs paper)")
     return out

@@ -1,6 +1,6 @@
-"""The Calibration page's figures and summary table as a newcomer reads them (audit 2, items 6, 9 and 15):
-p-values and MMD² without exponents, the SBC band under the bars and inside the panel, and the model's symbol
-(θ, λ, μ) in titles and axes. One small study (12 replicates, naive and exact) feeds them."""
+"""The Calibration page's figures and summary table as a newcomer reads them (audit 2, items 6, 9, 10 and 15):
+p-values and MMD² without exponents, the SBC band under the bars and inside the panel, round ticks on log axes,
+and the model's symbol (θ, λ, μ) in titles and axes. One small study (12 replicates, naive and exact) feeds them."""
 from __future__ import annotations
 
 import re
@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from engine.studies import InlineExecutor, calibration_study, calibration_summary
+from engine.studies.presets import PresetResult
 from figures import studies as plots
 from ui import studies
 
@@ -84,3 +85,25 @@ def test_sbc_band_lies_under_the_bars_inside_the_panel_with_axis_titles(table):
     y_titles = [v["title"]["text"] for k, v in layout.items() if k.startswith("yaxis") and v.get("title")]
     assert x_titles and set(x_titles) == {"rank of the true θ among the draws"}
     assert y_titles and set(y_titles) == {"replicates"}
+
+
+# --------------------------------------------------------------------------- item 10: round ticks on log axes
+def test_log_axes_have_round_ticks_only():
+    assert plots._log_axis([10, 100, 1000]) == {"tickvals": [10.0, 100.0, 1000.0], "ticktext": ["10", "100", "1,000"]}
+    assert plots._log_axis([0.1, 0.3, 1, 3, 10]) == {"tickvals": [0.1, 1.0, 10.0], "ticktext": ["0.1", "1", "10"]}
+    assert plots._log_axis([0.15, 0.9]) == {"tickvals": [0.2, 0.5], "ticktext": ["0.2", "0.5"]}  # under a decade: 1-2-5
+    assert plots._log_axis([3e-5, 2e-3])["ticktext"] == ["0.0001", "0.001"]  # never an exponent
+
+
+def test_bernstein_figures_show_powers_of_ten_on_n(table):
+    cells = [(n, e) for n in (10, 100, 1000) for e in (0.01, 0.1)]
+    tab = pd.concat([table.assign(n=n, epsilon=e) for n, e in cells], ignore_index=True)
+    summ = pd.concat([calibration_summary(table).assign(n=n, epsilon=e) for n, e in cells], ignore_index=True)
+    result = PresetResult("bernstein2018_binomial", "t", True, {"calibration": tab, "calibration_summary": summ}, "")
+    figs = plots.preset_figures(result)
+    for name in ("ks_vs_n", "mmd_vs_n"):
+        layout = figs[name].to_dict()["layout"]
+        axes = [v for k, v in layout.items() if k.startswith("xaxis")]
+        assert axes and all(a["type"] == "log" for a in axes)
+        for a in axes:  # it read "10 2 5 100 2 5 1000"
+            assert a["tickvals"] == [10, 100, 1000] and a["ticktext"] == ["10", "100", "1,000"], (name, a)
