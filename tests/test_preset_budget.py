@@ -65,9 +65,12 @@ def test_a_preset_reports_its_progress_and_stops_when_told(monkeypatch):
     result = run_preset("gong2020_count", quick=True, on_progress=lambda d, t: seen.append((d, t)))
     assert result.checks and seen[-1] == (1000, 1000)
     assert [d for d, _ in seen] == sorted(d for d, _ in seen) and {t for _, t in seen} == {1000}
-    # ours beside the paper's in the paper's notation (it read "1.582e-2 (ours 1.5821e-02)")
-    assert re.search(r"l_dp = 1\.58\d\de-2; naive l = 2\.67\d\de-2 ", result.text), result.text
+    # ours beside the paper's in the paper's notation (it read "1.582e-2 (ours 1.5821e-02)"), and in the symbols of
+    # its figure (λ, ε, 10⁶: it read "theta_dp", "eps = 0.2", "N = 10^6")
+    assert re.search(r"ℓ_dp = 1\.58\d\de-2; naive ℓ = 2\.67\d\de-2 ", result.text), result.text
     assert "e-0" not in result.text
+    assert "λ_dp = 37.237" in result.text and "ε = 0.2" in result.text and "N = 10⁶" in result.text
+    assert not re.search(r"theta|\bl_dp|\beps\b|\^", result.text), result.text
 
     ran = []
     unit = replicates_module._replicate_unit
