@@ -114,12 +114,15 @@ def acceptance_text(v: float) -> str:
 
 
 def format_p(p) -> str:
-    """A p-value as every page and figure writes it: two significant digits (0.35, 0.0012, 4.9e-06), never
-    rounded to 0; "—" when there is none."""
+    """A p-value as every page and figure writes it: two significant digits from 0.001 on (0.35, 0.0012), and
+    "< 0.001" below (4.9e-06 read as an exponent a newcomer does not parse; 0 is never claimed); "—" when there
+    is none."""
     try:
         value = float(p)
     except (TypeError, ValueError):
         return "—"
     if value != value:
         return "—"
+    if value < 0.001:
+        return "< 0.001"
     return f"{value:.2g}"

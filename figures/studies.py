@@ -25,12 +25,12 @@ from scipy import stats
 
 from engine.studies.calibration import calibration_summary, ecdf, sbc_histogram
 
-from .axes import BOTTOM_LEGEND, titled
+from .axes import BOTTOM_LEGEND, log_ticks, titled
 from .labels import METHOD_LABELS, format_p
 from .palette import BOUND_COLOR, METHOD_COLORS, NEUTRAL_COLOR
 
 __all__ = ["ecdf_plot", "ks_plot", "coverage_plot", "sbc_plot", "mmd_plot", "calibration_figures",
-           "preset_figures", "method_color", "method_label"]
+           "preset_figures", "method_color", "method_label", "param_symbol"]
 
 _EXTRA_COLORS = {"prior": "#2ca02c"}  # every method has its colour in METHOD_COLORS
 _EXTRA_LABELS = {"confidential": "Confidential data", "pseudo_marginal": "Pseudo-marginal", "auto": "Auto",
@@ -43,6 +43,39 @@ def method_color(method: str) -> str:
 
 def method_label(method: str) -> str:
     return METHOD_LABELS.get(method) or _EXTRA_LABELS.get(method, method)
+
+
+#: the one-parameter models' parameters by the symbol the pages' prose uses (as in figures.axes.PARAM_AXIS)
+_PARAM_SYMBOLS = {"theta": "θ", "lam": "λ", "mu": "μ"}
+
+
+def param_symbol(param: str) -> str:
+    """A one-parameter model's parameter by its symbol (theta -> θ, lam -> λ, mu -> μ); any other name as it
+    is (p[0], beta[1], pi[2] say which component they are)."""
+    return _PARAM_SYMBOLS.get(param, param)
+
+
+def _log_axis(values) -> dict:
+    """``tickvals`` / ``ticktext`` of a log axis over ``values``, round ticks only: the powers of ten when two or
+    more fall in the values' range, else 1, 2 and 5 times a power of ten (or, when fewer than two of those fall
+    in it, :func:`figures.axes.log_ticks`' finer steps); labels written plainly (1,000 and 0.1, never 1e+3).
+    plotly's own ticks labelled the minor ones too ("10 2 5 100 2 5 1000")."""
+    v = [float(x) for x in values if x is not None and math.isfinite(float(x)) and float(x) > 0]
+    if not v:
+        return {}
+    lo, hi = min(v), max(v)
+    ticks = [10.0 ** k for k in range(math.ceil(math.log10(lo) - 1e-9), math.floor(math.log10(hi) + 1e-9) + 1)]
+    if len(ticks) < 2:  # under a decade: 1, 2, 5 times a power of ten within the padded range, else finer steps
+        pad = (hi / lo) ** 0.05  # about what plotly's autorange adds on either side (as figures.axes.log_ticks)
+        decades = range(math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 1)
+        steps = [float(f"{m * 10.0 ** k:.6g}") for k in decades for m in (1, 2, 5)]
+        ticks = [t for t in steps if lo / pad <= t <= hi * pad]
+        ticks = ticks if len(ticks) >= 2 else (log_ticks(v, max_ticks=6) or [])
+    if not ticks:
+        return {}
+    text = [f"{t:,.0f}" if t >= 1 and float(t).is_integer() else np.format_float_positional(t, trim="-")
+            for t in ticks]
+    return {"tickvals": ticks, "ticktext": text}
 
 
 def _layout(fig: go.Figure, title: str, height: int = 460) -> go.Figure:
@@ -73,9 +106,9 @@ def ecdf_plot(table: pd.DataFrame, param: str | None = None, title: str | None =
             continue
         fig.add_trace(go.Scatter(x=g, y=f, mode="lines", line={"color": method_color(method), "width": 2, "shape": "hv"},
                                  name=method_label(method), meta={"kind": "ecdf", "method": method, "param": param}))
-    fig.update_xaxes(title_text=f"quantile U of the true {param} among the draws", range=[0, 1])
+    fig.update_xaxes(title_text=f"quantile U of the true {param_symbol(param)} among the draws", range=[0, 1])
     fig.update_yaxes(title_text="empirical CDF", range=[0, 1])
-    return _layout(fig, title or f"Calibration: ECDF of posterior quantiles ({param})")
+    return _layout(fig, title or f"Calibration: ECDF of posterior quantiles ({param_symbol(param)})")
 
 
 def ks_plot(summary: pd.DataFrame, param: str | None = None, title: str | None = None) -> go.Figure:
@@ -84,14 +117,16 @@ def ks_plot(summary: pd.DataFrame, param: str | None = None, title: str | None =
     s = summary[summary["param"] == param]
     fig = go.Figure()
     for _, r in s.iterrows():
+        p_text = format_p(r["ks_pvalue"])
+        p_text = f"p {p_text}" if p_text.startswith("<") else f"p = {p_text}"  # "p < 0.001", "p = 0.35"
         fig.add_trace(go.Bar(x=[method_label(r["method"])], y=[r["ks_stat"]], marker_color=method_color(r["method"]),
-                             text=[f"p = {format_p(r['ks_pvalue'])}"], textposition="outside", name=method_label(r["method"]),
+                             text=[p_text], textposition="outside", name=method_label(r["method"]),
                              meta={"kind": "ks", "method": r["method"], "param": param}, showlegend=False))
     if len(s):
         crit = stats.kstwo.ppf(0.95, int(s["M"].max()))
         fig.add_hline(y=crit, line={"color": NEUTRAL_COLOR, "dash": "dot"}, annotation_text="5% critical value")
     fig.update_yaxes(title_text="KS statistic D (lower is better)")
-    return _layout(fig, title or f"Calibration: KS distance of U from Uniform(0, 1) ({param})")
+    return _layout(fig, title or f"Calibration: KS distance of U from Uniform(0, 1) ({param_symbol(param)})")
 
 
 def coverage_plot(summary: pd.DataFrame, param: str | None = None, title: str | None = None) -> go.Figure:
@@ -114,12 +149,17 @@ def coverage_plot(summary: pd.DataFrame, param: str | None = None, title: str | 
                                  name=method_label(r["method"]), meta={"kind": "coverage", "method": r["method"], "param": param}))
     fig.update_xaxes(title_text="nominal level of the central interval")
     fig.update_yaxes(title_text="coverage of the true value")
-    return _layout(fig, title or f"Calibration: interval coverage ({param})")
+    return _layout(fig, title or f"Calibration: interval coverage ({param_symbol(param)})")
 
 
 def sbc_plot(table: pd.DataFrame, param: str | None = None, bins: int = 10, title: str | None = None) -> go.Figure:
-    """SBC rank histogram per method with the central 99% band of a Binomial(M, 1/bins) count."""
+    """SBC rank histogram per method with the central 99% band of a Binomial(M, 1/bins) count.
+
+    The band is a shape under the bars (a scatter trace lay on top of them and washed them out), named
+    ``sbc_band <method>``, and each panel's y-range holds the band's upper edge as well as the tallest bar (the
+    band's top had run out of the panel, greying all of it)."""
     param = _first_param(table, param)
+    symbol = param_symbol(param)
     methods = [m for m in table["method"].unique()
                if table[(table["method"] == m) & (table["param"] == param)]["quantile"].notna().any()]
     cols = min(2, max(1, len(methods)))  # two a row: three left a 390 px phone 100 px panels, their titles run together
@@ -129,19 +169,26 @@ def sbc_plot(table: pd.DataFrame, param: str | None = None, bins: int = 10, titl
         edges, counts, expected = sbc_histogram(table, m, param, bins)
         centres = 0.5 * (edges[:-1] + edges[1:])
         cell = {"row": i // cols + 1, "col": i % cols + 1}
-        fig.add_trace(go.Bar(x=centres, y=counts, width=np.diff(edges) * 0.95, marker_color=method_color(m),
-                             name=method_label(m), showlegend=False, meta={"kind": "sbc", "method": m, "param": param}),
-                      **cell)
         total = int(counts.sum())
+        top = float(counts.max()) if len(counts) else 0.0
         if total:
             p = float(np.max(expected)) / total  # bins of whole ranks: equal when L + 1 is a multiple of bins
             lo, hi = stats.binom.ppf([0.005, 0.995], total, p)
-            fig.add_trace(go.Scatter(x=[edges[0], edges[-1], edges[-1], edges[0]], y=[lo, lo, hi, hi], fill="toself",
-                                     mode="none", fillcolor="rgba(127,127,127,0.25)", showlegend=False,
-                                     meta={"kind": "sbc_band", "method": m, "param": param}), **cell)
-    text, top = titled(title or f"SBC rank histograms ({param})")
+            top = max(top, float(hi))
+            # a shape under the traces: plotly draws every bar below every scatter trace, whatever their order
+            fig.add_shape(type="rect", x0=edges[0], x1=edges[-1], y0=lo, y1=hi, fillcolor="rgba(127,127,127,0.25)",
+                          line={"width": 0}, layer="below", name=f"sbc_band {m}", **cell)
+        fig.add_trace(go.Bar(x=centres, y=counts, width=np.diff(edges) * 0.95, marker_color=method_color(m),
+                             name=method_label(m), showlegend=False, meta={"kind": "sbc", "method": m, "param": param}),
+                      **cell)
+        fig.update_yaxes(range=[0, 1.1 * top if top > 0 else 1], **cell)
+        if cell["col"] == 1:
+            fig.update_yaxes(title_text="replicates", **cell)
+        if i + cols >= len(methods):  # the lowest panel of its column
+            fig.update_xaxes(title_text=f"rank of the true {symbol} among the draws", **cell)
+    text, top_margin = titled(title or f"SBC rank histograms ({symbol})")
     fig.update_layout(template="plotly_white", title=text, height=max(320, 260 * rows + 80), width=760,
-                      margin={"l": 50, "r": 20, "t": top + 10, "b": 40})
+                      margin={"l": 60, "r": 20, "t": top_margin + 10, "b": 50})
     return fig
 
 
@@ -222,7 +269,7 @@ def _bernstein(result) -> dict[str, go.Figure]:
             fig.add_trace(go.Scatter(x=r["n"], y=r["ks_stat"], mode="lines+markers", name=method_label(m),
                                      line={"color": method_color(m)}, legendgroup=m, showlegend=i == 0,
                                      meta={"kind": "ks_vs_n", "method": m, "epsilon": e}), row=1, col=i + 1)
-        fig.update_xaxes(type="log", title_text="n (individuals)", row=1, col=i + 1)
+        fig.update_xaxes(type="log", title_text="n (individuals)", row=1, col=i + 1, **_log_axis(summ["n"]))
     fig.update_yaxes(title_text="KS statistic", row=1, col=1)
     _layout(fig, "Bernstein & Sheldon Fig. 1a: calibration (KS) vs n")
     cell = table[(table["n"] == 1000) & (table["epsilon"] == min(eps_grid))].drop(columns=["n", "epsilon"])
@@ -235,7 +282,7 @@ def _bernstein(result) -> dict[str, go.Figure]:
             mm.add_trace(go.Scatter(x=r["n"], y=r["mmd2_mean"], mode="lines+markers", name=f"{method_label(m)}, ε = {e:g}",
                                     line={"color": method_color(m), "dash": "solid" if e == eps_grid[0] else "dot"},
                                     meta={"kind": "mmd_vs_n", "method": m, "epsilon": e}))
-    mm.update_xaxes(type="log", title_text="n (individuals)")
+    mm.update_xaxes(type="log", title_text="n (individuals)", **_log_axis(summ["n"]))
     mm.update_yaxes(title_text="mean MMD² to the confidential posterior")
     out["mmd_vs_n"] = _layout(mm, "Fig. 1c: utility (MMD²) vs n")
     return out
@@ -272,7 +319,7 @@ def _ju(result) -> dict[str, go.Figure]:
     e = np.geomspace(acc["epsilon"].min(), acc["epsilon"].max(), 100)
     a.add_trace(go.Scatter(x=e, y=np.exp(-e), mode="lines", line={"color": BOUND_COLOR}, name="exp(−ε) (Prop. 3.1)",
                            meta={"kind": "bound"}))
-    a.update_xaxes(type="log", title_text="ε")
+    a.update_xaxes(type="log", title_text="ε", **_log_axis(acc["epsilon"]))
     a.update_yaxes(title_text="acceptance rate", range=[0, 1.02])
     out["acceptance"] = _layout(a, "Ju et al. Fig. 1b: DA-MCMC acceptance vs the exp(−ε) bound")
     cov = result.tables["coverage"]
@@ -284,7 +331,7 @@ def _ju(result) -> dict[str, go.Figure]:
         c.add_trace(go.Scatter(x=s["epsilon"], y=s["coverage_paper"], mode="markers", marker={"symbol": "x"},
                                name=f"{p} paper", meta={"kind": "coverage", "param": p, "source": "paper"}))
     c.add_hline(y=0.9, line={"dash": "dot"})
-    c.update_xaxes(type="log", title_text="ε")
+    c.update_xaxes(type="log", title_text="ε", **_log_axis(cov["epsilon"]))
     c.update_yaxes(title_text="coverage of 90% intervals")
     out["coverage"] = _layout(c, "Ju et al. Table 1: coverage of 90% intervals (ours vs paper)")
     return out

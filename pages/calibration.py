@@ -155,8 +155,11 @@ with tab_presets:
         state.pop(keys.PRESET_REQUEST, None)
 
     finished = studies.preset_finished(name)
-    st.button("Show preset" if finished else "Run preset", key=keys.W_CAL_PRESET_RUN, on_click=_request_preset,
-              help="Already computed on this server: shown at once." if finished else None)
+    # priced before the button is drawn: over the budget a click could only refuse, so there is none
+    over = None if finished else studies.preset_over_budget(name)
+    if over is None:
+        st.button("Show preset" if finished else "Run preset", key=keys.W_CAL_PRESET_RUN, on_click=_request_preset,
+                  help="Already computed on this server: shown at once." if finished else None)
     interrupted = state.pop(keys.PRESET_RUNNING, None)  # set while a preset runs, cleared when it ends on its own
     if interrupted is not None:  # so a Stop click or a newer input cut it short
         state[keys.PRESET_STOPPED] = interrupted
@@ -167,18 +170,17 @@ with tab_presets:
         state[keys.PRESET_RESULT] = name
     elif finished:
         st.caption("Computed on this server already: **Show preset** shows it at once.")
+    elif over is not None:
+        st.info(f"Not computed on this server, and too long to start from this page: its quick size would take "
+                f"{over['text']} here, over this server's budget of {over['budget']:g} s per run. Produce it "
+                "offline with the command below (its tables as CSV and the comparison with the paper in the "
+                "output directory). Or the operator can raise the budget (`DPL_WORK_BUDGET_S`, or `work_budget_s` "
+                "in `.streamlit/secrets.toml`; README, \"Hosting for a class\"): a preset is computed once and "
+                "then shared by every session.", icon=":material/timer:")
+        st.code(studies.preset_cli(name), language="bash")
     else:
         cost = studies.preset_cost(name)
-        over = studies.preset_over_budget(name) if request == name else None
-        if over is not None:
-            st.info(f"The preset was not run: its quick size would take {over['text']} here, over this server's "
-                    f"budget of {over['budget']:g} s per run. A preset is computed once and then shared by every "
-                    "session, but that one run must fit the budget to start from this page. Produce it offline "
-                    "with the command below (its tables as CSV and the comparison with the paper in the output "
-                    "directory), or ask the operator to raise `work_budget_s` (README, \"Hosting for a class\").",
-                    icon=":material/timer:")
-            st.code(studies.preset_cli(name), language="bash")
-        elif request == name:
+        if request == name:
             state.pop(keys.PRESET_STOPPED, None)
             state[keys.PRESET_RUNNING] = name
             st.caption(f"Computing it once for every session: estimated {cost['text']}.")

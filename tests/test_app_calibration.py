@@ -2,6 +2,8 @@
 coverage, MMD and SBC figures, the summary and a CSV download; reopening the same study is served
 from the cache; a preset shows its comparison text and figures."""
 
+import json
+
 from streamlit.testing.v1 import AppTest
 
 from app_support import assert_charts_fit_a_phone, open_app
@@ -32,6 +34,11 @@ def test_calibration_page_runs_on_click_and_reopens_from_cache():
     table = at.dataframe[0].value
     assert set(table["Method"]) == {"Confidential data", "Naive", "Exact (closed form)"} and (table["M"] == 20).all()
     assert "ks_pvalue" not in table and table["KS p-value"].map(type).eq(str).all()  # the page's headings, p as text
+    # MMD² as plain decimals, "—" for the reference (it read "None" and "4.27e-1"); p-values never as exponents
+    assert table.set_index("Method").loc["Confidential data", "Mean MMD²"] == "—"
+    assert table["Mean MMD²"].str.fullmatch(r"—|-?\d+\.\d+").all() and not table["KS p-value"].str.contains("e").any()
+    assert set(table["Parameter"]) == {"θ (theta)"}  # the prose's symbol, beside the CSV's name
+    assert all("(theta)" not in json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart"))
     data_downloads = [b for b in at.get("download_button") if b.label not in ("PNG", "HTML")]
     assert len(data_downloads) == 1
     # every figure has its PNG and HTML download

@@ -116,8 +116,9 @@ def test_fresh_releases_are_drawn_per_epsilon():
 
 # --------------------------------------------------------------------------- calibration
 def test_p_values_are_written_one_way():
-    assert [format_p(p) for p in (0.0, 4.9e-06, 0.0003237, 0.35, 1.0, math.nan)] == \
-        ["0", "4.9e-06", "0.00032", "0.35", "1", "—"]
+    # below 0.001 as a bound, never an exponent ("4.9e-06" on the KS bar and in the summary table) nor 0
+    assert [format_p(p) for p in (0.0, 4.9e-06, 0.0003237, 0.000999, 0.001, 0.0012, 0.35, 1.0, math.nan)] == \
+        ["< 0.001", "< 0.001", "< 0.001", "< 0.001", "0.001", "0.0012", "0.35", "1", "—"]
 
 
 def test_sbc_thinning_gives_l_ranks_for_any_chain_count():

@@ -1,7 +1,7 @@
 """The paper presets under the work budget (issue "Hosted for a class"): the engine prices a preset from
 its fixed settings (estimate_preset_cost) and stops it through its progress callback (PresetStopped,
-nothing returned); the Calibration page runs a preset over the budget not at all (it offers the CLI
-command instead), shows a finished preset at once without a budget check, and a stopped preset is never
+nothing returned); the Calibration page runs a preset over the budget not at all (no Run button: it offers
+the CLI command instead), shows a finished preset at once without a budget check, and a stopped preset is never
 cached.
 
 The AppTest tests never run a costly preset: the over-budget one is priced by a stand-in, and the runs
@@ -65,9 +65,12 @@ def test_a_preset_reports_its_progress_and_stops_when_told(monkeypatch):
     result = run_preset("gong2020_count", quick=True, on_progress=lambda d, t: seen.append((d, t)))
     assert result.checks and seen[-1] == (1000, 1000)
     assert [d for d, _ in seen] == sorted(d for d, _ in seen) and {t for _, t in seen} == {1000}
-    # ours beside the paper's in the paper's notation (it read "1.582e-2 (ours 1.5821e-02)")
-    assert re.search(r"l_dp = 1\.58\d\de-2; naive l = 2\.67\d\de-2 ", result.text), result.text
+    # ours beside the paper's in the paper's notation (it read "1.582e-2 (ours 1.5821e-02)"), and in the symbols of
+    # its figure (λ, ε, 10⁶: it read "theta_dp", "eps = 0.2", "N = 10^6")
+    assert re.search(r"ℓ_dp = 1\.58\d\de-2; naive ℓ = 2\.67\d\de-2 ", result.text), result.text
     assert "e-0" not in result.text
+    assert "λ_dp = 37.237" in result.text and "ε = 0.2" in result.text and "N = 10⁶" in result.text
+    assert not re.search(r"theta|\bl_dp|\beps\b|\^", result.text), result.text
 
     ran = []
     unit = replicates_module._replicate_unit
@@ -88,22 +91,34 @@ def _refuse(*args, **kwargs):
     raise AssertionError("this must not happen here")
 
 
-def test_a_preset_over_the_work_budget_runs_nothing_and_offers_the_cli_command(monkeypatch):
+def test_a_preset_over_the_work_budget_has_no_run_button_but_the_cli_command(monkeypatch):
+    """Audit 2 item 2: the page drew Run preset for a preset over the budget, and the click only said it was not run.
+    The budget is checked before the button is drawn: over it there is no button, but the command and the setting
+    the operator can raise, before any click."""
     monkeypatch.setenv("DPL_WORK_BUDGET_S", "20")
-    monkeypatch.setattr(studies, "preset_cost", lambda name: {"seconds": 30.0, "detail": "stand-in",
-                                                              "text": "about 30 s (stand-in)"})
+    monkeypatch.setattr(studies, "preset_cost", lambda name: {"seconds": 30.0 if name == "ju2022_loglinear" else 1.0,
+                                                              "detail": "stand-in", "text": "about 30 s (stand-in)"})
     monkeypatch.setattr(studies, "run_preset", _refuse)
     at = _open()
     at.selectbox(key=keys.W_CAL_PRESET).set_value("ju2022_loglinear").run()
-    assert any("takes about 30 s (stand-in) here" in c.value for c in at.caption)  # the cost before any click
-    at.button(key=keys.W_CAL_PRESET_RUN).click().run()
     assert not at.exception, [e.value for e in at.exception]
-    notes = [i.value for i in at.info if "preset was not run" in i.value]
+    assert not [b for b in at.button if b.key == keys.W_CAL_PRESET_RUN]  # nothing to click that would refuse
+    notes = [i.value for i in at.info if "too long to start from this page" in i.value]
     assert notes, [i.value for i in at.info]
     assert "about 30 s (stand-in)" in notes[0] and "budget of 20 s" in notes[0]
-    assert "shared by every session" in notes[0] and "work_budget_s" in notes[0]
+    assert "shared by every session" in notes[0] and "DPL_WORK_BUDGET_S" in notes[0] and "work_budget_s" in notes[0]
     assert "python -m engine study ju2022_loglinear --quick --out study-ju2022_loglinear" in [c.value for c in at.code]
     assert not at.get("plotly_chart") and not studies.preset_finished("ju2022_loglinear")
+    at.selectbox(key=keys.W_CAL_PRESET).set_value("gong2020_count").run()  # within the budget: its button is back
+    assert [b for b in at.button if b.key == keys.W_CAL_PRESET_RUN]
+
+
+def test_a_preset_cost_names_methods_as_the_pages_do():
+    """The Ju et al. preset's cost read "one da_mcmc chain of 1,500 iterations" (audit 2 item 2)."""
+    assert studies.method_words("5 ε values × 36 releases × one da_mcmc chain of 1,500 iterations") == \
+        "5 ε values × 36 releases × one DA-MCMC chain of 1,500 iterations"
+    assert studies.method_words("replicates of naive, exact, ops, pseudo_marginal + the confidential reference") == \
+        "replicates of naive, exact, OPS, Pseudo-marginal + the confidential reference"
 
 
 def test_a_finished_preset_is_shown_at_once_without_a_budget_check(monkeypatch):

@@ -32,6 +32,7 @@ Seed 7 was fixed before any of this and is kept; at M = 250 its p-values are exa
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
@@ -186,6 +187,10 @@ def test_preset_quick_run_through_the_cli(name, tmp_path, capsys):
     assert "[NO]" not in printed and "[ok]" in printed, printed
     files = set(os.listdir(out))
     assert "comparison.txt" in files and any(f.endswith(".csv") for f in files)
+    # written for people: ε, MMD², 10⁶ and the methods' names, not "eps = 0.2", "MMD^2", "10^6" or "da_mcmc 1.96"
+    text = (out / "comparison.txt").read_text(encoding="utf-8")
+    assert not re.search(r"\beps\b|\^2|\^6|theta_dp|da_mcmc|pseudo_marginal|abc_rejection|naive_bayes", text), text
+    assert "ε" in text
     html = {f[:-5] for f in files if f.endswith(".html")}
     assert html
     if os.path.exists("/usr/bin/chromium"):

@@ -26,8 +26,9 @@ Paper presets
     its cost and with no budget check: the cache has no "peek", so :func:`preset_finished` reads a
     small server-wide registry of the presets this process finished (filled by the cached function
     itself, so only a complete run is registered; at most one entry per preset). Any other preset is
-    priced first (:func:`preset_cost`: ``engine.studies.cost.estimate_preset_cost``); over the work budget it
-    does not run and the page offers the CLI command that produces it offline (:func:`preset_cli`).
+    priced first (:func:`preset_cost`: ``engine.studies.cost.estimate_preset_cost``); over the work budget the
+    page draws no Run button (a click could only refuse) but the CLI command that produces it offline
+    (:func:`preset_cli`) and the setting the operator can raise.
     Within budget it runs with a progress bar and a Stop button, as a study does; a stopped preset
     raises Streamlit's signal out of the cached function (``engine.studies.presets.PresetStopped``
     underneath), so nothing of it is kept or cached and Run starts it afresh. If the cache is ever
@@ -44,12 +45,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
+import re
 import tempfile
 import threading
 import time
 from dataclasses import asdict, dataclass, replace
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -58,15 +62,15 @@ from engine.studies import InlineExecutor, calibration_study, calibration_summar
 from engine.studies.cost import estimate_preset_cost
 from engine.studies.presets import PRESET_TITLES, PresetResult, PresetStopped, run_preset
 
-from figures.labels import TERM_HELP, format_p
-from figures.studies import method_label
+from figures.labels import METHOD_LABELS, TERM_HELP, format_p
+from figures.studies import method_label, param_symbol
 
 from .compute.budget import work_budget_s
 from .compute.progress import SessionHandover, _Progress
 
 __all__ = ["CalibrationInputs", "run_calibration", "run_preset_cached", "PRESET_TITLES", "over_budget",
            "finished_replicates", "study_executor", "preset_cost", "preset_over_budget", "preset_finished", "preset_cli",
-           "wait_for_stopped_preset"]
+           "wait_for_stopped_preset", "method_words", "mmd_text", "summary_table"]
 
 #: priors of the calibration page's models (theta is drawn from them)
 PRIORS = {"beta_binomial": {"a": 2.0, "b": 2.0}, "poisson_gamma": {"alpha": 4.0, "beta": 1.0},
@@ -209,17 +213,37 @@ SUMMARY_COLUMNS = {"method": "Method", "param": "Parameter", "M": "M", "failed":
                    "coverage_90": "90% coverage", "coverage_95": "95% coverage", "mmd2_mean": "Mean MMD²"}
 SUMMARY_HELP = {"KS D": st.column_config.NumberColumn("KS D", help=TERM_HELP["KS"], format="%.3f"),
                 "KS p-value": st.column_config.TextColumn("KS p-value", help=TERM_HELP["KS"]),
-                "Mean MMD²": st.column_config.NumberColumn("Mean MMD²", help=TERM_HELP["MMD"], format="%.2e"),
+                "Parameter": st.column_config.TextColumn(
+                    "Parameter", help="The parameter the row is about; a one-parameter model's symbol is followed by "
+                                     "its name in the replicate table's CSV, in brackets."),
+                "Mean MMD²": st.column_config.TextColumn(
+                    "Mean MMD²", help=TERM_HELP["MMD"] + " The confidential-data posterior is the reference, so its "
+                                                        "row has none (—)."),
                 **{f"{c}% coverage": st.column_config.NumberColumn(f"{c}% coverage", help=TERM_HELP["coverage"],
                                                                    format="%.3f") for c in (50, 80, 90, 95)}}
 
 
+def mmd_text(v) -> str:
+    """A mean MMD² as the summary table writes it: three significant digits, never an exponent (0.427 and
+    0.0251, not 4.27e-1 and 2.51e-2); "—" where there is none (the confidential-data posterior is the reference)."""
+    try:
+        value = float(v)
+    except (TypeError, ValueError):
+        return "—"
+    if not math.isfinite(value):
+        return "—"
+    return np.format_float_positional(value, precision=3, unique=False, fractional=False, trim="k")
+
+
 def summary_table(summary_: pd.DataFrame) -> pd.DataFrame:
-    """The summary as the page shows it: the page's method labels and headings, p-values written by
-    :func:`figures.labels.format_p` (as on the KS figure: never rounded to 0)."""
+    """The summary as the page shows it: the page's method labels and headings, a one-parameter model's
+    parameter by its symbol with the CSV's name in brackets ("θ (theta)"), p-values written by
+    :func:`figures.labels.format_p` (as on the KS figure: never rounded to 0) and MMD² by :func:`mmd_text`."""
     out = summary_[list(SUMMARY_COLUMNS)].copy()
     out["method"] = out["method"].map(method_label)
+    out["param"] = out["param"].map(lambda p: f"{param_symbol(p)} ({p})" if param_symbol(p) != p else p)
     out["ks_pvalue"] = out["ks_pvalue"].map(format_p)
+    out["mmd2_mean"] = out["mmd2_mean"].map(mmd_text)
     return out.rename(columns=SUMMARY_COLUMNS)
 
 
@@ -259,11 +283,23 @@ def preset_finished(name: str) -> bool:
     return name in FINISHED_PRESETS
 
 
+#: the method keys an engine cost description may name that are no words for people ("one da_mcmc chain")
+_METHOD_KEYS = re.compile(r"\b(" + "|".join(k for k in METHOD_LABELS if "_" in k or k in ("ops", "rjmcmc", "mcem"))
+                          + r")\b")
+
+
+def method_words(text: str) -> str:
+    """``text`` with the method keys it names written as the pages label them (:data:`figures.labels.METHOD_LABELS`):
+    "one da_mcmc chain" -> "one DA-MCMC chain". Plain words (naive, exact) are left as they read."""
+    return _METHOD_KEYS.sub(lambda m: METHOD_LABELS[m.group(1)], text)
+
+
 @st.cache_data(show_spinner=False, max_entries=8, ttl=3600)
 def preset_cost(name: str) -> dict:
-    """The quick run's estimated cost here (``engine.studies.cost.estimate_preset_cost``): seconds and detail."""
+    """The quick run's estimated cost here (``engine.studies.cost.estimate_preset_cost``): seconds and detail,
+    the methods named as the pages name them (:func:`method_words`)."""
     cost = estimate_preset_cost(name, quick=True)
-    return {"seconds": cost.seconds, "detail": cost.detail, "text": cost.describe()}
+    return {"seconds": cost.seconds, "detail": method_words(cost.detail), "text": method_words(cost.describe())}
 
 
 def preset_over_budget(name: str) -> dict | None:

@@ -177,6 +177,17 @@ def _sci(x: float, digits: int = 4) -> str:
     return f"{mantissa}e{int(exponent)}"
 
 
+#: the methods as the comparison texts name them (the engine's keys are the tables' values, not words for people;
+#: the engine does not import figures.labels, which names them on the pages)
+_METHOD_WORDS = {"naive": "naive", "exact": "exact", "da_mcmc": "DA-MCMC", "pseudo_marginal": "pseudo-marginal",
+                 "abc_rejection": "ABC rejection", "ops": "OPS", "confidential": "confidential data"}
+
+
+def _p_words(p: float) -> str:
+    """A p-value in a comparison text: two significant digits from 0.001 on, "< 0.001" below (not 4.9e-06)."""
+    return "< 0.001" if p < 1e-3 else f"{p:.2g}"
+
+
 def _fmt_checks(checks: Mapping[str, bool]) -> str:
     return "\n".join(f"  [{'ok' if v else 'NO'}] {k}" for k, v in checks.items())
 
@@ -251,14 +262,15 @@ def _gong(quick: bool, executor, on_progress=None) -> PresetResult:
         f"ABC draws match the exact posterior (KS p = {ks.pvalue:.3f} > 0.001)": ks.pvalue > 1e-3,
         "naive posterior narrower than the exact one": ex.loc["naive", "sd"] < ex.loc["exact", "sd"],
     }
-    text = (f"Gong (2020), privatized count: Gamma(25, 1) prior, Laplace noise at eps = {eps:g}, s_dp = {s_dp:g}.\n"
-            f"Monte Carlo EM in the paper: theta_dp = 37.237, l_dp = 1.582e-2; naive theta = 37.4, l = 2.674e-2 (169%).\n"
-            f"Exact likelihood here:       theta_dp = {mle:.3f}, l_dp = {_sci(info)}; naive l = {_sci(naive_info)} "
-            f"({100 * naive_info / info:.0f}% of l_dp).\n"
+    text = (f"Gong (2020), privatized count: Gamma(25, 1) prior, Laplace noise at ε = {eps:g}, s_dp = {s_dp:g}.\n"
+            "MLE λ_dp and observed information ℓ_dp of the Poisson rate λ given the release:\n"
+            f"Monte Carlo EM in the paper: λ_dp = 37.237, ℓ_dp = 1.582e-2; naive λ = 37.4, ℓ = 2.674e-2 (169%).\n"
+            f"Exact likelihood here:       λ_dp = {mle:.3f}, ℓ_dp = {_sci(info)}; naive ℓ = {_sci(naive_info)} "
+            f"({100 * naive_info / info:.0f}% of ℓ_dp).\n"
             f"Posterior mean (sd): exact {ex.loc['exact', 'mean']:.2f} ({ex.loc['exact', 'sd']:.2f}), ABC "
             f"{ex.loc['abc_rejection', 'mean']:.2f} ({ex.loc['abc_rejection', 'sd']:.2f}) from {abc_n:,} draws, naive "
             f"{ex.loc['naive', 'mean']:.2f} ({ex.loc['naive', 'sd']:.2f}), prior 25.00 (5.00).\n"
-            f"The paper's figure shows ABC (N = 10^6) on the exact density and the naive one apart; here ABC vs exact "
+            f"The paper's figure shows ABC (N = 10⁶) on the exact density and the naive one apart; here ABC vs exact "
             f"KS D = {ks.statistic:.4f}, p = {ks.pvalue:.3f}.\n" + _fmt_checks(checks))
     grid, pdf = exact.density["lam"]
     ng, npdf = naive.density["lam"]
@@ -329,7 +341,7 @@ def _admissions(quick: bool, executor, on_progress=None) -> PresetResult:
                 4 * math.hypot(*(t.loc[(m, q), "sd"] / math.sqrt(t.loc[(m, q), "ess_bulk"])
                                  for m in ("da_mcmc", "pseudo_marginal"))) for q in ("p[0]", "p[1]", "p[2]", "p[3]")),
     }
-    lines = ["Eng et al. (dapper), Example 1: N = 400 admissions, two-coin randomized response (eps = 2 log 3).",
+    lines = ["Eng et al. (dapper), Example 1: N = 400 admissions, two-coin randomized response (ε = 2 log 3).",
              f"Confidential table odds ratio {conf_or:.2f}; the noisy table read naively {naive_or:.2f}.",
              "Cell probabilities, ours (DA-MCMC / pseudo-marginal) vs dapper's reported mean (sd):"]
     for param in DAPPER_REPORTED:
@@ -338,7 +350,7 @@ def _admissions(quick: bool, executor, on_progress=None) -> PresetResult:
                      f"{sub.loc['pseudo_marginal', 'ours_mean']:.3f} ({sub.loc['pseudo_marginal', 'ours_sd']:.4f}) vs "
                      f"{DAPPER_REPORTED[param][0]:.3f} ({DAPPER_REPORTED[param][1]:.4f})")
     lines.append("Odds ratio median [90% interval]: " + "; ".join(
-        f"{m} {t.loc[(m, 'odds_ratio'), 'q50']:.2f} [{t.loc[(m, 'odds_ratio'), 'q5']:.2f}, "
+        f"{_METHOD_WORDS.get(m, m)} {t.loc[(m, 'odds_ratio'), 'q50']:.2f} [{t.loc[(m, 'odds_ratio'), 'q5']:.2f}, "
         f"{t.loc[(m, 'odds_ratio'), 'q95']:.2f}]" for m in runs))
     lines.append("dapper (Fig. 3): the naive posterior is shifted and far too narrow; the private posterior's mode is "
                  "near the confidential one and it is much wider.")
@@ -372,33 +384,36 @@ def _bernstein(quick: bool, executor, on_progress=None) -> PresetResult:
     tails = float(np.mean((u["naive"] < 0.05) | (u["naive"] > 0.95)))
     middle = float(np.mean((u["ops"] > 0.25) & (u["ops"] < 0.75)))
     checks = {
-        "exact passes the KS test (p > 0.01) in every (n, eps) cell":
+        "exact passes the KS test (p > 0.01) in every (n, ε) cell":
             bool((summ[summ["method"] == "exact"]["ks_pvalue"] > 0.01).all()),
         "confidential posterior passes the KS test (p > 0.01) in every cell":
             bool((summ[summ["method"] == "confidential"]["ks_pvalue"] > 0.01).all()),
-        "naive fails the KS test (p < 0.001) at n = 1000, eps = 0.01": key.loc[(1000, 0.01, "naive"), "ks_pvalue"] < 1e-3,
-        f"naive U piles in the tails at n = 1000, eps = 0.01 ({100 * tails:.0f}% outside [0.05, 0.95], 10% if calibrated)":
+        "naive fails the KS test (p < 0.001) at n = 1000, ε = 0.01": key.loc[(1000, 0.01, "naive"), "ks_pvalue"] < 1e-3,
+        f"naive U piles in the tails at n = 1000, ε = 0.01 ({100 * tails:.0f}% outside [0.05, 0.95], "
+        "10% if calibrated)":
             tails > 0.3,
-        "OPS is further from the confidential posterior than exact (mean MMD^2) at n = 1000, both eps":
+        "OPS is further from the confidential posterior than exact (mean MMD²) at n = 1000, both ε":
             all(key.loc[(1000, e, "ops"), "mmd2_mean"] > key.loc[(1000, e, "exact"), "mmd2_mean"] for e in eps_grid),
     }
     lines = ["Bernstein & Sheldon (2018), Fig. 1a/1b: binomial model, Beta(2, 2) prior, Laplace noise, "
-             f"M = {m} replicates per cell.", "KS statistic (p-value) per n and eps:"]
+             f"M = {m} replicates per cell.", "KS statistic (p-value) per n and ε:"]
     for eps in eps_grid:
         for n in ns:
-            lines.append(f"  eps = {eps:g}, n = {n:>5}: " + ", ".join(
-                f"{mth} {key.loc[(n, eps, mth), 'ks_stat']:.3f} ({key.loc[(n, eps, mth), 'ks_pvalue']:.2g})"
+            lines.append(f"  ε = {eps:g}, n = {n:>5}: " + ", ".join(
+                f"{_METHOD_WORDS.get(mth, mth)} {key.loc[(n, eps, mth), 'ks_stat']:.3f} "
+                f"({_p_words(key.loc[(n, eps, mth), 'ks_pvalue'])})"
                 for mth in summ["method"].unique()))
     lines.append("The paper: the private Gibbs sampler is calibrated like the non-private posterior in every setting; "
-                 "naive is calibrated only as n and eps grow; OPS never is (over-dispersed). Its Fig. 1b ECDF at "
-                 "n = 1000, eps = 0.01: naive's U piles near 0 and 1, OPS's near 1/2. The paper reports these as "
+                 "naive is calibrated only as n and ε grow; OPS never is (over-dispersed). Its Fig. 1b ECDF at "
+                 "n = 1000, ε = 0.01: naive's U piles near 0 and 1, OPS's near 1/2. The paper reports these as "
                  "figures only, so the comparison is with those claims:")
-    lines.append(f"OPS here spends eps/k = {eps_grid[0] / 100:g} and {eps_grid[1] / 100:g} per released draw: its tempering "
-                 "exponent eps / (2 k log 9) leaves essentially the truncated prior, which is calibrated (the prior "
-                 f"always is) but uninformative; {100 * middle:.0f}% of its U lie in (0.25, 0.75) at n = 1000, "
-                 "eps = 0.01 (50% if calibrated), so the paper's middle-heavy OPS ECDF is not reproduced. Mean MMD^2 "
-                 "to the confidential posterior at n = 1000: " + ", ".join(
-                     f"eps = {e:g}: " + " ".join(f"{mth} {key.loc[(1000, e, mth), 'mmd2_mean']:.3f}"
+    lines.append(f"OPS here spends ε/k = {eps_grid[0] / 100:g} and {eps_grid[1] / 100:g} per released draw: its "
+                 "tempering exponent ε / (2k log 9) leaves essentially the truncated prior, which is calibrated "
+                 f"(the prior always is) but uninformative; {100 * middle:.0f}% of its U lie in (0.25, 0.75) at "
+                 "n = 1000, ε = 0.01 (50% if calibrated), so the paper's middle-heavy OPS ECDF is not reproduced. "
+                 "Mean MMD² to the confidential posterior at n = 1000: " + ", ".join(
+                     f"ε = {e:g}: " + " ".join(f"{_METHOD_WORDS.get(mth, mth)} "
+                                               f"{key.loc[(1000, e, mth), 'mmd2_mean']:.3f}"
                                                for mth in summ["method"].unique() if mth != "confidential")
                      for e in eps_grid) + ".")
     text = "\n".join(lines) + "\n" + _fmt_checks(checks)
@@ -451,26 +466,26 @@ def _ju(quick: bool, executor, on_progress=None) -> PresetResult:
     small = fixed_s[fixed_s["epsilon"] == min(JU_EPSILONS)]
     large = fixed_s[fixed_s["epsilon"] == max(JU_EPSILONS)]
     checks = {
-        "minimum acceptance of every chain >= exp(-eps) (Prop. 3.1)": bool((acc["acceptance_min"] >= acc["bound"]).all()),
-        "mean acceptance well above the bound at every eps": bool((acc["acceptance_mean"] > acc["bound"]).all()),
-        "posterior means near the prior mean 0.2 at eps = 0.1 (within 0.05)":
+        "minimum acceptance of every chain ≥ exp(−ε) (Prop. 3.1)": bool((acc["acceptance_min"] >= acc["bound"]).all()),
+        "mean acceptance well above the bound at every ε": bool((acc["acceptance_mean"] > acc["bound"]).all()),
+        "posterior means near the prior mean 0.2 at ε = 0.1 (within 0.05)":
             bool((abs(small["post_mean_mean"] - small["prior_mean"]) < 0.05).all()),
-        "posterior means near the confidential posterior means at eps = 10 (within 0.02)":
+        "posterior means near the confidential posterior means at ε = 10 (within 0.02)":
             bool((abs(large["post_mean_mean"] - large["confidential_mean"]) < 0.02).all()),
-        "pi[3] (true 0.446, far from the prior mean) has the lowest coverage at eps = 0.1, as in Table 1":
+        "pi[3] (true 0.446, far from the prior mean) has the lowest coverage at ε = 0.1, as in Table 1":
             bool(cov.loc[0.1].idxmin() == "pi[3]"),
     }
-    lines = ["Ju, Gong, Awan & Rao (2022), Sec. 4, on the naive_bayes_loglinear model: N = 100, I = 5 classes, K = 5 "
-             "features with 3 levels, Dirichlet(2) priors, every two-way table n_ij^k with Laplace noise of scale "
-             "2K/eps = 10/eps; pi as in the paper's Table 1, the rows p[k][i] one draw from the prior.",
-             f"{r} releases per eps, one DA-MCMC chain each ({method['warmup'] + method['draws']} iterations, "
+    lines = ["Ju, Gong, Awan & Rao (2022), Sec. 4, on the naive-Bayes log-linear model: N = 100, I = 5 classes, "
+             "K = 5 features with 3 levels, Dirichlet(2) priors, every two-way table n_ij^k with Laplace noise of "
+             "scale 2K/ε = 10/ε; pi as in the paper's Table 1, the rows p[k][i] one draw from the prior.",
+             f"{r} releases per ε, one DA-MCMC chain each ({method['warmup'] + method['draws']} iterations, "
              f"{method['warmup']} burn-in; the paper: 100 releases, 10000 iterations, 5000 burn-in).",
-             "Acceptance (Fig. 1b): eps, mean over chains, minimum over sweeps, exp(-eps):"]
+             "Acceptance (Fig. 1b): ε, mean over chains, minimum over sweeps, exp(−ε):"]
     for eps, a in acc.iterrows():
         lines.append(f"  {eps:>5g}: {a['acceptance_mean']:.3f}  {a['acceptance_min']:.3f}  {a['bound']:.3f}")
     lines.append("Coverage of 90% intervals (Table 1), ours / paper's:")
     for eps in JU_EPSILONS:
-        lines.append(f"  eps = {eps:>4g}: " + "  ".join(
+        lines.append(f"  ε = {eps:>4g}: " + "  ".join(
             f"pi{j + 1} {cov.loc[eps, f'pi[{j}]']:.2f}/{JU_TABLE1[eps][j]:.2f}" for j in range(5)))
     text = "\n".join(lines) + "\n" + _fmt_checks(checks)
     return PresetResult("ju2022_loglinear", PRESET_TITLES["ju2022_loglinear"], quick,
@@ -482,7 +497,7 @@ PRESET_TITLES = {
     "gong2020_count": "Gong (2020): privatized count, exact vs ABC vs naive",
     "eng_admissions": "Eng et al. (dapper) Example 1: admissions odds ratio under randomized response",
     "bernstein2018_binomial": "Bernstein & Sheldon (2018) Fig. 1: calibration of binomial posteriors",
-    "ju2022_loglinear": "Ju et al. (2022) Sec. 4: posterior means, acceptance and coverage over epsilon",
+    "ju2022_loglinear": "Ju et al. (2022) Sec. 4: posterior means, acceptance and coverage over ε",
 }
 PRESETS: Mapping[str, Callable[[bool, Any], PresetResult]] = {
     "gong2020_count": _gong, "eng_admissions": _admissions, "bernstein2018_binomial": _bernstein,
