@@ -202,7 +202,8 @@ def test_page_shows_three_figures_and_the_sentence():
 
 def test_the_explanations_name_the_colours_the_figures_draw():
     """What am I looking at? said "blue curve" for the attack drawn in bluish green and "orange bars" for the
-    posterior drawn in blue. The words now come from figures.palette.COLOR_WORDS, each held to its colour's hue."""
+    posterior drawn in blue. The words now come from figures.palette.COLOR_WORDS, each held to its colour's hue.
+    The guarantee's vermillion (#D55E00) was "the red dashed curve" beside an orange legend swatch: it is orange."""
     import json
     import re
 
@@ -211,6 +212,7 @@ def test_the_explanations_name_the_colours_the_figures_draw():
     for color, word in palette.COLOR_WORDS.items():
         assert palette.hue_name(color) == word, (color, word)
     assert palette.hue_name("#7A5CE6") == "blue" and palette.hue_name("#BF8700") == "orange"
+    assert palette.color_word("#D55E00") == "orange" and palette.hue_name("#CC6677") == "red"
     with pytest.raises(ValueError, match="color = '#123456' is invalid for color_word"):
         palette.color_word("#123456")
     at = open_app("pages/protection.py", {"methods": "naive"}, 120)
@@ -223,7 +225,7 @@ def test_the_explanations_name_the_colours_the_figures_draw():
             "guess": re.search(r"The \*\*(\w+) diagonal\*\*", texts).group(1),
             "prior": re.search(r"(\w+) bars: what they believe", texts).group(1).lower(),
             "posterior": re.search(r"(\w+) bars: after it", texts).group(1)}
-    assert said == {"tradeoff": "green", "bound": "red", "guess": "grey", "prior": "grey", "posterior": "blue"}, said
+    assert said == {"tradeoff": "green", "bound": "orange", "guess": "grey", "prior": "grey", "posterior": "blue"}, said
     for kind, word in said.items():
         assert palette.hue_name(colour[kind]) == word, (kind, colour[kind], word)
 
