@@ -159,7 +159,35 @@ def test_a_link_with_a_release_opens_it_in_the_sidebar():
     assert at.sidebar.radio(key=keys.W_RELEASE).value == "opendp"
     assert at.sidebar.text_input(key=keys.release_param_key("opendp", "laplace", "clip")).value == "0, inf"
     assert any("discrete Laplace noise, t = 3, clipped to [0, inf]" in c for c in _texts(at.sidebar.caption))
-    assert any("add/remove-one" in w for w in _texts(at.sidebar.warning))
+    # a count: add/remove-one and replace-one give it the same Δ = 1, so no neighbours warning (test below)
+    assert not any("add/remove-one" in w for w in _texts(at.sidebar.warning))
+
+
+def test_an_opendp_form_states_the_models_delta_and_only_the_warnings_that_apply():
+    """OpenDP on the Beta-binomial count: the sentence said "(Δ / 3)-DP at the model's add/remove-one sensitivity Δ
+    … Δ = 1 for a count …, max(|lo|, |hi|) for a sum", and a warning "a sum of values in [lo, hi] has sensitivity
+    max(|lo|, |hi|), where the lab's default for a known n is hi − lo", irrelevant to a count. The sentence now
+    states this model's Δ and the ε it gives; the neighbours warning shows where it changes the model's Δ, in its
+    numbers (a sum clamped to [-3, 3]: 3 under add/remove-one, 6 replacing one record)."""
+    at = open_app("pages/protection.py", to_query(replace(COUNT, release_params=(("domain", "int"), ("scale", 3.0)))),
+                  timeout=TIMEOUT)
+    _clean(at)
+    captions = _texts(at.sidebar.caption)
+    assert any("0.3333-DP at Δ = 1 here (the model's add/remove-one sensitivity, which the analysis uses), so "
+               "ε = Δ / scale = 1/3 = 0.3333" in c for c in captions), captions
+    assert not any("max(|lo|, |hi|)" in c for c in captions)
+    assert not at.sidebar.warning  # nothing that applies to a count released without a clip
+    assert any(m.startswith("##### At ε = 0.3333,") for m in _texts(at.markdown))
+    normal = replace(Scenario(), model="normal_known_sd", prior=(("sd", 1.0), ("lo", -3.0), ("hi", 3.0),
+                                                                   ("prior_mean", 0.0), ("prior_sd", 10.0)),
+                     truth="0.5", release="opendp", release_mechanism="laplace",
+                     release_params=(("domain", "float"), ("scale", 3.0)))
+    at = open_app("pages/protection.py", to_query(normal), timeout=TIMEOUT)
+    _clean(at)
+    assert any("1-DP at Δ = 3 here" in c and "ε = Δ / scale = 3/3 = 1" in c for c in _texts(at.sidebar.caption))
+    assert _texts(at.sidebar.warning) == [
+        "OpenDP's neighbours are add/remove-one: one record added or removed moves this model's statistic by at most "
+        "Δ = 3, the Δ the analysis uses, where the lab's own simulation (one record replaced) uses Δ = 6"]
 
 
 # --------------------------------------------------------------------------- AppTest: dp-wizard upload

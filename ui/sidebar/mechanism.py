@@ -11,16 +11,17 @@ from figures.labels import BUDGET_LABELS, MECHANISM_LABELS
 
 from .. import keys
 from ..glossary import GLOSSARY
-from ..params.scenario import MECHANISMS, budget_forms
+from ..params.scenario import MECHANISMS, Scenario, budget_forms
 from .numbers import last_value, number_box
 from .release import library_form, release_choice
 
 
-def _mechanism_section(model: str) -> dict:
+def _mechanism_section(model: str, base: Scenario | None = None) -> dict:
+    """``base``: the scenario as read so far (this run's model, prior and size), for a library form's Δ."""
     st.subheader("Privacy mechanism", divider="gray")
     release = release_choice()
     if release != "lab":
-        return library_form(release)
+        return library_form(release, base)
     mech = st.selectbox("Mechanism", MECHANISMS, key=keys.W_MECHANISM, format_func=MECHANISM_LABELS.get)
     forms = budget_forms(mech)
     form_key = keys.budget_form_key(mech)
