@@ -49,8 +49,10 @@ NEUTRAL_COLOR = "#7f7f7f"
 BACKGROUNDS = {"light": "#ffffff", "dark": "#171614"}
 MIN_CONTRAST = 3.0
 
-#: what the pages' explanations call a colour ("the green curve"): one plain word per colour they name
-COLOR_WORDS = {"#D55E00": "red", "#009E73": "green", "#0072B2": "blue", "#8c8c8c": "grey", "#7f7f7f": "grey",
+#: what the pages' explanations call a colour ("the green curve"): one plain word per colour they name, the word a
+#: reader would use for what the screen shows (Okabe–Ito's vermillion #D55E00 renders orange, as its legend swatch
+#: does: "the red dashed curve" named nothing a reader saw)
+COLOR_WORDS = {"#D55E00": "orange", "#009E73": "green", "#0072B2": "blue", "#8c8c8c": "grey", "#7f7f7f": "grey",
                "#999933": "olive"}
 
 
@@ -100,8 +102,9 @@ def color_word(color: str) -> str:
 
 def hue_name(color: str) -> str:
     """The colour family of "#rrggbb" by its HSV hue (grey when nearly unsaturated, olive for a dark yellow): red
-    below 30° or from 330°, then orange to 45°, yellow to 70°, green to 170°, blue to 260°, purple to 330°. What
-    the test of ``COLOR_WORDS`` holds each word to."""
+    below 20° or from 330°, then orange to 45°, yellow to 70°, green to 170°, blue to 260°, purple to 330°. What
+    the test of ``COLOR_WORDS`` holds each word to. Orange starts at 20°: vermillion (#D55E00, 26.5°) reads
+    orange on screen, and was called red while the boundary sat at 30°."""
     h = color.lstrip("#")
     r, g, b = (int(h[i:i + 2], 16) / 255 for i in (0, 2, 4))
     hue, sat, val = colorsys.rgb_to_hsv(r, g, b)
@@ -110,7 +113,7 @@ def hue_name(color: str) -> str:
         return "grey"
     if 45 <= deg < 70:
         return "olive" if val < 0.7 else "yellow"
-    for limit, name in ((30, "red"), (45, "orange"), (170, "green"), (260, "blue"), (330, "purple")):
+    for limit, name in ((20, "red"), (45, "orange"), (170, "green"), (260, "blue"), (330, "purple")):
         if deg < limit:
             return name
     return "red"

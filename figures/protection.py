@@ -18,7 +18,8 @@ import plotly.graph_objects as go
 from .axes import BOTTOM_LEGEND, wrap
 from .palette import BOUND_COLOR, METHOD_COLORS, TRUTH_COLOR
 
-__all__ = ["tradeoff_figure", "belief_figure", "record_figure", "frontier_figure"]
+__all__ = ["tradeoff_figure", "belief_figure", "record_figure", "frontier_figure", "bound_name", "percent",
+           "budget_number"]
 
 ATTACK_COLOR = METHOD_COLORS["da_mcmc"]   # bluish green: what the best attack achieves
 GUESS_COLOR = "#8c8c8c"                   # grey: a coin flip / the prior
@@ -27,8 +28,39 @@ POSTERIOR_COLOR = METHOD_COLORS["exact"]  # blue: the posterior after the releas
 #: What the best attack is on, in the legend ("best attack on Laplace noise", not the engine's key "laplace").
 _ATTACKED = {"laplace": "Laplace noise", "gaussian": "Gaussian noise", "discrete_laplace": "discrete Laplace noise",
              "discrete_gaussian": "discrete Gaussian noise", "randomized_response": "randomized response"}
-_BOUND_NAMES = {"epsilon_dp": "what ε-DP allows (ε = {epsilon:.3g})", "gdp": "what μ-GDP allows (μ = {mu:.3g})",
-                "zcdp": "what ρ-zCDP allows (ρ = {rho:.3g})"}
+
+
+def percent(p: float) -> str:
+    """A probability as a whole percentage; below 1% or above 99% with one decimal (so 99.6% is not 100%). The one
+    rounding of a share on What it protects: the sentence and the legends say the same number (the sentence read
+    "90% or more" above a legend "(89.5%)")."""
+    v = 100.0 * float(p)
+    if 1.0 <= v <= 99.0:
+        return f"{v:.0f}%"
+    return f"{v:.1f}%"
+
+
+def budget_number(v: float) -> str:
+    """A budget (ε, ρ, μ) to four significant digits, as the mechanism's own line states it ("pure 0.3333-DP"):
+    the sentence and the legend said ε = 0.333 under it."""
+    return f"{float(v):.4g}"
+
+
+def bound_name(risk: dict) -> str:
+    """The guarantee curve's legend entry, in the budget the sentence states: ``what ε-DP allows (ε = 1)``;
+    Gaussian noise stated by ρ draws its exact μ-GDP curve, named as ``what ρ-zCDP allows (ρ = 0.5: exactly
+    μ = 1 Gaussian DP)`` (it read "what μ-GDP allows (μ = 1)" under "At ρ = 0.5", μ defined nowhere)."""
+    b, g = risk["bound"], risk.get("guarantee") or {}
+    if b["kind"] == "epsilon_dp":
+        if b.get("delta"):
+            return f"what (ε, δ)-DP allows (ε = {budget_number(b['epsilon'])}, δ = {b['delta']:.2g})"
+        return f"what ε-DP allows (ε = {budget_number(b['epsilon'])})"
+    if b["kind"] == "zcdp":
+        return f"what ρ-zCDP allows (ρ = {budget_number(b['rho'])})"
+    mu = budget_number(b["mu"])
+    if g.get("kind") in ("zcdp", "gdp") and g.get("rho") is not None:
+        return f"what ρ-zCDP allows (ρ = {budget_number(g['rho'])}: exactly μ = {mu} Gaussian DP)"
+    return f"what μ-GDP (Gaussian DP) allows (μ = {mu})"
 
 
 def tradeoff_figure(risk: dict) -> go.Figure:
@@ -44,13 +76,13 @@ def tradeoff_figure(risk: dict) -> go.Figure:
                              hovertemplate="false positives %{x:.3f}<br>misses %{y:.3f}<extra>best attack</extra>"))
     # the guarantee's dashes over the attack's line: where the attack reaches the bound (Laplace at its kink, the
     # Gaussian mechanism along all of its mu-GDP curve) both stay visible
-    fig.add_trace(go.Scatter(x=b["alpha"], y=b["beta"], mode="lines", name=_BOUND_NAMES[b["kind"]].format(**b),
+    fig.add_trace(go.Scatter(x=b["alpha"], y=b["beta"], mode="lines", name=bound_name(risk),
                              line={"color": BOUND_COLOR, "dash": "dash"}, meta={"kind": "bound", "bound": b["kind"]},
                              legendrank=2,
                              hovertemplate="false positives %{x:.3f}<br>misses at least %{y:.3f}<extra>guarantee</extra>"))
     power = risk["power_at_5pct"]
     fig.add_trace(go.Scatter(x=[0.05], y=[1 - power], mode="markers+text", name="at 5% false positives",
-                             text=[f"power {power:.0%}"], textposition="top right",
+                             text=[f"power {percent(power)}"], textposition="top right",
                              marker={"color": ATTACK_COLOR, "size": 10}, meta={"kind": "power_at_5pct", "power": power},
                              legendrank=4))
     # a square plot: the axes share a scale (scaleanchor), and where the space is wider or taller than square
@@ -63,31 +95,50 @@ def tradeoff_figure(risk: dict) -> go.Figure:
     return fig
 
 
+def _belief_range(edges: np.ndarray, prob: np.ndarray, marks: list[float]) -> list[float]:
+    """The belief axis (%) zoomed to the bins that hold releases and the lines drawn (the prior's 50% always), with
+    a bin's width or 5% of the span as padding, within [0, 100]: at the defaults every release lands between 43%
+    and 57%, and a fixed 0-100% axis drew the bars as a sliver (a phone showed only the ticks 0 and 50)."""
+    held = np.nonzero(prob > 0)[0]
+    ends = [float(edges[held[0]]), float(edges[held[-1] + 1])] if held.size else []
+    lo, hi = min(ends + marks), max(ends + marks)
+    pad = max(float(np.max(np.diff(edges))) if edges.size > 1 else 0.0, 0.05 * (hi - lo), 0.01)
+    return [100 * max(0.0, lo - pad), 100 * min(1.0, hi + pad)]
+
+
 def belief_figure(risk: dict) -> go.Figure:
     """Histogram of the informed adversary's posterior belief in the true value (prior 50%), with the
-    50%, 95% and 99% quantiles and the largest possible belief (absent where unbounded)."""
+    prior, the 95% quantile and the largest possible belief (absent where unbounded); the axis zoomed to them.
+    Where the 95% quantile rounds to the largest belief (a two-valued record at small epsilon: at least 5% of
+    releases reach the ceiling) one line says both, so no legend entry names a line hidden under another."""
     ia = risk["informed_adversary"]
     edges = np.asarray(ia["histogram"]["edges"])
     prob = np.asarray(ia["histogram"]["probability"])
     fig = go.Figure()
-    fig.add_trace(go.Bar(x=(100 * (edges[:-1] + edges[1:]) / 2).tolist(), y=prob.tolist(), width=(100 * np.diff(edges)).tolist(),
+    fig.add_trace(go.Bar(x=(100 * (edges[:-1] + edges[1:]) / 2).tolist(), y=prob.tolist(),
+                         width=(100 * np.diff(edges)).tolist(),
                          name="share of releases", marker={"color": ATTACK_COLOR}, meta={"kind": "belief_histogram"},
                          legendrank=1,
                          hovertemplate="belief %{x:.1f}%<br>share of releases %{y:.3f}<extra></extra>"))
-    # the solid line first, the dashed and dotted ones over it: where the 95% quantile is the largest belief (a
-    # two-valued record at small epsilon) both stay visible; the legend keeps the reading order
-    lines = [("max", ia["max"], BOUND_COLOR, "solid", "never above", 4),
+    top_belief, q95 = ia["max"], ia["q95"]
+    merged = top_belief is not None and q95 is not None and percent(q95) == percent(top_belief)
+    # the solid line first, the dashed and dotted ones over it; the legend keeps the reading order
+    lines = [("max", top_belief, BOUND_COLOR, "solid",
+              "95% of releases below and none above" if merged else "never above", 4),
              ("prior", ia["prior"], GUESS_COLOR, "dot", "before the release", 2),
-             ("q95", ia["q95"], POSTERIOR_COLOR, "dash", "95% of releases below", 3)]
+             ("q95", None if merged else q95, POSTERIOR_COLOR, "dash", "95% of releases below", 3)]
     top = float(prob.max()) if prob.size else 1.0
     for key, value, color, dash, label, rank in lines:
         if value is None:
             continue
+        meta = {"kind": key, "value": value, **({"q95": q95} if merged and key == "max" else {})}
         fig.add_trace(go.Scatter(x=[100 * value] * 2, y=[0, 1.05 * top], mode="lines",
-                                 name=f"{label} ({100 * value:.1f}%)", legendrank=rank,
-                                 line={"color": color, "dash": dash}, meta={"kind": key, "value": value}))
+                                 name=f"{label} ({percent(value)})", legendrank=rank,
+                                 line={"color": color, "dash": dash}, meta=meta,
+                                 hovertemplate=f"{label}: {100 * value:.1f}%<extra></extra>"))
+    marks = [v for v in (ia["prior"], q95, top_belief) if v is not None]
     fig.update_layout(xaxis={"title": wrap("their belief in the true value after the release (%)"),
-                             "range": [0, 100]},
+                             "range": _belief_range(edges, prob, marks)},
                       yaxis={"title": wrap("share of releases")}, bargap=0.05, legend=BOTTOM_LEGEND,
                       margin={"t": 30})
     return fig
@@ -113,21 +164,76 @@ def record_figure(realistic: dict) -> go.Figure:
     return fig
 
 
-#: a point's label is drawn when it is at least this share of an axis's span from the last labelled point
+#: a point's label is drawn when it is at least this share of an axis's span from every labelled point, and (the y
+#: side) the height of a label's line with its margin on a phone's plot
 LABEL_GAP = 0.07
+#: the frontier's plot area on a 390 px phone (px across, px up) and a label's size there (plotly's 12 px font:
+#: about 6.5 px a character, 4 px from its point): labels are spaced for the phone, where "ε = 10", "ε = 4.64" and
+#: "ε = 2.15" stacked on each other, so they clear each other on every wider screen (the same span, more pixels)
+PHONE_PLOT_PX = (270.0, 260.0)
+CHAR_PX, PAD_PX = 6.5, 4.0
 
 
-def _spaced_labels(x, y, labels, x_span: float, y_span: float, taken: list) -> list:
-    """``labels`` with those of crowded points blanked: from the last point (the largest epsilon) down, a label is
-    kept when its point is at least LABEL_GAP of the x or of the y span away from every point labelled so far (this
-    line's and, in ``taken``, the other line's; the kept points are added to it), so labels never pile up where the
-    points do. Each point keeps its label in the hover."""
-    out = [""] * len(labels)
-    for i in range(len(labels) - 1, -1, -1):
-        if all(max(abs(x[i] - a) / x_span, abs(y[i] - b) / y_span) >= LABEL_GAP for a, b in taken):
-            out[i] = labels[i]
-            taken.append((x[i], y[i]))
-    return out
+def _label_box(x: float, y: float, text: str, where: str, x_span: float, y_span: float) -> tuple:
+    """The box ``text`` covers at ``where`` ("top center", "middle right", ...) of the point (x, y), in shares of
+    the axes' spans (x0, x1, y0, y1), as plotly places it on a phone."""
+    vert, horiz = where.split()
+    w = (len(text) * CHAR_PX + PAD_PX) / PHONE_PLOT_PX[0]
+    pad = PAD_PX / PHONE_PLOT_PX[0]
+    u, v = x / x_span, y / y_span
+    x0 = {"center": u - w / 2, "right": u + pad, "left": u - pad - w}[horiz]
+    y0 = {"top": v, "middle": v - LABEL_GAP / 2, "bottom": v - LABEL_GAP}[vert]
+    return x0, x0 + w, y0, y0 + LABEL_GAP
+
+
+def _overlap(a: tuple, b: tuple) -> bool:
+    return a[0] < b[1] and b[0] < a[1] and a[2] < b[3] and b[2] < a[3]
+
+
+def _spaced_labels(x, ys, labels, positions, x_span: float, y_span: float, must=()) -> tuple[list, list]:
+    """Which points of the lines ``ys`` carry their label, and where: (texts, positions), one list per line,
+    crowded points' texts blank (each point keeps its label in the hover).
+
+    A label centred on one of the leftmost points would reach over the y axis's ticks: it moves to the right of
+    its point. The points of ``must`` (the largest ε, the smallest, the chosen one) are labelled first, each on the
+    first line where its box is free of the others' (at its own position, else to the right or the left of its
+    point), and on its first line anyway where none is. Then, from the largest ε down, line by line, a label is kept
+    when its box on a phone (:func:`_label_box`: a label is ~45 px wide, a sixth of a phone's plot) overlaps no kept
+    one and its point is at least LABEL_GAP of the x or of the y span from every labelled point, so labels never
+    pile up where the points do (large ε: both lines near 1, the sd at its floor)."""
+    texts = [[""] * len(labels) for _ in ys]
+    left = min(x) / x_span if len(x) else 0.0
+    boxes, points = [], []
+
+    def box_of(k, i, pos):
+        return _label_box(x[i], ys[k][i], labels[i], pos, x_span, y_span)
+
+    def off_axis(k, i, pos):
+        return box_of(k, i, pos)[0] >= left - 0.02
+
+    where = [[p if off_axis(k, i, p) else p.replace("center", "right") for i, p in enumerate(line)]
+             for k, line in enumerate(positions)]
+
+    def free(k, i, pos, spaced):
+        near = any(max(abs(x[i] - a) / x_span, abs(ys[k][i] - b) / y_span) < LABEL_GAP for a, b in points)
+        box = box_of(k, i, pos)
+        return off_axis(k, i, pos) and not any(_overlap(box, o) for o in boxes) and not (spaced and near)
+
+    def keep(k, i, pos):
+        texts[k][i], where[k][i] = labels[i], pos
+        boxes.append(box_of(k, i, pos))
+        points.append((x[i], ys[k][i]))
+
+    for i in dict.fromkeys(must):
+        tries = [(k, pos) for k in range(len(ys)) for pos in dict.fromkeys(
+            (where[k][i], where[k][i].replace("center", "right"), "middle right", "middle left"))]
+        k, pos = next(((k, pos) for k, pos in tries if free(k, i, pos, spaced=False)), (0, where[0][i]))
+        keep(k, i, pos)
+    for k in range(len(ys)):
+        for i in range(len(labels) - 1, -1, -1):
+            if not texts[k][i] and free(k, i, where[k][i], spaced=True):
+                keep(k, i, where[k][i])
+    return texts, where
 
 
 def _label_positions(x, y, x_span: float, y_span: float, where: str, eps=None, chosen: float | None = None
@@ -166,20 +272,21 @@ def frontier_figure(epsilon, q95, power, utility, *, utility_label: str = "poste
     eps, (q95, power, utility) = eps[order], [a[order] for a in arrays]
     labels = [f"ε = {e:g}" for e in eps]
     span = float(np.ptp(utility)) if utility.size and np.ptp(utility) > 0 else 1.0
-    taken = []
-    fig = go.Figure()
+    lines = ((q95, "informed adversary's belief (95% of releases below)", POSTERIOR_COLOR, "q95", "top center"),
+             (power, "best attack's power at 5% false positives", ATTACK_COLOR, "power_at_5pct", "bottom center"))
     # the belief's labels above its line, the power's below its own: where the two lines meet (large epsilon)
     # the labels do not sit on each other
-    for y, name, color, kind, where in (
-            (q95, "informed adversary's belief (95% of releases below)", POSTERIOR_COLOR, "q95", "top center"),
-            (power, "best attack's power at 5% false positives", ATTACK_COLOR, "power_at_5pct", "bottom center")):
-        fig.add_trace(go.Scatter(x=utility.tolist(), y=y.tolist(), mode="lines+markers+text",
-                                 text=_spaced_labels(utility, y, labels, span, 1.05, taken),
-                                 textposition=_label_positions(utility, y, span, 1.05, where, eps, chosen),
-                                 customdata=labels, name=name, line={"color": color}, cliponaxis=False,
-                                 meta={"kind": kind, "epsilon": eps.tolist()},
-                                 hovertemplate=("%{customdata}<br>" + utility_label
-                                                + " %{x:.4g}<br>%{y:.3f}<extra></extra>")))
+    own = [_label_positions(utility, y, span, 1.05, where, eps, chosen) for y, *_, where in lines]
+    picked = np.nonzero(np.isclose(eps, chosen))[0].tolist() if chosen is not None else []
+    must = ([eps.size - 1, 0] if eps.size else []) + picked[:1]  # the ends sit where there is room: first
+    texts, positions = _spaced_labels(utility, [y for y, *_ in lines], labels, own, span, 1.05, must)
+    fig = go.Figure()
+    for (y, name, color, kind, _), text, position in zip(lines, texts, positions):
+        fig.add_trace(go.Scatter(x=utility.tolist(), y=y.tolist(), mode="lines+markers+text", text=text,
+                                 textposition=position, customdata=labels, name=name, line={"color": color},
+                                 cliponaxis=False, meta={"kind": kind, "epsilon": eps.tolist()},
+                                 hovertemplate=("%{customdata}<br>" + utility_label + " %{x:.4g}<br>%{y:.3f} "
+                                                "(smaller: more private)<extra></extra>")))
     if chosen is not None:
         hit = np.nonzero(np.isclose(eps, chosen))[0]
         if hit.size:
@@ -189,6 +296,8 @@ def frontier_figure(epsilon, q95, power, utility, *, utility_label: str = "poste
                                                                            "color": TRUTH_COLOR, "line": {"width": 3}},
                                      meta={"kind": "chosen", "epsilon": float(eps[i])}))
     fig.update_layout(xaxis={"title": wrap(f"{utility_label} — smaller: more useful")},
-                      yaxis={"title": wrap("what an attacker achieves — smaller: more private"), "range": [0, 1.05]},
+                      # one line: the title's second line ran over the ticks on a phone; "smaller: more private" is
+                      # in each point's hover and in the page's explanation
+                      yaxis={"title": wrap("what an attacker achieves"), "range": [0, 1.05]},
                       legend=BOTTOM_LEGEND, margin={"t": 30})
     return fig

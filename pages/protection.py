@@ -44,7 +44,7 @@ st.caption("How much someone can learn about one person from this release: the b
 note = st.session_state.pop(keys.PRESET_NOTE, None)
 if note:
     st.success(note)
-terms.terms_expander(("epsilon", "delta", "rho", "zcdp", "sensitivity", "s_dp"))
+terms.terms_expander(("epsilon", "delta", "rho", "zcdp", "gdp", "sensitivity", "s_dp"))
 inputs = scenario_inputs("protection", show_methods=False, show_noise=False)  # the line below states it
 if not inputs.ok:
     st.warning("Results wait for a valid scenario: fix the input marked in the sidebar. Your entries are kept.")

@@ -4,6 +4,7 @@ link round trip, and a fresh interpreter showing the app's release code loads ne
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -135,7 +136,8 @@ def test_sidebar_library_release_shows_the_mapping_and_the_warning_and_runs():
     _clean(at)
     labels = [t.label for t in at.sidebar.text_input]
     assert {"epsilon", "delta", "sensitivity"} <= set(labels)  # diffprivlib's own parameter names
-    assert any("→ Gaussian noise σ = 4.845" in c for c in _texts(at.sidebar.caption))
+    # the sidebar's ε = 0.3 carried over (diffprivlib's box started at 1, σ = 4.845, whatever the budget was)
+    assert any("ε = 0.3, δ = 1e-5, Δ = 1 → Gaussian noise σ = 16.15" in c for c in _texts(at.sidebar.caption))
     assert any("classic mechanism" in w for w in _texts(at.sidebar.warning))
     assert at.query_params["rel"] == "diffprivlib" and at.query_params["rel_mech"] == "Gaussian"
     assert at.session_state[keys.SCENARIO].release_mechanism == "Gaussian"
@@ -159,7 +161,35 @@ def test_a_link_with_a_release_opens_it_in_the_sidebar():
     assert at.sidebar.radio(key=keys.W_RELEASE).value == "opendp"
     assert at.sidebar.text_input(key=keys.release_param_key("opendp", "laplace", "clip")).value == "0, inf"
     assert any("discrete Laplace noise, t = 3, clipped to [0, inf]" in c for c in _texts(at.sidebar.caption))
-    assert any("add/remove-one" in w for w in _texts(at.sidebar.warning))
+    # a count: add/remove-one and replace-one give it the same Δ = 1, so no neighbours warning (test below)
+    assert not any("add/remove-one" in w for w in _texts(at.sidebar.warning))
+
+
+def test_an_opendp_form_states_the_models_delta_and_only_the_warnings_that_apply():
+    """OpenDP on the Beta-binomial count: the sentence said "(Δ / 3)-DP at the model's add/remove-one sensitivity Δ
+    … Δ = 1 for a count …, max(|lo|, |hi|) for a sum", and a warning "a sum of values in [lo, hi] has sensitivity
+    max(|lo|, |hi|), where the lab's default for a known n is hi − lo", irrelevant to a count. The sentence now
+    states this model's Δ and the ε it gives; the neighbours warning shows where it changes the model's Δ, in its
+    numbers (a sum clamped to [-3, 3]: 3 under add/remove-one, 6 replacing one record)."""
+    at = open_app("pages/protection.py", to_query(replace(COUNT, release_params=(("domain", "int"), ("scale", 3.0)))),
+                  timeout=TIMEOUT)
+    _clean(at)
+    captions = _texts(at.sidebar.caption)
+    assert any("0.3333-DP at Δ = 1 here (the model's add/remove-one sensitivity, which the analysis uses), so "
+               "ε = Δ / scale = 1/3 = 0.3333" in c for c in captions), captions
+    assert not any("max(|lo|, |hi|)" in c for c in captions)
+    assert not at.sidebar.warning  # nothing that applies to a count released without a clip
+    assert any(m.startswith("##### At ε = 0.3333,") for m in _texts(at.markdown))
+    normal = replace(Scenario(), model="normal_known_sd", prior=(("sd", 1.0), ("lo", -3.0), ("hi", 3.0),
+                                                                   ("prior_mean", 0.0), ("prior_sd", 10.0)),
+                     truth="0.5", release="opendp", release_mechanism="laplace",
+                     release_params=(("domain", "float"), ("scale", 3.0)))
+    at = open_app("pages/protection.py", to_query(normal), timeout=TIMEOUT)
+    _clean(at)
+    assert any("1-DP at Δ = 3 here" in c and "ε = Δ / scale = 3/3 = 1" in c for c in _texts(at.sidebar.caption))
+    assert _texts(at.sidebar.warning) == [
+        "OpenDP's neighbours are add/remove-one: one record added or removed moves this model's statistic by at most "
+        "Δ = 3, the Δ the analysis uses, where the lab's own simulation (one record replaced) uses Δ = 6"]
 
 
 # --------------------------------------------------------------------------- AppTest: dp-wizard upload
@@ -315,4 +345,76 @@ def test_what_it_protects_reads_a_dpwizard_mean():
     names = [t.get("name") for spec in specs for t in spec["data"]]
     assert "best attack on the (sum, length) pair" in names
     assert any("no attack on the released ratio does better" in c for c in _texts(at.caption))
-    assert any(m.startswith("##### At ε = 0.333,") for m in _texts(at.markdown))
+    # four significant digits, as the mechanism's own line ("0.3333-DP") and the legend state it
+    assert any(m.startswith("##### At ε = 0.3333,") for m in _texts(at.markdown))
+
+
+# --------------------------------------------------------------------------- a switch carries the budget over
+def _rerun_state(at):
+    s = at.session_state[keys.SCENARIO]
+    notes = [c for c in _texts(at.sidebar.caption) if "carried over" in c]
+    return s, notes
+
+
+def test_switching_the_mechanism_carries_the_budget_over():
+    """At the defaults (Laplace, ε = 0.3) choosing Gaussian showed ρ = 0.5 (Scenario.rho), about ε = 1: Gaussian
+    looked four times leakier only because the budget had changed. The ε now carries over as ρ = ε²/2 (the Learn
+    page's "comparable" Gaussian budget), says so under the box once, and comes back unchanged."""
+    at = open_app("pages/protection.py", {"model": "beta_binomial", "methods": "naive"}, timeout=TIMEOUT)
+    _clean(at)
+    at.sidebar.selectbox(key=keys.W_MECHANISM).set_value("gaussian").run()
+    _clean(at)
+    s, notes = _rerun_state(at)
+    assert (s.budget_form, s.rho) == ("rho", 0.045) and at.sidebar.text_input(key=keys.W_RHO).value == "0.045"
+    assert notes == ["ρ = 0.045: the budget before the switch, ε = 0.3, carried over (ρ = ε²/2, a comparable "
+                     "Gaussian budget)."]
+    assert any(m.startswith("##### At ρ = 0.045, ") for m in _texts(at.markdown))
+    at.sidebar.selectbox(key=keys.W_MECHANISM).set_value("laplace").run()
+    _clean(at)
+    s, notes = _rerun_state(at)
+    assert (s.mechanism, s.epsilon) == ("laplace", 0.3) and not notes  # the box said 0.3 already
+    # randomized response stated by its coin: the truth probability whose ε is the ε before the switch
+    at.sidebar.selectbox(key=keys.W_MECHANISM).set_value("randomized_response").run()
+    at.sidebar.radio(key=keys.budget_form_key("randomized_response")).set_value("coin").run()
+    at.sidebar.selectbox(key=keys.W_MECHANISM).set_value("laplace").run()
+    at.sidebar.text_input(key=keys.W_EPSILON).set_value("0.8").run()
+    at.sidebar.selectbox(key=keys.W_MECHANISM).set_value("randomized_response").run()
+    _clean(at)
+    s, notes = _rerun_state(at)
+    assert s.budget_form == "coin" and s.truth_prob == pytest.approx(math.tanh(0.4), abs=1e-6)
+    assert engine.prepare(to_spec_dict(s, method="naive")).mechanism.guarantee["epsilon"] == pytest.approx(0.8, 1e-5)
+
+
+def test_switching_the_release_carries_the_budget_over_and_a_link_keeps_its_own():
+    """diffprivlib's ε box started at 1 and OpenDP's scale at 3 whatever the budget was. They now start from it:
+    ε itself, and OpenDP's scale = Δ/ε at the model's Δ (1 for the count); OpenDP's mean, whose two scales share the
+    budget, says it was not carried over. A link states its budget, and opens exactly as stated."""
+    at = open_app("pages/protection.py", {"model": "beta_binomial", "methods": "naive"}, timeout=TIMEOUT)
+    at.sidebar.radio(key=keys.W_RELEASE).set_value("diffprivlib").run()
+    _clean(at)
+    s, notes = _rerun_state(at)
+    assert dict(s.release_params)["epsilon"] == 0.3
+    assert notes == ["epsilon = 0.3: the budget before the switch, ε = 0.3, carried over."]
+    at.sidebar.radio(key=keys.W_RELEASE).set_value("opendp").run()
+    _clean(at)
+    s, notes = _rerun_state(at)
+    assert dict(s.release_params)["scale"] == 3.33333
+    assert notes == ["scale = 3.33333: the budget before the switch, ε = 0.3, carried over (scale = Δ/ε at Δ = 1)."]
+    assert any(m.startswith("##### At ε = 0.3, ") for m in _texts(at.markdown))
+    at.sidebar.selectbox(key=keys.release_mechanism_key("opendp")).set_value("gaussian").run()
+    _clean(at)
+    assert any(m.startswith("##### At ρ = 0.045, ") for m in _texts(at.markdown))  # ρ = ε²/2 at Δ₂ = 1
+    at.sidebar.selectbox(key=keys.release_mechanism_key("opendp")).set_value("mean").run()
+    assert any(c.startswith("The budget was not carried over: OpenDP's mean shares it")
+               for c in _texts(at.sidebar.caption))
+    at.sidebar.radio(key=keys.W_RELEASE).set_value("lab").run()
+    s, _ = _rerun_state(at)
+    assert (s.release, s.mechanism, s.epsilon) == ("lab", "laplace", 0.3)
+    # links: the budget they state, not a carried one
+    at = open_app("pages/protection.py", {"model": "beta_binomial", "mech": "gaussian", "budget": "rho", "rho": "0.5",
+                                          "methods": "naive"}, timeout=TIMEOUT)
+    _clean(at)
+    assert at.session_state[keys.SCENARIO].rho == 0.5 and at.sidebar.text_input(key=keys.W_RHO).value == "0.5"
+    at = open_app("pages/protection.py", to_query(COUNT), timeout=TIMEOUT)
+    assert at.sidebar.text_input(key=keys.release_param_key("opendp", "laplace", "scale")).value == "3"
+    assert not [c for c in _texts(at.sidebar.caption) if "carried over" in c]

@@ -44,15 +44,43 @@ def test_tradeoff_figure_draws_the_curve_the_bound_the_diagonal_and_the_power(la
     assert list(tr["guess"]["x"]) == [0, 1] and list(tr["guess"]["y"]) == [1, 0]
     assert tr["power_at_5pct"]["x"][0] == 0.05
     assert tr["power_at_5pct"]["y"][0] == pytest.approx(1 - laplace["power_at_5pct"])
-    assert tr["power_at_5pct"]["text"][0] == f"power {laplace['power_at_5pct']:.0%}"
+    assert tr["power_at_5pct"]["text"][0] == f"power {pt.percent(laplace['power_at_5pct'])}"
     # the guarantee's dashes over the attack's line (Laplace reaches the bound), the legend in reading order
     order = [t["meta"]["kind"] for t in pf.tradeoff_figure(laplace).to_dict()["data"]]
     assert order.index("bound") > order.index("tradeoff")
     assert sorted(tr, key=lambda k: tr[k]["legendrank"]) == ["guess", "bound", "tradeoff", "power_at_5pct"]
 
 
-def test_tradeoff_figure_names_the_gdp_bound(gaussian):
-    assert "μ-GDP" in _traces(pf.tradeoff_figure(gaussian))["bound"]["name"]
+def test_tradeoff_figure_names_the_bound_in_the_budget_the_sentence_states(gaussian):
+    """With mech=gaussian&budget=rho&rho=0.5 the sentence said "At ρ = 0.5" and the sidebar zCDP, while the legend
+    said "what μ-GDP allows (μ = 1)", μ and GDP defined nowhere: the legend now names the ρ and what it is exactly
+    for Gaussian noise, and the page's terms define μ-GDP."""
+    name = _traces(pf.tradeoff_figure(gaussian))["bound"]["name"]
+    assert name == "what ρ-zCDP allows (ρ = 0.5: exactly μ = 1 Gaussian DP)"
+    assert pt.budget_clause(gaussian) == "At ρ = 0.5"
+    stated = dict(gaussian, guarantee={"kind": "approx", "epsilon": 1.0, "delta": 1e-5})  # Gaussian stated (ε, δ)
+    assert pf.bound_name(stated) == "what μ-GDP (Gaussian DP) allows (μ = 1)"
+    approx = dict(gaussian, bound={"kind": "epsilon_dp", "epsilon": 1.0, "delta": 1e-5})  # diffprivlib Laplace, δ > 0
+    assert pf.bound_name(approx) == "what (ε, δ)-DP allows (ε = 1, δ = 1e-05)"
+    from ui.glossary import GLOSSARY
+    assert "μ-GDP" in GLOSSARY["gdp"] and "Gaussian" in GLOSSARY["gdp"]
+
+
+def test_the_page_states_a_budget_and_a_share_with_one_rounding_each():
+    """OpenDP at scale 3: the mechanism's line said "pure 0.3333-DP" over "At ε = 0.333" and a legend "ε = 0.333";
+    Gaussian noise: the sentence said "to 90% or more" over a legend "(89.5%)". One rounding each now."""
+    third = _risk({"name": "laplace", "epsilon": 1 / 3})
+    line = engine.prepare({"seed": 1, "model": BB, "mechanism": {"name": "laplace", "epsilon": 1 / 3},
+                           "data": {"s_dp": [6.0]}}).mechanism.describe()
+    assert "pure 0.3333-DP" in line
+    assert pt.budget_clause(third) == "At ε = 0.3333"
+    assert _traces(pf.tradeoff_figure(third))["bound"]["name"] == "what ε-DP allows (ε = 0.3333)"
+    g = _risk({"name": "gaussian", "rho": 0.5}, model=dict(BB, n=40), s_dp=(12.0,))
+    q95 = g["informed_adversary"]["q95"]
+    assert 0.895 <= q95 < 0.8955  # the audit's case: 89.5% in the legend, 90% in the sentence
+    said = pt.percent(q95)
+    assert f"to {said} or more" in pt.clauses(g)[0]
+    assert _traces(pf.belief_figure(g))["q95"]["name"] == f"95% of releases below ({said})"
 
 
 def test_the_attack_is_named_in_words_not_by_the_engine_key(laplace, gaussian):
@@ -68,19 +96,52 @@ def test_belief_figure_draws_the_histogram_and_its_lines(laplace, gaussian):
     np.testing.assert_allclose(tr["belief_histogram"]["y"], hist["probability"])
     assert sum(tr["belief_histogram"]["y"]) == pytest.approx(1.0)
     top = math.exp(1) / (1 + math.exp(1))
-    assert tr["max"]["x"][0] == pytest.approx(100 * top) and "73.1%" in tr["max"]["name"]
-    assert tr["prior"]["x"][0] == 50.0
-    assert tr["q95"]["x"][0] == pytest.approx(100 * laplace["informed_adversary"]["q95"])
+    assert tr["max"]["x"][0] == pytest.approx(100 * top)
+    assert tr["prior"]["x"][0] == 50.0 and tr["prior"]["name"] == "before the release (50%)"
     # the mass sits where the beliefs are: nothing above the ceiling
     centres = np.asarray(tr["belief_histogram"]["x"])
     assert np.sum(np.asarray(tr["belief_histogram"]["y"])[centres > 100 * top + 2.5]) == 0
     g = _traces(pf.belief_figure(gaussian))
     assert "max" not in g and "q95" in g  # Gaussian noise: no ceiling drawn
-    # the dashed 95% line is drawn over the solid ceiling (they coincide for a two-valued record at small epsilon),
-    # while the legend reads histogram, start, 95%, ceiling
-    order = [t["meta"]["kind"] for t in pf.belief_figure(laplace).to_dict()["data"]]
+    # a 95% level below the ceiling: the dashed 95% line is drawn over the solid ceiling, while the legend reads
+    # histogram, start, 95%, ceiling
+    below = {**laplace, "informed_adversary": {**laplace["informed_adversary"], "q95": 0.62}}
+    fig = pf.belief_figure(below)
+    tr = _traces(fig)
+    order = [t["meta"]["kind"] for t in fig.to_dict()["data"]]
     assert order.index("q95") > order.index("max")
     assert sorted(tr, key=lambda k: tr[k]["legendrank"]) == ["belief_histogram", "prior", "q95", "max"]
+    assert tr["q95"]["name"] == "95% of releases below (62%)" and tr["max"]["name"] == "never above (73%)"
+
+
+def test_belief_figure_draws_one_line_where_the_95_percent_level_is_the_ceiling(laplace):
+    """A two-valued record under pure DP: at least 5% of releases reach the ceiling, so the 95% level is the
+    ceiling. "95% of releases below (57.4%)" lay exactly under "never above (57.4%)", a legend entry for a line no
+    one could see; one line now says both."""
+    ia = laplace["informed_adversary"]
+    assert ia["q95"] == pytest.approx(ia["max"])
+    tr = _traces(pf.belief_figure(laplace))
+    assert "q95" not in tr and tr["max"]["meta"]["q95"] == ia["q95"]
+    assert tr["max"]["name"] == f"95% of releases below and none above ({pt.percent(ia['max'])})" == \
+        "95% of releases below and none above (73%)"
+
+
+def test_belief_figure_zooms_to_where_the_releases_land():
+    """The default scenario (n = 40, Laplace ε = 0.3): every release lands between 43% and 57%, and the axis was
+    fixed at 0-100% (bars a sliver, a phone showed the ticks 0 and 50 only). The axis now holds the bars, 50% and
+    the lines, with a little padding."""
+    r = _risk({"name": "laplace", "epsilon": 0.3}, model=dict(BB, n=40), s_dp=(12.0,))
+    fig = pf.belief_figure(r).to_dict()
+    lo, hi = fig["layout"]["xaxis"]["range"]
+    tr = _traces(pf.belief_figure(r))
+    x, y, w = (np.asarray(tr["belief_histogram"][k]) for k in ("x", "y", "width"))
+    held = x[y > 0]
+    assert lo <= held.min() - w[0] / 2 and held.max() + w[0] / 2 <= hi  # every bar with releases whole
+    assert lo < 50 < hi and lo < 100 * r["informed_adversary"]["max"] < hi
+    assert hi - lo <= 25 and (lo, hi) != (0, 100)
+    g = _risk({"name": "gaussian", "rho": 0.5}, model=dict(BB, n=40), s_dp=(12.0,))
+    lo, hi = pf.belief_figure(g).to_dict()["layout"]["xaxis"]["range"]
+    assert lo < 100 * g["informed_adversary"]["q95"] < hi and 0 <= lo and hi <= 100
 
 
 def test_record_figure_draws_prior_and_posterior(laplace):
@@ -142,7 +203,45 @@ def test_frontier_labels_sit_beside_steep_lines_and_off_the_chosen_circle():
     assert list(tr["power_at_5pct"]["textposition"]) == ["bottom center", "bottom center", "bottom right"] + [
         "middle right"] * 3
     plain = _traces(pf.frontier_figure(eps[:3], q95[:3], power[:3], sd[:3]))  # no steep run, no choice
-    assert set(plain["q95"]["textposition"]) == {"top center"}
+    # centred, except the leftmost point's: a label centred on it reached over the y axis's ticks
+    assert list(plain["q95"]["textposition"]) == ["top center", "top center", "top right"]
+
+
+def _phone_box(x, y, text, where, x_span, y_span=1.05, plot=(270, 260)):
+    """The px box plotly gives a 12 px label at ``where`` of a point on a 390 px phone's plot (about 270 by 260 px):
+    6.5 px a character, 14 px a line with 2 px to spare above and below, 4 px off its point."""
+    u, v = x / x_span * plot[0], y / y_span * plot[1]
+    w, h = 6.5 * len(text) + 4, 18
+    vert, horiz = where.split()
+    x0 = {"center": u - w / 2, "right": u + 4, "left": u - 4 - w}[horiz]
+    y0 = {"top": v, "middle": v - h / 2, "bottom": v - h}[vert]
+    return x0, x0 + w, y0, y0 + h
+
+
+def test_frontier_labels_clear_each_other_on_a_phone():
+    """Privacy budget on a 390 px phone (the default sweep, the chosen ε = 0.215): "ε = 10", "ε = 4.64" and
+    "ε = 2.15" stacked on each other, the spacing being LABEL_GAP of the x span for labels ~45 px wide, a sixth of
+    the plot; and the y title's second line ran over the ticks. Whatever ε is chosen, the ends and the chosen one
+    are labelled and no two labels overlap on the phone; the title is one line, "smaller: more private" in the
+    hover."""
+    eps = [0.1, 0.215, 0.464, 1.0, 2.15, 4.64, 10.0]
+    sd = [0.21, 0.16, 0.105, 0.078, 0.0705, 0.069, 0.068]
+    q95 = [0.52, 0.553, 0.613, 0.731, 0.895, 0.99, 0.9995]
+    power = [0.052, 0.062, 0.08, 0.135, 0.43, 0.95, 0.995]
+    span = max(sd) - min(sd)
+    for chosen in eps + [None]:
+        fig = pf.frontier_figure(eps, q95, power, sd, chosen=chosen)
+        tr = _traces(fig)
+        boxes = [(t, _phone_box(x, y, t, w, span)) for kind, ys in (("q95", q95), ("power_at_5pct", power))
+                 for x, y, t, w in zip(sd, ys, tr[kind]["text"], tr[kind]["textposition"]) if t]
+        shown = {t for t, _ in boxes}
+        assert {"ε = 0.1", "ε = 10"} <= shown and (chosen is None or f"ε = {chosen:g}" in shown), (chosen, shown)
+        for i, (ta, a) in enumerate(boxes):
+            for tb, b in boxes[i + 1:]:
+                assert not (a[0] < b[1] and b[0] < a[1] and a[2] < b[3] and b[2] < a[3]), (chosen, ta, tb)
+    title = fig.to_dict()["layout"]["yaxis"]["title"]["text"]
+    assert "<br>" not in title and len(title) <= 30, title
+    assert "smaller: more private" in tr["q95"]["hovertemplate"]
 
 
 def test_frontier_figure_takes_protection_sweep_columns():
@@ -200,9 +299,25 @@ def test_page_shows_three_figures_and_the_sentence():
     assert sum(1 for e in at.expander if e.label == "What am I looking at?") == 3
 
 
+def test_a_gaussian_link_states_its_rho_in_the_sentence_the_legend_and_the_terms():
+    """mech=gaussian&budget=rho&rho=0.5: the legend said "what μ-GDP allows (μ = 1)" under "At ρ = 0.5", and "Terms
+    on this page" defined neither μ nor GDP."""
+    import json
+
+    at = open_app("pages/protection.py", {"model": "beta_binomial", "mech": "gaussian", "budget": "rho", "rho": "0.5",
+                                          "methods": "naive"}, 120)
+    assert not at.exception, [e.value for e in at.exception]
+    assert any(m.value.startswith("##### At ρ = 0.5, ") for m in at.markdown)
+    names = [t.get("name") for c in at.get("plotly_chart") for t in json.loads(c.proto.spec)["data"]]
+    assert "what ρ-zCDP allows (ρ = 0.5: exactly μ = 1 Gaussian DP)" in names
+    terms = next(e for e in at.expander if e.label == "Terms on this page")
+    assert "**μ-GDP**" in terms.markdown[0].value and "μ = Δ/σ" in terms.markdown[0].value
+
+
 def test_the_explanations_name_the_colours_the_figures_draw():
     """What am I looking at? said "blue curve" for the attack drawn in bluish green and "orange bars" for the
-    posterior drawn in blue. The words now come from figures.palette.COLOR_WORDS, each held to its colour's hue."""
+    posterior drawn in blue. The words now come from figures.palette.COLOR_WORDS, each held to its colour's hue.
+    The guarantee's vermillion (#D55E00) was "the red dashed curve" beside an orange legend swatch: it is orange."""
     import json
     import re
 
@@ -211,6 +326,7 @@ def test_the_explanations_name_the_colours_the_figures_draw():
     for color, word in palette.COLOR_WORDS.items():
         assert palette.hue_name(color) == word, (color, word)
     assert palette.hue_name("#7A5CE6") == "blue" and palette.hue_name("#BF8700") == "orange"
+    assert palette.color_word("#D55E00") == "orange" and palette.hue_name("#CC6677") == "red"
     with pytest.raises(ValueError, match="color = '#123456' is invalid for color_word"):
         palette.color_word("#123456")
     at = open_app("pages/protection.py", {"methods": "naive"}, 120)
@@ -223,7 +339,7 @@ def test_the_explanations_name_the_colours_the_figures_draw():
             "guess": re.search(r"The \*\*(\w+) diagonal\*\*", texts).group(1),
             "prior": re.search(r"(\w+) bars: what they believe", texts).group(1).lower(),
             "posterior": re.search(r"(\w+) bars: after it", texts).group(1)}
-    assert said == {"tradeoff": "green", "bound": "red", "guess": "grey", "prior": "grey", "posterior": "blue"}, said
+    assert said == {"tradeoff": "green", "bound": "orange", "guess": "grey", "prior": "grey", "posterior": "blue"}, said
     for kind, word in said.items():
         assert palette.hue_name(colour[kind]) == word, (kind, colour[kind], word)
 

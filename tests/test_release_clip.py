@@ -329,7 +329,9 @@ def test_opendp_sentence_states_the_guarantee_at_the_sensitivity_the_analysis_us
     used = problem.mechanism.sensitivity
     assert used == 40.0 and problem.mechanism.guarantee["epsilon"] == pytest.approx(0.5)
     at_model = engine.release_from(**table, default_sensitivity=used)
-    assert "0.5-DP for sensitivity 40 (the model's add/remove-one default, which the analysis uses)" in at_model.sentence
+    # the actual Δ and the budget it gives ("Δ = 40 here, so ε = 40/80"), not the rule for every model
+    assert ("0.5-DP at Δ = 40 here (the model's add/remove-one sensitivity, which the analysis uses), so "
+            "ε = Δ / scale = 40/80 = 0.5 under add/remove-one neighbours") in at_model.sentence
     given = engine.release_from(**table, sensitivity=20)
     assert "0.25-DP for sensitivity 20 under" in given.sentence
 

@@ -14,6 +14,10 @@ GLOSSARY = {
            "gives a Gaussian release comparable to ε; must be > 0.",
     "zcdp": "zCDP (zero-concentrated differential privacy): a guarantee stated by a budget ρ, under which "
             "Gaussian noise with variance Δ²/(2ρ) is private.",
+    "gdp": "μ-GDP (Gaussian differential privacy): a guarantee stated by μ: telling from the release whether one "
+           "person's record is one value or another is no easier than telling apart two normal distributions of sd 1 "
+           "whose means are μ apart. Gaussian noise of sd σ on a statistic of sensitivity Δ is exactly μ-GDP with "
+           "μ = Δ/σ, which is ρ-zCDP with ρ = μ²/2 (so ρ = 0.5 is μ = 1).",
     "sensitivity": "Sensitivity Δ: the most the released statistic can change when one person's record "
                    "changes. The noise is scaled to it: noise scale = Δ / ε for Laplace noise.",
     "rhat": "R-hat: compares the chains of a sampler with each other; near 1 (at most 1.01) means they agree "
@@ -34,7 +38,7 @@ GLOSSARY = {
 
 #: Terms in the order the glossary lists them, with their display names.
 TERMS = (("epsilon", "ε (epsilon)"), ("delta", "δ (delta)"), ("rho", "ρ (rho)"), ("zcdp", "zCDP"),
-         ("sensitivity", "Sensitivity Δ"), ("s_dp", "s_dp"), ("naive", "Naive"), ("exact", "Exact"),
+         ("gdp", "μ-GDP"), ("sensitivity", "Sensitivity Δ"), ("s_dp", "s_dp"), ("naive", "Naive"), ("exact", "Exact"),
          ("ops", "OPS"), ("independent", "Independent draws"), ("rhat", "R-hat"), ("ess", "ESS"),
          ("q5_q95", "q5, q95"))
 

@@ -10,6 +10,8 @@ numbers; :func:`protection_sentence` joins them, optionally with the utility sid
 """
 from __future__ import annotations
 
+from figures.protection import budget_number, percent  # the figures' legends say the same numbers
+
 __all__ = ["symbol", "budget_clause", "informed_clause", "power_clause", "realistic_clause", "utility_clause", "clauses",
            "protection_sentence", "percent"]
 
@@ -22,22 +24,15 @@ def symbol(param: str) -> str:
     return _SYMBOLS.get(param, param)
 
 
-def percent(p: float) -> str:
-    """A probability as a whole percentage; below 1% or above 99% with one decimal (so 99.6% is not 100%)."""
-    v = 100.0 * float(p)
-    if 1.0 <= v <= 99.0:
-        return f"{v:.0f}%"
-    return f"{v:.1f}%"
-
-
 def budget_clause(risk: dict) -> str:
-    """``At ε = 1`` (pure DP), else the guarantee's own budget: ``At ρ = 0.5`` (zCDP)."""
+    """``At ε = 1`` (pure DP), else the guarantee's own budget: ``At ρ = 0.5`` (zCDP); to four significant digits,
+    as the mechanism's line and the trade-off figure's legend state it (``figures.protection.budget_number``)."""
     if risk.get("epsilon") is not None:
-        return f"At ε = {risk['epsilon']:.3g}"
+        return f"At ε = {budget_number(risk['epsilon'])}"
     g = risk.get("guarantee", {})
     if g.get("kind") == "approx":
-        return f"At (ε, δ) = ({g['epsilon']:.3g}, {g['delta']:.2g})"
-    return f"At ρ = {g['rho']:.3g}"
+        return f"At (ε, δ) = ({budget_number(g['epsilon'])}, {g['delta']:.2g})"
+    return f"At ρ = {budget_number(g['rho'])}"
 
 
 def informed_clause(risk: dict) -> str:

@@ -377,6 +377,7 @@ def _opendp(mechanism: str, params: Mapping[str, Any], default_sensitivity: floa
         eps = noise.guarantee["epsilon"]
         guarantee = {"kind": "pure", "epsilon": eps}
         gtext = f"{eps:.4g}-DP" if source != "unit" else f"(Δ / {scale:.4g})-DP"
+        formula = f"ε = Δ / scale = {sens:g}/{scale:g} = {eps:.4g}" if g is None else f"ε = {eps:.4g}"
     else:
         if domain == "int":
             noise, law = DiscreteGaussian(scale=scale, sensitivity=sens), f"discrete Gaussian noise, σ = {scale:.4g}"
@@ -388,10 +389,13 @@ def _opendp(mechanism: str, params: Mapping[str, Any], default_sensitivity: floa
         rho = noise.guarantee["rho"]
         guarantee = {"kind": "zcdp", "rho": rho}
         gtext = f"{rho:.4g}-zCDP" if source != "unit" else f"({1.0 / (2.0 * scale * scale):.4g} Δ²)-zCDP"
+        formula = f"ρ = Δ² / (2 scale²) = {rho:.4g}" if g is None else f"ρ = {rho:.4g}"
     k_txt = f", k = {int(params['k'])}" if g is not None else ""
     head = f"OpenDP {mechanism} ({domain} domain), scale = {_fmt(scale)}{k_txt}"
     at = {"given": f"for sensitivity {sens:g}",
-          "model": f"for sensitivity {sens:g} (the model's add/remove-one default, which the analysis uses)",
+          # the sensitivity and the budget it gives, in numbers: "Δ = 1 here, so ε = 1/3", not the rule for any model
+          "model": f"at Δ = {sens:g} here (the model's add/remove-one sensitivity, which the analysis uses), so "
+                   f"{formula}",
           "unit": "at the model's add/remove-one sensitivity Δ, which the analysis uses (sensitivity left blank; Δ = "
                   "1 for a count or a histogram cell, max(|lo|, |hi|) for a sum of values clamped to [lo, hi])"}
     guarantee_txt = (f"{gtext} {at[source]}" + (f" (+ granularity {g:g})" if g is not None else "")

@@ -71,7 +71,7 @@ def scenario_inputs(page: str, *, show_methods: bool = True, show_noise: bool = 
         slots["model"] = st.empty()
         size = _size_section(model)
         slots["size"] = st.empty()
-        mech = _mechanism_section(model)
+        mech = _mechanism_section(model, _replace(base, {"model": model, "n": n, "prior": prior, **size}))
         slots["noise"] = st.empty()
         slots["mechanism"] = st.empty()
         data = _data_section(model)

@@ -1,6 +1,7 @@
 """The sidebar's Privacy mechanism section: how the release was made (the lab's own simulation, or a library's
 release in its own terms: :mod:`ui.sidebar.release`), then the mechanism, its budget in the form chosen, the
-sensitivity."""
+sensitivity. A switch of mechanism or of release carries the budget over (:mod:`ui.params.carry`), and says so
+under the box once."""
 from __future__ import annotations
 
 from typing import Any
@@ -11,17 +12,19 @@ from figures.labels import BUDGET_LABELS, MECHANISM_LABELS
 
 from .. import keys
 from ..glossary import GLOSSARY
-from ..params.scenario import MECHANISMS, budget_forms
+from ..params.scenario import MECHANISMS, Scenario, budget_forms
 from .numbers import last_value, number_box
-from .release import library_form, release_choice
+from .release import budget_note, carry_to_lab, library_form, release_choice
 
 
-def _mechanism_section(model: str) -> dict:
+def _mechanism_section(model: str, base: Scenario | None = None) -> dict:
+    """``base``: the scenario as read so far (this run's model, prior and size), for a library form's Δ."""
     st.subheader("Privacy mechanism", divider="gray")
     release = release_choice()
     if release != "lab":
-        return library_form(release)
-    mech = st.selectbox("Mechanism", MECHANISMS, key=keys.W_MECHANISM, format_func=MECHANISM_LABELS.get)
+        return library_form(release, base)
+    mech = st.selectbox("Mechanism", MECHANISMS, key=keys.W_MECHANISM, format_func=MECHANISM_LABELS.get,
+                        on_change=carry_to_lab)  # the budget carries over (ui.params.carry)
     forms = budget_forms(mech)
     form_key = keys.budget_form_key(mech)
     if st.session_state.get(form_key) not in forms:
@@ -45,6 +48,7 @@ def _mechanism_section(model: str) -> dict:
             "P(first coin says: answer truthfully)", keys.W_TRUTH_PROB, section="mechanism",
             fallback=last_value("truth_prob"),
             help="0.5 = fair coin: each answer is kept with probability 3/4 (dapper Example 1)."))
+    budget_note()
     out["sensitivity"] = None
     if mech != "randomized_response":
         with st.expander("Sensitivity"):

@@ -2,8 +2,10 @@
 
 "The lab's own simulation" keeps today's mechanism form (:mod:`ui.sidebar.mechanism`). "OpenDP" or "diffprivlib"
 shows that library's mechanisms and parameters under the library's own names (``engine.release_options()``), the
-engine's mapping in one sentence under them, and an ``st.warning`` for each convention that differs from the
-lab's default (``engine.release_from(...).warnings``). The mapping is the engine's table: neither library is
+engine's mapping in one sentence under them (for OpenDP at the model's own add/remove-one sensitivity, the one the
+analysis uses: "Δ = 1 here, so ε = 1/3"), and an ``st.warning`` for each convention that differs from the lab's
+default and applies to the model (``engine.release_from(...).warnings``; OpenDP's neighbours only where they change
+this model's Δ, in its numbers). The mapping is the engine's table: neither library is
 imported. Numbers are text boxes parsed by the app (:func:`ui.sidebar.numbers.number_box`); an optional one
 (OpenDP's ``k`` and ``sensitivity``) may stay blank; ``clip`` is typed ``lower, upper`` (``0, inf``).
 
@@ -15,25 +17,114 @@ from __future__ import annotations
 
 from typing import Any
 
+import math
+from dataclasses import replace
+
 import streamlit as st
 
 import engine
 
 from .. import keys
+from ..params.carry import carried_lab, carried_note, carried_release, model_sensitivities, stated_budget
 from ..params.parsing import format_number, parse_number
 from ..params.release import (CHOICES, RELEASE_LABELS, TEXT_PARAMS, form_default, mechanisms, params_of,
                               release_params)
-from ..params.scenario import RELEASES, Scenario
+from ..params.scenario import RELEASES, Scenario, budget_forms
 from .numbers import number_box
 
-__all__ = ["release_choice", "library_form", "seed_release_widgets"]
+__all__ = ["release_choice", "library_form", "seed_release_widgets", "carry_to_lab", "carry_to_library",
+           "budget_note"]
 
 _OPTIONAL_NUMBERS = ("k", "sensitivity")  # blank allowed where the library has no default (OpenDP)
 
 
+def _previous() -> Scenario:
+    """The scenario before the switch (the last run's; its budget is the one carried over)."""
+    return st.session_state.get(keys.SCENARIO) or Scenario()
+
+
+def carry_to_lab() -> None:
+    """On a switch to the lab's own simulation or of its mechanism: the budget before the switch, restated in the
+    new mechanism's form (:mod:`ui.params.carry`), into its box, with a note under it."""
+    s = _previous()
+    budget = stated_budget(s)
+    if budget is None:
+        return
+    mech = st.session_state.get(keys.W_MECHANISM, s.mechanism)
+    forms = budget_forms(mech)
+    form = st.session_state.get(keys.budget_form_key(mech))
+    form = form if form in forms else forms[0]
+    boxes = {"epsilon": keys.W_EPSILON, "rho": keys.W_RHO, "truth_prob": keys.W_TRUTH_PROB}
+    for field, value in carried_lab(budget, mech, form, replace(s, release="lab", mechanism=mech)).items():
+        _carry(boxes[field], value, carried_note(budget, field, value))
+
+
+def _carry(key: str, value: float, note: str) -> None:
+    """``value`` into the box ``key``, and the note under it where the box said something else."""
+    try:
+        same = parse_number(key, st.session_state.get(key, "")) == value
+    except ValueError:
+        same = False
+    st.session_state[key] = format_number(value)
+    if not same:
+        st.session_state[keys.BUDGET_NOTE] = note
+
+
+def _form_params(library: str, mech: str) -> tuple:
+    """The parameters a library form's boxes hold now (those that read), as ``Scenario.release_params``."""
+    out = []
+    for name in params_of(library, mech):
+        value = st.session_state.get(keys.release_param_key(library, mech, name))
+        if value is None or not str(value).strip():
+            continue
+        if name not in CHOICES and name not in TEXT_PARAMS:
+            try:
+                value = parse_number(name, value)
+            except ValueError:
+                continue
+        out.append((name, value))
+    return tuple(out)
+
+
+def carry_to_library(library: str) -> None:
+    """On a switch to ``library`` or of its mechanism: the budget before the switch, restated in the library's own
+    parameter (diffprivlib's epsilon, OpenDP's scale at the model's Δ), into its box, with a note under it; where no
+    one box holds the budget (OpenDP's mean) the note says the boxes are the form's."""
+    s = _previous()
+    mech = st.session_state.get(keys.release_mechanism_key(library)) or mechanisms(library)[0]
+    budget = stated_budget(s)
+    if budget is None:
+        return
+    target = replace(s, release=library, release_mechanism=mech, release_params=_form_params(library, mech))
+    values, delta = carried_release(budget, target)
+    for name, value in values.items():
+        _carry(keys.release_param_key(library, mech, name), value, carried_note(budget, name, value, delta))
+    if not values:
+        st.session_state[keys.BUDGET_NOTE] = (
+            "The budget was not carried over: " + ("OpenDP's mean shares it between the sum's and the length's "
+                                                   "scales" if mech == "mean" else "the model's Δ is not known yet")
+            + "; the boxes keep their values (the form's defaults until you change them).")
+
+
+def _release_changed() -> None:
+    release = st.session_state.get(keys.W_RELEASE)
+    if release == "lab":
+        carry_to_lab()
+    elif release in RELEASES:
+        carry_to_library(release)
+
+
+def budget_note() -> None:
+    """The note of the last switch's carried-over budget, under the box it went into (shown once)."""
+    note = st.session_state.pop(keys.BUDGET_NOTE, None)
+    if note:
+        st.caption(note)
+
+
 def release_choice() -> str:
-    """The radio "How was it released?": ``lab``, ``opendp`` or ``diffprivlib``."""
+    """The radio "How was it released?": ``lab``, ``opendp`` or ``diffprivlib``; a switch carries the budget over."""
     return st.radio("How was it released?", RELEASES, key=keys.W_RELEASE, format_func=RELEASE_LABELS.get,
+                    on_change=_release_changed,
                     help="The lab's own simulation: the mechanism below, in the lab's terms. OpenDP or diffprivlib: "
                          "a release made with that library, in its own terms (its mechanism and parameter names); "
                          "the lab maps it to the exact noise law of the release.")
@@ -61,10 +152,31 @@ def _optional_number(label: str, key: str, help: str) -> float | None:
         return None
 
 
-def library_form(library: str) -> dict:
-    """The library's mechanism and its parameters; the mapping sentence and its warnings under them."""
+#: the start of the engine's warning on OpenDP's neighbours, a rule for every model (a sum's max(|lo|, |hi|)); the
+#: form replaces it by this model's numbers, or leaves it out where the two notions give this model the same Δ
+_NEIGHBOURS = "OpenDP's neighbours are add/remove-one"
+
+
+def _shown_warnings(mapped, delta: tuple[float, float] | None) -> list[str]:
+    """The engine's warnings that apply to this model: OpenDP's neighbours only where they give it another Δ than
+    the lab's own simulation, with its numbers (a count read "a sum of values in [lo, hi] has sensitivity
+    max(|lo|, |hi|)"); the engine's general rule where the model is not known yet."""
+    if delta is None:
+        return list(mapped.warnings)
+    out = [w for w in mapped.warnings if not w.startswith(_NEIGHBOURS)]
+    add_remove, replace_one = delta
+    if not math.isclose(add_remove, replace_one):
+        out.append(f"{_NEIGHBOURS}: one record added or removed moves this model's statistic by at most "
+                   f"Δ = {add_remove:.4g}, the Δ the analysis uses, where the lab's own simulation (one record "
+                   f"replaced) uses Δ = {replace_one:.4g}")
+    return out
+
+
+def library_form(library: str, base: Scenario | None = None) -> dict:
+    """The library's mechanism and its parameters; the mapping sentence and its warnings under them. ``base``: the
+    scenario as the sidebar reads it so far (this run's model and prior), whose model's Δ the sentence states."""
     mech = st.selectbox(f"{RELEASE_LABELS[library]} mechanism", mechanisms(library),
-                        key=keys.release_mechanism_key(library),
+                        key=keys.release_mechanism_key(library), on_change=carry_to_library, args=(library,),
                         help="As the library names it: OpenDP make_laplace / make_gaussian, diffprivlib's class.")
     params: list[tuple[str, Any]] = []
     for name, info in params_of(library, mech).items():
@@ -78,19 +190,24 @@ def library_form(library: str) -> dict:
         elif info["default"] is None and name in _OPTIONAL_NUMBERS:
             value = _optional_number(name, key, help_)
         else:
-            value = float(number_box(name, key, section="mechanism", fallback=_last(library, mech, name),
-                                     help=help_))
+            value = number_box(name, key, section="mechanism", fallback=_last(library, mech, name), help=help_)
+            # a required box without a default (OpenDP mean's scales) left blank: its message, no float(None)
+            value = None if value is None else float(value)
         if value is not None and not (name == "clip" and not str(value).strip()):
             params.append((name, value))
+    budget_note()
+    out = {"release": library, "release_mechanism": mech, "release_params": tuple(params)}
+    delta = model_sensitivities(replace(base, **out)) if base is not None else None
     try:
-        mapped = engine.release_from(library, mech, **release_params(library, mech, params))
+        mapped = engine.release_from(library, mech, **release_params(library, mech, params),
+                                     default_sensitivity=delta[0] if delta else None)
     except ValueError:
         mapped = None  # the section's error (from the validation) says why
     if mapped is not None:
         st.caption(mapped.sentence)
-        for warning in mapped.warnings:
+        for warning in _shown_warnings(mapped, delta):
             st.warning(warning, icon=":material/warning:")
-    return {"release": library, "release_mechanism": mech, "release_params": tuple(params)}
+    return out
 
 
 def seed_release_widgets(s: Scenario, seed) -> None:

@@ -1,0 +1,152 @@
+"""The privacy budget carried over when the sidebar's mechanism or release changes, so a switch compares noises at
+one budget instead of quietly changing it.
+
+At the defaults (Laplace, ε = 0.3) choosing Gaussian showed ρ = 0.5, about ε = 1, so Gaussian noise looked about
+four times leakier only because the budget had changed; diffprivlib's ε box started at 1 and OpenDP's scale at 3.
+Now the budget of the release as it was (:func:`stated_budget`: the engine's own guarantee of its noise, ε for pure
+or (ε, δ)-DP, ρ for zCDP) is restated in the new form's terms (:func:`carried_lab`, :func:`carried_release`):
+
+=========================  ========================================================================================
+new form                   carried value
+=========================  ========================================================================================
+ε (Laplace, k-ary, (ε, δ))  ε; from a zCDP budget ε = √(2ρ)
+ρ (Gaussian-type noise)    ρ = ε²/2, the comparable Gaussian budget the Learn page's "What ε = 1 means" uses
+coin (randomized response) the truth probability whose k-ary ε is ε: tanh(ε / (2 log2 k))
+diffprivlib ``epsilon``    ε (the other boxes, δ and the sensitivity, keep their values)
+OpenDP ``scale``           Δ / ε (laplace), Δ / √(2ρ) (gaussian), Δ the sensitivity box's or else the model's
+                           add/remove-one sensitivity, the one the analysis uses
+OpenDP ``mean``            not carried: the sum's and the length's scales share the budget (the form says so)
+=========================  ========================================================================================
+
+Carried values are rounded to six significant digits (:func:`rounded`), two more than the pages state a budget in,
+so the pages state the budget as before and a switch there and back gives the number typed. Only a switch
+carries: a link or a preset states its budget, which opens exactly as stated. Nothing here imports streamlit.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Any
+
+import engine
+from engine.spec import build_mechanism
+
+from .scenario import Scenario, budget_forms
+from .spec import model_table, noise_table
+
+__all__ = ["stated_budget", "carried_lab", "carried_release", "model_sensitivities", "rounded", "carried_note"]
+
+
+def rounded(v: float) -> float:
+    """``v`` to six significant digits: a box reads 3.33333, not 3.3333333333333335, and the budget it gives still
+    reads the same to the four digits the pages state (a scale rounded to 3.333 stated ρ = 0.04501 for 0.045)."""
+    return float(f"{float(v):.6g}")
+
+
+def _model(s: Scenario):
+    """The engine's model of the scenario's [model] table (a typed release of an unknown n: the widget's n)."""
+    table = model_table(s)
+    table.pop("n_prior", None)
+    table.setdefault("n", max(int(s.n), 1))
+    return engine.make_model(table["name"], table)
+
+
+def stated_budget(s: Scenario) -> tuple[str, float] | None:
+    """The budget of the scenario's noise as the engine states it: ("epsilon", ε) for pure or (ε, δ)-DP, ("rho", ρ)
+    for zCDP; None where the model or the noise does not build (an invalid entry: nothing to carry)."""
+    try:
+        noise = build_mechanism(noise_table(s), _model(s), unbounded=s.unknown_n)
+    except ValueError:
+        return None
+    g = dict(getattr(noise, "base", noise).guarantee)
+    if g.get("kind") in ("pure", "approx") and g.get("epsilon"):
+        return "epsilon", float(g["epsilon"])
+    if g.get("rho"):
+        return "rho", float(g["rho"])
+    return None
+
+
+def _epsilon(budget: tuple[str, float]) -> float:
+    kind, value = budget
+    return value if kind == "epsilon" else math.sqrt(2.0 * value)
+
+
+def _rho(budget: tuple[str, float]) -> float:
+    kind, value = budget
+    return value if kind == "rho" else value * value / 2.0
+
+
+def carried_lab(budget: tuple[str, float], mechanism: str, form: str, s: Scenario) -> dict[str, float]:
+    """The lab form's field carrying ``budget`` for ``mechanism`` stated as ``form``: {"epsilon": ε}, {"rho": ρ}
+    or {"truth_prob": t} (the coin of a model with k categories); {} where the model has no categories."""
+    form = form if form in budget_forms(mechanism) else budget_forms(mechanism)[0]
+    if form == "rho":
+        return {"rho": rounded(_rho(budget))}
+    if form == "coin":
+        try:
+            k = _model(s).k
+        except ValueError:
+            return {}
+        if not k or k < 2:
+            return {}
+        return {"truth_prob": rounded(math.tanh(_epsilon(budget) / (2.0 * math.log2(k))))}
+    return {"epsilon": rounded(_epsilon(budget))}
+
+
+def model_sensitivities(s: Scenario) -> tuple[float, float] | None:
+    """(Δ the analysis uses for the scenario's OpenDP release with its sensitivity left blank: the model's
+    add/remove-one one, Δ of the lab's own simulation of the same noise: replace-one for a known n), both as the
+    engine builds the mechanisms (``engine.spec.build_mechanism``); None where the model or the release does not
+    build yet (the section's error says why) or the release is not OpenDP's laplace or gaussian."""
+    if s.release != "opendp" or s.release_mechanism not in ("laplace", "gaussian"):
+        return None
+    # Δ does not depend on the domain or the granularity (an int domain on a real statistic is the section's error)
+    blank = replace(s, release_params=tuple((k, v) for k, v in s.release_params if k not in ("sensitivity", "k",
+                                                                                              "domain"))
+                    + (("domain", "float"),))
+    lab = {"name": s.release_mechanism, **({"rho": 0.5} if s.release_mechanism == "gaussian" else {"epsilon": 1.0})}
+    try:
+        model = _model(s)
+        released = build_mechanism(noise_table(blank), model, unbounded=s.unknown_n)
+        own = build_mechanism(lab, model, unbounded=s.unknown_n)
+    except ValueError:
+        return None
+    return float(getattr(released, "base", released).sensitivity), float(own.sensitivity)
+
+
+def carried_release(budget: tuple[str, float], s: Scenario) -> tuple[dict[str, Any], float | None]:
+    """The library form's parameters carrying ``budget`` for the release of ``s`` (its library, mechanism and the
+    parameters its boxes hold), and the Δ an OpenDP scale is computed at: diffprivlib ({"epsilon": ε}, None);
+    OpenDP ({"scale": Δ / ε} or {"scale": Δ / √(2ρ)}, Δ); ({}, None) where the budget has no one box (OpenDP's
+    mean) or Δ is not known yet."""
+    if s.release == "diffprivlib":
+        return {"epsilon": rounded(_epsilon(budget))}, None
+    if s.release != "opendp" or s.release_mechanism not in ("laplace", "gaussian"):
+        return {}, None
+    given = dict(s.release_params).get("sensitivity")
+    if isinstance(given, (int, float)) and not isinstance(given, bool) and given > 0:
+        delta = float(given)
+    else:
+        found = model_sensitivities(s)
+        if found is None:
+            return {}, None
+        delta = found[0]
+    if s.release_mechanism == "laplace":
+        return {"scale": rounded(delta / _epsilon(budget))}, delta
+    return {"scale": rounded(delta / math.sqrt(2.0 * _rho(budget)))}, delta
+
+
+def carried_note(budget: tuple[str, float], field: str, value: float, delta: float | None = None) -> str:
+    """What the sidebar says under a box the budget was carried into: ``ρ = 0.045: the budget before the switch,
+    ε = 0.3, carried over (ρ = ε²/2, a comparable Gaussian budget).`` (a library's parameter by its own name)."""
+    kind, before = budget
+    was = f"{'ε' if kind == 'epsilon' else 'ρ'} = {rounded(before):g}"
+    how = {("rho", "epsilon"): "ρ = ε²/2, a comparable Gaussian budget", ("epsilon", "rho"): "ε = √(2ρ)",
+           ("truth_prob", "epsilon"): "the coin whose ε that is",
+           ("truth_prob", "rho"): "the coin whose ε is √(2ρ)"}
+    if field == "scale":
+        how = {"epsilon": f"scale = Δ/ε at Δ = {delta:g}", "rho": f"scale = Δ/√(2ρ) at Δ = {delta:g}"}[kind]
+    else:
+        how = how.get((field, kind), "")
+    name = {"rho": "ρ", "truth_prob": "P(first coin says: answer truthfully)"}.get(field, field)
+    return f"{name} = {value:g}: the budget before the switch, {was}, carried over" + (f" ({how})" if how else "") + "."
