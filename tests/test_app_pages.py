@@ -205,7 +205,7 @@ def test_the_comparison_fits_a_desktop_and_names_its_time_for_what_it_measures()
     from ui.glossary import COLUMN_HELP
     from ui.terms import text_columns
     assert "run log" in COLUMN_HELP["sampler (s)"]
-    assert text_columns({"ESS bulk / tail": ""})["ESS bulk / tail"]["width"] == 116
+    assert text_columns({"ESS bulk / tail": ""})["ESS bulk / tail"]["width"] == 110
 
 
 def test_text_entry_is_kept_after_error():
