@@ -117,6 +117,8 @@ def y_cap(peaks: Mapping[str, float]) -> float | None:
 NOTE_LINE = 18
 #: pixels above small multiples' first row for plotly's toolbar (its buttons are about 25 px tall)
 MODEBAR_ROOM = 28
+#: pixels a legend entry takes where the legend stacks its entries one a line (a phone)
+LEGEND_LINE = 22
 
 
 #: The x-axis shows the central ``1 - 2 * TAIL`` of every curve's mass and the truth, padded by ``PAD`` of
@@ -364,8 +366,12 @@ def posterior_densities(results: Sequence, *, true_params: Mapping[str, float] |
     # small multiples without a title: room above the first row's panel titles for plotly's toolbar, which
     # appears on hover at the top right and covered the last panel's title
     toolbar = MODEBAR_ROOM if len(names) > 1 and not text else 0
+    # the legend under the plot takes its height from the figure's: on a 390 px phone its entries stack one a line,
+    # and seven of them left the plot 130 px; each entry past four adds a line's height to the figure
+    entries = len({t.name for t in fig.data if t.showlegend is not False and t.name})
+    legend = LEGEND_LINE * max(0, entries - 4)
     fig.update_layout(barmode="overlay", title=head,
-                      height=max(400, panel_height * rows + 140) + 60 + toolbar,
+                      height=max(400, panel_height * rows + 140) + 60 + toolbar + legend,
                       margin={"l": 60, "r": 20, "t": 40 + 22 * title_lines + NOTE_LINE * above + toolbar, "b": 50},
                       annotations=annotations,
                       legend=BOTTOM_LEGEND,

@@ -708,3 +708,19 @@ def test_one_parameter_axes_and_budget_titles_write_the_symbol_not_the_engine_na
                           "converged": [True, True]})
     fig = interval_plot(table, "theta").to_dict()["layout"]
     assert fig["title"]["text"].startswith("θ: 90% posterior interval") and fig["yaxis"]["title"]["text"] == "θ"
+
+
+def test_a_long_legend_gets_room_of_its_own_below_the_plot():
+    """Compare on a 390 px phone: seven legend entries, one a line, left the plot 130 px of a 460 px figure."""
+    from figures.posteriors import LEGEND_LINE
+    rng = np.random.default_rng(0)
+
+    def result(method):
+        return Result(method=method, param_names=("theta",), draws=rng.beta(3, 5, size=(2, 300, 1)),
+                      s_dp=np.array([1.0]))
+
+    few = posterior_densities([result(m) for m in ("naive", "exact")], true_params={"theta": 0.3})
+    methods = ("naive", "da_mcmc", "abc_rejection", "pseudo_marginal", "exact")
+    many = posterior_densities([result(m) for m in methods], true_params={"theta": 0.3}, confidential=result("exact"))
+    entries = len({t.name for t in many.data if t.showlegend is not False and t.name})
+    assert entries == 7 and many.layout.height - few.layout.height == (entries - 4) * LEGEND_LINE
