@@ -25,7 +25,7 @@ from scipy import stats
 
 from engine.studies.calibration import calibration_summary, ecdf, sbc_histogram
 
-from .axes import BOTTOM_LEGEND, log_ticks, titled
+from .axes import BOTTOM_LEGEND, log_ticks, param_symbol, titled  # param_symbol: ui.studies' too
 from .labels import METHOD_LABELS, format_p
 from .palette import BOUND_COLOR, METHOD_COLORS, NEUTRAL_COLOR
 
@@ -43,16 +43,6 @@ def method_color(method: str) -> str:
 
 def method_label(method: str) -> str:
     return METHOD_LABELS.get(method) or _EXTRA_LABELS.get(method, method)
-
-
-#: the one-parameter models' parameters by the symbol the pages' prose uses (as in figures.axes.PARAM_AXIS)
-_PARAM_SYMBOLS = {"theta": "θ", "lam": "λ", "mu": "μ"}
-
-
-def param_symbol(param: str) -> str:
-    """A one-parameter model's parameter by its symbol (theta -> θ, lam -> λ, mu -> μ); any other name as it
-    is (p[0], beta[1], pi[2] say which component they are)."""
-    return _PARAM_SYMBOLS.get(param, param)
 
 
 def _log_axis(values) -> dict:

@@ -2,7 +2,7 @@
 import streamlit as st
 
 from figures import export, posteriors
-from figures.axes import alt_text
+from figures.axes import alt_text, param_symbol
 from figures.labels import METHOD_LABELS, MODEL_LABELS, summary_number
 from ui import downloads, keys, narrative, picker, tables, terms
 from ui.compute import files, method_runs
@@ -47,7 +47,7 @@ release = narrative.release_text(prepared.s_dp, RELEASE_SHOWN)
 truth = ""
 if prepared.true_params:
     shown = list(prepared.true_params.items())
-    truth = " · true " + ", ".join(f"{narrative.symbol(k)} = {v:.4g}" for k, v in shown[:4]) + \
+    truth = " · true " + ", ".join(f"{param_symbol(k)} = {v:.4g}" for k, v in shown[:4]) + \
         (f", … ({len(shown)} parameters; the figure marks the true value of the one picked)" if len(shown) > 4 else "")
 if not prepared.unknown_n:
     size = f"n = {prepared.n:,}"

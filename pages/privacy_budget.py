@@ -12,6 +12,7 @@ import streamlit as st
 
 from figures import budget, posteriors
 from figures import protection as protection_figures
+from figures.axes import param_symbol
 from figures.labels import METHOD_LABELS, TERM_HELP, result_label
 from ui import downloads, keys, narrative, picker, protection_text, terms
 from ui.compute import method_runs, protection, sweeps
@@ -340,7 +341,7 @@ else:
         row = by_eps.loc[float(value)]
         half = float(row["q95"] - row["q5"]) / 2
     at_risk = protection.risk(sweeps.spec_text_of(s, inputs.records, epsilon=value))
-    utility_part = (protection_text.symbol(param), half) if half is not None and math.isfinite(half) else None
+    utility_part = (param_symbol(param), half) if half is not None and math.isfinite(half) else None
     st.markdown("##### " + protection_text.protection_sentence(at_risk, utility=utility_part))
     if advice is not None:
         st.caption(f"±: half the width of the exact posterior's 90% interval of {param} at ε = {value:g} (1.645 sd).")

@@ -22,7 +22,7 @@ from .tables import acceptance_text, ess_full
 
 __all__ = ["headline", "reference_method", "convergence_warning", "mle_caption", "over_budget", "would_take",
            "too_few_to_converge", "pseudo_marginal_caption", "moved", "listed", "none_accepted", "auto_caption",
-           "symbol", "plain_number", "release_text", "AGREE_SD_RATIO", "AGREE_SHIFT"]
+           "plain_number", "release_text", "AGREE_SD_RATIO", "AGREE_SHIFT"]
 
 #: naive and exact "agree" when their sds are within this factor ...
 AGREE_SD_RATIO = 1.25
@@ -46,11 +46,6 @@ def reference_method(runs: Mapping[str, Any]) -> str | None:
 
 def _row(run, param: str) -> Mapping[str, float]:
     return run.summary.loc[param]
-
-
-def symbol(param: str) -> str:
-    """A parameter as the pages write it in prose: θ, λ, μ for the one-parameter models, others by their name."""
-    return param_symbol(param)
 
 
 def _fmt(v: float) -> str:
@@ -124,7 +119,7 @@ def headline(runs: Mapping[str, Any], true_params: Mapping[str, Any] | None = No
         width = f"Naive is {1 / ratio:.1f}× too wide{where}"
     if param in truth:
         t = truth[param]
-        sym = f"{symbol(param)} = {t:.4g}"  # as the line above the sentence writes it
+        sym = f"{param_symbol(param)} = {t:.4g}"  # as the line above the sentence writes it
         off = f"centred {_fmt(abs(n['mean'] - t))} away from the truth"
         naive_in = n["q5"] <= t <= n["q95"]
         exact_in = e["q5"] <= t <= e["q95"]
@@ -286,7 +281,7 @@ def moved(params) -> str:
     them), a custom model's one parameter by its name, and "the parameters" where there are several (a
     regression's β and σ², a table's probabilities: no θ there). ``params``: the result's parameter names."""
     params = [p for p in (params or ()) if p != "n"]  # RJMCMC's n is not a move of this chain
-    return symbol(params[0]) if len(params) == 1 else "the parameters"
+    return param_symbol(params[0]) if len(params) == 1 else "the parameters"
 
 
 def pseudo_marginal_caption(info: Mapping[str, Any], params: Sequence[str]) -> str:

@@ -12,16 +12,8 @@ from __future__ import annotations
 
 from figures.protection import budget_number, percent  # the figures' legends say the same numbers
 
-__all__ = ["symbol", "budget_clause", "informed_clause", "power_clause", "realistic_clause", "utility_clause", "clauses",
+__all__ = ["budget_clause", "informed_clause", "power_clause", "realistic_clause", "utility_clause", "clauses",
            "protection_sentence", "percent"]
-
-
-_SYMBOLS = {"theta": "θ", "lam": "λ", "mu": "μ"}
-
-
-def symbol(param: str) -> str:
-    """A parameter as the sentence names it: ``theta`` -> θ, ``lam`` -> λ, ``mu`` -> μ, others as they are."""
-    return _SYMBOLS.get(param, param)
 
 
 def budget_clause(risk: dict) -> str:
