@@ -17,7 +17,11 @@ CHROMIUM := /usr/bin/chromium
 
 .PHONY: run test install chromium
 
+# The app starts at once on the demo (its lifespan warms the demo's kernels, ui/warmup.py); the other kernels compile
+# in the background at the lowest priority, so that a fresh clone's first regression or log-linear run does not
+# wait tens of seconds for numba (a few CPU-minutes once; seconds when numba's disk cache has them).
 run: $(STAMP)
+	nice -n 19 $(PY) tests/warm_kernels.py > /dev/null 2>&1 &
 	$(PY) -m streamlit run app.py
 
 # The numba kernels are compiled once, by tests/warm_kernels.py in two processes, while the interop extra and

@@ -352,7 +352,7 @@ def test_what_it_protects_reads_a_dpwizard_mean():
 # --------------------------------------------------------------------------- a switch carries the budget over
 def _rerun_state(at):
     s = at.session_state[keys.SCENARIO]
-    notes = [c for c in _texts(at.sidebar.caption) if "carried over" in c]
+    notes = [c for c in _texts(at.sidebar.caption) if "carried over" in c or "the same noise as" in c]
     return s, notes
 
 
@@ -388,7 +388,8 @@ def test_switching_the_mechanism_carries_the_budget_over():
 def test_switching_the_release_carries_the_budget_over_and_a_link_keeps_its_own():
     """diffprivlib's ε box started at 1 and OpenDP's scale at 3 whatever the budget was. They now start from it:
     ε itself, and OpenDP's scale = Δ/ε at the model's Δ (1 for the count); OpenDP's mean, whose two scales share the
-    budget, says it was not carried over. A link states its budget, and opens exactly as stated."""
+    budget, says it was not carried over for a count (its model has no mean). A link states its budget, and opens
+    exactly as stated."""
     at = open_app("pages/protection.py", {"model": "beta_binomial", "methods": "naive"}, timeout=TIMEOUT)
     at.sidebar.radio(key=keys.W_RELEASE).set_value("diffprivlib").run()
     _clean(at)
@@ -405,8 +406,8 @@ def test_switching_the_release_carries_the_budget_over_and_a_link_keeps_its_own(
     _clean(at)
     assert any(m.startswith("##### At ρ = 0.045, ") for m in _texts(at.markdown))  # ρ = ε²/2 at Δ₂ = 1
     at.sidebar.selectbox(key=keys.release_mechanism_key("opendp")).set_value("mean").run()
-    assert any(c.startswith("The budget was not carried over: OpenDP's mean shares it")
-               for c in _texts(at.sidebar.caption))
+    assert any(c.startswith("The budget was not carried over: OpenDP's mean is a mean of the Normal (known sd) "
+                            "model's values") for c in _texts(at.sidebar.caption))
     at.sidebar.radio(key=keys.W_RELEASE).set_value("lab").run()
     s, _ = _rerun_state(at)
     assert (s.release, s.mechanism, s.epsilon) == ("lab", "laplace", 0.3)
@@ -418,3 +419,74 @@ def test_switching_the_release_carries_the_budget_over_and_a_link_keeps_its_own(
     at = open_app("pages/protection.py", to_query(COUNT), timeout=TIMEOUT)
     assert at.sidebar.text_input(key=keys.release_param_key("opendp", "laplace", "scale")).value == "3"
     assert not [c for c in _texts(at.sidebar.caption) if "carried over" in c]
+
+
+def test_switching_to_opendps_mean_carries_the_budget_as_opendp_splits_it():
+    """OpenDP's mean opened with both scale boxes blank (a "required" message each) whatever the budget. The budget
+    now goes into them as OpenDP calibrates dp.mean to a budget (half each, scale = 2Δ/ε: checked against OpenDP in
+    tests/test_dpwizard_mean.py), and the release's ε is the budget before the switch."""
+    at = open_app("pages/protection.py", {"model": "normal_known_sd", "methods": "naive"}, timeout=TIMEOUT)
+    _clean(at)
+    at.sidebar.radio(key=keys.W_RELEASE).set_value("opendp").run()
+    at.sidebar.selectbox(key=keys.release_mechanism_key("opendp")).set_value("mean").run()
+    _clean(at)
+    s, notes = _rerun_state(at)
+    box = at.sidebar.text_input
+    assert box(key=keys.release_param_key("opendp", "mean", "sum_scale")).value == "20"  # 2 · 3 / 0.3
+    assert box(key=keys.release_param_key("opendp", "mean", "length_scale")).value == "6.66667"  # 2 · 1 / 0.3
+    assert notes == ["sum_scale = 20, length_scale = 6.66667: the budget before the switch, ε = 0.3, carried over as "
+                     "OpenDP calibrates a mean to it (half of ε each: scale = 2Δ/ε at Δ_sum = 3, Δ_length = 1)."]
+    assert engine.prepare(to_spec_dict(s)).mechanism.guarantee["epsilon"] == pytest.approx(0.3, rel=1e-5)
+
+
+def test_a_carried_budget_a_library_refuses_says_so_in_its_note():
+    """ε = 3 carried into diffprivlib's classic Gaussian (which takes ε ≤ 1) showed the library's refusal under a
+    note that read as if all were well. The note now says the mechanism does not take it; GaussianAnalytic does,
+    and its note says nothing of the kind."""
+    at = open_app("pages/protection.py", {"model": "beta_binomial", "epsilon": "3", "methods": "naive"},
+                  timeout=TIMEOUT)
+    _clean(at)
+    at.sidebar.radio(key=keys.W_RELEASE).set_value("diffprivlib").run()
+    at.sidebar.selectbox(key=keys.release_mechanism_key("diffprivlib")).set_value("Gaussian").run()
+    _, notes = _rerun_state(at)
+    assert notes == ["epsilon = 3: the budget before the switch, ε = 3, carried over. diffprivlib's Gaussian does not "
+                     "take it (the message above says what it allows)."]
+    assert any("must be in (0, 1] for the classic Gaussian" in e for e in _texts(at.sidebar.error))
+    at.sidebar.selectbox(key=keys.release_mechanism_key("diffprivlib")).set_value("GaussianAnalytic").run()
+    _clean(at)
+    _, notes = _rerun_state(at)
+    assert notes == ["epsilon = 3: the budget before the switch, ε = 3, carried over."]
+
+
+def test_changing_the_budgets_form_restates_the_same_noise():
+    """Gaussian noise stated as ρ = 0.045, then "Budget stated as (ε, δ)": the ε box kept whatever it held (0.3, the
+    Laplace ε), a noise about 14 times wider. The form change now restates the same σ: the analytic Gaussian
+    mechanism's ε for it at the δ box's value, and back to ρ = 0.045."""
+    from engine.mechanisms.budgets import analytic_gaussian_epsilon
+
+    at = open_app("pages/protection.py", {"model": "beta_binomial", "mech": "gaussian", "budget": "rho",
+                                          "rho": "0.045", "methods": "naive"}, timeout=TIMEOUT)
+    _clean(at)
+    before = engine.prepare(to_spec_dict(at.session_state[keys.SCENARIO])).mechanism.scale
+    at.sidebar.radio(key=keys.budget_form_key("gaussian")).set_value("epsilon_delta").run()
+    _clean(at)
+    s, notes = _rerun_state(at)
+    eps = analytic_gaussian_epsilon(before, s.delta, 1.0)
+    assert s.budget_form == "epsilon_delta" and s.epsilon == pytest.approx(eps, rel=1e-5) and eps > 1
+    assert engine.prepare(to_spec_dict(s)).mechanism.scale == pytest.approx(before, rel=1e-5)
+    assert notes == [f"ε = {s.epsilon:g}: the same noise as ρ = 0.045 (σ = {before:.4g}), stated as (ε, δ) at "
+                     f"δ = {s.delta:g}: the analytic Gaussian mechanism's ε for this σ."]
+    at.sidebar.radio(key=keys.budget_form_key("gaussian")).set_value("rho").run()
+    _clean(at)
+    s, notes = _rerun_state(at)
+    assert (s.budget_form, s.rho) == ("rho", 0.045) and not notes  # the ρ box said 0.045 already
+    at.sidebar.radio(key=keys.budget_form_key("gaussian")).set_value("epsilon_delta").run()
+    at.sidebar.text_input(key=keys.W_EPSILON).set_value("2").run()
+    at.sidebar.radio(key=keys.budget_form_key("gaussian")).set_value("rho").run()
+    _clean(at)
+    s, notes = _rerun_state(at)
+    sigma = engine.prepare(to_spec_dict(replace(s, budget_form="epsilon_delta"))).mechanism.scale
+    assert s.rho == pytest.approx(1.0 / (2.0 * sigma ** 2), rel=1e-5)
+    assert engine.prepare(to_spec_dict(s)).mechanism.scale == pytest.approx(sigma, rel=1e-5)
+    assert notes == [f"ρ = {s.rho:g}: the same noise as (ε, δ) = (2, {s.delta:g}) (σ = {sigma:.4g}), stated as "
+                     "zCDP, ρ = Δ²/(2σ²)."]

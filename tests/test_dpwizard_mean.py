@@ -333,3 +333,33 @@ def test_what_an_opendp_mean_protects_is_the_curve_of_its_sum_and_length_pair():
     for tau in np.quantile(r1[np.isfinite(r1)], np.linspace(0.05, 0.95, 19)):  # the ratio's: on or above it
         alpha, beta = float(np.mean(r0 >= tau)), float(np.mean(r1 < tau))
         assert beta >= band(r, alpha, beta)[0], (tau, alpha, beta)
+
+
+@pytest.mark.parametrize("epsilon, contributions, bounds", [(0.3, 1, (-3.0, 3.0)), (1.7, 2, (0.0, 4.0))])
+def test_a_budget_carried_into_the_mean_gets_opendps_own_scales(epsilon, contributions, bounds):
+    """The sidebar's switch to OpenDP's mean carries the budget into its two scale boxes (ui.params.carry): the
+    scales OpenDP itself gives dp.mean at that budget (a compositor over the whole ε, as dp-wizard builds it), read
+    from its ``summarize()``; the carried release's own ε is the budget. Before, the boxes kept their blank
+    defaults and the budget was not carried."""
+    from ui.params.carry import carried_release
+    from ui.params.scenario import Scenario
+
+    dp = pytest.importorskip("opendp.prelude")
+    pl = pytest.importorskip("polars")
+    dp.enable_features("contrib")
+    frame = pl.LazyFrame({"x": [1.0, 2.0, 3.0]})
+    ctx = dp.Context.compositor(data=frame, privacy_unit=dp.unit_of(contributions=contributions),
+                                privacy_loss=dp.loss_of(epsilon=epsilon), split_evenly_over=1,
+                                margins=[dp.polars.Margin(max_length=1000)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        table = ctx.query().select(pl.col("x").fill_null(0.0).dp.mean(bounds)).summarize()
+    scales = dict(zip(table["aggregate"], table["scale"]))
+    s = Scenario(model="normal_known_sd", prior=(("sd", 1.0), ("lo", bounds[0]), ("hi", bounds[1]),
+                                                 ("prior_mean", 0.0), ("prior_sd", 10.0)),
+                 release="opendp", release_mechanism="mean", release_params=(("contributions", contributions),))
+    values, _ = carried_release(("epsilon", epsilon), s)
+    assert values["sum_scale"] == pytest.approx(scales["Sum"], rel=1e-5)
+    assert values["length_scale"] == pytest.approx(scales["Length"], rel=1e-5)
+    mapped = engine.release_from("opendp", "mean", bounds=list(bounds), contributions=contributions, **values)
+    assert mapped.guarantee["epsilon"] == pytest.approx(epsilon, rel=1e-5)

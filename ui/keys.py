@@ -14,6 +14,7 @@ LINK_NOTE = "link_note"  # why a shared link could not be read (shown once)
 UPLOAD = "upload"  # {"name": str, "size": int, "records": ndarray} of the last valid CSV upload
 PRESET_NOTE = "preset_note"  # which preset was just loaded (shown once on the Compare page)
 BUDGET_NOTE = "budget_note"  # the budget carried over by a switch of mechanism or release (shown once, under the box)
+BUDGET_SCENARIO = "budget_scenario"  # the last scenario whose model and noise built: the budget a switch carries
 STOPPED_RUN = "stopped_run"  # the scenario (canonical spec JSON) whose run the Stop button stopped
 W_STOP = "pw_stop"  # the Stop button beside a run in progress
 W_FIT_BUDGET = "pw_fit_budget"  # "use settings that fit" button (per method: W_FIT_BUDGET + "_" + method)

@@ -15,8 +15,16 @@ coin (randomized response) the truth probability whose k-ary ε is ε: tanh(ε /
 diffprivlib ``epsilon``    ε (the other boxes, δ and the sensitivity, keep their values)
 OpenDP ``scale``           Δ / ε (laplace), Δ / √(2ρ) (gaussian), Δ the sensitivity box's or else the model's
                            add/remove-one sensitivity, the one the analysis uses
-OpenDP ``mean``            not carried: the sum's and the length's scales share the budget (the form says so)
+OpenDP ``mean``            as OpenDP calibrates a mean to a budget (``dp.Context.compositor(privacy_loss=
+                           dp.loss_of(epsilon=ε))``, dp-wizard's way): one global scale g = 2/ε times each query's
+                           sensitivity, half the budget each: sum_scale = 2 Δ_sum / ε, length_scale = 2 c / ε,
+                           Δ_sum = c max(|lo|, |hi|), c = ``contributions`` (checked against OpenDP's own
+                           ``summarize()`` in tests/test_dpwizard_mean.py); the normal model's records only
 =========================  ========================================================================================
+
+A change of the budget's form for the same mechanism restates the same noise (:func:`carried_form`): the Gaussian's ρ
+as (ε, δ) at the δ box's value is the analytic Gaussian mechanism's ε for its σ (Balle & Wang 2018, the engine's own
+calibration of (ε, δ)), and (ε, δ) as ρ = Δ²/(2σ²); randomized response's ε as its coin, and back, as above.
 
 Carried values are rounded to six significant digits (:func:`rounded`), two more than the pages state a budget in,
 so the pages state the budget as before and a switch there and back gives the number typed. Only a switch
@@ -29,12 +37,14 @@ from dataclasses import replace
 from typing import Any
 
 import engine
+from engine.mechanisms.budgets import analytic_gaussian_epsilon
 from engine.spec import build_mechanism
 
 from .scenario import Scenario, budget_forms
 from .spec import model_table, noise_table
 
-__all__ = ["stated_budget", "carried_lab", "carried_release", "model_sensitivities", "rounded", "carried_note"]
+__all__ = ["stated_budget", "carried_lab", "carried_release", "carried_form", "model_sensitivities", "rounded",
+           "carried_note"]
 
 
 def rounded(v: float) -> float:
@@ -93,6 +103,43 @@ def carried_lab(budget: tuple[str, float], mechanism: str, form: str, s: Scenari
     return {"epsilon": rounded(_epsilon(budget))}
 
 
+def carried_form(s: Scenario, form: str, delta: float) -> tuple[dict[str, float], str] | None:
+    """The same noise as scenario ``s`` (its mechanism, stated in its own form) restated in ``form`` of that mechanism,
+    and the note that says so; ``delta``: the δ box's value, for (ε, δ). None where ``s`` does not build (an invalid
+    entry) or states the budget in ``form`` already.
+
+    Gaussian: the noise N(0, σ²) at L2 sensitivity Δ is ρ-zCDP with ρ = Δ²/(2σ²) and (ε, δ)-DP for the ε the analytic
+    Gaussian mechanism gives σ and δ (the inverse of the calibration the engine applies to an (ε, δ) budget), so
+    either form gives back the σ of the other (to the six digits of :func:`rounded`). Randomized response: k-ary ε
+    and the coin whose ε it is (:func:`carried_lab`); the same ε either way."""
+    if s.budget_form == form:
+        return None
+    try:
+        noise = build_mechanism(noise_table(s), _model(s), unbounded=s.unknown_n)
+    except ValueError:
+        return None
+    if s.mechanism == "gaussian" and form in ("rho", "epsilon_delta"):
+        noise = getattr(noise, "base", noise)  # a clipped release: the Gaussian it clips
+        sigma, sens = float(noise.scale), float(noise.sensitivity)
+        was = (f"ρ = {rounded(s.rho):g}" if s.budget_form == "rho"
+               else f"(ε, δ) = ({rounded(s.epsilon):g}, {s.delta:g})")
+        if form == "rho":
+            rho = rounded(sens * sens / (2.0 * sigma * sigma))
+            return {"rho": rho}, (f"ρ = {rho:g}: the same noise as {was} (σ = {sigma:.4g}), stated as zCDP, "
+                                  "ρ = Δ²/(2σ²).")
+        eps = rounded(analytic_gaussian_epsilon(sigma, delta, sens))
+        return {"epsilon": eps}, (f"ε = {eps:g}: the same noise as {was} (σ = {sigma:.4g}), stated as (ε, δ) at "
+                                  f"δ = {delta:g}: the analytic Gaussian mechanism's ε for this σ.")
+    budget = stated_budget(s)
+    if budget is None:
+        return None
+    values = carried_lab(budget, s.mechanism, form, s)
+    if not values:
+        return None
+    field, value = next(iter(values.items()))
+    return values, carried_note(budget, field, value)
+
+
 def model_sensitivities(s: Scenario) -> tuple[float, float] | None:
     """(Δ the analysis uses for the scenario's OpenDP release with its sensitivity left blank: the model's
     add/remove-one one, Δ of the lab's own simulation of the same noise: replace-one for a known n), both as the
@@ -114,13 +161,32 @@ def model_sensitivities(s: Scenario) -> tuple[float, float] | None:
     return float(getattr(released, "base", released).sensitivity), float(own.sensitivity)
 
 
-def carried_release(budget: tuple[str, float], s: Scenario) -> tuple[dict[str, Any], float | None]:
+def _mean_scales(budget: tuple[str, float], s: Scenario) -> tuple[dict[str, Any], tuple[float, int] | None]:
+    """OpenDP's mean at ``budget`` as OpenDP splits it (module table): sum_scale = 2 Δ_sum / ε and length_scale =
+    2 c / ε, so that the mean's ε = Δ_sum / sum_scale + c / length_scale is the budget; ({}, None) for a model
+    without a mean."""
+    try:
+        model = _model(s)
+    except ValueError:
+        return {}, None
+    if model.name != "normal_known_sd":
+        return {}, None
+    c = dict(s.release_params).get("contributions", 1)
+    c = int(c) if isinstance(c, (int, float)) and not isinstance(c, bool) and c >= 1 and c == int(c) else 1
+    d_sum = c * max(abs(float(model.lo)), abs(float(model.hi)))
+    eps = _epsilon(budget)
+    return {"sum_scale": rounded(2.0 * d_sum / eps), "length_scale": rounded(2.0 * c / eps)}, (d_sum, c)
+
+
+def carried_release(budget: tuple[str, float], s: Scenario) -> tuple[dict[str, Any], Any]:
     """The library form's parameters carrying ``budget`` for the release of ``s`` (its library, mechanism and the
     parameters its boxes hold), and the Δ an OpenDP scale is computed at: diffprivlib ({"epsilon": ε}, None);
-    OpenDP ({"scale": Δ / ε} or {"scale": Δ / √(2ρ)}, Δ); ({}, None) where the budget has no one box (OpenDP's
-    mean) or Δ is not known yet."""
+    OpenDP ({"scale": Δ / ε} or {"scale": Δ / √(2ρ)}, Δ); OpenDP's mean ({"sum_scale": 2 Δ_sum / ε,
+    "length_scale": 2 c / ε}, (Δ_sum, c)); ({}, None) where Δ is not known yet or the model has no mean."""
     if s.release == "diffprivlib":
         return {"epsilon": rounded(_epsilon(budget))}, None
+    if s.release == "opendp" and s.release_mechanism == "mean":
+        return _mean_scales(budget, s)
     if s.release != "opendp" or s.release_mechanism not in ("laplace", "gaussian"):
         return {}, None
     given = dict(s.release_params).get("sensitivity")
@@ -136,11 +202,19 @@ def carried_release(budget: tuple[str, float], s: Scenario) -> tuple[dict[str, A
     return {"scale": rounded(delta / math.sqrt(2.0 * _rho(budget)))}, delta
 
 
-def carried_note(budget: tuple[str, float], field: str, value: float, delta: float | None = None) -> str:
+def carried_note(budget: tuple[str, float], field: str, value: float, delta: Any = None) -> str:
     """What the sidebar says under a box the budget was carried into: ``ρ = 0.045: the budget before the switch,
-    ε = 0.3, carried over (ρ = ε²/2, a comparable Gaussian budget).`` (a library's parameter by its own name)."""
+    ε = 0.3, carried over (ρ = ε²/2, a comparable Gaussian budget).`` (a library's parameter by its own name;
+    OpenDP's mean's two scales in one note, ``delta`` = (Δ_sum, c))."""
     kind, before = budget
     was = f"{'ε' if kind == 'epsilon' else 'ρ'} = {rounded(before):g}"
+    if field in ("sum_scale", "length_scale"):  # one note for both boxes, whichever is written last
+        d_sum, c = delta
+        eps = _epsilon(budget)
+        return (f"sum_scale = {rounded(2.0 * d_sum / eps):g}, length_scale = {rounded(2.0 * c / eps):g}: the budget "
+                f"before the switch, {was}, carried over as OpenDP calibrates a mean to it (half of "
+                f"{'ε' if kind == 'epsilon' else 'ε = √(2ρ)'} each: scale = 2Δ/ε at Δ_sum = {d_sum:g}, "
+                f"Δ_length = {c}).")
     how = {("rho", "epsilon"): "ρ = ε²/2, a comparable Gaussian budget", ("epsilon", "rho"): "ε = √(2ρ)",
            ("truth_prob", "epsilon"): "the coin whose ε that is",
            ("truth_prob", "rho"): "the coin whose ε is √(2ρ)"}

@@ -83,6 +83,8 @@ def scenario_inputs(page: str, *, show_methods: bool = True, show_noise: bool = 
     st.session_state[keys.SCENARIO] = scenario
     _sync_query(scenario)
     errors, prepared, text, noise = _validate(scenario, records, upload_error, numbers.typed_errors())
+    if not errors.keys() & {"model", "size", "mechanism"}:  # its budget is one a switch can carry (ui.params.carry)
+        st.session_state[keys.BUDGET_SCENARIO] = scenario
     if noise and show_noise:
         slots["noise"].caption(f"Implied noise: {noise}")
     if scenario.size_released and "size" not in errors:

@@ -14,7 +14,7 @@ from .. import keys
 from ..glossary import GLOSSARY
 from ..params.scenario import MECHANISMS, Scenario, budget_forms
 from .numbers import last_value, number_box
-from .release import budget_note, carry_to_lab, library_form, release_choice
+from .release import budget_note, carry_form, carry_to_lab, library_form, release_choice
 
 
 def _mechanism_section(model: str, base: Scenario | None = None) -> dict:
@@ -31,7 +31,8 @@ def _mechanism_section(model: str, base: Scenario | None = None) -> dict:
         st.session_state[form_key] = forms[0]
     form = forms[0]
     if len(forms) > 1:
-        form = st.radio("Budget stated as", forms, key=form_key, format_func=BUDGET_LABELS.get, horizontal=True)
+        form = st.radio("Budget stated as", forms, key=form_key, format_func=BUDGET_LABELS.get, horizontal=True,
+                        on_change=carry_form, args=(mech,))  # the same noise, restated (ui.params.carry)
     out: dict[str, Any] = {"release": "lab", "mechanism": mech, "budget_form": form}
     if form in ("epsilon", "k_ary", "epsilon_delta"):
         out["epsilon"] = float(number_box("ε (epsilon)", keys.W_EPSILON, section="mechanism",

@@ -25,7 +25,8 @@ import streamlit as st
 import engine
 
 from .. import keys
-from ..params.carry import carried_lab, carried_note, carried_release, model_sensitivities, stated_budget
+from ..params.carry import (carried_form, carried_lab, carried_note, carried_release, model_sensitivities,
+                            stated_budget)
 from ..params.parsing import format_number, parse_number
 from ..params.release import (CHOICES, RELEASE_LABELS, TEXT_PARAMS, form_default, mechanisms, params_of,
                               release_params)
@@ -33,30 +34,59 @@ from ..params.scenario import RELEASES, Scenario, budget_forms
 from .numbers import number_box
 
 __all__ = ["release_choice", "library_form", "seed_release_widgets", "carry_to_lab", "carry_to_library",
-           "budget_note"]
+           "carry_form", "budget_note"]
 
 _OPTIONAL_NUMBERS = ("k", "sensitivity")  # blank allowed where the library has no default (OpenDP)
 
 
 def _previous() -> Scenario:
-    """The scenario before the switch (the last run's; its budget is the one carried over)."""
+    """The scenario before the switch (the last run's)."""
     return st.session_state.get(keys.SCENARIO) or Scenario()
+
+
+def _budget(s: Scenario) -> tuple[str, float] | None:
+    """The budget a switch carries: the last run's, or where its noise did not build (OpenDP's int domain on a
+    real statistic, a box left blank) the last one that did, so a switch through an invalid form still carries."""
+    budget = stated_budget(s)
+    last = st.session_state.get(keys.BUDGET_SCENARIO)
+    return budget if budget is not None or last is None else stated_budget(last)
 
 
 def carry_to_lab() -> None:
     """On a switch to the lab's own simulation or of its mechanism: the budget before the switch, restated in the
     new mechanism's form (:mod:`ui.params.carry`), into its box, with a note under it."""
     s = _previous()
-    budget = stated_budget(s)
+    budget = _budget(s)
     if budget is None:
         return
     mech = st.session_state.get(keys.W_MECHANISM, s.mechanism)
     forms = budget_forms(mech)
     form = st.session_state.get(keys.budget_form_key(mech))
     form = form if form in forms else forms[0]
-    boxes = {"epsilon": keys.W_EPSILON, "rho": keys.W_RHO, "truth_prob": keys.W_TRUTH_PROB}
     for field, value in carried_lab(budget, mech, form, replace(s, release="lab", mechanism=mech)).items():
-        _carry(boxes[field], value, carried_note(budget, field, value))
+        _carry(_BOXES[field], value, carried_note(budget, field, value))
+
+
+_BOXES = {"epsilon": keys.W_EPSILON, "rho": keys.W_RHO, "truth_prob": keys.W_TRUTH_PROB}
+
+
+def carry_form(mech: str) -> None:
+    """On a change of the budget's form (the Gaussian's ρ or (ε, δ), randomized response's ε or coin): the same
+    noise restated in the new form (:func:`ui.params.carry.carried_form`), into its box, with a note under it."""
+    s = _previous()
+    form = st.session_state.get(keys.budget_form_key(mech))
+    if s.release != "lab" or s.mechanism != mech or form is None:
+        return
+    try:
+        delta = parse_number("δ (delta)", st.session_state.get(keys.W_DELTA, ""))
+    except ValueError:
+        delta = s.delta
+    found = carried_form(s, form, delta if 0.0 < delta < 1.0 else s.delta)
+    if found is None:
+        return
+    values, note = found
+    for field, value in values.items():
+        _carry(_BOXES[field], value, note)
 
 
 def _carry(key: str, value: float, note: str) -> None:
@@ -88,11 +118,12 @@ def _form_params(library: str, mech: str) -> tuple:
 
 def carry_to_library(library: str) -> None:
     """On a switch to ``library`` or of its mechanism: the budget before the switch, restated in the library's own
-    parameter (diffprivlib's epsilon, OpenDP's scale at the model's Δ), into its box, with a note under it; where no
-    one box holds the budget (OpenDP's mean) the note says the boxes are the form's."""
+    parameters (diffprivlib's epsilon, OpenDP's scale at the model's Δ, OpenDP's mean's two scales as OpenDP splits
+    a budget), into their boxes, with a note under them; the note also says where the library refuses the carried
+    value (diffprivlib's classic Gaussian takes ε ≤ 1), whose message the section then shows."""
     s = _previous()
     mech = st.session_state.get(keys.release_mechanism_key(library)) or mechanisms(library)[0]
-    budget = stated_budget(s)
+    budget = _budget(s)
     if budget is None:
         return
     target = replace(s, release=library, release_mechanism=mech, release_params=_form_params(library, mech))
@@ -101,9 +132,20 @@ def carry_to_library(library: str) -> None:
         _carry(keys.release_param_key(library, mech, name), value, carried_note(budget, name, value, delta))
     if not values:
         st.session_state[keys.BUDGET_NOTE] = (
-            "The budget was not carried over: " + ("OpenDP's mean shares it between the sum's and the length's "
-                                                   "scales" if mech == "mean" else "the model's Δ is not known yet")
+            "The budget was not carried over: " + ("OpenDP's mean is a mean of the Normal (known sd) model's values"
+                                                   if mech == "mean" else "the model's Δ is not known yet")
             + "; the boxes keep their values (the form's defaults until you change them).")
+        return
+    carried = dict(_form_params(library, mech))
+    try:
+        engine.release_from(library, mech, **release_params(library, mech, carried))
+    except ValueError as exc:
+        note = st.session_state.get(keys.BUDGET_NOTE)
+        # a refusal of a carried value is the library's own limit, not a wrong conversion: the section's message
+        # names it (another box's message, e.g. a mean's blank bounds, is not about the budget)
+        if note and str(exc).startswith(tuple(f"release.{name} " for name in values)):
+            st.session_state[keys.BUDGET_NOTE] = (note + f" {RELEASE_LABELS[library]}'s {mech} does not take it "
+                                                  "(the message above says what it allows).")
 
 
 def _release_changed() -> None:
