@@ -72,6 +72,12 @@ def test_square_roots_of_whole_numbers_show_as_roots_and_any_root_reads_exactly(
      "Line 3 of the uploaded file (column x) holds yes: must be a number."),
     ("data.simulate.theta = 1.5 is invalid: must be in [0, 1]", "True θ (theta) must be in [0, 1] (you entered 1.5)."),
     ("something else entirely", "something else entirely"),
+    # a release typed into the s_dp box comes back as the engine's list; the box said 12.4, not [12.4]
+    ("data.s_dp = [12.4] is invalid: must be whole numbers: randomized response releases counts of the answers it "
+     "reports", "Released s_dp must be whole numbers: randomized response releases counts of the answers it reports "
+     "(you entered 12.4)."),
+    ("data.s_dp = [3.0, 4.5] is invalid: must be whole numbers", "Released s_dp must be whole numbers (you entered "
+     "3, 4.5)."),
 ])
 def test_engine_errors_in_the_sidebars_words(engine_message, words):
     assert in_words(engine_message) == words
@@ -161,6 +167,26 @@ def test_range_refusals_read_as_sentences_in_the_sidebars_words():
             engine.prepare({**base, **spec})
         words = in_words(str(info.value))
         assert words.startswith(start) and words.endswith(end) and "is not allowed" not in words, words
+
+
+@pytest.mark.parametrize("release, noise", [
+    ({"library": "opendp", "mechanism": "laplace", "domain": "int", "scale": 3.0}, "discrete Laplace noise"),
+    ({"library": "diffprivlib", "mechanism": "Geometric", "epsilon": 1.0}, "discrete Laplace noise"),
+    ({"library": "diffprivlib", "mechanism": "Binary", "epsilon": 1.0}, "randomized response"),
+    ({"library": "diffprivlib", "mechanism": "GaussianDiscrete", "epsilon": 1.0, "delta": 1e-5}, "discrete Gaussian"),
+])
+def test_a_release_with_fractions_is_refused_in_words_not_by_the_mechanisms_key(release, noise):
+    """s_dp = 12.4 for a release with integer noise said "discrete_laplace releases whole numbers" (an OpenDP
+    int-domain or a diffprivlib Geometric release: a key the form never shows) and "randomized_response" for Binary.
+    It now says what gives whole numbers, in words, and where a release with fractions comes from."""
+    import engine
+
+    with pytest.raises(ValueError) as info:
+        engine.prepare({"seed": 1, "model": {"name": "beta_binomial", "n": 40}, "release": release,
+                        "data": {"s_dp": 12.4}})
+    message = str(info.value)
+    assert message.startswith("data.s_dp = [12.4] is invalid: must be whole numbers (integers): " + noise), message
+    assert "_" not in message.split("is invalid:")[1], message
 
 
 def test_a_spec_field_named_inside_a_message_reads_as_its_box():

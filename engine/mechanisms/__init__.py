@@ -149,10 +149,22 @@ def _make_rr(params: dict, k: int) -> RandomizedResponse:
     return RandomizedResponse(log_transition=k_ary_log_transition(eps, k), scheme="k_ary")
 
 
+#: why a discrete mechanism's release is a whole number, as the error of a release with fractions says it (a
+#: library's release maps to these laws too: OpenDP's int domain, diffprivlib's Geometric and Binary), in words, not
+#: by the mechanism's spec key
+_CONTINUOUS = "(a release with fractions was made with continuous noise: Laplace, or OpenDP's float domain)"
+_WHOLE_NUMBERS = {
+    "discrete_laplace": f"discrete Laplace noise on a whole-number statistic gives whole numbers {_CONTINUOUS}",
+    "discrete_gaussian": f"discrete Gaussian noise on a whole-number statistic gives whole numbers {_CONTINUOUS}",
+    "randomized_response": "randomized response releases counts of the answers it reports"}
+
+
 def check_release_value(mech, s_dp: np.ndarray, field: str = "data.s_dp") -> None:
     """Discrete mechanisms release integers: s_dp must be whole numbers."""
     if getattr(mech, "discrete", False) and not np.all(np.equal(np.round(s_dp), s_dp)):
-        fail(field, s_dp.tolist(), f"{mech.name} releases whole numbers; every entry must be an integer")
+        name = getattr(getattr(mech, "base", mech), "name", "")
+        why = _WHOLE_NUMBERS.get(name, f"this release's integer noise gives whole numbers {_CONTINUOUS}")
+        fail(field, s_dp.tolist(), f"must be whole numbers (integers): {why}")
     g = getattr(getattr(mech, "base", mech), "granularity", None)
     if g is not None and not np.all(np.equal(np.round(s_dp / g) * g, s_dp)):
         fail(field, s_dp.tolist(), f"this release lies on the lattice {g:g} Z; every entry must be a multiple of {g:g}")

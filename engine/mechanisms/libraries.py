@@ -536,7 +536,8 @@ def release_from(library: str, mechanism: str, *, default_sensitivity: float | N
                         "renormalised density; analysing it as plain noise would be wrong")
     if library == "opendp" and mechanism == "mean":
         warnings.append("OpenDP's mean releases one number, sum / length, both noisy: reading it as a noisy mean "
-                        "(or as exact) ignores the length's noise and n's privacy; only pseudo_marginal analyses it")
+                        "(or as exact) ignores the length's noise and n's privacy; only the pseudo-marginal chain "
+                        "on (μ, n) analyses it")
     elif library == "opendp":
         warnings.append("OpenDP's neighbours are add/remove-one: a sum of values in [lo, hi] has sensitivity "
                         "max(|lo|, |hi|), where the lab's default for a known n is hi − lo")

@@ -49,10 +49,12 @@ _TRUTH = re.compile(r"^data\.simulate\.(?P<name>\w+)$")
 
 
 def _value(text: str) -> str:
-    """A value as the person typed it: no quotes, whole floats without ``.0``."""
+    """A value as the person typed it: no quotes, no list brackets, whole floats without ``.0``."""
     text = text.strip()
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
         return text[1:-1]
+    if text.startswith("[") and text.endswith("]") and "[" not in text[1:-1]:  # a flat list: typed "3, 4"
+        text = text[1:-1]
     return re.sub(r"(?<![\d.])(-?\d+)\.0(?![\d])", r"\1", text)
 
 
