@@ -45,6 +45,7 @@ from ..api import confidential_posterior, prepare, run_method
 from ..core.chains import Cancelled
 from ..core.results import Problem
 from ..core.scenarios import ADMISSIONS_RR_SPEC, GONG_COUNT_SPEC
+from ..methods import METHOD_WORDS
 from ..methods.exact import exact_mixture
 from ..numerics.diagnostics import summary
 from .calibration import calibration_study, calibration_summary
@@ -177,10 +178,9 @@ def _sci(x: float, digits: int = 4) -> str:
     return f"{mantissa}e{int(exponent)}"
 
 
-#: the methods as the comparison texts name them (the engine's keys are the tables' values, not words for people;
-#: the engine does not import figures.labels, which names them on the pages)
-_METHOD_WORDS = {"naive": "naive", "exact": "exact", "da_mcmc": "DA-MCMC", "pseudo_marginal": "pseudo-marginal",
-                 "abc_rejection": "ABC rejection", "ops": "OPS", "confidential": "confidential data"}
+#: the methods as the comparison texts name them (engine.methods.METHOD_WORDS; the keys are the tables' values, not
+#: words for people), and the confidential-data posterior they are compared with
+_METHOD_WORDS = {**METHOD_WORDS, "confidential": "confidential data"}
 
 
 def _p_words(p: float) -> str:
