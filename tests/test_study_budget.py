@@ -25,7 +25,18 @@ def test_a_sweep_costs_the_sum_of_its_cells():
              for e in GRID for m in (DA, {"name": "naive"})]
     assert cost.units == 14 and cost.unit == "runs"
     assert cost.seconds == pytest.approx(sum(cells), rel=1e-9)
-    assert "7 ε values × 2 methods" in cost.detail and "costliest cell is da_mcmc" in cost.detail
+    assert "7 ε values × 2 methods" in cost.detail and "costliest cell is DA-MCMC" in cost.detail
+
+
+def test_a_study_cost_names_every_method_in_words_not_by_its_key():
+    """The costs read "one da_mcmc run each", "abc_rejection costs the most": the spec's keys, not words for people."""
+    from engine.methods import METHOD_NAMES, METHOD_WORDS
+    from engine.studies.cost import estimate_replicates_cost
+
+    assert set(METHOD_WORDS) == set(METHOD_NAMES) and "_" not in "".join(METHOD_WORDS.values())
+    assert estimate_replicates_cost(SPEC, [1.0], 3, {**DA, "draws": 100}).detail.endswith("× one DA-MCMC run each")
+    abc = {"name": "abc_rejection", "chains": 1, "draws": 20_000}  # priced, never run
+    assert "; ABC rejection costs the most (" in estimate_calibration_cost(SPEC, ["naive", abc], 10).detail
 
 
 def test_the_fitted_sweep_keeps_both_ends_then_scales_the_draws():

@@ -354,3 +354,18 @@ def test_a_mechanisms_description_writes_root_two_not_its_digits():
     assert DiscreteGaussian(scale=6.25, sensitivity=math.sqrt(2)).describe().endswith("(L2 sensitivity √2)")
     assert Laplace(scale=2.0, sensitivity=13.0).describe().endswith("(sensitivity 13)")
     assert [sensitivity_text(v) for v in (1.0, 4.0, math.sqrt(12), 9.4)] == ["1", "4", "√12", "9.4"]
+
+
+def test_a_box_and_a_description_find_the_root_with_one_helper_at_their_own_tolerance():
+    """format_number and sensitivity_text each had their own search for k with √k = v; one helper now, exact for a
+    box (its text must read back to the same float), within 1e-12 for a description. A number too large to square
+    (1e200 ** 2 overflows) made both raise OverflowError."""
+    import math
+
+    from engine.mechanisms.additive import sensitivity_text, whole_root
+    near = math.sqrt(2) * (1 + 1e-15)  # a different float, 7 ulps away
+    assert (whole_root(math.sqrt(2), rel_tol=0.0), whole_root(near, rel_tol=0.0), whole_root(near)) == (2, None, 2)
+    assert format_number(near, root=True) == repr(near) and parse_number("σ", format_number(near, root=True)) == near
+    assert sensitivity_text(near) == "√2"
+    assert [whole_root(v) for v in (4.0, 1.0, -math.sqrt(2), math.sqrt(10_001), math.nan, math.inf)] == [None] * 6
+    assert format_number(1e200, root=True) == "1e+200" and sensitivity_text(1e200) == "1e+200"

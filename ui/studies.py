@@ -47,7 +47,6 @@ import hashlib
 import json
 import math
 import os
-import re
 import tempfile
 import threading
 import time
@@ -62,7 +61,7 @@ from engine.studies import InlineExecutor, calibration_study, calibration_summar
 from engine.studies.cost import estimate_preset_cost
 from engine.studies.presets import PRESET_TITLES, PresetResult, PresetStopped, run_preset
 
-from figures.labels import METHOD_LABELS, TERM_HELP, format_p
+from figures.labels import TERM_HELP, format_p
 from figures.studies import method_label, param_symbol
 
 from .compute.budget import work_budget_s
@@ -70,7 +69,7 @@ from .compute.progress import SessionHandover, _Progress
 
 __all__ = ["CalibrationInputs", "run_calibration", "run_preset_cached", "PRESET_TITLES", "over_budget",
            "finished_replicates", "study_executor", "preset_cost", "preset_over_budget", "preset_finished", "preset_cli",
-           "wait_for_stopped_preset", "method_words", "mmd_text", "summary_table"]
+           "wait_for_stopped_preset", "mmd_text", "summary_table"]
 
 #: priors of the calibration page's models (theta is drawn from them)
 PRIORS = {"beta_binomial": {"a": 2.0, "b": 2.0}, "poisson_gamma": {"alpha": 4.0, "beta": 1.0},
@@ -283,23 +282,12 @@ def preset_finished(name: str) -> bool:
     return name in FINISHED_PRESETS
 
 
-#: the method keys an engine cost description may name that are no words for people ("one da_mcmc chain")
-_METHOD_KEYS = re.compile(r"\b(" + "|".join(k for k in METHOD_LABELS if "_" in k or k in ("ops", "rjmcmc", "mcem"))
-                          + r")\b")
-
-
-def method_words(text: str) -> str:
-    """``text`` with the method keys it names written as the pages label them (:data:`figures.labels.METHOD_LABELS`):
-    "one da_mcmc chain" -> "one DA-MCMC chain". Plain words (naive, exact) are left as they read."""
-    return _METHOD_KEYS.sub(lambda m: METHOD_LABELS[m.group(1)], text)
-
-
 @st.cache_data(show_spinner=False, max_entries=8, ttl=3600)
 def preset_cost(name: str) -> dict:
     """The quick run's estimated cost here (``engine.studies.cost.estimate_preset_cost``): seconds and detail,
-    the methods named as the pages name them (:func:`method_words`)."""
+    its methods named in words by the engine ("one DA-MCMC chain")."""
     cost = estimate_preset_cost(name, quick=True)
-    return {"seconds": cost.seconds, "detail": method_words(cost.detail), "text": method_words(cost.describe())}
+    return {"seconds": cost.seconds, "detail": cost.detail, "text": cost.describe()}
 
 
 def preset_over_budget(name: str) -> dict | None:

@@ -32,17 +32,31 @@ from scipy import special
 from .budgets import analytic_gaussian_epsilon
 
 
+def whole_root(v: float, rel_tol: float = 1e-12) -> int | None:
+    """The whole number k (1 < k <= 10 000, not a perfect square) whose square root is ``v``, or None.
+
+    One test for every place that writes a number as √k. ``rel_tol`` says how near ``math.sqrt(k)`` must be:
+    a description forgives the last bits of a sensitivity computed some other way (1e-12); a box the user
+    edits passes 0, equality, so its text ``√k`` reads back (``math.sqrt(k)``) to the very same float. A
+    value outside (0, 101), NaN included, has no such k (and is not squared: 1e200 ** 2 overflows)."""
+    v = float(v)
+    if not 0 < v < 101:
+        return None
+    k = round(v ** 2)
+    if 1 < k <= 10_000 and math.isqrt(k) ** 2 != k and math.isclose(math.sqrt(k), v, rel_tol=rel_tol):
+        return k
+    return None
+
+
 def sensitivity_text(v: float) -> str:
     """A sensitivity as a description writes it: the square root of a whole number as √k (the L2 sensitivity of
     a cell change is √2, which read 1.41421), anything else to six significant digits."""
-    k = round(float(v) ** 2)
-    if 1 < k <= 10_000 and math.isqrt(k) ** 2 != k and math.isclose(math.sqrt(k), v, rel_tol=1e-12):
-        return f"√{k}"
-    return f"{float(v):g}"
+    k = whole_root(v)
+    return f"√{k}" if k is not None else f"{float(v):g}"
 
 __all__ = ["Laplace", "Gaussian", "DiscreteLaplace", "DiscreteGaussian", "ABS_KERNEL", "SQUARE_KERNEL",
            "discrete_laplace_log_pmf", "discrete_gaussian_log_normalizer", "sample_discrete_laplace",
-           "sample_discrete_gaussian"]
+           "sample_discrete_gaussian", "whole_root", "sensitivity_text"]
 
 # Kernel codes used by the compiled sweep: only the shape of log-density differences matters there.
 ABS_KERNEL = 0  # log eta(r) = -|r| / scale + const  (laplace, discrete_laplace)

@@ -36,7 +36,7 @@ from ..core.validation import choice, fail, positive_int
 from . import abc_rejection, auto, bernstein_sheldon, da_mcmc, exact, mcem, naive, ops, pseudo_marginal, rjmcmc
 from .base import COMMON_KEYS, Method
 
-__all__ = ["REGISTRY", "METHOD_NAMES", "Method", "COMMON_KEYS", "DEFAULT_METHOD", "validate_method"]
+__all__ = ["REGISTRY", "METHOD_NAMES", "METHOD_WORDS", "Method", "COMMON_KEYS", "DEFAULT_METHOD", "validate_method"]
 
 DEFAULT_METHOD = {"name": "da_mcmc", "chains": 4, "draws": 2000, "warmup": 500}
 
@@ -45,6 +45,14 @@ REGISTRY: dict[str, Method] = {m.name: m for m in (naive.METHOD, da_mcmc.METHOD,
                                                      auto.METHOD, rjmcmc.METHOD, mcem.METHOD,
                                                      bernstein_sheldon.METHOD)}
 METHOD_NAMES: tuple[str, ...] = tuple(REGISTRY)
+
+#: each method as the engine's sentences name it ("one DA-MCMC chain", "the costliest cell is ABC rejection"): a key
+#: such as ``da_mcmc`` is for specs and tables, not for people. The pages label methods with their own capitalised
+#: words (figures.labels.METHOD_LABELS, a layer the engine does not import); these are the mid-sentence forms.
+METHOD_WORDS: dict[str, str] = {"naive": "naive", "da_mcmc": "DA-MCMC", "abc_rejection": "ABC rejection", "ops": "OPS",
+                                "exact": "exact", "pseudo_marginal": "pseudo-marginal", "auto": "exact (best method)",
+                                "rjmcmc": "RJMCMC", "mcem": "MLE (Monte Carlo EM)",
+                                "bernstein_sheldon": "Bernstein–Sheldon (approximate)"}
 
 
 def validate_method(method: Mapping[str, Any]) -> dict:

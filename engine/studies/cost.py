@@ -24,6 +24,7 @@ from ..api import confidential_posterior, prepare, run_method
 from ..core.results import Problem
 from ..core.validation import positive_int
 from ..cost import Cost, duration, estimate_cost, fit_to_budget, listed, machine_rates
+from ..methods import METHOD_WORDS
 from ..methods.exact import exact_mixture
 from ..numerics.diagnostics import summary
 from . import calibration, presets, replicates  # called through their modules: a study runs what is priced
@@ -34,6 +35,14 @@ __all__ = ["estimate_sweep_cost", "fit_sweep_to_budget", "estimate_calibration_c
            "estimate_replicates_cost", "estimate_preset_cost"]
 
 _SCALABLE = ("da_mcmc", "pseudo_marginal", "abc_rejection", "auto", "rjmcmc", "bernstein_sheldon")
+
+#: the parts of a cost as its description names them: the methods in their words (engine.methods.METHOD_WORDS: "one
+#: DA-MCMC chain", which read "one da_mcmc chain"), the confidential reference of a calibration study
+_WORDS = {**METHOD_WORDS, "confidential": "the confidential reference"}
+
+
+def _word(name: str) -> str:
+    return _WORDS.get(name, name)
 
 
 def _sweep_cells(spec: dict, epsilons, methods, rates: dict | None) -> dict:
@@ -72,7 +81,7 @@ def estimate_sweep_cost(spec: dict, epsilons, methods, rates: dict | None = None
     worst = max(cells, key=cells.get) if cells else None
     detail = f"{len(epsilons)} ε values × {len(methods)} methods"
     if worst is not None:
-        detail += f"; the costliest cell is {worst[1]} at ε = {worst[0]:g} ({duration(cells[worst])})"
+        detail += f"; the costliest cell is {_word(worst[1])} at ε = {worst[0]:g} ({duration(cells[worst])})"
     return Cost("epsilon_sweep", float(len(cells)), "runs", float(sum(cells.values())), detail)
 
 
@@ -190,7 +199,7 @@ def estimate_calibration_cost(spec: dict, methods, replicates: int, *, reference
     one = sum(per.values())
     worst = max(per, key=per.get) if per else "-"
     return Cost("calibration", float(replicates), "replicates", replicates * one,
-                f"{replicates:,} replicates × {duration(one)} each; {worst} costs the most "
+                f"{replicates:,} replicates × {duration(one)} each; {_word(worst)} costs the most "
                 f"({duration(per.get(worst, 0.0))} a replicate)")
 
 
@@ -231,7 +240,7 @@ def estimate_replicates_cost(spec: dict, epsilons, replicates_per_epsilon: int, 
             bookkeeping = max(0.0, whole - per[grid[0]])
     seconds = sum(count * (v + bookkeeping) for v in per.values())
     return Cost("epsilon_replicates", float(count * len(grid)), "releases", seconds,
-                f"{len(grid)} ε values × {count:,} fresh releases × one {method['name']} run each")
+                f"{len(grid)} ε values × {count:,} fresh releases × one {_word(method['name'])} run each")
 
 
 def _timed(fn) -> float:
@@ -259,7 +268,7 @@ def _replicates_seconds(plan: dict, rates: dict) -> tuple[float, str]:
         bookkeeping = max(0.0, whole - per[first])
     seconds = sum(count * (v + bookkeeping) for v in per.values())
     detail = (f"{len(per)} ε values × {count:,} releases ({plan['replicates']:,} on fixed data, "
-              f"{plan['fresh_replicates']:,} on fresh) × one {plan['method']['name']} chain of "
+              f"{plan['fresh_replicates']:,} on fresh) × one {_word(plan['method']['name'])} chain of "
               f"{plan['method']['warmup'] + plan['method']['draws']:,} iterations")
     return seconds, detail
 
@@ -282,8 +291,7 @@ def _single_run_analysis(name: str, problem: Problem, plan: dict, kept: list) ->
 
 
 #: the parts of a single-run preset's cost as its description names them
-_PART_WORDS = {"ks_test": "KS test", "da_mcmc": "DA-MCMC", "abc_rejection": "ABC rejection",
-               "pseudo_marginal": "pseudo-marginal", "confidential": "confidential-data posterior"}
+_PART_WORDS = {**METHOD_WORDS, "ks_test": "KS test", "confidential": "confidential-data posterior"}
 
 
 def estimate_preset_cost(name: str, quick: bool = True, rates: dict | None = None) -> Cost:
@@ -328,8 +336,9 @@ def estimate_preset_cost(name: str, quick: bool = True, rates: dict | None = Non
         worst = max(cells, key=cells.get)
         return Cost(name, float(len(cells) * plan["replicates"]), "replicates", float(sum(cells.values())),
                     f"{size}: {len(cells)} (n, ε) cells × {plan['replicates']:,} replicates of "
-                    + ", ".join(m["name"] for m in plan["methods"]) + " + the confidential reference; the costliest "
-                    f"cell is n = {worst[0]:,}, ε = {worst[1]:g} ({duration(cells[worst])})")
+                    + ", ".join(_word(m["name"]) for m in plan["methods"])
+                    + f" + the confidential reference; the costliest cell is n = {worst[0]:,}, ε = {worst[1]:g} "
+                    f"({duration(cells[worst])})")
     seconds, detail = _replicates_seconds(plan, rates)
     units = float(len(plan["epsilons"]) * (plan["replicates"] + plan["fresh_replicates"]))
     return Cost(name, units, "replicates", seconds, f"{size}: {detail}")

@@ -45,6 +45,7 @@ from ..api import confidential_posterior, prepare, run_method
 from ..core.chains import Cancelled
 from ..core.results import Problem
 from ..core.scenarios import ADMISSIONS_RR_SPEC, GONG_COUNT_SPEC
+from ..methods import METHOD_WORDS
 from ..methods.exact import exact_mixture
 from ..numerics.diagnostics import summary
 from .calibration import calibration_study, calibration_summary
@@ -177,10 +178,9 @@ def _sci(x: float, digits: int = 4) -> str:
     return f"{mantissa}e{int(exponent)}"
 
 
-#: the methods as the comparison texts name them (the engine's keys are the tables' values, not words for people;
-#: the engine does not import figures.labels, which names them on the pages)
-_METHOD_WORDS = {"naive": "naive", "exact": "exact", "da_mcmc": "DA-MCMC", "pseudo_marginal": "pseudo-marginal",
-                 "abc_rejection": "ABC rejection", "ops": "OPS", "confidential": "confidential data"}
+#: the methods as the comparison texts name them (engine.methods.METHOD_WORDS; the keys are the tables' values, not
+#: words for people), and the confidential-data posterior they are compared with
+_METHOD_WORDS = {**METHOD_WORDS, "confidential": "confidential data"}
 
 
 def _p_words(p: float) -> str:
@@ -429,6 +429,10 @@ JU_TABLE1 = {0.1: (1, 1, 1, .36, 1), 0.3: (.97, 1, 1, .59, 1), 1.0: (.94, .99, .
              3.0: (.95, .91, .97, .89, .93), 10.0: (.92, .88, .94, .92, .9)}
 
 
+#: the paper's π₁, …, π₅ in a plain-text comparison (a terminal and the page's code block show no LaTeX)
+_SUBSCRIPT = dict(zip(range(10), "₀₁₂₃₄₅₆₇₈₉"))
+
+
 def _ju_true_p() -> np.ndarray:
     return np.asarray(JU_TRUE_P) / np.sum(JU_TRUE_P)  # the paper's rounded values sum to 0.999
 
@@ -472,21 +476,22 @@ def _ju(quick: bool, executor, on_progress=None) -> PresetResult:
             bool((abs(small["post_mean_mean"] - small["prior_mean"]) < 0.05).all()),
         "posterior means near the confidential posterior means at ε = 10 (within 0.02)":
             bool((abs(large["post_mean_mean"] - large["confidential_mean"]) < 0.02).all()),
-        "pi[3] (true 0.446, far from the prior mean) has the lowest coverage at ε = 0.1, as in Table 1":
+        "π₄ (true 0.446, far from the prior mean) has the lowest coverage at ε = 0.1, as in Table 1":
             bool(cov.loc[0.1].idxmin() == "pi[3]"),
     }
     lines = ["Ju, Gong, Awan & Rao (2022), Sec. 4, on the naive-Bayes log-linear model: N = 100, I = 5 classes, "
-             "K = 5 features with 3 levels, Dirichlet(2) priors, every two-way table n_ij^k with Laplace noise of "
-             "scale 2K/ε = 10/ε; pi as in the paper's Table 1, the rows p[k][i] one draw from the prior.",
+             "K = 5 features with 3 levels, Dirichlet(2) priors, every two-way table nᵢⱼ⁽ᵏ⁾ (the records of class i "
+             "with level j of feature k) with Laplace noise of scale 2K/ε = 10/ε; the class probabilities π₁, …, π₅ as "
+             "in the paper's Table 1, the rows p[k][i] one draw from the prior.",
              f"{r} releases per ε, one DA-MCMC chain each ({method['warmup'] + method['draws']} iterations, "
              f"{method['warmup']} burn-in; the paper: 100 releases, 10000 iterations, 5000 burn-in).",
              "Acceptance (Fig. 1b): ε, mean over chains, minimum over sweeps, exp(−ε):"]
     for eps, a in acc.iterrows():
         lines.append(f"  {eps:>5g}: {a['acceptance_mean']:.3f}  {a['acceptance_min']:.3f}  {a['bound']:.3f}")
-    lines.append("Coverage of 90% intervals (Table 1), ours / paper's:")
+    lines.append("Coverage of 90% intervals (Table 1; π₁, …, π₅ are pi[0], …, pi[4] in the tables), ours / paper's:")
     for eps in JU_EPSILONS:
         lines.append(f"  ε = {eps:>4g}: " + "  ".join(
-            f"pi{j + 1} {cov.loc[eps, f'pi[{j}]']:.2f}/{JU_TABLE1[eps][j]:.2f}" for j in range(5)))
+            f"π{_SUBSCRIPT[j + 1]} {cov.loc[eps, f'pi[{j}]']:.2f}/{JU_TABLE1[eps][j]:.2f}" for j in range(5)))
     text = "\n".join(lines) + "\n" + _fmt_checks(checks)
     return PresetResult("ju2022_loglinear", PRESET_TITLES["ju2022_loglinear"], quick,
                         {"posterior_means": fixed, "posterior_means_summary": fixed_s, "coverage_replicates": fresh,

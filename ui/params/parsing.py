@@ -10,6 +10,8 @@ import math
 import re
 from typing import Any
 
+from engine.mechanisms.additive import whole_root
+
 __all__ = ["parse_number", "format_number", "parse_numbers", "parse_matrix", "parse_n_dp", "parse_grid", "log_grid"]
 
 _NUMBER = re.compile(r"[,;\s]+")
@@ -65,15 +67,14 @@ def parse_number(label: str, text: Any, *, integer: bool = False) -> float | int
 def format_number(value: float | int, *, root: bool = False) -> str:
     """A number as the text a box starts with: ``2000``, ``0.5``, ``1e-05`` (what :func:`parse_number`
     reads back to the same value); with ``root``, the square root of a whole number as ``√2`` (a one-number
-    box reads it back; lists, :func:`parse_numbers`, do not)."""
+    box reads it back; lists, :func:`parse_numbers`, do not). Only an exact root is written so: the engine's
+    :func:`~engine.mechanisms.additive.whole_root` at tolerance 0, as ``√2`` must read back to this very float."""
     if isinstance(value, bool):
         raise ValueError(f"value = {value!r} is invalid: must be a number")
     if isinstance(value, int) or float(value).is_integer() and abs(value) < 1e15:
         return str(int(value))
-    square = round(float(value) ** 2)
-    if root and value > 0 and 1 < square <= 10_000 and math.sqrt(square) == value:
-        return f"√{square}"  # reads back to the same float (parse_number takes math.sqrt of it)
-    return repr(float(value))
+    square = whole_root(value, rel_tol=0.0) if root else None  # exact: √k reads back as math.sqrt(k), this float
+    return f"√{square}" if square is not None else repr(float(value))
 
 
 #: an example list for the box a field is typed in (a count example read oddly under levels or a prior's α)

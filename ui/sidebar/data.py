@@ -57,8 +57,8 @@ def _data_section(model: str) -> dict:
                                     placeholder="e.g. 10.4  or  104, 120, 74, 102",
                                     help="The privatized statistic: one number, or one per cell for "
                                          "the Dirichlet-multinomial model; for the naive-Bayes log-linear "
-                                         "model the K tables n_ij^k in order, each row-major over (class i, "
-                                         "level j); for linear regression the d normalised entries "
+                                         "model the K tables nᵢⱼ⁽ᵏ⁾ in order (k = 1, …, K), each row-major "
+                                         "over (class i, level j); for linear regression the d normalised entries "
                                          "(x̃ᵀỹ, ỹᵀỹ, the unique entries of x̃ᵀx̃ without the constant).")
         if st.session_state.get(keys.W_SAMPLE_SIZE) == "unknown" and st.session_state.get(keys.W_N_MECHANISM) != "none":
             out["n_dp"] = st.text_input("Released n_dp (noisy number of records)", key=keys.W_N_DP,
