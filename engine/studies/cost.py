@@ -324,7 +324,8 @@ def estimate_preset_cost(name: str, quick: bool = True, rates: dict | None = Non
         worst = max(parts, key=parts.get)
         def words(names):  # each as a person writes it, listed
             return listed(_PART_WORDS.get(v, v.replace("_", " ")) for v in names)
-        verb = "cost" if worst.endswith("s") else "costs"  # "the summaries cost", "the KS test costs"
+        # "the summaries cost", "the KS test costs", "the OPS costs" (a plural part, not a key ending in s)
+        verb = "cost" if worst == "summaries" else "costs"
         return Cost(name, float(len(runs)), "runs", float(sum(parts.values())),
                     f"{size}: the runs {words(runs)}, then the {words([p for p in parts if p not in runs])}; "
                     f"the {words([worst])} {verb} the most ({duration(parts[worst])})")
