@@ -17,20 +17,19 @@ from figures.labels import METHOD_LABELS, TERM_HELP, result_label
 from ui import downloads, keys, narrative, picker, protection_text, terms
 from ui.compute import method_runs, protection, sweeps
 from ui.compute import release as release_compute
+from ui.params.carry import lab_equivalent
 from ui.params.messages import in_words
 from ui.params.parsing import log_grid, parse_grid
 from ui.routing import ensure_routed
 from ui.sidebar import controls
 from ui.sidebar.inputs import scenario_inputs
+from ui.sidebar.state import load_scenario
 from ui.sidebar.numbers import number_field, read_number
 
 ensure_routed()
 
 st.title("Privacy budget")
-st.caption("Every ε on the grid gets its own release and posterior: the naive posterior stays narrow while the "
-           "exact one widens as the noise grows. Simulated or uploaded records are the same at every ε (same "
-           "seed), and so is the random draw behind the noise, rescaled to each ε (below the figures: fresh "
-           "releases instead); a typed-in s_dp is held fixed and only the budget it is read with changes.")
+_intro = st.empty()  # the sweep's description, or for a library's release what it needs (known after the sidebar)
 PERSIST = "session"  # the page's widgets keep their values through bad input and page switches
 with st.expander("What am I looking at?"):
     st.markdown(
@@ -42,6 +41,16 @@ with st.expander("What am I looking at?"):
 
 terms.terms_expander(("epsilon", "delta", "rho", "zcdp", "sensitivity", "naive", "exact", "rhat", "ess", "q5_q95"))
 inputs = scenario_inputs("privacy_budget")
+if inputs.scenario.uses_library:
+    _intro.caption("The sweep rescales the lab's own mechanism at each ε. A release made with a library has its noise "
+                   "fixed by the library's parameters: sweep it with the lab's mechanism of the same noise law (the "
+                   "button below), or split a mean's ε between its sum and count.")
+else:
+    _intro.caption("Every ε on the grid gets its own release and posterior: the naive posterior stays narrow while "
+                   "the exact one widens as the noise grows. Simulated or uploaded records are the same at every ε "
+                   "(same seed), and so is the random draw behind the noise, rescaled to each ε (below the figures: "
+                   "fresh releases instead); a typed-in s_dp is held fixed and only the budget it is read with "
+                   "changes.")
 if not inputs.ok:
     st.warning("The sweep waits for a valid scenario: fix the input marked in the sidebar. Your entries are kept.")
     st.stop()
@@ -121,10 +130,24 @@ with _mean_box:
     if _mean_box.open:  # computed only when opened (1–2 s the first time, cached after)
         _mean_split_section()
 
+def _sweep_as_lab(scenario, note: str) -> None:
+    """The button's action: the sidebar switches to the lab's own mechanism of the release's noise law
+    (:func:`ui.params.carry.lab_equivalent`), its budget box saying so once."""
+    load_scenario(scenario)
+    st.session_state[keys.BUDGET_NOTE] = note
+
+
 if s.uses_library:
-    st.info("The ε sweep rescales the lab's own mechanism at each ε; a release made with a library has its noise "
-            "fixed by the library's parameters. Choose \"The lab's own simulation\" under How was it released? in "
-            "the sidebar to sweep ε.", icon=":material/info:")
+    same = lab_equivalent(s)
+    if same is None:
+        st.info("The ε sweep rescales the lab's own mechanism at each ε; this release's noise (clipped, bounded, on "
+                "a lattice, or a mean's ratio) has no lab mechanism of the same law. Choose \"The lab's own "
+                "simulation\" under How was it released? in the sidebar to sweep ε with a mechanism of your own.",
+                icon=":material/info:")
+    else:
+        st.info(f"{same[1]} The sweep runs once the sidebar switches to it.", icon=":material/info:")
+        st.button("Sweep this noise with the lab's own mechanism", key=keys.W_SWEEP_AS_LAB, on_click=_sweep_as_lab,
+                  args=same, type="primary")
     st.stop()
 
 # ---- the grid -----------------------------------------------------------------------------------

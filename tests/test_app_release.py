@@ -305,12 +305,39 @@ def test_privacy_budget_mean_split_section():
     assert not at.exception
     assert "The split could not be computed: sd of one record = -1.0 is invalid: must be a finite number > 0" in \
         _texts(at.error)
-    # a library's release: the split still shows, the ε sweep says why it does not run
+    # a library's release: the split still shows, the ε sweep says why it does not run by itself
     at.text_input(key=keys.W_MEAN_SD).set_value(str(2.0)).run()
     at.sidebar.radio(key=keys.W_RELEASE).set_value("opendp").run()
     _clean(at)
-    assert any("fixed by the library's parameters" in i for i in _texts(at.info))
+    assert any("fixed by the library's parameters" in c for c in _texts(at.caption))
     assert any("on the sum" in m for m in _texts(at.markdown))
+
+
+def test_privacy_budget_sweeps_a_library_releases_noise_with_the_labs_own_mechanism():
+    """A library's release showed only "Choose the lab's own simulation" on Privacy budget, under an intro that
+    described a sweep the page did not draw. It now offers the lab's mechanism of the same noise law (OpenDP's int
+    laplace at scale 3: discrete Laplace at ε = Δ/t = 1/3 with Δ = 1), and one click sweeps it; a clipped release,
+    which has no such mechanism, says so."""
+    at = open_app("pages/privacy_budget.py", to_query(COUNT), timeout=TIMEOUT)
+    _clean(at)
+    assert not at.get("plotly_chart")
+    assert any(c.startswith("The sweep rescales the lab's own mechanism") for c in _texts(at.caption))
+    assert not any(c.startswith("Every ε on the grid") for c in _texts(at.caption))
+    assert any("has no lab mechanism of the same law" in i for i in _texts(at.info))  # COUNT is clipped at 0
+    at.sidebar.text_input(key=keys.release_param_key("opendp", "laplace", "clip")).set_value("").run()
+    _clean(at)
+    info = next(i for i in _texts(at.info) if i.startswith("The OpenDP laplace release's noise"))
+    assert "discrete Laplace mechanism: ε = Δ/t = 0.333333 at Δ = 1" in info
+    before = engine.prepare(to_spec_dict(at.session_state[keys.SCENARIO])).mechanism
+    at.button(key=keys.W_SWEEP_AS_LAB).click().run(timeout=300)
+    _clean(at)
+    s = at.session_state[keys.SCENARIO]
+    assert (s.release, s.mechanism, s.epsilon, s.sensitivity) == ("lab", "discrete_laplace", 0.333333, 1.0)
+    after = engine.prepare(to_spec_dict(s)).mechanism
+    assert type(after) is type(before) and after.scale == pytest.approx(before.scale, rel=1e-5)
+    assert at.sidebar.text_input(key=keys.W_EPSILON).value == "0.333333"
+    assert any(c.startswith("The OpenDP laplace release's noise as the lab's own") for c in _texts(at.sidebar.caption))
+    assert at.get("plotly_chart")  # the sweep ran
 
 
 # --------------------------------------------------------------------------- the libraries stay out of the app

@@ -17,6 +17,7 @@ BUDGET_NOTE = "budget_note"  # the budget carried over by a switch of mechanism 
 BUDGET_SCENARIO = "budget_scenario"  # the last scenario whose model and noise built: the budget a switch carries
 STOPPED_RUN = "stopped_run"  # the scenario (canonical spec JSON) whose run the Stop button stopped
 W_STOP = "pw_stop"  # the Stop button beside a run in progress
+W_SWEEP_AS_LAB = "pw_sweep_as_lab"  # Privacy budget: a library release's noise swept with the lab's own mechanism
 W_FIT_BUDGET = "pw_fit_budget"  # "use settings that fit" button (per method: W_FIT_BUDGET + "_" + method)
 LAST_PAGE = "last_page"  # page of the previous run: a page switch re-seeds the sidebar widgets
 TYPED_ERRORS = "typed_number_errors"  # {sidebar section: message} of number boxes whose text is not a number

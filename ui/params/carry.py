@@ -43,8 +43,13 @@ from engine.spec import build_mechanism
 from .scenario import Scenario, budget_forms
 from .spec import model_table, noise_table
 
-__all__ = ["stated_budget", "carried_lab", "carried_release", "carried_form", "model_sensitivities", "rounded",
-           "carried_note"]
+__all__ = ["stated_budget", "carried_lab", "carried_release", "carried_form", "lab_equivalent", "model_sensitivities",
+           "rounded", "carried_note"]
+
+#: the lab's mechanisms by the names the sidebar shows them (figures.labels.MECHANISM_LABELS in lower case: this
+#: module draws nothing)
+_LAB_WORDS = {"laplace": "Laplace", "discrete_laplace": "discrete Laplace", "gaussian": "Gaussian",
+              "discrete_gaussian": "discrete Gaussian", "randomized_response": "randomized response"}
 
 
 def rounded(v: float) -> float:
@@ -138,6 +143,47 @@ def carried_form(s: Scenario, form: str, delta: float) -> tuple[dict[str, float]
         return None
     field, value = next(iter(values.items()))
     return values, carried_note(budget, field, value)
+
+
+def lab_equivalent(s: Scenario) -> tuple[Scenario, str] | None:
+    """The lab's own mechanism with the same noise law as the library release of ``s``, and the note that says so;
+    None where the lab has no such mechanism (a clipped, truncated or bounded release, OpenDP's float noise on a
+    2^k lattice, its mean) or the release does not build.
+
+    The engine maps every library release to a noise law (``engine.release_from``): Laplace or discrete Laplace of
+    scale b at sensitivity Δ is the lab's own at ε = Δ/b with Δ as its sensitivity (diffprivlib's Laplace with
+    δ > 0 included: its b is Δ/(ε − log(1 − δ))); Gaussian or discrete Gaussian of σ is the lab's at ρ = Δ²/(2σ²)
+    with that Δ; diffprivlib's Binary is k-ary randomized response at its ε. The Privacy budget page sweeps ε with
+    the lab's mechanism, so this is how a library's release gets its sweep: the same noise at the sidebar's ε, and
+    the grid rescales it."""
+    if not s.uses_library:
+        return None
+    try:
+        noise = build_mechanism(noise_table(s), _model(s), unbounded=s.unknown_n)
+    except ValueError:
+        return None
+    name = getattr(noise, "name", None)
+    if hasattr(noise, "base") or getattr(noise, "granularity", None) is not None or name not in _LAB_WORDS:
+        return None
+    if name == "randomized_response":
+        if getattr(noise, "scheme", "k_ary") != "k_ary":
+            return None
+        eps = rounded(noise.guarantee["epsilon"])
+        lab = replace(s, release="lab", mechanism=name, budget_form="k_ary", epsilon=eps, sensitivity=None)
+        how = f"ε = {eps:g}"
+    else:
+        sens, scale = float(noise.sensitivity), float(noise.scale)
+        if name in ("laplace", "discrete_laplace"):
+            eps = rounded(sens / scale)
+            lab = replace(s, release="lab", mechanism=name, budget_form="epsilon", epsilon=eps, sensitivity=sens)
+            how = f"ε = Δ/{'b' if name == 'laplace' else 't'} = {eps:g} at Δ = {sens:g}"
+        else:
+            rho = rounded(sens * sens / (2.0 * scale * scale))
+            lab = replace(s, release="lab", mechanism=name, budget_form="rho", rho=rho, sensitivity=sens)
+            how = f"ρ = Δ²/(2σ²) = {rho:g} at Δ = {sens:g}"
+    lib = f"{'OpenDP' if s.release == 'opendp' else 'diffprivlib'} {s.release_mechanism}"
+    return lab, (f"The {lib} release's noise as the lab's own {_LAB_WORDS[name]} mechanism: {how}, the same noise "
+                 "law (to six digits); the Privacy budget page sweeps ε around it.")
 
 
 def model_sensitivities(s: Scenario) -> tuple[float, float] | None:
