@@ -363,12 +363,15 @@ def _checked_scale(column, agg, plan_value, opendp, shown, *, label: str | None 
 def _size_prior(pkg, summary) -> tuple[dict, str]:
     """The prior on n for a mean: from a histogram of the same table when the package has one (its released total
     T and the total's noise variance 2 k t^2 over k bins: a negative binomial of mean T and variance T + 2 k t^2,
-    dispersion T^2 / (2 k t^2)), else a geometric-like negative binomial of mean max_rows / 2, dispersion 1."""
+    dispersion T^2 / (2 k t^2) to six significant digits), else a geometric-like negative binomial of mean max_rows / 2, dispersion 1."""
     for stat in summary["statistics"]:
         if stat.get("statistic") == "Histogram" and stat.get("analysed"):
             total = max(sum(max(b["released"], 0.0) for b in stat["bins"]), 1.0)
             noise_var = 2.0 * len(stat["bins"]) * stat["count_scale"] ** 2
-            return ({"name": "negative_binomial", "mean": total, "dispersion": total**2 / noise_var},
+            # six significant digits: a prior's setting a person reads in the sidebar's box (5955.59, not
+            # 5955.592592592592); the variance it gives differs by a millionth
+            dispersion = float(f"{total**2 / noise_var:.6g}")
+            return ({"name": "negative_binomial", "mean": total, "dispersion": dispersion},
                     f"the released total of the {stat['column']!r} histogram ({total:g}, noise variance "
                     f"{noise_var:g}): the same table's rows")
     max_rows = float(pkg.plan.get("max_rows") or 1e6)

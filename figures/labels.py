@@ -59,7 +59,7 @@ BUDGET_LABELS = {
     "coin": "coin flips (dapper Example 1)",
 }
 DATA_LABELS = {"simulate": "Simulate records", "csv": "Upload CSV of records", "s_dp": "Enter the release s_dp"}
-SIZE_LABELS = {"known": "known", "unknown": "unknown (released with noise)"}
+SIZE_LABELS = {"known": "known", "unknown": "unknown (private)"}
 N_PRIOR_LABELS = {"poisson": "Poisson", "negative_binomial": "Negative binomial"}
 N_BUDGET_LABELS = {"epsilon": "ε", "scale": "noise scale"}
 PRIOR_LABELS = {

@@ -51,8 +51,10 @@ if prepared.true_params:
         (f", … ({len(shown)} parameters; the figure marks the true value of the one picked)" if len(shown) > 4 else "")
 if not prepared.unknown_n:
     size = f"n = {prepared.n:,}"
-elif prepared.n_dp is None:
+elif prepared.n_dp is None and s.model == "dirichlet_multinomial":
     size = f"n unknown and not released (plug-in n = {prepared.n:,}, the released cells' total)"
+elif prepared.n_dp is None:  # OpenDP's mean: its noisy length, inside the ratio, is n's one trace
+    size = "n unknown and not released apart from the mean's noisy length"
 else:
     size = f"n unknown: released **n_dp = {prepared.n_dp:.4g}** (plug-in n = {prepared.n:,})"
 st.markdown(f"**{MODEL_LABELS[s.model]}**, {size} · release **s_dp = {release}**{truth}")

@@ -274,6 +274,11 @@ def test_dpwizard_mean_loads_and_the_pseudo_marginal_chain_answers():
         "normal_known_sd", "opendp", "mean", "none", ("pseudo_marginal",))
     assert at.sidebar.text_input(key=keys.release_param_key("opendp", "mean", "bounds")).value == "0, 40"
     assert set(at.dataframe[0].value["method"]) == {METHOD_LABELS["pseudo_marginal"]}
+    # n in the same words everywhere: private, not "released with noise" beside "noise on n: none", and not "the
+    # released cells' total" (a histogram's plug-in n) for a mean; the prior's dispersion as a person reads it
+    assert any("n unknown and not released apart from the mean's noisy length" in m for m in _texts(at.markdown))
+    assert "unknown (private)" in at.sidebar.radio(key=keys.W_SAMPLE_SIZE).options
+    assert at.sidebar.text_input(key=keys.W_N_PRIOR_DISPERSION).value == "5955.59"
     n_chart = [json.loads(c.proto.spec) for c in at.get("plotly_chart") if '"n_pmf"' in c.proto.spec]
     assert len(n_chart) == 1 and n_chart[0]["data"][0]["meta"]["method"] == "pseudo_marginal"
     # a bad bounds entry is named in the form's words and kept

@@ -272,7 +272,7 @@ def test_a_histogram_with_an_unknown_n_released_or_not():
     at.selectbox(key=keys.W_MODEL).set_value("dirichlet_multinomial").run()
     at.radio(key=keys.W_SAMPLE_SIZE).set_value("unknown").run()
     _assert_clean(at)
-    assert "none: n is not released apart from the statistic" in at.selectbox(key=keys.W_N_MECHANISM).options
+    assert "none (only inside the statistic)" in at.selectbox(key=keys.W_N_MECHANISM).options
     assert any(c.startswith("Noise on n: Laplace noise") for c in _texts(at.caption))
     at.selectbox(key=keys.W_N_MECHANISM).set_value("none").run()
     _assert_clean(at)

@@ -1,5 +1,5 @@
-"""The sidebar's Sample size section: a known n, or an unknown n released with noise (its prior and the
-noise on it)."""
+"""The sidebar's Sample size section: a known n, or an unknown (private) n: its prior, and the noise it was released
+with, or none where only the statistic carries it (a histogram's total, OpenDP's mean)."""
 from __future__ import annotations
 
 from typing import Any
@@ -20,7 +20,7 @@ def _size_changed() -> None:
 
 
 def _n_mechanism_label(name: str) -> str:
-    return "none: n is not released apart from the statistic" if name == "none" else MECHANISM_LABELS[name]
+    return "none (only inside the statistic)" if name == "none" else MECHANISM_LABELS[name]
 
 
 def _size_not_released(model: str) -> bool:
@@ -42,28 +42,29 @@ def _size_section(model: str) -> dict:
     out: dict[str, Any] = {"sample_size": size}
     if size != "unknown":
         return out
+    # the choices get the sidebar's whole width (in half of it "Negative binomial" and "none (only inside the
+    # statistic)" were cut off), the numbers two to a row
+    out["n_prior"] = st.selectbox("prior on n", N_PRIORS, key=keys.W_N_PRIOR, format_func=N_PRIOR_LABELS.get)
     c1, c2 = st.columns(2)
-    out["n_prior"] = c1.selectbox("prior on n", N_PRIORS, key=keys.W_N_PRIOR, format_func=N_PRIOR_LABELS.get)
     out["n_prior_mean"] = float(number_box("prior mean of n", keys.W_N_PRIOR_MEAN, section="size",
-                                           fallback=last_value("n_prior_mean"), container=c2))
+                                           fallback=last_value("n_prior_mean"), container=c1))
     if out["n_prior"] == "negative_binomial":
-        out["n_prior_dispersion"] = float(number_box("dispersion r (variance = mean + mean²/r)",
-                                                     keys.W_N_PRIOR_DISPERSION, section="size",
-                                                     fallback=last_value("n_prior_dispersion")))
+        out["n_prior_dispersion"] = float(number_box("dispersion r", keys.W_N_PRIOR_DISPERSION, section="size",
+                                                     fallback=last_value("n_prior_dispersion"), container=c2,
+                                                     help="variance = mean + mean²/r"))
     offered = N_MECHANISMS if _size_not_released(model) else tuple(m for m in N_MECHANISMS if m != "none")
     if st.session_state.get(keys.W_N_MECHANISM) not in offered:
         st.session_state[keys.W_N_MECHANISM] = offered[0]
-    c3, c4 = st.columns(2)
-    out["n_mechanism"] = c3.selectbox("noise on n", offered, key=keys.W_N_MECHANISM, format_func=_n_mechanism_label,
+    out["n_mechanism"] = st.selectbox("noise on n", offered, key=keys.W_N_MECHANISM, format_func=_n_mechanism_label,
                                       help="How the number of records was released. For a histogram, \"none\": "
                                            "only the cells are released, so their total is the one trace of n "
                                            "(a private total, as OpenDP's and dp-wizard's histograms have).")
     if out["n_mechanism"] == "none":
-        c4.caption("The exact method reports the cell probabilities p and the total n." if model ==
+        st.caption("The exact method reports the cell probabilities p and the total n." if model ==
                    "dirichlet_multinomial" else "The length is released only inside the mean: the pseudo-marginal "
                    "sampler reports μ, n and the clamped mean.")
         return out
-    out["n_budget_form"] = c4.radio("stated as", N_BUDGET_FORMS, key=keys.W_N_BUDGET_FORM,
+    out["n_budget_form"] = st.radio("stated as", N_BUDGET_FORMS, key=keys.W_N_BUDGET_FORM,
                                     format_func=N_BUDGET_LABELS.get, horizontal=True)
     if out["n_budget_form"] == "scale":
         out["n_scale"] = float(number_box("noise scale on n", keys.W_N_SCALE, section="size",
