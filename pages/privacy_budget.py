@@ -145,7 +145,8 @@ if s.uses_library:
                 "simulation\" under How was it released? in the sidebar to sweep ε with a mechanism of your own.",
                 icon=":material/info:")
     else:
-        st.info(f"{same[1]} The sweep runs once the sidebar switches to it.", icon=":material/info:")
+        st.info(f"{same[1]} The button switches the sidebar to it, and the page sweeps ε around it.",
+                icon=":material/info:")
         st.button("Sweep this noise with the lab's own mechanism", key=keys.W_SWEEP_AS_LAB, on_click=_sweep_as_lab,
                   args=same, type="primary")
     st.stop()

@@ -332,7 +332,7 @@ def test_privacy_budget_sweeps_a_library_releases_noise_with_the_labs_own_mechan
     at.sidebar.text_input(key=keys.release_param_key("opendp", "laplace", "clip")).set_value("").run()
     _clean(at)
     info = next(i for i in _texts(at.info) if i.startswith("The OpenDP laplace release's noise"))
-    assert "discrete Laplace mechanism: ε = Δ/t = 0.333333 at Δ = 1" in info
+    assert "is the lab's own discrete Laplace mechanism at ε = Δ/t = 0.333333 with Δ = 1" in info
     before = engine.prepare(to_spec_dict(at.session_state[keys.SCENARIO])).mechanism
     at.button(key=keys.W_SWEEP_AS_LAB).click().run(timeout=300)
     _clean(at)
@@ -341,7 +341,8 @@ def test_privacy_budget_sweeps_a_library_releases_noise_with_the_labs_own_mechan
     after = engine.prepare(to_spec_dict(s)).mechanism
     assert type(after) is type(before) and after.scale == pytest.approx(before.scale, rel=1e-5)
     assert at.sidebar.text_input(key=keys.W_EPSILON).value == "0.333333"
-    assert any(c.startswith("The OpenDP laplace release's noise as the lab's own") for c in _texts(at.sidebar.caption))
+    assert "The OpenDP laplace release's noise is the lab's own discrete Laplace mechanism at ε = Δ/t = 0.333333 with " \
+        "Δ = 1 (the same noise law, to six digits)." in _texts(at.sidebar.caption)
     assert at.get("plotly_chart")  # the sweep ran
 
 

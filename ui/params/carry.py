@@ -176,14 +176,14 @@ def lab_equivalent(s: Scenario) -> tuple[Scenario, str] | None:
         if name in ("laplace", "discrete_laplace"):
             eps = rounded(sens / scale)
             lab = replace(s, release="lab", mechanism=name, budget_form="epsilon", epsilon=eps, sensitivity=sens)
-            how = f"ε = Δ/{'b' if name == 'laplace' else 't'} = {eps:g} at Δ = {sens:g}"
+            how = f"ε = Δ/{'b' if name == 'laplace' else 't'} = {eps:g} with Δ = {sens:g}"
         else:
             rho = rounded(sens * sens / (2.0 * scale * scale))
             lab = replace(s, release="lab", mechanism=name, budget_form="rho", rho=rho, sensitivity=sens)
-            how = f"ρ = Δ²/(2σ²) = {rho:g} at Δ = {sens:g}"
+            how = f"ρ = Δ²/(2σ²) = {rho:g} with Δ = {sens:g}"
     lib = f"{'OpenDP' if s.release == 'opendp' else 'diffprivlib'} {s.release_mechanism}"
-    return lab, (f"The {lib} release's noise as the lab's own {_LAB_WORDS[name]} mechanism: {how}, the same noise "
-                 "law (to six digits); the Privacy budget page sweeps ε around it.")
+    return lab, (f"The {lib} release's noise is the lab's own {_LAB_WORDS[name]} mechanism at {how} (the same "
+                 "noise law, to six digits).")
 
 
 def model_sensitivities(s: Scenario) -> tuple[float, float] | None:
