@@ -18,7 +18,9 @@ from scipy import stats
 
 import engine
 from engine.dpwizard import import_dpwizard
+from engine.mechanisms.clipped import compiled_noise
 from engine.mechanisms.ratio import OpenDPMean, clamped_mean
+from engine.methods.auto import choose
 from engine.methods.mean_ratio import mean_ratio_pseudo_marginal
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -251,6 +253,30 @@ def test_other_methods_refuse_the_ratio_on_a_prepared_problem():
     problem = engine.prepare(_spec())
     with pytest.raises(ValueError, match="method.name = 'exact' is invalid for OpenDP mean"):
         engine.run_method(problem, {"name": "exact"}, seed=1)
+    # a compiled additive-noise sampler's lookup names the release (it raised TypeError: int(None))
+    with pytest.raises(ValueError, match=r"^mechanism = OpenDP mean .* is invalid for this sampler: it is not"):
+        compiled_noise(problem.mechanism)
+
+
+def test_auto_serves_the_mean_with_its_one_exact_method():
+    """Exact (best method) on OpenDP's mean raised TypeError (int(None): the ratio has no noise kernel) when the app
+    priced it: auto now picks the pseudo-marginal chain on (mu, n), says why, and its draws are that chain's on the
+    same stream; a chain that does not converge reruns with four times the draws (there is no other chain)."""
+    problem = engine.prepare(_spec())
+    picked, why, _ = choose(problem, np.random.default_rng(0))
+    assert picked == "pseudo_marginal" and "one exact method" in why, why
+    cost = engine.estimate_cost(problem, {"name": "auto", "chains": 2, "draws": 300, "warmup": 100})
+    assert cost.unit == "record draws" and "auto picks pseudo_marginal" in cost.detail
+    settings = {"name": "auto", "chains": 2, "draws": 300, "warmup": 100}
+    res = engine.run_method(problem, settings, seed=5)
+    assert res.method == "auto" and res.info["picked"] == "pseudo_marginal" and res.info["mcmc"] is True
+    assert res.param_names == ("mu", "n", "clamped_mean") and res.info["attempts"][0]["method"] == "pseudo_marginal"
+    np.testing.assert_array_equal(res.draws, engine.run_method(problem, settings, seed=5).draws)
+    short = engine.run_method(problem, {**settings, "draws": 20, "warmup": 20}, seed=5)
+    assert [(a["method"], a["draws"]) for a in short.info["attempts"]] == [("pseudo_marginal", 20),
+                                                                          ("pseudo_marginal", 80)]
+    assert "da_mcmc does not serve this scenario, so pseudo_marginal reran with 80 draws" in short.info["why"]
+    assert "neither" not in short.info["why"]
 
 
 def test_fixture_package_writes_a_mean_spec_whose_posterior_covers_the_true_mean(tmp_path):
