@@ -92,6 +92,7 @@ class OpenDPMean:
     contributions: int = 1
 
     name = "opendp_mean"
+    label = "OpenDP's mean"
     kernel = None
     discrete = False
     methods = ("pseudo_marginal", "auto")
