@@ -546,3 +546,16 @@ def test_picking_opendps_mean_switches_the_methods_and_n_and_switching_back_rest
     _clean(at)
     s = at.session_state[keys.SCENARIO]
     assert (s.release, s.methods, s.sample_size) == ("lab", DEFAULT_METHODS, "known")
+
+
+def test_a_mean_with_a_known_n_is_not_flagged_for_the_n_that_cannot_move():
+    """With a known n (a legitimate reading: the analyst may know the table's size) the page said "Not converged:
+    Pseudo-marginal (R-hat —, ESS 0)", faded the curve and drew an n histogram of one bar at 40: n was a column of
+    40s in the draws. It is now no parameter of the run: no banner, no n figure, rows for μ and the clamped mean."""
+    at = open_app("pages/compare.py", {**MEAN_LINK, "methods": "pseudo_marginal", "size": "known", "chains": "4"},
+                  timeout=TIMEOUT)
+    _clean(at)
+    assert not [w for w in _texts(at.warning) if "Not converged" in w], _texts(at.warning)
+    assert not [c for c in at.get("plotly_chart") if '"n_pmf"' in c.proto.spec]
+    rows = at.dataframe[0].value
+    assert list(rows[rows["method"] == METHOD_LABELS["pseudo_marginal"]]["parameter"]) == ["mu", "clamped_mean"]

@@ -229,7 +229,7 @@ def test_same_spec_and_seed_give_identical_draws_and_simulation_releases_a_ratio
     assert p1.records.shape == (8,) and p1.unknown_n.n_dp is None and p1.unknown_n.mechanism is None
     known = _spec(model={"name": "normal_known_sd", **{k: v for k, v in TINY.items() if k != "n_prior"}, "n": 7})
     res = engine.run_method(engine.prepare(known), known["method"], seed=5)  # a public n: only mu moves
-    assert not res.info["unknown_n"] and np.all(res.draws[..., 1] == 7)
+    assert not res.info["unknown_n"] and res.info["n"] == 7 and np.all(res.sample_stats["n"] == 7)
     with pytest.raises(ValueError, match="^method.proposal = 'mixed' is invalid"):
         engine.run_method(engine.prepare(_spec()), {"name": "pseudo_marginal", "proposal": "mixed"}, seed=5)
 
@@ -256,6 +256,25 @@ def test_other_methods_refuse_the_ratio_on_a_prepared_problem():
     # a compiled additive-noise sampler's lookup names the release (it raised TypeError: int(None))
     with pytest.raises(ValueError, match=r"^mechanism = OpenDP mean .* is invalid for this sampler: it is not"):
         compiled_noise(problem.mechanism)
+
+
+def test_a_known_n_is_no_parameter_and_no_convergence_check():
+    """A public n cannot move: its draws were a column of 40s whose R-hat is undefined and ESS 0, and every run was
+    "not converged: n never moved" (the app's banner, its n histogram of one bar, the CLI's warning; auto reran
+    with four times the draws for it). With a known n the result's parameters are mu and the clamped mean (the
+    browser audit's scenario: sum_scale = length_scale = 3 on [-3, 3], n = 40)."""
+    model = {"name": "normal_known_sd", "n": 40, "sd": 1.0, "lo": -3.0, "hi": 3.0, "prior_mean": 0.0, "prior_sd": 10.0}
+    known = _spec(model=model, release={**TINY_RELEASE, "sum_scale": 3.0, "length_scale": 3.0},
+                  data={"simulate": {"mu": 0.3}}, method={"name": "pseudo_marginal", "chains": 4, "draws": 2000,
+                                                          "warmup": 500})
+    problem = engine.prepare(known)
+    res = engine.run_method(problem, known["method"], seed=5)
+    assert res.param_names == ("mu", "clamped_mean") and res.info["n"] == 40 and np.all(res.sample_stats["n"] == 40)
+    verdict = engine.summary(res).attrs["convergence"]
+    assert verdict["converged"] and not any("never moved" in r for r in verdict["reasons"]), verdict
+    np.testing.assert_allclose(res.draws[..., 1], clamped_mean(res.draws[..., 0], 1.0, -3.0, 3.0))
+    auto = engine.run_method(problem, {**known["method"], "name": "auto"}, seed=5)
+    assert [a["method"] for a in auto.info["attempts"]] == ["pseudo_marginal"]  # no rerun for a constant n
 
 
 def test_auto_serves_the_mean_with_its_one_exact_method():

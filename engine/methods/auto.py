@@ -142,8 +142,9 @@ def _choose_listed(problem: Problem) -> tuple[str, str, dict]:
                          f"{', '.join(_CANDIDATES)}, and this release is analysed by "
                          + (", ".join(m for m in mech.methods if m != "auto") or "none of them"))
     if isinstance(mech, OpenDPMean):
-        why = ("OpenDP's mean is a noisy sum over a noisy length, whose law involves n: the pseudo-marginal chain on "
-               "(mu, n) is the one exact method for it")
+        chain = "on (mu, n)" if problem.unknown_n is not None else "on mu at the known n"
+        why = ("OpenDP's mean is a noisy sum over a noisy length, whose law involves n: the pseudo-marginal chain "
+               f"{chain} is the one exact method for it")
     else:
         why = f"this release ({mech.name}) is analysed exactly by {found[0]} only"
     return found[0], why, {}
