@@ -12,7 +12,7 @@ from .labels import METHOD_LABELS
 
 __all__ = ["PARAM_AXIS", "BOTTOM_LEGEND", "SYMBOLS", "describe_param", "param_label", "param_symbol", "axis_title",
            "pages_of", "wrap",
-           "log_ticks", "alt_text", "titled"]
+           "log_ticks", "alt_text", "titled", "top_title", "TITLE_PAD", "TITLE_LINE"]
 
 #: A horizontal legend at the figure's bottom (container coordinates), under the x-axis title and never on it:
 #: beside a plot in a half-width column a legend on the right would take most of its width.
@@ -106,12 +106,27 @@ def pages_of(names: Sequence[str], per_page: int = 12) -> list[list[str]]:
 
 
 
-def titled(title: str) -> tuple[str, int]:
-    """A figure title wrapped for a phone (:func:`wrap`) and the top margin its lines need (22 px a line over 38):
-    at 390 px an unwrapped title ("Calibration: KS distance of U from Uniform(0, 1) (theta)", "RJMCMC (unknown n):
-    acceptance rate per record sweep (within the current n)") was cut at the figure's edge."""
+#: a figure title's first line starts this far below the figure's top; each line is TITLE_LINE high (plotly's
+#: title font, 17 px, at its line spacing of 1.3)
+TITLE_PAD = 12
+TITLE_LINE = 22
+
+
+def top_title(text: str) -> dict:
+    """A figure's ``layout.title`` hung from the top of the figure (its first line ``TITLE_PAD`` below it, the others
+    under it). plotly's default puts the first line's baseline at the middle of the top margin and the other lines
+    below it, so a title of four lines or more ran into the plot whatever the margin (Compare's six-line title of
+    OpenDP's mean crossed the y axis's top tick)."""
+    return {"text": text, "y": 1.0, "yref": "container", "yanchor": "top", "pad": {"t": TITLE_PAD}}
+
+
+def titled(title: str) -> tuple[dict, int]:
+    """A figure title wrapped for a phone (:func:`wrap`), hung from the figure's top (:func:`top_title`), and the
+    top margin its lines need (22 px a line over 38): at 390 px an unwrapped title ("Calibration: KS distance of U
+    from Uniform(0, 1) (theta)", "RJMCMC (unknown n): acceptance rate per record sweep (within the current n)") was
+    cut at the figure's edge."""
     text = wrap(title)
-    return text, 38 + 22 * (1 + text.count("<br>"))
+    return top_title(text), 38 + TITLE_LINE * (1 + text.count("<br>"))
 
 #: mantissas of a log axis's ticks, finest first: the finest that gives at most ``max_ticks`` ticks is used
 _LOG_MANTISSAS = ((1, 1.5, 2, 3, 5, 7), (1, 2, 5), (1, 3), (1,))

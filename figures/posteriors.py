@@ -18,7 +18,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .axes import BOTTOM_LEGEND, _grid_shape, _label, axis_title, titled, wrap
+from .axes import BOTTOM_LEGEND, TITLE_LINE, _grid_shape, _label, axis_title, titled, top_title, wrap
 from .kde import density_curve
 from .labels import result_label as method_name
 from .labels import summary_number
@@ -360,9 +360,8 @@ def posterior_densities(results: Sequence, *, true_params: Mapping[str, float] |
     title_lines = 1 + text.count("<br>") if text else 0
     # the legend sits at the bottom of the figure (container coordinates), under the x-axis title, never on it;
     # titles are wrapped (figures.axes.wrap) so a phone shows them whole
-    head = {"text": text} if text else None
-    if head and above:  # the title at the top of the margin, the labels at its bottom (centred, it met them)
-        head.update(y=1.0, yref="container", yanchor="top", pad={"t": 12})
+    # the title hangs from the figure's top (figures.axes.top_title), any notes sit at the margin's bottom
+    head = top_title(text) if text else None
     # small multiples without a title: room above the first row's panel titles for plotly's toolbar, which
     # appears on hover at the top right and covered the last panel's title
     toolbar = MODEBAR_ROOM if len(names) > 1 and not text else 0
@@ -372,7 +371,8 @@ def posterior_densities(results: Sequence, *, true_params: Mapping[str, float] |
     legend = LEGEND_LINE * max(0, entries - 4)
     fig.update_layout(barmode="overlay", title=head,
                       height=max(400, panel_height * rows + 140) + 60 + toolbar + legend,
-                      margin={"l": 60, "r": 20, "t": 40 + 22 * title_lines + NOTE_LINE * above + toolbar, "b": 50},
+                      margin={"l": 60, "r": 20, "t": 40 + TITLE_LINE * title_lines + NOTE_LINE * above + toolbar,
+                              "b": 50},
                       annotations=annotations,
                       legend=BOTTOM_LEGEND,
                       **layout)

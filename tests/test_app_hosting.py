@@ -170,3 +170,33 @@ def test_settings_that_fit_but_cannot_pass_the_convergence_check_say_so():
         "These give 300 draws in all, fewer than the 400 effective draws the convergence check asks for: expect "
         "the run to be flagged not converged. Reduce n for a run that can pass it.")
     assert too_few_to_converge({"chains": 2, "draws": 200, "warmup": 100}) is None
+
+
+def test_a_fault_in_a_method_is_its_run_log_line_not_a_traceback(monkeypatch):
+    """Exact (best method) on OpenDP's mean raised TypeError while being priced, and the page showed the traceback.
+    Whatever a run or its pricing raises that is not a ValueError (the engine's bad input) is one line naming the
+    method; it is not cached (the next run tries again), and a ValueError is still the engine's own message."""
+    from ui.compute import method_runs
+
+    calls: list[str] = []
+
+    def broken(problem, settings, seed, on_progress=None):
+        calls.append(settings["name"])
+        raise TypeError("int() argument must be a real number, not 'NoneType'")
+
+    monkeypatch.setattr(engine, "run_method", broken)
+    monkeypatch.setenv("DPL_WORK_BUDGET_S", "0")  # no pricing: the run itself fails
+    text = method_runs.spec_json(to_spec_dict(Scenario(n=37, seed=90_417)))
+    settings = {"name": "da_mcmc", "chains": 2, "draws": 200, "warmup": 100}
+    for _ in range(2):
+        run = method_runs.run_method(text, settings)
+        assert not run.ok and run.error.startswith("an unexpected error in the lab (TypeError: int() argument")
+    assert calls == ["da_mcmc", "da_mcmc"]
+
+    def broken_cost(spec_text, settings_text, budget):
+        raise TypeError("int() argument must be a real number, not 'NoneType'")
+
+    monkeypatch.setattr(method_runs, "_cost_cached", broken_cost)
+    monkeypatch.setenv("DPL_WORK_BUDGET_S", "1000")
+    run = method_runs.run_method(text, {"name": "auto", "chains": 2, "draws": 200, "warmup": 100})
+    assert not run.ok and "(TypeError: int() argument" in run.error and calls == ["da_mcmc", "da_mcmc"]

@@ -23,7 +23,7 @@ from ui import keys
 from ui.params.messages import in_words
 from ui.params.query import from_query, to_query
 from ui.params.release import release_table, scenario_from_spec
-from ui.params.scenario import Scenario
+from ui.params.scenario import DEFAULT_METHODS, Scenario
 from ui.params.spec import release_spec_dict, to_spec_dict
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -523,3 +523,72 @@ def test_changing_the_budgets_form_restates_the_same_noise():
     assert engine.prepare(to_spec_dict(s)).mechanism.scale == pytest.approx(sigma, rel=1e-5)
     assert notes == [f"ρ = {s.rho:g}: the same noise as (ε, δ) = (2, {s.delta:g}) (σ = {sigma:.4g}), stated as "
                      "zCDP, ρ = Δ²/(2σ²)."]
+
+
+# --------------------------------------------------------------------------- OpenDP's mean picked in the sidebar
+MEAN_LINK = {"model": "normal_known_sd", "rel": "opendp", "rel_mech": "mean", "rel.sum_scale": "3",
+             "rel.length_scale": "3"}
+
+
+def test_a_mean_link_opens_with_its_methods_and_n_private():
+    """The browser audit's link (no methods, no size) ran the default methods on the mean: four "not run" lines and
+    a traceback from Exact (best method). It now opens as the dp-wizard loader sets a mean: the pseudo-marginal chain,
+    n unknown and not released apart from the mean, its prior centred on n; a mean with a known n keeps size=known
+    in its link, and a link's own methods and size are kept."""
+    s = from_query(MEAN_LINK)
+    assert (s.methods, s.sample_size, s.n_mechanism, s.n_prior_mean) == (("pseudo_marginal",), "unknown", "none", 40.0)
+    assert from_query(to_query(s)) == s
+    known = replace(s, sample_size="known", n_mechanism="laplace", methods=("auto",))
+    assert to_query(known)["size"] == "known" and from_query(to_query(known)) == known
+    assert from_query({**MEAN_LINK, "n": "250"}).n_prior_mean == 250.0
+    spec = to_spec_dict(s)
+    assert spec["model"]["n_prior"] == {"name": "poisson", "mean": 40.0} and "n_mechanism" not in spec
+    assert engine.prepare(spec).unknown_n is not None
+
+
+def test_the_mean_link_runs_its_one_method_without_a_traceback():
+    at = open_app("pages/compare.py", MEAN_LINK, timeout=TIMEOUT)
+    _clean(at)
+    assert [st.label.split(":")[0] for st in at.status] == [METHOD_LABELS["pseudo_marginal"]]
+    assert set(at.dataframe[0].value["method"]) == {METHOD_LABELS["pseudo_marginal"], "Confidential data"}
+    assert "OpenDP's mean is analysed by Pseudo-marginal and Exact (best method); the other methods are skipped " \
+           "for it." in _texts(at.sidebar.caption)
+    # a method switched on anyway is skipped with its reason, not run into an error
+    at.sidebar.toggle(key=keys.method_key("naive")).set_value(True).run()
+    _clean(at)
+    assert "Naive: not available for OpenDP's mean (it is analysed by Pseudo-marginal, Exact (best method))." in \
+        _texts(at.caption)
+    assert [st.label.split(":")[0] for st in at.status] == [METHOD_LABELS["pseudo_marginal"]]
+
+
+def test_picking_opendps_mean_switches_the_methods_and_n_and_switching_back_restores_them():
+    at = open_app("pages/compare.py", {"model": "normal_known_sd", "methods": "naive,auto"}, timeout=TIMEOUT)
+    at.sidebar.radio(key=keys.W_RELEASE).set_value("opendp").run()
+    at.sidebar.selectbox(key=keys.release_mechanism_key("opendp")).set_value("mean").run()
+    _clean(at)
+    s = at.session_state[keys.SCENARIO]
+    assert (s.methods, s.sample_size, s.n_mechanism, s.n_prior_mean) == (("pseudo_marginal",), "unknown", "none", 40.0)
+    assert not [c for c in _texts(at.caption) if "not available" in c]
+    at.sidebar.selectbox(key=keys.release_mechanism_key("opendp")).set_value("laplace").run()
+    s = at.session_state[keys.SCENARIO]
+    assert (s.methods, s.sample_size) == (DEFAULT_METHODS, "known")
+    # the radio too: back to the mean, then to the lab's own simulation
+    at.sidebar.selectbox(key=keys.release_mechanism_key("opendp")).set_value("mean").run()
+    assert at.session_state[keys.SCENARIO].methods == ("pseudo_marginal",)
+    at.sidebar.radio(key=keys.W_RELEASE).set_value("lab").run()
+    _clean(at)
+    s = at.session_state[keys.SCENARIO]
+    assert (s.release, s.methods, s.sample_size) == ("lab", DEFAULT_METHODS, "known")
+
+
+def test_a_mean_with_a_known_n_is_not_flagged_for_the_n_that_cannot_move():
+    """With a known n (a legitimate reading: the analyst may know the table's size) the page said "Not converged:
+    Pseudo-marginal (R-hat —, ESS 0)", faded the curve and drew an n histogram of one bar at 40: n was a column of
+    40s in the draws. It is now no parameter of the run: no banner, no n figure, rows for μ and the clamped mean."""
+    at = open_app("pages/compare.py", {**MEAN_LINK, "methods": "pseudo_marginal", "size": "known", "chains": "4"},
+                  timeout=TIMEOUT)
+    _clean(at)
+    assert not [w for w in _texts(at.warning) if "Not converged" in w], _texts(at.warning)
+    assert not [c for c in at.get("plotly_chart") if '"n_pmf"' in c.proto.spec]
+    rows = at.dataframe[0].value
+    assert list(rows[rows["method"] == METHOD_LABELS["pseudo_marginal"]]["parameter"]) == ["mu", "clamped_mean"]

@@ -18,7 +18,9 @@ from scipy import stats
 
 import engine
 from engine.dpwizard import import_dpwizard
+from engine.mechanisms.clipped import compiled_noise
 from engine.mechanisms.ratio import OpenDPMean, clamped_mean
+from engine.methods.auto import choose
 from engine.methods.mean_ratio import mean_ratio_pseudo_marginal
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -227,7 +229,7 @@ def test_same_spec_and_seed_give_identical_draws_and_simulation_releases_a_ratio
     assert p1.records.shape == (8,) and p1.unknown_n.n_dp is None and p1.unknown_n.mechanism is None
     known = _spec(model={"name": "normal_known_sd", **{k: v for k, v in TINY.items() if k != "n_prior"}, "n": 7})
     res = engine.run_method(engine.prepare(known), known["method"], seed=5)  # a public n: only mu moves
-    assert not res.info["unknown_n"] and np.all(res.draws[..., 1] == 7)
+    assert not res.info["unknown_n"] and res.info["n"] == 7 and np.all(res.sample_stats["n"] == 7)
     with pytest.raises(ValueError, match="^method.proposal = 'mixed' is invalid"):
         engine.run_method(engine.prepare(_spec()), {"name": "pseudo_marginal", "proposal": "mixed"}, seed=5)
 
@@ -251,6 +253,49 @@ def test_other_methods_refuse_the_ratio_on_a_prepared_problem():
     problem = engine.prepare(_spec())
     with pytest.raises(ValueError, match="method.name = 'exact' is invalid for OpenDP mean"):
         engine.run_method(problem, {"name": "exact"}, seed=1)
+    # a compiled additive-noise sampler's lookup names the release (it raised TypeError: int(None))
+    with pytest.raises(ValueError, match=r"^mechanism = OpenDP mean .* is invalid for this sampler: it is not"):
+        compiled_noise(problem.mechanism)
+
+
+def test_a_known_n_is_no_parameter_and_no_convergence_check():
+    """A public n cannot move: its draws were a column of 40s whose R-hat is undefined and ESS 0, and every run was
+    "not converged: n never moved" (the app's banner, its n histogram of one bar, the CLI's warning; auto reran
+    with four times the draws for it). With a known n the result's parameters are mu and the clamped mean (the
+    browser audit's scenario: sum_scale = length_scale = 3 on [-3, 3], n = 40)."""
+    model = {"name": "normal_known_sd", "n": 40, "sd": 1.0, "lo": -3.0, "hi": 3.0, "prior_mean": 0.0, "prior_sd": 10.0}
+    known = _spec(model=model, release={**TINY_RELEASE, "sum_scale": 3.0, "length_scale": 3.0},
+                  data={"simulate": {"mu": 0.3}}, method={"name": "pseudo_marginal", "chains": 4, "draws": 2000,
+                                                          "warmup": 500})
+    problem = engine.prepare(known)
+    res = engine.run_method(problem, known["method"], seed=5)
+    assert res.param_names == ("mu", "clamped_mean") and res.info["n"] == 40 and np.all(res.sample_stats["n"] == 40)
+    verdict = engine.summary(res).attrs["convergence"]
+    assert verdict["converged"] and not any("never moved" in r for r in verdict["reasons"]), verdict
+    np.testing.assert_allclose(res.draws[..., 1], clamped_mean(res.draws[..., 0], 1.0, -3.0, 3.0))
+    auto = engine.run_method(problem, {**known["method"], "name": "auto"}, seed=5)
+    assert [a["method"] for a in auto.info["attempts"]] == ["pseudo_marginal"]  # no rerun for a constant n
+
+
+def test_auto_serves_the_mean_with_its_one_exact_method():
+    """Exact (best method) on OpenDP's mean raised TypeError (int(None): the ratio has no noise kernel) when the app
+    priced it: auto now picks the pseudo-marginal chain on (mu, n), says why, and its draws are that chain's on the
+    same stream; a chain that does not converge reruns with four times the draws (there is no other chain)."""
+    problem = engine.prepare(_spec())
+    picked, why, _ = choose(problem, np.random.default_rng(0))
+    assert picked == "pseudo_marginal" and "one exact method" in why, why
+    cost = engine.estimate_cost(problem, {"name": "auto", "chains": 2, "draws": 300, "warmup": 100})
+    assert cost.unit == "record draws" and "auto picks pseudo_marginal" in cost.detail
+    settings = {"name": "auto", "chains": 2, "draws": 300, "warmup": 100}
+    res = engine.run_method(problem, settings, seed=5)
+    assert res.method == "auto" and res.info["picked"] == "pseudo_marginal" and res.info["mcmc"] is True
+    assert res.param_names == ("mu", "n", "clamped_mean") and res.info["attempts"][0]["method"] == "pseudo_marginal"
+    np.testing.assert_array_equal(res.draws, engine.run_method(problem, settings, seed=5).draws)
+    short = engine.run_method(problem, {**settings, "draws": 20, "warmup": 20}, seed=5)
+    assert [(a["method"], a["draws"]) for a in short.info["attempts"]] == [("pseudo_marginal", 20),
+                                                                          ("pseudo_marginal", 80)]
+    assert "da_mcmc does not serve this scenario, so pseudo_marginal reran with 80 draws" in short.info["why"]
+    assert "neither" not in short.info["why"]
 
 
 def test_fixture_package_writes_a_mean_spec_whose_posterior_covers_the_true_mean(tmp_path):

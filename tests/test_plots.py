@@ -724,3 +724,30 @@ def test_a_long_legend_gets_room_of_its_own_below_the_plot():
     many = posterior_densities([result(m) for m in methods], true_params={"theta": 0.3}, confidential=result("exact"))
     entries = len({t.name for t in many.data if t.showlegend is not False and t.name})
     assert entries == 7 and many.layout.height - few.layout.height == (entries - 4) * LEGEND_LINE
+
+
+def test_a_long_title_hangs_from_the_top_and_its_margin_holds_every_line(rng):
+    """plotly puts a title's first baseline at the middle of the top margin and the other lines below it: the
+    six-line title of OpenDP's mean (dp-wizard's mean of hours) ran into the y axis's top tick at any margin. Every
+    figure title now hangs from the figure's top, and the top margin holds its lines with room to spare."""
+    import plotly.graph_objects as go
+
+    from figures.axes import TITLE_LINE, TITLE_PAD, titled
+
+    mean = ("OpenDP mean on [0, 40]: (clamped sum + Laplace b = 240) / max(n + discrete Laplace t = 6, 0); pure "
+            "0.3333-DP under add/remove-one (0.1667 for the sum, 0.1667 for the length)")
+    one = [_result("pseudo_marginal", rng.normal(11.2, 1.0, (2, 500)), params=("mu",))]
+    head, top = titled(mean)
+    figures = {"posterior": posterior_densities(one, title=mean), "titled": go.Figure(layout={"title": head,
+                                                                                               "margin": {"t": top}}),
+               "short": posterior_densities(one, title="Laplace noise, scale b = 3.333"),
+               "n": n_pmf_plot([19, 20, 21], [0.2, 0.5, 0.3], n_dp=20.4, plug_in=20)}
+    for name, fig in figures.items():
+        layout = fig.to_dict()["layout"]
+        title = layout["title"]
+        lines = title["text"].count("<br>") + 1
+        assert (title["yref"], title["yanchor"], title["y"], title["pad"]["t"]) == ("container", "top", 1.0,
+                                                                                    TITLE_PAD), name
+        # the last line's bottom (a line's height each, from TITLE_PAD) at least 16 px above the plot
+        assert layout["margin"]["t"] >= TITLE_PAD + TITLE_LINE * lines + 16, (name, lines, layout["margin"])
+    assert figures["posterior"].layout.title.text.count("<br>") == 5

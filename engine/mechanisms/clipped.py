@@ -268,4 +268,8 @@ def compiled_noise(mech) -> tuple[int, Any]:
         g = getattr(mech.base, "granularity", 1.0)
         if g != 1.0:
             return _tail_code(mech.base) + (0 if mech.side < 0 else 1), (float(mech.base.scale), float(g), 0.0)
+    if getattr(mech, "kernel", None) is None:  # not additive noise (OpenDP's mean: sum / length, a law that involves n)
+        raise ValueError(f"mechanism = {mech.describe()} is invalid for this sampler: it is not additive noise on "
+                         "the statistic; use a method that knows its law (" + ", ".join(getattr(mech, "methods", ()))
+                         + ")")
     return int(mech.kernel), float(mech.scale)

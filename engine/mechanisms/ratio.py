@@ -82,8 +82,8 @@ class OpenDPMean:
     """OpenDP's ``dp.mean((lower, upper))``: the release r = (S + U) / max(n + V, 0) (module docstring).
 
     Not additive noise on a statistic: the law involves n, so only the samplers that know it use it
-    (``pseudo_marginal``, :mod:`engine.methods.mean_ratio`); ``kernel`` is None so that the compiled
-    additive-noise samplers refuse it."""
+    (``pseudo_marginal``, :mod:`engine.methods.mean_ratio`, and ``auto``, which picks it); ``kernel`` is None so
+    that the compiled additive-noise samplers refuse it."""
 
     sum_scale: float
     length_scale: float
@@ -92,9 +92,10 @@ class OpenDPMean:
     contributions: int = 1
 
     name = "opendp_mean"
+    label = "OpenDP's mean"
     kernel = None
     discrete = False
-    methods = ("pseudo_marginal",)
+    methods = ("pseudo_marginal", "auto")
 
     @property
     def scale(self) -> float:

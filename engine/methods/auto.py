@@ -28,8 +28,10 @@ inflation) with its pseudo-marginal chain on the tables (:mod:`engine.methods.lo
 iteration costs O(cells x blocks) whatever n is (``_choose_loglinear``). Custom models go to the
 pseudo-marginal sampler when they give ``log_prior`` and the pilot says one or two particles suffice
 (the noise is wide), else to DA-MCMC (the only chain that needs no prior density). Models that list
-their methods without ``exact`` or ``pseudo_marginal`` go to DA-MCMC. linear_regression (whose
-statistic is not one number per record) compares record work per effective draw
+their methods without ``exact`` or ``pseudo_marginal`` go to DA-MCMC. A release that lists the methods able
+to analyse it (``mechanism.methods``) goes to the one exact method among them (OpenDP's mean: the pseudo-marginal
+chain on (mu, n), :mod:`engine.methods.mean_ratio`; its fallback is the rerun, there being no other chain).
+linear_regression (whose statistic is not one number per record) compares record work per effective draw
 (``_choose_regression``): DA-MCMC sweeping a window of m of the n records per iteration
 (m + 2 (I - 1) n updates per effective draw, I the inflation of the posterior variance over the
 raw-record conditional's, from a normal surrogate of the statistic's law; m from
@@ -66,6 +68,7 @@ import numpy as np
 
 from ..core.results import Problem, Result
 from ..core.validation import positive
+from ..mechanisms.ratio import OpenDPMean
 from ..models.custom import CustomModel
 from ..numerics.diagnostics import convergence
 from .base import Method
@@ -107,6 +110,7 @@ _SHIFT_SWEEP_SHARE = 1.2          # a record update with shift moves (it keeps t
 _PILOT_SKIP_N = 100_000           # linear_regression: from this n, no pseudo-marginal pilot where DA-MCMC is cheaper
                                   # than one particle (the pilot simulates n records per draw: seconds at 10^6)
 _REGRESSION_PM_ITER_PER_ESS = 4.0  # measured with proposal = "mixed" where one particle suffices
+_CANDIDATES = ("exact", "pseudo_marginal", "da_mcmc")  # the exact methods auto picks among
 LOGLINEAR_NS_PER_CELL_BLOCK = 300.0  # one iteration of the log-linear pseudo-marginal chain, per cell x block
 _LOGLINEAR_ITER_PER_ESS = 8.0
 
@@ -120,6 +124,32 @@ def _serves(model, method: str) -> bool:
     return allowed is None or method in allowed
 
 
+def _release_serves(problem: Problem, method: str) -> bool:
+    """Whether the model (:func:`_serves`) and the release, where it lists the methods able to analyse it
+    (``mechanism.methods``: OpenDP's mean, whose law involves n), both support ``method``."""
+    allowed = getattr(problem.mechanism, "methods", None)
+    return _serves(problem.model, method) and (allowed is None or method in allowed)
+
+
+def _choose_listed(problem: Problem) -> tuple[str, str, dict]:
+    """A release that lists its methods (``mechanism.methods``): the one exact method among them that the model
+    serves (OpenDP's mean: the pseudo-marginal chain on (mu, n), :mod:`engine.methods.mean_ratio`). Raises
+    ValueError where there is none, or more than one (no rule prices them yet)."""
+    mech = problem.mechanism
+    found = [m for m in _CANDIDATES if m in mech.methods and _serves(problem.model, m)]
+    if len(found) != 1:
+        raise ValueError(f"method.name = 'auto' is invalid for {mech.describe()}: it picks one of "
+                         f"{', '.join(_CANDIDATES)}, and this release is analysed by "
+                         + (", ".join(m for m in mech.methods if m != "auto") or "none of them"))
+    if isinstance(mech, OpenDPMean):
+        chain = "on (mu, n)" if problem.unknown_n is not None else "on mu at the known n"
+        why = ("OpenDP's mean is a noisy sum over a noisy length, whose law involves n: the pseudo-marginal chain "
+               f"{chain} is the one exact method for it")
+    else:
+        why = f"this release ({mech.name}) is analysed exactly by {found[0]} only"
+    return found[0], why, {}
+
+
 def _noise_sd_per_record(problem: Problem) -> float:
     sd = getattr(problem.mechanism, "noise_sd", None)
     return float(sd) / problem.model.n if sd else 0.0
@@ -131,6 +161,8 @@ def choose(problem: Problem, rng: np.random.Generator, allow_exact: bool = True)
     model = problem.model
     if isinstance(model, CustomModel):
         return _choose_custom(problem, rng)
+    if getattr(problem.mechanism, "methods", None) is not None:
+        return _choose_listed(problem)
     if model.name == "naive_bayes_loglinear":
         return _choose_loglinear(problem, rng)
     if not _serves(model, "pseudo_marginal") and not _serves(model, "exact"):
@@ -557,20 +589,21 @@ def auto(problem: Problem, rng: np.random.Generator, *, chains: int = 4, draws: 
         hopeless = ((isinstance(problem.model, CustomModel) or problem.model.name == "linear_regression")
                     and (need is None or need > 50))
         skip = None
-        if _serves(problem.model, other) and hopeless:
+        if _release_serves(problem, other) and hopeless:
             skip = (f"the pilot asks for {_many(need, 'simulated data set')} of n = {problem.model.n:,} records per "
                     "step (the limit is 50)" if need is not None else
                     "DA-MCMC's estimated cost per effective draw is below that of one simulated data set of "
                     f"n = {problem.model.n:,} records per step")
             attempts.append({"method": other, "converged": None, "skipped": skip})
             why += f"; {picked} did not converge at {draws} draws per chain, and {other} was skipped: {skip}"
-        elif _serves(problem.model, other):
+        elif _release_serves(problem, other):
             ratio = _estimate_ratio(numbers, other, first) if problem.model.name == "linear_regression" else None
             skip = _skip_reason(ratio, first_wall, time.perf_counter() - t0, max_seconds)
             if skip is not None:
                 attempts.append({"method": other, "converged": None, "skipped": skip})
                 why += f"; {picked} did not converge at {draws} draws per chain, and {other} was skipped: {skip}"
-        if _serves(problem.model, other) and not hopeless and skip is None:
+        ran_other = _release_serves(problem, other) and not hopeless and skip is None
+        if ran_other:
             why += f"; {picked} did not converge at {draws} draws per chain, so {other} ran as well"
             r2, v2, rec2 = _attempt(other, problem, next(streams), chains, draws, warmup, on_progress,
                                     settings_for(other, problem, numbers))
@@ -594,7 +627,14 @@ def auto(problem: Problem, rng: np.random.Generator, *, chains: int = 4, draws: 
                 r3, v3, rec3 = _attempt(picked, problem, next(streams), chains, 4 * draws, warmup, on_progress,
                                         settings_for(picked, problem, numbers))
                 attempts.append(rec3)
-                why += f"; neither converged, so {picked} reran with {4 * draws} draws per chain"
+                rerun = f"{picked} reran with {4 * draws} draws per chain"
+                if ran_other:
+                    why += f"; neither converged, so {rerun}"
+                elif _release_serves(problem, other):  # skipped: the reason is said above
+                    why += f"; {rerun}"
+                else:
+                    why += (f"; {picked} did not converge at {draws} draws per chain and {other} does not serve "
+                            f"this scenario, so {rerun}")
                 if v3.converged or _score(v3) > _score(best[1]):
                     best = (r3, v3)
             else:

@@ -39,7 +39,9 @@ Start: n at the plug-in (the prior's mean, or the known n), mu at the release cl
 per-chain jitter.
 
 Draws: ``mu``, ``n`` and ``clamped_mean`` = E[clip(X, lo, hi)] at mu (the per-record mean that ``dp.mean``
-estimates; it is what the column's mean is when the model holds). Compiled loop:
+estimates; it is what the column's mean is when the model holds); with a known n, ``mu`` and ``clamped_mean`` only:
+n is then no parameter but a constant (in ``info["n"]`` and ``sample_stats["n"]``), whose draws would never move
+and would fail every convergence check. Compiled loop:
 :func:`engine.kernels.mean_ratio.ratio_pm_chain`.
 """
 from __future__ import annotations
@@ -177,10 +179,11 @@ def mean_ratio_pseudo_marginal(problem: Problem, rng: np.random.Generator, *, ch
     """Draw from p(mu, n | r) for OpenDP's mean (module docstring). Chain c runs on ``rng.spawn(chains)[c]``.
 
     ``particles``: M per estimate (default: sized in warm-up). Returns a Result with the draws ``mu``, ``n``,
-    ``clamped_mean``; ``sample_stats``: ``acceptance_rate`` (the mu move's acceptance probability),
-    ``n_acceptance`` (the n move's; NaN when n is known), ``log_likelihood_estimate``, ``n``; ``info``:
-    ``particles``, ``log_lik_sd``, ``proposal_sd`` (mu's step), ``n_step`` (k), ``unknown_n``,
-    ``likelihood = "estimated"``, ``release`` (the mechanism's description)."""
+    ``clamped_mean`` (``mu``, ``clamped_mean`` with a known n); ``sample_stats``: ``acceptance_rate`` (the mu
+    move's acceptance probability), ``n_acceptance`` (the n move's; NaN when n is known),
+    ``log_likelihood_estimate``, ``n``; ``info``: ``particles``, ``log_lik_sd``, ``proposal_sd`` (mu's step),
+    ``n_step`` (k), ``unknown_n``, ``n`` (a known n) or ``n_prior``, ``likelihood = "estimated"``, ``release`` (the
+    mechanism's description)."""
     t0 = time.perf_counter()
     setup = _Setup(problem)
     streams = rng.spawn(chains)
@@ -216,8 +219,9 @@ def mean_ratio_pseudo_marginal(problem: Problem, rng: np.random.Generator, *, ch
         "stopped": "cancelled" if stopped else None,
         "wall_time_s": time.perf_counter() - t0,
     }
-    return Result(method="pseudo_marginal", param_names=("mu", "n", "clamped_mean"),
-                  draws=np.stack([mu, n, cm], axis=2), s_dp=problem.s_dp,
+    names, columns = (("mu", "n", "clamped_mean"), [mu, n, cm]) if unk is not None else (("mu", "clamped_mean"),
+                                                                                          [mu, cm])
+    return Result(method="pseudo_marginal", param_names=names, draws=np.stack(columns, axis=2), s_dp=problem.s_dp,
                   sample_stats={"acceptance_rate": acc, "n_acceptance": acc_n, "log_likelihood_estimate": ll,
                                 "n": n},
                   info=info)

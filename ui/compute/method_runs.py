@@ -3,11 +3,15 @@ the confidential records, and the posterior pmf of an unknown n read off an RJMC
 
 Each run opens an ``st.status`` box whose final label is the run's log line ("(cached)" on a cache hit,
 see :mod:`ui.compute.progress`); a run over the server's work budget is not started
-(:mod:`ui.compute.budget`) and its :class:`~ui.compute.records.MethodRun` says why.
+(:mod:`ui.compute.budget`) and its :class:`~ui.compute.records.MethodRun` says why. A ``ValueError`` is the
+engine's word for input a method cannot take: its message is the run's line. Anything else a run or its pricing
+raises is a fault of the lab: its traceback goes to the server's log, the page gets one line naming the method, and
+it is not cached.
 """
 from __future__ import annotations
 
 import json
+import logging
 import math
 import time
 from typing import Any, Mapping, Sequence
@@ -27,6 +31,8 @@ from .progress import _Progress, _fresh
 from .records import RESULT_TTL_S, MethodRun, _payload, _run_record, spec_json
 
 __all__ = ["run_method", "run_methods", "scenario_key", "confidential", "n_pmf"]
+
+_LOG = logging.getLogger(__name__)
 
 
 @st.cache_data(show_spinner=False, max_entries=256, max_size="1GiB", ttl=RESULT_TTL_S)
@@ -52,6 +58,10 @@ def _run_cached(spec_text: str, settings_text: str) -> dict:
         if progress.interrupt is not None:
             raise progress.interrupt from None
         raise
+    except Exception:  # a fault of the lab: never cached, said in the run log by _run_logged
+        if progress.interrupt is not None:
+            raise progress.interrupt from None
+        raise
     if progress.interrupt is not None:  # stopped for a newer run: never cache a partial result
         raise progress.interrupt
     bar.progress(1.0, text=f"{label}: done")
@@ -60,12 +70,24 @@ def _run_cached(spec_text: str, settings_text: str) -> dict:
     return {**_payload(result), "log": f"{label}: {size} in {time.perf_counter() - t0:.2f} s"}
 
 
+def _fault(name: str, exc: Exception) -> dict:
+    """A run that raised something other than a ValueError (the engine's word for bad input): a fault of the lab.
+    Its traceback goes to the server's log; the page gets one run-log line naming the method."""
+    _LOG.error("%s failed on this scenario", name, exc_info=exc)
+    words = (f"an unexpected error in the lab ({type(exc).__name__}: {exc}); the other methods are unaffected. "
+             "Please report it with the page's link")
+    return {"error": words, "log": f"{METHOD_LABELS[name]}: failed — {words}"}
+
+
 def _run_logged(spec_text: str, settings_text: str, name: str) -> dict:
     """:func:`_run_cached` in a status box whose label ends as the run's log line; a result another
     run computed earlier (this session's or another's: the cache is shared) says "(cached)"."""
     with st.status(f"{METHOD_LABELS[name]}: running…", expanded=False) as status:
         _fresh.value = False
-        payload = _run_cached(spec_text, settings_text)
+        try:
+            payload = _run_cached(spec_text, settings_text)
+        except Exception as exc:  # noqa: BLE001 - not bad input but a fault: one line, the method's, not a traceback
+            payload = _fault(name, exc)
         cached = "" if _fresh.value else " (cached)"
         status.update(label=payload["log"] + cached, state="error" if "error" in payload else "complete",
                       expanded=False)
@@ -89,6 +111,10 @@ def run_method(spec_text: str, settings: Mapping[str, Any]) -> MethodRun:
             cost = _cost_cached(spec_text, spec_json(settings), budget)
         except ValueError as exc:
             return MethodRun(method=settings["name"], error=str(exc))
+        except Exception as exc:  # noqa: BLE001 - pricing it failed: a fault, said as the run's line (_fault)
+            fault = _fault(settings["name"], exc)
+            st.status(fault["log"], state="error", expanded=False)  # its run-log line, as a failed run's
+            return MethodRun(method=settings["name"], error=fault["error"])
         if cost["seconds"] > budget:
             return MethodRun(method=settings["name"], over_budget={**cost, "budget": budget})
     if budget is not None and settings["name"] == "auto" and "max_seconds" not in settings:

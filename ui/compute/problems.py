@@ -85,6 +85,9 @@ def prepare(spec_text: str) -> Prepared:
         model_name=str(getattr(problem.model, "name", "")),
         supported_methods=None if getattr(problem.model, "methods", None) is None else tuple(problem.model.methods),
         param_support=dict(getattr(problem.model, "param_support", None) or {}),
+        release_methods=None if getattr(problem.mechanism, "methods", None) is None else tuple(
+            problem.mechanism.methods),
+        release_label=str(getattr(problem.mechanism, "label", getattr(problem.mechanism, "name", ""))),
         far=_far(problem),
     )
 

@@ -84,6 +84,9 @@ class Prepared:
     supported_methods: tuple[str, ...] | None = None  # the model's own list (model.methods); None: all
     far: Mapping[str, Any] | None = None  # engine.release_distance when the release is implausible (> 6 noise sds)
     param_support: Mapping[str, tuple] | None = None  # each bounded parameter's (lo, hi): model.param_support
+    # the release's own list (mechanism.methods: OpenDP's mean, whose law involves n) and its name; None: all
+    release_methods: tuple[str, ...] | None = None
+    release_label: str = ""
 
     @property
     def unknown_n(self) -> bool:
@@ -95,6 +98,9 @@ class Prepared:
             model = MODEL_LABELS.get(self.model_name, self.model_name).split(" (")[0]
             return (f"not available for the {model} model (it supports "
                     + ", ".join(METHOD_LABELS.get(m, m) for m in self.supported_methods) + ")")
+        if self.release_methods is not None and method not in self.release_methods:
+            return (f"not available for {self.release_label} (it is analysed by "
+                    + ", ".join(METHOD_LABELS.get(m, m) for m in self.release_methods) + ")")
         if method == "rjmcmc" and not self.unknown_n:
             return "needs an unknown sample size (set Sample size to unknown in the sidebar)"
         if method == "ops" and not self.has_records:

@@ -93,6 +93,10 @@ def scenario_inputs(page: str, *, show_methods: bool = True, show_noise: bool = 
         runs = listed(METHOD_LABELS[m] for m in prepared.supported_methods)
         slots["methods"].caption(f"{MODEL_LABELS.get(scenario.model, scenario.model)} runs {runs}; the other "
                                  "methods are skipped for it.")
+    elif prepared is not None and prepared.release_methods is not None and show_methods:
+        runs = listed(METHOD_LABELS[m] for m in prepared.release_methods)
+        slots["methods"].caption(f"{prepared.release_label} is analysed by {runs}; the other methods are skipped "
+                                 "for it.")
     for section in SECTIONS:
         if section in errors:
             slots[section].error(errors[section], icon="⚠️")

@@ -9,6 +9,9 @@ this model's Δ, in its numbers). The mapping is the engine's table: neither lib
 imported. Numbers are text boxes parsed by the app (:func:`ui.sidebar.numbers.number_box`); an optional one
 (OpenDP's ``k`` and ``sensitivity``) may stay blank; ``clip`` is typed ``lower, upper`` (``0, inf``).
 
+A switch to OpenDP's mean switches the methods to those that can analyse it and n to unknown, as loading a
+dp-wizard mean does; a switch away undoes what is left of that (:func:`switch_for_mean`).
+
 State: one widget per (library, mechanism, parameter) (:func:`ui.keys.release_param_key`), seeded from the
 scenario's ``release_params`` for its own mechanism and from the form's defaults for the others
 (:func:`seed_release_widgets`).
@@ -28,13 +31,13 @@ from .. import keys
 from ..params.carry import (carried_form, carried_lab, carried_note, carried_release, model_sensitivities,
                             stated_budget)
 from ..params.parsing import format_number, parse_number
-from ..params.release import (CHOICES, RELEASE_LABELS, TEXT_PARAMS, form_default, mechanisms, params_of,
-                              release_params)
-from ..params.scenario import RELEASES, Scenario, budget_forms
-from .numbers import number_box
+from ..params.release import (CHOICES, MEAN_METHODS, RELEASE_LABELS, TEXT_PARAMS, form_default, mechanisms,
+                              params_of, release_params)
+from ..params.scenario import DEFAULT_METHODS, METHODS, RELEASES, Scenario, budget_forms
+from .numbers import number_box, read_number
 
 __all__ = ["release_choice", "library_form", "seed_release_widgets", "carry_to_lab", "carry_to_library",
-           "carry_form", "budget_note"]
+           "carry_form", "budget_note", "switch_for_mean"]
 
 _OPTIONAL_NUMBERS = ("k", "sensitivity")  # blank allowed where the library has no default (OpenDP)
 
@@ -148,12 +151,47 @@ def carry_to_library(library: str) -> None:
                                                   "(the message above says what it allows).")
 
 
+def _is_mean(release: str | None, mechanism: str | None) -> bool:
+    return release == "opendp" and mechanism == "mean"
+
+
+def switch_for_mean() -> None:
+    """On a switch to or from OpenDP's mean (a noisy sum over a noisy length): the sidebar as the dp-wizard loader
+    sets it (:func:`ui.params.release.scenario_from_spec`). To the mean, the methods that can analyse it
+    (:data:`~ui.params.release.MEAN_METHODS`) and, for the Normal (known sd) model with a known n, n unknown and not
+    released apart from the mean (the length is private: the analyst never sees it), its prior centred on the n
+    box. Back, the default methods where the mean's were still on, and a known n where it was the mean's."""
+    state = st.session_state
+    before, now = _previous(), state.get(keys.W_RELEASE)
+    was = _is_mean(before.release, before.release_mechanism)
+    mean = _is_mean(now, state.get(keys.release_mechanism_key("opendp")))
+    if mean == was:
+        return
+    on = {m for m in METHODS if state.get(keys.method_key(m))}
+    if mean or on == set(MEAN_METHODS):
+        for m in METHODS:
+            state[keys.method_key(m)] = m in (MEAN_METHODS if mean else DEFAULT_METHODS)
+    size, model = state.get(keys.W_SAMPLE_SIZE), state.get(keys.W_MODEL, before.model)
+    if mean and size == "known" and model == "normal_known_sd":
+        state[keys.W_SAMPLE_SIZE], state[keys.W_N_MECHANISM] = "unknown", "none"
+        state[keys.W_N_PRIOR_MEAN] = float(read_number(keys.W_N, before.n, integer=True))
+    elif not mean and size == "unknown" and state.get(keys.W_N_MECHANISM) == "none" \
+            and model != "dirichlet_multinomial":  # a histogram's private total is its own "none"
+        state[keys.W_SAMPLE_SIZE] = "known"
+
+
 def _release_changed() -> None:
     release = st.session_state.get(keys.W_RELEASE)
     if release == "lab":
         carry_to_lab()
     elif release in RELEASES:
         carry_to_library(release)
+    switch_for_mean()
+
+
+def _mechanism_changed(library: str) -> None:
+    carry_to_library(library)
+    switch_for_mean()
 
 
 def budget_note() -> None:
@@ -218,7 +256,7 @@ def library_form(library: str, base: Scenario | None = None) -> dict:
     """The library's mechanism and its parameters; the mapping sentence and its warnings under them. ``base``: the
     scenario as the sidebar reads it so far (this run's model and prior), whose model's Δ the sentence states."""
     mech = st.selectbox(f"{RELEASE_LABELS[library]} mechanism", mechanisms(library),
-                        key=keys.release_mechanism_key(library), on_change=carry_to_library, args=(library,),
+                        key=keys.release_mechanism_key(library), on_change=_mechanism_changed, args=(library,),
                         help="As the library names it: OpenDP make_laplace / make_gaussian, diffprivlib's class.")
     params: list[tuple[str, Any]] = []
     for name, info in params_of(library, mech).items():
