@@ -18,8 +18,8 @@ import plotly.graph_objects as go
 from .axes import BOTTOM_LEGEND, wrap
 from .palette import BOUND_COLOR, METHOD_COLORS, TRUTH_COLOR
 
-__all__ = ["tradeoff_figure", "belief_figure", "record_figure", "frontier_figure", "bound_name", "percent",
-           "budget_number"]
+__all__ = ["tradeoff_figure", "belief_figure", "belief_line_names", "record_figure", "frontier_figure", "bound_name",
+           "percent", "budget_number"]
 
 ATTACK_COLOR = METHOD_COLORS["da_mcmc"]   # bluish green: what the best attack achieves
 GUESS_COLOR = "#8c8c8c"                   # grey: a coin flip / the prior
@@ -109,8 +109,9 @@ def _belief_range(edges: np.ndarray, prob: np.ndarray, marks: list[float]) -> li
 def belief_figure(risk: dict) -> go.Figure:
     """Histogram of the informed adversary's posterior belief in the true value (prior 50%), with the
     prior, the 95% quantile and the largest possible belief (absent where unbounded); the axis zoomed to them.
-    Where the 95% quantile rounds to the largest belief (a two-valued record at small epsilon: at least 5% of
-    releases reach the ceiling) one line says both, so no legend entry names a line hidden under another."""
+    Where the 95% quantile rounds to the largest belief (pure DP puts an atom of releases at the ceiling: at least
+    5% of them reach it) one line says both, so no legend entry names a line hidden under another. Each legend
+    entry states what its line is (:func:`belief_line_names`)."""
     ia = risk["informed_adversary"]
     edges = np.asarray(ia["histogram"]["edges"])
     prob = np.asarray(ia["histogram"]["probability"])
@@ -121,27 +122,52 @@ def belief_figure(risk: dict) -> go.Figure:
                          legendrank=1,
                          hovertemplate="belief %{x:.1f}%<br>share of releases %{y:.3f}<extra></extra>"))
     top_belief, q95 = ia["max"], ia["q95"]
-    merged = top_belief is not None and q95 is not None and percent(q95) == percent(top_belief)
+    names = belief_line_names(ia)
+    merged = "q95" not in names and top_belief is not None
     # the solid line first, the dashed and dotted ones over it; the legend keeps the reading order
-    lines = [("max", top_belief, BOUND_COLOR, "solid",
-              "95% of releases below and none above" if merged else "never above", 4),
-             ("prior", ia["prior"], GUESS_COLOR, "dot", "before the release", 2),
-             ("q95", None if merged else q95, POSTERIOR_COLOR, "dash", "95% of releases below", 3)]
+    lines = [("max", top_belief, BOUND_COLOR, "solid", 4), ("prior", ia["prior"], GUESS_COLOR, "dot", 2),
+             ("q95", None if merged else q95, POSTERIOR_COLOR, "dash", 3)]
     top = float(prob.max()) if prob.size else 1.0
-    for key, value, color, dash, label, rank in lines:
+    for key, value, color, dash, rank in lines:
         if value is None:
             continue
-        meta = {"kind": key, "value": value, **({"q95": q95} if merged and key == "max" else {})}
-        fig.add_trace(go.Scatter(x=[100 * value] * 2, y=[0, 1.05 * top], mode="lines",
-                                 name=f"{label} ({percent(value)})", legendrank=rank,
-                                 line={"color": color, "dash": dash}, meta=meta,
-                                 hovertemplate=f"{label}: {100 * value:.1f}%<extra></extra>"))
+        meta = {"kind": key, "value": value, **({"q95": q95, "at_max": ia.get("at_max")} if merged and key == "max"
+                                                 else {})}
+        fig.add_trace(go.Scatter(x=[100 * value] * 2, y=[0, 1.05 * top], mode="lines", name=names[key],
+                                 legendrank=rank, line={"color": color, "dash": dash}, meta=meta,
+                                 hovertemplate=f"{names[key]}<br>at {100 * value:.1f}%<extra></extra>"))
     marks = [v for v in (ia["prior"], q95, top_belief) if v is not None]
     fig.update_layout(xaxis={"title": wrap("their belief in the true value after the release (%)"),
                              "range": _belief_range(edges, prob, marks)},
                       yaxis={"title": wrap("share of releases")}, bargap=0.05, legend=BOTTOM_LEGEND,
                       margin={"t": 30})
     return fig
+
+
+def belief_line_names(ia: dict) -> dict:
+    """The belief figure's legend entries, each saying what its line is (``ia``: ``risk["informed_adversary"]``):
+
+    ``prior``   ``before the release (50%)``;
+    ``q95``     the 95% quantile, the smallest belief at or below which at least 95% of releases leave the guess:
+                ``95% of releases at or below (62%)``;
+    ``max``     the largest belief (pure DP): ``never above (73%)``. Where the 95% quantile rounds to it, pure DP's
+                atom of releases at the ceiling holds at least 5% of them: the one line says how many reach it,
+                ``never above (58%), reached by 58% of releases`` (``q95`` then has no entry). It read "95% of
+                releases below and none above (58%)" while 58% of the releases sat at 58%.
+    """
+    names = {"prior": f"before the release ({percent(ia['prior'])})"}
+    top, q95, share = ia.get("max"), ia.get("q95"), ia.get("at_max")
+    if top is None or q95 is None or percent(q95) != percent(top):
+        if q95 is not None:
+            names["q95"] = f"95% of releases at or below ({percent(q95)})"
+        if top is not None:
+            names["max"] = f"never above ({percent(top)})"
+        return names
+    if share is not None and percent(share) not in ("0.0%", "0%"):
+        names["max"] = f"never above ({percent(top)}), reached by {percent(share)} of releases"
+    else:  # the 95% quantile only rounds to the ceiling: the 5% of releases at or above it end within rounding
+        names["max"] = f"never above ({percent(top)}), at least 5% of releases within rounding of it"
+    return names
 
 
 def record_figure(realistic: dict) -> go.Figure:
@@ -272,7 +298,7 @@ def frontier_figure(epsilon, q95, power, utility, *, utility_label: str = "poste
     eps, (q95, power, utility) = eps[order], [a[order] for a in arrays]
     labels = [f"ε = {e:g}" for e in eps]
     span = float(np.ptp(utility)) if utility.size and np.ptp(utility) > 0 else 1.0
-    lines = ((q95, "informed adversary's belief (95% of releases below)", POSTERIOR_COLOR, "q95", "top center"),
+    lines = ((q95, "informed adversary's belief (95% of releases at or below)", POSTERIOR_COLOR, "q95", "top center"),
              (power, "best attack's power at 5% false positives", ATTACK_COLOR, "power_at_5pct", "bottom center"))
     # the belief's labels above its line, the power's below its own: where the two lines meet (large epsilon)
     # the labels do not sit on each other

@@ -77,9 +77,10 @@ section("Someone who knows everyone else",
         "The worst realistic case in privacy law: an adversary who already knows every other person's record and "
         "starts at 50/50 about the last one. After seeing the release they update their guess. Each release moves "
         "it differently, so the bars show how often the guess ends at each level (in the true value's favour). "
-        f"With pure ε-DP the guess can never pass e^ε/(1+e^ε) (the {_BOUND} line: 73% at ε = 1); with Gaussian noise "
-        "there is no firm ceiling, only rare releases that move it far, so the dashed line marks the level 95% "
-        "of releases stay below.",
+        f"With pure ε-DP the guess can never pass e^ε/(1+e^ε) (the {_BOUND} line: 73% at ε = 1), and a large share "
+        "of releases reach that ceiling exactly (the legend says how many); with Gaussian noise there is no firm "
+        "ceiling, only rare releases that move it far, so the dashed line marks the level 95% of releases stay at or "
+        "below.",
         protection_figures.belief_figure(risk), keys.PROTECTION_BELIEF_CHART, "informed_adversary")
 
 realistic = risk.get("realistic_adversary", {})

@@ -80,7 +80,7 @@ def test_the_page_states_a_budget_and_a_share_with_one_rounding_each():
     assert 0.895 <= q95 < 0.8955  # the audit's case: 89.5% in the legend, 90% in the sentence
     said = pt.percent(q95)
     assert f"to {said} or more" in pt.clauses(g)[0]
-    assert _traces(pf.belief_figure(g))["q95"]["name"] == f"95% of releases below ({said})"
+    assert _traces(pf.belief_figure(g))["q95"]["name"] == f"95% of releases at or below ({said})"
 
 
 def test_the_attack_is_named_in_words_not_by_the_engine_key(laplace, gaussian):
@@ -111,19 +111,46 @@ def test_belief_figure_draws_the_histogram_and_its_lines(laplace, gaussian):
     order = [t["meta"]["kind"] for t in fig.to_dict()["data"]]
     assert order.index("q95") > order.index("max")
     assert sorted(tr, key=lambda k: tr[k]["legendrank"]) == ["belief_histogram", "prior", "q95", "max"]
-    assert tr["q95"]["name"] == "95% of releases below (62%)" and tr["max"]["name"] == "never above (73%)"
+    assert tr["q95"]["name"] == "95% of releases at or below (62%)" and tr["max"]["name"] == "never above (73%)"
 
 
 def test_belief_figure_draws_one_line_where_the_95_percent_level_is_the_ceiling(laplace):
     """A two-valued record under pure DP: at least 5% of releases reach the ceiling, so the 95% level is the
     ceiling. "95% of releases below (57.4%)" lay exactly under "never above (57.4%)", a legend entry for a line no
-    one could see; one line now says both."""
+    one could see; one line now says both: the ceiling and the share of releases that reach it (Laplace noise: its
+    two tails, half of the releases)."""
     ia = laplace["informed_adversary"]
-    assert ia["q95"] == pytest.approx(ia["max"])
+    assert ia["q95"] == pytest.approx(ia["max"]) and ia["at_max"] == pytest.approx(0.5, abs=1e-9)
     tr = _traces(pf.belief_figure(laplace))
     assert "q95" not in tr and tr["max"]["meta"]["q95"] == ia["q95"]
-    assert tr["max"]["name"] == f"95% of releases below and none above ({pt.percent(ia['max'])})" == \
-        "95% of releases below and none above (73%)"
+    assert tr["max"]["name"] == "never above (73%), reached by 50% of releases"
+
+
+def test_belief_legend_says_how_many_releases_sit_at_a_pure_dp_ceiling():
+    """rel=opendp&rel_mech=laplace&rel.domain=int&rel.scale=3 (discrete Laplace, t = 3, ε = 1/3): the legend read
+    "95% of releases below and none above (58%)", while 58% of the releases sit at the 58% ceiling and 42% below
+    it. The share at the ceiling is computed from the belief law (at_max) and the legend says it; the histogram's
+    bar at the ceiling holds that share."""
+    r = engine.risk({"seed": 1, "model": BB, "release": {"library": "opendp", "mechanism": "laplace", "domain": "int",
+                                                         "scale": 3.0}, "data": {"s_dp": [6.0]}})
+    ia = r["informed_adversary"]
+    top = 1 / (1 + math.exp(-1 / 3))
+    assert ia["max"] == pytest.approx(top, abs=1e-12)
+    # discrete Laplace, shift 1: the ceiling is reached on the two tails, P1(y >= 1) = P0(y <= 0) = 1 / (1 + e^-1/t)
+    assert ia["at_max"] == pytest.approx(top, abs=1e-9)
+    tr = _traces(pf.belief_figure(r))
+    assert tr["max"]["name"] == "never above (58%), reached by 58% of releases"
+    assert "none above" not in tr["max"]["name"] and "q95" not in tr
+    bars = tr["belief_histogram"]
+    at_top = [y for x, y in zip(bars["x"], bars["y"]) if abs(x - 100 * top) <= 1.25]
+    assert sum(at_top) == pytest.approx(ia["at_max"], abs=1e-9)
+    # where the 95% level sits below the ceiling, the ceiling's entry says only that, the quantile's "at or below"
+    names = pf.belief_line_names({"prior": 0.5, "q95": 0.62, "max": 0.73, "at_max": 0.01})
+    assert names == {"prior": "before the release (50%)", "q95": "95% of releases at or below (62%)",
+                     "max": "never above (73%)"}
+    # a 95% level that only rounds to the ceiling: the 5% above it are within rounding, not at the ceiling
+    names = pf.belief_line_names({"prior": 0.5, "q95": 0.5023, "max": 0.5025, "at_max": 1e-5})
+    assert names["max"] == "never above (50%), at least 5% of releases within rounding of it" and "q95" not in names
 
 
 def test_belief_figure_zooms_to_where_the_releases_land():

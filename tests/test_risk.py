@@ -201,6 +201,22 @@ def test_informed_belief_law_of_laplace_matches_simulation():
         assert abs(np.mean(belief <= cut) - exact) < 4 * math.sqrt(exact * (1 - exact) / draws) + 2e-4
 
 
+def test_share_of_releases_at_the_pure_dp_ceiling():
+    """``at_max``: the share of releases whose belief reaches the ceiling. Binary randomized response: every report
+    moves the guess to the ceiling or the floor, the ceiling with probability e^eps / (1 + e^eps); Laplace noise:
+    its two tails, half the releases, also when a clip merges the outcomes on a loss lattice (cells a few 1e-8
+    below the exact loss); Gaussian noise has no ceiling."""
+    model = make_model("beta_binomial", {"n": 5})
+    rr = privacy_side(model, make_mechanism("randomized_response", {"epsilon": 0.9}))["informed_adversary"]
+    assert rr["at_max"] == pytest.approx(special.expit(0.9), abs=1e-12)
+    lap = privacy_side(model, make_mechanism("laplace", {"epsilon": 1.0}))["informed_adversary"]
+    assert lap["at_max"] == pytest.approx(0.5, abs=1e-9)
+    clipped = engine.risk(_spec({"name": "beta_binomial", "n": 20}, {"name": "laplace", "epsilon": 1.0,
+                                                                      "clip": [0, 20]}, [6.0]), realistic=False)
+    assert clipped["informed_adversary"]["at_max"] == pytest.approx(0.5, abs=1e-3)
+    assert privacy_side(model, make_mechanism("gaussian", {"rho": 0.5}))["informed_adversary"]["at_max"] is None
+
+
 # --- the realistic adversary against enumeration ----------------------------------------------------------
 
 def _enumerate(problem, values, log_prior_records, log_release):

@@ -21,7 +21,8 @@ Four numbers and two curves, every one computed from the mechanism's own noise l
     distribution over releases (truth drawn 50/50, release from it; ``histogram``: its probability in
     bins of 2.5%): ``q50``, ``q95``, ``q99`` and the
     largest value ``max = e^eps / (1 + e^eps)`` for pure eps-DP noise, ``None`` where ``L`` is unbounded
-    (Gaussian and discrete Gaussian noise).
+    (Gaussian and discrete Gaussian noise); ``at_max``: the share of releases whose belief reaches ``max``
+    (pure DP puts an atom there: half the releases for Laplace noise on a two-valued record), ``None`` with it.
 ``neighbours``
     the pair attacked (:mod:`engine.protection.pairs`): replace-one at the sensitivity for a known n;
     add/remove-one for an unknown n, where the release is the pair ``(s_dp, n_dp)``: the target's record
@@ -110,6 +111,7 @@ def privacy_side(model, mechanism, n_mechanism=None, unknown_n: bool | None = No
     bound = _bound(mechanism, alpha, n_mechanism)
     q = exp.belief_quantile(QUANTILES)
     max_loss = exp.max_loss()
+    top = None if math.isinf(max_loss) else float(1.0 / (1.0 + math.exp(-max_loss)))
     power = float(1.0 - exp.tradeoff(FALSE_POSITIVE_RATE))
     guarantee = _guarantee(mechanism, n_mechanism)
     description = mechanism.describe() + (f"; size n released with {n_mechanism.describe()}" if n_mechanism else "")
@@ -122,7 +124,7 @@ def privacy_side(model, mechanism, n_mechanism=None, unknown_n: bool | None = No
         "tradeoff": {"alpha": alpha.tolist(), "beta": beta.tolist(), "max_error": _float(exp.max_error)},
         "bound": bound,
         "informed_adversary": {"prior": 0.5, "q50": float(q[0]), "q95": float(q[1]), "q99": float(q[2]),
-                               "max": None if math.isinf(max_loss) else float(1.0 / (1.0 + math.exp(-max_loss))),
+                               "max": top, "at_max": None if top is None else exp.belief_share_at_least(top),
                                "histogram": {"edges": BELIEF_EDGES.tolist(),
                                              "probability": exp.belief_histogram(BELIEF_EDGES).tolist()}},
         "power_at_5pct": power,
