@@ -829,3 +829,22 @@ def test_bounded_domain_curve_is_the_renormalised_threshold_curve():
         a, bb = _threshold_curve(log_cdf(s0), log_cdf(s0 + 1), 0.0, 4.0)
     alpha = np.asarray(r["tradeoff"]["alpha"])
     np.testing.assert_allclose(r["tradeoff"]["beta"], np.interp(alpha, a, bb), atol=r["tradeoff"]["max_error"] + 1e-8)
+
+
+def test_wide_gaussian_noise_gets_its_curve_not_a_memory_error():
+    """diffprivlib's Gaussian at epsilon = 0.1, delta = 1e-6 (sigma = 53) went through the loss lattice (its noise
+    class is a subclass of Gaussian, not Gaussian) and a clipped Gaussian at sigma = 40 collapsed the lattice's
+    loss range onto one level: both asked numpy for petabytes. The library's Gaussian now takes the Gaussian's
+    closed form (its noise is the same law), and the clipped one's lattice is cut finely enough to see its range."""
+    table = {"library": "diffprivlib", "mechanism": "Gaussian", "epsilon": 0.1, "delta": 1e-6, "sensitivity": 1}
+    problem = engine.prepare({"seed": 3, "model": BB, "release": table, "data": {"s_dp": [2.0]}})
+    r = engine.risk(problem, realistic=False)
+    mu = 1.0 / problem.mechanism.scale
+    assert problem.mechanism.scale > 50 and r["tradeoff"]["max_error"] == 0
+    np.testing.assert_allclose(r["tradeoff"]["beta"], gdp_tradeoff(alpha_grid(), mu), atol=1e-14)
+    wide = {"name": "gaussian", "sigma": 40.0, "clip": [0, 20]}
+    clipped = engine.risk(_spec({"name": "beta_binomial", "n": 20}, wide, [6.0]), realistic=False)
+    beta = np.asarray(clipped["tradeoff"]["beta"])
+    assert clipped["tradeoff"]["max_error"] < 1e-5
+    assert (beta - gdp_tradeoff(alpha_grid(), 1 / 40)).min() > -1e-12  # a clip is post-processing: never below
+    assert 0.05 < clipped["power_at_5pct"] < 0.06  # mu = 1/40: barely better than a coin's 5%

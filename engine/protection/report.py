@@ -56,7 +56,7 @@ from ..mechanisms.ratio import OpenDPMean
 from ..models import make_model
 from ..models.sample_size import make_size_mechanism, make_size_prior, plug_in_n
 from ..spec import build_mechanism, load_spec, spec_from_dict
-from .pairs import Neighbours, base_mechanism, neighbours
+from .pairs import Neighbours, base_mechanism, neighbours, noise_law
 from .realistic import realistic_adversary
 from .tradeoff import alpha_grid, epsilon_dp_tradeoff, experiment, gdp_tradeoff, zcdp_tradeoff
 
@@ -176,7 +176,7 @@ def _guarantee(mechanism, n_mechanism=None) -> dict:
     parts = [g, dict(n_mechanism.guarantee)]
     if all(p.get("kind") == "pure" for p in parts):
         return {"kind": "pure", "epsilon": sum(p["epsilon"] for p in parts), "composed_of": parts}
-    if all(type(base_mechanism(m)) is Gaussian for m in (mechanism, n_mechanism)):
+    if all(noise_law(base_mechanism(m)) is Gaussian for m in (mechanism, n_mechanism)):
         mu = math.hypot(*(m.sensitivity / m.scale for m in (mechanism, n_mechanism)))
         return {"kind": "gdp", "mu": mu, "rho": mu * mu / 2.0, "composed_of": parts}  # mu-GDP is exactly mu^2/2-zCDP
     rho = sum(p["rho"] if "rho" in p else p["epsilon"] ** 2 / 2.0 for p in parts)
@@ -187,7 +187,7 @@ def _bound(mechanism, alpha, n_mechanism=None) -> dict:
     """The curve the stated guarantee allows (module docstring); a clip is post-processing and keeps its noise's."""
     g = _guarantee(mechanism, n_mechanism)
     base = base_mechanism(mechanism)
-    if g.get("kind") == "gdp" or (n_mechanism is None and type(base) is Gaussian):
+    if g.get("kind") == "gdp" or (n_mechanism is None and noise_law(base) is Gaussian):
         mu = g["mu"] if "mu" in g else base.sensitivity / base.scale
         out = {"kind": "gdp", "mu": mu, "beta": gdp_tradeoff(alpha, mu)}
     elif g.get("kind") == "zcdp" or "rho" in g:

@@ -107,7 +107,7 @@ from ..mechanisms import (DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace, 
 from ..mechanisms.clipped import BoundedLaplace, Clipped
 from .lattice import continuous_pieces, finite_pieces, lattice_product
 from .lattice import log_conv as _log_conv
-from .pairs import RISK_MODELS, Neighbours, base_mechanism, neighbours
+from .pairs import RISK_MODELS, Neighbours, base_mechanism, neighbours, noise_law
 
 __all__ = ["FiniteExperiment", "GaussianExperiment", "Neighbours", "neighbours", "experiment",
            "epsilon_dp_tradeoff", "gdp_tradeoff", "zcdp_delta", "zcdp_tradeoff", "laplace_tradeoff", "alpha_grid", "RISK_MODELS",
@@ -306,7 +306,8 @@ def experiment(model, mechanism, pair: Neighbours | None = None, n_mechanism=Non
     coords = [(mechanism, float(dj), j) for dj, j in zip(d[keep], np.flatnonzero(keep))]
     if pair.size_shift:
         coords.append((n_mechanism, float(pair.size_shift), None))
-    plain = all(type(m) in (Laplace, Gaussian, DiscreteLaplace, DiscreteGaussian) or _on_lattice(m) for m, _, _ in coords)
+    plain = all(noise_law(m) in (Laplace, Gaussian, DiscreteLaplace, DiscreteGaussian) or _on_lattice(m)
+                for m, _, _ in coords)
     if plain:
         fast = _plain_experiment(coords)
         if fast is not None:
@@ -395,13 +396,13 @@ def _plain_experiment(coords):
             scaled.append((dj / g, m.scale / g))
         else:
             scaled.append((dj, m.scale))
-    if all(type(m) is Gaussian for m in mechs):
+    if all(noise_law(m) is Gaussian for m in mechs):
         return GaussianExperiment(float(np.sqrt(np.sum((d / np.array([m.scale for m in mechs])) ** 2))))
     if all(isinstance(m, DiscreteGaussian) for m in mechs) and len({s for _, s in scaled}) == 1:
         return _discrete_gaussian(np.array([x for x, _ in scaled]), scaled[0][1])
     if all(isinstance(m, DiscreteLaplace) for m in mechs):
         return _product([_discrete_laplace(x, t) for x, t in scaled])
-    if len(coords) == 1 and type(mechs[0]) is Laplace:
+    if len(coords) == 1 and noise_law(mechs[0]) is Laplace:
         return _product([_laplace(abs(d[0]), mechs[0].scale, LAPLACE_BINS)])
     return None
 
