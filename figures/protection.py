@@ -19,11 +19,12 @@ from .axes import BOTTOM_LEGEND, wrap
 from .palette import BOUND_COLOR, METHOD_COLORS, TRUTH_COLOR
 
 __all__ = ["tradeoff_figure", "belief_figure", "belief_line_names", "record_figure", "frontier_figure", "bound_name",
-           "percent", "budget_number"]
+           "mechanism_curve_name", "percent", "budget_number"]
 
 ATTACK_COLOR = METHOD_COLORS["da_mcmc"]   # bluish green: what the best attack achieves
 GUESS_COLOR = "#8c8c8c"                   # grey: a coin flip / the prior
 POSTERIOR_COLOR = METHOD_COLORS["exact"]  # blue: the posterior after the release
+MECHANISM_COLOR = METHOD_COLORS["exact"]  # blue, dotted: a Gaussian's own curve (the trade-off figure has no posterior)
 
 #: What the best attack is on, in the legend ("best attack on Laplace noise", not the engine's key "laplace").
 _ATTACKED = {"laplace": "Laplace noise", "gaussian": "Gaussian noise", "discrete_laplace": "discrete Laplace noise",
@@ -47,20 +48,38 @@ def budget_number(v: float) -> str:
 
 
 def bound_name(risk: dict) -> str:
-    """The guarantee curve's legend entry, in the budget the sentence states: ``what ε-DP allows (ε = 1)``;
-    Gaussian noise stated by ρ draws its exact μ-GDP curve, named as ``what ρ-zCDP allows (ρ = 0.5: exactly
-    μ = 1 Gaussian DP)`` (it read "what μ-GDP allows (μ = 1)" under "At ρ = 0.5", μ defined nowhere)."""
+    """The guarantee curve's legend entry, in the budget the sentence states: ``what ε-DP allows (ε = 1)``; a release
+    stated in (ε, δ) (diffprivlib's Gaussians, the lab's Gaussian in its (ε, δ) form) draws that statement's curve,
+    ``what (ε, δ)-DP allows (ε = 1, δ = 1e-05)`` (it drew a ρ-zCDP curve, ρ = 0.0213, that no one had set or
+    explained). A Gaussian stated by ρ draws its exact μ-GDP curve, named with what ρ and μ are: ``what ρ-zCDP
+    allows (ρ = Δ²/(2σ²) = 0.5, the Gaussian's own budget; exactly μ = Δ/σ = 1 Gaussian DP)``, in three lines."""
     b, g = risk["bound"], risk.get("guarantee") or {}
     if b["kind"] == "epsilon_dp":
         if b.get("delta"):
             return f"what (ε, δ)-DP allows (ε = {budget_number(b['epsilon'])}, δ = {b['delta']:.2g})"
         return f"what ε-DP allows (ε = {budget_number(b['epsilon'])})"
+    single = not g.get("composed_of")  # a composed budget (statistic and size) is a sum, not one noise's Δ²/(2σ²)
     if b["kind"] == "zcdp":
-        return f"what ρ-zCDP allows (ρ = {budget_number(b['rho'])})"
+        what = "ρ = Δ²/(2σ²) = " if single else "ρ = "
+        return f"what ρ-zCDP allows ({what}{budget_number(b['rho'])})"
     mu = budget_number(b["mu"])
     if g.get("kind") in ("zcdp", "gdp") and g.get("rho") is not None:
+        if single:
+            return (f"what ρ-zCDP allows (ρ = Δ²/(2σ²) = {budget_number(g['rho'])},<br>the Gaussian's own budget; "
+                    f"exactly<br>μ = Δ/σ = {mu} Gaussian DP)")
         return f"what ρ-zCDP allows (ρ = {budget_number(g['rho'])}: exactly μ = {mu} Gaussian DP)"
     return f"what μ-GDP (Gaussian DP) allows (μ = {mu})"
+
+
+def mechanism_curve_name(risk: dict) -> str | None:
+    """The legend entry of a Gaussian's own curve where the release states (ε, δ) (``risk["mechanism_curve"]``),
+    named as the noise's own and by what sets it: ``this Gaussian's own curve, set by its σ (μ = Δ/σ = 0.2681;
+    ρ-zCDP, the Gaussian's own budget: ρ = Δ²/(2σ²) = 0.03593)``, in three lines; None without one."""
+    own = risk.get("mechanism_curve")
+    if not own:
+        return None
+    return (f"this Gaussian's own curve, set by its σ<br>(μ = Δ/σ = {budget_number(own['mu'])}; ρ-zCDP, the Gaussian's"
+            f"<br>own budget: ρ = Δ²/(2σ²) = {budget_number(own['rho'])})")
 
 
 def tradeoff_figure(risk: dict) -> go.Figure:
@@ -80,11 +99,18 @@ def tradeoff_figure(risk: dict) -> go.Figure:
                              line={"color": BOUND_COLOR, "dash": "dash"}, meta={"kind": "bound", "bound": b["kind"]},
                              legendrank=2,
                              hovertemplate="false positives %{x:.3f}<br>misses at least %{y:.3f}<extra>guarantee</extra>"))
+    own = risk.get("mechanism_curve")
+    if own:  # a Gaussian stated in (ε, δ): its own, tighter curve, dotted over the attack's line it bounds
+        fig.add_trace(go.Scatter(x=own["alpha"], y=own["beta"], mode="lines", name=mechanism_curve_name(risk),
+                                 line={"color": MECHANISM_COLOR, "dash": "dot", "width": 4}, legendrank=4,
+                                 meta={"kind": "mechanism_curve", "mu": own["mu"], "rho": own["rho"]},
+                                 hovertemplate="false positives %{x:.3f}<br>misses at least %{y:.3f}"
+                                               "<extra>the Gaussian's own curve</extra>"))
     power = risk["power_at_5pct"]
     fig.add_trace(go.Scatter(x=[0.05], y=[1 - power], mode="markers+text", name="at 5% false positives",
                              text=[f"power {percent(power)}"], textposition="top right",
                              marker={"color": ATTACK_COLOR, "size": 10}, meta={"kind": "power_at_5pct", "power": power},
-                             legendrank=4))
+                             legendrank=5))
     # a square plot: the axes share a scale (scaleanchor), and where the space is wider or taller than square
     # the plot narrows ("constrain": "domain") instead of widening an axis beyond the error rates' [0, 1]
     fig.update_layout(xaxis={"title": wrap("type I error α (false positives)"), "range": [0, 1],

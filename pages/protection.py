@@ -21,6 +21,7 @@ ensure_routed()
 # the colours the explanations name, in the words of figures.palette.COLOR_WORDS (the figures' own colours)
 _ATTACK, _BOUND = color_word(protection_figures.ATTACK_COLOR), color_word(BOUND_COLOR)
 _GUESS, _POSTERIOR = color_word(protection_figures.GUESS_COLOR), color_word(protection_figures.POSTERIOR_COLOR)
+_OWN = color_word(protection_figures.MECHANISM_COLOR)
 
 
 def section(title: str, explanation: str, fig, key: str, name: str, unavailable: str = "") -> None:
@@ -62,6 +63,12 @@ st.markdown(f"##### {protection_text.protection_sentence(risk)}")
 if risk["neighbours"].get("note"):  # which two records are attacked, where that is not obvious
     st.caption(f"The attack compares two neighbouring datasets: {risk['neighbours']['note']}.")
 
+own_curve = ""
+if risk.get("mechanism_curve"):  # Gaussian noise stated in (ε, δ): the statement's curve, and the noise's own
+    own_curve = (f" Here the release states (ε, δ), so the dashed curve is that statement's; the **{_OWN} dotted "
+                 "curve** is this Gaussian's own, set by its σ (μ-GDP with μ = Δ/σ; ρ-zCDP, the Gaussian's own "
+                 "budget: ρ = Δ²/(2σ²) = μ²/2). It is what this noise itself allows, tighter than the (ε, δ) "
+                 "stated for it; on unclipped noise the best attack follows it exactly.")
 section("The best possible attack",
         "Imagine an attacker who must decide, from the release alone, which of two values one person's record has "
         "(for example *in the data with a 1* or *with a 0*). Any attack makes two kinds of mistakes: accusing "
@@ -70,7 +77,7 @@ section("The best possible attack",
         f"it. The **{_BOUND} dashed curve** is what the privacy guarantee promises at worst; the {_ATTACK} curve never "
         f"goes below it. The **{_GUESS} diagonal** is guessing with a coin. The closer the {_ATTACK} curve is to the "
         "diagonal, the better the person is protected. The dot reads the curve where the attacker accepts 5% false "
-        "positives: the share of real cases it then catches is its *power*.",
+        "positives: the share of real cases it then catches is its *power*." + own_curve,
         protection_figures.tradeoff_figure(risk), keys.PROTECTION_TRADEOFF_CHART, "tradeoff_curve")
 
 section("Someone who knows everyone else",

@@ -3,6 +3,7 @@ against the numbers, and the page in AppTest."""
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -53,17 +54,58 @@ def test_tradeoff_figure_draws_the_curve_the_bound_the_diagonal_and_the_power(la
 
 def test_tradeoff_figure_names_the_bound_in_the_budget_the_sentence_states(gaussian):
     """With mech=gaussian&budget=rho&rho=0.5 the sentence said "At ρ = 0.5" and the sidebar zCDP, while the legend
-    said "what μ-GDP allows (μ = 1)", μ and GDP defined nowhere: the legend now names the ρ and what it is exactly
-    for Gaussian noise, and the page's terms define μ-GDP."""
+    said "what μ-GDP allows (μ = 1)", μ and GDP defined nowhere: the legend now names the ρ, what it is (the
+    Gaussian's own budget, Δ²/(2σ²)) and what it is exactly for Gaussian noise, and the page's terms define μ-GDP."""
     name = _traces(pf.tradeoff_figure(gaussian))["bound"]["name"]
-    assert name == "what ρ-zCDP allows (ρ = 0.5: exactly μ = 1 Gaussian DP)"
+    assert name == ("what ρ-zCDP allows (ρ = Δ²/(2σ²) = 0.5,<br>the Gaussian's own budget; exactly<br>μ = Δ/σ = 1 "
+                    "Gaussian DP)")
     assert pt.budget_clause(gaussian) == "At ρ = 0.5"
-    stated = dict(gaussian, guarantee={"kind": "approx", "epsilon": 1.0, "delta": 1e-5})  # Gaussian stated (ε, δ)
-    assert pf.bound_name(stated) == "what μ-GDP (Gaussian DP) allows (μ = 1)"
+    assert "mechanism_curve" not in gaussian  # stated by ρ: the bound is the noise's own curve already
     approx = dict(gaussian, bound={"kind": "epsilon_dp", "epsilon": 1.0, "delta": 1e-5})  # diffprivlib Laplace, δ > 0
     assert pf.bound_name(approx) == "what (ε, δ)-DP allows (ε = 1, δ = 1e-05)"
+    discrete = _risk({"name": "discrete_gaussian", "rho": 0.5})
+    assert pf.bound_name(discrete) == "what ρ-zCDP allows (ρ = Δ²/(2σ²) = 0.5)"
     from ui.glossary import GLOSSARY
     assert "μ-GDP" in GLOSSARY["gdp"] and "Gaussian" in GLOSSARY["gdp"]
+
+
+@pytest.mark.parametrize("mechanism, table", [({"name": "gaussian", "epsilon": 1.0, "delta": 1e-5}, "mechanism"),
+                                              ({"library": "diffprivlib", "mechanism": "Gaussian", "epsilon": 1.0,
+                                                "delta": 1e-5, "sensitivity": 1}, "release"),
+                                              ({"library": "diffprivlib", "mechanism": "GaussianAnalytic",
+                                                "epsilon": 1.0, "delta": 1e-5, "sensitivity": 1}, "release")])
+def test_a_gaussian_stated_in_epsilon_delta_is_drawn_against_that_statement(mechanism, table):
+    """diffprivlib's Gaussian at (ε, δ) = (1, 1e-5): the sentence said "(ε, δ) = (1, 1e-05)" while the dashed curve,
+    "what the privacy guarantee promises", was "what ρ-zCDP allows (ρ = 0.0213)", a ρ the curator never set and the
+    page never explained (the lab's Gaussian in its (ε, δ) form drew μ-GDP as "the guarantee"). The dashed curve is
+    now the stated (ε, δ)-DP curve, max(0, 1 - δ - e^ε α, e^-ε (1 - δ - α)); the Gaussian's own μ-GDP curve
+    (μ = Δ/σ) is drawn as its own, dotted, named by its σ with its ρ = Δ²/(2σ²) said in words."""
+    problem = engine.prepare({"seed": 1, "model": BB, table: mechanism, "data": {"s_dp": [6.0]}})
+    r = engine.risk(problem, realistic=False)
+    alpha = np.asarray(r["bound"]["alpha"])
+    assert r["bound"]["kind"] == "epsilon_dp" and r["bound"]["delta"] == 1e-5
+    np.testing.assert_allclose(r["bound"]["beta"], np.maximum.reduce(
+        [np.zeros_like(alpha), 1 - 1e-5 - math.e * alpha, (1 - 1e-5 - alpha) / math.e]), atol=1e-12)
+    mu = 1.0 / problem.mechanism.scale
+    own = r["mechanism_curve"]
+    assert own["mu"] == pytest.approx(mu, rel=1e-12) and own["rho"] == pytest.approx(mu * mu / 2, rel=1e-12)
+    np.testing.assert_allclose(own["beta"], engine.protection.gdp_tradeoff(alpha, mu), atol=1e-14)
+    beta = np.asarray(r["tradeoff"]["beta"])
+    np.testing.assert_allclose(beta, own["beta"], atol=1e-12)  # the attack reaches the Gaussian's own curve
+    assert (beta - np.asarray(r["bound"]["beta"])).min() > -1e-12  # and never goes below the stated one
+    assert (np.asarray(own["beta"]) - np.asarray(r["bound"]["beta"])).max() > 0.005  # the statement is looser
+    tr = _traces(pf.tradeoff_figure(r))
+    assert tr["bound"]["name"] == "what (ε, δ)-DP allows (ε = 1, δ = 1e-05)"
+    assert tr["mechanism_curve"]["name"] == (
+        f"this Gaussian's own curve, set by its σ<br>(μ = Δ/σ = {pf.budget_number(mu)}; ρ-zCDP, the Gaussian's<br>own "
+        f"budget: ρ = Δ²/(2σ²) = {pf.budget_number(mu * mu / 2)})")
+    assert tr["mechanism_curve"]["line"]["dash"] == "dot"
+    assert not [t["name"] for t in tr.values() if "ρ-zCDP allows" in t["name"]]  # no ρ curve stands for the guarantee
+    assert pt.budget_clause(r) == "At (ε, δ) = (1, 1e-05)"
+    # diffprivlib's discrete Gaussian: the stated curve too; its own curve is the attack's (exact), none drawn twice
+    table = {"library": "diffprivlib", "mechanism": "GaussianDiscrete", "epsilon": 1.0, "delta": 1e-5}
+    discrete = engine.risk({"seed": 1, "model": BB, "release": table, "data": {"s_dp": [6.0]}})
+    assert discrete["bound"]["kind"] == "epsilon_dp" and "mechanism_curve" not in discrete
 
 
 def test_the_page_states_a_budget_and_a_share_with_one_rounding_each():
@@ -336,9 +378,35 @@ def test_a_gaussian_link_states_its_rho_in_the_sentence_the_legend_and_the_terms
     assert not at.exception, [e.value for e in at.exception]
     assert any(m.value.startswith("##### At ρ = 0.5, ") for m in at.markdown)
     names = [t.get("name") for c in at.get("plotly_chart") for t in json.loads(c.proto.spec)["data"]]
-    assert "what ρ-zCDP allows (ρ = 0.5: exactly μ = 1 Gaussian DP)" in names
+    assert ("what ρ-zCDP allows (ρ = Δ²/(2σ²) = 0.5,<br>the Gaussian's own budget; exactly<br>μ = Δ/σ = 1 Gaussian "
+            "DP)") in names
     terms = next(e for e in at.expander if e.label == "Terms on this page")
     assert "**μ-GDP**" in terms.markdown[0].value and "μ = Δ/σ" in terms.markdown[0].value
+
+
+@pytest.mark.parametrize("query", [{"model": "beta_binomial", "mech": "gaussian", "budget": "epsilon_delta",
+                                    "epsilon": "1", "delta": "1e-05"},
+                                   {"model": "beta_binomial", "rel": "diffprivlib", "rel_mech": "GaussianAnalytic",
+                                    "rel.epsilon": "1", "rel.delta": "1e-05", "rel.sensitivity": "1"}])
+def test_a_gaussian_stated_in_epsilon_delta_shows_that_statement_and_its_own_curve(query):
+    """The lab's Gaussian in its (ε, δ) form and diffprivlib's GaussianAnalytic: the sentence, the dashed curve and
+    its legend state the same (ε, δ); the Gaussian's own curve is drawn dotted in the colour the explanation names,
+    and the explanation says what μ and ρ are."""
+    import json
+
+    from figures import palette
+
+    at = open_app("pages/protection.py", {**query, "methods": "naive"}, 120)
+    assert not at.exception, [e.value for e in at.exception]
+    assert any(m.value.startswith("##### At (ε, δ) = (1, 1e-05), ") for m in at.markdown)
+    traces = {t["meta"]["kind"]: t for c in at.get("plotly_chart") for t in json.loads(c.proto.spec)["data"]
+              if "meta" in t}
+    assert traces["bound"]["name"] == "what (ε, δ)-DP allows (ε = 1, δ = 1e-05)"
+    assert traces["mechanism_curve"]["name"].startswith("this Gaussian's own curve, set by its σ")
+    texts = " ".join(m.value for e in at.expander if e.label == "What am I looking at?" for m in e.markdown)
+    said = re.search(r"the \*\*(\w+) dotted curve\*\* is this Gaussian's own", texts).group(1)
+    assert palette.hue_name(traces["mechanism_curve"]["line"]["color"]) == said == "blue"
+    assert "μ = Δ/σ" in texts and "ρ-zCDP, the Gaussian's own budget: ρ = Δ²/(2σ²)" in texts
 
 
 def test_the_explanations_name_the_colours_the_figures_draw():
@@ -346,7 +414,6 @@ def test_the_explanations_name_the_colours_the_figures_draw():
     posterior drawn in blue. The words now come from figures.palette.COLOR_WORDS, each held to its colour's hue.
     The guarantee's vermillion (#D55E00) was "the red dashed curve" beside an orange legend swatch: it is orange."""
     import json
-    import re
 
     from figures import palette
 

@@ -8,13 +8,19 @@ Four numbers and two curves, every one computed from the mechanism's own noise l
     from 0 to 1 (the Neyman–Pearson curve between the two neighbours).
 ``bound``
     the curve the stated guarantee allows: pure epsilon-DP (laplace, discrete_laplace,
-    randomized_response) ``max(0, 1 - e^eps alpha, e^-eps (1 - alpha))``; the Gaussian mechanism
-    (rho-zCDP, and (epsilon, delta)-DP when delta is given) the mu-GDP curve with
-    ``mu = sensitivity / sigma = sqrt(2 rho)``, which the Gaussian attains exactly; the discrete
-    Gaussian the curve implied by rho-zCDP through its (epsilon, delta(epsilon)) family
-    (:func:`~engine.protection.tradeoff.zcdp_tradeoff`): the mu-GDP curve is *not* a bound for discrete
-    noise, whose lattice lets the first rejected outcome carry a whole atom (tests/test_risk.py shows it
-    dipping below).
+    randomized_response) ``max(0, 1 - e^eps alpha, e^-eps (1 - alpha))``; a release stated in
+    (epsilon, delta) (diffprivlib's Gaussian, GaussianAnalytic, GaussianDiscrete, Laplace with delta > 0;
+    the lab's Gaussian in its (epsilon, delta) form) the (epsilon, delta)-DP curve
+    ``max(0, 1 - delta - e^eps alpha, e^-eps (1 - delta - alpha))``, what the curator stated; the Gaussian
+    mechanism stated in rho (rho-zCDP) the mu-GDP curve with ``mu = sensitivity / sigma = sqrt(2 rho)``,
+    which the Gaussian attains exactly; the discrete Gaussian stated in rho the curve implied by rho-zCDP
+    through its (epsilon, delta(epsilon)) family (:func:`~engine.protection.tradeoff.zcdp_tradeoff`): the
+    mu-GDP curve is *not* a bound for discrete noise, whose lattice lets the first rejected outcome carry a
+    whole atom (tests/test_risk.py shows it dipping below).
+``mechanism_curve``
+    Gaussian noise stated in (epsilon, delta) only: the Gaussian's own curve, set by its sigma, the mu-GDP
+    curve with ``mu = sensitivity / sigma`` (and its zCDP budget ``rho = mu^2 / 2 = sensitivity^2 / (2
+    sigma^2)``): tighter than the stated (epsilon, delta) curve, which it touches at most at one point.
 ``informed_adversary``
     someone who knows the other n - 1 records and starts at 50/50 between the two neighbouring values:
     their posterior probability of the true value, ``e^L / (1 + e^L)`` with ``L`` the privacy loss, as a
@@ -109,13 +115,14 @@ def privacy_side(model, mechanism, n_mechanism=None, unknown_n: bool | None = No
     alpha = alpha_grid()
     beta = exp.tradeoff(alpha)
     bound = _bound(mechanism, alpha, n_mechanism)
+    own = _mechanism_curve(mechanism, alpha, n_mechanism)
     q = exp.belief_quantile(QUANTILES)
     max_loss = exp.max_loss()
     top = None if math.isinf(max_loss) else float(1.0 / (1.0 + math.exp(-max_loss)))
     power = float(1.0 - exp.tradeoff(FALSE_POSITIVE_RATE))
     guarantee = _guarantee(mechanism, n_mechanism)
     description = mechanism.describe() + (f"; size n released with {n_mechanism.describe()}" if n_mechanism else "")
-    return {
+    out = {
         "epsilon": _float(guarantee["epsilon"]) if guarantee.get("kind") == "pure" else None,
         "mechanism": mechanism.name,
         "guarantee": {k: (_float(v) if isinstance(v, (int, float)) else v) for k, v in guarantee.items()},
@@ -130,6 +137,9 @@ def privacy_side(model, mechanism, n_mechanism=None, unknown_n: bool | None = No
         "power_at_5pct": power,
         "advantage_at_5pct": power - FALSE_POSITIVE_RATE,
     }
+    if own is not None:
+        out["mechanism_curve"] = own
+    return out
 
 
 def _opendp_mean_side(model, mech) -> dict:
@@ -187,7 +197,10 @@ def _bound(mechanism, alpha, n_mechanism=None) -> dict:
     """The curve the stated guarantee allows (module docstring); a clip is post-processing and keeps its noise's."""
     g = _guarantee(mechanism, n_mechanism)
     base = base_mechanism(mechanism)
-    if g.get("kind") == "gdp" or (n_mechanism is None and noise_law(base) is Gaussian):
+    if g.get("kind") == "approx":  # stated in (epsilon, delta): what the statement promises, not the noise's own
+        out = {"kind": "epsilon_dp", "epsilon": g["epsilon"], "delta": float(g["delta"]),
+               "beta": epsilon_dp_tradeoff(alpha, g["epsilon"], float(g["delta"]))}
+    elif g.get("kind") == "gdp" or (n_mechanism is None and noise_law(base) is Gaussian):
         mu = g["mu"] if "mu" in g else base.sensitivity / base.scale
         out = {"kind": "gdp", "mu": mu, "beta": gdp_tradeoff(alpha, mu)}
     elif g.get("kind") == "zcdp" or "rho" in g:
@@ -199,6 +212,17 @@ def _bound(mechanism, alpha, n_mechanism=None) -> dict:
     out["alpha"] = np.asarray(alpha).tolist()
     out["beta"] = np.asarray(out["beta"]).tolist()
     return {k: (_float(v) if isinstance(v, float) else v) for k, v in out.items()}
+
+
+def _mechanism_curve(mechanism, alpha, n_mechanism=None) -> dict | None:
+    """Gaussian noise stated in (epsilon, delta): its own mu-GDP curve, ``mu = sensitivity / sigma`` (module
+    docstring); None otherwise (the bound already is the noise's own curve, or there is none in closed form)."""
+    base = base_mechanism(mechanism)
+    if n_mechanism is not None or mechanism.guarantee.get("kind") != "approx" or noise_law(base) is not Gaussian:
+        return None
+    mu = float(base.sensitivity / base.scale)
+    return {"kind": "gdp", "mu": mu, "rho": mu * mu / 2.0, "alpha": np.asarray(alpha).tolist(),
+            "beta": np.asarray(gdp_tradeoff(alpha, mu)).tolist()}
 
 
 def _problem(obj) -> Problem:
