@@ -90,6 +90,8 @@ def tradeoff_figure(risk: dict) -> go.Figure:
     fig.add_trace(go.Scatter(x=[0, 1], y=[1, 0], mode="lines", name="guessing (no information)", legendrank=1,
                              line={"color": GUESS_COLOR, "dash": "dot"}, meta={"kind": "guess"}))
     attacked = risk.get("attack_on") or _ATTACKED.get(risk["mechanism"], "this release")  # OpenDP's mean: its pair
+    if risk.get("noise") in _ATTACKED:  # a clipped release (a dp-wizard bin's count): "this release" named nothing
+        attacked = f"{_ATTACKED[risk['noise']]}, clipped"
     fig.add_trace(go.Scatter(x=t["alpha"], y=t["beta"], mode="lines", name=f"best attack on {attacked}",
                              line={"color": ATTACK_COLOR, "width": 3}, meta={"kind": "tradeoff"}, legendrank=3,
                              hovertemplate="false positives %{x:.3f}<br>misses %{y:.3f}<extra>best attack</extra>"))

@@ -58,6 +58,11 @@ try:
 except ValueError as exc:
     st.info(f"This page does not cover this scenario yet: {exc}", icon=":material/info:")
     st.stop()
+# a statistic of the sidebar's dp-wizard package: its total ε, and a histogram bin's count said as what it is
+risk = protection_text.for_package(risk, protection.package_statistic(inputs.spec_text,
+                                                                       st.session_state.get(keys.DPWIZARD)))
+if protection_text.statistic_note(risk):
+    st.caption(protection_text.statistic_note(risk))
 
 st.markdown(f"##### {protection_text.protection_sentence(risk)}")
 if risk["neighbours"].get("note"):  # which two records are attacked, where that is not obvious

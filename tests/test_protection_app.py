@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -505,3 +506,99 @@ def test_a_model_without_the_record_view_gets_a_sentence_not_an_empty_figure():
                     "engine computes for Beta-binomial, Dirichlet-multinomial, Poisson-gamma."], note
     assert "no discrete records" not in note[0] and "_" not in note[0].replace("s_dp", "")
     assert sum(1 for e in at.expander if e.label == "What am I looking at?") == 3
+
+
+# --------------------------------------------------------------------------- a dp-wizard package's statistics
+PACKAGE = str(Path(__file__).resolve().parent / "fixtures" / "dpwizard_grade_hours.zip")
+
+
+def _package_loaded(spec_file: str):
+    """What it protects with the fixture package uploaded in the sidebar and ``spec_file``'s statistic loaded."""
+    from ui import keys
+
+    at = open_app("pages/protection.py", {"methods": "naive"}, 120)
+    with open(PACKAGE, "rb") as fh:
+        at.sidebar.file_uploader(key=keys.W_DPWIZARD).set_value(("grade_hours.zip", fh.read(), "application/zip")).run()
+    at.sidebar.selectbox(key=keys.W_DPWIZARD_PICK).set_value(spec_file).run()
+    at.sidebar.button(key=keys.W_DPWIZARD_LOAD).click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _chart_names(at) -> dict:
+    import json
+
+    return {t["meta"]["kind"]: t.get("name") for c in at.get("plotly_chart") for t in json.loads(c.proto.spec)["data"]
+            if "meta" in t}
+
+
+def test_a_dpwizard_bin_is_said_as_a_count_not_as_one_person():
+    """grade: count in (20, 40] (released 85), loaded from the package: the page said "Poisson-gamma, n = 1 …
+    someone who knows only the model moves from 0.1% to 32% on 'this person's record is 85'". A bin's count is one
+    Poisson observation (n = 1) of the whole count, while one person adds 1 to one bin: the model-only adversary is
+    left out, with why; the informed adversary's bound stays (one person's row in or out moves the count by 1), said
+    about whether one person is counted in the bin; the page says what the statistic is; the legends name the
+    clipped noise and the share of releases at the ceiling."""
+    at = _package_loaded("grade_bin2.toml")
+    sentence = next(m.value for m in at.markdown if m.value.startswith("##### "))
+    assert sentence == ("##### At ε = 0.6667, someone who knew everyone else could move a 50% guess about whether one "
+                        "person is counted in this bin to at most 66%, and from everything grade_hours.zip releases "
+                        "(its total ε = 1) to at most 73%; the best attack that wrongly flags 5% of people catches 10% "
+                        "of the real ones.")
+    assert "record is" not in sentence and "only the model" not in sentence
+    captions = [c.value for c in at.caption]
+    assert ("The count in bin (20, 40] of grade, from the dp-wizard package grade_hours.zip, analysed as one Poisson "
+            "count (n = 1): one person adds 1 to one bin of the histogram.") in captions
+    assert ("The attack compares two neighbouring datasets: one person's row in the data or not (OpenDP's "
+            "add/remove-one neighbours): the bin's count moves by 1.") in captions
+    assert [i.value for i in at.info if i.value.startswith("Not drawn")] == [
+        "Not drawn for this scenario: a histogram bin's count is analysed as one Poisson count (n = 1), so its one "
+        "\"record\" is the whole count of the bin, not one person's row; what one person changes (the count, by one) "
+        "is what the two views above bound."]
+    assert len(at.get("plotly_chart")) == 2
+    names = _chart_names(at)
+    assert names["tradeoff"] == "best attack on discrete Laplace noise, clipped"
+    assert names["max"] == "never above (66%), reached by 66% of releases"
+
+
+@pytest.mark.parametrize("spec_file, own", [("hours_mean.toml", "at most 58%"),
+                                             ("grade_histogram.toml", "at most 66%")])
+def test_a_dpwizard_statistic_states_the_package_total_next_to_its_own(spec_file, own):
+    """The package's statistics share a total ε = 1 (the sidebar said so), while the page said only the mean's
+    "At ε = 0.3333 … at most 58%" and the histogram's "0.6667 … 66%": a person in every statistic is covered by the
+    total only. The sentence now states the total and what it allows, e/(1 + e) = 73%, next to the statistic's."""
+    at = _package_loaded(spec_file)
+    sentence = next(m.value for m in at.markdown if m.value.startswith("##### "))
+    assert f"about one person to {own}, and from everything grade_hours.zip releases (its total ε = 1) to at most " \
+           f"{pt.percent(math.e / (1 + math.e))};" in sentence
+    what = "The mean of hours" if spec_file == "hours_mean.toml" else "The histogram of grade"
+    assert f"{what}, from the dp-wizard package grade_hours.zip." in [c.value for c in at.caption]
+
+
+def test_package_statistic_matches_the_loaded_spec_and_nothing_else(tmp_path):
+    """Which of the package's statistics the sidebar's spec is: by model, release and released values (to the six
+    digits the sidebar shows); a changed release is none of them; two bins released with the same count are both
+    named (the spec cannot tell them apart)."""
+    import json
+
+    from engine.core.spec import read_spec_file
+    from ui.compute.protection import package_statistic
+
+    summary = engine.import_dpwizard(PACKAGE, str(tmp_path), use_opendp=False)
+    specs = {f.name: read_spec_file(str(f)) for f in tmp_path.glob("*.toml")}
+    kept = {"name": "grade_hours.zip", "result": {"summary": summary, "specs": specs}}
+    mean = dict(specs["hours_mean.toml"], data={"s_dp": [round(specs["hours_mean.toml"]["data"]["s_dp"][0], 4)]})
+    assert package_statistic(json.dumps(mean), kept) == {
+        "package": "grade_hours.zip", "total_epsilon": 1.0, "statistics": 2, "column": "hours", "kind": "mean",
+        "bins": [], "epsilon": pytest.approx(1 / 3)}
+    bin2 = specs["grade_bin2.toml"]
+    assert package_statistic(json.dumps(bin2), kept)["bins"] == ["(20, 40]"]
+    assert package_statistic(json.dumps(dict(bin2, data={"s_dp": [86.0]})), kept) is None
+    assert package_statistic(json.dumps(bin2), None) is None and package_statistic(None, kept) is None
+    twin = json.loads(json.dumps(summary))
+    twin["statistics"][0]["bins"][3]["released"] = 85.0
+    twins = {**specs, "grade_bin3.toml": dict(specs["grade_bin3.toml"], data={"s_dp": [85.0]})}
+    found = package_statistic(json.dumps(bin2), {"name": "x.zip", "result": {"summary": twin, "specs": twins}})
+    assert found["kind"] == "bin" and found["bins"] == ["(20, 40]", "(40, 60]"]
+    said = pt.statistic_note(pt.for_package(_risk({"name": "laplace", "epsilon": 1.0}), found))
+    assert said.startswith("The count in bin (20, 40] or (40, 60] of grade, from the dp-wizard package x.zip")

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import math
 
+from engine.protection import epsilon_dp_ceiling
 from figures.protection import budget_number, percent  # the figures' legends say the same numbers
 
-__all__ = ["budget_clause", "informed_clause", "power_clause", "realistic_clause", "utility_clause", "clauses",
-           "protection_sentence", "percent", "beyond_informed", "POPULATION_REASON"]
+__all__ = ["budget_clause", "informed_clause", "package_clause", "power_clause", "realistic_clause", "utility_clause",
+           "clauses", "protection_sentence", "percent", "beyond_informed", "for_package", "statistic_note",
+           "POPULATION_REASON"]
 
 
 def budget_clause(risk: dict) -> str:
@@ -30,13 +32,70 @@ def budget_clause(risk: dict) -> str:
 
 
 def informed_clause(risk: dict) -> str:
-    """The informed adversary: ``at most`` the maximum where it is bounded, else the 95% belief."""
-    ia = risk["informed_adversary"]
-    start = f"someone who knew everyone else could move a {percent(ia['prior'])} guess about one person"
+    """The informed adversary: ``at most`` the maximum where it is bounded, else the 95% belief. About a histogram
+    bin's count (:func:`for_package`) the guess is whether one person is counted in the bin; for a statistic of a
+    dp-wizard package, what all of the package allows follows (:func:`package_clause`)."""
+    ia, package = risk["informed_adversary"], risk.get("package") or {}
+    who = "whether one person is counted in this bin" if package.get("kind") == "bin" else "one person"
+    start = f"someone who knew everyone else could move a {percent(ia['prior'])} guess about {who}"
     if ia["max"] is not None:
-        return f"{start} to at most {percent(ia['max'])}"
-    return (f"{start} to {percent(ia['q95'])} or more in 1 release in 20 (with this noise there is no firm "
-            "ceiling)")
+        out = f"{start} to at most {percent(ia['max'])}"
+    else:
+        out = (f"{start} to {percent(ia['q95'])} or more in 1 release in 20 (with this noise there is no firm "
+               "ceiling)")
+    whole = package_clause(risk)
+    return f"{out}, and {whole}" if whole else out
+
+
+def package_clause(risk: dict) -> str | None:
+    """A dp-wizard package's statistic: what everything the package releases allows together, at its total ε (its
+    statistics share it; someone in all of them is covered by the total only): ``from everything grade_hours.zip
+    releases (its total ε = 1) to at most 73%``. None for a scenario that is no package's statistic. The page said
+    only the statistic's share ("At ε = 0.3333 … at most 58%")."""
+    package = risk.get("package")
+    if not package:
+        return None
+    total = package["total_epsilon"]
+    return (f"from everything {package['package']} releases (its total ε = {budget_number(total)}) to at most "
+            f"{percent(epsilon_dp_ceiling(total))}")
+
+
+def for_package(risk: dict, package: dict | None) -> dict:
+    """``risk`` for a statistic of a dp-wizard package (:func:`ui.compute.protection.package_statistic`), with the
+    package under ``"package"``; ``risk`` itself where ``package`` is None.
+
+    A histogram bin's count is analysed as one Poisson count (n = 1): its one "record" is the whole count, so the
+    model-only adversary's "this person's record is 85" means nothing; it is left out, with why. The informed
+    adversary and the curves stay: one person's row in or out of the data (OpenDP's add/remove-one neighbours) moves
+    the bin's count by the sensitivity, which is the pair they attack, so the note on the pair says that."""
+    if not package:
+        return risk
+    out = {**risk, "package": dict(package)}
+    if package["kind"] == "bin":
+        shift = max(abs(float(v)) for v in risk["neighbours"]["shift"])
+        out["neighbours"] = {**risk["neighbours"], "note": (
+            f"one person's row in the data or not (OpenDP's add/remove-one neighbours): the bin's count moves by "
+            f"{shift:g}")}
+        out["realistic_adversary"] = {"available": False, "reason": (
+            "a histogram bin's count is analysed as one Poisson count (n = 1), so its one \"record\" is the whole "
+            "count of the bin, not one person's row; what one person changes (the count, by one) is what the two "
+            "views above bound")}
+    return out
+
+
+def statistic_note(risk: dict) -> str | None:
+    """What the scenario is, for a statistic of a dp-wizard package: ``The count in bin (20, 40] of grade, from the
+    dp-wizard package grade_hours.zip, …``; None otherwise."""
+    package = risk.get("package")
+    if not package:
+        return None
+    where = f"from the dp-wizard package {package['package']}"
+    if package["kind"] == "bin":
+        bins = " or ".join(package["bins"])
+        return (f"The count in bin {bins} of {package['column']}, {where}, analysed as one Poisson count (n = 1): "
+                "one person adds 1 to one bin of the histogram.")
+    what = "the histogram" if package["kind"] == "histogram" else "the mean"
+    return f"{what.capitalize()} of {package['column']}, {where}."
 
 
 def power_clause(risk: dict) -> str:

@@ -21,6 +21,8 @@ Four numbers and two curves, every one computed from the mechanism's own noise l
     Gaussian noise stated in (epsilon, delta) only: the Gaussian's own curve, set by its sigma, the mu-GDP
     curve with ``mu = sensitivity / sigma`` (and its zCDP budget ``rho = mu^2 / 2 = sensitivity^2 / (2
     sigma^2)``): tighter than the stated (epsilon, delta) curve, which it touches at most at one point.
+``noise``
+    a clipped release only: the name of the noise under the clip (``mechanism`` is ``"clipped"``).
 ``informed_adversary``
     someone who knows the other n - 1 records and starts at 50/50 between the two neighbouring values:
     their posterior probability of the true value, ``e^L / (1 + e^L)`` with ``L`` the privacy loss, as a
@@ -139,6 +141,8 @@ def privacy_side(model, mechanism, n_mechanism=None, unknown_n: bool | None = No
     }
     if own is not None:
         out["mechanism_curve"] = own
+    if isinstance(mechanism, Clipped):  # the noise under the clip, for the legend ("clipped" named no noise)
+        out["noise"] = mechanism.base.name
     return out
 
 

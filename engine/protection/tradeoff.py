@@ -110,8 +110,8 @@ from .lattice import log_conv as _log_conv
 from .pairs import RISK_MODELS, Neighbours, base_mechanism, neighbours, noise_law
 
 __all__ = ["FiniteExperiment", "GaussianExperiment", "Neighbours", "neighbours", "experiment",
-           "epsilon_dp_tradeoff", "gdp_tradeoff", "zcdp_delta", "zcdp_tradeoff", "laplace_tradeoff", "alpha_grid", "RISK_MODELS",
-           "LAPLACE_BINS"]
+           "epsilon_dp_tradeoff", "epsilon_dp_ceiling", "gdp_tradeoff", "zcdp_delta", "zcdp_tradeoff",
+           "laplace_tradeoff", "alpha_grid", "RISK_MODELS", "LAPLACE_BINS"]
 
 #: Bins of the continuous middle of one unclipped Laplace coordinate (several coordinates: :mod:`.lattice`).
 LAPLACE_BINS = 4000
@@ -128,6 +128,13 @@ def epsilon_dp_tradeoff(alpha, epsilon: float, delta: float = 0.0) -> np.ndarray
     a = np.asarray(alpha, dtype=float)
     big = math.exp(min(epsilon, 700.0))  # beyond e^700 every alpha > 1e-304 already gives 0
     return np.maximum.reduce([np.zeros_like(a), 1.0 - delta - big * a, math.exp(-epsilon) * (1.0 - delta - a)])
+
+
+def epsilon_dp_ceiling(epsilon: float) -> float:
+    """The largest belief an eps-DP release lets someone who knows everyone else reach from 50/50 about one person:
+    ``e^eps / (1 + e^eps)`` (the likelihood ratio of the two neighbours is at most ``e^eps``). For a package of
+    pure-DP releases, at their total eps (basic composition), what all of them together allow."""
+    return float(special.expit(epsilon))
 
 
 def gdp_tradeoff(alpha, mu: float) -> np.ndarray:
