@@ -18,12 +18,13 @@ import plotly.graph_objects as go
 from .axes import BOTTOM_LEGEND, wrap
 from .palette import BOUND_COLOR, METHOD_COLORS, TRUTH_COLOR
 
-__all__ = ["tradeoff_figure", "belief_figure", "record_figure", "frontier_figure", "bound_name", "percent",
-           "budget_number"]
+__all__ = ["tradeoff_figure", "belief_figure", "belief_line_names", "record_figure", "frontier_figure", "bound_name",
+           "mechanism_curve_name", "percent", "budget_number"]
 
 ATTACK_COLOR = METHOD_COLORS["da_mcmc"]   # bluish green: what the best attack achieves
 GUESS_COLOR = "#8c8c8c"                   # grey: a coin flip / the prior
 POSTERIOR_COLOR = METHOD_COLORS["exact"]  # blue: the posterior after the release
+MECHANISM_COLOR = METHOD_COLORS["exact"]  # blue, dotted: a Gaussian's own curve (the trade-off figure has no posterior)
 
 #: What the best attack is on, in the legend ("best attack on Laplace noise", not the engine's key "laplace").
 _ATTACKED = {"laplace": "Laplace noise", "gaussian": "Gaussian noise", "discrete_laplace": "discrete Laplace noise",
@@ -47,20 +48,38 @@ def budget_number(v: float) -> str:
 
 
 def bound_name(risk: dict) -> str:
-    """The guarantee curve's legend entry, in the budget the sentence states: ``what ε-DP allows (ε = 1)``;
-    Gaussian noise stated by ρ draws its exact μ-GDP curve, named as ``what ρ-zCDP allows (ρ = 0.5: exactly
-    μ = 1 Gaussian DP)`` (it read "what μ-GDP allows (μ = 1)" under "At ρ = 0.5", μ defined nowhere)."""
+    """The guarantee curve's legend entry, in the budget the sentence states: ``what ε-DP allows (ε = 1)``; a release
+    stated in (ε, δ) (diffprivlib's Gaussians, the lab's Gaussian in its (ε, δ) form) draws that statement's curve,
+    ``what (ε, δ)-DP allows (ε = 1, δ = 1e-05)`` (it drew a ρ-zCDP curve, ρ = 0.0213, that no one had set or
+    explained). A Gaussian stated by ρ draws its exact μ-GDP curve, named with what ρ and μ are: ``what ρ-zCDP
+    allows (ρ = Δ²/(2σ²) = 0.5, the Gaussian's own budget; exactly μ = Δ/σ = 1 Gaussian DP)``, in three lines."""
     b, g = risk["bound"], risk.get("guarantee") or {}
     if b["kind"] == "epsilon_dp":
         if b.get("delta"):
             return f"what (ε, δ)-DP allows (ε = {budget_number(b['epsilon'])}, δ = {b['delta']:.2g})"
         return f"what ε-DP allows (ε = {budget_number(b['epsilon'])})"
+    single = not g.get("composed_of")  # a composed budget (statistic and size) is a sum, not one noise's Δ²/(2σ²)
     if b["kind"] == "zcdp":
-        return f"what ρ-zCDP allows (ρ = {budget_number(b['rho'])})"
+        what = "ρ = Δ²/(2σ²) = " if single else "ρ = "
+        return f"what ρ-zCDP allows ({what}{budget_number(b['rho'])})"
     mu = budget_number(b["mu"])
     if g.get("kind") in ("zcdp", "gdp") and g.get("rho") is not None:
+        if single:
+            return (f"what ρ-zCDP allows (ρ = Δ²/(2σ²) = {budget_number(g['rho'])},<br>the Gaussian's own budget; "
+                    f"exactly<br>μ = Δ/σ = {mu} Gaussian DP)")
         return f"what ρ-zCDP allows (ρ = {budget_number(g['rho'])}: exactly μ = {mu} Gaussian DP)"
     return f"what μ-GDP (Gaussian DP) allows (μ = {mu})"
+
+
+def mechanism_curve_name(risk: dict) -> str | None:
+    """The legend entry of a Gaussian's own curve where the release states (ε, δ) (``risk["mechanism_curve"]``),
+    named as the noise's own and by what sets it: ``this Gaussian's own curve, set by its σ (μ = Δ/σ = 0.2681;
+    ρ-zCDP, the Gaussian's own budget: ρ = Δ²/(2σ²) = 0.03593)``, in three lines; None without one."""
+    own = risk.get("mechanism_curve")
+    if not own:
+        return None
+    return (f"this Gaussian's own curve, set by its σ<br>(μ = Δ/σ = {budget_number(own['mu'])}; ρ-zCDP, the Gaussian's"
+            f"<br>own budget: ρ = Δ²/(2σ²) = {budget_number(own['rho'])})")
 
 
 def tradeoff_figure(risk: dict) -> go.Figure:
@@ -71,6 +90,8 @@ def tradeoff_figure(risk: dict) -> go.Figure:
     fig.add_trace(go.Scatter(x=[0, 1], y=[1, 0], mode="lines", name="guessing (no information)", legendrank=1,
                              line={"color": GUESS_COLOR, "dash": "dot"}, meta={"kind": "guess"}))
     attacked = risk.get("attack_on") or _ATTACKED.get(risk["mechanism"], "this release")  # OpenDP's mean: its pair
+    if risk.get("noise") in _ATTACKED:  # a clipped release (a dp-wizard bin's count): "this release" named nothing
+        attacked = f"{_ATTACKED[risk['noise']]}, clipped"
     fig.add_trace(go.Scatter(x=t["alpha"], y=t["beta"], mode="lines", name=f"best attack on {attacked}",
                              line={"color": ATTACK_COLOR, "width": 3}, meta={"kind": "tradeoff"}, legendrank=3,
                              hovertemplate="false positives %{x:.3f}<br>misses %{y:.3f}<extra>best attack</extra>"))
@@ -80,11 +101,18 @@ def tradeoff_figure(risk: dict) -> go.Figure:
                              line={"color": BOUND_COLOR, "dash": "dash"}, meta={"kind": "bound", "bound": b["kind"]},
                              legendrank=2,
                              hovertemplate="false positives %{x:.3f}<br>misses at least %{y:.3f}<extra>guarantee</extra>"))
+    own = risk.get("mechanism_curve")
+    if own:  # a Gaussian stated in (ε, δ): its own, tighter curve, dotted over the attack's line it bounds
+        fig.add_trace(go.Scatter(x=own["alpha"], y=own["beta"], mode="lines", name=mechanism_curve_name(risk),
+                                 line={"color": MECHANISM_COLOR, "dash": "dot", "width": 4}, legendrank=4,
+                                 meta={"kind": "mechanism_curve", "mu": own["mu"], "rho": own["rho"]},
+                                 hovertemplate="false positives %{x:.3f}<br>misses at least %{y:.3f}"
+                                               "<extra>the Gaussian's own curve</extra>"))
     power = risk["power_at_5pct"]
     fig.add_trace(go.Scatter(x=[0.05], y=[1 - power], mode="markers+text", name="at 5% false positives",
                              text=[f"power {percent(power)}"], textposition="top right",
                              marker={"color": ATTACK_COLOR, "size": 10}, meta={"kind": "power_at_5pct", "power": power},
-                             legendrank=4))
+                             legendrank=5))
     # a square plot: the axes share a scale (scaleanchor), and where the space is wider or taller than square
     # the plot narrows ("constrain": "domain") instead of widening an axis beyond the error rates' [0, 1]
     fig.update_layout(xaxis={"title": wrap("type I error α (false positives)"), "range": [0, 1],
@@ -109,8 +137,9 @@ def _belief_range(edges: np.ndarray, prob: np.ndarray, marks: list[float]) -> li
 def belief_figure(risk: dict) -> go.Figure:
     """Histogram of the informed adversary's posterior belief in the true value (prior 50%), with the
     prior, the 95% quantile and the largest possible belief (absent where unbounded); the axis zoomed to them.
-    Where the 95% quantile rounds to the largest belief (a two-valued record at small epsilon: at least 5% of
-    releases reach the ceiling) one line says both, so no legend entry names a line hidden under another."""
+    Where the 95% quantile rounds to the largest belief (pure DP puts an atom of releases at the ceiling: at least
+    5% of them reach it) one line says both, so no legend entry names a line hidden under another. Each legend
+    entry states what its line is (:func:`belief_line_names`)."""
     ia = risk["informed_adversary"]
     edges = np.asarray(ia["histogram"]["edges"])
     prob = np.asarray(ia["histogram"]["probability"])
@@ -121,27 +150,52 @@ def belief_figure(risk: dict) -> go.Figure:
                          legendrank=1,
                          hovertemplate="belief %{x:.1f}%<br>share of releases %{y:.3f}<extra></extra>"))
     top_belief, q95 = ia["max"], ia["q95"]
-    merged = top_belief is not None and q95 is not None and percent(q95) == percent(top_belief)
+    names = belief_line_names(ia)
+    merged = "q95" not in names and top_belief is not None
     # the solid line first, the dashed and dotted ones over it; the legend keeps the reading order
-    lines = [("max", top_belief, BOUND_COLOR, "solid",
-              "95% of releases below and none above" if merged else "never above", 4),
-             ("prior", ia["prior"], GUESS_COLOR, "dot", "before the release", 2),
-             ("q95", None if merged else q95, POSTERIOR_COLOR, "dash", "95% of releases below", 3)]
+    lines = [("max", top_belief, BOUND_COLOR, "solid", 4), ("prior", ia["prior"], GUESS_COLOR, "dot", 2),
+             ("q95", None if merged else q95, POSTERIOR_COLOR, "dash", 3)]
     top = float(prob.max()) if prob.size else 1.0
-    for key, value, color, dash, label, rank in lines:
+    for key, value, color, dash, rank in lines:
         if value is None:
             continue
-        meta = {"kind": key, "value": value, **({"q95": q95} if merged and key == "max" else {})}
-        fig.add_trace(go.Scatter(x=[100 * value] * 2, y=[0, 1.05 * top], mode="lines",
-                                 name=f"{label} ({percent(value)})", legendrank=rank,
-                                 line={"color": color, "dash": dash}, meta=meta,
-                                 hovertemplate=f"{label}: {100 * value:.1f}%<extra></extra>"))
+        meta = {"kind": key, "value": value, **({"q95": q95, "at_max": ia.get("at_max")} if merged and key == "max"
+                                                 else {})}
+        fig.add_trace(go.Scatter(x=[100 * value] * 2, y=[0, 1.05 * top], mode="lines", name=names[key],
+                                 legendrank=rank, line={"color": color, "dash": dash}, meta=meta,
+                                 hovertemplate=f"{names[key]}<br>at {100 * value:.1f}%<extra></extra>"))
     marks = [v for v in (ia["prior"], q95, top_belief) if v is not None]
     fig.update_layout(xaxis={"title": wrap("their belief in the true value after the release (%)"),
                              "range": _belief_range(edges, prob, marks)},
                       yaxis={"title": wrap("share of releases")}, bargap=0.05, legend=BOTTOM_LEGEND,
                       margin={"t": 30})
     return fig
+
+
+def belief_line_names(ia: dict) -> dict:
+    """The belief figure's legend entries, each saying what its line is (``ia``: ``risk["informed_adversary"]``):
+
+    ``prior``   ``before the release (50%)``;
+    ``q95``     the 95% quantile, the smallest belief at or below which at least 95% of releases leave the guess:
+                ``95% of releases at or below (62%)``;
+    ``max``     the largest belief (pure DP): ``never above (73%)``. Where the 95% quantile rounds to it, pure DP's
+                atom of releases at the ceiling holds at least 5% of them: the one line says how many reach it,
+                ``never above (58%), reached by 58% of releases`` (``q95`` then has no entry). It read "95% of
+                releases below and none above (58%)" while 58% of the releases sat at 58%.
+    """
+    names = {"prior": f"before the release ({percent(ia['prior'])})"}
+    top, q95, share = ia.get("max"), ia.get("q95"), ia.get("at_max")
+    if top is None or q95 is None or percent(q95) != percent(top):
+        if q95 is not None:
+            names["q95"] = f"95% of releases at or below ({percent(q95)})"
+        if top is not None:
+            names["max"] = f"never above ({percent(top)})"
+        return names
+    if share is not None and percent(share) not in ("0.0%", "0%"):
+        names["max"] = f"never above ({percent(top)}), reached by {percent(share)} of releases"
+    else:  # the 95% quantile only rounds to the ceiling: the 5% of releases at or above it end within rounding
+        names["max"] = f"never above ({percent(top)}), at least 5% of releases within rounding of it"
+    return names
 
 
 def record_figure(realistic: dict) -> go.Figure:
@@ -272,7 +326,7 @@ def frontier_figure(epsilon, q95, power, utility, *, utility_label: str = "poste
     eps, (q95, power, utility) = eps[order], [a[order] for a in arrays]
     labels = [f"ε = {e:g}" for e in eps]
     span = float(np.ptp(utility)) if utility.size and np.ptp(utility) > 0 else 1.0
-    lines = ((q95, "informed adversary's belief (95% of releases below)", POSTERIOR_COLOR, "q95", "top center"),
+    lines = ((q95, "informed adversary's belief (95% of releases at or below)", POSTERIOR_COLOR, "q95", "top center"),
              (power, "best attack's power at 5% false positives", ATTACK_COLOR, "power_at_5pct", "bottom center"))
     # the belief's labels above its line, the power's below its own: where the two lines meet (large epsilon)
     # the labels do not sit on each other

@@ -21,6 +21,7 @@ ensure_routed()
 # the colours the explanations name, in the words of figures.palette.COLOR_WORDS (the figures' own colours)
 _ATTACK, _BOUND = color_word(protection_figures.ATTACK_COLOR), color_word(BOUND_COLOR)
 _GUESS, _POSTERIOR = color_word(protection_figures.GUESS_COLOR), color_word(protection_figures.POSTERIOR_COLOR)
+_OWN = color_word(protection_figures.MECHANISM_COLOR)
 
 
 def section(title: str, explanation: str, fig, key: str, name: str, unavailable: str = "") -> None:
@@ -57,11 +58,22 @@ try:
 except ValueError as exc:
     st.info(f"This page does not cover this scenario yet: {exc}", icon=":material/info:")
     st.stop()
+# a statistic of the sidebar's dp-wizard package: its total ε, and a histogram bin's count said as what it is
+risk = protection_text.for_package(risk, protection.package_statistic(inputs.spec_text,
+                                                                       st.session_state.get(keys.DPWIZARD)))
+if protection_text.statistic_note(risk):
+    st.caption(protection_text.statistic_note(risk))
 
 st.markdown(f"##### {protection_text.protection_sentence(risk)}")
 if risk["neighbours"].get("note"):  # which two records are attacked, where that is not obvious
     st.caption(f"The attack compares two neighbouring datasets: {risk['neighbours']['note']}.")
 
+own_curve = ""
+if risk.get("mechanism_curve"):  # Gaussian noise stated in (ε, δ): the statement's curve, and the noise's own
+    own_curve = (f" Here the release states (ε, δ), so the dashed curve is that statement's; the **{_OWN} dotted "
+                 "curve** is this Gaussian's own, set by its σ (μ-GDP with μ = Δ/σ; ρ-zCDP, the Gaussian's own "
+                 "budget: ρ = Δ²/(2σ²) = μ²/2). It is what this noise itself allows, tighter than the (ε, δ) "
+                 "stated for it; on unclipped noise the best attack follows it exactly.")
 section("The best possible attack",
         "Imagine an attacker who must decide, from the release alone, which of two values one person's record has "
         "(for example *in the data with a 1* or *with a 0*). Any attack makes two kinds of mistakes: accusing "
@@ -70,16 +82,17 @@ section("The best possible attack",
         f"it. The **{_BOUND} dashed curve** is what the privacy guarantee promises at worst; the {_ATTACK} curve never "
         f"goes below it. The **{_GUESS} diagonal** is guessing with a coin. The closer the {_ATTACK} curve is to the "
         "diagonal, the better the person is protected. The dot reads the curve where the attacker accepts 5% false "
-        "positives: the share of real cases it then catches is its *power*.",
+        "positives: the share of real cases it then catches is its *power*." + own_curve,
         protection_figures.tradeoff_figure(risk), keys.PROTECTION_TRADEOFF_CHART, "tradeoff_curve")
 
 section("Someone who knows everyone else",
         "The worst realistic case in privacy law: an adversary who already knows every other person's record and "
         "starts at 50/50 about the last one. After seeing the release they update their guess. Each release moves "
         "it differently, so the bars show how often the guess ends at each level (in the true value's favour). "
-        f"With pure ε-DP the guess can never pass e^ε/(1+e^ε) (the {_BOUND} line: 73% at ε = 1); with Gaussian noise "
-        "there is no firm ceiling, only rare releases that move it far, so the dashed line marks the level 95% "
-        "of releases stay below.",
+        f"With pure ε-DP the guess can never pass e^ε/(1+e^ε) (the {_BOUND} line: 73% at ε = 1), and a large share "
+        "of releases reach that ceiling exactly (the legend says how many); with Gaussian noise there is no firm "
+        "ceiling, only rare releases that move it far, so the dashed line marks the level 95% of releases stay at or "
+        "below.",
         protection_figures.belief_figure(risk), keys.PROTECTION_BELIEF_CHART, "informed_adversary")
 
 realistic = risk.get("realistic_adversary", {})

@@ -3,6 +3,8 @@ against the numbers, and the page in AppTest."""
 from __future__ import annotations
 
 import math
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -53,17 +55,58 @@ def test_tradeoff_figure_draws_the_curve_the_bound_the_diagonal_and_the_power(la
 
 def test_tradeoff_figure_names_the_bound_in_the_budget_the_sentence_states(gaussian):
     """With mech=gaussian&budget=rho&rho=0.5 the sentence said "At ρ = 0.5" and the sidebar zCDP, while the legend
-    said "what μ-GDP allows (μ = 1)", μ and GDP defined nowhere: the legend now names the ρ and what it is exactly
-    for Gaussian noise, and the page's terms define μ-GDP."""
+    said "what μ-GDP allows (μ = 1)", μ and GDP defined nowhere: the legend now names the ρ, what it is (the
+    Gaussian's own budget, Δ²/(2σ²)) and what it is exactly for Gaussian noise, and the page's terms define μ-GDP."""
     name = _traces(pf.tradeoff_figure(gaussian))["bound"]["name"]
-    assert name == "what ρ-zCDP allows (ρ = 0.5: exactly μ = 1 Gaussian DP)"
+    assert name == ("what ρ-zCDP allows (ρ = Δ²/(2σ²) = 0.5,<br>the Gaussian's own budget; exactly<br>μ = Δ/σ = 1 "
+                    "Gaussian DP)")
     assert pt.budget_clause(gaussian) == "At ρ = 0.5"
-    stated = dict(gaussian, guarantee={"kind": "approx", "epsilon": 1.0, "delta": 1e-5})  # Gaussian stated (ε, δ)
-    assert pf.bound_name(stated) == "what μ-GDP (Gaussian DP) allows (μ = 1)"
+    assert "mechanism_curve" not in gaussian  # stated by ρ: the bound is the noise's own curve already
     approx = dict(gaussian, bound={"kind": "epsilon_dp", "epsilon": 1.0, "delta": 1e-5})  # diffprivlib Laplace, δ > 0
     assert pf.bound_name(approx) == "what (ε, δ)-DP allows (ε = 1, δ = 1e-05)"
+    discrete = _risk({"name": "discrete_gaussian", "rho": 0.5})
+    assert pf.bound_name(discrete) == "what ρ-zCDP allows (ρ = Δ²/(2σ²) = 0.5)"
     from ui.glossary import GLOSSARY
     assert "μ-GDP" in GLOSSARY["gdp"] and "Gaussian" in GLOSSARY["gdp"]
+
+
+@pytest.mark.parametrize("mechanism, table", [({"name": "gaussian", "epsilon": 1.0, "delta": 1e-5}, "mechanism"),
+                                              ({"library": "diffprivlib", "mechanism": "Gaussian", "epsilon": 1.0,
+                                                "delta": 1e-5, "sensitivity": 1}, "release"),
+                                              ({"library": "diffprivlib", "mechanism": "GaussianAnalytic",
+                                                "epsilon": 1.0, "delta": 1e-5, "sensitivity": 1}, "release")])
+def test_a_gaussian_stated_in_epsilon_delta_is_drawn_against_that_statement(mechanism, table):
+    """diffprivlib's Gaussian at (ε, δ) = (1, 1e-5): the sentence said "(ε, δ) = (1, 1e-05)" while the dashed curve,
+    "what the privacy guarantee promises", was "what ρ-zCDP allows (ρ = 0.0213)", a ρ the curator never set and the
+    page never explained (the lab's Gaussian in its (ε, δ) form drew μ-GDP as "the guarantee"). The dashed curve is
+    now the stated (ε, δ)-DP curve, max(0, 1 - δ - e^ε α, e^-ε (1 - δ - α)); the Gaussian's own μ-GDP curve
+    (μ = Δ/σ) is drawn as its own, dotted, named by its σ with its ρ = Δ²/(2σ²) said in words."""
+    problem = engine.prepare({"seed": 1, "model": BB, table: mechanism, "data": {"s_dp": [6.0]}})
+    r = engine.risk(problem, realistic=False)
+    alpha = np.asarray(r["bound"]["alpha"])
+    assert r["bound"]["kind"] == "epsilon_dp" and r["bound"]["delta"] == 1e-5
+    np.testing.assert_allclose(r["bound"]["beta"], np.maximum.reduce(
+        [np.zeros_like(alpha), 1 - 1e-5 - math.e * alpha, (1 - 1e-5 - alpha) / math.e]), atol=1e-12)
+    mu = 1.0 / problem.mechanism.scale
+    own = r["mechanism_curve"]
+    assert own["mu"] == pytest.approx(mu, rel=1e-12) and own["rho"] == pytest.approx(mu * mu / 2, rel=1e-12)
+    np.testing.assert_allclose(own["beta"], engine.protection.gdp_tradeoff(alpha, mu), atol=1e-14)
+    beta = np.asarray(r["tradeoff"]["beta"])
+    np.testing.assert_allclose(beta, own["beta"], atol=1e-12)  # the attack reaches the Gaussian's own curve
+    assert (beta - np.asarray(r["bound"]["beta"])).min() > -1e-12  # and never goes below the stated one
+    assert (np.asarray(own["beta"]) - np.asarray(r["bound"]["beta"])).max() > 0.005  # the statement is looser
+    tr = _traces(pf.tradeoff_figure(r))
+    assert tr["bound"]["name"] == "what (ε, δ)-DP allows (ε = 1, δ = 1e-05)"
+    assert tr["mechanism_curve"]["name"] == (
+        f"this Gaussian's own curve, set by its σ<br>(μ = Δ/σ = {pf.budget_number(mu)}; ρ-zCDP, the Gaussian's<br>own "
+        f"budget: ρ = Δ²/(2σ²) = {pf.budget_number(mu * mu / 2)})")
+    assert tr["mechanism_curve"]["line"]["dash"] == "dot"
+    assert not [t["name"] for t in tr.values() if "ρ-zCDP allows" in t["name"]]  # no ρ curve stands for the guarantee
+    assert pt.budget_clause(r) == "At (ε, δ) = (1, 1e-05)"
+    # diffprivlib's discrete Gaussian: the stated curve too; its own curve is the attack's (exact), none drawn twice
+    table = {"library": "diffprivlib", "mechanism": "GaussianDiscrete", "epsilon": 1.0, "delta": 1e-5}
+    discrete = engine.risk({"seed": 1, "model": BB, "release": table, "data": {"s_dp": [6.0]}})
+    assert discrete["bound"]["kind"] == "epsilon_dp" and "mechanism_curve" not in discrete
 
 
 def test_the_page_states_a_budget_and_a_share_with_one_rounding_each():
@@ -80,7 +123,7 @@ def test_the_page_states_a_budget_and_a_share_with_one_rounding_each():
     assert 0.895 <= q95 < 0.8955  # the audit's case: 89.5% in the legend, 90% in the sentence
     said = pt.percent(q95)
     assert f"to {said} or more" in pt.clauses(g)[0]
-    assert _traces(pf.belief_figure(g))["q95"]["name"] == f"95% of releases below ({said})"
+    assert _traces(pf.belief_figure(g))["q95"]["name"] == f"95% of releases at or below ({said})"
 
 
 def test_the_attack_is_named_in_words_not_by_the_engine_key(laplace, gaussian):
@@ -111,19 +154,46 @@ def test_belief_figure_draws_the_histogram_and_its_lines(laplace, gaussian):
     order = [t["meta"]["kind"] for t in fig.to_dict()["data"]]
     assert order.index("q95") > order.index("max")
     assert sorted(tr, key=lambda k: tr[k]["legendrank"]) == ["belief_histogram", "prior", "q95", "max"]
-    assert tr["q95"]["name"] == "95% of releases below (62%)" and tr["max"]["name"] == "never above (73%)"
+    assert tr["q95"]["name"] == "95% of releases at or below (62%)" and tr["max"]["name"] == "never above (73%)"
 
 
 def test_belief_figure_draws_one_line_where_the_95_percent_level_is_the_ceiling(laplace):
     """A two-valued record under pure DP: at least 5% of releases reach the ceiling, so the 95% level is the
     ceiling. "95% of releases below (57.4%)" lay exactly under "never above (57.4%)", a legend entry for a line no
-    one could see; one line now says both."""
+    one could see; one line now says both: the ceiling and the share of releases that reach it (Laplace noise: its
+    two tails, half of the releases)."""
     ia = laplace["informed_adversary"]
-    assert ia["q95"] == pytest.approx(ia["max"])
+    assert ia["q95"] == pytest.approx(ia["max"]) and ia["at_max"] == pytest.approx(0.5, abs=1e-9)
     tr = _traces(pf.belief_figure(laplace))
     assert "q95" not in tr and tr["max"]["meta"]["q95"] == ia["q95"]
-    assert tr["max"]["name"] == f"95% of releases below and none above ({pt.percent(ia['max'])})" == \
-        "95% of releases below and none above (73%)"
+    assert tr["max"]["name"] == "never above (73%), reached by 50% of releases"
+
+
+def test_belief_legend_says_how_many_releases_sit_at_a_pure_dp_ceiling():
+    """rel=opendp&rel_mech=laplace&rel.domain=int&rel.scale=3 (discrete Laplace, t = 3, ε = 1/3): the legend read
+    "95% of releases below and none above (58%)", while 58% of the releases sit at the 58% ceiling and 42% below
+    it. The share at the ceiling is computed from the belief law (at_max) and the legend says it; the histogram's
+    bar at the ceiling holds that share."""
+    r = engine.risk({"seed": 1, "model": BB, "release": {"library": "opendp", "mechanism": "laplace", "domain": "int",
+                                                         "scale": 3.0}, "data": {"s_dp": [6.0]}})
+    ia = r["informed_adversary"]
+    top = 1 / (1 + math.exp(-1 / 3))
+    assert ia["max"] == pytest.approx(top, abs=1e-12)
+    # discrete Laplace, shift 1: the ceiling is reached on the two tails, P1(y >= 1) = P0(y <= 0) = 1 / (1 + e^-1/t)
+    assert ia["at_max"] == pytest.approx(top, abs=1e-9)
+    tr = _traces(pf.belief_figure(r))
+    assert tr["max"]["name"] == "never above (58%), reached by 58% of releases"
+    assert "none above" not in tr["max"]["name"] and "q95" not in tr
+    bars = tr["belief_histogram"]
+    at_top = [y for x, y in zip(bars["x"], bars["y"]) if abs(x - 100 * top) <= 1.25]
+    assert sum(at_top) == pytest.approx(ia["at_max"], abs=1e-9)
+    # where the 95% level sits below the ceiling, the ceiling's entry says only that, the quantile's "at or below"
+    names = pf.belief_line_names({"prior": 0.5, "q95": 0.62, "max": 0.73, "at_max": 0.01})
+    assert names == {"prior": "before the release (50%)", "q95": "95% of releases at or below (62%)",
+                     "max": "never above (73%)"}
+    # a 95% level that only rounds to the ceiling: the 5% above it are within rounding, not at the ceiling
+    names = pf.belief_line_names({"prior": 0.5, "q95": 0.5023, "max": 0.5025, "at_max": 1e-5})
+    assert names["max"] == "never above (50%), at least 5% of releases within rounding of it" and "q95" not in names
 
 
 def test_belief_figure_zooms_to_where_the_releases_land():
@@ -276,6 +346,34 @@ def test_sentence_for_gaussian_noise_has_no_ceiling(gaussian):
     assert pt.budget_clause(approx) == "At (ε, δ) = (1, 1e-05)"
 
 
+def test_sentence_says_why_the_model_only_adversary_moves_further_than_the_guarantee():
+    """diffprivlib's Gaussian (ε = 1, δ = 1e-5): the sentence said the informed adversary reaches "59%", then
+    "someone who knows only the model moves from 50% to 90%": the weaker adversary seemed to beat the guarantee, the
+    reason (it learns about the population, not the person) sitting in a collapsed expander. The sentence now says
+    it wherever the model-only move looks larger than the informed adversary's; pure DP too (Laplace at ε = 1, a
+    release of 18 of 20: at most 73%, then 50% to 11% on "record is 0", i.e. 89% on 1)."""
+    gauss = engine.risk({"seed": 1, "model": BB, "data": {"s_dp": [18.0]},
+                         "release": {"library": "diffprivlib", "mechanism": "Gaussian", "epsilon": 1.0, "delta": 1e-5,
+                                     "sensitivity": 1}})
+    lap = _risk({"name": "laplace", "epsilon": 1.0}, s_dp=(18.0,))
+    for r in (gauss, lap):
+        c = r["realistic_adversary"]["largest_change"]
+        assert pt.beyond_informed(r)
+        assert pt.realistic_clause(r) == (
+            f"someone who knows only the model moves from {pt.percent(c['prior'])} to {pt.percent(c['posterior'])} on "
+            "\"this person's record is 0\", from what the model and the release say about the population as a whole: "
+            "the guarantee bounds what one person's record changes, not what the data as a whole reveal")
+    assert "to 59% or more in 1 release in 20" in pt.clauses(gauss)[0]
+    assert lap["realistic_adversary"]["largest_change"]["posterior"] < 0.27  # 73% on the other value
+    # a move within the informed adversary's reach (50% to 70% at ε = 1, whose ceiling is 73%) needs no reason
+    within = _risk({"name": "laplace", "epsilon": 1.0})
+    assert not pt.beyond_informed(within) and "population" not in pt.realistic_clause(within)
+    # a posterior above the informed level says why even where the move is small (the model alone put it there)
+    high = {**within, "realistic_adversary": {**within["realistic_adversary"], "largest_change": {
+        "value": 1, "prior": 0.8, "posterior": 0.81, "difference": 0.01}}}
+    assert pt.beyond_informed(high)
+
+
 def test_sentence_leaves_out_an_unavailable_realistic_adversary():
     r = _risk({"name": "laplace", "epsilon": 2.0}, model={"name": "normal_known_sd", "n": 10}, s_dp=(1.0,))
     assert len(pt.clauses(r)) == 2 and "at most 88%" in pt.clauses(r)[0]
@@ -309,9 +407,35 @@ def test_a_gaussian_link_states_its_rho_in_the_sentence_the_legend_and_the_terms
     assert not at.exception, [e.value for e in at.exception]
     assert any(m.value.startswith("##### At ρ = 0.5, ") for m in at.markdown)
     names = [t.get("name") for c in at.get("plotly_chart") for t in json.loads(c.proto.spec)["data"]]
-    assert "what ρ-zCDP allows (ρ = 0.5: exactly μ = 1 Gaussian DP)" in names
+    assert ("what ρ-zCDP allows (ρ = Δ²/(2σ²) = 0.5,<br>the Gaussian's own budget; exactly<br>μ = Δ/σ = 1 Gaussian "
+            "DP)") in names
     terms = next(e for e in at.expander if e.label == "Terms on this page")
     assert "**μ-GDP**" in terms.markdown[0].value and "μ = Δ/σ" in terms.markdown[0].value
+
+
+@pytest.mark.parametrize("query", [{"model": "beta_binomial", "mech": "gaussian", "budget": "epsilon_delta",
+                                    "epsilon": "1", "delta": "1e-05"},
+                                   {"model": "beta_binomial", "rel": "diffprivlib", "rel_mech": "GaussianAnalytic",
+                                    "rel.epsilon": "1", "rel.delta": "1e-05", "rel.sensitivity": "1"}])
+def test_a_gaussian_stated_in_epsilon_delta_shows_that_statement_and_its_own_curve(query):
+    """The lab's Gaussian in its (ε, δ) form and diffprivlib's GaussianAnalytic: the sentence, the dashed curve and
+    its legend state the same (ε, δ); the Gaussian's own curve is drawn dotted in the colour the explanation names,
+    and the explanation says what μ and ρ are."""
+    import json
+
+    from figures import palette
+
+    at = open_app("pages/protection.py", {**query, "methods": "naive"}, 120)
+    assert not at.exception, [e.value for e in at.exception]
+    assert any(m.value.startswith("##### At (ε, δ) = (1, 1e-05), ") for m in at.markdown)
+    traces = {t["meta"]["kind"]: t for c in at.get("plotly_chart") for t in json.loads(c.proto.spec)["data"]
+              if "meta" in t}
+    assert traces["bound"]["name"] == "what (ε, δ)-DP allows (ε = 1, δ = 1e-05)"
+    assert traces["mechanism_curve"]["name"].startswith("this Gaussian's own curve, set by its σ")
+    texts = " ".join(m.value for e in at.expander if e.label == "What am I looking at?" for m in e.markdown)
+    said = re.search(r"the \*\*(\w+) dotted curve\*\* is this Gaussian's own", texts).group(1)
+    assert palette.hue_name(traces["mechanism_curve"]["line"]["color"]) == said == "blue"
+    assert "μ = Δ/σ" in texts and "ρ-zCDP, the Gaussian's own budget: ρ = Δ²/(2σ²)" in texts
 
 
 def test_the_explanations_name_the_colours_the_figures_draw():
@@ -319,7 +443,6 @@ def test_the_explanations_name_the_colours_the_figures_draw():
     posterior drawn in blue. The words now come from figures.palette.COLOR_WORDS, each held to its colour's hue.
     The guarantee's vermillion (#D55E00) was "the red dashed curve" beside an orange legend swatch: it is orange."""
     import json
-    import re
 
     from figures import palette
 
@@ -383,3 +506,99 @@ def test_a_model_without_the_record_view_gets_a_sentence_not_an_empty_figure():
                     "engine computes for Beta-binomial, Dirichlet-multinomial, Poisson-gamma."], note
     assert "no discrete records" not in note[0] and "_" not in note[0].replace("s_dp", "")
     assert sum(1 for e in at.expander if e.label == "What am I looking at?") == 3
+
+
+# --------------------------------------------------------------------------- a dp-wizard package's statistics
+PACKAGE = str(Path(__file__).resolve().parent / "fixtures" / "dpwizard_grade_hours.zip")
+
+
+def _package_loaded(spec_file: str):
+    """What it protects with the fixture package uploaded in the sidebar and ``spec_file``'s statistic loaded."""
+    from ui import keys
+
+    at = open_app("pages/protection.py", {"methods": "naive"}, 120)
+    with open(PACKAGE, "rb") as fh:
+        at.sidebar.file_uploader(key=keys.W_DPWIZARD).set_value(("grade_hours.zip", fh.read(), "application/zip")).run()
+    at.sidebar.selectbox(key=keys.W_DPWIZARD_PICK).set_value(spec_file).run()
+    at.sidebar.button(key=keys.W_DPWIZARD_LOAD).click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _chart_names(at) -> dict:
+    import json
+
+    return {t["meta"]["kind"]: t.get("name") for c in at.get("plotly_chart") for t in json.loads(c.proto.spec)["data"]
+            if "meta" in t}
+
+
+def test_a_dpwizard_bin_is_said_as_a_count_not_as_one_person():
+    """grade: count in (20, 40] (released 85), loaded from the package: the page said "Poisson-gamma, n = 1 …
+    someone who knows only the model moves from 0.1% to 32% on 'this person's record is 85'". A bin's count is one
+    Poisson observation (n = 1) of the whole count, while one person adds 1 to one bin: the model-only adversary is
+    left out, with why; the informed adversary's bound stays (one person's row in or out moves the count by 1), said
+    about whether one person is counted in the bin; the page says what the statistic is; the legends name the
+    clipped noise and the share of releases at the ceiling."""
+    at = _package_loaded("grade_bin2.toml")
+    sentence = next(m.value for m in at.markdown if m.value.startswith("##### "))
+    assert sentence == ("##### At ε = 0.6667, someone who knew everyone else could move a 50% guess about whether one "
+                        "person is counted in this bin to at most 66%, and from everything grade_hours.zip releases "
+                        "(its total ε = 1) to at most 73%; the best attack that wrongly flags 5% of people catches 10% "
+                        "of the real ones.")
+    assert "record is" not in sentence and "only the model" not in sentence
+    captions = [c.value for c in at.caption]
+    assert ("The count in bin (20, 40] of grade, from the dp-wizard package grade_hours.zip, analysed as one Poisson "
+            "count (n = 1): one person adds 1 to one bin of the histogram.") in captions
+    assert ("The attack compares two neighbouring datasets: one person's row in the data or not (OpenDP's "
+            "add/remove-one neighbours): the bin's count moves by 1.") in captions
+    assert [i.value for i in at.info if i.value.startswith("Not drawn")] == [
+        "Not drawn for this scenario: a histogram bin's count is analysed as one Poisson count (n = 1), so its one "
+        "\"record\" is the whole count of the bin, not one person's row; what one person changes (the count, by one) "
+        "is what the two views above bound."]
+    assert len(at.get("plotly_chart")) == 2
+    names = _chart_names(at)
+    assert names["tradeoff"] == "best attack on discrete Laplace noise, clipped"
+    assert names["max"] == "never above (66%), reached by 66% of releases"
+
+
+@pytest.mark.parametrize("spec_file, own", [("hours_mean.toml", "at most 58%"),
+                                             ("grade_histogram.toml", "at most 66%")])
+def test_a_dpwizard_statistic_states_the_package_total_next_to_its_own(spec_file, own):
+    """The package's statistics share a total ε = 1 (the sidebar said so), while the page said only the mean's
+    "At ε = 0.3333 … at most 58%" and the histogram's "0.6667 … 66%": a person in every statistic is covered by the
+    total only. The sentence now states the total and what it allows, e/(1 + e) = 73%, next to the statistic's."""
+    at = _package_loaded(spec_file)
+    sentence = next(m.value for m in at.markdown if m.value.startswith("##### "))
+    assert f"about one person to {own}, and from everything grade_hours.zip releases (its total ε = 1) to at most " \
+           f"{pt.percent(math.e / (1 + math.e))};" in sentence
+    what = "The mean of hours" if spec_file == "hours_mean.toml" else "The histogram of grade"
+    assert f"{what}, from the dp-wizard package grade_hours.zip." in [c.value for c in at.caption]
+
+
+def test_package_statistic_matches_the_loaded_spec_and_nothing_else(tmp_path):
+    """Which of the package's statistics the sidebar's spec is: by model, release and released values (to the six
+    digits the sidebar shows); a changed release is none of them; two bins released with the same count are both
+    named (the spec cannot tell them apart)."""
+    import json
+
+    from engine.core.spec import read_spec_file
+    from ui.compute.protection import package_statistic
+
+    summary = engine.import_dpwizard(PACKAGE, str(tmp_path), use_opendp=False)
+    specs = {f.name: read_spec_file(str(f)) for f in tmp_path.glob("*.toml")}
+    kept = {"name": "grade_hours.zip", "result": {"summary": summary, "specs": specs}}
+    mean = dict(specs["hours_mean.toml"], data={"s_dp": [round(specs["hours_mean.toml"]["data"]["s_dp"][0], 4)]})
+    assert package_statistic(json.dumps(mean), kept) == {
+        "package": "grade_hours.zip", "total_epsilon": 1.0, "statistics": 2, "column": "hours", "kind": "mean",
+        "bins": [], "epsilon": pytest.approx(1 / 3)}
+    bin2 = specs["grade_bin2.toml"]
+    assert package_statistic(json.dumps(bin2), kept)["bins"] == ["(20, 40]"]
+    assert package_statistic(json.dumps(dict(bin2, data={"s_dp": [86.0]})), kept) is None
+    assert package_statistic(json.dumps(bin2), None) is None and package_statistic(None, kept) is None
+    twin = json.loads(json.dumps(summary))
+    twin["statistics"][0]["bins"][3]["released"] = 85.0
+    twins = {**specs, "grade_bin3.toml": dict(specs["grade_bin3.toml"], data={"s_dp": [85.0]})}
+    found = package_statistic(json.dumps(bin2), {"name": "x.zip", "result": {"summary": twin, "specs": twins}})
+    assert found["kind"] == "bin" and found["bins"] == ["(20, 40]", "(40, 60]"]
+    said = pt.statistic_note(pt.for_package(_risk({"name": "laplace", "epsilon": 1.0}), found))
+    assert said.startswith("The count in bin (20, 40] or (40, 60] of grade, from the dp-wizard package x.zip")

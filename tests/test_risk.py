@@ -201,6 +201,22 @@ def test_informed_belief_law_of_laplace_matches_simulation():
         assert abs(np.mean(belief <= cut) - exact) < 4 * math.sqrt(exact * (1 - exact) / draws) + 2e-4
 
 
+def test_share_of_releases_at_the_pure_dp_ceiling():
+    """``at_max``: the share of releases whose belief reaches the ceiling. Binary randomized response: every report
+    moves the guess to the ceiling or the floor, the ceiling with probability e^eps / (1 + e^eps); Laplace noise:
+    its two tails, half the releases, also when a clip merges the outcomes on a loss lattice (cells a few 1e-8
+    below the exact loss); Gaussian noise has no ceiling."""
+    model = make_model("beta_binomial", {"n": 5})
+    rr = privacy_side(model, make_mechanism("randomized_response", {"epsilon": 0.9}))["informed_adversary"]
+    assert rr["at_max"] == pytest.approx(special.expit(0.9), abs=1e-12)
+    lap = privacy_side(model, make_mechanism("laplace", {"epsilon": 1.0}))["informed_adversary"]
+    assert lap["at_max"] == pytest.approx(0.5, abs=1e-9)
+    clipped = engine.risk(_spec({"name": "beta_binomial", "n": 20}, {"name": "laplace", "epsilon": 1.0,
+                                                                      "clip": [0, 20]}, [6.0]), realistic=False)
+    assert clipped["informed_adversary"]["at_max"] == pytest.approx(0.5, abs=1e-3)
+    assert privacy_side(model, make_mechanism("gaussian", {"rho": 0.5}))["informed_adversary"]["at_max"] is None
+
+
 # --- the realistic adversary against enumeration ----------------------------------------------------------
 
 def _enumerate(problem, values, log_prior_records, log_release):
@@ -813,3 +829,22 @@ def test_bounded_domain_curve_is_the_renormalised_threshold_curve():
         a, bb = _threshold_curve(log_cdf(s0), log_cdf(s0 + 1), 0.0, 4.0)
     alpha = np.asarray(r["tradeoff"]["alpha"])
     np.testing.assert_allclose(r["tradeoff"]["beta"], np.interp(alpha, a, bb), atol=r["tradeoff"]["max_error"] + 1e-8)
+
+
+def test_wide_gaussian_noise_gets_its_curve_not_a_memory_error():
+    """diffprivlib's Gaussian at epsilon = 0.1, delta = 1e-6 (sigma = 53) went through the loss lattice (its noise
+    class is a subclass of Gaussian, not Gaussian) and a clipped Gaussian at sigma = 40 collapsed the lattice's
+    loss range onto one level: both asked numpy for petabytes. The library's Gaussian now takes the Gaussian's
+    closed form (its noise is the same law), and the clipped one's lattice is cut finely enough to see its range."""
+    table = {"library": "diffprivlib", "mechanism": "Gaussian", "epsilon": 0.1, "delta": 1e-6, "sensitivity": 1}
+    problem = engine.prepare({"seed": 3, "model": BB, "release": table, "data": {"s_dp": [2.0]}})
+    r = engine.risk(problem, realistic=False)
+    mu = 1.0 / problem.mechanism.scale
+    assert problem.mechanism.scale > 50 and r["tradeoff"]["max_error"] == 0
+    np.testing.assert_allclose(r["tradeoff"]["beta"], gdp_tradeoff(alpha_grid(), mu), atol=1e-14)
+    wide = {"name": "gaussian", "sigma": 40.0, "clip": [0, 20]}
+    clipped = engine.risk(_spec({"name": "beta_binomial", "n": 20}, wide, [6.0]), realistic=False)
+    beta = np.asarray(clipped["tradeoff"]["beta"])
+    assert clipped["tradeoff"]["max_error"] < 1e-5
+    assert (beta - gdp_tradeoff(alpha_grid(), 1 / 40)).min() > -1e-12  # a clip is post-processing: never below
+    assert 0.05 < clipped["power_at_5pct"] < 0.06  # mu = 1/40: barely better than a coin's 5%

@@ -10,10 +10,14 @@ numbers; :func:`protection_sentence` joins them, optionally with the utility sid
 """
 from __future__ import annotations
 
+import math
+
+from engine.protection import epsilon_dp_ceiling
 from figures.protection import budget_number, percent  # the figures' legends say the same numbers
 
-__all__ = ["budget_clause", "informed_clause", "power_clause", "realistic_clause", "utility_clause", "clauses",
-           "protection_sentence", "percent"]
+__all__ = ["budget_clause", "informed_clause", "package_clause", "power_clause", "realistic_clause", "utility_clause",
+           "clauses", "protection_sentence", "percent", "beyond_informed", "for_package", "statistic_note",
+           "POPULATION_REASON"]
 
 
 def budget_clause(risk: dict) -> str:
@@ -28,13 +32,70 @@ def budget_clause(risk: dict) -> str:
 
 
 def informed_clause(risk: dict) -> str:
-    """The informed adversary: ``at most`` the maximum where it is bounded, else the 95% belief."""
-    ia = risk["informed_adversary"]
-    start = f"someone who knew everyone else could move a {percent(ia['prior'])} guess about one person"
+    """The informed adversary: ``at most`` the maximum where it is bounded, else the 95% belief. About a histogram
+    bin's count (:func:`for_package`) the guess is whether one person is counted in the bin; for a statistic of a
+    dp-wizard package, what all of the package allows follows (:func:`package_clause`)."""
+    ia, package = risk["informed_adversary"], risk.get("package") or {}
+    who = "whether one person is counted in this bin" if package.get("kind") == "bin" else "one person"
+    start = f"someone who knew everyone else could move a {percent(ia['prior'])} guess about {who}"
     if ia["max"] is not None:
-        return f"{start} to at most {percent(ia['max'])}"
-    return (f"{start} to {percent(ia['q95'])} or more in 1 release in 20 (with this noise there is no firm "
-            "ceiling)")
+        out = f"{start} to at most {percent(ia['max'])}"
+    else:
+        out = (f"{start} to {percent(ia['q95'])} or more in 1 release in 20 (with this noise there is no firm "
+               "ceiling)")
+    whole = package_clause(risk)
+    return f"{out}, and {whole}" if whole else out
+
+
+def package_clause(risk: dict) -> str | None:
+    """A dp-wizard package's statistic: what everything the package releases allows together, at its total ε (its
+    statistics share it; someone in all of them is covered by the total only): ``from everything grade_hours.zip
+    releases (its total ε = 1) to at most 73%``. None for a scenario that is no package's statistic. The page said
+    only the statistic's share ("At ε = 0.3333 … at most 58%")."""
+    package = risk.get("package")
+    if not package:
+        return None
+    total = package["total_epsilon"]
+    return (f"from everything {package['package']} releases (its total ε = {budget_number(total)}) to at most "
+            f"{percent(epsilon_dp_ceiling(total))}")
+
+
+def for_package(risk: dict, package: dict | None) -> dict:
+    """``risk`` for a statistic of a dp-wizard package (:func:`ui.compute.protection.package_statistic`), with the
+    package under ``"package"``; ``risk`` itself where ``package`` is None.
+
+    A histogram bin's count is analysed as one Poisson count (n = 1): its one "record" is the whole count, so the
+    model-only adversary's "this person's record is 85" means nothing; it is left out, with why. The informed
+    adversary and the curves stay: one person's row in or out of the data (OpenDP's add/remove-one neighbours) moves
+    the bin's count by the sensitivity, which is the pair they attack, so the note on the pair says that."""
+    if not package:
+        return risk
+    out = {**risk, "package": dict(package)}
+    if package["kind"] == "bin":
+        shift = max(abs(float(v)) for v in risk["neighbours"]["shift"])
+        out["neighbours"] = {**risk["neighbours"], "note": (
+            f"one person's row in the data or not (OpenDP's add/remove-one neighbours): the bin's count moves by "
+            f"{shift:g}")}
+        out["realistic_adversary"] = {"available": False, "reason": (
+            "a histogram bin's count is analysed as one Poisson count (n = 1), so its one \"record\" is the whole "
+            "count of the bin, not one person's row; what one person changes (the count, by one) is what the two "
+            "views above bound")}
+    return out
+
+
+def statistic_note(risk: dict) -> str | None:
+    """What the scenario is, for a statistic of a dp-wizard package: ``The count in bin (20, 40] of grade, from the
+    dp-wizard package grade_hours.zip, …``; None otherwise."""
+    package = risk.get("package")
+    if not package:
+        return None
+    where = f"from the dp-wizard package {package['package']}"
+    if package["kind"] == "bin":
+        bins = " or ".join(package["bins"])
+        return (f"The count in bin {bins} of {package['column']}, {where}, analysed as one Poisson count (n = 1): "
+                "one person adds 1 to one bin of the histogram.")
+    what = "the histogram" if package["kind"] == "histogram" else "the mean"
+    return f"{what.capitalize()} of {package['column']}, {where}."
 
 
 def power_clause(risk: dict) -> str:
@@ -42,8 +103,31 @@ def power_clause(risk: dict) -> str:
     return f"the best attack that wrongly flags 5% of people catches {percent(risk['power_at_5pct'])} of the real ones"
 
 
+#: why the model-only adversary can move further than the guarantee lets anyone move (said where it does)
+POPULATION_REASON = ("from what the model and the release say about the population as a whole: the guarantee bounds "
+                     "what one person's record changes, not what the data as a whole reveal")
+
+
+def beyond_informed(risk: dict) -> bool:
+    """Does the model-only adversary's move look larger than the informed adversary's reach? Yes where its posterior
+    is above the informed level the sentence states (the ceiling, else the 95% belief), or its move in log-odds is
+    larger than that level's (50% to 22% on "record is 0" is 50% to 78% on "record is 1"). With diffprivlib's Gaussian
+    (ε = 1, δ = 1e-5) the sentence read "59%" for the informed adversary, then "from 50% to 90%" for the weaker one;
+    pure DP does it too (Laplace at ε = 1, n = 20, s_dp = 18: at most 73%, then 50% to 11%)."""
+    ra, ia = risk.get("realistic_adversary") or {}, risk.get("informed_adversary") or {}
+    level = ia.get("max") if ia.get("max") is not None else ia.get("q95")
+    if not ra.get("available") or level is None or not 0.0 < level < 1.0:
+        return False
+    c = ra["largest_change"]
+    prior, post = (min(max(float(c[k]), 1e-300), 1.0 - 1e-16) for k in ("prior", "posterior"))
+    move = abs(math.log(post / (1.0 - post)) - math.log(prior / (1.0 - prior)))
+    return post > level or move > math.log(level / (1.0 - level))
+
+
 def realistic_clause(risk: dict) -> str | None:
-    """The realistic adversary's largest move on one record's value; None where not available."""
+    """The realistic adversary's largest move on one record's value; None where not available. Where that move
+    looks larger than the informed adversary's (:func:`beyond_informed`), the sentence says why
+    (:data:`POPULATION_REASON`): the reason sat only in a collapsed expander."""
     ra = risk.get("realistic_adversary") or {}
     if not ra.get("available"):
         return None
@@ -51,8 +135,9 @@ def realistic_clause(risk: dict) -> str | None:
     value = c["value"]
     if ra.get("labels"):  # a clamp's top value stands for "that or more"
         value = ra["labels"][ra["values"].index(value)].replace("+", " or more")
-    return (f"someone who knows only the model moves from {percent(c['prior'])} to {percent(c['posterior'])} "
-            f"on \"this person's record is {value}\"")
+    clause = (f"someone who knows only the model moves from {percent(c['prior'])} to {percent(c['posterior'])} "
+              f"on \"this person's record is {value}\"")
+    return f"{clause}, {POPULATION_REASON}" if beyond_informed(risk) else clause
 
 
 def utility_clause(param: str, half_width: float) -> str:

@@ -17,9 +17,10 @@ module                         holds
 The package is named for what it answers, not ``risk``, so that ``engine.risk`` is the function.
 """
 from .realistic import REALISTIC_MODELS, realistic_adversary
-from .tradeoff import (RISK_MODELS, FiniteExperiment, GaussianExperiment, Neighbours, alpha_grid, epsilon_dp_tradeoff,
-                       experiment, gdp_tradeoff, laplace_tradeoff, neighbours, zcdp_delta, zcdp_tradeoff)
+from .tradeoff import (RISK_MODELS, FiniteExperiment, GaussianExperiment, Neighbours, alpha_grid, epsilon_dp_ceiling,
+                       epsilon_dp_tradeoff, experiment, gdp_tradeoff, laplace_tradeoff, neighbours, zcdp_delta,
+                       zcdp_tradeoff)
 
 __all__ = ["REALISTIC_MODELS", "RISK_MODELS", "FiniteExperiment", "GaussianExperiment", "Neighbours", "alpha_grid",
-           "epsilon_dp_tradeoff", "experiment", "gdp_tradeoff", "laplace_tradeoff", "neighbours", "realistic_adversary",
-           "zcdp_delta", "zcdp_tradeoff"]
+           "epsilon_dp_ceiling", "epsilon_dp_tradeoff", "experiment", "gdp_tradeoff", "laplace_tradeoff", "neighbours",
+           "realistic_adversary", "zcdp_delta", "zcdp_tradeoff"]

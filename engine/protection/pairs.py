@@ -48,8 +48,9 @@ import numpy as np
 from ..core.validation import fail
 from ..mechanisms import DiscreteGaussian, Gaussian, RandomizedResponse
 from ..mechanisms.clipped import BoundedLaplace, Clipped
+from ..mechanisms.libraries import StatedDiscreteGaussian, StatedGaussian
 
-__all__ = ["Neighbours", "neighbours", "RISK_MODELS", "base_mechanism", "regression_pair"]
+__all__ = ["Neighbours", "neighbours", "RISK_MODELS", "base_mechanism", "noise_law", "regression_pair"]
 
 #: Models whose neighbouring records are known here (custom models: from the mechanism's sensitivity).
 RISK_MODELS = ("beta_binomial", "poisson_gamma", "dirichlet_multinomial", "normal_known_sd", "linear_regression",
@@ -79,6 +80,16 @@ class Neighbours:
 def base_mechanism(mechanism):
     """The noise law under a clip (the clip is post-processing of it)."""
     return mechanism.base if isinstance(mechanism, Clipped) else mechanism
+
+
+def noise_law(mechanism) -> type:
+    """The class of the noise a mechanism adds: its own, or, for a library's Gaussian that only restates its
+    guarantee (diffprivlib's ``Gaussian``, ``GaussianAnalytic``, ``GaussianDiscrete``), the noise law it subclasses,
+    so that its curve takes the same closed form or exact sum (it went through the loss lattice, which at
+    sigma = 53 asked for petabytes)."""
+    if isinstance(mechanism, (StatedGaussian, StatedDiscreteGaussian)):
+        return DiscreteGaussian if isinstance(mechanism, DiscreteGaussian) else Gaussian
+    return type(mechanism)
 
 
 def _l2(mechanism) -> bool:

@@ -8,20 +8,29 @@ Four numbers and two curves, every one computed from the mechanism's own noise l
     from 0 to 1 (the Neyman–Pearson curve between the two neighbours).
 ``bound``
     the curve the stated guarantee allows: pure epsilon-DP (laplace, discrete_laplace,
-    randomized_response) ``max(0, 1 - e^eps alpha, e^-eps (1 - alpha))``; the Gaussian mechanism
-    (rho-zCDP, and (epsilon, delta)-DP when delta is given) the mu-GDP curve with
-    ``mu = sensitivity / sigma = sqrt(2 rho)``, which the Gaussian attains exactly; the discrete
-    Gaussian the curve implied by rho-zCDP through its (epsilon, delta(epsilon)) family
-    (:func:`~engine.protection.tradeoff.zcdp_tradeoff`): the mu-GDP curve is *not* a bound for discrete
-    noise, whose lattice lets the first rejected outcome carry a whole atom (tests/test_risk.py shows it
-    dipping below).
+    randomized_response) ``max(0, 1 - e^eps alpha, e^-eps (1 - alpha))``; a release stated in
+    (epsilon, delta) (diffprivlib's Gaussian, GaussianAnalytic, GaussianDiscrete, Laplace with delta > 0;
+    the lab's Gaussian in its (epsilon, delta) form) the (epsilon, delta)-DP curve
+    ``max(0, 1 - delta - e^eps alpha, e^-eps (1 - delta - alpha))``, what the curator stated; the Gaussian
+    mechanism stated in rho (rho-zCDP) the mu-GDP curve with ``mu = sensitivity / sigma = sqrt(2 rho)``,
+    which the Gaussian attains exactly; the discrete Gaussian stated in rho the curve implied by rho-zCDP
+    through its (epsilon, delta(epsilon)) family (:func:`~engine.protection.tradeoff.zcdp_tradeoff`): the
+    mu-GDP curve is *not* a bound for discrete noise, whose lattice lets the first rejected outcome carry a
+    whole atom (tests/test_risk.py shows it dipping below).
+``mechanism_curve``
+    Gaussian noise stated in (epsilon, delta) only: the Gaussian's own curve, set by its sigma, the mu-GDP
+    curve with ``mu = sensitivity / sigma`` (and its zCDP budget ``rho = mu^2 / 2 = sensitivity^2 / (2
+    sigma^2)``): tighter than the stated (epsilon, delta) curve, which it touches at most at one point.
+``noise``
+    a clipped release only: the name of the noise under the clip (``mechanism`` is ``"clipped"``).
 ``informed_adversary``
     someone who knows the other n - 1 records and starts at 50/50 between the two neighbouring values:
     their posterior probability of the true value, ``e^L / (1 + e^L)`` with ``L`` the privacy loss, as a
     distribution over releases (truth drawn 50/50, release from it; ``histogram``: its probability in
     bins of 2.5%): ``q50``, ``q95``, ``q99`` and the
     largest value ``max = e^eps / (1 + e^eps)`` for pure eps-DP noise, ``None`` where ``L`` is unbounded
-    (Gaussian and discrete Gaussian noise).
+    (Gaussian and discrete Gaussian noise); ``at_max``: the share of releases whose belief reaches ``max``
+    (pure DP puts an atom there: half the releases for Laplace noise on a two-valued record), ``None`` with it.
 ``neighbours``
     the pair attacked (:mod:`engine.protection.pairs`): replace-one at the sensitivity for a known n;
     add/remove-one for an unknown n, where the release is the pair ``(s_dp, n_dp)``: the target's record
@@ -55,7 +64,7 @@ from ..mechanisms.ratio import OpenDPMean
 from ..models import make_model
 from ..models.sample_size import make_size_mechanism, make_size_prior, plug_in_n
 from ..spec import build_mechanism, load_spec, spec_from_dict
-from .pairs import Neighbours, base_mechanism, neighbours
+from .pairs import Neighbours, base_mechanism, neighbours, noise_law
 from .realistic import realistic_adversary
 from .tradeoff import alpha_grid, epsilon_dp_tradeoff, experiment, gdp_tradeoff, zcdp_tradeoff
 
@@ -108,12 +117,14 @@ def privacy_side(model, mechanism, n_mechanism=None, unknown_n: bool | None = No
     alpha = alpha_grid()
     beta = exp.tradeoff(alpha)
     bound = _bound(mechanism, alpha, n_mechanism)
+    own = _mechanism_curve(mechanism, alpha, n_mechanism)
     q = exp.belief_quantile(QUANTILES)
     max_loss = exp.max_loss()
+    top = None if math.isinf(max_loss) else float(1.0 / (1.0 + math.exp(-max_loss)))
     power = float(1.0 - exp.tradeoff(FALSE_POSITIVE_RATE))
     guarantee = _guarantee(mechanism, n_mechanism)
     description = mechanism.describe() + (f"; size n released with {n_mechanism.describe()}" if n_mechanism else "")
-    return {
+    out = {
         "epsilon": _float(guarantee["epsilon"]) if guarantee.get("kind") == "pure" else None,
         "mechanism": mechanism.name,
         "guarantee": {k: (_float(v) if isinstance(v, (int, float)) else v) for k, v in guarantee.items()},
@@ -122,12 +133,17 @@ def privacy_side(model, mechanism, n_mechanism=None, unknown_n: bool | None = No
         "tradeoff": {"alpha": alpha.tolist(), "beta": beta.tolist(), "max_error": _float(exp.max_error)},
         "bound": bound,
         "informed_adversary": {"prior": 0.5, "q50": float(q[0]), "q95": float(q[1]), "q99": float(q[2]),
-                               "max": None if math.isinf(max_loss) else float(1.0 / (1.0 + math.exp(-max_loss))),
+                               "max": top, "at_max": None if top is None else exp.belief_share_at_least(top),
                                "histogram": {"edges": BELIEF_EDGES.tolist(),
                                              "probability": exp.belief_histogram(BELIEF_EDGES).tolist()}},
         "power_at_5pct": power,
         "advantage_at_5pct": power - FALSE_POSITIVE_RATE,
     }
+    if own is not None:
+        out["mechanism_curve"] = own
+    if isinstance(mechanism, Clipped):  # the noise under the clip, for the legend ("clipped" named no noise)
+        out["noise"] = mechanism.base.name
+    return out
 
 
 def _opendp_mean_side(model, mech) -> dict:
@@ -174,7 +190,7 @@ def _guarantee(mechanism, n_mechanism=None) -> dict:
     parts = [g, dict(n_mechanism.guarantee)]
     if all(p.get("kind") == "pure" for p in parts):
         return {"kind": "pure", "epsilon": sum(p["epsilon"] for p in parts), "composed_of": parts}
-    if all(type(base_mechanism(m)) is Gaussian for m in (mechanism, n_mechanism)):
+    if all(noise_law(base_mechanism(m)) is Gaussian for m in (mechanism, n_mechanism)):
         mu = math.hypot(*(m.sensitivity / m.scale for m in (mechanism, n_mechanism)))
         return {"kind": "gdp", "mu": mu, "rho": mu * mu / 2.0, "composed_of": parts}  # mu-GDP is exactly mu^2/2-zCDP
     rho = sum(p["rho"] if "rho" in p else p["epsilon"] ** 2 / 2.0 for p in parts)
@@ -185,7 +201,10 @@ def _bound(mechanism, alpha, n_mechanism=None) -> dict:
     """The curve the stated guarantee allows (module docstring); a clip is post-processing and keeps its noise's."""
     g = _guarantee(mechanism, n_mechanism)
     base = base_mechanism(mechanism)
-    if g.get("kind") == "gdp" or (n_mechanism is None and type(base) is Gaussian):
+    if g.get("kind") == "approx":  # stated in (epsilon, delta): what the statement promises, not the noise's own
+        out = {"kind": "epsilon_dp", "epsilon": g["epsilon"], "delta": float(g["delta"]),
+               "beta": epsilon_dp_tradeoff(alpha, g["epsilon"], float(g["delta"]))}
+    elif g.get("kind") == "gdp" or (n_mechanism is None and noise_law(base) is Gaussian):
         mu = g["mu"] if "mu" in g else base.sensitivity / base.scale
         out = {"kind": "gdp", "mu": mu, "beta": gdp_tradeoff(alpha, mu)}
     elif g.get("kind") == "zcdp" or "rho" in g:
@@ -197,6 +216,17 @@ def _bound(mechanism, alpha, n_mechanism=None) -> dict:
     out["alpha"] = np.asarray(alpha).tolist()
     out["beta"] = np.asarray(out["beta"]).tolist()
     return {k: (_float(v) if isinstance(v, float) else v) for k, v in out.items()}
+
+
+def _mechanism_curve(mechanism, alpha, n_mechanism=None) -> dict | None:
+    """Gaussian noise stated in (epsilon, delta): its own mu-GDP curve, ``mu = sensitivity / sigma`` (module
+    docstring); None otherwise (the bound already is the noise's own curve, or there is none in closed form)."""
+    base = base_mechanism(mechanism)
+    if n_mechanism is not None or mechanism.guarantee.get("kind") != "approx" or noise_law(base) is not Gaussian:
+        return None
+    mu = float(base.sensitivity / base.scale)
+    return {"kind": "gdp", "mu": mu, "rho": mu * mu / 2.0, "alpha": np.asarray(alpha).tolist(),
+            "beta": np.asarray(gdp_tradeoff(alpha, mu)).tolist()}
 
 
 def _problem(obj) -> Problem:
