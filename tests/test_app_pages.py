@@ -486,3 +486,15 @@ def test_compare_and_diagnostics_write_the_same_ess_and_acceptance():
     table = at.dataframe[0].value
     assert (table["ESS bulk"].iloc[0], table["ESS tail"].iloc[0]) == (bulk, tail), table
     assert any(m.label == "mean acceptance" and m.value == row["acceptance"] for m in at.metric), row["acceptance"]
+
+
+def test_the_run_log_says_why_a_method_did_not_run_in_words():
+    """OPS on Gaussian noise: the run log read "OPS: not run — mechanism.name = 'gaussian' is invalid for ops
+    without method.epsilon: …" (spec keys a sidebar never shows). It now gives the reason as the page's other
+    "not shown" notes do."""
+    at = open_app("pages/compare.py", {"model": "beta_binomial", "mech": "gaussian", "budget": "rho", "rho": "0.5",
+                                       "methods": "naive,ops"}, timeout=120)
+    assert not at.exception, [e.value for e in at.exception]
+    line = next(s.label for s in at.status if s.label.startswith("OPS"))
+    assert line.startswith("OPS: not run — OPS spends a pure"), line
+    assert "mechanism.name" not in line and "method.epsilon" not in line, line

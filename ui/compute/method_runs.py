@@ -23,6 +23,7 @@ import engine
 
 from figures.labels import METHOD_LABELS
 from .. import narrative
+from ..params.messages import why_not_run
 from ..params.scenario import Scenario
 from ..params.spec import method_settings, to_spec_dict
 from .budget import BUDGETED_METHODS, _cost_cached, work_budget_s
@@ -52,8 +53,8 @@ def _run_cached(spec_text: str, settings_text: str) -> dict:
     except engine.NoneAccepted as exc:  # ABC's limits, in the words of their boxes
         words = narrative.none_accepted(exc.proposals, exc.stopped_by, exc.far, int(settings.get("draws", 0)))
         return {"error": words, "log": f"{label}: not run — {words}"}
-    except ValueError as exc:
-        return {"error": str(exc), "log": f"{label}: not run — {exc}"}
+    except ValueError as exc:  # the log in the sidebar's words ("OPS spends a pure ε budget …", not spec keys)
+        return {"error": str(exc), "log": f"{label}: not run — {why_not_run(str(exc))}"}
     except engine.Cancelled:
         if progress.interrupt is not None:
             raise progress.interrupt from None
