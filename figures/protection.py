@@ -19,6 +19,7 @@ from .axes import BOTTOM_LEGEND, wrap
 from .palette import BOUND_COLOR, METHOD_COLORS, TRUTH_COLOR
 
 __all__ = ["tradeoff_figure", "belief_figure", "belief_line_names", "record_figure", "frontier_figure", "bound_name",
+           "guarantee_curve",
            "mechanism_curve_name", "percent", "budget_number"]
 
 ATTACK_COLOR = METHOD_COLORS["da_mcmc"]   # bluish green: what the best attack achieves
@@ -47,13 +48,19 @@ def budget_number(v: float) -> str:
     return f"{float(v):.4g}"
 
 
+def guarantee_curve(risk: dict) -> dict:
+    """The curve the page draws as the guarantee: the stated (ε, δ) curve of a release stated so
+    (``risk["stated_bound"]``), else ``risk["bound"]``."""
+    return risk.get("stated_bound") or risk["bound"]
+
+
 def bound_name(risk: dict) -> str:
     """The guarantee curve's legend entry, in the budget the sentence states: ``what ε-DP allows (ε = 1)``; a release
     stated in (ε, δ) (diffprivlib's Gaussians, the lab's Gaussian in its (ε, δ) form) draws that statement's curve,
     ``what (ε, δ)-DP allows (ε = 1, δ = 1e-05)`` (it drew a ρ-zCDP curve, ρ = 0.0213, that no one had set or
     explained). A Gaussian stated by ρ draws its exact μ-GDP curve, named with what ρ and μ are: ``what ρ-zCDP
     allows (ρ = Δ²/(2σ²) = 0.5, the Gaussian's own budget; exactly μ = Δ/σ = 1 Gaussian DP)``, in three lines."""
-    b, g = risk["bound"], risk.get("guarantee") or {}
+    b, g = guarantee_curve(risk), risk.get("guarantee") or {}
     if b["kind"] == "epsilon_dp":
         if b.get("delta"):
             return f"what (ε, δ)-DP allows (ε = {budget_number(b['epsilon'])}, δ = {b['delta']:.2g})"
@@ -85,7 +92,7 @@ def mechanism_curve_name(risk: dict) -> str | None:
 def tradeoff_figure(risk: dict) -> go.Figure:
     """The trade-off curve beta(alpha) of the optimal attack, the guarantee's curve and a coin flip
     (beta = 1 - alpha), with the attack's power at 5% false positives marked."""
-    t, b = risk["tradeoff"], risk["bound"]
+    t, b = risk["tradeoff"], guarantee_curve(risk)
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=[0, 1], y=[1, 0], mode="lines", name="guessing (no information)", legendrank=1,
                              line={"color": GUESS_COLOR, "dash": "dot"}, meta={"kind": "guess"}))

@@ -8,15 +8,19 @@ Four numbers and two curves, every one computed from the mechanism's own noise l
     from 0 to 1 (the Neyman–Pearson curve between the two neighbours).
 ``bound``
     the curve the stated guarantee allows: pure epsilon-DP (laplace, discrete_laplace,
-    randomized_response) ``max(0, 1 - e^eps alpha, e^-eps (1 - alpha))``; a release stated in
-    (epsilon, delta) (diffprivlib's Gaussian, GaussianAnalytic, GaussianDiscrete, Laplace with delta > 0;
-    the lab's Gaussian in its (epsilon, delta) form) the (epsilon, delta)-DP curve
-    ``max(0, 1 - delta - e^eps alpha, e^-eps (1 - delta - alpha))``, what the curator stated; the Gaussian
-    mechanism stated in rho (rho-zCDP) the mu-GDP curve with ``mu = sensitivity / sigma = sqrt(2 rho)``,
-    which the Gaussian attains exactly; the discrete Gaussian stated in rho the curve implied by rho-zCDP
-    through its (epsilon, delta(epsilon)) family (:func:`~engine.protection.tradeoff.zcdp_tradeoff`): the
-    mu-GDP curve is *not* a bound for discrete noise, whose lattice lets the first rejected outcome carry a
-    whole atom (tests/test_risk.py shows it dipping below).
+    randomized_response) ``max(0, 1 - e^eps alpha, e^-eps (1 - alpha))``; the Gaussian mechanism
+    (rho-zCDP, and (epsilon, delta)-DP when delta is given) the mu-GDP curve with
+    ``mu = sensitivity / sigma = sqrt(2 rho)``, which the Gaussian attains exactly; the discrete
+    Gaussian the curve implied by rho-zCDP through its (epsilon, delta(epsilon)) family
+    (:func:`~engine.protection.tradeoff.zcdp_tradeoff`): the mu-GDP curve is *not* a bound for discrete
+    noise, whose lattice lets the first rejected outcome carry a whole atom (tests/test_risk.py shows it
+    dipping below); a library's release stated in (epsilon, delta) with a rho (diffprivlib's Gaussians) its
+    rho-zCDP curve, and one without (diffprivlib's Laplace with delta > 0) the (epsilon, delta)-DP curve.
+``stated_bound``
+    a release stated in (epsilon, delta) only (diffprivlib's Gaussian, GaussianAnalytic, GaussianDiscrete,
+    Laplace with delta > 0; the lab's Gaussian in its (epsilon, delta) form): the (epsilon, delta)-DP curve
+    ``max(0, 1 - delta - e^eps alpha, e^-eps (1 - delta - alpha))``, what the curator stated, which the
+    pages draw as the guarantee (``bound`` keeps the meaning above for the command line's risk.json).
 ``mechanism_curve``
     Gaussian noise stated in (epsilon, delta) only: the Gaussian's own curve, set by its sigma, the mu-GDP
     curve with ``mu = sensitivity / sigma`` (and its zCDP budget ``rho = mu^2 / 2 = sensitivity^2 / (2
@@ -117,6 +121,7 @@ def privacy_side(model, mechanism, n_mechanism=None, unknown_n: bool | None = No
     alpha = alpha_grid()
     beta = exp.tradeoff(alpha)
     bound = _bound(mechanism, alpha, n_mechanism)
+    stated = _stated_bound(mechanism, alpha, n_mechanism)
     own = _mechanism_curve(mechanism, alpha, n_mechanism)
     q = exp.belief_quantile(QUANTILES)
     max_loss = exp.max_loss()
@@ -139,6 +144,8 @@ def privacy_side(model, mechanism, n_mechanism=None, unknown_n: bool | None = No
         "power_at_5pct": power,
         "advantage_at_5pct": power - FALSE_POSITIVE_RATE,
     }
+    if stated is not None:
+        out["stated_bound"] = stated
     if own is not None:
         out["mechanism_curve"] = own
     if isinstance(mechanism, Clipped):  # the noise under the clip, for the legend ("clipped" named no noise)
@@ -190,7 +197,7 @@ def _guarantee(mechanism, n_mechanism=None) -> dict:
     parts = [g, dict(n_mechanism.guarantee)]
     if all(p.get("kind") == "pure" for p in parts):
         return {"kind": "pure", "epsilon": sum(p["epsilon"] for p in parts), "composed_of": parts}
-    if all(noise_law(base_mechanism(m)) is Gaussian for m in (mechanism, n_mechanism)):
+    if all(type(base_mechanism(m)) is Gaussian for m in (mechanism, n_mechanism)):
         mu = math.hypot(*(m.sensitivity / m.scale for m in (mechanism, n_mechanism)))
         return {"kind": "gdp", "mu": mu, "rho": mu * mu / 2.0, "composed_of": parts}  # mu-GDP is exactly mu^2/2-zCDP
     rho = sum(p["rho"] if "rho" in p else p["epsilon"] ** 2 / 2.0 for p in parts)
@@ -201,10 +208,7 @@ def _bound(mechanism, alpha, n_mechanism=None) -> dict:
     """The curve the stated guarantee allows (module docstring); a clip is post-processing and keeps its noise's."""
     g = _guarantee(mechanism, n_mechanism)
     base = base_mechanism(mechanism)
-    if g.get("kind") == "approx":  # stated in (epsilon, delta): what the statement promises, not the noise's own
-        out = {"kind": "epsilon_dp", "epsilon": g["epsilon"], "delta": float(g["delta"]),
-               "beta": epsilon_dp_tradeoff(alpha, g["epsilon"], float(g["delta"]))}
-    elif g.get("kind") == "gdp" or (n_mechanism is None and noise_law(base) is Gaussian):
+    if g.get("kind") == "gdp" or (n_mechanism is None and type(base) is Gaussian):
         mu = g["mu"] if "mu" in g else base.sensitivity / base.scale
         out = {"kind": "gdp", "mu": mu, "beta": gdp_tradeoff(alpha, mu)}
     elif g.get("kind") == "zcdp" or "rho" in g:
@@ -213,6 +217,21 @@ def _bound(mechanism, alpha, n_mechanism=None) -> dict:
         delta = float(g.get("delta", 0.0) or 0.0)
         out = {"kind": "epsilon_dp", "epsilon": g["epsilon"], "delta": delta,
                "beta": epsilon_dp_tradeoff(alpha, g["epsilon"], delta)}
+    return _curve(out, alpha)
+
+
+def _stated_bound(mechanism, alpha, n_mechanism=None) -> dict | None:
+    """A release stated in (epsilon, delta): that statement's curve (module docstring, ``stated_bound``); None for
+    any other statement (``bound`` is then its curve)."""
+    g = _guarantee(mechanism, n_mechanism)
+    if g.get("kind") != "approx":
+        return None
+    delta = float(g["delta"])
+    return _curve({"kind": "epsilon_dp", "epsilon": g["epsilon"], "delta": delta,
+                   "beta": epsilon_dp_tradeoff(alpha, g["epsilon"], delta)}, alpha)
+
+
+def _curve(out: dict, alpha) -> dict:
     out["alpha"] = np.asarray(alpha).tolist()
     out["beta"] = np.asarray(out["beta"]).tolist()
     return {k: (_float(v) if isinstance(v, float) else v) for k, v in out.items()}
