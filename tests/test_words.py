@@ -77,7 +77,10 @@ def test_square_roots_of_whole_numbers_show_as_roots_and_any_root_reads_exactly(
      "reports", "Released s_dp must be whole numbers: randomized response releases counts of the answers it reports "
      "(you entered 12.4)."),
     ("data.s_dp = [3.0, 4.5] is invalid: must be whole numbers", "Released s_dp must be whole numbers (you entered "
-     "3, 4.5)."),
+     "2 numbers: 3, 4.5)."),
+    # a release of the wrong length: how many numbers were typed, and its ends
+    ("data.s_dp = [" + ", ".join(f"{v}.0" for v in range(17)) + "] is invalid: must list 18 numbers",
+     "Released s_dp must list 18 numbers (you entered 17 numbers: 0, 1, 2, 3, 4, …, 15, 16)."),
 ])
 def test_engine_errors_in_the_sidebars_words(engine_message, words):
     assert in_words(engine_message) == words

@@ -49,12 +49,16 @@ _TRUTH = re.compile(r"^data\.simulate\.(?P<name>\w+)$")
 
 
 def _value(text: str) -> str:
-    """A value as the person typed it: no quotes, no list brackets, whole floats without ``.0``."""
+    """A value as the person typed it: no quotes, whole floats without ``.0``; a list without its brackets and, where
+    it has several numbers, with how many ("17 numbers: 0, 1, 2, 3, 4, …, 15, 16"): a release of the wrong length
+    said what was typed but not how much of it, which is what the message is about."""
     text = text.strip()
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
         return text[1:-1]
     if text.startswith("[") and text.endswith("]") and "[" not in text[1:-1]:  # a flat list: typed "3, 4"
-        text = text[1:-1]
+        items = [t.strip() for t in text[1:-1].split(",")]
+        shown = items if len(items) <= 12 else items[:5] + ["…"] + items[-2:]  # a long release: its ends
+        text = ", ".join(shown) if len(items) < 2 else f"{len(items)} numbers: " + ", ".join(shown)
     return re.sub(r"(?<![\d.])(-?\d+)\.0(?![\d])", r"\1", text)
 
 
