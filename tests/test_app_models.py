@@ -446,3 +446,18 @@ def test_regression_spec_dict_is_the_engine_contract():
     assert parse_matrix("model.x_cov", "1 0.5\n0.5 1") == [[1.0, 0.5], [0.5, 1.0]]
     with pytest.raises(ValueError, match=r"^model\.x_cov = '1, x; 0, 1' is invalid: must be rows of numbers"):
         parse_matrix("model.x_cov", "1, x; 0, 1")
+
+
+def test_a_typed_regression_release_is_told_its_order_before_a_mistake():
+    """The Released s_dp help named the regression's entries (x̃ᵀỹ, ỹᵀỹ, …) but not their order, which only the
+    error of a release of the wrong length spelled out (column by column, not the row-major order one guesses).
+    The help now lists it for the p in the box, in the engine's names, and follows a change of p."""
+    at = open_app("pages/compare.py", {**to_query(REG), "data": "s_dp", "s_dp": "1, 2, 3, 4, 5, 6, 7, 8, 9"},
+                  timeout=120)
+    assert not at.exception, [e.value for e in at.exception]
+    order = ", ".join(engine.make_model(R, {"n": 40, "p": 2}).stat_labels())
+    assert order.startswith("sum y, sum x1*y, sum x2*y, sum y^2, sum x1, sum x1*x1, sum x2, sum x1*x2")
+    assert at.sidebar.text_input(key=keys.s_dp_key(R)).help.endswith(f", for p = 2 in this order: {order}.")
+    at.text_input(key=keys.prior_key(R, "p")).set_value("1").run()
+    assert at.sidebar.text_input(key=keys.s_dp_key(R)).help.endswith(
+        ", for p = 1 in this order: sum y, sum x1*y, sum y^2, sum x1, sum x1*x1.")

@@ -9,11 +9,13 @@ import numpy as np
 import streamlit as st
 
 from engine.core.data import MAX_BYTES, MAX_RECORDS
+from engine.models.linear_regression import MAX_P, LinearRegression
 from figures.labels import DATA_LABELS
 
 from .. import keys
 from ..compute import files
 from ..params.defaults import default_truth, record_columns
+from ..params.parsing import parse_number
 from ..params.scenario import DATA_SOURCES, DEFAULT_PRIORS
 from .dpwizard import dpwizard_upload
 from .numbers import last_value, number_box
@@ -25,6 +27,19 @@ def _is_number(text) -> bool:
     except (TypeError, ValueError):
         return False
     return True
+
+
+def _regression_order() -> str:
+    """The order of a regression release for the p in the sidebar's box, in the engine's own names
+    (``LinearRegression.stat_labels``): the help named the entries but not their order, which only the error of a
+    release of the wrong length spelled out (column by column: sum x1, sum x1*x1, sum x2, sum x1*x2, …)."""
+    try:
+        p = int(parse_number("p", st.session_state.get(keys.prior_key("linear_regression", "p"), 2), integer=True))
+    except ValueError:
+        return ""
+    if not 1 <= p <= MAX_P:
+        return ""
+    return f", for p = {p} in this order: " + ", ".join(LinearRegression(n=1, p=p).stat_labels())
 
 
 def _data_section(model: str) -> dict:
@@ -59,7 +74,8 @@ def _data_section(model: str) -> dict:
                                          "the Dirichlet-multinomial model; for the naive-Bayes log-linear "
                                          "model the K tables nᵢⱼ⁽ᵏ⁾ in order (k = 1, …, K), each row-major "
                                          "over (class i, level j); for linear regression the d normalised entries "
-                                         "(x̃ᵀỹ, ỹᵀỹ, the unique entries of x̃ᵀx̃ without the constant).")
+                                         "(x̃ᵀỹ, ỹᵀỹ, the unique entries of x̃ᵀx̃ without the constant)"
+                                         + (_regression_order() if model == "linear_regression" else "") + ".")
         if st.session_state.get(keys.W_SAMPLE_SIZE) == "unknown" and st.session_state.get(keys.W_N_MECHANISM) != "none":
             out["n_dp"] = st.text_input("Released n_dp (noisy number of records)", key=keys.W_N_DP,
                                         placeholder="e.g. 21.4", help="One number; negative is possible (it is noise).")
