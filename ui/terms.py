@@ -28,6 +28,7 @@ def text_columns(formats: Mapping[str, str], pinned: Iterable[str] = ()) -> dict
 #: pinned columns sized for their longest entry (sized to the first rows, "Exact (best method)" was cut)
 _PINNED_WIDTH = {"method": 140}
 #: number columns sized to their header and values: the ESS header is longer than "small" holds ("ESS bulk / t" at
-#: 1,400 px), and the short ones give it the room back, so a multi-parameter table (the parameter column pinned
-#: beside the method's) still shows every column on a 1,400 px desktop
-_WIDTH = {"ESS bulk / tail": 110, "mean": 68, "sd": 68, "q5": 68, "q95": 68, "R-hat": 62}
+#: 1,400 px), and an ABC acceptance of a few in a million (0.000007132, four significant digits and no exponent) is
+#: too ("…000007132" cut on the left); the short ones give them the room back, so a multi-parameter table (the
+#: parameter column pinned beside the method's) still shows every column on a 1,400 px desktop
+_WIDTH = {"ESS bulk / tail": 110, "mean": 64, "sd": 64, "q5": 64, "q95": 64, "R-hat": 62, "acceptance": 90}
