@@ -18,7 +18,7 @@ from ui import keys, picker, tables
 from ui.params.defaults import default_truth, default_truth_p, record_columns
 from ui.params.parsing import parse_matrix, parse_numbers
 from ui.params.query import from_query, to_query
-from ui.params.scenario import DEFAULT_PRIORS, REGRESSION_BETA, Scenario
+from ui.params.scenario import DEFAULT_METHODS, DEFAULT_PRIORS, METHODS, REGRESSION_BETA, Scenario
 from ui.params.spec import to_spec_dict
 
 TIMEOUT = 120  # the first DA-MCMC run of a model may compile its kernels
@@ -461,3 +461,25 @@ def test_a_typed_regression_release_is_told_its_order_before_a_mistake():
     at.text_input(key=keys.prior_key(R, "p")).set_value("1").run()
     assert at.sidebar.text_input(key=keys.s_dp_key(R)).help.endswith(
         ", for p = 1 in this order: sum y, sum x1*y, sum y^2, sum x1, sum x1*x1.")
+
+
+def test_abc_starts_off_for_a_release_of_many_numbers():
+    """ABC rejection was on by default for linear regression, where it accepts about one proposal in a million: 9
+    draws in its 10 s at n = 200, none at n = 10,000, on every first run of the flagship model. A switch to such a
+    model (or a link without methods) now starts it off; boxes the person set stay as they were."""
+    assert "abc_rejection" not in from_query({"model": R}).methods
+    assert "abc_rejection" not in from_query({"model": "naive_bayes_loglinear"}).methods
+    assert "abc_rejection" in from_query({"model": "beta_binomial"}).methods
+    assert "abc_rejection" in from_query({"model": R, "methods": "naive,abc_rejection"}).methods
+    at = open_app("pages/compare.py", {"model": "beta_binomial", "n": "40", "methods": ",".join(DEFAULT_METHODS)},
+                  timeout=120)
+    at.selectbox(key=keys.W_MODEL).set_value(R).run(timeout=300)
+    assert not at.exception, [e.value for e in at.exception]
+    on = {m for m in METHODS if at.toggle(key=keys.method_key(m)).value}
+    assert on == set(DEFAULT_METHODS) - {"abc_rejection"}
+    assert "abc_rejection" not in at.session_state[keys.SCENARIO].methods
+    at.selectbox(key=keys.W_MODEL).set_value("beta_binomial").run(timeout=300)
+    assert at.toggle(key=keys.method_key("abc_rejection")).value  # back to that model's defaults
+    at.toggle(key=keys.method_key("ops")).set_value(False).run(timeout=300)
+    at.selectbox(key=keys.W_MODEL).set_value(R).run(timeout=300)
+    assert at.toggle(key=keys.method_key("abc_rejection")).value  # the person's own choice: left alone

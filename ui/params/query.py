@@ -11,8 +11,9 @@ from typing import Any, Mapping
 
 from .defaults import default_truth, default_truth_p
 from .release import CHOICES, MEAN_METHODS, TEXT_PARAMS, mechanisms, params_of
-from .scenario import (DATA_SOURCES, DEFAULT_PRIORS, MECHANISMS, METHODS, MODELS, N_BUDGET_FORMS, N_MECHANISMS,
-                       N_PRIORS, PRIOR_KINDS, RELEASES, SAMPLE_SIZES, SIGMA_PRIOR_DEFAULTS, Scenario, budget_forms)
+from .scenario import (DATA_SOURCES, DEFAULT_PRIORS, MANY_NUMBER_MODELS, MECHANISMS, METHODS, MODELS, N_BUDGET_FORMS,
+                       N_MECHANISMS, N_PRIORS, PRIOR_KINDS, RELEASES, SAMPLE_SIZES, SIGMA_PRIOR_DEFAULTS, Scenario,
+                       budget_forms, default_methods)
 
 __all__ = ["to_query", "from_query"]
 
@@ -199,6 +200,8 @@ def from_query(query: Mapping[str, Any]) -> Scenario | None:
         if bad:
             raise _link_error("methods", q["methods"], "must be a comma-separated subset of " + ", ".join(METHODS))
         values["methods"] = chosen
+    elif model in MANY_NUMBER_MODELS:  # a link without methods: the model's own defaults (no ABC for 9 sums)
+        values["methods"] = default_methods(model)
     if _mean(values.get("release", ""), values.get("release_mechanism", "")):
         # as the sidebar's switch to it and the dp-wizard loader set it: its methods, and n private (not released
         # apart from the mean) unless the link says size

@@ -23,6 +23,8 @@ __all__ = [
     "MECHANISMS",
     "METHODS",
     "DEFAULT_METHODS",
+    "MANY_NUMBER_MODELS",
+    "default_methods",
     "DATA_SOURCES",
     "BUDGET_FORMS",
     "DEFAULT_PRIORS",
@@ -50,6 +52,16 @@ METHODS = ("naive", "da_mcmc", "abc_rejection", "ops", "exact", "pseudo_marginal
 #: Switched on when the app opens: the baseline that fails, the best exact method (``auto``: the closed
 #: form or numerical grid where one exists, else the faster-mixing exact sampler) and the papers' samplers.
 DEFAULT_METHODS = ("naive", "da_mcmc", "abc_rejection", "ops", "auto")
+#: Models whose release is many numbers (regression's 9 sums, the log-linear model's tables): ABC rejection accepts
+#: about one proposal in a million there (n = 200 regression: 9 draws in its 10 s; n = 10,000: none of 30,800), so it
+#: starts switched off, and a box ticks it on.
+MANY_NUMBER_MODELS = ("linear_regression", "naive_bayes_loglinear")
+
+
+def default_methods(model: str) -> tuple[str, ...]:
+    """The methods switched on for ``model`` when nothing says otherwise (:data:`DEFAULT_METHODS`, without ABC
+    rejection for :data:`MANY_NUMBER_MODELS`)."""
+    return tuple(m for m in DEFAULT_METHODS if not (m == "abc_rejection" and model in MANY_NUMBER_MODELS))
 DATA_SOURCES = ("simulate", "csv", "s_dp")
 #: Is the number of records known, or private and released with noise (``n_dp``, paper 002)?
 SAMPLE_SIZES = ("known", "unknown")

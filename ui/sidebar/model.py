@@ -8,7 +8,7 @@ from figures.labels import MODEL_LABELS, PRIOR_LABELS
 
 from .. import keys
 from ..params.defaults import default_truth, default_truth_p, record_columns, resize_regression
-from ..params.scenario import DEFAULT_PRIORS, MODELS, SIGMA_PRIOR_DEFAULTS
+from ..params.scenario import DEFAULT_PRIORS, METHODS, MODELS, SIGMA_PRIOR_DEFAULTS, Scenario, default_methods
 from .numbers import number_box, read_number
 
 
@@ -26,9 +26,23 @@ SHORT_MODEL_LABELS = {**MODEL_LABELS, "dirichlet_multinomial": "Dirichlet-multin
                       "naive_bayes_loglinear": "Naive-Bayes log-linear", "linear_regression": "Linear regression"}
 
 
+def _model_changed() -> None:
+    """A switch of model whose method boxes are the old model's defaults gets the new model's
+    (:func:`ui.params.scenario.default_methods`: no ABC rejection for a release of many numbers, where it spent its
+    10 s on a handful of draws or none); boxes the person changed stay as they are."""
+    state = st.session_state
+    old = (state.get(keys.SCENARIO) or Scenario()).model
+    new = state.get(keys.W_MODEL, old)
+    on = {m for m in METHODS if state.get(keys.method_key(m))}
+    if new != old and on == set(default_methods(old)):
+        for m in METHODS:
+            state[keys.method_key(m)] = m in default_methods(new)
+
+
 def _model_section(records) -> tuple[str, int, tuple]:
     st.subheader("Model", divider="gray")
-    model = st.selectbox("Model", MODELS, key=keys.W_MODEL, format_func=lambda m: SHORT_MODEL_LABELS.get(m, m))
+    model = st.selectbox("Model", MODELS, key=keys.W_MODEL, format_func=lambda m: SHORT_MODEL_LABELS.get(m, m),
+                         on_change=_model_changed)
     if MODEL_LABELS[model] != SHORT_MODEL_LABELS[model]:  # the full name, which the box cut short
         st.caption(MODEL_LABELS[model])
     unknown = st.session_state.get(keys.W_SAMPLE_SIZE) == "unknown"
