@@ -363,7 +363,8 @@ def _checked_scale(column, agg, plan_value, opendp, shown, *, label: str | None 
 def _size_prior(pkg, summary) -> tuple[dict, str]:
     """The prior on n for a mean: from a histogram of the same table when the package has one (its released total
     T and the total's noise variance 2 k t^2 over k bins: a negative binomial of mean T and variance T + 2 k t^2,
-    dispersion T^2 / (2 k t^2) to six significant digits), else a geometric-like negative binomial of mean max_rows / 2, dispersion 1."""
+    dispersion T^2 / (2 k t^2) to six significant digits), else a geometric-like negative binomial of mean
+    max_rows / 2, dispersion 1."""
     for stat in summary["statistics"]:
         if stat.get("statistic") == "Histogram" and stat.get("analysed"):
             total = max(sum(max(b["released"], 0.0) for b in stat["bins"]), 1.0)

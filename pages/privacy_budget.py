@@ -333,9 +333,9 @@ with st.expander("What am I looking at?"):
         "Each point is one ε of the grid. Across: what the release costs in accuracy, the exact posterior's sd of "
         f"{param} (smaller is more useful). Up: what it gives away about **one person**, computed exactly from the "
         "mechanism's noise: how sure someone who knew everyone else could become about that person after starting "
-        "at 50/50 (95% of releases leave them at or below it), and how many real cases the best possible attack catches when it "
-        "may wrongly accuse 5% of people (smaller is more private). Moving right along the curve buys privacy with "
-        "accuracy: pick the point you can live with; the sentence under the figure reads it out.")
+        "at 50/50 (95% of releases leave them at or below it), and how many real cases the best possible attack "
+        "catches when it may wrongly accuse 5% of people (smaller is more private). Moving right along the curve "
+        "buys privacy with accuracy: pick the point you can live with; the sentence under the figure reads it out.")
 if st.session_state.get(keys.W_STEP) not in grid:  # start at the sidebar's ε where it states one, else mid-grid
     own = s.epsilon if s.budget_form == "epsilon" and s.release == "lab" and s.epsilon > 0 else None
     st.session_state[keys.W_STEP] = grid[len(grid) // 2] if own is None else \

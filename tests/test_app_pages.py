@@ -209,7 +209,8 @@ def test_the_comparison_fits_a_desktop_and_names_its_time_for_what_it_measures()
 
 
 def test_the_released_statistics_help_writes_the_log_linear_tables_as_the_paper_does():
-    """The tooltip read "the K tables n_ij^k", code for the paper's notation; it writes it as it writes x̃ᵀỹ, in Unicode."""
+    """The tooltip read "the K tables n_ij^k", code for the paper's notation; it writes it as it writes x̃ᵀỹ, in
+    Unicode."""
     at = _open()
     at.radio(key=keys.W_DATA).set_value("s_dp").run()
     tip = at.text_input(key=keys.s_dp_key("beta_binomial")).help

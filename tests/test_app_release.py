@@ -341,8 +341,8 @@ def test_privacy_budget_sweeps_a_library_releases_noise_with_the_labs_own_mechan
     after = engine.prepare(to_spec_dict(s)).mechanism
     assert type(after) is type(before) and after.scale == pytest.approx(before.scale, rel=1e-5)
     assert at.sidebar.text_input(key=keys.W_EPSILON).value == "0.333333"
-    assert "The OpenDP laplace release's noise is the lab's own discrete Laplace mechanism at ε = Δ/t = 0.333333 with " \
-        "Δ = 1 (the same noise law, to six digits)." in _texts(at.sidebar.caption)
+    assert "The OpenDP laplace release's noise is the lab's own discrete Laplace mechanism at ε = Δ/t = 0.333333 " \
+        "with Δ = 1 (the same noise law, to six digits)." in _texts(at.sidebar.caption)
     assert at.get("plotly_chart")  # the sweep ran
 
 
