@@ -88,7 +88,10 @@ def headline(runs: Mapping[str, Any], true_params: Mapping[str, Any] | None = No
     sd, q5, q95 per parameter) and ``.stalled``. ``param`` is the parameter the figure shows, which
     the sentence then describes (a sentence about p[1] above a figure of p[0] misleads); without it,
     with several parameters the one where naive is furthest off (in exact posterior sds) is described
-    and named.
+    and named. With several parameters a sentence on the whole model comes first (:func:`_whole_model`:
+    how many 90% intervals of each miss the truth, or, the truth unknown, for how many naive and exact
+    differ), the per-parameter one is labelled as the parameter shown, and "naive and exact agree" is said
+    only where they agree for every parameter (naive's interval can cover beta[0] and miss beta[1] and beta[2]).
     """
     naive, ref = runs.get("naive"), reference_method(runs)
     if not _usable(naive) or ref is None:
@@ -102,15 +105,27 @@ def headline(runs: Mapping[str, Any], true_params: Mapping[str, Any] | None = No
     def shift(p):
         return abs(_row(naive, p)["mean"] - _row(exact, p)["mean"]) / max(_row(exact, p)["sd"], 1e-300)
 
+    def agree(p):
+        r = _row(exact, p)["sd"] / _row(naive, p)["sd"] if _row(naive, p)["sd"] > 0 else math.inf
+        return 1 / AGREE_SD_RATIO <= r <= AGREE_SD_RATIO and shift(p) <= AGREE_SHIFT
+
     param = param if param in params else max(params, key=shift)
     n, e = _row(naive, param), _row(exact, param)
-    where = "" if len(params) == 1 else f" for {param}"
+    several = len(params) > 1
+    where = "" if not several else f" for {param} (the parameter shown)"
     exact_name = "the exact posterior" if ref in ("exact", "auto") else \
         "the exact posterior (RJMCMC, n unknown)" if ref == "rjmcmc" else f"the exact posterior ({METHOD_LABELS[ref]})"
+    whole = _whole_model(naive, exact, params, truth, exact_name, agree)
     ratio = e["sd"] / n["sd"] if n["sd"] > 0 else math.inf
-    if 1 / AGREE_SD_RATIO <= ratio <= AGREE_SD_RATIO and shift(param) <= AGREE_SHIFT:
-        return (f"At this privacy budget the noise is small relative to the data: naive and exact agree{where} "
-                f"(sds within {round((AGREE_SD_RATIO - 1) * 100)}%, means {_fmt(abs(n['mean'] - e['mean']))} apart).")
+    apart = f"means {_fmt(abs(n['mean'] - e['mean']))} apart"
+    if all(agree(p) for p in params):
+        together = "" if not several else \
+            f" for all {len(params)} {_noun(params)} ({param}, the parameter shown: sds within " \
+            f"{round((AGREE_SD_RATIO - 1) * 100)}%, {apart})"
+        return ("At this privacy budget the noise is small relative to the data: naive and exact agree"
+                + (together or f" (sds within {round((AGREE_SD_RATIO - 1) * 100)}%, {apart})") + "."
+                + (f" {whole}" if whole else ""))
+    lead = f"{whole} " if whole else ""
     if f"{max(ratio, 1 / ratio):.1f}" == "1.0":  # "1.0× too wide" would say two things at once
         width = f"Naive is about as wide as {exact_name}{where}"
     elif ratio > 1:
@@ -125,9 +140,38 @@ def headline(runs: Mapping[str, Any], true_params: Mapping[str, Any] | None = No
         exact_in = e["q5"] <= t <= e["q95"]
         naive_part = f"its 90% interval {'covers' if naive_in else 'misses'} {sym}"
         exact_part = f"that of {exact_name} {'covers' if exact_in else 'misses'} it{'' if exact_in else ' too'}"
-        return f"{width} and {off}: {naive_part}; {exact_part}."
+        return f"{lead}{width} and {off}: {naive_part}; {exact_part}."
     off = f"centred {_fmt(abs(n['mean'] - e['mean']))} away from the mean of {exact_name}"
-    return f"{width} and {off}."
+    return f"{lead}{width} and {off}."
+
+
+def _noun(params) -> str:
+    """What the parameters are called together: a regression's β are coefficients, anything else parameters."""
+    return "coefficients" if all(p.startswith("beta[") for p in params) else "parameters"
+
+
+def _whole_model(naive, exact, params, truth, exact_name: str, agree) -> str | None:
+    """The sentence on every parameter of a model with several: where two or more true values are known, how
+    many of each 90% interval miss the truth ("Naive's 90% intervals miss the truth for 2 of 3 coefficients;
+    those of the exact posterior for 0"), else for how many naive and exact differ (None where they agree for
+    all, or there is one parameter)."""
+    if len(params) < 2:
+        return None
+    known = [p for p in params if p in truth]
+    if len(known) >= 2:
+        def misses(run):
+            return sum(not _row(run, p)["q5"] <= truth[p] <= _row(run, p)["q95"] for p in known)
+
+        of = f"{len(known)} {_noun(known)}" if len(known) == len(params) else \
+            f"the {len(known)} {_noun(known)} whose true value is known"
+        chance = " (a 90% interval misses about 1 in 10 by chance)" if len(known) >= 10 else ""
+        return (f"Naive's 90% intervals miss the truth for {misses(naive)} of {of}; those of {exact_name} for "
+                f"{misses(exact)}{chance}.")
+    differ = sum(not agree(p) for p in params)
+    if not differ:
+        return None
+    return (f"Naive and {exact_name} differ for {differ} of {len(params)} {_noun(params)} (sds more than "
+            f"{round((AGREE_SD_RATIO - 1) * 100)}% apart or means more than {AGREE_SHIFT:g} exact sds apart).")
 
 
 def convergence_warning(runs: Mapping[str, Any], *, figure: bool = True, switched_on=None) -> str | None:

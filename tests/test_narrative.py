@@ -1,0 +1,60 @@
+"""The sentences of ui.narrative against the numbers they describe: a headline true for the whole model, advice
+that names only what is left to try, and Exact (best method)'s note that tells its own run from a table row's."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from ui import narrative
+
+
+@dataclass(frozen=True)
+class _Run:
+    summary: pd.DataFrame
+    result: object = object()
+    stalled: bool = False
+
+
+def _summary(rows: dict) -> pd.DataFrame:
+    """{param: (mean, sd, q5, q95)} as engine.summary's table."""
+    return pd.DataFrame(rows, index=["mean", "sd", "q5", "q95"]).T
+
+
+#: the browser audit's regression (n = 200, Laplace ε = 1, seed 7): naive covers beta[0] and misses the others
+NAIVE = _summary({"beta[0]": (-1.667, 0.1333, -1.885, -1.447), "beta[1]": (-0.4151, 0.02044, -0.4486, -0.3811),
+                  "beta[2]": (0.5399, 0.03911, 0.4755, 0.6054)})
+EXACT = _summary({"beta[0]": (-0.7554, 1.599, -3.297, 1.805), "beta[1]": (-1.071, 1.611, -3.476, 1.785),
+                  "beta[2]": (1.27, 1.446, -1.312, 3.437)})
+TRUTH = {"beta[0]": -1.79, "beta[1]": -2.89, "beta[2]": -0.66}
+
+
+def test_the_headline_counts_the_misses_of_every_coefficient_not_only_the_one_shown():
+    """The headline said "its 90% interval covers beta[0] = -1.79" and nothing of beta[1] and beta[2], whose
+    naive intervals miss the truth by far."""
+    sentence = narrative.headline({"naive": _Run(NAIVE), "auto": _Run(EXACT)}, TRUTH, param="beta[0]")
+    assert sentence.startswith("Naive's 90% intervals miss the truth for 2 of 3 coefficients; those of the exact "
+                               "posterior for 0. "), sentence
+    assert "too narrow for beta[0] (the parameter shown) and centred 0.12 away from the truth: its 90% interval " \
+           "covers beta[0] = -1.79" in sentence, sentence
+
+
+def test_naive_and_exact_agree_only_where_they_agree_for_every_parameter():
+    """"naive and exact agree for pi[0]" above a model of ten and more parameters where they differ for others."""
+    rows = {f"pi[{i}]": (0.1, 0.01, 0.084, 0.116) for i in range(10)}
+    exact = dict(rows, **{"pi[3]": (0.2, 0.02, 0.167, 0.233)})
+    sentence = narrative.headline({"naive": _Run(_summary(rows)), "exact": _Run(_summary(exact))}, None,
+                                  param="pi[0]")
+    assert "agree" not in sentence and "noise is small" not in sentence, sentence
+    assert sentence.startswith("Naive and the exact posterior differ for 1 of 10 parameters"), sentence
+    assert " for pi[0] (the parameter shown)" in sentence, sentence
+    # with the truth known, the count is of intervals that miss it, and ten of them miss one by chance
+    truth = {f"pi[{i}]": 0.1 for i in range(10)} | {"pi[3]": 0.2}
+    sentence = narrative.headline({"naive": _Run(_summary(rows)), "exact": _Run(_summary(exact))}, truth,
+                                  param="pi[0]")
+    assert sentence.startswith("Naive's 90% intervals miss the truth for 1 of 10 parameters; those of the exact "
+                               "posterior for 0 (a 90% interval misses about 1 in 10 by chance). "), sentence
+    # agreeing for every parameter, the sentence says so for all of them
+    same = narrative.headline({"naive": _Run(_summary(rows)), "exact": _Run(_summary(rows))}, None, param="pi[0]")
+    assert same.startswith("At this privacy budget the noise is small relative to the data: naive and exact agree "
+                           "for all 10 parameters (pi[0], the parameter shown: sds within 25%, means 0 apart)."), same
