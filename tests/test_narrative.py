@@ -58,3 +58,37 @@ def test_naive_and_exact_agree_only_where_they_agree_for_every_parameter():
     same = narrative.headline({"naive": _Run(_summary(rows)), "exact": _Run(_summary(rows))}, None, param="pi[0]")
     assert same.startswith("At this privacy budget the noise is small relative to the data: naive and exact agree "
                            "for all 10 parameters (pi[0], the parameter shown: sds within 25%, means 0 apart)."), same
+
+
+@dataclass(frozen=True)
+class _Chain:
+    convergence: dict
+    result: object = None
+    stalled: bool = True
+    too_few: bool = False
+
+
+@dataclass(frozen=True)
+class _Result:
+    info: dict
+
+
+STALLED = {"applicable": True, "converged": False, "r_hat_max": 1.31, "ess_bulk_min": 5.0, "ess_tail_min": 12.0}
+
+
+def test_the_advice_never_switches_on_a_sampler_the_best_method_already_ran():
+    """σ unknown, Laplace ε = 1: the warning said to "switch on Pseudo-marginal, which mixes fast when ε is small"
+    where Exact (best method) had run it (twice) without converging. What is left is said instead."""
+    info = {"picked": "pseudo_marginal", "attempts": [
+        {"method": "pseudo_marginal", "converged": False}, {"method": "da_mcmc", "converged": False},
+        {"method": "pseudo_marginal", "draws": 8000, "converged": False}]}
+    runs = {"da_mcmc": _Chain(STALLED), "auto": _Chain(STALLED, result=_Result(info))}
+    text = narrative.convergence_warning(runs)
+    assert "switch on Pseudo-marginal" not in text, text
+    assert text.endswith("raise draws or chains in Method settings, or try a larger ε (less noise to account for): "
+                         "Exact (best method) already ran Pseudo-marginal here."), text
+    # a fallback it skipped (over the work budget) was not run: switching that one on is still advice
+    skipped = {"picked": "da_mcmc", "attempts": [{"method": "da_mcmc", "converged": False},
+                                                 {"method": "pseudo_marginal", "converged": None, "skipped": "22 s"}]}
+    text = narrative.convergence_warning({"auto": _Chain(STALLED, result=_Result(skipped))})
+    assert text.endswith("or switch on Pseudo-marginal, which mixes fast when ε is small."), text

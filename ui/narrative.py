@@ -216,19 +216,33 @@ _WHY_ON = {"auto": "which picks the exact sampler that mixes best for this model
            "pseudo_marginal": "which mixes fast when ε is small"}
 
 
+def _tried_by_auto(auto) -> list[str]:
+    """The samplers Exact (best method) ran (its ``attempts`` not skipped, and its ``picked``), in order."""
+    info = getattr(getattr(auto, "result", None), "info", None) or {}
+    ran = [a.get("method") for a in info.get("attempts") or () if isinstance(a, Mapping) and not a.get("skipped")]
+    return list(dict.fromkeys(m for m in ran + [info.get("picked")] if m))
+
+
 def _switch_on(runs: Mapping[str, Any], switched_on=None) -> str:
     """The advice for a chain that has not mixed: read Exact (best method) where it is on and has converged
     (or is on but shown on its own, as on Diagnostics), else switch on the fast exact methods not already on,
-    each with why; nothing more where Exact (best method) itself has not converged and the others are on."""
+    each with why; never a sampler Exact (best method) already ran here (its ``attempts``): where that leaves
+    nothing to switch on, a larger ε; nothing more where Exact (best method) itself has not converged and the
+    others are on."""
     on = set(runs) if switched_on is None else set(switched_on) | set(runs)
     auto = runs.get("auto")
     if auto is not None and not getattr(auto, "stalled", False) and not getattr(auto, "too_few", False):
         return f", or read {METHOD_LABELS['auto']}, which has converged here"
     if auto is None and "auto" in on:
         return f", or look at {METHOD_LABELS['auto']}, which is switched on (pick it above)"
-    off = [f"{METHOD_LABELS[m]}, {_WHY_ON[m]}" for m in ("auto", "pseudo_marginal") if m not in on]
+    tried = _tried_by_auto(auto) if auto is not None else []
+    off = [f"{METHOD_LABELS[m]}, {_WHY_ON[m]}" for m in ("auto", "pseudo_marginal") if m not in on and m not in tried]
     if off:
         return ", or switch on " + "; or ".join(off)
+    ran = [METHOD_LABELS.get(m, m) for m in tried if m in _WHY_ON and m not in runs]
+    if ran:
+        return (f", or try a larger ε (less noise to account for): {METHOD_LABELS['auto']} already ran "
+                f"{listed(ran)} here")
     return "" if auto is not None else \
         f", or run {METHOD_LABELS['auto']} alone, which picks the method that mixes best here"
 
