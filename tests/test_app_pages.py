@@ -511,3 +511,14 @@ def test_the_headline_of_a_regression_judges_every_coefficient():
     line = next(t for t in _texts(at.markdown) if t.startswith("##### "))
     assert line.startswith("##### Naive's 90% intervals miss the truth for 2 of 3 coefficients; "), line
     assert " for beta[0] (the parameter shown) and centred 0.12 away from the truth" in line, line
+
+
+def test_the_best_methods_da_mcmc_is_told_apart_from_the_da_mcmc_row():
+    """Regression records, n = 300: the note said Exact (best method) ran DA-MCMC "and DA-MCMC did better" while the
+    DA-MCMC row had not converged; Exact (best method)'s run has shift moves the row's has not, and the note says so."""
+    at = _open(query={"model": "linear_regression", "n": "300", "mech": "laplace", "budget": "epsilon",
+                      "epsilon": "1.0", "data": "simulate", "seed": "7", "methods": "naive,da_mcmc,auto"})
+    assert not at.exception, [e.value for e in at.exception]
+    note = next(c for c in _texts(at.caption) if c.startswith("Exact (best method) ran **DA-MCMC**"))
+    assert "Its DA-MCMC is a run of its own, with settings of its own (10 shift moves of β per iteration" in note, note
+    assert note.endswith("not the DA-MCMC row's (no shift moves)."), note

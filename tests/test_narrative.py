@@ -92,3 +92,27 @@ def test_the_advice_never_switches_on_a_sampler_the_best_method_already_ran():
                                                  {"method": "pseudo_marginal", "converged": None, "skipped": "22 s"}]}
     text = narrative.convergence_warning({"auto": _Chain(STALLED, result=_Result(skipped))})
     assert text.endswith("or switch on Pseudo-marginal, which mixes fast when ε is small."), text
+
+
+def test_the_best_methods_note_tells_its_own_run_from_the_rows():
+    """Regression records, n = 300: the note said Exact (best method) "ran DA-MCMC ... and DA-MCMC did better" beside
+    a DA-MCMC row with R-hat 1.321 and ESS 5. Exact (best method)'s DA-MCMC is another run, tuned by the rule (shift
+    moves, a window of records, more draws): the note says so, and how its settings differ from the row's."""
+    info = {"picked": "da_mcmc", "why": "pseudo_marginal did not converge at 2000 draws per chain, so da_mcmc ran as "
+                                        "well and da_mcmc did better",
+            "picked_info": {"chains": 4, "draws": 2000, "warmup": 500, "shifts": 10, "records_per_iteration": 150,
+                            "clamped_per_iteration": 40, "mean_acceptance": 0.9}}
+    row = {"chains": 4, "draws": 1000, "warmup": 500, "mean_acceptance": 0.98}
+    caption = narrative.auto_caption(info, row)
+    assert caption.endswith("DA-MCMC ran as well and DA-MCMC did better. Its DA-MCMC is a run of its own, with "
+                            "settings of its own (10 shift moves of β per iteration; 150 records swept per iteration; "
+                            "40 clamped records' y redrawn per iteration; 2,000 draws per chain), not the DA-MCMC "
+                            "row's (no shift moves; every record swept each iteration; every clamped record's y "
+                            "redrawn each iteration; 1,000 draws per chain)."), caption
+    same = narrative.auto_caption({"picked": "da_mcmc", "why": "", "picked_info": {"chains": 4, "draws": 1000}},
+                                  {"chains": 4, "draws": 1000})
+    assert same.endswith("Its DA-MCMC is a run of its own, with the DA-MCMC row's settings and other random "
+                         "numbers."), same
+    # no row of the picked sampler in the table: nothing to tell apart
+    assert narrative.auto_caption(info) == ("Exact (best method) ran **DA-MCMC**: Pseudo-marginal did not converge at "
+                                            "2000 draws per chain, so DA-MCMC ran as well and DA-MCMC did better.")

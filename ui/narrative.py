@@ -324,14 +324,50 @@ def mle_caption(info: Mapping[str, Any]) -> str:
 _MAX_SECONDS = re.compile(r"max_seconds = ([0-9.e+-]+)")
 
 
-def auto_caption(info: Mapping[str, Any]) -> str:
+def auto_caption(info: Mapping[str, Any], row: Mapping[str, Any] | None = None) -> str:
     """The caption under Compare's figure on what Exact (best method) ran and why, in the page's words:
     the engine's ``why`` with the methods' labels for their keys, and the work budget (the server's, which
-    the app passes as ``max_seconds``) named as such where a fallback or a rerun did not fit in it."""
+    the app passes as ``max_seconds``) named as such where a fallback or a rerun did not fit in it. ``row``:
+    the ``info`` of the table's own run of the picked sampler, where it has one; the caption then says that
+    Exact (best method)'s run is another, and how its settings (``picked_info``) differ from the row's: "DA-MCMC
+    did better" beside a DA-MCMC row that has not converged reads as a contradiction otherwise."""
     picked = METHOD_LABELS.get(info["picked"], info["picked"])
     why = _labelled(str(info.get("why") or ""))
     why = _MAX_SECONDS.sub(lambda m: f"this server's work budget of {float(m.group(1)):g} s", why)
-    return f"{METHOD_LABELS['auto']} ran **{picked}**" + (f": {why}" if why else "") + "."
+    text = f"{METHOD_LABELS['auto']} ran **{picked}**" + (f": {why}" if why else "") + "."
+    if row is None:
+        return text
+    own, theirs = info.get("picked_info") or {}, row
+    differ = [k for k in _SETTINGS if own.get(k, _SETTINGS[k][1]) != theirs.get(k, _SETTINGS[k][1])
+              and not (k in ("chains", "draws") and (k not in own or k not in theirs))]  # counts not recorded
+    if not differ:
+        return text + (f" Its {picked} is a run of its own, with the {picked} row's settings and other random "
+                       "numbers.")
+    mine = "; ".join(_setting(k, own) for k in differ)
+    other = "; ".join(_setting(k, theirs) for k in differ)
+    return text + f" Its {picked} is a run of its own, with settings of its own ({mine}), not the {picked} row's " \
+                  f"({other})."
+
+
+#: a sampler's settings that Exact (best method) sets its own way (engine.methods.auto.settings_for, its longer
+#: reruns), as the samplers' ``info`` holds them: key -> (words for a value, the value where the key is absent)
+_SETTINGS = {
+    "shifts": (lambda k: f"{k} shift moves of β per iteration" if k else "no shift moves", 0),
+    "orbit_moves": (lambda k: f"{k} orbit moves per iteration" if k else "no orbit moves", 0),
+    "records_per_iteration": (lambda m: f"{m:,} records swept per iteration" if m else "every record swept each "
+                              "iteration", None),
+    "clamped_per_iteration": (lambda k: "every clamped record's y redrawn each iteration" if k is None else
+                              f"{k:,} clamped records' y redrawn per iteration", None),
+    "thin": (lambda k: "every iteration kept" if k == 1 else f"1 in {k} iterations kept", 1),
+    "proposal": (lambda p: f"the {str(p).replace('_', '-')} proposal", "random_walk"),
+    "chains": (lambda c: f"{c} chains", None),
+    "draws": (lambda d: f"{d:,} draws per chain", None),
+}
+
+
+def _setting(key: str, info: Mapping[str, Any]) -> str:
+    words, default = _SETTINGS[key]
+    return words(info.get(key, default))
 
 
 def moved(params) -> str:
