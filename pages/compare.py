@@ -126,8 +126,8 @@ with results_area:
         st.caption(narrative.mle_caption(ok["mcem"].result.info))
     if "pseudo_marginal" in ok and ok["pseudo_marginal"].result.info.get("particles_capped"):
         st.caption(f"{METHOD_LABELS['pseudo_marginal']}: {ok['pseudo_marginal'].result.info['note']}")
-    if "auto" in ok and ok["auto"].result.info.get("picked"):
-        st.caption(narrative.auto_caption(ok["auto"].result.info))
+    if "auto" in ok and (best := ok["auto"].result.info).get("picked"):  # its run told apart from the table's row
+        st.caption(narrative.auto_caption(best, ok[best["picked"]].result.info if best["picked"] in ok else None))
     for m, run in runs.items():
         if not run.ok and not run.over_budget:
             st.caption(f"{METHOD_LABELS[m]} not shown: {why_not_run(run.error)}")

@@ -499,3 +499,27 @@ def test_the_run_log_says_why_a_method_did_not_run_in_words():
     line = next(s.label for s in at.status if s.label.startswith("OPS"))
     assert line.startswith("OPS: not run — OPS spends a pure"), line
     assert "mechanism.name" not in line and "method.epsilon" not in line, line
+
+
+def test_the_headline_of_a_regression_judges_every_coefficient():
+    """The browser audit's regression: the headline said naive's "90% interval covers beta[0] = -1.79" while its
+    intervals for beta[1] and beta[2] miss the truth by far; it now counts the misses of every coefficient and
+    labels the sentence on beta[0] as the parameter shown."""
+    at = _open(query={"model": "linear_regression", "n": "200", "mech": "laplace", "budget": "epsilon",
+                      "epsilon": "1.0", "data": "simulate", "truth": "-1.79, -2.89, -0.66", "seed": "7",
+                      "methods": "naive,auto"})
+    assert not at.exception, [e.value for e in at.exception]
+    line = next(t for t in _texts(at.markdown) if t.startswith("##### "))
+    assert line.startswith("##### Naive's 90% intervals miss the truth for 2 of 3 coefficients; "), line
+    assert " for beta[0] (the parameter shown) and centred 0.12 away from the truth" in line, line
+
+
+def test_the_best_methods_da_mcmc_is_told_apart_from_the_da_mcmc_row():
+    """Regression records, n = 300: the note said Exact (best method) ran DA-MCMC "and DA-MCMC did better" while the
+    DA-MCMC row had not converged; Exact (best method)'s run has shift moves the row's has not, and the note says so."""
+    at = _open(query={"model": "linear_regression", "n": "300", "mech": "laplace", "budget": "epsilon",
+                      "epsilon": "1.0", "data": "simulate", "seed": "7", "methods": "naive,da_mcmc,auto"})
+    assert not at.exception, [e.value for e in at.exception]
+    note = next(c for c in _texts(at.caption) if c.startswith("Exact (best method) ran **DA-MCMC**"))
+    assert "Its DA-MCMC is a run of its own, with settings of its own (10 shift moves of β per iteration" in note, note
+    assert note.endswith("not the DA-MCMC row's (no shift moves)."), note

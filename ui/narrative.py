@@ -88,7 +88,10 @@ def headline(runs: Mapping[str, Any], true_params: Mapping[str, Any] | None = No
     sd, q5, q95 per parameter) and ``.stalled``. ``param`` is the parameter the figure shows, which
     the sentence then describes (a sentence about p[1] above a figure of p[0] misleads); without it,
     with several parameters the one where naive is furthest off (in exact posterior sds) is described
-    and named.
+    and named. With several parameters a sentence on the whole model comes first (:func:`_whole_model`:
+    how many 90% intervals of each miss the truth, or, the truth unknown, for how many naive and exact
+    differ), the per-parameter one is labelled as the parameter shown, and "naive and exact agree" is said
+    only where they agree for every parameter (naive's interval can cover beta[0] and miss beta[1] and beta[2]).
     """
     naive, ref = runs.get("naive"), reference_method(runs)
     if not _usable(naive) or ref is None:
@@ -102,15 +105,27 @@ def headline(runs: Mapping[str, Any], true_params: Mapping[str, Any] | None = No
     def shift(p):
         return abs(_row(naive, p)["mean"] - _row(exact, p)["mean"]) / max(_row(exact, p)["sd"], 1e-300)
 
+    def agree(p):
+        r = _row(exact, p)["sd"] / _row(naive, p)["sd"] if _row(naive, p)["sd"] > 0 else math.inf
+        return 1 / AGREE_SD_RATIO <= r <= AGREE_SD_RATIO and shift(p) <= AGREE_SHIFT
+
     param = param if param in params else max(params, key=shift)
     n, e = _row(naive, param), _row(exact, param)
-    where = "" if len(params) == 1 else f" for {param}"
+    several = len(params) > 1
+    where = "" if not several else f" for {param} (the parameter shown)"
     exact_name = "the exact posterior" if ref in ("exact", "auto") else \
         "the exact posterior (RJMCMC, n unknown)" if ref == "rjmcmc" else f"the exact posterior ({METHOD_LABELS[ref]})"
+    whole = _whole_model(naive, exact, params, truth, exact_name, agree)
     ratio = e["sd"] / n["sd"] if n["sd"] > 0 else math.inf
-    if 1 / AGREE_SD_RATIO <= ratio <= AGREE_SD_RATIO and shift(param) <= AGREE_SHIFT:
-        return (f"At this privacy budget the noise is small relative to the data: naive and exact agree{where} "
-                f"(sds within {round((AGREE_SD_RATIO - 1) * 100)}%, means {_fmt(abs(n['mean'] - e['mean']))} apart).")
+    apart = f"means {_fmt(abs(n['mean'] - e['mean']))} apart"
+    if all(agree(p) for p in params):
+        together = "" if not several else \
+            f" for all {len(params)} {_noun(params)} ({param}, the parameter shown: sds within " \
+            f"{round((AGREE_SD_RATIO - 1) * 100)}%, {apart})"
+        return ("At this privacy budget the noise is small relative to the data: naive and exact agree"
+                + (together or f" (sds within {round((AGREE_SD_RATIO - 1) * 100)}%, {apart})") + "."
+                + (f" {whole}" if whole else ""))
+    lead = f"{whole} " if whole else ""
     if f"{max(ratio, 1 / ratio):.1f}" == "1.0":  # "1.0× too wide" would say two things at once
         width = f"Naive is about as wide as {exact_name}{where}"
     elif ratio > 1:
@@ -125,9 +140,38 @@ def headline(runs: Mapping[str, Any], true_params: Mapping[str, Any] | None = No
         exact_in = e["q5"] <= t <= e["q95"]
         naive_part = f"its 90% interval {'covers' if naive_in else 'misses'} {sym}"
         exact_part = f"that of {exact_name} {'covers' if exact_in else 'misses'} it{'' if exact_in else ' too'}"
-        return f"{width} and {off}: {naive_part}; {exact_part}."
+        return f"{lead}{width} and {off}: {naive_part}; {exact_part}."
     off = f"centred {_fmt(abs(n['mean'] - e['mean']))} away from the mean of {exact_name}"
-    return f"{width} and {off}."
+    return f"{lead}{width} and {off}."
+
+
+def _noun(params) -> str:
+    """What the parameters are called together: a regression's β are coefficients, anything else parameters."""
+    return "coefficients" if all(p.startswith("beta[") for p in params) else "parameters"
+
+
+def _whole_model(naive, exact, params, truth, exact_name: str, agree) -> str | None:
+    """The sentence on every parameter of a model with several: where two or more true values are known, how
+    many of each 90% interval miss the truth ("Naive's 90% intervals miss the truth for 2 of 3 coefficients;
+    those of the exact posterior for 0"), else for how many naive and exact differ (None where they agree for
+    all, or there is one parameter)."""
+    if len(params) < 2:
+        return None
+    known = [p for p in params if p in truth]
+    if len(known) >= 2:
+        def misses(run):
+            return sum(not _row(run, p)["q5"] <= truth[p] <= _row(run, p)["q95"] for p in known)
+
+        of = f"{len(known)} {_noun(known)}" if len(known) == len(params) else \
+            f"the {len(known)} {_noun(known)} whose true value is known"
+        chance = " (a 90% interval misses about 1 in 10 by chance)" if len(known) >= 10 else ""
+        return (f"Naive's 90% intervals miss the truth for {misses(naive)} of {of}; those of {exact_name} for "
+                f"{misses(exact)}{chance}.")
+    differ = sum(not agree(p) for p in params)
+    if not differ:
+        return None
+    return (f"Naive and {exact_name} differ for {differ} of {len(params)} {_noun(params)} (sds more than "
+            f"{round((AGREE_SD_RATIO - 1) * 100)}% apart or means more than {AGREE_SHIFT:g} exact sds apart).")
 
 
 def convergence_warning(runs: Mapping[str, Any], *, figure: bool = True, switched_on=None) -> str | None:
@@ -172,19 +216,33 @@ _WHY_ON = {"auto": "which picks the exact sampler that mixes best for this model
            "pseudo_marginal": "which mixes fast when ε is small"}
 
 
+def _tried_by_auto(auto) -> list[str]:
+    """The samplers Exact (best method) ran (its ``attempts`` not skipped, and its ``picked``), in order."""
+    info = getattr(getattr(auto, "result", None), "info", None) or {}
+    ran = [a.get("method") for a in info.get("attempts") or () if isinstance(a, Mapping) and not a.get("skipped")]
+    return list(dict.fromkeys(m for m in ran + [info.get("picked")] if m))
+
+
 def _switch_on(runs: Mapping[str, Any], switched_on=None) -> str:
     """The advice for a chain that has not mixed: read Exact (best method) where it is on and has converged
     (or is on but shown on its own, as on Diagnostics), else switch on the fast exact methods not already on,
-    each with why; nothing more where Exact (best method) itself has not converged and the others are on."""
+    each with why; never a sampler Exact (best method) already ran here (its ``attempts``): where that leaves
+    nothing to switch on, a larger ε; nothing more where Exact (best method) itself has not converged and the
+    others are on."""
     on = set(runs) if switched_on is None else set(switched_on) | set(runs)
     auto = runs.get("auto")
     if auto is not None and not getattr(auto, "stalled", False) and not getattr(auto, "too_few", False):
         return f", or read {METHOD_LABELS['auto']}, which has converged here"
     if auto is None and "auto" in on:
         return f", or look at {METHOD_LABELS['auto']}, which is switched on (pick it above)"
-    off = [f"{METHOD_LABELS[m]}, {_WHY_ON[m]}" for m in ("auto", "pseudo_marginal") if m not in on]
+    tried = _tried_by_auto(auto) if auto is not None else []
+    off = [f"{METHOD_LABELS[m]}, {_WHY_ON[m]}" for m in ("auto", "pseudo_marginal") if m not in on and m not in tried]
     if off:
         return ", or switch on " + "; or ".join(off)
+    ran = [METHOD_LABELS.get(m, m) for m in tried if m in _WHY_ON and m not in runs]
+    if ran:
+        return (f", or try a larger ε (less noise to account for): {METHOD_LABELS['auto']} already ran "
+                f"{listed(ran)} here")
     return "" if auto is not None else \
         f", or run {METHOD_LABELS['auto']} alone, which picks the method that mixes best here"
 
@@ -266,14 +324,50 @@ def mle_caption(info: Mapping[str, Any]) -> str:
 _MAX_SECONDS = re.compile(r"max_seconds = ([0-9.e+-]+)")
 
 
-def auto_caption(info: Mapping[str, Any]) -> str:
+def auto_caption(info: Mapping[str, Any], row: Mapping[str, Any] | None = None) -> str:
     """The caption under Compare's figure on what Exact (best method) ran and why, in the page's words:
     the engine's ``why`` with the methods' labels for their keys, and the work budget (the server's, which
-    the app passes as ``max_seconds``) named as such where a fallback or a rerun did not fit in it."""
+    the app passes as ``max_seconds``) named as such where a fallback or a rerun did not fit in it. ``row``:
+    the ``info`` of the table's own run of the picked sampler, where it has one; the caption then says that
+    Exact (best method)'s run is another, and how its settings (``picked_info``) differ from the row's: "DA-MCMC
+    did better" beside a DA-MCMC row that has not converged reads as a contradiction otherwise."""
     picked = METHOD_LABELS.get(info["picked"], info["picked"])
     why = _labelled(str(info.get("why") or ""))
     why = _MAX_SECONDS.sub(lambda m: f"this server's work budget of {float(m.group(1)):g} s", why)
-    return f"{METHOD_LABELS['auto']} ran **{picked}**" + (f": {why}" if why else "") + "."
+    text = f"{METHOD_LABELS['auto']} ran **{picked}**" + (f": {why}" if why else "") + "."
+    if row is None:
+        return text
+    own, theirs = info.get("picked_info") or {}, row
+    differ = [k for k in _SETTINGS if own.get(k, _SETTINGS[k][1]) != theirs.get(k, _SETTINGS[k][1])
+              and not (k in ("chains", "draws") and (k not in own or k not in theirs))]  # counts not recorded
+    if not differ:
+        return text + (f" Its {picked} is a run of its own, with the {picked} row's settings and other random "
+                       "numbers.")
+    mine = "; ".join(_setting(k, own) for k in differ)
+    other = "; ".join(_setting(k, theirs) for k in differ)
+    return text + f" Its {picked} is a run of its own, with settings of its own ({mine}), not the {picked} row's " \
+                  f"({other})."
+
+
+#: a sampler's settings that Exact (best method) sets its own way (engine.methods.auto.settings_for, its longer
+#: reruns), as the samplers' ``info`` holds them: key -> (words for a value, the value where the key is absent)
+_SETTINGS = {
+    "shifts": (lambda k: f"{k} shift moves of β per iteration" if k else "no shift moves", 0),
+    "orbit_moves": (lambda k: f"{k} orbit moves per iteration" if k else "no orbit moves", 0),
+    "records_per_iteration": (lambda m: f"{m:,} records swept per iteration" if m else "every record swept each "
+                              "iteration", None),
+    "clamped_per_iteration": (lambda k: "every clamped record's y redrawn each iteration" if k is None else
+                              f"{k:,} clamped records' y redrawn per iteration", None),
+    "thin": (lambda k: "every iteration kept" if k == 1 else f"1 in {k} iterations kept", 1),
+    "proposal": (lambda p: f"the {str(p).replace('_', '-')} proposal", "random_walk"),
+    "chains": (lambda c: f"{c} chains", None),
+    "draws": (lambda d: f"{d:,} draws per chain", None),
+}
+
+
+def _setting(key: str, info: Mapping[str, Any]) -> str:
+    words, default = _SETTINGS[key]
+    return words(info.get(key, default))
 
 
 def moved(params) -> str:
