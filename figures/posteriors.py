@@ -113,7 +113,7 @@ def y_cap(peaks: Mapping[str, float]) -> float | None:
     return 1.15 * tallest if towering else None
 
 
-#: pixels a note on a density panel takes ("Naive peaks at 119 ↑"), one line of annotation text
+#: pixels a note on a density panel takes ("Naive: peak density 119, off scale ↑"), one line of annotation text
 NOTE_LINE = 18
 #: pixels above small multiples' first row for plotly's toolbar (its buttons are about 25 px tall)
 MODEBAR_ROOM = 28
@@ -248,10 +248,6 @@ def posterior_densities(results: Sequence, *, true_params: Mapping[str, float] |
         raise ValueError("results = [] is invalid: posterior_densities needs at least one Result")
     names = list(params or (results[0] if results else confidential).param_names)
     rows, cols = _grid_shape(len(names), columns)
-    if len(names) > 1:
-        fig = make_subplots(rows=rows, cols=cols, subplot_titles=names)
-    else:
-        fig = go.Figure()
     not_converged = set(not_converged)
     seen: set[str] = set()
     traces, layout = [], {}
@@ -288,7 +284,7 @@ def posterior_densities(results: Sequence, *, true_params: Mapping[str, float] |
                     layout.setdefault("annotations", []).append(
                         {"x": at, "y": cap, "xref": axes["xaxis"], "yref": axes["yaxis"], "yanchor": "top",
                          "yshift": -NOTE_LINE * stacked,  # one line each: two labels at one peak do not overprint
-                         "text": f"{label} peaks at {height:.3g} ↑", "showarrow": False,
+                         "text": f"{label}: peak density {height:.3g}, off scale ↑", "showarrow": False,
                          "font": {"color": color_of(method)}, "name": f"clipped:{method}:{height!r}"})
         layout[f"xaxis{suffix}"] = {"title": {"text": axis_title(param)}}
         spans = {t["meta"]["method"]: _span(t) for t in panel if t["meta"]["kind"] != "rug"}
@@ -336,26 +332,32 @@ def posterior_densities(results: Sequence, *, true_params: Mapping[str, float] |
                      "text": f"{label}: off the axis, at {summary_number(centre)} {'→' if right else '←'}",
                      "font": {"color": color_of(method)}, "name": f"offaxis:{method}:{centre!r}"})
         layout[f"yaxis{suffix}"] = yaxis
-    fig.add_traces(traces)
     # A single panel's notes (a clipped peak, mass beyond the axis, a curve off it) go above the plot, one line
     # each, where no curve runs, and the top margin grows for them: inside, a peak's label was centred on its own
     # spike and crossed the other spikes and the exact posterior's top, and "Naive: off the axis" sat on the
-    # curves' tops (390 px). Small multiples keep them inside, under each subplot title.
+    # curves' tops (390 px). Small multiples put a panel's clipped-peak and off-axis notes above it too, one line
+    # each, centred on the panel (at its spike a label ran into the next panel's), with the panel's title lifted
+    # over them and the gap above its row grown to hold them: inside the panel, under its top, they crossed the
+    # dashed lines, the curves and the y-axis ticks, and overprinted one another in a browser's font.
     above = 0
+    lines: dict[str, int] = {}  # small multiples: each panel's (x axis's) notes
     if len(names) == 1:
         for a in layout.get("annotations", []):
             if a["name"].split(":")[0] in ("clipped", "beyond", "offaxis"):
                 a.update(y=1.0, yref=f"{a['yref']} domain", yanchor="bottom", yshift=2 + NOTE_LINE * above)
                 above += 1
-    else:  # a panel's clipped-peak and off-axis notes one line each from its top (at 0.9 of the height, "Naive:
-        # off the axis" overprinted "Confidential peaks at …" under the top)
-        lines: dict[str, int] = {}
+    else:
         for a in layout.get("annotations", []):
             if a["name"].split(":")[0] in ("clipped", "offaxis"):
-                line = lines.get(a["xref"], 0)
-                a.update(y=1.0, yref=f"{a['yref']} domain", yanchor="top", yshift=-NOTE_LINE * line)
-                lines[a["xref"]] = line + 1
-    annotations = list(fig.layout.annotations) + layout.pop("annotations", [])
+                panel = a["xref"]
+                line = lines.get(panel, 0)
+                a.update(x=0.5, xref=f"{panel} domain", xanchor="center", y=1.0, yref=f"{a['yref']} domain",
+                         yanchor="bottom", yshift=2 + NOTE_LINE * line, font={**a["font"], "size": 11})
+                lines[panel] = line + 1
+    # each row's band of notes: the first row's in the top margin, the others' in the gap above their row
+    notes = [lines.get(f"x{'' if j == 0 else j + 1}", 0) for j in range(len(names))]
+    row_notes = [max(notes[r * cols:(r + 1) * cols], default=0) for r in range(rows)]
+    first, rest = NOTE_LINE * row_notes[0], NOTE_LINE * max(row_notes[1:], default=0)
     text = wrap(title) if title else None
     title_lines = 1 + text.count("<br>") if text else 0
     # the legend sits at the bottom of the figure (container coordinates), under the x-axis title, never on it;
@@ -367,12 +369,25 @@ def posterior_densities(results: Sequence, *, true_params: Mapping[str, float] |
     toolbar = MODEBAR_ROOM if len(names) > 1 and not text else 0
     # the legend under the plot takes its height from the figure's: on a 390 px phone its entries stack one a line,
     # and seven of them left the plot 130 px; each entry past four adds a line's height to the figure
-    entries = len({t.name for t in fig.data if t.showlegend is not False and t.name})
+    entries = len({t["name"] for t in traces if t.get("showlegend", True) is not False and t.get("name")})
     legend = LEGEND_LINE * max(0, entries - 4)
-    fig.update_layout(barmode="overlay", title=head,
-                      height=max(400, panel_height * rows + 140) + 60 + toolbar + legend,
-                      margin={"l": 60, "r": 20, "t": 40 + TITLE_LINE * title_lines + NOTE_LINE * above + toolbar,
-                              "b": 50},
+    height = max(400, panel_height * rows + 140) + 60 + toolbar + legend
+    top_margin = 40 + TITLE_LINE * title_lines + NOTE_LINE * above + toolbar
+    if len(names) > 1:  # plotly's gap between rows (0.3 / rows of the plot's height) grown by the notes' band
+        plot = height - top_margin - 50
+        gap = 0.3 / rows * plot + rest
+        spacing = {"vertical_spacing": gap / (plot + rest * (rows - 1))} if rows > 1 else {}
+        fig = make_subplots(rows=rows, cols=cols, subplot_titles=names, **spacing)
+        for title_note, k in zip(fig.layout.annotations, notes):  # a panel's title over its notes
+            if k:
+                title_note.update(yshift=2 + NOTE_LINE * k)
+        height, top_margin = height + first + rest * (rows - 1), top_margin + first
+    else:
+        fig = go.Figure()
+    fig.add_traces(traces)
+    annotations = list(fig.layout.annotations) + layout.pop("annotations", [])
+    fig.update_layout(barmode="overlay", title=head, height=height,
+                      margin={"l": 60, "r": 20, "t": top_margin, "b": 50},
                       annotations=annotations,
                       legend=BOTTOM_LEGEND,
                       **layout)

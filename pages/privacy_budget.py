@@ -317,14 +317,23 @@ elif advice is not None:
         st.warning(f"No ε on the grid, nor up to {max(advice.sds) * 1024:g}, gets the exact posterior sd of {param} "
                    f"down to T = {target:g} (at ε = {max(advice.sds):g} it is {at_top:.4g}): raise T.")
 else:
-    best = sweeps.smallest_epsilon(sweep, param, target, method=reference)
+    pick = sweeps.smallest_epsilon(sweep, param, target, method=reference)
     label = METHOD_LABELS[reference]
     what = (f"exact posterior sd of {param}, estimated from {label} draws (no closed form here)"
             if reference in EXACT_PREFERENCE else f"{label} posterior sd of {param}")
-    if best is None:
-        st.warning(f"No ε on the grid brings the {what}, to T = {target:g} or below; extend the grid upwards.")
+    skipped = ""
+    if pick.skipped:  # a sd from a run that has not converged is no answer: say which were passed over
+        listed = ", ".join(f"{e:g}" for e in pick.skipped)
+        one = len(pick.skipped) == 1
+        skipped = (f" Skipped: ε = {listed}, where {label}'s sd met T but {'its run has' if one else 'the runs have'} "
+                   "not converged (R-hat > 1.01 or ESS < 400; circled x in the figures), so that sd is not to be "
+                   "trusted — raise the draws to use it.")
+    if pick.epsilon is None:
+        st.warning(f"No ε on the grid brings the {what}, to T = {target:g} or below in a converged run; "
+                   f"{'raise the draws or ' if pick.skipped else ''}extend the grid upwards.{skipped}")
     else:
-        st.success(f"Smallest ε on the grid at which the {what}, is at most T = {target:g}: **ε = {best:g}**")
+        st.success(f"Smallest ε on the grid at which the {what}, is at most T = {target:g} in a converged run: "
+                   f"**ε = {pick.epsilon:g}**.{skipped}")
 
 # ---- choose epsilon: what it protects against what it costs (issue 21) ----------------------------
 st.subheader("Choose ε: what it protects and what it costs", divider="gray")

@@ -523,3 +523,22 @@ def test_the_best_methods_da_mcmc_is_told_apart_from_the_da_mcmc_row():
     note = next(c for c in _texts(at.caption) if c.startswith("Exact (best method) ran **DA-MCMC**"))
     assert "Its DA-MCMC is a run of its own, with settings of its own (10 shift moves of β per iteration" in note, note
     assert note.endswith("not the DA-MCMC row's (no shift moves)."), note
+
+
+def test_the_diagnostics_failures_write_each_ess_as_the_table_does():
+    """Regression at n = 200 (DA-MCMC): the text said "bulk ESS of beta[2] is 5 … tail ESS of beta[2] is 17" (the
+    engine's nearest) beside the table's and the banner's 4 and 16 (rounded down): the text now words each ESS
+    with the table's function."""
+    at = _open("pages/diagnostics.py", {"model": "linear_regression", "n": "200", "mech": "laplace",
+                                        "budget": "epsilon", "epsilon": "1.0", "data": "simulate",
+                                        "truth": "-1.79, -2.89, -0.66", "seed": "7"})
+    _assert_clean(at)
+    assert at.segmented_control(key=keys.W_DIAG_METHOD).value == "da_mcmc"
+    text = next(t for t in _texts(at.warning) if " Failed: " in t)
+    table = at.dataframe[0].value
+    failed = [r for r in text.split(" Failed: ")[1].rstrip(".").split("; ") if " ESS of " in r]
+    assert failed, text
+    for reason in failed:  # "bulk ESS of beta[2] is 4 < 400"
+        kind, rest = reason.split(" ESS of ")
+        name, value = rest.split(" is ")
+        assert value.split(" < ")[0] == table.loc[name, f"ESS {kind}"], (reason, table)

@@ -5,6 +5,7 @@ import json
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 from app_support import open_app
 
@@ -92,3 +93,27 @@ def test_a_frontier_read_from_draws_says_why_it_can_fold_back():
     assert any("estimated from its own run's draws" in c and "Monte Carlo error" in c for c in captions), captions
     assert not any(c.startswith("±: half the width of the exact posterior's") for c in captions)
     assert "prior_sd" in {t["meta"]["kind"] for t in _chart(at, keys.SD_CHART)["data"]}  # Dirichlet's marginals
+
+
+def _sweep_of(rows):
+    """A sweep whose table holds (epsilon, method, param, sd, converged) rows."""
+    table = pd.DataFrame(rows, columns=["epsilon", "method", "param", "sd", "converged"])
+    return sweeps.Sweep(table=table, runs={}, skipped={})
+
+
+def test_the_smallest_epsilon_skips_runs_that_have_not_converged():
+    """Audit: the box named ε = 1 from an Exact (best method) run marked not converged in both figures. A run that
+    has not converged is passed over (and named); none left meeting T is said as none."""
+    rows = [(0.5, "auto", "beta[0]", 1.2, False), (1.0, "auto", "beta[0]", 1.5, False),
+            (2.0, "auto", "beta[0]", 1.6, True), (4.0, "auto", "beta[0]", 0.9, True),
+            (0.5, "auto", "beta[1]", 3.0, True), (1.0, "naive", "beta[0]", 0.1, True)]
+    pick = sweeps.smallest_epsilon(_sweep_of(rows), "beta[0]", 1.8, method="auto")
+    assert pick == sweeps.SmallestEpsilon(2.0, (0.5, 1.0))
+    assert sweeps.smallest_epsilon(_sweep_of(rows), "beta[0]", 1.55, method="auto") == sweeps.SmallestEpsilon(4.0, (
+        0.5, 1.0))
+    assert sweeps.smallest_epsilon(_sweep_of(rows), "beta[0]", 0.5, method="auto") == sweeps.SmallestEpsilon(None)
+    unconverged = [r for r in rows if not r[4]]  # every run meeting T unconverged: none is the answer, both named
+    assert sweeps.smallest_epsilon(_sweep_of(unconverged), "beta[0]", 1.8, method="auto") == sweeps.SmallestEpsilon(
+        None, (0.5, 1.0))
+    trusted = [r[:4] + (True,) for r in rows]
+    assert sweeps.smallest_epsilon(_sweep_of(trusted), "beta[0]", 1.8, method="auto") == sweeps.SmallestEpsilon(0.5)

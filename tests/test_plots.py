@@ -13,7 +13,7 @@ from figures.diagnostics import acceptance_plot, rank_plot, trace_plot
 from figures.labels import acceptance_text
 from figures.kde import binned_kde
 from figures.palette import METHOD_COLORS
-from figures.posteriors import MODEBAR_ROOM, n_pmf_plot, posterior_densities, y_cap
+from figures.posteriors import MODEBAR_ROOM, NOTE_LINE, n_pmf_plot, posterior_densities, y_cap
 
 
 def _result(method, draws, params=("theta",), **kw):
@@ -248,7 +248,7 @@ def test_a_spike_does_not_flatten_the_private_posteriors(rng):
     clipped = {a["name"].split(":")[1]: a for a in layout["annotations"] if a.get("name", "").startswith("clipped:")}
     assert set(clipped) == {"naive", "confidential"}
     assert float(clipped["naive"]["name"].split(":")[2]) == pytest.approx(float(np.max(by_method["naive"]["y"])))
-    assert "Naive peaks at" in clipped["naive"]["text"]
+    assert clipped["naive"]["text"] == "Naive: peak density 120, off scale ↑"  # a height, not an x position
     assert clipped["naive"]["font"]["color"] == METHOD_COLORS["naive"]
     # above the plot, where no curve runs (inside, each label was centred on its own spike and crossed the other
     # one's and the exact posterior's peak at 390 px), one line each, with the top margin grown to hold both
@@ -256,15 +256,16 @@ def test_a_spike_does_not_flatten_the_private_posteriors(rng):
         a = clipped[name]
         assert (a["yref"], a["y"], a["yanchor"], a["yshift"]) == ("y domain", 1.0, "bottom", 2 + 18 * k), a
     assert layout["margin"]["t"] == 40 + 2 * 18
-    # small multiples keep them inside each panel, under its subplot title
+    # small multiples put them above each panel too, one line each, under its lifted subplot title
     multi = posterior_densities([naive, exact, da], confidential=conf, true_params={"theta": 0.3},
                                 params=["theta", "theta"]).to_dict()["layout"]
     inside = [a for a in multi["annotations"] if a.get("name", "").startswith("clipped:")]
-    assert len(inside) == 4 and all(a["yref"] in ("y domain", "y2 domain") and a["yanchor"] == "top" for a in inside)
-    # one line each from the panel's top (a second note at 0.9 of the height overprinted the first)
-    for panel in ("x", "x2"):
-        assert sorted(a["yshift"] for a in inside if a["xref"] == panel) == [-18, 0]
-    assert multi["margin"]["t"] == 40 + MODEBAR_ROOM  # room for plotly's toolbar above the first row's titles
+    assert len(inside) == 4 and all(a["yref"] in ("y domain", "y2 domain") and a["yanchor"] == "bottom"
+                                    for a in inside)
+    for panel in ("x domain", "x2 domain"):
+        assert sorted(a["yshift"] for a in inside if a["xref"] == panel) == [2, 20]
+    # room for plotly's toolbar above the first row's titles, and for the two lines of notes under them
+    assert multi["margin"]["t"] == 40 + MODEBAR_ROOM + 2 * 18
 
 
 def test_no_cap_when_nothing_towers(rng):
@@ -751,3 +752,35 @@ def test_a_long_title_hangs_from_the_top_and_its_margin_holds_every_line(rng):
         # the last line's bottom (a line's height each, from TITLE_PAD) at least 16 px above the plot
         assert layout["margin"]["t"] >= TITLE_PAD + TITLE_LINE * lines + 16, (name, lines, layout["margin"])
     assert figures["posterior"].layout.title.text.count("<br>") == 5
+
+
+def test_small_multiples_stack_their_peak_notes_above_each_panel_under_its_title(rng):
+    """Audit (Compare's small multiples, regression at n = 200): "Naive peaks at 1.8 ↑" sat on "Confidential peaks at
+    2.18 ↑", on the dashed lines and against the panel's title, and "peaks at 2.99" read like an x position. Each
+    panel's notes now stand above it, one line each, centred on it, under its lifted title, worded as a density; the
+    gap above a row grows by their band so the panels keep their height."""
+    naive, exact, da, conf = _spike_scenario(rng)
+    names = ["theta"] * 4  # 3 columns: two rows, two clipped peaks in every panel
+    fig = posterior_densities([naive, exact, da], confidential=conf, params=names, columns=3).to_dict()["layout"]
+    notes = [a for a in fig["annotations"] if a.get("name", "").startswith("clipped:")]
+    titles = [a for a in fig["annotations"] if a.get("text") == "theta"]
+    assert len(notes) == 8 and len(titles) == 4
+    for j, title in enumerate(titles):
+        panel = f"x{'' if j == 0 else j + 1} domain"
+        mine = sorted((a for a in notes if a["xref"] == panel), key=lambda a: a["yshift"])
+        assert [a["yshift"] for a in mine] == [2, 2 + NOTE_LINE], mine  # one line each: never on one another
+        assert all((a["y"], a["yanchor"], a["x"], a["xanchor"]) == (1.0, "bottom", 0.5, "center") for a in mine)
+        assert title["yshift"] >= mine[-1]["yshift"] + NOTE_LINE  # the panel's title over its notes
+    worded = {"peak density 120, off scale ↑", "peak density 133, off scale ↑"}  # naive's and confidential's height
+    assert {a["text"].split(": ")[1] for a in notes} == worded
+
+    def rows_px(layout):  # each row's panel height and the gap between the rows, in pixels
+        plot = layout["height"] - layout["margin"]["t"] - layout["margin"]["b"]
+        top, low = layout["yaxis"]["domain"], layout["yaxis4"]["domain"]
+        return round((top[1] - top[0]) * plot, 6), round((low[1] - low[0]) * plot, 6), (top[0] - low[1]) * plot
+
+    bare = posterior_densities([exact, da], params=names, columns=3).to_dict()["layout"]
+    assert not [a for a in bare.get("annotations", []) if a.get("name", "").startswith("clipped:")]
+    high, low, gap = rows_px(fig)
+    assert (high, low) == rows_px(bare)[:2] and gap == pytest.approx(rows_px(bare)[2] + 2 * NOTE_LINE)
+    assert fig["margin"]["t"] == bare["margin"]["t"] + 2 * NOTE_LINE

@@ -35,8 +35,8 @@ from .problems import _problem
 from .progress import SessionHandover, _fresh, _Progress
 from .records import RESULT_TTL_S, MethodRun, _payload, _run_record, spec_json
 
-__all__ = ["Sweep", "sweep", "sweep_key", "stopped_sweep", "forget_stopped_sweep", "smallest_epsilon", "epsilon_advice",
-           "fresh_releases", "spec_text_of", "prior_sds", "progress_words"]
+__all__ = ["Sweep", "sweep", "sweep_key", "stopped_sweep", "forget_stopped_sweep", "smallest_epsilon",
+           "SmallestEpsilon", "epsilon_advice", "fresh_releases", "spec_text_of", "prior_sds", "progress_words"]
 
 
 @dataclass(frozen=True)
@@ -215,12 +215,31 @@ def sweep(scenario: Scenario, records, grid: Sequence[float], methods: Sequence[
     return _sweep_from(out, log)
 
 
-def smallest_epsilon(sweep_: Sweep, param: str, target_sd: float, method: str = "exact") -> float | None:
-    """Smallest epsilon on the grid whose ``method`` posterior sd of ``param`` is at most the target."""
+@dataclass(frozen=True)
+class SmallestEpsilon:
+    """:func:`smallest_epsilon`'s answer: ``epsilon``, the smallest grid value whose converged run meets the target
+    (None if none does), and ``skipped``, the smaller grid values (all of them when ``epsilon`` is None) whose run
+    met it but has not converged (R-hat > 1.01 or ESS < 400), so its sd is not to be trusted."""
+
+    epsilon: float | None
+    skipped: tuple[float, ...] = ()
+
+
+def smallest_epsilon(sweep_: Sweep, param: str, target_sd: float, method: str = "exact") -> SmallestEpsilon:
+    """Smallest epsilon on the grid whose ``method`` posterior sd of ``param`` is at most the target, among runs
+    that have converged (the sweep table's ``converged``); the ones that met it unconverged below it are named."""
     table = sweep_.table
     if table.empty or not ((table["method"] == method) & (table["param"] == param)).any():
-        return None  # the method's runs all failed, or it was not swept: no epsilon on the grid is known to meet it
-    return smallest_epsilon_meeting(table, target_sd, method=method, param=param)
+        return SmallestEpsilon(None)  # the method's runs all failed, or it was not swept: no epsilon known to meet it
+    if "converged" not in table:
+        return SmallestEpsilon(smallest_epsilon_meeting(table, target_sd, method=method, param=param))
+    converged = table[table["converged"].astype(bool)]
+    has = ((converged["method"] == method) & (converged["param"] == param)).any()
+    best = smallest_epsilon_meeting(converged, target_sd, method=method, param=param) if has else None
+    ours = table[(table["method"] == method) & (table["param"] == param) & ~table["converged"].astype(bool)]
+    met = ours[ours["sd"] <= target_sd]["epsilon"]
+    skipped = sorted({float(e) for e in met if best is None or float(e) < best})
+    return SmallestEpsilon(best, tuple(skipped))
 
 
 @st.cache_data(show_spinner=False, max_entries=256, ttl=RESULT_TTL_S)
