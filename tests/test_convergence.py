@@ -3,6 +3,7 @@ every MCMC summary: summary().attrs, summary.json and a warning line from the CL
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -205,3 +206,19 @@ def test_a_converged_verdict_states_its_bounds_as_bounds():
     assert v.message("da_mcmc") == "da_mcmc: converged (R-hat ≤ 1.010, ESS ≥ 400)"
     exact = Convergence(applicable=True, converged=True, r_hat_max=1.004, ess_bulk_min=999.99, ess_tail_min=1200.0)
     assert exact.message("da_mcmc") == "da_mcmc: converged (R-hat ≤ 1.004, ESS ≥ 999)"
+
+
+def test_a_failed_checks_numbers_are_rounded_the_way_its_comparison_stays_true():
+    """The reasons rounded to the nearest: an ESS of 399.6 read "bulk ESS of theta is 400 < 400", and the pages'
+    tables (rounded down) said 399 beside it. ESS now rounds down and R-hat up, as the tables and
+    Convergence.message round them; the R-hat is the draws' own (chains stuck apart), rounded up."""
+    import pandas as pd
+    from engine.numerics.diagnostics import _rhat
+
+    rng = np.random.default_rng(1)
+    draws = rng.normal(size=(4, 1000)) * 0.1 + np.array([0.0, 0.0, 0.0, 3.0])[:, None]
+    table = pd.DataFrame({"ess_bulk": [399.6], "ess_tail": [12.9]}, index=["theta"])
+    v = convergence(_mcmc_result(draws), table)
+    r = _rhat(draws)
+    assert v.reasons == (f"R-hat of theta is {math.ceil(round(r * 1000, 6)) / 1000:.3f} > {RHAT_MAX}",
+                         "bulk ESS of theta is 399 < 400", "tail ESS of theta is 12 < 400")

@@ -51,6 +51,11 @@ RHAT_MAX = 1.01
 ESS_MIN = 400.0
 
 
+def _up(r_hat: float) -> str:
+    """R-hat to three decimals, rounded up (1.00949 is "1.010": "R-hat ≤ 1.009" would be false)."""
+    return f"{math.ceil(round(r_hat * 1000, 6)) / 1000:.3f}"
+
+
 @dataclass(frozen=True)
 class Convergence:
     """The verdict on one result. ``applicable`` is True for a Markov chain (the R-hat and ESS rule);
@@ -87,8 +92,7 @@ class Convergence:
         if self.converged:
             ess = min(self.ess_bulk_min, self.ess_tail_min)
             # bounds stated as bounds: R-hat rounded up, the ESS down (1.00949 is not ≤ 1.009, 400.6 is ≥ 400)
-            r_hat = math.ceil(round(self.r_hat_max * 1000, 6)) / 1000
-            return f"{label}: converged (R-hat ≤ {r_hat:.3f}, ESS ≥ {math.floor(ess)})"
+            return f"{label}: converged (R-hat ≤ {_up(self.r_hat_max)}, ESS ≥ {math.floor(ess)})"
         other = "" if label in ("pseudo_marginal", "auto") else \
             ", or use the pseudo-marginal sampler (method pseudo_marginal) when ε is small"
         return f"{label} has not converged: " + "; ".join(self.reasons) + ". Run more draws" + other + "."
@@ -132,12 +136,14 @@ def convergence(result: Result, table: pd.DataFrame | None = None) -> Convergenc
         r = _rhat(x)
         b, t = float(table.loc[name, "ess_bulk"]), float(table.loc[name, "ess_tail"])
         rh.append(r), eb.append(b), et.append(t)
+        # each number rounded the way its comparison stays true (R-hat up, ESS down: "ESS 400 < 400" for 399.6
+        # read as a contradiction), as the tables and Convergence.message round them
         if not (r <= RHAT_MAX):
-            reasons.append(f"R-hat of {name} is {r:.3f} > {RHAT_MAX}")
+            reasons.append(f"R-hat of {name} is {_up(r)} > {RHAT_MAX}")
         if not (b >= ESS_MIN):
-            reasons.append(f"bulk ESS of {name} is {b:.0f} < {ESS_MIN:.0f}")
+            reasons.append(f"bulk ESS of {name} is {math.floor(b)} < {ESS_MIN:.0f}")
         if not (t >= ESS_MIN):
-            reasons.append(f"tail ESS of {name} is {t:.0f} < {ESS_MIN:.0f}")
+            reasons.append(f"tail ESS of {name} is {math.floor(t)} < {ESS_MIN:.0f}")
     finite = lambda v, f: f(v) if v else float("nan")  # noqa: E731
     return Convergence(applicable=True, converged=not reasons, reasons=tuple(reasons),
                        r_hat_max=finite(rh, max), ess_bulk_min=finite(eb, min), ess_tail_min=finite(et, min),
