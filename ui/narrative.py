@@ -227,8 +227,9 @@ def _switch_on(runs: Mapping[str, Any], switched_on=None) -> str:
     """The advice for a chain that has not mixed: read Exact (best method) where it is on and has converged
     (or is on but shown on its own, as on Diagnostics), else switch on the fast exact methods not already on,
     each with why; never a sampler Exact (best method) already ran here (its ``attempts``): where that leaves
-    nothing to switch on, a larger ε; nothing more where Exact (best method) itself has not converged and the
-    others are on."""
+    nothing to switch on, that it ran them (more draws is what is left; a larger ε would help DA-MCMC but slow the
+    pseudo-marginal chain, which mixes best at small ε); nothing more where Exact (best method) itself has not
+    converged and the others are on."""
     on = set(runs) if switched_on is None else set(switched_on) | set(runs)
     auto = runs.get("auto")
     if auto is not None and not getattr(auto, "stalled", False) and not getattr(auto, "too_few", False):
@@ -240,9 +241,8 @@ def _switch_on(runs: Mapping[str, Any], switched_on=None) -> str:
     if off:
         return ", or switch on " + "; or ".join(off)
     ran = [METHOD_LABELS.get(m, m) for m in tried if m in _WHY_ON and m not in runs]
-    if ran:
-        return (f", or try a larger ε (less noise to account for): {METHOD_LABELS['auto']} already ran "
-                f"{listed(ran)} here")
+    if ran:  # more draws is what is left: a larger ε helps DA-MCMC but not the pseudo-marginal chain
+        return f" ({METHOD_LABELS['auto']} already ran {listed(ran)} here)"
     return "" if auto is not None else \
         f", or run {METHOD_LABELS['auto']} alone, which picks the method that mixes best here"
 
