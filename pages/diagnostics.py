@@ -13,23 +13,6 @@ from ui.sidebar.inputs import scenario_inputs
 
 ensure_routed()
 
-
-def failed_checks(verdict: dict, summary) -> list[str]:
-    """What failed the verdict, in the table's numbers: the engine words an ESS rounded to the nearest (16.6 reads
-    17), the table and the banner round it down (ui.tables.ess_full: 16), so each ESS reason is worded again with
-    that function from ``summary`` (the table's rows). Other reasons (R-hat, a parameter that never moved) keep
-    the engine's words: its R-hat splits a single chain, the table's does not."""
-    out = []
-    for reason in verdict.get("reasons", []):
-        for name, row in summary.iterrows() if summary is not None else ():
-            kind = next((k for k in ("bulk", "tail") if reason.startswith(f"{k} ESS of {name} is ")), None)
-            if kind is not None and " < " in reason:
-                reason = f"{kind} ESS of {name} is {tables.ess_full(row[f'ess_{kind}'])} < {reason.rsplit(' < ', 1)[1]}"
-                break
-        out.append(reason)
-    return out
-
-
 st.title("Diagnostics")
 st.caption("Is a sampler's output trustworthy? A chain's draws count when its R-hat and effective sample size "
            "(ESS) pass the verdict below. DA-MCMC's acceptance rate of record updates never falls below exp(−ε) "
@@ -105,7 +88,7 @@ elif verdict.get("converged"):
                icon=":material/check_circle:")
 else:
     st.warning(narrative.convergence_warning({method: run}, figure=False, switched_on=s.methods) + " Failed: "
-               + "; ".join(failed_checks(verdict, run.summary)) + ".",
+               + "; ".join(verdict.get("reasons", [])) + ".",
                icon=":material/hourglass_empty:")
 
 st.subheader("R-hat and effective sample size", divider="gray")

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 import engine
+from engine.numerics.diagnostics import rhat_up
 
 from figures.labels import METHOD_LABELS, acceptance_text, result_label  # acceptance_text: Compare's too
 
@@ -168,7 +169,7 @@ def ess_full(v: float) -> str:
 def rhat_at_most(v: float) -> str:
     """A chain's largest R-hat as the bound a verdict states ("R-hat ≤ 1.010"): rounded up to three decimals
     (1.00949 is not ≤ 1.009); "—" where there is none (NaN)."""
-    return f"{math.ceil(round(v * 1000, 6)) / 1000:.3f}" if math.isfinite(v) else "—"
+    return rhat_up(v) if math.isfinite(v) else "—"
 
 
 def ess_short(v: float) -> str:

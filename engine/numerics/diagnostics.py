@@ -45,14 +45,15 @@ def _arviz():
     return az
 
 __all__ = ["to_inference_data", "summary", "draws_frame", "write_outputs", "summary_dict", "convergence",
-           "Convergence", "RHAT_MAX", "ESS_MIN"]
+           "Convergence", "RHAT_MAX", "ESS_MIN", "rhat_up"]
 
 RHAT_MAX = 1.01
 ESS_MIN = 400.0
 
 
-def _up(r_hat: float) -> str:
-    """R-hat to three decimals, rounded up (1.00949 is "1.010": "R-hat ≤ 1.009" would be false)."""
+def rhat_up(r_hat: float) -> str:
+    """R-hat to three decimals, rounded up (1.00949 is "1.010": "R-hat ≤ 1.009" would be false), as the verdict's
+    reasons, its message and the pages' tables write it."""
     return f"{math.ceil(round(r_hat * 1000, 6)) / 1000:.3f}"
 
 
@@ -92,7 +93,7 @@ class Convergence:
         if self.converged:
             ess = min(self.ess_bulk_min, self.ess_tail_min)
             # bounds stated as bounds: R-hat rounded up, the ESS down (1.00949 is not ≤ 1.009, 400.6 is ≥ 400)
-            return f"{label}: converged (R-hat ≤ {_up(self.r_hat_max)}, ESS ≥ {math.floor(ess)})"
+            return f"{label}: converged (R-hat ≤ {rhat_up(self.r_hat_max)}, ESS ≥ {math.floor(ess)})"
         other = "" if label in ("pseudo_marginal", "auto") else \
             ", or use the pseudo-marginal sampler (method pseudo_marginal) when ε is small"
         return f"{label} has not converged: " + "; ".join(self.reasons) + ". Run more draws" + other + "."
@@ -139,7 +140,7 @@ def convergence(result: Result, table: pd.DataFrame | None = None) -> Convergenc
         # each number rounded the way its comparison stays true (R-hat up, ESS down: "ESS 400 < 400" for 399.6
         # read as a contradiction), as the tables and Convergence.message round them
         if not (r <= RHAT_MAX):
-            reasons.append(f"R-hat of {name} is {_up(r)} > {RHAT_MAX}")
+            reasons.append(f"R-hat of {name} is {rhat_up(r)} > {RHAT_MAX}")
         if not (b >= ESS_MIN):
             reasons.append(f"bulk ESS of {name} is {math.floor(b)} < {ESS_MIN:.0f}")
         if not (t >= ESS_MIN):

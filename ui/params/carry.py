@@ -40,6 +40,7 @@ import engine
 from engine.mechanisms.budgets import analytic_gaussian_epsilon
 from engine.spec import build_mechanism
 
+from .release import is_mean
 from .scenario import Scenario, budget_forms
 from .spec import model_table, noise_table
 
@@ -231,7 +232,7 @@ def carried_release(budget: tuple[str, float], s: Scenario) -> tuple[dict[str, A
     "length_scale": 2 c / ε}, (Δ_sum, c)); ({}, None) where Δ is not known yet or the model has no mean."""
     if s.release == "diffprivlib":
         return {"epsilon": rounded(_epsilon(budget))}, None
-    if s.release == "opendp" and s.release_mechanism == "mean":
+    if is_mean(s.release, s.release_mechanism):
         return _mean_scales(budget, s)
     if s.release != "opendp" or s.release_mechanism not in ("laplace", "gaussian"):
         return {}, None

@@ -10,7 +10,7 @@ from dataclasses import fields
 from typing import Any, Mapping
 
 from .defaults import default_truth, default_truth_p
-from .release import CHOICES, MEAN_METHODS, TEXT_PARAMS, mechanisms, params_of
+from .release import CHOICES, MEAN_METHODS, TEXT_PARAMS, is_mean, mechanisms, params_of
 from .scenario import (DATA_SOURCES, DEFAULT_PRIORS, MANY_NUMBER_MODELS, MECHANISMS, METHODS, MODELS, N_BUDGET_FORMS,
                        N_MECHANISMS, N_PRIORS, PRIOR_KINDS, RELEASES, SAMPLE_SIZES, SIGMA_PRIOR_DEFAULTS, Scenario,
                        budget_forms, default_methods)
@@ -71,7 +71,7 @@ def to_query(s: Scenario) -> dict[str, str]:
         q["s_dp"] = s.s_dp
     elif s.csv_column:
         q["column"] = s.csv_column
-    if _mean(s.release, s.release_mechanism) and not s.unknown_n:  # a mean's link without size means n unknown
+    if is_mean(s.release, s.release_mechanism) and not s.unknown_n:  # a mean's link without size means n unknown
         q["size"] = s.sample_size
     if s.unknown_n:  # a known n adds nothing: the landing page's link stays as it was
         q["size"] = s.sample_size
@@ -96,11 +96,6 @@ def to_query(s: Scenario) -> dict[str, str]:
     for qk in ("chains", "draws", "warmup", "abc_s", "abc_p", "ops_k"):
         q[qk] = _fmt(getattr(s, _QUERY_FIELDS[qk]))
     return q
-
-
-def _mean(release: str, mechanism: str) -> bool:
-    """OpenDP's mean: a noisy sum over a noisy length, whose length (n) the analyst never sees."""
-    return release == "opendp" and mechanism == "mean"
 
 
 def _link_error(key: str, value: Any, allowed: str) -> ValueError:
@@ -202,7 +197,7 @@ def from_query(query: Mapping[str, Any]) -> Scenario | None:
         values["methods"] = chosen
     elif model in MANY_NUMBER_MODELS:  # a link without methods: the model's own defaults (no ABC for 9 sums)
         values["methods"] = default_methods(model)
-    if _mean(values.get("release", ""), values.get("release_mechanism", "")):
+    if is_mean(values.get("release", ""), values.get("release_mechanism", "")):
         # as the sidebar's switch to it and the dp-wizard loader set it: its methods, and n private (not released
         # apart from the mean) unless the link says size
         values.setdefault("methods", MEAN_METHODS)

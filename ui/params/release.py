@@ -23,7 +23,7 @@ from .defaults import default_truth
 from .scenario import DEFAULT_PRIORS, MODELS, RELEASES, Scenario
 
 __all__ = ["RELEASE_LABELS", "FORM_DEFAULTS", "TEXT_PARAMS", "CHOICES", "options", "mechanisms", "params_of",
-           "form_default", "release_params", "release_table", "scenario_from_spec", "DPWIZARD_METHODS",
+           "form_default", "release_params", "release_table", "scenario_from_spec", "is_mean", "DPWIZARD_METHODS",
            "HISTOGRAM_METHODS", "MEAN_METHODS"]
 
 RELEASE_LABELS = {"lab": "The lab's own simulation", "opendp": "OpenDP", "diffprivlib": "diffprivlib"}
@@ -38,6 +38,11 @@ CHOICES = {"domain": ("int", "float")}
 DPWIZARD_METHODS = ("naive", "da_mcmc", "exact")
 HISTOGRAM_METHODS = ("naive", "exact")  # a histogram whose total is private
 MEAN_METHODS = ("pseudo_marginal",)  # OpenDP's mean (sum / length): the one sampler of its law
+
+
+def is_mean(release: str | None, mechanism: str | None) -> bool:
+    """OpenDP's mean: a noisy sum over a noisy length, whose length (n) the analyst never sees."""
+    return release == "opendp" and mechanism == "mean"
 _SPLIT = re.compile(r"[,;\s]+")
 
 

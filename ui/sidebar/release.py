@@ -31,8 +31,8 @@ from .. import keys
 from ..params.carry import (carried_form, carried_lab, carried_note, carried_release, model_sensitivities,
                             stated_budget)
 from ..params.parsing import format_number, parse_number
-from ..params.release import (CHOICES, MEAN_METHODS, RELEASE_LABELS, TEXT_PARAMS, form_default, mechanisms,
-                              params_of, release_params)
+from ..params.release import (CHOICES, MEAN_METHODS, RELEASE_LABELS, TEXT_PARAMS, form_default, is_mean,
+                              mechanisms, params_of, release_params)
 from ..params.scenario import DEFAULT_METHODS, METHODS, RELEASES, Scenario, budget_forms
 from .numbers import number_box, read_number
 
@@ -151,10 +151,6 @@ def carry_to_library(library: str) -> None:
                                                   "(the message above says what it allows).")
 
 
-def _is_mean(release: str | None, mechanism: str | None) -> bool:
-    return release == "opendp" and mechanism == "mean"
-
-
 def switch_for_mean() -> None:
     """On a switch to or from OpenDP's mean (a noisy sum over a noisy length): the sidebar as the dp-wizard loader
     sets it (:func:`ui.params.release.scenario_from_spec`). To the mean, the methods that can analyse it
@@ -163,8 +159,8 @@ def switch_for_mean() -> None:
     box. Back, the default methods where the mean's were still on, and a known n where it was the mean's."""
     state = st.session_state
     before, now = _previous(), state.get(keys.W_RELEASE)
-    was = _is_mean(before.release, before.release_mechanism)
-    mean = _is_mean(now, state.get(keys.release_mechanism_key("opendp")))
+    was = is_mean(before.release, before.release_mechanism)
+    mean = is_mean(now, state.get(keys.release_mechanism_key("opendp")))
     if mean == was:
         return
     on = {m for m in METHODS if state.get(keys.method_key(m))}

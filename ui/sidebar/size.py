@@ -9,6 +9,7 @@ import streamlit as st
 from figures.labels import MECHANISM_LABELS, N_BUDGET_LABELS, N_PRIOR_LABELS, SIZE_LABELS
 
 from .. import keys
+from ..params.release import is_mean
 from ..params.scenario import N_BUDGET_FORMS, N_MECHANISMS, N_PRIORS, SAMPLE_SIZES
 from .numbers import last_value, number_box
 
@@ -27,7 +28,7 @@ def _size_not_released(model: str) -> bool:
     """May n be released not at all? A histogram (its cells are the trace of n), and OpenDP's mean of a clamped
     normal column (the length is released only inside the ratio sum / length)."""
     state = st.session_state
-    mean = state.get(keys.W_RELEASE) == "opendp" and state.get(keys.release_mechanism_key("opendp")) == "mean"
+    mean = is_mean(state.get(keys.W_RELEASE), state.get(keys.release_mechanism_key("opendp")))
     return model == "dirichlet_multinomial" or (model == "normal_known_sd" and mean)
 
 
