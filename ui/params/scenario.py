@@ -62,6 +62,8 @@ def default_methods(model: str) -> tuple[str, ...]:
     """The methods switched on for ``model`` when nothing says otherwise (:data:`DEFAULT_METHODS`, without ABC
     rejection for :data:`MANY_NUMBER_MODELS`)."""
     return tuple(m for m in DEFAULT_METHODS if not (m == "abc_rejection" and model in MANY_NUMBER_MODELS))
+
+
 DATA_SOURCES = ("simulate", "csv", "s_dp")
 #: Is the number of records known, or private and released with noise (``n_dp``, paper 002)?
 SAMPLE_SIZES = ("known", "unknown")
