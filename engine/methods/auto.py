@@ -23,6 +23,9 @@ statistic draws. Fallback: if the chosen chain's convergence verdict fails (R-ha
 400, :func:`engine.numerics.diagnostics.convergence`), the other chain runs too, and if neither converges the
 better one reruns with four times the draws; the result is the converged run (or the one with the
 largest minimum ESS), and ``info`` says what was picked, why, and every attempt with its verdict.
+Where the closed form exists but refuses the release (a mixture too large to evaluate: a release far in the
+prior predictive's tail with a prior the window's bounds cannot certify), the two chains are compared as if it did
+not exist, and the refusal is the first of ``attempts``.
 naive_bayes_loglinear compares DA-MCMC (n (K + 1) categorical draws per sweep, times the same
 inflation) with its pseudo-marginal chain on the tables (:mod:`engine.methods.loglinear_pm`), whose
 iteration costs O(cells x blocks) whatever n is (``_choose_loglinear``). Custom models go to the
@@ -576,10 +579,21 @@ def auto(problem: Problem, rng: np.random.Generator, *, chains: int = 4, draws: 
     picked, why, numbers = choose(problem, rule_rng)
     first = picked
     streams = iter(run_rng.spawn(4))
-    result, verdict, record = _attempt(picked, problem, next(streams), chains, draws, warmup, on_progress,
-                                       settings_for(picked, problem, numbers))
+    attempts = []
+    try:
+        result, verdict, record = _attempt(picked, problem, next(streams), chains, draws, warmup, on_progress,
+                                           settings_for(picked, problem, numbers))
+    except ValueError as refused:  # the closed form exists but cannot be evaluated here (a mixture too large)
+        if picked != "exact":
+            raise
+        attempts.append({"method": "exact", "converged": None, "skipped": str(refused)})
+        picked, why, numbers = choose(problem, rule_rng, allow_exact=False)
+        why = f"exact refused this release ({refused}), so the chains were compared: {why}"
+        first = picked
+        result, verdict, record = _attempt(picked, problem, next(streams), chains, draws, warmup, on_progress,
+                                           settings_for(picked, problem, numbers))
     first_wall = record["wall_time_s"]
-    attempts = [record]
+    attempts.append(record)
     best = (result, verdict)
     if verdict.applicable and not verdict.converged:
         other = "da_mcmc" if picked == "pseudo_marginal" else "pseudo_marginal"

@@ -68,7 +68,9 @@ from scipy import fft as sp_fft
 from scipy import optimize, special, stats
 
 from ..core.results import Problem, Result
-from ..mechanisms import MAX_RR_TABLE_N, RandomizedResponse
+from ..mechanisms import (MAX_RR_TABLE_N, DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace,
+                          RandomizedResponse)
+from ..mechanisms.lattice import LatticeGaussian, LatticeLaplace
 from ..models.beta_binomial import log_beta_binomial_pmf
 from ..models.custom import CustomModel
 from ..numerics import grid_posterior
@@ -266,8 +268,40 @@ def _check(problem):
 
 
 def _neglect(lw_kept, log_eta_c):
-    """Bound on the left-out weight relative to the kept weight (module docstring)."""
-    return float(np.exp(-T_NOISE + log_eta_c - special.logsumexp(lw_kept)))
+    """Bound on the left-out weight relative to the kept weight (module docstring); inf where it overflows."""
+    log_bound = -T_NOISE + log_eta_c - special.logsumexp(lw_kept)
+    return math.exp(log_bound) if log_bound < 700.0 else math.inf
+
+
+#: noise whose log density is concave in s_dp - s on the statistic's integers (not the lattice releases, whose
+#: density is a staircase in s)
+def _log_concave_noise(mech) -> bool:
+    return isinstance(mech, (Laplace, Gaussian, DiscreteLaplace, DiscreteGaussian)) and \
+        not isinstance(mech, (LatticeLaplace, LatticeGaussian))
+
+
+def _log_concave_tails(s, lw):
+    """Bound on the weight outside the window s (consecutive integers from s[0]; the support starts at 0) relative
+    to the weight kept, for log-concave weights, or None where the window does not hold the mode.
+
+    Where log w has non-increasing differences, log w(U + k) <= log w(U) + k d for k >= 1, d = log w(U) -
+    log w(U - 1) the last difference in the window: with d < 0 the right tail is at most w(U) e^d / (1 - e^d), a
+    geometric series. Likewise on the left with the first difference d' > 0: at most w(L) e^-d' / (1 - e^-d')
+    (nothing below s = 0). The poisson_gamma weights m(s) eta(s_dp - s) are log-concave when alpha >= 1 (the
+    negative binomial's ratio m(s + 1) / m(s) = q (alpha + s) / (s + 1) then does not increase) and the noise's
+    log density is concave (:func:`_log_concave_noise`): a product of log-concave sequences. This is the bound
+    where s_dp lies far in the prior predictive's tail (an outlying record, no clamp): the window's own bound,
+    relative to the tiny m(s) there, cannot certify it, though the weight beyond the window falls off faster."""
+    if s.size < 3 or not np.all(np.isfinite(lw)):
+        return None
+    d_right = lw[-1] - lw[-2]
+    d_left = lw[1] - lw[0]
+    if d_right >= 0.0 or (s[0] > 0 and d_left <= 0.0):
+        return None
+    log_tails = [lw[-1] + d_right - math.log(-math.expm1(d_right))]
+    if s[0] > 0:
+        log_tails.append(lw[0] - d_left - math.log(-math.expm1(-d_left)))
+    return math.exp(min(700.0, float(special.logsumexp(log_tails) - special.logsumexp(lw))))
 
 
 def _bb_weights(problem, window: bool = True):
@@ -314,6 +348,8 @@ def _pg_weights(problem, window: bool = True):
         if s.size <= MAX_COMPONENTS:
             w = lw(s)
             bound = _neglect(w, float(mech.noise_log_prob(np.array([sdp - c]))[0]))
+            if bound > NEGLECT_TOL and a >= 1.0 and _log_concave_noise(mech):
+                bound = min(bound, _log_concave_tails(s, w) or math.inf)
             if bound <= NEGLECT_TOL:
                 return s, w, bound
     mean = a * n / b
