@@ -1,6 +1,7 @@
 """Compare page (landing): every method's posterior for one privatized release, side by side."""
 import streamlit as st
 
+from engine.methods import READS_RECORDS
 from figures import export, posteriors
 from figures.axes import alt_text, param_symbol
 from figures.labels import METHOD_LABELS, MODEL_LABELS, summary_number
@@ -113,8 +114,18 @@ with results_area:
                                          confidential=conf_result, title=prepared.mechanism_text,
                                          params=[picked] if multi else names, not_converged=not_converged,
                                          too_few=too_few, supports=prepared.param_support)
-    st.plotly_chart(fig, key=keys.POSTERIOR_CHART, width="stretch", alt=alt_text(fig),
-                    config={"toImageButtonOptions": {"format": "png", "filename": "posterior", "scale": 2}})
+    # an upload's confidential-data posterior and OPS's draws are computed from the records themselves, not from
+    # the release: shown to whoever holds the records (this page), kept out of the files unless asked for
+    share_direct = s.data != "csv" or bool(st.session_state.get(keys.W_SHARE_DIRECT, False))
+    shared = ok if share_direct else {m: r for m, r in ok.items() if m not in READS_RECORDS}
+    shared_fig = fig if share_direct else posteriors.posterior_densities(
+        [r.result for r in shared.values()], true_params=prepared.true_params, confidential=None,
+        title=prepared.mechanism_text, params=[picked] if multi else names, not_converged=not_converged,
+        too_few=too_few, supports=prepared.param_support)
+    config = {"toImageButtonOptions": {"format": "png", "filename": "posterior", "scale": 2}}
+    if not share_direct:
+        config["modeBarButtonsToRemove"] = ["toImage"]
+    st.plotly_chart(fig, key=keys.POSTERIOR_CHART, width="stretch", alt=alt_text(fig), config=config)
     n_source = next((m for m in ("rjmcmc", "exact", "pseudo_marginal", "auto")
                      if m in ok and "n" in ok[m].result.param_names), None)
     if n_source:  # the unknown n's own posterior, against what was released and the truth
@@ -160,27 +171,41 @@ with results_area:
         multiples = st.expander("Every parameter: small multiples", key=keys.W_MULTIPLES, on_change="rerun")
         if multiples.open:  # drawn only when open: one panel per parameter is a big figure
             page = picker.multiples_page(names, container=multiples)
-            downloads.chart(posteriors.posterior_densities(
-                [r.result for r in ok.values()], true_params=prepared.true_params, confidential=conf_result,
-                params=page, not_converged=not_converged, too_few=too_few, columns=picker.MULTIPLES_COLUMNS,
-                panel_height=230, supports=prepared.param_support),
-                key=keys.MULTIPLES_CHART, name="posterior_all_parameters", container=multiples)
+            def multiples_figure(runs, confidential):
+                return posteriors.posterior_densities(
+                    [r.result for r in runs.values()], true_params=prepared.true_params, confidential=confidential,
+                    params=page, not_converged=not_converged, too_few=too_few, columns=picker.MULTIPLES_COLUMNS,
+                    panel_height=230, supports=prepared.param_support)
+
+            downloads.chart(multiples_figure(ok, conf_result), key=keys.MULTIPLES_CHART, name="posterior_all_parameters",
+                            container=multiples, download=None if share_direct else multiples_figure(shared, None))
 
     st.subheader("Downloads", divider="gray")
-    results = [r.result for r in ok.values()] + ([conf.result] if conf is not None and conf.ok else [])
+    if s.data == "csv":
+        direct = narrative.listed(["the confidential-data posterior"] + [METHOD_LABELS[m] for m in ok
+                                                                          if m in READS_RECORDS])
+        st.checkbox(f"Put what the records show directly in the files ({direct})", key=keys.W_SHARE_DIRECT,
+                    help="Off: the draws, the NetCDF file and the figures hold only what the methods read from the "
+                         "release s_dp, which ε covers. On: they also hold the posterior computed from the uploaded "
+                         "records themselves (its mean gives back the confidential statistic) and OPS's draws (a "
+                         "second release of the records, with its own privacy cost); share them only where the "
+                         "records may go. The page shows them either way.")
+    results = [r.result for r in shared.values()] + ([conf.result] if conf is not None and conf.ok and share_direct
+                                                      else [])
     # one row that sizes each control to its label and wraps on a narrow window (fixed fifths cut the labels)
     row = st.container(horizontal=True, gap="small", vertical_alignment="bottom")
     stem = files.download_stem(s, prepared.n)
     row.download_button(tables.draws_csv_label(results), data=lambda: tables.draws_csv(results), file_name=f"{stem}_draws.csv",
                         mime="text/csv", on_click="ignore", width="content")
-    if st.session_state.get(keys.W_NETCDF_METHOD) not in ok:
-        st.session_state[keys.W_NETCDF_METHOD] = next(iter(ok))
-    chosen = row.selectbox("Method for the NetCDF file", list(ok), key=keys.W_NETCDF_METHOD,
-                           format_func=METHOD_LABELS.get, width=220)
-    picked = ok[chosen].result
-    row.download_button(f"{METHOD_LABELS[chosen]} InferenceData (NetCDF)", data=lambda: files.netcdf_bytes(picked),
-                        file_name=f"{stem}_{chosen}.nc", mime="application/x-netcdf", on_click="ignore",
-                        width="content")
+    if shared:
+        if st.session_state.get(keys.W_NETCDF_METHOD) not in shared:
+            st.session_state[keys.W_NETCDF_METHOD] = next(iter(shared))
+        chosen = row.selectbox("Method for the NetCDF file", list(shared), key=keys.W_NETCDF_METHOD,
+                               format_func=METHOD_LABELS.get, width=220)
+        netcdf = shared[chosen].result
+        row.download_button(f"{METHOD_LABELS[chosen]} InferenceData (NetCDF)",
+                            data=lambda: files.netcdf_bytes(netcdf), file_name=f"{stem}_{chosen}.nc",
+                            mime="application/x-netcdf", on_click="ignore", width="content")
     records = inputs.records
     with_records = False
     if s.data == "csv":
@@ -192,10 +217,10 @@ with results_area:
                         data=lambda: files.scenario_toml(s, records, s_dp=prepared.s_dp, n_dp=prepared.n_dp,
                                                          include_records=with_records),
                         file_name=f"{stem}.toml", mime="application/toml", on_click="ignore", width="content")
-    row.download_button("Figure (HTML)", data=lambda: export.html_text(fig),
+    row.download_button("Figure (HTML)", data=lambda: export.html_text(shared_fig),
                         file_name=f"{stem}_posterior.html", mime="text/html", on_click="ignore", width="content")
     if export.static_export_available():
-        row.download_button("Figure (PNG)", data=lambda: export.png_bytes(fig), file_name=f"{stem}_posterior.png",
+        row.download_button("Figure (PNG)", data=lambda: export.png_bytes(shared_fig), file_name=f"{stem}_posterior.png",
                             mime="image/png", on_click="ignore", width="content")
     else:
         row.caption("PNG: the camera icon on the figure")

@@ -234,6 +234,32 @@ def test_valid_csv_upload_sets_n_and_runs():
     assert "Confidential data" in set(at.dataframe[0].value["method"])
 
 
+def test_an_uploads_downloads_leave_out_what_the_records_show_directly():
+    """An audit uploaded 500 records (139 ones) and downloaded the draws: 4,000 rows of the confidential-data
+    posterior, whose mean 0.278968 gives back 0.278968 × 502 − 1 = 139.04, the exact count, and OPS's draws, a
+    second release of the records. The files now hold only what reads the release, unless the box is ticked; the
+    page shows both either way, and the figure's own camera button (which would save them) is removed."""
+    at = _open()
+    _upload(b"employed\n" + b"\n".join([b"1"] * 14 + [b"0"] * 36) + b"\n")(at)
+    _assert_clean(at)
+    assert {"Confidential data", "OPS"} <= set(at.dataframe[0].value["method"])
+    box = at.checkbox(key=keys.W_SHARE_DIRECT)
+    assert box.value is False and "the confidential-data posterior and OPS" in box.label
+    netcdf = at.selectbox(key=keys.W_NETCDF_METHOD)
+    assert "ops" not in netcdf.options and "OPS" not in netcdf.options and len(netcdf.options) >= 2
+    config = json.loads(at.get("plotly_chart")[0].proto.config)
+    assert config["modeBarButtonsToRemove"] == ["toImage"]
+    box.check().run()
+    assert "OPS" in at.selectbox(key=keys.W_NETCDF_METHOD).options
+    assert "modeBarButtonsToRemove" not in json.loads(at.get("plotly_chart")[0].proto.config)
+
+
+def test_simulated_records_are_no_secret_in_the_downloads():
+    at = _open()
+    assert not [c for c in at.checkbox if c.key == keys.W_SHARE_DIRECT]
+    assert "OPS" in at.selectbox(key=keys.W_NETCDF_METHOD).options
+
+
 def test_link_reopens_the_scenario():
     gong = next(p for p in PRESETS if p.name == "gong").scenario
     at = _open(query=to_query(gong))

@@ -17,15 +17,19 @@ from figures.axes import alt_text
 __all__ = ["chart"]
 
 
-def chart(fig, *, key: str, name: str, container=None) -> None:
+def chart(fig, *, key: str, name: str, container=None, download=None) -> None:
     """``st.plotly_chart`` at full width, named for screen readers (:func:`figures.axes.alt_text`), plus PNG and
     HTML download buttons under it.
 
-    ``name`` is the file name without extension; ``key`` the chart's widget key (buttons derive theirs)."""
+    ``name`` is the file name without extension; ``key`` the chart's widget key (buttons derive theirs);
+    ``download`` the figure the buttons write where it is not the one shown (an upload's figure without the curves
+    computed from the records themselves: the figure's own camera button is then removed too)."""
     where = container if container is not None else st
-    where.plotly_chart(fig, key=key, width="stretch", alt=alt_text(fig),
-                       config={"toImageButtonOptions": {"format": "png", "filename": name, "scale": 2},
-                               "displaylogo": False})
+    config = {"toImageButtonOptions": {"format": "png", "filename": name, "scale": 2}, "displaylogo": False}
+    if download is not None:
+        config["modeBarButtonsToRemove"] = ["toImage"]
+    where.plotly_chart(fig, key=key, width="stretch", alt=alt_text(fig), config=config)
+    fig = download if download is not None else fig
     # one row that sizes each button to its label and wraps when the row is narrow (fixed column shares cut
     # the labels to "P..", "H.." in a half-width figure, even on a desktop)
     row = where.container(horizontal=True, gap="small")

@@ -75,6 +75,7 @@ MULTIPLES_CHART = "pw_multiples_chart"
 # Compare page -----------------------------------------------------------------------------------
 W_NETCDF_METHOD = "pw_netcdf_method"
 W_TOML_RECORDS = "pw_toml_records"  # put an upload's confidential records in the TOML download (off by default)
+W_SHARE_DIRECT = "pw_share_direct"  # an upload: put what the records show directly in the downloads (off)
 POSTERIOR_CHART = "pw_posterior_chart"
 N_PMF_CHART = "pw_n_pmf_chart"
 

@@ -36,7 +36,8 @@ from ..core.validation import choice, fail, positive_int
 from . import abc_rejection, auto, bernstein_sheldon, da_mcmc, exact, mcem, naive, ops, pseudo_marginal, rjmcmc
 from .base import COMMON_KEYS, Method
 
-__all__ = ["REGISTRY", "METHOD_NAMES", "METHOD_WORDS", "Method", "COMMON_KEYS", "DEFAULT_METHOD", "validate_method"]
+__all__ = ["REGISTRY", "METHOD_NAMES", "METHOD_WORDS", "Method", "COMMON_KEYS", "DEFAULT_METHOD", "validate_method",
+           "READS_RECORDS"]
 
 DEFAULT_METHOD = {"name": "da_mcmc", "chains": 4, "draws": 2000, "warmup": 500}
 
@@ -45,6 +46,9 @@ REGISTRY: dict[str, Method] = {m.name: m for m in (naive.METHOD, da_mcmc.METHOD,
                                                      auto.METHOD, rjmcmc.METHOD, mcem.METHOD,
                                                      bernstein_sheldon.METHOD)}
 METHOD_NAMES: tuple[str, ...] = tuple(REGISTRY)
+#: the methods whose draws are computed from the confidential records themselves rather than from the release
+#: s_dp (one-posterior sampling: a second release of the records, with its own privacy cost)
+READS_RECORDS = frozenset({"ops"})
 
 #: each method as the engine's sentences name it ("one DA-MCMC chain", "the costliest cell is ABC rejection"): a key
 #: such as ``da_mcmc`` is for specs and tables, not for people. The pages label methods with their own capitalised
