@@ -177,8 +177,9 @@ with results_area:
                     params=page, not_converged=not_converged, too_few=too_few, columns=picker.MULTIPLES_COLUMNS,
                     panel_height=230, supports=prepared.param_support)
 
-            downloads.chart(multiples_figure(ok, conf_result), key=keys.MULTIPLES_CHART, name="posterior_all_parameters",
-                            container=multiples, download=None if share_direct else multiples_figure(shared, None))
+            downloads.chart(multiples_figure(ok, conf_result), key=keys.MULTIPLES_CHART,
+                            name="posterior_all_parameters", container=multiples,
+                            download=None if share_direct else multiples_figure(shared, None))
 
     st.subheader("Downloads", divider="gray")
     if s.data == "csv":
@@ -220,7 +221,8 @@ with results_area:
     row.download_button("Figure (HTML)", data=lambda: export.html_text(shared_fig),
                         file_name=f"{stem}_posterior.html", mime="text/html", on_click="ignore", width="content")
     if export.static_export_available():
-        row.download_button("Figure (PNG)", data=lambda: export.png_bytes(shared_fig), file_name=f"{stem}_posterior.png",
+        row.download_button("Figure (PNG)", data=lambda: export.png_bytes(shared_fig),
+                            file_name=f"{stem}_posterior.png",
                             mime="image/png", on_click="ignore", width="content")
     else:
         row.caption("PNG: the camera icon on the figure")
