@@ -20,7 +20,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 from scipy import stats
 
-from .axes import BOTTOM_LEGEND, _grid_shape, _label, titled
+from .axes import BOTTOM_LEGEND, _grid_shape, _label, param_symbol, titled
 from .labels import acceptance_text
 from .palette import BOUND_COLOR, CHAIN_COLORS, color_of
 
@@ -68,7 +68,7 @@ def trace_plot(result, params: Sequence[str] | None = None, max_points: int = 20
                                      line={"width": 1, "color": CHAIN_COLORS[c % len(CHAIN_COLORS)]},
                                      meta={"kind": "trace", "chain": c, "param": param}), **_cell(j, cols))
         fig.update_xaxes(title_text="draw", **_cell(j, cols))
-        fig.update_yaxes(title_text=param, **_cell(j, cols))
+        fig.update_yaxes(title_text=param_symbol(param), **_cell(j, cols))
     _frame(fig, f"{_label(result.method)}: trace per chain")
     return fig
 
@@ -184,7 +184,7 @@ def rank_plot(result, params: Sequence[str] | None = None, bins: int = 20) -> go
                                  line={"color": "#7f7f7f", "dash": "dash"},
                                  meta={"kind": "rank_expected", "param": param, "value": expected}),
                       **_cell(j, cols))
-        fig.update_xaxes(title_text=f"rank of {param}", **_cell(j, cols))
+        fig.update_xaxes(title_text=f"rank of {param_symbol(param)}", **_cell(j, cols))
         fig.update_yaxes(title_text="count", rangemode="tozero", **_cell(j, cols))
     _frame(fig, f"{_label(result.method)}: rank plot per chain")
     return fig

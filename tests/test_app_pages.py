@@ -46,6 +46,18 @@ def test_the_mechanism_is_stated_once_on_compare():
     assert any(mechanism in t for t in _texts(at.sidebar.caption))
 
 
+def test_a_gaussian_is_stated_with_the_pages_symbols():
+    """The figure's title and the sidebar's implied noise read "sigma = 1; 0.5-zCDP" beside boxes labelled σ and ρ:
+    the same symbols now, and ρ named as the budget it is."""
+    from dataclasses import replace
+
+    at = _open(query=to_query(replace(Scenario(), mechanism="gaussian", budget_form="rho", rho=0.5)))
+    _assert_clean(at)
+    assert _scenario_line(at).endswith("| Gaussian noise, σ = 1; zCDP with ρ = 0.5 (L2 sensitivity 1)")
+    at.switch_page("pages/diagnostics.py").run()
+    assert any("σ = 1; zCDP with ρ = 0.5" in t for t in _texts(at.sidebar.caption))
+
+
 def test_every_figure_has_a_name_for_screen_readers():
     """st.plotly_chart gives a chart no accessible name unless it is told one (``alt``): a figure carries its
     title, its axes and its legend in words (figures.axes.alt_text). The other pages' charts are checked in

@@ -116,6 +116,13 @@ def test_trace_plot_one_line_per_chain_and_parameter(rng):
         np.testing.assert_array_equal(t["x"], np.arange(50))
 
 
+def test_diagnostics_axes_write_the_parameter_as_every_other_figure_does(rng):
+    """An audit saw the trace's axis "theta" and the rank plot's "rank of theta" beside Compare's θ."""
+    result = _result("da_mcmc", rng.normal(size=(2, 50)))
+    assert trace_plot(result).layout.yaxis.title.text == "θ"
+    assert rank_plot(result).layout.xaxis.title.text == "rank of θ"
+
+
 def test_trace_plot_thins_long_chains(rng):
     fig = trace_plot(_result("da_mcmc", rng.normal(size=(1, 10_000))), max_points=1000)
     (trace,) = _traces(fig, "trace")

@@ -8,6 +8,7 @@ The sidebar asks these in turn (model, mechanism, size mechanism, method setting
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Mapping
 
 import streamlit as st
@@ -22,7 +23,7 @@ from ..params.scenario import UNKNOWN_N_MODELS, Scenario
 from ..params.spec import model_table, n_mechanism_table, noise_table
 from .records import RESULT_TTL_S, Prepared
 
-__all__ = ["check_model", "describe_mechanism", "describe_size_mechanism", "validate_method", "prepare"]
+__all__ = ["check_model", "describe_mechanism", "in_symbols", "describe_size_mechanism", "validate_method", "prepare"]
 
 
 def _checked_model(scenario: Scenario, records=None):
@@ -44,12 +45,22 @@ def check_model(scenario: Scenario, records=None) -> None:
     _checked_model(scenario, records)
 
 
+def in_symbols(text: str) -> str:
+    """A mechanism's description (the engine's, which a terminal prints) as the pages write it: σ for sigma, as
+    the sidebar's boxes and the Learn texts do, and a zCDP budget as its ρ ("0.5-zCDP" read as a number glued to
+    a name; the glossary defines ρ): "Gaussian noise, σ = 1; zCDP with ρ = 0.5 (L2 sensitivity 1)"."""
+    return _ZCDP.sub(r"zCDP with ρ = \1", text.replace("sigma = ", "σ = "))
+
+
+_ZCDP = re.compile(r"(?<![\w(])(\d[\d.]*(?:e[+-]?\d+)?)-zCDP")
+
+
 def describe_mechanism(scenario: Scenario, records=None) -> str:
     """The mechanism's own description (noise scale and guarantee); raises ValueError. With an
     unknown n the default sensitivity is the unbounded (add/delete one record) one. A release made with a
     library is its ``[release]`` table, mapped by the engine to the exact noise law."""
-    return build_mechanism(noise_table(scenario), _checked_model(scenario, records),
-                           unbounded=scenario.unknown_n).describe()
+    return in_symbols(build_mechanism(noise_table(scenario), _checked_model(scenario, records),
+                                      unbounded=scenario.unknown_n).describe())
 
 
 def describe_size_mechanism(scenario: Scenario) -> str:
@@ -74,7 +85,7 @@ def prepare(spec_text: str) -> Prepared:
         s_dp=tuple(float(v) for v in problem.s_dp),
         true_params=None if problem.true_params is None else dict(problem.true_params),
         has_records=problem.records is not None,
-        mechanism_text=problem.mechanism.describe(),
+        mechanism_text=in_symbols(problem.mechanism.describe()),
         param_names=tuple(problem.model.param_names),
         n=int(problem.model.n),
         epsilon=getattr(problem.mechanism, "epsilon", None),
