@@ -25,6 +25,7 @@ from .labels import summary_number
 from .palette import BOUND_COLOR, NEUTRAL_COLOR, TRUTH_COLOR, color_of, dash_of
 
 __all__ = ["posterior_densities", "n_pmf_plot", "y_cap", "x_window", "REFERENCE_METHODS", "SPIKE_FACTOR", "FAR_FACTOR",
+           "NUMBER_TICKS",
            "OPS_WIDE_FACTOR"]
 
 #: The posteriors that ignore the privacy noise: spikes at small ε (see :func:`y_cap`).
@@ -36,6 +37,11 @@ FAR_FACTOR = 2.0
 #: OPS's released draws spread this many times wider than the private posteriors (and the truth) do not set the
 #: x-axis: at small ε and large n they span most of the prior and squeezed every posterior into a spike.
 OPS_WIDE_FACTOR = 4.0
+
+
+#: tick labels as powers of ten (5×10⁻⁵), not plotly's SI prefixes: a density of 50μ on a page whose parameter is
+#: μ read as the parameter, and 20M as a unit
+NUMBER_TICKS = {"exponentformat": "power"}
 
 
 def _is_estimator(result) -> bool:
@@ -268,7 +274,7 @@ def posterior_densities(results: Sequence, *, true_params: Mapping[str, float] |
                            "legendgroup": "truth", "showlegend": "truth" not in seen,
                            "meta": {"kind": "truth", "method": "truth", "param": param}, **axes})
             seen.add("truth")
-        yaxis = {"title": {"text": "posterior density"}, "rangemode": "tozero"}
+        yaxis = {"title": {"text": "posterior density"}, "rangemode": "tozero", **NUMBER_TICKS}
         if marks:  # room below zero for the estimators' bars
             yaxis["range"] = [-0.06 * top * (len(marks) + 1), cap if cap is not None else top * 1.08]
         if cap is not None:
@@ -286,7 +292,7 @@ def posterior_densities(results: Sequence, *, true_params: Mapping[str, float] |
                          "yshift": -NOTE_LINE * stacked,  # one line each: two labels at one peak do not overprint
                          "text": f"{label}: peak density {height:.3g}, off scale ↑", "showarrow": False,
                          "font": {"color": color_of(method)}, "name": f"clipped:{method}:{height!r}"})
-        layout[f"xaxis{suffix}"] = {"title": {"text": axis_title(param)}}
+        layout[f"xaxis{suffix}"] = {"title": {"text": axis_title(param)}, **NUMBER_TICKS}
         spans = {t["meta"]["method"]: _span(t) for t in panel if t["meta"]["kind"] != "rug"}
         truth = float(true_params[param]) if true_params and param in true_params else None
         framing = framing_spans(spans, truth)

@@ -99,6 +99,12 @@ def test_posterior_densities_one_panel_per_parameter_and_legend_once(rng):
     assert sorted(shown) == ["abc_rejection", "da_mcmc", "truth"]
 
 
+def test_density_ticks_are_powers_of_ten_not_si_prefixes(rng):
+    """A normal model on incomes drew its density axis 0, 50μ, 100μ, … under an x axis "mean μ of a record"."""
+    fig = posterior_densities([_result("naive", rng.normal(1e5, 2e4, size=(2, 500)), params=("mu",))])
+    assert fig.layout.yaxis.exponentformat == "power" and fig.layout.xaxis.exponentformat == "power"
+
+
 def test_posterior_densities_needs_a_result():
     with pytest.raises(ValueError, match="at least one Result"):
         posterior_densities([])
