@@ -162,8 +162,10 @@ with results_area:
                  column_config=terms.text_columns({c: "" for c in shown.columns if c in formats or c in ("ESS bulk / tail",
                                                                                                     "sampler (s)")},
                                                   pinned=("method", "parameter") if multi else ("method",)))
+    estimate = (f" For {METHOD_LABELS['mcem']}, an estimator, mean is the estimate, sd its standard error and q5 "
+                "and q95 its 90% Wald interval." if "mcem" in ok else "")
     st.caption(f"Draws behind the rows: {draws_note}. "
-               "q5 and q95 bound the 90% central posterior interval. R-hat needs at least two chains; a sampler "
+               f"q5 and q95 bound the 90% central posterior interval.{estimate} R-hat needs at least two chains; a sampler "
                "has converged when R-hat ≤ 1.01 and bulk and tail ESS ≥ 400. Acceptance is DA-MCMC's mean "
                "acceptance probability per record sweep, the pseudo-marginal sampler's share of accepted moves, "
                "or ABC's accepted share.")

@@ -240,6 +240,9 @@ def test_the_mle_with_a_known_n_is_a_row_and_a_marker_without_plug_in_labels():
     assert {"Naive", "DA-MCMC", "MLE (Monte Carlo EM)", "Confidential data"} == set(table["method"])
     assert [m["method"] for m in _metas(_figure(at, 0)) if m.get("kind") == "estimate"] == ["mcem"]
     assert len(at.get("plotly_chart")) == 1  # no pmf of n
+    # its row's mean, sd, q5 and q95 are the estimate, its se and its Wald interval, not a posterior's
+    assert any("For MLE (Monte Carlo EM), an estimator, mean is the estimate, sd its standard error" in c
+               for c in (c.value for c in at.caption))
 
 
 @pytest.mark.parametrize("n_prior", ["poisson", "negative_binomial"])

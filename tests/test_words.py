@@ -246,7 +246,7 @@ def test_numbers_read_without_scientific_notation_where_people_would_not_write_i
         "-46,730", "10,000", "0.01235", "123.5", "-5,700"]
     table = pd.DataFrame({"method": ["Naive", "Naive", "DA-MCMC", "ABC rejection", "confidential"],
                           "draws": [4000, 4000, 3491, 40000, None]})
-    assert draws_per_method(table) == "Naive 4,000 · DA-MCMC 3,491 · ABC rejection 40,000"
+    assert draws_per_method(table) == "Naive: 4,000 · DA-MCMC: 3,491 · ABC rejection: 40,000"
 
 
 def test_a_list_boxs_example_is_one_for_that_box():

@@ -183,10 +183,11 @@ def ess_short(v: float) -> str:
 
 
 def draws_per_method(table: pd.DataFrame) -> str:
-    """"Naive 4,000 · DA-MCMC 3,491 · ABC rejection 40,000": the draws behind each method's rows of a comparison
-    table, in its order (a list of bare counts did not say which was whose)."""
+    """"Naive: 4,000 · DA-MCMC: 3,491 · ABC rejection: 40,000": the draws behind each method's rows of a comparison
+    table, in its order (a list of bare counts did not say which was whose; without the colon "Naive at plug-in
+    n = 21 4,000" ran two numbers together)."""
     pairs = dict.fromkeys((m, int(d)) for m, d in zip(table["method"], table["draws"]) if pd.notna(d))
-    return " · ".join(f"{m} {d:,}" for m, d in pairs)
+    return " · ".join(f"{m}: {d:,}" for m, d in pairs)
 
 
 def formatted(table: pd.DataFrame, formats: Mapping[str, Any], missing: str = "—") -> pd.DataFrame:
