@@ -46,7 +46,9 @@ def test_naive_and_exact_agree_only_where_they_agree_for_every_parameter():
     sentence = narrative.headline({"naive": _Run(_summary(rows)), "exact": _Run(_summary(exact))}, None,
                                   param="pi[0]")
     assert "agree" not in sentence and "noise is small" not in sentence, sentence
-    assert sentence.startswith("Naive and the exact posterior differ for 1 of 10 parameters"), sentence
+    # the one that differs named: the next sentence is about pi[0], the parameter shown (an audit read "differ for 1
+    # of 4 parameters" above "Naive is 1.2× too narrow for p[0]", within the sentence's own 25%, where p[2] differed)
+    assert sentence.startswith("Naive and the exact posterior differ for 1 of 10 parameters, pi[3] (sds"), sentence
     assert " for pi[0] (the parameter shown)" in sentence, sentence
     # with the truth known, the count is of intervals that miss it, and ten of them miss one by chance
     truth = {f"pi[{i}]": 0.1 for i in range(10)} | {"pi[3]": 0.2}

@@ -167,11 +167,13 @@ def _whole_model(naive, exact, params, truth, exact_name: str, agree) -> str | N
         chance = " (a 90% interval misses about 1 in 10 by chance)" if len(known) >= 10 else ""
         return (f"Naive's 90% intervals miss the truth for {misses(naive)} of {of}; those of {exact_name} for "
                 f"{misses(exact)}{chance}.")
-    differ = sum(not agree(p) for p in params)
+    differ = [p for p in params if not agree(p)]
     if not differ:
         return None
-    return (f"Naive and {exact_name} differ for {differ} of {len(params)} {_noun(params)} (sds more than "
-            f"{round((AGREE_SD_RATIO - 1) * 100)}% apart or means more than {AGREE_SHIFT:g} exact sds apart).")
+    # named where few: the sentence after this one is about the parameter shown, which may not be among them
+    which = f", {listed(differ)}" if len(differ) <= 3 else ""
+    return (f"Naive and {exact_name} differ for {len(differ)} of {len(params)} {_noun(params)}{which} (sds more "
+            f"than {round((AGREE_SD_RATIO - 1) * 100)}% apart or means more than {AGREE_SHIFT:g} exact sds apart).")
 
 
 def convergence_warning(runs: Mapping[str, Any], *, figure: bool = True, switched_on=None) -> str | None:
