@@ -288,6 +288,30 @@ def test_scenario_is_written_to_the_link():
     assert from_query(dict(at.query_params)).epsilon == 0.5
 
 
+def test_back_returns_to_the_scenario_before_a_change():
+    """A lecturer pressed Back after changing ε from 0.1 to 1: the URL went back but the page kept ε = 1, and wrote
+    it into the URL again, twice over. Back (the URL moved under the page, then a rerun) now loads what it holds."""
+    at = _open()
+    before = {k: list(v) if isinstance(v, list) else v for k, v in at.query_params.items()}
+    at.text_input(key=keys.W_EPSILON).set_value("2").run()
+    assert "pure 2-DP" in _scenario_line(at)
+    at.query_params.clear()
+    at.query_params.update(before)  # what the browser does on Back
+    at.run()
+    _assert_clean(at)
+    assert at.text_input(key=keys.W_EPSILON).value == format_number(Scenario().epsilon)
+    assert "pure 0.3-DP" in _scenario_line(at)
+    at.text_input(key=keys.W_EPSILON).set_value("1").run()  # and the sidebar goes on from there
+    assert "pure 1-DP" in _scenario_line(at)
+
+
+def test_a_box_in_error_is_not_written_into_the_link():
+    """ε = -1 was written into the URL: a link copied then opened on "Results wait for a valid scenario"."""
+    at = _open()
+    at.text_input(key=keys.W_EPSILON).set_value("-1").run()
+    assert at.sidebar.error and from_query(dict(at.query_params)).epsilon == Scenario().epsilon
+
+
 def test_unreadable_link_falls_back_to_demo_with_a_warning():
     at = _open(query={"model": "beta_binomial", "epsilon": "lots"})
     assert not at.exception

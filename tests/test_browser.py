@@ -45,6 +45,14 @@ def test_compare_page_updates_when_epsilon_changes(app_url, tmp_path):
             shot = tmp_path / "compare.png"
             page.screenshot(path=str(shot))
             assert shot.stat().st_size > 20_000
+            # Back undoes the change and Forward redoes it (a lecturer's Back did nothing twice: the page kept ε = 2
+            # and wrote it into the URL again)
+            page.go_back()
+            expect(chart.locator(".gtitle")).to_contain_text("pure 0.3-DP", timeout=60_000)
+            expect(epsilon).to_have_value("0.3")
+            page.go_forward()
+            expect(chart.locator(".gtitle")).to_contain_text("pure 2-DP", timeout=60_000)
+            expect(epsilon).to_have_value("2")
         finally:
             browser.close()
 

@@ -81,8 +81,9 @@ def scenario_inputs(page: str, *, show_methods: bool = True, show_noise: bool = 
     values = {"model": model, "n": n, "prior": prior, **size, **mech, **data, **methods}
     scenario = _replace(base, values)
     st.session_state[keys.SCENARIO] = scenario
-    _sync_query(scenario)
     errors, prepared, text, noise = _validate(scenario, records, upload_error, numbers.typed_errors())
+    if not errors:  # a link copied while a box holds an error would open on it
+        _sync_query(scenario)
     if not errors.keys() & {"model", "size", "mechanism"}:  # its budget is one a switch can carry (ui.params.carry)
         st.session_state[keys.BUDGET_SCENARIO] = scenario
     if noise and show_noise:

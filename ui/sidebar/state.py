@@ -1,10 +1,13 @@
 """The sidebar's state: the canonical scenario, the widgets seeded from it, the URL mirrored from it.
 
 State: the canonical scenario lives in ``st.session_state[keys.SCENARIO]``; widget keys are seeded
-from it when missing (first visit, after a page switch, after a preset), and the scenario is
-mirrored into the URL query string so a copied link reopens it. A session's first run reads the
-scenario from the URL (else the demo); a preset replaces it and clears every widget
-(:func:`load_scenario`).
+from it when missing (first visit, after a page switch, after a preset), and a valid scenario is
+mirrored into the URL query string so a copied link reopens it (one with an error is not: a link copied then
+would open on the error). A session's first run reads the scenario from the URL (else the demo); a preset
+replaces it and clears every widget (:func:`load_scenario`). The browser's Back and Forward buttons move the URL
+to an earlier or later scenario and rerun the page: where the URL is no longer what the sidebar last wrote, its
+scenario is loaded as a preset's is (Streamlit keeps an entry in the history for every change it writes, which Back
+stepped through without changing anything).
 """
 from __future__ import annotations
 
@@ -39,7 +42,22 @@ def current_scenario() -> Scenario:
         except ValueError as exc:
             state[keys.LINK_NOTE] = f"The link's scenario could not be read ({exc}); showing the demo instead."
         state[keys.SCENARIO] = scenario
+    elif keys.WRITTEN_QUERY in state and _scenario_part(st.query_params.to_dict()) != state[keys.WRITTEN_QUERY]:
+        try:  # Back or Forward: the URL holds another scenario than the sidebar last wrote
+            linked = from_query(st.query_params.to_dict())
+        except ValueError:
+            linked = None
+        if linked is not None and linked != state[keys.SCENARIO]:
+            load_scenario(linked)
+            if keys.PARAM_QUERY in st.query_params:
+                state[keys.PICKED_PARAM] = st.query_params[keys.PARAM_QUERY]
+        state[keys.WRITTEN_QUERY] = _scenario_part(st.query_params.to_dict())
     return state[keys.SCENARIO]
+
+
+def _scenario_part(query: Mapping[str, Any]) -> dict:
+    """A URL's query without the picked parameter's entry, which the page's picker writes (ui.picker)."""
+    return {k: v for k, v in query.items() if k != keys.PARAM_QUERY}
 
 
 def load_scenario(scenario: Scenario) -> None:
@@ -123,6 +141,7 @@ def _seed_all(s: Scenario) -> None:
 
 def _sync_query(s: Scenario) -> None:
     q = to_query(s)
+    st.session_state[keys.WRITTEN_QUERY] = dict(q)
     if keys.PARAM_QUERY in st.query_params:  # the picked parameter's, which the page's picker keeps (ui.picker)
         q[keys.PARAM_QUERY] = st.query_params[keys.PARAM_QUERY]
     if st.query_params.to_dict() != q:
