@@ -18,9 +18,10 @@ import plotly.graph_objects as go
 from .axes import BOTTOM_LEGEND, wrap
 from .palette import BOUND_COLOR, METHOD_COLORS, TRUTH_COLOR
 
-__all__ = ["tradeoff_figure", "belief_figure", "belief_line_names", "record_figure", "frontier_figure", "bound_name",
+__all__ = ["tradeoff_figure", "power_label_box", "belief_figure", "belief_line_names", "record_figure",
+           "frontier_figure", "bound_name",
            "guarantee_curve",
-           "mechanism_curve_name", "percent", "budget_number"]
+           "mechanism_curve_name", "percent", "percent_at_least", "percent_at_most", "budget_number"]
 
 ATTACK_COLOR = METHOD_COLORS["da_mcmc"]   # bluish green: what the best attack achieves
 GUESS_COLOR = "#8c8c8c"                   # grey: a coin flip / the prior
@@ -42,6 +43,31 @@ def percent(p: float) -> str:
     return f"{v:.1f}%"
 
 
+def _directed_percent(p: float, up: bool) -> str:
+    """:func:`percent` where that rounding keeps a bound true, else one decimal rounded the safe way (up for "at
+    most", down for "at least"); a whole percentage that does not hold falls to one decimal."""
+    said = percent(p)
+    v = 100.0 * float(p)
+    shown = float(said.rstrip("%"))
+    if (shown >= v - 1e-9) if up else (shown <= v + 1e-9):
+        return said
+    tenth = (np.ceil(10.0 * v - 1e-9) if up else np.floor(10.0 * v + 1e-9)) / 10.0
+    return f"{tenth:.1f}%"
+
+
+def percent_at_least(p: float) -> str:
+    """A share said as "X or more" (a quantile the belief reaches in some releases): :func:`percent` unless it rounds
+    up past the value, then one decimal rounded down. logistic(0.5 + 1.645) = 89.52% read "90% or more"; now
+    "89.5% or more"."""
+    return _directed_percent(p, up=False)
+
+
+def percent_at_most(p: float) -> str:
+    """A share said as "at most X" / "at or below X" (95% of releases stay at or below their 95% quantile):
+    :func:`percent` unless it rounds down past the value, then one decimal rounded up."""
+    return _directed_percent(p, up=True)
+
+
 def budget_number(v: float) -> str:
     """A budget (ε, ρ, μ) to four significant digits, as the mechanism's own line states it ("pure 0.3333-DP"):
     the sentence and the legend said ε = 0.333 under it."""
@@ -58,8 +84,11 @@ def bound_name(risk: dict) -> str:
     """The guarantee curve's legend entry, in the budget the sentence states: ``what ε-DP allows (ε = 1)``; a release
     stated in (ε, δ) (diffprivlib's Gaussians, the lab's Gaussian in its (ε, δ) form) draws that statement's curve,
     ``what (ε, δ)-DP allows (ε = 1, δ = 1e-05)`` (it drew a ρ-zCDP curve, ρ = 0.0213, that no one had set or
-    explained). A Gaussian stated by ρ draws its exact μ-GDP curve, named with what ρ and μ are: ``what ρ-zCDP
-    allows (ρ = Δ²/(2σ²) = 0.5, the Gaussian's own budget; exactly μ = Δ/σ = 1 Gaussian DP)``, in three lines."""
+    explained). A Gaussian stated by ρ draws the curve ρ-zCDP itself allows, ``what ρ-zCDP allows (ρ = Δ²/(2σ²) =
+    0.5)``; its own μ-GDP curve is drawn apart (:func:`mechanism_curve_name`). The legend read "what ρ-zCDP allows
+    (…; exactly μ = Δ/σ = 1 Gaussian DP)" on the μ-GDP curve, which is the Gaussian's own, not what ρ-zCDP
+    allows: μ-GDP implies μ²/2-zCDP, not the reverse. A curve that is μ-GDP as a guarantee (two Gaussians composed,
+    not stated by ρ): ``what μ-GDP (Gaussian DP) allows (μ = 1.414)``."""
     b, g = guarantee_curve(risk), risk.get("guarantee") or {}
     if b["kind"] == "epsilon_dp":
         if b.get("delta"):
@@ -69,22 +98,25 @@ def bound_name(risk: dict) -> str:
     if b["kind"] == "zcdp":
         what = "ρ = Δ²/(2σ²) = " if single else "ρ = "
         return f"what ρ-zCDP allows ({what}{budget_number(b['rho'])})"
-    mu = budget_number(b["mu"])
-    if g.get("kind") in ("zcdp", "gdp") and g.get("rho") is not None:
-        if single:
-            return (f"what ρ-zCDP allows (ρ = Δ²/(2σ²) = {budget_number(g['rho'])},<br>the Gaussian's own budget; "
-                    f"exactly<br>μ = Δ/σ = {mu} Gaussian DP)")
-        return f"what ρ-zCDP allows (ρ = {budget_number(g['rho'])}: exactly μ = {mu} Gaussian DP)"
-    return f"what μ-GDP (Gaussian DP) allows (μ = {mu})"
+    return f"what μ-GDP (Gaussian DP) allows (μ = {budget_number(b['mu'])})"
 
 
 def mechanism_curve_name(risk: dict) -> str | None:
-    """The legend entry of a Gaussian's own curve where the release states (ε, δ) (``risk["mechanism_curve"]``),
+    """The legend entry of a Gaussian's own curve where the release states (ε, δ) or ρ (``risk["mechanism_curve"]``),
     named as the noise's own and by what sets it: ``this Gaussian's own curve, set by its σ (μ = Δ/σ = 0.2681;
-    ρ-zCDP, the Gaussian's own budget: ρ = Δ²/(2σ²) = 0.03593)``, in three lines; None without one."""
+    ρ-zCDP, the Gaussian's own budget: ρ = Δ²/(2σ²) = 0.03593)``, in three lines; stated by ρ (the ρ is the dashed
+    curve's), ``this Gaussian's own curve: exactly μ-GDP, μ = Δ/σ = 1 (the best attack lies on it)``. None without
+    one."""
     own = risk.get("mechanism_curve")
     if not own:
         return None
+    g = risk.get("guarantee") or {}
+    if g.get("kind") in ("zcdp", "gdp"):
+        who, mu = "this Gaussian's", "μ = Δ/σ"
+        if g.get("composed_of"):
+            who, mu = "the two Gaussians' (statistic and size)", "μ"
+        return (f"{who} own curve: exactly<br>μ-GDP, {mu} = {budget_number(own['mu'])}<br>(the best attack "
+                "lies on it)")
     return (f"this Gaussian's own curve, set by its σ<br>(μ = Δ/σ = {budget_number(own['mu'])}; ρ-zCDP, the Gaussian's"
             f"<br>own budget: ρ = Δ²/(2σ²) = {budget_number(own['rho'])})")
 
@@ -116,10 +148,17 @@ def tradeoff_figure(risk: dict) -> go.Figure:
                                  hovertemplate="false positives %{x:.3f}<br>misses at least %{y:.3f}"
                                                "<extra>the Gaussian's own curve</extra>"))
     power = risk["power_at_5pct"]
-    fig.add_trace(go.Scatter(x=[0.05], y=[1 - power], mode="markers+text", name="at 5% false positives",
-                             text=[f"power {percent(power)}"], textposition="top right",
+    label = f"power {percent(power)}"
+    fig.add_trace(go.Scatter(x=[0.05], y=[1 - power], mode="markers", name="at 5% false positives", text=[label],
                              marker={"color": ATTACK_COLOR, "size": 10}, meta={"kind": "power_at_5pct", "power": power},
-                             legendrank=5))
+                             legendrank=5, hovertemplate="%{text}<extra>at 5% false positives</extra>"))
+    # the label below every curve (drawn "top right" of the point it sat across the diagonal, the guarantee's dashes
+    # and the attack's line), an arrow to its point
+    x0, _, _, y0 = power_label_box(risk, label)
+    arrow = y0 <= 1 - power  # under the curves: an arrow from the label's corner to the point
+    where = {"x": 0.05, "y": 1 - power, "ax": x0, "ay": y0, "axref": "x", "ayref": "y"} if arrow else {"x": x0, "y": y0}
+    fig.add_annotation(**where, xanchor="left", yanchor="top", text=label, showarrow=arrow, arrowhead=0,
+                       arrowcolor=ATTACK_COLOR, standoff=6, font={"color": ATTACK_COLOR}, name="power_at_5pct")
     # a square plot: the axes share a scale (scaleanchor), and where the space is wider or taller than square
     # the plot narrows ("constrain": "domain") instead of widening an axis beyond the error rates' [0, 1]
     fig.update_layout(xaxis={"title": wrap("type I error α (false positives)"), "range": [0, 1],
@@ -128,6 +167,25 @@ def tradeoff_figure(risk: dict) -> go.Figure:
                              "scaleanchor": "x", "constrain": "domain"},
                       legend=BOTTOM_LEGEND, margin={"t": 30})
     return fig
+
+
+def power_label_box(risk: dict, label: str) -> tuple[float, float, float, float]:
+    """Where the trade-off figure's power label sits, (x0, x1, y0, y1) in the axes' units: its top left corner just
+    right of the 5% point and as high as it can be while its box, as wide as the label on a phone's plot
+    (:data:`PHONE_PLOT_PX`), stays under every curve drawn (the attack, the guarantee, the Gaussian's own, the
+    diagonal) over its width. Where the curves leave no room under them (an attack that catches nearly everyone),
+    above the diagonal near the top, where no curve goes (every trade-off curve lies at or below 1 - α)."""
+    w = (len(label) * CHAR_PX + PAD_PX) / PHONE_PLOT_PX[0]
+    x0, x1 = 0.07, 0.07 + w
+    grid = np.linspace(x0, x1, 50)
+    curves = [risk["tradeoff"], guarantee_curve(risk)] + ([risk["mechanism_curve"]] if risk.get("mechanism_curve")
+                                                          else [])
+    low = min(1.0 - x1, *(float(np.min(np.interp(grid, c["alpha"], c["beta"]))) for c in curves))
+    top = min(1.0 - risk["power_at_5pct"], low - 0.02)
+    if top - LABEL_GAP < 0.01:
+        x0, x1 = 0.1, 0.1 + w
+        top = 1.0 - x0 + 0.01 + LABEL_GAP
+    return x0, x1, top - LABEL_GAP, top
 
 
 def _belief_range(edges: np.ndarray, prob: np.ndarray, marks: list[float]) -> list[float]:
@@ -194,7 +252,7 @@ def belief_line_names(ia: dict) -> dict:
     top, q95, share = ia.get("max"), ia.get("q95"), ia.get("at_max")
     if top is None or q95 is None or percent(q95) != percent(top):
         if q95 is not None:
-            names["q95"] = f"95% of releases at or below ({percent(q95)})"
+            names["q95"] = f"95% of releases at or below ({percent_at_most(q95)})"
         if top is not None:
             names["max"] = f"never above ({percent(top)})"
         return names

@@ -65,11 +65,17 @@ if protection_text.statistic_note(risk):
     st.caption(protection_text.statistic_note(risk))
 
 st.markdown(f"##### {protection_text.protection_sentence(risk)}")
-if risk["neighbours"].get("note"):  # which two records are attacked, where that is not obvious
-    st.caption(f"The attack compares two neighbouring datasets: {risk['neighbours']['note']}.")
+if protection_text.neighbours_note(risk):  # which two records are attacked, where that is not obvious
+    st.caption(f"The attack compares two neighbouring datasets: {protection_text.neighbours_note(risk)}.")
 
 own_curve = ""
-if risk.get("mechanism_curve"):  # Gaussian noise stated in (ε, δ): the statement's curve, and the noise's own
+if risk.get("mechanism_curve") and risk["guarantee"].get("kind") in ("zcdp", "gdp"):  # a Gaussian stated by ρ
+    own_curve = (" Here the release states ρ-zCDP, so the dashed curve is what ρ-zCDP allows any mechanism; the "
+                 f"**{_OWN} dotted curve** is this Gaussian's own, set by its σ: exactly μ-GDP with μ = Δ/σ (ρ = "
+                 "μ²/2). It is tighter: μ-GDP implies μ²/2-zCDP, not the reverse, so another ρ-zCDP mechanism may "
+                 "sit below the dotted curve (never below the dashed one); the best attack on this noise follows "
+                 "the dotted one exactly.")
+elif risk.get("mechanism_curve"):  # Gaussian noise stated in (ε, δ): the statement's curve, and the noise's own
     own_curve = (f" Here the release states (ε, δ), so the dashed curve is that statement's; the **{_OWN} dotted "
                  "curve** is this Gaussian's own, set by its σ (μ-GDP with μ = Δ/σ; ρ-zCDP, the Gaussian's own "
                  "budget: ρ = Δ²/(2σ²) = μ²/2). It is what this noise itself allows, tighter than the (ε, δ) "

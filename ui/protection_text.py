@@ -13,11 +13,12 @@ from __future__ import annotations
 import math
 
 from engine.protection import epsilon_dp_ceiling
-from figures.protection import budget_number, percent  # the figures' legends say the same numbers
+# the figures' legends say the same numbers
+from figures.protection import budget_number, percent, percent_at_least, percent_at_most
 
 __all__ = ["budget_clause", "informed_clause", "package_clause", "power_clause", "realistic_clause", "utility_clause",
            "clauses", "protection_sentence", "percent", "beyond_informed", "for_package", "statistic_note",
-           "POPULATION_REASON"]
+           "POPULATION_REASON", "CLAMP_LABEL", "covered_clause", "unbounded_clause", "neighbours_note"]
 
 
 def budget_clause(risk: dict) -> str:
@@ -41,7 +42,7 @@ def informed_clause(risk: dict) -> str:
     if ia["max"] is not None:
         out = f"{start} to at most {percent(ia['max'])}"
     else:
-        out = (f"{start} to {percent(ia['q95'])} or more in 1 release in 20 (with this noise there is no firm "
+        out = (f"{start} to {percent_at_least(ia['q95'])} or more in 1 release in 20 (with this noise there is no firm "
                "ceiling)")
     whole = package_clause(risk)
     return f"{out}, and {whole}" if whole else out
@@ -72,6 +73,7 @@ def for_package(risk: dict, package: dict | None) -> dict:
         return risk
     out = {**risk, "package": dict(package)}
     if package["kind"] == "bin":
+        out.pop("unbounded_records", None)  # the "record" is the bin's whole count; one person moves it by 1
         shift = max(abs(float(v)) for v in risk["neighbours"]["shift"])
         out["neighbours"] = {**risk["neighbours"], "note": (
             f"one person's row in the data or not (OpenDP's add/remove-one neighbours): the bin's count moves by "
@@ -145,12 +147,75 @@ def utility_clause(param: str, half_width: float) -> str:
     return f"{param} is known to ±{half_width:.2g}"
 
 
+#: the sidebar's checkbox that bounds poisson_gamma's records (ui.sidebar.model; the spec's model.upper)
+CLAMP_LABEL = "Clamp records (bounded sensitivity)"
+
+
+def covered_clause(risk: dict) -> str | None:
+    """Unbounded records (``risk["unbounded_records"]``, :func:`engine.protection.report.unbounded_records`): whom the
+    budget covers, said before the numbers, ``for a person whose record moves the sum by at most 1``; None where
+    every record is covered. "At ε = 0.3, … at most 57%" read as if the release were 0.3-DP for everyone."""
+    u = risk.get("unbounded_records")
+    if not u:
+        return None
+    return f"for a person whose record moves {u['statistic']} by at most {u['sensitivity']:g}"
+
+
+def unbounded_clause(risk: dict) -> str | None:
+    """Unbounded records: what a record of size r gets, what the largest record of the data gets where the records
+    are known (simulated or uploaded), and the sidebar's remedy; None where every record is covered."""
+    u = risk.get("unbounded_records")
+    if not u:
+        return None
+    d = f"{u['sensitivity']:g}"
+    g = {"pure": f"(r/{d})·ε-DP", "gdp": f"(r/{d})·μ Gaussian DP", "zcdp": f"(r/{d})²·ρ-zCDP"}.get(u["kind"])
+    out = "records are not clamped, so a larger record is protected less"
+    out += f": a record of size r gets {g}" if g else ""
+    top = u.get("largest_record")
+    if top is not None and top > u["sensitivity"] and u.get("q95") is not None:
+        if u.get("epsilon") is not None:
+            got = f"{budget_number(u['epsilon'])}-DP"
+        elif u.get("mu") is not None:
+            got = f"μ = {budget_number(u['mu'])} Gaussian DP"
+        else:
+            got = f"{budget_number(u['rho'])}-zCDP"
+        if u.get("max") is not None:
+            move = f"to at most {percent_at_most(u['max'])}"
+        elif u["q95"] >= 0.999:  # "100.0% or more": past any whole or one-decimal level below it
+            move = "past 99.9% in at least 1 release in 20"
+        else:
+            move = f"to {percent_at_least(u['q95'])} or more in 1 release in 20"
+        out += (f"; your records reach {top:g}: for that person this release is {got}, and a 50% guess about them "
+                f"can move {move}")
+    elif top is not None:
+        out += f"; your records reach {top:g}, within it: each of them is covered"
+    return f"{out} (tick “{CLAMP_LABEL}” in the sidebar to bound every record)"
+
+
+def neighbours_note(risk: dict) -> str | None:
+    """Which two records the attack compares, where that is not obvious (``risk["neighbours"]["note"]``), in the
+    sidebar's words: unbounded records read "records are unbounded (no model.upper): neighbours taken at the
+    mechanism's sensitivity", a spec key no one at the sidebar sees."""
+    note = risk["neighbours"].get("note")
+    u = risk.get("unbounded_records")
+    if note and u and note.startswith("records are unbounded"):
+        return (f"records are not clamped (“{CLAMP_LABEL}” is off in the sidebar), so one record can move "
+                f"{u['statistic']} by any amount; the two compared are {u['sensitivity']:g} apart, the sensitivity "
+                "the noise is calibrated to")
+    return note
+
+
 def clauses(risk: dict) -> list[str]:
-    """The privacy clauses in reading order (the first carries the budget)."""
-    out = [f"{budget_clause(risk)}, {informed_clause(risk)}", power_clause(risk)]
+    """The privacy clauses in reading order (the first carries the budget, and whom it covers where records are
+    unbounded; the last then says what the others get)."""
+    covered = covered_clause(risk)
+    first = f"{budget_clause(risk)}, {covered}," if covered else f"{budget_clause(risk)},"
+    out = [f"{first} {informed_clause(risk)}", power_clause(risk)]
     real = realistic_clause(risk)
     if real:
         out.append(real)
+    if covered:
+        out.append(unbounded_clause(risk))
     return out
 
 

@@ -21,10 +21,26 @@ Four numbers and two curves, every one computed from the mechanism's own noise l
     Laplace with delta > 0; the lab's Gaussian in its (epsilon, delta) form): the (epsilon, delta)-DP curve
     ``max(0, 1 - delta - e^eps alpha, e^-eps (1 - delta - alpha))``, what the curator stated, which the
     pages draw as the guarantee (``bound`` keeps the meaning above for the command line's risk.json).
+    The lab's Gaussian stated by rho (and a statistic and its size both so, composed: rho_s + rho_n): the
+    curve rho-zCDP itself guarantees, :func:`~engine.protection.tradeoff.zcdp_tradeoff` (``kind: "zcdp"``).
+    ``bound`` is there the mu-GDP curve, the Gaussian's exact curve; but mu-GDP implies mu^2/2-zCDP, not the
+    reverse: another rho-zCDP mechanism may sit below it, so the mu-GDP curve is not what rho-zCDP allows.
 ``mechanism_curve``
-    Gaussian noise stated in (epsilon, delta) only: the Gaussian's own curve, set by its sigma, the mu-GDP
+    Gaussian noise stated in (epsilon, delta) or by rho: the Gaussian's own curve, set by its sigma, the mu-GDP
     curve with ``mu = sensitivity / sigma`` (and its zCDP budget ``rho = mu^2 / 2 = sensitivity^2 / (2
-    sigma^2)``): tighter than the stated (epsilon, delta) curve, which it touches at most at one point.
+    sigma^2)``; composed with a Gaussian size, ``mu = sqrt(mu_s^2 + mu_n^2)``): tighter than the stated
+    (epsilon, delta) curve, which it touches at most at one point, and than the rho-zCDP curve; the best
+    attack on the unclipped noise lies on it.
+``unbounded_records``
+    a model whose records are unbounded (poisson_gamma without ``upper``: no record moves the sum by at most
+    anything), so the noise is calibrated to a ``sensitivity`` Delta no record is held to: the guarantee covers
+    only a person whose record moves the statistic by at most Delta; a record of size r is protected as a shift
+    of r, i.e. (r / Delta) eps for pure eps-DP noise, (r / Delta) mu for Gaussian noise (rho times
+    (r / Delta)^2). ``{"sensitivity", "scale": eps or mu per unit of Delta ("kind": "pure" | "gdp" | "zcdp"),
+    "largest_record"}``, and where the records are known (simulated or uploaded) what the largest gets, computed
+    exactly as for the pair at the sensitivity: ``epsilon`` (pure) or ``mu``/``rho``, ``max`` and ``q95`` of the
+    informed adversary, ``power_at_5pct``. ``description`` then says it too (the command line's line). None
+    elsewhere (key absent).
 ``noise``
     a clipped release only: the name of the noise under the clip (``mechanism`` is ``"clipped"``).
 ``informed_adversary``
@@ -62,7 +78,7 @@ from ..api import prepare
 from ..core.results import Problem
 from ..core.spec import Spec
 from ..core.validation import fail
-from ..mechanisms import DiscreteLaplace, Gaussian, Laplace
+from ..mechanisms import DiscreteLaplace, Gaussian, Laplace, RandomizedResponse
 from ..mechanisms.clipped import BoundedLaplace, Clipped
 from ..mechanisms.ratio import OpenDPMean
 from ..models import make_model
@@ -72,7 +88,8 @@ from .pairs import Neighbours, base_mechanism, neighbours, noise_law
 from .realistic import realistic_adversary
 from .tradeoff import alpha_grid, epsilon_dp_tradeoff, experiment, gdp_tradeoff, zcdp_tradeoff
 
-__all__ = ["risk", "privacy_side", "protection_of_spec", "QUANTILES", "FALSE_POSITIVE_RATE"]
+__all__ = ["risk", "privacy_side", "protection_of_spec", "unbounded_records", "QUANTILES", "FALSE_POSITIVE_RATE",
+           "STATISTIC_WORDS"]
 
 QUANTILES = (0.5, 0.95, 0.99)
 FALSE_POSITIVE_RATE = 0.05
@@ -86,7 +103,8 @@ def risk(problem_or_spec, *, realistic: bool = True) -> dict:
     Returns the content of ``risk.json`` (plain floats, lists and ``None``)."""
     problem = _problem(problem_or_spec)
     size = problem.unknown_n.mechanism if problem.unknown_n is not None else None
-    out = privacy_side(problem.model, problem.mechanism, n_mechanism=size, unknown_n=problem.unknown_n is not None)
+    out = privacy_side(problem.model, problem.mechanism, n_mechanism=size, unknown_n=problem.unknown_n is not None,
+                       records=problem.records)
     if realistic:
         out["realistic_adversary"] = realistic_adversary(problem)
     return out
@@ -107,11 +125,13 @@ def protection_of_spec(spec) -> dict:
                         unknown_n=True)
 
 
-def privacy_side(model, mechanism, n_mechanism=None, unknown_n: bool | None = None, pair=None) -> dict:
+def privacy_side(model, mechanism, n_mechanism=None, unknown_n: bool | None = None, pair=None,
+                 records=None) -> dict:
     """Trade-off, bound, informed adversary and power for a model and its mechanism (and, for an unknown n,
     the mechanism of the released size: add/remove-one neighbours, the joint release). ``unknown_n`` defaults
     to whether a size mechanism is given; a histogram whose total is private has add/remove-one neighbours
-    and no size mechanism (only its cells are released)."""
+    and no size mechanism (only its cells are released). ``records``: the confidential records where known,
+    for what the largest of unbounded records gets (``unbounded_records``)."""
     if isinstance(mechanism, OpenDPMean):
         return _opendp_mean_side(model, mechanism)
     unknown_n = n_mechanism is not None if unknown_n is None else unknown_n
@@ -150,7 +170,74 @@ def privacy_side(model, mechanism, n_mechanism=None, unknown_n: bool | None = No
         out["mechanism_curve"] = own
     if isinstance(mechanism, Clipped):  # the noise under the clip, for the legend ("clipped" named no noise)
         out["noise"] = mechanism.base.name
+    unbounded = None if isinstance(mechanism, RandomizedResponse) else unbounded_records(model, mechanism, records,
+                                                                                          n_mechanism)
+    if unbounded is not None:
+        out["unbounded_records"] = unbounded
+        out["description"] = _unbounded_description(description, unbounded)
     return out
+
+
+#: the statistic one record moves, by model, for the sentences
+STATISTIC_WORDS = {"poisson_gamma": "the sum"}
+
+
+def unbounded_records(model, mechanism, records=None, n_mechanism=None) -> dict | None:
+    """Unbounded records (module docstring, ``unbounded_records``): what the guarantee covers, per unit of the
+    sensitivity, and, given the records, what the largest of them gets (the exact pair 0 against it, as for the
+    pair at the sensitivity); None for a model whose records are bounded."""
+    if getattr(model, "true_sensitivity", 0.0) is not None or getattr(model, "name", None) == "custom":
+        return None
+    base = base_mechanism(mechanism)
+    delta = float(base.sensitivity)
+    g = mechanism.guarantee
+    if g.get("kind") == "pure":
+        kind, per = "pure", float(g["epsilon"])
+    elif noise_law(base) is Gaussian:
+        kind, per = "gdp", float(base.sensitivity / base.scale)
+    elif "rho" in g:
+        kind, per = "zcdp", float(g["rho"])
+    else:
+        kind, per = None, None
+    out = {"sensitivity": delta, "kind": kind, "scale": per, "statistic": STATISTIC_WORDS.get(model.name,
+                                                                                               "the statistic"),
+           "largest_record": None}
+    if records is None or np.size(records) == 0:
+        return out
+    top = float(np.max(np.asarray(records, dtype=float)))
+    out["largest_record"] = int(top) if top.is_integer() else top
+    if top <= 0:
+        return out
+    add_remove = n_mechanism is not None
+    pair = Neighbours(None if add_remove else 0, out["largest_record"], (top,), size_shift=1.0 if add_remove else 0.0)
+    exp = experiment(model, mechanism, pair, n_mechanism=n_mechanism)
+    k = top / delta
+    if kind == "pure":
+        out["epsilon"] = _float(exp.max_loss())
+    elif kind == "gdp":
+        out["mu"] = float(getattr(exp, "mu", k * per))
+        out["rho"] = out["mu"] ** 2 / 2.0
+    elif kind == "zcdp":
+        out["rho"] = k * k * per
+    loss = exp.max_loss()
+    out["max"] = None if math.isinf(loss) else float(1.0 / (1.0 + math.exp(-loss)))
+    out["q95"] = float(exp.belief_quantile([0.95])[0])
+    out["power_at_5pct"] = float(1.0 - exp.tradeoff(FALSE_POSITIVE_RATE))
+    return out
+
+
+def _unbounded_description(description: str, u: dict) -> str:
+    """The mechanism's line, qualified: the guarantee it states covers records that move the statistic by at most
+    the sensitivity; what a record of size r gets; the largest record's, where the records are known."""
+    d = f"{u['sensitivity']:g}"
+    per = {"pure": "(r/{d}) x its epsilon", "gdp": "(r/{d}) x its mu", "zcdp": "(r/{d})^2 x its rho"}.get(u["kind"])
+    text = (f"{description}; only for records that move {u['statistic']} by at most {d}: records are unbounded"
+            + (f", and a record of size r gets {per.format(d=d)}" if per else ""))
+    if u.get("largest_record") is not None and (u.get("epsilon") or u.get("mu") or u.get("rho")):
+        got = (f"pure {u['epsilon']:.4g}-DP" if u.get("epsilon") is not None else
+               f"mu = {u['mu']:.4g} Gaussian DP" if u.get("mu") is not None else f"{u['rho']:.4g}-zCDP")
+        text += f" (the largest record here, {u['largest_record']:g}, gets {got})"
+    return text
 
 
 def _opendp_mean_side(model, mech) -> dict:
@@ -224,6 +311,8 @@ def _stated_bound(mechanism, alpha, n_mechanism=None) -> dict | None:
     """A release stated in (epsilon, delta): that statement's curve (module docstring, ``stated_bound``); None for
     any other statement (``bound`` is then its curve)."""
     g = _guarantee(mechanism, n_mechanism)
+    if _gaussian_by_rho(mechanism, n_mechanism):  # what rho-zCDP allows, not the Gaussian's mu-GDP curve
+        return _curve({"kind": "zcdp", "rho": g["rho"], "beta": zcdp_tradeoff(alpha, g["rho"])}, alpha)
     if g.get("kind") != "approx":
         return None
     delta = float(g["delta"])
@@ -237,10 +326,22 @@ def _curve(out: dict, alpha) -> dict:
     return {k: (_float(v) if isinstance(v, float) else v) for k, v in out.items()}
 
 
+def _gaussian_by_rho(mechanism, n_mechanism=None) -> bool:
+    """The lab's Gaussian stated by rho (zCDP), alone or with a Gaussian size stated so: its stated guarantee
+    (rho-zCDP) is looser than its own curve (mu-GDP)."""
+    mechs = [mechanism] if n_mechanism is None else [mechanism, n_mechanism]
+    return all(noise_law(base_mechanism(m)) is Gaussian and m.guarantee.get("kind") == "zcdp" for m in mechs)
+
+
 def _mechanism_curve(mechanism, alpha, n_mechanism=None) -> dict | None:
-    """Gaussian noise stated in (epsilon, delta): its own mu-GDP curve, ``mu = sensitivity / sigma`` (module
-    docstring); None otherwise (the bound already is the noise's own curve, or there is none in closed form)."""
+    """Gaussian noise stated in (epsilon, delta) or by rho: its own mu-GDP curve, ``mu = sensitivity / sigma``
+    (with a Gaussian size, ``mu = sqrt(mu_s^2 + mu_n^2)``; module docstring); None otherwise (the bound already is
+    the noise's own curve, or there is none in closed form)."""
     base = base_mechanism(mechanism)
+    if _gaussian_by_rho(mechanism, n_mechanism):
+        mu = float(_guarantee(mechanism, n_mechanism).get("mu") or base.sensitivity / base.scale)
+        return {"kind": "gdp", "mu": mu, "rho": mu * mu / 2.0, "alpha": np.asarray(alpha).tolist(),
+                "beta": np.asarray(gdp_tradeoff(alpha, mu)).tolist()}
     if n_mechanism is not None or mechanism.guarantee.get("kind") != "approx" or noise_law(base) is not Gaussian:
         return None
     mu = float(base.sensitivity / base.scale)
