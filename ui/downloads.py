@@ -17,11 +17,14 @@ from figures.axes import alt_text
 __all__ = ["chart"]
 
 
-def chart(fig, *, key: str, name: str, container=None) -> None:
+def chart(fig, *, key: str, name: str, container=None, for_file=None) -> None:
     """``st.plotly_chart`` at full width, named for screen readers (:func:`figures.axes.alt_text`), plus PNG and
     HTML download buttons under it.
 
-    ``name`` is the file name without extension; ``key`` the chart's widget key (buttons derive theirs)."""
+    ``name`` is the file name without extension; ``key`` the chart's widget key (buttons derive theirs);
+    ``for_file`` the figure the PNG and HTML hold when it differs from the one shown (a download that must stand
+    alone, titled with its scenario: :func:`figures.budget.with_scenario`)."""
+    saved = fig if for_file is None else for_file
     where = container if container is not None else st
     where.plotly_chart(fig, key=key, width="stretch", alt=alt_text(fig),
                        config={"toImageButtonOptions": {"format": "png", "filename": name, "scale": 2},
@@ -30,10 +33,10 @@ def chart(fig, *, key: str, name: str, container=None) -> None:
     # the labels to "P..", "H.." in a half-width figure, even on a desktop)
     row = where.container(horizontal=True, gap="small")
     if export.static_export_available():
-        row.download_button("PNG", data=lambda: export.png_bytes(fig), file_name=f"{name}.png", mime="image/png",
+        row.download_button("PNG", data=lambda: export.png_bytes(saved), file_name=f"{name}.png", mime="image/png",
                             on_click="ignore", key=f"{key}_png", icon=":material/image:", width="content")
     else:
         row.caption("PNG: the camera icon on the figure")
-    row.download_button("HTML", data=lambda: export.html_text(fig),
+    row.download_button("HTML", data=lambda: export.html_text(saved),
                          file_name=f"{name}.html", mime="text/html", on_click="ignore", key=f"{key}_html",
                          icon=":material/code:", width="content")
