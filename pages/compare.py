@@ -181,7 +181,8 @@ with results_area:
 
             downloads.chart(multiples_figure(ok, conf_result), key=keys.MULTIPLES_CHART,
                             name="posterior_all_parameters", container=multiples,
-                            download=None if share_direct else multiples_figure(shared, None))
+                            for_file=None if share_direct else multiples_figure(shared, None),
+                            camera=share_direct)
 
     st.subheader("Downloads", divider="gray")
     if s.data == "csv":

@@ -5,21 +5,33 @@ with ``persist_state="session"``: through an invalid entry that stops the page b
 a page switch. (Re-seeding them from a copy, as ``ui/sidebar/state.py`` does for the always-drawn sidebar, does
 not reach the browser: a widget that comes back under the same key is drawn with its default while the server
 keeps the old value.)
+
+Link: the ε grid, target T and "Your ε" are mirrored into the URL (``grid``, ``target``, ``your_eps``:
+:func:`ui.params.query.budget_page_to_query`) beside the sidebar's scenario, each only while it is valid; a
+session's first run reads them back before the sidebar is drawn (the sidebar rewrites the URL from the scenario
+alone), a value that does not read being refused with the link's usual message.
+
+"Your ε" explores one ε of the grid on this page; the sidebar's ε, which drives Compare, changes only through
+the button "Use ε = … in the sidebar" (:func:`ui.sidebar.state.load_scenario`, as the library-release button).
+
+Downloads: every figure's PNG and HTML carry a title and the scenario (:func:`figures.budget.with_scenario`), file
+names start with the scenario (:func:`ui.compute.sweeps.sweep_stem`), and the sweep's table is a CSV.
 """
 import math
+from dataclasses import replace
 
 import streamlit as st
 
 from figures import budget, posteriors
-from figures import protection as protection_figures
 from figures.axes import param_symbol
-from figures.labels import METHOD_LABELS, TERM_HELP, result_label
+from figures.labels import MECHANISM_LABELS, METHOD_LABELS, TERM_HELP, result_label
 from ui import downloads, keys, narrative, picker, protection_text, terms
 from ui.compute import method_runs, protection, sweeps
 from ui.compute import release as release_compute
 from ui.params.carry import lab_equivalent
 from ui.params.messages import in_words
 from ui.params.parsing import log_grid, parse_grid
+from ui.params.query import BUDGET_PAGE_KEYS, budget_page_from_query, budget_page_to_query
 from ui.routing import ensure_routed
 from ui.sidebar import controls
 from ui.sidebar.inputs import scenario_inputs
@@ -40,6 +52,47 @@ with st.expander("What am I looking at?"):
         "ESS < 400): read its point with suspicion. The slider at the bottom shows every posterior at one ε.")
 
 terms.terms_expander(("epsilon", "delta", "rho", "zcdp", "sensitivity", "naive", "exact", "rhat", "ess", "q5_q95"))
+DEFAULT_GRID = (0.1, 10.0, 7)
+
+
+def _read_link() -> None:
+    """A session's first run: the link's grid, target T and "Your ε" into the page's widgets (read before the
+    sidebar rewrites the URL); a value that does not read is refused and said, the page's default kept."""
+    if keys.SCENARIO in st.session_state:  # not the session's first run: the widgets hold the user's choices
+        return
+    linked, problems = budget_page_from_query(st.query_params.to_dict(), parse_grid(log_grid(*DEFAULT_GRID)))
+    if "grid" in linked:
+        grid_ = linked["grid"]
+        st.session_state[keys.W_GRID] = ", ".join(f"{g:g}" if float(f"{g:g}") == g else repr(g) for g in grid_)
+        st.session_state[keys.W_GRID_MIN], st.session_state[keys.W_GRID_MAX] = float(grid_[0]), float(grid_[-1])
+        st.session_state[keys.W_GRID_POINTS] = max(len(grid_), 2)
+    if "target" in linked:
+        st.session_state[keys.W_TARGET_SD] = linked["target"]
+    if "your_eps" in linked:
+        st.session_state[keys.W_STEP] = linked["your_eps"]
+    for problem in problems:
+        st.warning(f"The link's page settings could not all be read ({problem}); using the page's default "
+                   "instead.", icon=":material/link_off:")
+
+
+def _link_choices() -> None:
+    """The page's grid, target T and "Your ε" into the URL, each only while its value is valid."""
+    try:
+        grid_ = parse_grid(str(st.session_state.get(keys.W_GRID, "")), "ε")
+    except ValueError:
+        grid_ = None
+    target_ = read_number(keys.W_TARGET_SD, math.nan)
+    step = st.session_state.get(keys.W_STEP)
+    mine = budget_page_to_query(target=target_ if math.isfinite(target_) and target_ > 0 else None, grid=grid_,
+                                your_eps=step if grid_ is not None and step in grid_ else None)
+    for k in BUDGET_PAGE_KEYS:
+        if k in mine and st.query_params.get(k) != mine[k]:
+            st.query_params[k] = mine[k]
+        elif k not in mine and k in st.query_params:
+            del st.query_params[k]
+
+
+_read_link()
 inputs = scenario_inputs("privacy_budget")
 if inputs.scenario.uses_library:
     _intro.caption("The sweep rescales the lab's own mechanism at each ε. A release made with a library has its noise "
@@ -152,7 +205,6 @@ if s.uses_library:
     st.stop()
 
 # ---- the grid -----------------------------------------------------------------------------------
-DEFAULT_GRID = (0.1, 10.0, 7)
 if keys.W_GRID not in st.session_state:
     st.session_state[keys.W_GRID_MIN], st.session_state[keys.W_GRID_MAX] = DEFAULT_GRID[0], DEFAULT_GRID[1]
     st.session_state[keys.W_GRID_POINTS] = DEFAULT_GRID[2]
@@ -181,7 +233,9 @@ try:
     grid = parse_grid(grid_text, "ε")
 except ValueError as exc:
     st.error(str(exc), icon="⚠️")
+    _link_choices()
     st.stop()
+_link_choices()  # here, before anything below stops the page; again once T and "Your ε" have their defaults
 
 available = prepared.runnable(s.methods)
 if not available:
@@ -267,28 +321,42 @@ if sweep.table.empty:
     st.stop()
 
 param = picker.parameter_picker(prepared.param_names, keys.W_SWEEP_PARAM)
+sym = param_symbol(param)  # θ, λ, μ; any other parameter by its name, as the figures write it
 truth = (prepared.true_params or {}).get(param)
+stem = sweeps.sweep_stem(s, prepared.n, grid)  # every download's name starts with the scenario
+scenario_line = sweeps.scenario_words(s, inputs.records, prepared.n)
+
+
+def _chart(fig, title: str, *, key: str, name: str, container=None) -> None:
+    """A figure with its downloads, which carry ``title`` and the scenario (they leave the page's context)."""
+    downloads.chart(fig, key=key, name=f"{stem}_{name}", container=container,
+                    for_file=budget.with_scenario(fig, title, scenario_line))
+
 
 # ---- interval and sd against epsilon ------------------------------------------------------------
 left, right = st.columns(2)
-downloads.chart(budget.interval_plot(sweep.table, param, truth=truth), key=keys.INTERVAL_CHART,
-                name=f"interval_vs_epsilon_{param}", container=left)
+_chart(budget.interval_plot(sweep.table, param, truth=truth), f"{sym}: 90% posterior interval vs ε, per method",
+       key=keys.INTERVAL_CHART, name=f"interval_vs_epsilon_{param}", container=left)
 EXACT_PREFERENCE = ("rjmcmc", "exact", "auto", "pseudo_marginal", "da_mcmc", "abc_rejection")  # rjmcmc: n unknown
 reference = next((m for m in EXACT_PREFERENCE if m in methods), methods[0])
 ref_sd = sweep.table[(sweep.table["method"] == reference) & (sweep.table["param"] == param)]["sd"]
 if keys.W_TARGET_SD not in st.session_state and not ref_sd.empty:
     st.session_state[keys.W_TARGET_SD] = float(f"{ref_sd.median():.2g}")
 with right:
-    target = number_field(f"Target posterior sd T for {param}", keys.W_TARGET_SD, persist_state=PERSIST,
+    target = number_field(f"Target posterior sd T for {sym}", keys.W_TARGET_SD, persist_state=PERSIST,
                           help="The widest posterior you can accept; the message under the figures names the "
                                "smallest ε on the grid whose exact posterior is this narrow. " + TERM_HELP["sd"])
     valid_target = target is not None and math.isfinite(target) and target > 0
     advice = sweeps.epsilon_advice(s, inputs.records, grid, param, target) if valid_target else None
-    downloads.chart(budget.sd_plot(sweep.table, param, target=target if valid_target else None,
-                                   exact_sd=advice.sds if advice else None,
-                                   confidential_sd=advice.confidential_sd if advice else None,
-                                   prior_sd=sweeps.prior_sds(s, inputs.records).get(param)),
-                    key=keys.SD_CHART, name=f"sd_vs_epsilon_{param}")
+    _chart(budget.sd_plot(sweep.table, param, target=target if valid_target else None,
+                          exact_sd=advice.sds if advice else None,
+                          confidential_sd=advice.confidential_sd if advice else None,
+                          prior_sd=sweeps.prior_sds(s, inputs.records).get(param)),
+           f"{sym}: posterior sd vs ε, per method", key=keys.SD_CHART, name=f"sd_vs_epsilon_{param}")
+st.download_button("Sweep table (CSV)", data=lambda: sweeps.sweep_csv(sweep), file_name=f"{stem}_sweep.csv",
+                   mime="text/csv", on_click="ignore", key=keys.SD_CHART + "_csv", icon=":material/table:",
+                   help="Every ε, method and parameter of the sweep: posterior mean, sd, 90% interval (q5, q95), "
+                        "R-hat, ESS and whether the run converged.")
 if "converged" in sweep.table and not sweep.table["converged"].all():
     st.caption("Circled x: a sampler run that has not converged at that ε (R-hat > 1.01 or ESS < 400) — raise "
                "its draws, or sweep Exact (best method) instead.", help=f"{TERM_HELP['R-hat']} {TERM_HELP['ESS']}")
@@ -300,27 +368,27 @@ elif not valid_target:
 elif advice is not None:
     at_top = advice.sds[max(advice.sds)]
     if advice.verdict == "met":
-        st.success(f"Smallest ε on the grid whose exact posterior sd of {param} is at most T = {target:g}: "
+        st.success(f"Smallest ε on the grid whose exact posterior sd of {sym} is at most T = {target:g}: "
                    f"**ε = {advice.epsilon:g}** (sd {advice.sds[advice.epsilon]:.4g}, from the exact posterior's "
                    "closed form, not from draws).")
     elif advice.verdict == "impossible":
-        st.warning(f"**No ε reaches T = {target:g}.** Even without noise (ε → ∞) the posterior of {param} becomes "
+        st.warning(f"**No ε reaches T = {target:g}.** Even without noise (ε → ∞) the posterior of {sym} becomes "
                    f"the confidential-data posterior, whose sd is {advice.confidential_sd:.4g} with these "
                    f"{s.n:,} records: T is below it. More records would: the sd shrinks like 1/√n, so about "
                    f"**{advice.records_needed:,} records** reach T at a large ε (more at a small one). Or accept "
                    f"a T of at least {advice.confidential_sd:.3g}.", icon=":material/block:")
     elif advice.beyond is not None:
-        st.warning(f"No ε on the grid gets the exact posterior sd of {param} down to T = {target:g} (at ε = "
+        st.warning(f"No ε on the grid gets the exact posterior sd of {sym} down to T = {target:g} (at ε = "
                    f"{max(advice.sds):g} it is {at_top:.4g}); **ε = {advice.beyond:g}** does: extend the grid "
                    "upwards.")
     else:
-        st.warning(f"No ε on the grid, nor up to {max(advice.sds) * 1024:g}, gets the exact posterior sd of {param} "
+        st.warning(f"No ε on the grid, nor up to {max(advice.sds) * 1024:g}, gets the exact posterior sd of {sym} "
                    f"down to T = {target:g} (at ε = {max(advice.sds):g} it is {at_top:.4g}): raise T.")
 else:
     pick = sweeps.smallest_epsilon(sweep, param, target, method=reference)
     label = METHOD_LABELS[reference]
-    what = (f"exact posterior sd of {param}, estimated from {label} draws (no closed form here)"
-            if reference in EXACT_PREFERENCE else f"{label} posterior sd of {param}")
+    what = (f"exact posterior sd of {sym}, estimated from {label} draws (no closed form here)"
+            if reference in EXACT_PREFERENCE else f"{label} posterior sd of {sym}")
     skipped = ""
     if pick.skipped:  # a sd from a run that has not converged is no answer: say which were passed over
         listed = ", ".join(f"{e:g}" for e in pick.skipped)
@@ -340,7 +408,7 @@ st.subheader("Choose ε: what it protects and what it costs", divider="gray")
 with st.expander("What am I looking at?"):
     st.markdown(
         "Each point is one ε of the grid. Across: what the release costs in accuracy, the exact posterior's sd of "
-        f"{param} (smaller is more useful). Up: what it gives away about **one person**, computed exactly from the "
+        f"{sym} (smaller is more useful). Up: what it gives away about **one person**, computed exactly from the "
         "mechanism's noise: how sure someone who knew everyone else could become about that person after starting "
         "at 50/50 (95% of releases leave them at or below it), and how many real cases the best possible attack "
         "catches when it may wrongly accuse 5% of people (smaller is more private). Moving right along the curve "
@@ -349,8 +417,26 @@ if st.session_state.get(keys.W_STEP) not in grid:  # start at the sidebar's ε w
     own = s.epsilon if s.budget_form == "epsilon" and s.release == "lab" and s.epsilon > 0 else None
     st.session_state[keys.W_STEP] = grid[len(grid) // 2] if own is None else \
         min(grid, key=lambda g: abs(math.log(g / own)))
-value = st.select_slider("Your ε", options=list(grid), key=keys.W_STEP, format_func=lambda v: f"{v:g}",
-                         persist_state=PERSIST)
+value = st.select_slider("Your ε (explored on this page only)", options=list(grid), key=keys.W_STEP,
+                         format_func=lambda v: f"{v:g}", persist_state=PERSIST,
+                         help="Reads out one ε of the grid below: what it protects, what it costs, every posterior "
+                              "at it. The sidebar's budget, which Compare and the other pages use, stays as it is.")
+_link_choices()  # T and "Your ε" now hold their values, defaults included
+sidebar_budget = {"epsilon": f"ε = {s.epsilon:g}", "k_ary": f"ε = {s.epsilon:g}", "rho": f"ρ = {s.rho:g}",
+                  "epsilon_delta": f"(ε, δ) = ({s.epsilon:g}, {s.delta:g})",
+                  "coin": f"a truth probability of {s.truth_prob:g}"}.get(s.budget_form, s.budget_form)
+same_budget = s.budget_form in ("epsilon", "k_ary") and math.isclose(float(value), float(s.epsilon))
+if same_budget:
+    st.caption(f"Your ε = {value:g} is the sidebar's ε: the sentence and the figures below are the scenario Compare "
+               "runs.")
+else:
+    st.caption(f"The sentence and the figures below are at **ε = {value:g}**, this page's choice; the sidebar still "
+               f"states {sidebar_budget} ({MECHANISM_LABELS.get(s.mechanism, s.mechanism)}), and Compare and the "
+               "other pages run at that until you change it there.")
+    if s.budget_form in ("epsilon", "k_ary"):  # the sweep's ε is the sidebar's ε of the same mechanism
+        st.button(f"Use ε = {value:g} in the sidebar", key=keys.W_STEP + "_to_sidebar", icon=":material/input:",
+                  on_click=lambda v=float(value), scenario=s: load_scenario(replace(scenario, epsilon=v)),
+                  help="Sets the sidebar's ε to this value, so Compare and the other pages run at it.")
 spec_text = sweeps.spec_text_of(s, inputs.records)
 try:
     frontier = protection.sweep(spec_text, grid)
@@ -360,13 +446,14 @@ else:
     by_eps = sweep.table[(sweep.table["method"] == reference) & (sweep.table["param"] == param)].set_index("epsilon")
     if advice is not None:
         utility = [advice.sds[float(e)] for e in frontier["epsilon"]]
-        utility_label = f"exact posterior sd of {param}"
+        utility_label = f"exact posterior sd of {sym}"
     else:
         utility = [float(by_eps["sd"].get(float(e), math.nan)) for e in frontier["epsilon"]]
-        utility_label = f"posterior sd of {param} from {METHOD_LABELS[reference]}'s draws"  # an estimate: it wobbles
-    downloads.chart(protection_figures.frontier_figure(frontier["epsilon"], frontier["q95"], frontier["power_at_5pct"],
-                                                       utility, utility_label=utility_label, chosen=value),
-                    key=keys.FRONTIER_CHART, name="privacy_utility_frontier")
+        utility_label = f"posterior sd of {sym} from {METHOD_LABELS[reference]}'s draws"  # an estimate: it wobbles
+    _chart(budget.frontier_plot(frontier["epsilon"], frontier["q95"], frontier["power_at_5pct"], utility,
+                                utility_label=utility_label, chosen=value),
+           f"What an attacker achieves against the {utility_label}, over the ε grid (circled: ε = {value:g})",
+           key=keys.FRONTIER_CHART, name=f"privacy_utility_frontier_{param}")
     half = None
     if advice is not None:
         half = 1.6448536269514722 * advice.sds[float(value)]  # the exact posterior: 90% interval = mean -/+ 1.645 sd
@@ -374,26 +461,27 @@ else:
         row = by_eps.loc[float(value)]
         half = float(row["q95"] - row["q5"]) / 2
     at_risk = protection.risk(sweeps.spec_text_of(s, inputs.records, epsilon=value))
-    utility_part = (param_symbol(param), half) if half is not None and math.isfinite(half) else None
+    utility_part = (sym, half) if half is not None and math.isfinite(half) else None
     st.markdown("##### " + protection_text.protection_sentence(at_risk, utility=utility_part))
     if advice is not None:
-        st.caption(f"±: half the width of the exact posterior's 90% interval of {param} at ε = {value:g} (1.645 sd).")
+        st.caption(f"±: half the width of the exact posterior's 90% interval of {sym} at ε = {value:g} (1.645 sd).")
     else:
-        st.caption(f"Each ε's sd of {param} is estimated from its own run's draws, so where neighbouring ε's sds "
+        st.caption(f"Each ε's sd of {sym} is estimated from its own run's draws, so where neighbouring ε's sds "
                    "differ by less than their Monte Carlo error the line can fold back on itself.")
 
 # ---- step through the grid ----------------------------------------------------------------------
-st.markdown(f"**Every posterior at ε = {value:g}** (the ε chosen above)")
+st.markdown(f"**Every posterior at ε = {value:g}** (Your ε, chosen above; the sidebar states {sidebar_budget})")
 at_runs = {m: r for m, r in sweep.runs.get(value, {}).items() if r.ok}
 at_value = [r.result for r in at_runs.values()]
 stalled = [m for m, r in at_runs.items() if r.stalled]
 conf = method_runs.confidential(s, inputs.records)
 if at_value:
-    downloads.chart(posteriors.posterior_densities(at_value, true_params=prepared.true_params,
-                                                   confidential=conf.result if conf is not None and conf.ok else None,
-                                                   title=f"ε = {value:g}", params=[param],
-                                                   supports=prepared.param_support, not_converged=set(stalled)),
-                    key=keys.STEP_CHART, name=f"posterior_at_epsilon_{value:g}")
+    _chart(posteriors.posterior_densities(at_value, true_params=prepared.true_params,
+                                          confidential=conf.result if conf is not None and conf.ok else None,
+                                          title=f"ε = {value:g}", params=[param],
+                                          supports=prepared.param_support, not_converged=set(stalled)),
+           f"Posterior of {sym} at ε = {value:g}, per method", key=keys.STEP_CHART,
+           name=f"posterior_{param}_at_epsilon_{value:g}")
     if stalled:  # this figure marks them in its legend and by a faded line, not by circled x
         one, legend = len(stalled) == 1, " and ".join(f"{result_label(at_runs[m].result)} (not converged)"
                                                        for m in stalled)
@@ -436,7 +524,8 @@ if fresh:
         elif "error" in out:
             st.error(f"Fresh releases could not run: {out['error']}", icon="⚠️")
         else:
-            downloads.chart(budget.releases_plot(out["table"], param, truth=truth), key=keys.RELEASES_CHART,
-                            name=f"fresh_releases_{param}")
+            _chart(budget.releases_plot(out["table"], param, truth=truth),
+                   f"{sym}: {int(count)} fresh releases per ε, {METHOD_LABELS.get(shown_by, shown_by)}",
+                   key=keys.RELEASES_CHART, name=f"fresh_releases_{param}")
             st.caption(f"Each point is one release's {METHOD_LABELS.get(shown_by, shown_by)} posterior mean with its "
                        "90% interval; their spread at one ε is the noise of a single release.")

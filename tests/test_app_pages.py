@@ -514,7 +514,7 @@ def test_the_pages_own_number_boxes_refuse_what_they_cannot_read():
     box = next(t for t in at.text_input if t.key == keys.W_TARGET_SD)
     box.set_value("0,05").run()
     errors = _texts(at.error)
-    assert any(e.startswith('Target posterior sd T for theta = "0,05" is not a number: write it with a point for '
+    assert any(e.startswith('Target posterior sd T for θ = "0,05" is not a number: write it with a point for '
                             "decimals, e.g. 0.05") for e in errors), errors
     assert next(t for t in at.text_input if t.key == keys.W_TARGET_SD).value == "0,05"
     at.switch_page("pages/calibration.py").run()

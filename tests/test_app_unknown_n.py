@@ -208,7 +208,7 @@ def test_privacy_budget_sweeps_rjmcmc_as_the_exact_posterior_under_an_unknown_n(
     at = _open("pages/privacy_budget.py", scenario=BAYES_VS_MLE.scenario)
     _assert_clean(at)
     assert "rjmcmc" in at.multiselect(key=keys.W_SWEEP_METHODS).value
-    assert any("exact posterior sd of theta" in s for s in _texts(at.success) + _texts(at.warning))
+    assert any("exact posterior sd of θ" in s for s in _texts(at.success) + _texts(at.warning))
     figures = [_figure(at, i) for i in range(len(at.get("plotly_chart")))]
     assert any(m.get("kind") == "q95" for f in figures for m in _metas(f))  # the privacy side: add/remove-one now
     step = next(f for f in figures if any(m.get("kind") == "density" for m in _metas(f)))

@@ -47,8 +47,8 @@ def test_download_buttons_show_their_whole_labels(app_url, width):
             buttons = page.locator('[data-testid="stDownloadButton"] button')
             expect(buttons.first).to_be_visible()
             found = page.evaluate(TRUNCATED)
-            assert len(found) >= 6, found  # PNG and HTML under each of the three figures
-            assert {b["text"].split()[-1] for b in found} == {"PNG", "HTML"}, found
+            assert len(found) >= 7, found  # PNG and HTML under each of the three figures, the sweep's CSV
+            assert {b["text"].split()[-1] for b in found} == {"PNG", "HTML", "(CSV)"}, found
             assert not [b for b in found if b["cut"]], found
         finally:
             browser.close()

@@ -17,27 +17,29 @@ from figures.axes import alt_text
 __all__ = ["chart"]
 
 
-def chart(fig, *, key: str, name: str, container=None, download=None) -> None:
+def chart(fig, *, key: str, name: str, container=None, for_file=None, camera: bool = True) -> None:
     """``st.plotly_chart`` at full width, named for screen readers (:func:`figures.axes.alt_text`), plus PNG and
     HTML download buttons under it.
 
     ``name`` is the file name without extension; ``key`` the chart's widget key (buttons derive theirs);
-    ``download`` the figure the buttons write where it is not the one shown (an upload's figure without the curves
-    computed from the records themselves: the figure's own camera button is then removed too)."""
+    ``for_file`` the figure the PNG and HTML hold when it differs from the one shown (a download that must stand
+    alone, titled with its scenario: :func:`figures.budget.with_scenario`; an upload's figure without the curves
+    computed from the records themselves); ``camera=False`` removes the figure's own camera button, which saves
+    the figure shown (there, the one with those curves)."""
+    saved = fig if for_file is None else for_file
     where = container if container is not None else st
     config = {"toImageButtonOptions": {"format": "png", "filename": name, "scale": 2}, "displaylogo": False}
-    if download is not None:
+    if not camera:
         config["modeBarButtonsToRemove"] = ["toImage"]
     where.plotly_chart(fig, key=key, width="stretch", alt=alt_text(fig), config=config)
-    fig = download if download is not None else fig
     # one row that sizes each button to its label and wraps when the row is narrow (fixed column shares cut
     # the labels to "P..", "H.." in a half-width figure, even on a desktop)
     row = where.container(horizontal=True, gap="small")
     if export.static_export_available():
-        row.download_button("PNG", data=lambda: export.png_bytes(fig), file_name=f"{name}.png", mime="image/png",
+        row.download_button("PNG", data=lambda: export.png_bytes(saved), file_name=f"{name}.png", mime="image/png",
                             on_click="ignore", key=f"{key}_png", icon=":material/image:", width="content")
     else:
         row.caption("PNG: the camera icon on the figure")
-    row.download_button("HTML", data=lambda: export.html_text(fig),
+    row.download_button("HTML", data=lambda: export.html_text(saved),
                          file_name=f"{name}.html", mime="text/html", on_click="ignore", key=f"{key}_html",
                          icon=":material/code:", width="content")

@@ -8,6 +8,10 @@ as stopped.
 
 The sd figure's prior reference (:func:`prior_sds`) is each parameter's prior sd in closed form
 (:func:`engine.studies.replicates.prior_sd`).
+
+What a downloaded figure or table says about where it came from: :func:`scenario_words` (model, n, mechanism with
+its sensitivity, data source: the figures' subtitle), :func:`sweep_stem` (the files' names, as Compare's
+``ui.compute.files.download_stem``) and :func:`sweep_csv` (the sweep's table with each run's convergence verdict).
 """
 from __future__ import annotations
 
@@ -23,10 +27,12 @@ import streamlit as st
 
 import engine
 from engine.cost import duration
+from engine.mechanisms.additive import sensitivity_text
 from engine.studies.cost import estimate_replicates_cost
 from engine.studies.replicates import epsilon_replicates, prior_sd
 from engine.studies.sweep import EpsilonAdvice, epsilon_for_target_sd, epsilon_spec, epsilon_sweep, \
     smallest_epsilon_meeting
+from figures.labels import MECHANISM_LABELS, MODEL_LABELS
 
 from ..params.scenario import Scenario
 from ..params.spec import method_settings, to_spec_dict
@@ -36,7 +42,8 @@ from .progress import SessionHandover, _fresh, _Progress
 from .records import RESULT_TTL_S, MethodRun, _payload, _run_record, spec_json
 
 __all__ = ["Sweep", "sweep", "sweep_key", "stopped_sweep", "forget_stopped_sweep", "smallest_epsilon",
-           "SmallestEpsilon", "epsilon_advice", "fresh_releases", "spec_text_of", "prior_sds", "progress_words"]
+           "SmallestEpsilon", "epsilon_advice", "fresh_releases", "spec_text_of", "prior_sds", "progress_words",
+           "scenario_words", "sweep_stem", "sweep_csv", "SWEEP_CSV_COLUMNS"]
 
 
 @dataclass(frozen=True)
@@ -309,3 +316,42 @@ def fresh_releases(scenario: Scenario, records, grid: Sequence[float], count: in
             return {"over_budget": {**cost, "budget": budget}}
     out = _replicates_cached(text, grid_text, int(count), method_text)["table"]
     return {"table": pd.DataFrame(out["data"], index=out["index"], columns=out["columns"])}
+
+
+def scenario_words(scenario: Scenario, records, n: int) -> str:
+    """The scenario a sweep's figure comes from, for its subtitle: "Beta-binomial (proportion θ), n = 100; Laplace
+    noise, sensitivity 1; simulated records (truth 0.3, seed 3)". No ε: the sweep varies it; a truth longer than 30
+    characters (many parameters), or a typed release's, is left to the scenario's TOML and link."""
+    mechanism = _problem(spec_text_of(scenario, records)).mechanism
+    sensitivity = getattr(mechanism, "sensitivity", None)
+    noise = MECHANISM_LABELS.get(scenario.mechanism, scenario.mechanism)
+    noise += " noise" if scenario.mechanism != "randomized_response" else ""
+    if sensitivity is not None and scenario.mechanism != "randomized_response":  # a coin per record: none
+        l2 = "L2 " if scenario.mechanism in ("gaussian", "discrete_gaussian") else ""  # as the mechanism says it
+        noise += f", {l2}sensitivity {sensitivity_text(float(sensitivity))}"
+    truth = ("truth from the prior, " if scenario.model == "naive_bayes_loglinear" and scenario.from_prior
+             else f"truth {scenario.truth}, " if len(str(scenario.truth)) <= 30 else "")  # a long list: its link
+    data = {"simulate": f"simulated records ({truth}seed {scenario.seed})",
+            "csv": "uploaded records" + (f" (column {scenario.csv_column})" if scenario.csv_column else ""),
+            "s_dp": f"the release s_dp = {scenario.s_dp} typed in" if len(str(scenario.s_dp)) <= 30
+            else "a release s_dp typed in"}.get(scenario.data, scenario.data)
+    return f"{MODEL_LABELS.get(scenario.model, scenario.model)}, n = {n:,}; {noise}; {data}"
+
+
+def sweep_stem(scenario: Scenario, n: int, grid: Sequence[float]) -> str:
+    """The start of a Privacy budget download's name: model, mechanism, n, data source and the ε grid's ends, e.g.
+    ``beta_binomial_laplace_n100_simulate_eps0.1-10`` (Compare's names carry the one ε it runs at)."""
+    span = f"eps{min(grid):g}-{max(grid):g}" if len(grid) > 1 else f"eps{grid[0]:g}"
+    return f"{scenario.model}_{scenario.mechanism}_n{n}_{scenario.data}_{span}"
+
+
+#: the sweep's CSV: one row per ε, method and parameter, each run's convergence verdict with its numbers
+SWEEP_CSV_COLUMNS = ("epsilon", "method", "param", "mean", "sd", "q5", "q95", "r_hat", "ess_bulk", "converged")
+
+
+def sweep_csv(sweep_: Sweep) -> str:
+    """The sweep's table as CSV (:data:`SWEEP_CSV_COLUMNS` that it has), sorted by parameter, method and ε."""
+    table = sweep_.table
+    columns = [c for c in SWEEP_CSV_COLUMNS if c in table]
+    rows = table[columns].sort_values([c for c in ("param", "method", "epsilon") if c in columns], kind="stable")
+    return rows.to_csv(index=False)

@@ -2,6 +2,10 @@
 
 The sidebar mirrors the current scenario into the URL (``st.query_params``), so a copied link reopens
 it; a session's first run reads it back with :func:`from_query`. Nothing here imports streamlit.
+
+The Privacy budget page adds its own choices (:func:`budget_page_to_query`, :func:`budget_page_from_query`):
+``target`` (the target posterior sd T), ``grid`` (the ε grid, comma-separated) and ``your_eps`` (the "Your ε"
+slider, a value of the grid). A link opened on that page reads them back on the session's first run.
 """
 from __future__ import annotations
 
@@ -10,12 +14,14 @@ from dataclasses import fields
 from typing import Any, Mapping
 
 from .defaults import default_truth, default_truth_p
+from .parsing import parse_grid
 from .release import CHOICES, MEAN_METHODS, TEXT_PARAMS, is_mean, mechanisms, params_of
 from .scenario import (DATA_SOURCES, DEFAULT_PRIORS, MANY_NUMBER_MODELS, MECHANISMS, METHODS, MODELS, N_BUDGET_FORMS,
                        N_MECHANISMS, N_PRIORS, PRIOR_KINDS, RELEASES, SAMPLE_SIZES, SIGMA_PRIOR_DEFAULTS, Scenario,
                        budget_forms, default_methods)
 
-__all__ = ["to_query", "from_query"]
+__all__ = ["to_query", "from_query",
+           "BUDGET_PAGE_KEYS", "budget_page_to_query", "budget_page_from_query"]
 
 _QUERY_FIELDS = {
     "model": "model", "n": "n", "mech": "mechanism", "budget": "budget_form", "epsilon": "epsilon",
@@ -210,3 +216,59 @@ def from_query(query: Mapping[str, Any]) -> Scenario | None:
         values["truth_p"] = default_truth_p(model, prior)
     known = {f.name for f in fields(Scenario)}
     return Scenario(**{k: v for k, v in values.items() if k in known})
+
+
+#: The Privacy budget page's own keys: the target posterior sd T, the ε grid and the "Your ε" slider.
+BUDGET_PAGE_KEYS = ("target", "grid", "your_eps")
+
+
+def budget_page_to_query(target: float | None = None, grid=None, your_eps: float | None = None) -> dict[str, str]:
+    """The Privacy budget page's choices as query keys; a choice that is None (not valid now) is left out."""
+    q = {}
+    if target is not None:
+        q["target"] = _fmt(float(target))
+    if grid is not None:
+        q["grid"] = ",".join(_fmt(float(g)) for g in grid)
+    if your_eps is not None:
+        q["your_eps"] = _fmt(float(your_eps))
+    return q
+
+
+def budget_page_from_query(query: Mapping[str, Any], default_grid=()) -> tuple[dict[str, Any], list[str]]:
+    """The Privacy budget page's choices a link carries, each checked on its own: ({key: value}, [messages]).
+
+    ``target`` is a finite number > 0, ``grid`` what the page's grid box accepts (positive numbers, at most 25),
+    ``your_eps`` a value of that grid (the link's, else ``default_grid``). A key that does not read is left out of
+    the values and its message (``link parameter … is invalid: …``) is in the list; the others still apply."""
+    q = {k: (v[-1] if isinstance(v, (list, tuple)) and v else v) for k, v in dict(query).items()}
+    values: dict[str, Any] = {}
+    errors: list[str] = []
+    if "target" in q:
+        raw = str(q["target"])
+        try:
+            target = float(raw)
+        except ValueError:
+            target = math.nan
+        if math.isfinite(target) and target > 0:
+            values["target"] = target
+        else:
+            errors.append(str(_link_error("target", raw, "must be a number > 0 (a posterior sd)")))
+    if "grid" in q:
+        try:
+            values["grid"] = parse_grid(str(q["grid"]), "ε")
+        except ValueError as exc:
+            errors.append(str(_link_error("grid", str(q["grid"]), str(exc).partition(" is invalid: ")[2]
+                                          or "must be positive numbers separated by commas")))
+    if "your_eps" in q:
+        raw, grid = str(q["your_eps"]), values.get("grid", tuple(default_grid))
+        try:
+            value = float(raw)
+        except ValueError:
+            value = math.nan
+        on_grid = [g for g in grid if math.isclose(g, value, rel_tol=1e-9)]
+        if on_grid:
+            values["your_eps"] = on_grid[0]
+        else:
+            listed = ", ".join(f"{g:g}" for g in grid)
+            errors.append(str(_link_error("your_eps", raw, f"must be a value of the ε grid ({listed})")))
+    return values, errors

@@ -1,0 +1,195 @@
+"""The Privacy budget page after a stakeholder audit: its own choices (target T, the ε grid, "Your ε") travel in
+the link; "Your ε" says it explores ε on this page and offers to set the sidebar's; downloads stand alone (a
+title with the scenario, scenario-named files, the sweep as CSV); the "Choose ε" labels never pile up or run
+off the plot; the parameter is θ everywhere."""
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import pytest
+from streamlit.testing.v1 import AppTest
+from app_support import APP
+
+from figures.budget import LABEL_PX, X_PAD, Y_TOP, frontier_labels, frontier_plot, with_scenario
+from figures.protection import CHAR_PX, PAD_PX, PHONE_PLOT_PX
+from ui import keys
+from ui.compute import sweeps
+from ui.params.query import budget_page_from_query, budget_page_to_query
+from ui.params.scenario import Scenario
+
+#: the audit's link: Beta-binomial, n = 100, Laplace at ε = 0.1, the default grid
+LINK = {"model": "beta_binomial", "n": "100", "prior.a": "1.0", "prior.b": "1.0", "mech": "laplace",
+        "budget": "epsilon", "epsilon": "0.1", "data": "simulate", "truth": "0.3", "seed": "3",
+        "methods": "naive,da_mcmc,exact", "chains": "2", "draws": "2000", "warmup": "500"}
+#: that link's frontier (engine.protection_sweep and the exact sd on the default grid): four ε share sd ≈ 0.043
+EPS = [0.1, 0.215, 0.464, 1.0, 2.15, 4.64, 10.0]
+SD = [0.10936, 0.07164, 0.05068, 0.04440, 0.04307, 0.04302, 0.04294]
+Q95 = [0.52498, 0.55354, 0.61396, 0.73106, 0.89567, 0.99043, 0.99995]
+POWER = [0.05526, 0.06199, 0.07952, 0.13591, 0.42924, 0.95171, 0.99977]
+
+
+def _open_budget_page(query):
+    """The app opened on the Privacy budget page from a link, as a browser opens /privacy_budget?…"""
+    at = AppTest.from_file(APP, default_timeout=240)
+    for k, v in query.items():
+        at.query_params[k] = v
+    at.switch_page("pages/privacy_budget.py")
+    return at.run()
+
+
+def _texts(elements):
+    return [e.value for e in elements]
+
+
+# ---- 1. the page's choices in the link ------------------------------------------------------------------
+def test_page_choices_round_trip_through_the_query_string():
+    q = budget_page_to_query(target=0.044, grid=(0.1, 0.3, 1.0), your_eps=0.3)
+    assert q == {"target": "0.044", "grid": "0.1,0.3,1.0", "your_eps": "0.3"}
+    values, problems = budget_page_from_query(q)
+    assert values == {"target": 0.044, "grid": (0.1, 0.3, 1.0), "your_eps": 0.3} and problems == []
+    assert budget_page_to_query() == {}  # a choice that is not valid now is left out
+
+
+@pytest.mark.parametrize("query, refused", [({"target": "-1"}, "target"), ({"target": "nan"}, "target"),
+                                            ({"target": "abc"}, "target"), ({"grid": "0.1,-2"}, "grid"),
+                                            ({"grid": "0.1,abc"}, "grid"), ({"your_eps": "3"}, "your_eps"),
+                                            ({"grid": "0.1,1", "your_eps": "0.5"}, "your_eps")])
+def test_a_link_value_that_does_not_read_is_refused_alone(query, refused):
+    values, problems = budget_page_from_query({**query, "target": query.get("target", "0.05")}, (0.1, 1.0, 10.0))
+    assert refused not in values and len(problems) == 1
+    assert problems[0].startswith(f"link parameter {refused} = ") and " is invalid: " in problems[0]
+    if refused != "target":
+        assert values["target"] == 0.05  # the others still apply
+
+
+def test_a_link_opens_the_page_on_its_target_grid_and_epsilon_and_the_url_keeps_them():
+    at = _open_budget_page({**LINK, "target": "0.05", "grid": "0.1,0.3,1,3,10", "your_eps": "1"})
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.text_input(key=keys.W_GRID).value == "0.1, 0.3, 1, 3, 10"
+    assert float(at.text_input(key=keys.W_TARGET_SD).value) == 0.05
+    assert at.select_slider(key=keys.W_STEP).value == 1.0
+    assert any("**ε = 1**" in t and "T = 0.05" in t for t in _texts(at.success))
+    query = dict(at.query_params)
+    assert (query["target"], query["grid"], query["your_eps"]) == ("0.05", "0.1,0.3,1.0,3.0,10.0", "1.0")
+    assert query["epsilon"] == "0.1" and query["model"] == "beta_binomial"  # the scenario's keys unchanged
+
+    # ---- 2. "Your ε" says it explores ε here; the sidebar's ε changes only by the button ----
+    assert at.select_slider(key=keys.W_STEP).label == "Your ε (explored on this page only)"
+    caption = next(c for c in _texts(at.caption) if c.startswith("The sentence and the figures below are at"))
+    assert "**ε = 1**" in caption and "the sidebar still states ε = 0.1" in caption
+    assert any(t.startswith("**Every posterior at ε = 1**") and "the sidebar states ε = 0.1" in t
+               for t in _texts(at.markdown))
+    use = at.button(key=keys.W_STEP + "_to_sidebar")
+    assert use.label == "Use ε = 1 in the sidebar"
+    use.click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state[keys.SCENARIO].epsilon == 1.0 and at.query_params["epsilon"] == "1.0"
+    assert any(c.startswith("Your ε = 1 is the sidebar's ε") for c in _texts(at.caption))
+    assert not [b for b in at.button if b.key == keys.W_STEP + "_to_sidebar"]
+
+    # ---- 3. scenario-named files (the camera button's name; the PNG/HTML buttons use the same) ----
+    stem = "beta_binomial_laplace_n100_simulate_eps0.1-10"
+    names = {c.key: json.loads(c.proto.config)["toImageButtonOptions"]["filename"]
+             for c in at.get("plotly_chart") if c.key}
+    assert names[keys.SD_CHART] == f"{stem}_sd_vs_epsilon_theta"
+    assert names[keys.INTERVAL_CHART] == f"{stem}_interval_vs_epsilon_theta"
+    assert names[keys.FRONTIER_CHART] == f"{stem}_privacy_utility_frontier_theta"
+    assert any(b.label == "Sweep table (CSV)" for b in at.get("download_button"))
+
+    # ---- 5. θ, not theta, on the page ----
+    assert at.text_input(key=keys.W_TARGET_SD).label == "Target posterior sd T for θ"
+    frontier = json.loads(next(c for c in at.get("plotly_chart") if c.key == keys.FRONTIER_CHART).proto.spec)
+    assert "θ" in frontier["layout"]["xaxis"]["title"]["text"]
+    shown = _texts(at.markdown) + _texts(at.caption) + _texts(at.success) + _texts(at.warning)
+    assert not [t for t in shown if "theta" in t]
+
+
+def test_a_link_value_that_does_not_read_is_said_and_not_written_back():
+    at = _open_budget_page({**LINK, "target": "-3", "grid": "0.1,0.3,1,3,10", "your_eps": "7"})
+    assert not at.exception, [e.value for e in at.exception]
+    warnings = [w for w in _texts(at.warning) if w.startswith("The link's page settings could not all be read")]
+    assert len(warnings) == 2, _texts(at.warning)
+    assert "link parameter target = '-3' is invalid" in warnings[0]
+    assert "link parameter your_eps = '7' is invalid: must be a value of the ε grid (0.1, 0.3, 1, 3, 10)" in \
+        warnings[1]
+    assert at.text_input(key=keys.W_GRID).value == "0.1, 0.3, 1, 3, 10"  # the grid read
+    assert float(at.text_input(key=keys.W_TARGET_SD).value) > 0  # the page's default T, not -3
+    assert at.query_params["target"] != "-3" and at.query_params["your_eps"] != "7"
+
+
+# ---- 3. downloads that stand alone --------------------------------------------------------------------
+def test_a_download_is_titled_with_its_scenario_and_the_page_figure_is_left_alone():
+    fig = go.Figure(layout={"title": {"text": "θ: posterior sd vs ε"}})
+    words = sweeps.scenario_words(Scenario(model="beta_binomial", n=100, epsilon=0.1, seed=3), None, 100)
+    assert words == ("Beta-binomial (proportion θ), n = 100; Laplace noise, sensitivity 1; simulated records "
+                     "(truth 0.3, seed 3)")
+    saved = with_scenario(fig, "θ: posterior sd vs ε, per method", words)
+    assert saved.layout.title.text == "θ: posterior sd vs ε, per method"
+    subtitle = saved.layout.title.subtitle.text.replace("<br>", " ")
+    assert subtitle == ("Beta-binomial (proportion θ), n = 100 · Laplace noise, sensitivity 1 · simulated records "
+                        "(truth 0.3, seed 3)")
+    assert fig.layout.title.text == "θ: posterior sd vs ε"  # the figure on the page keeps its own title
+    assert saved.layout.margin.t >= 38 + 22 * 3
+
+
+def test_download_names_and_the_sweep_csv():
+    s = Scenario(model="beta_binomial", mechanism="laplace", data="simulate")
+    assert sweeps.sweep_stem(s, 100, (0.1, 0.215, 10.0)) == "beta_binomial_laplace_n100_simulate_eps0.1-10"
+    table = pd.DataFrame({"epsilon": [1.0, 0.1], "method": ["exact", "exact"], "param": ["theta", "theta"],
+                          "mean": [0.3, 0.31], "sd": [0.04, 0.1], "q5": [0.23, 0.15], "q95": [0.37, 0.47],
+                          "r_hat": [np.nan, np.nan], "ess_bulk": [np.nan, np.nan], "wall_time_s": [0.1, 0.1],
+                          "converged": [True, True]})
+    text = sweeps.sweep_csv(sweeps.Sweep(table=table, runs={}, skipped={}))
+    lines = text.splitlines()
+    assert lines[0] == "epsilon,method,param,mean,sd,q5,q95,r_hat,ess_bulk,converged"
+    assert lines[1].startswith("0.1,exact,theta,0.31,0.1,0.15,0.47")  # sorted by ε within method and parameter
+
+
+# ---- 4. the "Choose ε" labels -------------------------------------------------------------------------
+def _boxes(labels, x, ys, plot_px):
+    """Each label's box in pixels of a plot of ``plot_px`` over the figure's ranges, as plotly draws it."""
+    width, height = plot_px
+    span = max(x) - min(x)
+    lo, hi = min(x) - X_PAD * span, max(x) + X_PAD * span
+    out = []
+    for lab in labels:
+        px = (x[lab.index] - lo) / (hi - lo) * width + lab.dx
+        py = ys[lab.line][lab.index] / Y_TOP * height + lab.dy  # the label's middle, up from the x axis
+        wide = len(lab.text) * CHAR_PX + PAD_PX
+        x0 = px if lab.side == "right" else px - wide
+        out.append((x0, x0 + wide, py - LABEL_PX / 2, py + LABEL_PX / 2))
+    return out
+
+
+@pytest.mark.parametrize("plot_px", [PHONE_PLOT_PX, (1000.0, 300.0)])
+def test_every_epsilon_is_labelled_once_and_no_labels_overlap_or_leave_the_plot(plot_px):
+    """The audit at 1280 px: ε = 10, 2.15 and 1 piled near sd ≈ 0.043 and ε = 4.64 had no label; at 390 px the
+    ε = 0.1 labels ran past the right edge. The offsets are worked out for a phone's plot; a larger plot only
+    moves the points apart, so the boxes stay clear there too."""
+    labels = frontier_labels(SD, Q95, POWER, EPS)
+    belief = [lab for lab in labels if lab.line == 0]
+    assert sorted(lab.text for lab in belief) == sorted(f"ε = {e:g}" for e in EPS)  # 4.64 included
+    boxes = _boxes(labels, SD, (Q95, POWER), plot_px)
+    for k, a in enumerate(boxes):
+        assert -1e-9 <= a[0] and a[1] <= plot_px[0] + 1e-9, (labels[k], a)  # inside the plot sideways
+        assert a[3] <= plot_px[1] + 1e-9, (labels[k], a)
+        for m, b in enumerate(boxes[:k]):
+            assert not (a[0] < b[1] and b[0] < a[1] and a[2] < b[3] and b[2] < a[3]), (labels[k], labels[m])
+    crowded = {lab.text for lab in belief if lab.leader}
+    assert {"ε = 4.64"} <= crowded and "ε = 0.215" not in crowded  # moved ones get a leader, free ones do not
+
+
+def test_the_frontier_keeps_its_traces_and_its_chosen_circle_inside_the_axis():
+    fig = frontier_plot(EPS, Q95, POWER, SD, utility_label="exact posterior sd of θ", chosen=0.1)
+    kinds = [t.meta["kind"] for t in fig.data]
+    assert kinds[:2] == ["q95", "power_at_5pct"] and "chosen" in kinds
+    assert all(t.text is None for t in fig.data[:2])  # labels are annotations, each ε once on the belief line
+    lo, hi = fig.layout.xaxis.range
+    span = max(SD) - min(SD)
+    circle_px = 8 + 3  # the chosen marker's radius and line, against a phone's 270 px plot
+    assert (hi - max(SD)) / (hi - lo) * PHONE_PLOT_PX[0] >= circle_px and min(SD) - lo >= X_PAD * span * 0.999
+    on_belief = [a.text for a in fig.layout.annotations if any(math.isclose(a.y, q) for q in Q95)]
+    assert sorted(on_belief) == sorted(f"ε = {e:g}" for e in EPS)
+    assert math.isclose(fig.layout.yaxis.range[1], Y_TOP)
