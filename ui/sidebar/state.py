@@ -19,7 +19,7 @@ import streamlit as st
 from .. import keys
 from ..params.defaults import default_truth, default_truth_p
 from ..params.parsing import parse_numbers
-from ..params.query import from_query, to_query
+from ..params.query import BUDGET_PAGE_KEYS, from_query, to_query
 from ..params.scenario import (DEFAULT_PRIORS, MECHANISMS, METHODS, MODELS, PRIOR_KINDS, SIGMA_PRIOR_DEFAULTS,
                                Scenario, budget_forms)
 from ..presets import DEMO
@@ -55,9 +55,14 @@ def current_scenario() -> Scenario:
     return state[keys.SCENARIO]
 
 
+#: the URL's entries a page writes besides the scenario: the picked parameter (ui.picker), the Privacy budget page's
+#: choices; the sidebar keeps them when it writes the scenario (one history entry a change, not two)
+_PAGE_KEYS = (keys.PARAM_QUERY, *BUDGET_PAGE_KEYS)
+
+
 def _scenario_part(query: Mapping[str, Any]) -> dict:
-    """A URL's query without the picked parameter's entry, which the page's picker writes (ui.picker)."""
-    return {k: v for k, v in query.items() if k != keys.PARAM_QUERY}
+    """A URL's query without the entries a page writes (:data:`_PAGE_KEYS`)."""
+    return {k: v for k, v in query.items() if k not in _PAGE_KEYS}
 
 
 def load_scenario(scenario: Scenario) -> None:
@@ -142,8 +147,7 @@ def _seed_all(s: Scenario) -> None:
 def _sync_query(s: Scenario) -> None:
     q = to_query(s)
     st.session_state[keys.WRITTEN_QUERY] = dict(q)
-    if keys.PARAM_QUERY in st.query_params:  # the picked parameter's, which the page's picker keeps (ui.picker)
-        q[keys.PARAM_QUERY] = st.query_params[keys.PARAM_QUERY]
+    q |= {k: st.query_params[k] for k in _PAGE_KEYS if k in st.query_params}  # the pages keep them
     if st.query_params.to_dict() != q:
         st.query_params.from_dict(q)
 
