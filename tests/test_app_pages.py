@@ -278,7 +278,15 @@ def test_link_reopens_the_scenario():
     _assert_clean(at)
     assert "s_dp = 37.4**" in _scenario_line(at) and "scale b = 5" in _scenario_line(at)
     assert at.selectbox(key=keys.W_MODEL).value == "poisson_gamma"
-    assert any("OPS: needs the confidential records" in c for c in _texts(at.caption))
+    assert not any("OPS" in c for c in _texts(at.caption))  # the preset leaves OPS off (a release, no records)
+
+
+def test_no_preset_of_a_release_switches_on_a_method_that_needs_the_records():
+    """Gong's count opened with OPS on and the run log's "OPS: needs the confidential records (simulate or upload a
+    CSV)" under a figure without its curve, where Learn says OPS runs only on simulated or uploaded data."""
+    from engine.methods import READS_RECORDS
+
+    assert not [p.name for p in PRESETS if p.scenario.data == "s_dp" and READS_RECORDS & set(p.scenario.methods)]
 
 
 def test_scenario_is_written_to_the_link():
