@@ -264,16 +264,11 @@ def with_scenario(fig: go.Figure, title: str, scenario: str, width: int = 70) ->
     top margin grows with the lines. The figure on the page is left as it is (the sidebar says the scenario)."""
     head, sub = wrap(title, width), wrap(scenario.replace("; ", " · "), width)  # wrap breaks after each "; "
     lines = 1 + head.count("<br>") + 1 + sub.count("<br>")
-    out = go.Figure(fig)
-    # hung 14 px below the top edge: the exported PNG drew top_title's first line cut in half (its pad is lost)
-    below_top = 1 - 14 / float(out.layout.height or EXPORT_HEIGHT)
-    out.update_layout(title={**top_title(head), "y": below_top, "subtitle": {"text": sub, "font": {"size": 12}}},
+    out = go.Figure(fig)  # figures.export.for_export moves a hung title down for the files' plotly.js
+    out.update_layout(title={**top_title(head), "subtitle": {"text": sub, "font": {"size": 12}}},
                       margin={"t": 38 + TITLE_LINE * lines})
     return out
 
-
-#: the height figures.export.png_bytes draws a figure without its own
-EXPORT_HEIGHT = 500
 
 #: a label's height and its offset from its point, in pixels; the frontier's y axis spans 0..Y_TOP
 LABEL_PX, OFFSET_PX, Y_TOP = 16.0, 10.0, 1.05

@@ -36,12 +36,27 @@ EXPORT_TEMPLATE = "plotly_white"
 
 
 def for_export(fig):
-    """A copy of ``fig`` drawn on :data:`EXPORT_TEMPLATE` (the figure itself is left as it is)."""
+    """A copy of ``fig`` drawn on :data:`EXPORT_TEMPLATE` (the figure itself is left as it is).
+
+    A title hung from the figure's top (:func:`figures.axes.top_title`) is moved down by one line of its font, and
+    the top margin with it: the plotly.js that draws the files (plotly's own, which kaleido and the HTML page use)
+    hangs it a line higher than the one in the app does, and the first line of Compare's title came out cut in
+    half at the top of the PNG."""
     import plotly.graph_objects as go
 
     out = go.Figure(fig)
     out.update_layout(template=EXPORT_TEMPLATE)
+    title = out.layout.title
+    if title.yanchor == "top" and title.yref == "container" and title.text:
+        line = title.font.size or _TITLE_FONT
+        out.update_layout(title_pad_t=(title.pad.t or 0) + line)
+        if out.layout.margin.t is not None:
+            out.update_layout(margin_t=out.layout.margin.t + line)
     return out
+
+
+#: plotly's title font size where a figure sets none (its layout font, 12 px, times 1.4)
+_TITLE_FONT = 17
 
 
 def html_text(fig) -> str:

@@ -1,6 +1,7 @@
 """Figure builders of figures/, fed hand-built Results and inspected through fig.to_dict()."""
 import base64
 import math
+import os
 
 import numpy as np
 import pandas as pd
@@ -407,6 +408,29 @@ def test_exports_are_drawn_on_white(rng, monkeypatch):
     monkeypatch.setattr(kaleido, "calc_fig_sync", lambda f, opts: seen.append(f) or b"\x89PNG fake")
     assert export.png_bytes(fig) == b"\x89PNG fake"
     assert seen[0].layout.template.layout.plot_bgcolor == "white"
+
+
+@pytest.mark.skipif(not os.path.exists("/usr/bin/chromium"), reason="PNG export needs Debian's chromium")
+def test_an_exported_title_hung_from_the_top_is_not_cut(tmp_path):
+    """Compare's PNG (and its HTML, the same plotly.js) drew the first line of its title cut in half at the top: the
+    files' plotly.js hangs a title a line higher than the app's. The rows of pixels above the title stay white."""
+    import io
+
+    from PIL import Image
+
+    import plotly.graph_objects as go
+
+    from figures import export
+    from figures.axes import titled
+
+    for size in (None, 24):
+        title, top = titled("Laplace noise, scale b = 3.333;<br>pure 0.3-DP (sensitivity 1) and a long second part")
+        fig = go.Figure(go.Scatter(x=[0, 1], y=[0, 1]), layout={"title": title, "margin": {"t": top}, "height": 400})
+        fig.update_layout(title_font_size=size)
+        image = np.asarray(Image.open(io.BytesIO(export.png_bytes(fig, scale=1))).convert("L"))
+        ink = np.flatnonzero((image < 200).any(axis=1))
+        assert ink[0] >= 6, (size, ink[:5])  # the first dark row: the title's, below the top edge
+        assert export.for_export(fig).layout.title.pad.t == 12 + (size or 17)
 
 
 def test_log_axes_have_ticks_across_their_whole_span():
