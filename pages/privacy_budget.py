@@ -357,6 +357,11 @@ st.download_button("Sweep table (CSV)", data=lambda: sweeps.sweep_csv(sweep), fi
                    mime="text/csv", on_click="ignore", key=keys.SD_CHART + "_csv", icon=":material/table:",
                    help="Every ε, method and parameter of the sweep: posterior mean, sd, 90% interval (q5, q95), "
                         "R-hat, ESS and whether the run converged.")
+if s.data == "csv":
+    st.caption("From the uploaded records: every ε of the grid drew its own release of them, so these figures and "
+               "the table show far more of the records than one release at any ε would (at the grid's largest, "
+               "nearly the records' own posterior). Keep the files where the records may go; share the release "
+               "you make, and Compare's downloads, which hold only what reads it.")
 if "converged" in sweep.table and not sweep.table["converged"].all():
     st.caption("Circled x: a sampler run that has not converged at that ε (R-hat > 1.01 or ESS < 400) — raise "
                "its draws, or sweep Exact (best method) instead.", help=f"{TERM_HELP['R-hat']} {TERM_HELP['ESS']}")

@@ -193,3 +193,15 @@ def test_the_frontier_keeps_its_traces_and_its_chosen_circle_inside_the_axis():
     on_belief = [a.text for a in fig.layout.annotations if any(math.isclose(a.y, q) for q in Q95)]
     assert sorted(on_belief) == sorted(f"ε = {e:g}" for e in EPS)
     assert math.isclose(fig.layout.yaxis.range[1], Y_TOP)
+
+
+def test_an_uploads_sweep_says_its_files_show_more_than_one_release():
+    """Every ε of the grid draws its own release of the uploaded records: the page's files are the curator's, not a
+    release's (Compare's downloads keep what reads the records out unless asked)."""
+    at = _open_budget_page({**LINK, "methods": "naive,exact"})
+    assert not [c for c in _texts(at.caption) if c.startswith("From the uploaded records")]
+    at.radio(key=keys.W_DATA).set_value("csv").run()
+    at.file_uploader(key=keys.W_CSV).set_value(("r.csv", b"x\n" + b"1\n0\n0\n" * 20, "text/csv")).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any(c.startswith("From the uploaded records: every ε of the grid drew its own release") for c in
+               _texts(at.caption))
