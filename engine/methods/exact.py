@@ -266,8 +266,11 @@ def _check(problem):
 
 
 def _neglect(lw_kept, log_eta_c):
-    """Bound on the left-out weight relative to the kept weight (module docstring)."""
-    return float(np.exp(-T_NOISE + log_eta_c - special.logsumexp(lw_kept)))
+    """Bound on the left-out weight relative to the kept weight (module docstring). Computed in log space: where
+    the kept weight is negligible next to the noise's peak (a release far above anything the prior expects) the
+    bound is beyond a float, and is infinite rather than an overflow warning."""
+    log_bound = -T_NOISE + log_eta_c - float(special.logsumexp(lw_kept))
+    return math.exp(log_bound) if log_bound < math.log(np.finfo(float).max) else math.inf
 
 
 def _bb_weights(problem, window: bool = True):
