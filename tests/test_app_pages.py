@@ -153,7 +153,7 @@ BAD_INPUTS = [
                                                  "must be 0 or 1."),
     ("pages/compare.py", _set_s_dp("3, 4"), "Released s_dp must be a list of finite numbers of length 1 (you entered "
                                             "2 numbers: 3, 4)."),  # as typed, and how many
-    ("pages/compare.py", _set_s_dp("three"), "Released s_dp must be a list of numbers"),
+    ("pages/compare.py", _set_s_dp("three"), "Released s_dp must be a number, e.g. 23.5 (you entered three)."),
     ("pages/compare.py", _set_theta(1.5), "True θ (theta) must be in [0, 1] (you entered 1.5)."),
     ("pages/compare.py", _set_theta("0,5"), 'True θ (theta) = "0,5" is not a number: write it with a point for decimals, e.g. 0.5'),
     ("pages/privacy_budget.py", _set_grid("0.5, abc"), "ε grid = '0.5, abc' is invalid: must be a list of "

@@ -266,3 +266,21 @@ def test_risk_reads_the_mean_a_dpwizard_package_releases(cli, tmp_path):
     out = json.loads((tmp_path / "risk" / "risk.json").read_text())
     assert out["mechanism"] == "opendp_mean" and out["attack_on"] == "the (sum, length) pair"
     assert out["epsilon"] == pytest.approx(1 / 3, rel=1e-6)  # the package's epsilon = 1, weight 1 of 3
+
+
+def test_an_unbounded_csv_release_says_its_cause_in_one_line(cli, tmp_path):
+    """visits_huge.csv (records 1, 2, 99999999, 3), poisson_gamma without upper: ``run`` (auto) and ``risk`` printed
+    numpy's overflow warning from exact.py in two lines, then an error naming data.s_dp and the mixture's size, a
+    value nobody typed. Now one line that names the largest record and model.upper; no warning escapes."""
+    import warnings
+
+    (tmp_path / "visits_huge.csv").write_text("visits\n1\n2\n99999999\n3\n")
+    spec = tmp_path / "h1.toml"
+    spec.write_text('seed = 7\n[model]\nname = "poisson_gamma"\n[mechanism]\nname = "laplace"\nepsilon = 1.0\n'
+                    '[data]\ncsv = "visits_huge.csv"\n[method]\nname = "auto"\n')
+    for command in ("run", "risk"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # a numpy RuntimeWarning would now raise instead of printing
+            proc = cli(command, spec, "--out", tmp_path / command)
+        _one_line_error(proc, "data.csv = 'visits_huge.csv' is invalid here: its records are not clamped")
+        assert "the largest is 99,999,999" in proc.stderr and "set model.upper" in proc.stderr, proc.stderr

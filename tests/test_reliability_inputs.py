@@ -520,3 +520,45 @@ def test_abc_that_accepts_nothing_raises_a_value_error_with_its_counts():
     back = pickle.loads(pickle.dumps(exc))
     assert type(back) is engine.NoneAccepted and str(back) == str(exc)
     assert (back.proposals, back.stopped_by, back.far) == (10, "max_proposals", False)
+
+
+# --------------------------------------------------------------------------- what a CSV's reading says besides n
+def test_blank_lines_are_counted_as_skipped():
+    """A file of six data lines, one blank, was read as n = 5 with no word of the blank line."""
+    from engine.core.data import read_records_csv
+
+    read = read_records_csv(b"employed\n1\n0\n\n1\n0\n1\n")
+    assert read.records.tolist() == [1, 0, 1, 0, 1] and read.blank_lines == 1 and read.columns == ("employed",)
+
+
+@pytest.mark.parametrize("cell", ["NA", "", "n/a", "NaN", "null"])
+def test_a_missing_value_says_what_to_do(cell):
+    """``NA`` said only "must be a number": missing values are not supported, and the fix changes n."""
+    with pytest.raises(ValueError, match=r"missing values are not supported: drop the rows that hold them "
+                                         r"\(which changes n\) or fill them in"):
+        load_records_csv(f"x,y\n1,2\n{cell},3\n".encode(), "x")
+
+
+def test_a_text_cell_is_not_called_missing():
+    with pytest.raises(ValueError) as info:
+        load_records_csv(b"x\n1\nyes\n")
+    assert "missing" not in str(info.value)
+
+
+def test_columns_with_numbers_come_first_and_the_column_message_has_no_python_list():
+    from engine.core.data import csv_columns
+
+    cols = csv_columns(b"region,age,employed,income\nR0,22,0,11470.8\nR1,67,NA,26827.8\n")
+    assert cols.columns == ("region", "age", "employed", "income") and cols.numeric == ("age", "income")
+    assert cols.ordered == ("age", "income", "region", "employed")
+    with pytest.raises(ValueError) as info:
+        load_records_csv(b"region,age\nR0,22\n")
+    assert "the file has columns region, age;" in str(info.value) and "[" not in str(info.value)
+
+
+def test_outside_counts_the_records_a_clamp_changes():
+    from engine.core.data import outside
+
+    o = outside(np.array([-5.0, 0.0, 2.0, 3.0, 10.0]), -3.0, 3.0)
+    assert (o.n, o.below, o.above, o.count, o.min, o.max) == (5, 1, 1, 2, -5.0, 10.0)
+    assert outside(np.array([0.0, 8.0]), None, 1.0).count == 1

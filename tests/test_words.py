@@ -258,7 +258,8 @@ def test_a_list_boxs_example_is_one_for_that_box():
     for field, typed, example in cases:
         with pytest.raises(ValueError) as refused:
             parse_numbers(field, typed)
-        assert example in str(refused.value), str(refused.value)
+        message = str(refused.value)  # the example ends the sentence where the one word typed is the wrong one
+        assert example in message or message.endswith(example.rstrip()), message
 
 
 def test_the_ess_cell_fits_its_column_and_never_rounds_up_to_the_threshold():
@@ -372,3 +373,19 @@ def test_a_box_and_a_description_find_the_root_with_one_helper_at_their_own_tole
     assert sensitivity_text(near) == "√2"
     assert [whole_root(v) for v in (4.0, 1.0, -math.sqrt(2), math.sqrt(10_001), math.nan, math.inf)] == [None] * 6
     assert format_number(1e200, root=True) == "1e+200" and sensitivity_text(1e200) == "1e+200"
+
+
+def test_nothing_chosen_reads_as_nothing_and_a_one_word_release_is_not_said_twice():
+    from ui.params.messages import in_words
+    from ui.params.parsing import parse_numbers, release_example
+
+    assert in_words("data.column = None is invalid: is required: the file has columns a, b; name the one with the "
+                    "records") == "Column is required: the file has columns a, b; name the one with the records " \
+                                  "(you entered nothing)."
+    with pytest.raises(ValueError) as one:
+        parse_numbers("data.s_dp", "twelve", allowed=f"must be {release_example(1)}")
+    assert in_words(str(one.value)) == "Released s_dp must be a number, e.g. 23.5 (you entered twelve)."
+    with pytest.raises(ValueError) as many:
+        parse_numbers("data.s_dp", "1, x, 3", allowed=f"must be {release_example(3)}")
+    assert in_words(str(many.value)) == ("Released s_dp must be 3 numbers separated by commas, e.g. 104, 120, 74 "
+                                         "(x is not a number) (you entered 1, x, 3).")

@@ -21,7 +21,7 @@ from ..spec import load_spec
 from . import dpwizard as dpwizard_cli
 from . import risk as risk_cli
 from . import study as study_cli
-from .console import cli_error, closed_pipe, progress_bar
+from .console import cli_error, closed_pipe, progress_bar, with_cause
 
 __all__ = ["main"]
 
@@ -67,6 +67,7 @@ def _main(argv=None) -> int:
     if args.command == "import-dpwizard":
         return dpwizard_cli.run(args)
 
+    spec = None
     try:
         spec = load_spec(args.spec)
         progress = None if args.quiet or not sys.stderr.isatty() else progress_bar(sys.stderr)
@@ -77,7 +78,7 @@ def _main(argv=None) -> int:
                                 max_seconds=args.max_seconds)
         diagnostics.write_outputs(result, args.out)
     except (ValueError, OSError) as exc:
-        return cli_error(exc, args.out)
+        return cli_error(with_cause(exc, spec), args.out)
     far = implausible_release(problem)
     if far:  # every method answers such a release, most of them confidently: say what the app says first
         sys.stderr.write("warning: " + far + "\n")

@@ -1,11 +1,15 @@
-"""What the command line prints: its progress bar and its one-line error for bad input."""
+"""What the command line prints: its progress bar and its one-line error for bad input, which names the cause
+where the release is unusable because the records of a CSV were never clamped (:func:`with_cause`)."""
 from __future__ import annotations
 
 import os
 import sys
 import time
 
-__all__ = ["progress_bar", "cli_error", "closed_pipe"]
+from ..core.data import load_records_csv
+from ..core.spec import resolve_path
+
+__all__ = ["progress_bar", "cli_error", "closed_pipe", "with_cause"]
 
 
 def progress_bar(stream):
@@ -44,6 +48,33 @@ def cli_error(exc: Exception, out: str | None, flags: dict[str, str] | None = No
             break
     sys.stderr.write(f"error: {message}\n")
     return 2
+
+
+def with_cause(exc: Exception, spec) -> Exception:
+    """``exc`` with its cause where the release (``data.s_dp``, a value the analyst never typed) cannot be analysed
+    because the spec's records come from a CSV the model does not clamp (poisson_gamma without ``model.upper``) and
+    some lie beyond the sensitivity the noise is calibrated to: the message names the file's largest record and
+    ``model.upper``. Any other error is returned as it is."""
+    if not (isinstance(exc, ValueError) and str(exc).startswith("data.s_dp = ") and spec is not None):
+        return exc
+    model, data = dict(getattr(spec, "model", {}) or {}), dict(getattr(spec, "data", {}) or {})
+    if "csv" not in data or model.get("name") != "poisson_gamma" or model.get("upper") is not None:
+        return exc
+    try:
+        records = load_records_csv(resolve_path(data["csv"], spec.base_dir), data.get("column"))
+        sensitivity = float(dict(spec.mechanism or {}).get("sensitivity", 1.0))
+    except (ValueError, TypeError, OSError):
+        return exc
+    largest = float(records.max())
+    above = int((records > sensitivity).sum())
+    if not above:
+        return exc
+    why = str(exc).split(" is invalid", 1)[1].lstrip(" :").removeprefix("for ")
+    shown = f"{largest:,.0f}" if largest.is_integer() else f"{largest:,g}"
+    return ValueError(f"data.csv = {data['csv']!r} is invalid here: its records are not clamped (model.upper is not "
+                      f"set) and {above:,} of {records.size:,} exceed the sensitivity {sensitivity:g} the noise is "
+                      f"calibrated to (the largest is {shown}), so the release is not ε-DP and cannot be analysed "
+                      f"({why}); set model.upper to the largest value a record may count, e.g. upper = 10")
 
 
 def closed_pipe() -> int:

@@ -12,7 +12,7 @@ import sys
 
 from ..protection.report import risk
 from ..spec import load_spec
-from .console import cli_error, closed_pipe
+from .console import cli_error, closed_pipe, with_cause
 
 __all__ = ["add_parser", "run"]
 
@@ -37,13 +37,15 @@ def summary_line(out: dict) -> str:
 
 
 def run(args) -> int:
+    spec = None
     try:
-        out = risk(load_spec(args.spec))
+        spec = load_spec(args.spec)
+        out = risk(spec)
         os.makedirs(args.out, exist_ok=True)
         with open(os.path.join(args.out, "risk.json"), "w", encoding="utf-8") as f:
             json.dump(out, f, indent=1, allow_nan=False)
-    except (ValueError, OSError) as exc:
-        return cli_error(exc, args.out)
+    except (ValueError, OSError) as exc:  # the realistic adversary reads the exact law of s given s_dp
+        return cli_error(with_cause(exc, spec), args.out)
     try:
         print(f"{summary_line(out)} -> {os.path.join(args.out, 'risk.json')}")
         sys.stdout.flush()

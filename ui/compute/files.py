@@ -1,5 +1,5 @@
-"""Files in and out: the records of an uploaded CSV, a result's InferenceData as NetCDF, the scenario as
-a TOML spec the CLI reads back."""
+"""Files in and out: the records of an uploaded CSV (and what its reading skipped, and its columns for the Column
+box), a result's InferenceData as NetCDF, the scenario as a TOML spec the CLI reads back."""
 from __future__ import annotations
 
 import os
@@ -10,25 +10,41 @@ import numpy as np
 import streamlit as st
 
 import engine
-from engine.core.data import load_records_csv
+from engine.core.data import CsvColumns, CsvRecords, csv_columns, read_records_csv
 
 from ..params.scenario import Scenario
 from ..params.spec import release_spec_dict
 
-__all__ = ["parse_upload", "netcdf_bytes", "scenario_toml", "download_stem"]
+__all__ = ["parse_upload", "read_upload", "upload_columns", "netcdf_bytes", "scenario_toml", "download_stem"]
 
 
 @st.cache_data(show_spinner=False, max_entries=16, ttl=600)  # uploads: up to 50 MB each
-def _parse_upload_cached(data: bytes, column: str | tuple | None) -> np.ndarray:
-    return load_records_csv(data, list(column) if isinstance(column, tuple) else column or None, field="data.csv")
+def _parse_upload_cached(data: bytes, column: str | tuple | None) -> CsvRecords:
+    return read_records_csv(data, list(column) if isinstance(column, tuple) else column or None, field="data.csv")
 
 
-def parse_upload(data: bytes, column: str | Sequence[str] | None) -> np.ndarray:
-    """Records of an uploaded CSV (engine rules: UTF-8, header, numbers, at most 50 MB). ``column``
-    names one column, or is a list of columns for multi-column records (``y, x1..xK``: a 2-D array)."""
+@st.cache_data(show_spinner=False, max_entries=16, ttl=600)
+def _columns_cached(data: bytes) -> CsvColumns:
+    return csv_columns(data, field="data.csv")
+
+
+def read_upload(data: bytes, column: str | Sequence[str] | None) -> CsvRecords:
+    """Records of an uploaded CSV (engine rules: UTF-8, header, numbers, at most 50 MB) with the blank lines its
+    reading skipped. ``column`` names one column, or is a list of columns for multi-column records (``y, x1..xK``:
+    a 2-D array)."""
     if isinstance(column, (list, tuple)):
         return _parse_upload_cached(bytes(data), tuple(column))
     return _parse_upload_cached(bytes(data), (column or "").strip() or None)
+
+
+def parse_upload(data: bytes, column: str | Sequence[str] | None) -> np.ndarray:
+    """The records alone of :func:`read_upload`."""
+    return read_upload(data, column).records
+
+
+def upload_columns(data: bytes) -> CsvColumns:
+    """An uploaded CSV's header, with the columns whose every cell is a number (for the Column box)."""
+    return _columns_cached(bytes(data))
 
 
 def netcdf_bytes(result: engine.Result) -> bytes:

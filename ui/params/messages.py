@@ -51,8 +51,11 @@ _TRUTH = re.compile(r"^data\.simulate\.(?P<name>\w+)$")
 def _value(text: str) -> str:
     """A value as the person typed it: no quotes, whole floats without ``.0``; a list without its brackets and, where
     it has several numbers, with how many ("17 numbers: 0, 1, 2, 3, 4, …, 15, 16"): a release of the wrong length
-    said what was typed but not how much of it, which is what the message is about."""
+    said what was typed but not how much of it, which is what the message is about. Nothing (None, an empty text)
+    is "nothing"."""
     text = text.strip()
+    if text in ("None", "''", '""'):  # nothing chosen or typed (``data.column = None``): no Python words
+        return "nothing"
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
         return text[1:-1]
     if text.startswith("[") and text.endswith("]") and "[" not in text[1:-1]:  # a flat list: typed "3, 4"

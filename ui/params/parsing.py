@@ -12,7 +12,8 @@ from typing import Any
 
 from engine.mechanisms.additive import whole_root
 
-__all__ = ["parse_number", "format_number", "parse_numbers", "parse_matrix", "parse_n_dp", "parse_grid", "log_grid"]
+__all__ = ["parse_number", "format_number", "parse_numbers", "release_example", "parse_matrix", "parse_n_dp",
+           "parse_grid", "log_grid"]
 
 _NUMBER = re.compile(r"[,;\s]+")
 
@@ -83,16 +84,29 @@ _EXAMPLES = {"model.feature_levels": "3, 3, 3", "model.alpha": "1, 1, 1", "model
              "data.simulate.beta": "-1.79, -2.89, -0.66", "data.simulate.pi": "0.2, 0.3, 0.5"}
 
 
-def parse_numbers(field: str, text: Any) -> list[float]:
+def release_example(count: int) -> str:
+    """What a release of ``count`` numbers looks like, for the message of a box that takes it: "a number, e.g. 23.5"
+    for one statistic (the list example read as if one number were wrong), else the list with its length."""
+    if count <= 1:
+        return "a number, e.g. 23.5"
+    sample = ["104", "120", "74", "102", "88", "97"]
+    shown = (sample * count)[:count] if count <= len(sample) else sample[:3] + ["…"]
+    return f"{count} numbers separated by commas, e.g. {', '.join(shown)}"
+
+
+def parse_numbers(field: str, text: Any, *, allowed: str | None = None) -> list[float]:
     """``"104, 120, 74, 102"`` -> ``[104.0, 120.0, 74.0, 102.0]``; commas, semicolons or spaces
-    separate. Raises ValueError naming ``field`` for empty text or a token that is not a number."""
+    separate. Raises ValueError naming ``field`` for empty text or a token that is not a number; ``allowed``
+    replaces the message's "must be a list of numbers …" (e.g. "must be a number, e.g. 23.5"). A wrong token is
+    named only where it is not the whole text (the message quotes the text already)."""
     if isinstance(text, (int, float)) and not isinstance(text, bool):
         return [float(text)]
     if isinstance(text, (list, tuple)):
         text = ", ".join(str(t) for t in text)
     raw = str(text if text is not None else "").strip().strip("[]")
     tokens = [t for t in _NUMBER.split(raw) if t]
-    allowed = f"must be a list of numbers separated by commas, e.g. {_EXAMPLES.get(field, '104, 120, 74, 102')}"
+    example = _EXAMPLES.get(field, "104, 120, 74, 102")
+    allowed = allowed or f"must be a list of numbers separated by commas, e.g. {example}"
     if not tokens:
         raise ValueError(f"{field} = {str(text)!r} is invalid: {allowed}")
     out = []
@@ -100,7 +114,8 @@ def parse_numbers(field: str, text: Any) -> list[float]:
         try:
             v = float(tok)
         except ValueError:
-            raise ValueError(f"{field} = {str(text)!r} is invalid: {allowed} ({tok!r} is not a number)") from None
+            which = "" if len(tokens) == 1 else f" ({tok} is not a number)"
+            raise ValueError(f"{field} = {str(text)!r} is invalid: {allowed}{which}") from None
         if not math.isfinite(v):
             raise ValueError(f"{field} = {str(text)!r} is invalid: every entry must be a finite number")
         out.append(v)

@@ -1,6 +1,12 @@
 """The sidebar's Data section: simulate (the true parameters), a typed release, or a CSV of records, and
-the seed; under them, a dp-wizard package's statistics to load (:mod:`ui.sidebar.dpwizard`). An uploaded CSV is parsed before any widget is drawn (:func:`_read_upload`), so n and this
-section agree; a valid upload is remembered in ``keys.UPLOAD``."""
+the seed; under them, a dp-wizard package's statistics to load (:mod:`ui.sidebar.dpwizard`). An uploaded CSV is
+parsed before any widget is drawn (:func:`_read_upload`), so n and this section agree; a valid upload is remembered
+in ``keys.UPLOAD`` (its bytes too, so the Column box can re-read it after a page switch, which empties the uploader).
+
+Under the uploader: the Column box, a choice among the file's columns (those holding numbers first) kept in the
+scenario's ``csv_column`` (the link's ``column``); and what the model does to the records before the release
+(:func:`_clamp_note`): how many lie outside the clamp bounds, or beyond the sensitivity where nothing clamps them.
+Without a file in this session (a link made from an upload carries no file) the section says so."""
 from __future__ import annotations
 
 from typing import Any
@@ -8,12 +14,13 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
-from engine.core.data import MAX_BYTES, MAX_RECORDS
+from engine.core.data import MAX_BYTES, MAX_RECORDS, outside
 from engine.models.linear_regression import MAX_P, LinearRegression
 from figures.labels import DATA_LABELS
 
 from .. import keys
 from ..compute import files
+from ..narrative import plain_number
 from ..params.defaults import default_truth, record_columns
 from ..params.parsing import parse_number
 from ..params.scenario import DATA_SOURCES, DEFAULT_PRIORS
@@ -42,7 +49,16 @@ def _regression_order() -> str:
     return f", for p = {p} in this order: " + ", ".join(LinearRegression(n=1, p=p).stat_labels())
 
 
-def _data_section(model: str) -> dict:
+#: the data section's message when the source is an upload and this session has none: a link made from an upload
+#: opened elsewhere said "the uploaded file is not usable" to someone who had uploaded nothing
+NO_FILE = ("No file has been uploaded in this session. A link made from an uploaded file does not carry the file (its "
+           "records stay where they were uploaded): upload it above to see the result, or switch the data source. "
+           "Everything else in the link is kept.")
+
+
+def _data_section(model: str, records=None, prior: tuple = (), mech: dict | None = None) -> dict:
+    """The section's widgets; ``records`` (a valid upload), ``prior`` (the model section's (name, value) pairs) and
+    ``mech`` (the mechanism section's values) say what the model does to the uploaded records."""
     st.subheader("Data", divider="gray")
     source = st.radio("Data source", DATA_SOURCES, key=keys.W_DATA, format_func=DATA_LABELS.get)
     out: dict[str, Any] = {"data": source}
@@ -93,14 +109,99 @@ def _data_section(model: str) -> dict:
             st.caption("Columns " + ", ".join(columns) + ": the predictors and the response, one record per "
                        "row (the engine clamps and normalises them before the release).")
         else:
-            out["csv_column"] = st.text_input("Column (blank if the file has one column)", key=keys.W_CSV_COLUMN)
+            column = _column_box()
+            if column is not None:
+                out["csv_column"] = column
         kept = st.session_state.get(keys.UPLOAD)
         if kept is not None and st.session_state.get(keys.W_CSV) is None:
             st.caption(f"Using {kept['name']} ({len(kept['records']):,} records).")
+        if records is not None:
+            _clamp_note(model, records, dict(prior), mech or {})
     out["seed"] = int(number_box("Seed", keys.W_SEED, section="data", fallback=last_value("seed"), integer=True,
                                  help="A whole number ≥ 0; the same scenario and seed give identical results."))
     dpwizard_upload()
     return out
+
+
+def _upload_bytes() -> bytes | None:
+    """The bytes of the file in the uploader, else of the last valid upload (the uploader forgets its file on a page
+    switch), else None."""
+    uploaded = st.session_state.get(keys.W_CSV)
+    if uploaded is not None:
+        return uploaded.getvalue()
+    return (st.session_state.get(keys.UPLOAD) or {}).get("data")
+
+
+def _column_box() -> str | None:
+    """The Column box: a choice among the uploaded file's columns, those whose every cell is a number first (the
+    others marked). Returns the column ("" for none chosen), or None where there is no file to choose from (the
+    scenario then keeps the link's column, used once a file is uploaded)."""
+    raw = _upload_bytes()
+    columns = None
+    if raw is not None:
+        try:
+            columns = files.upload_columns(raw)
+        except ValueError:
+            columns = None  # the file itself is unusable: its message is the section's error
+    if columns is None:
+        linked = st.session_state.get(keys.W_CSV_COLUMN)
+        if linked:
+            st.caption(f"Column {linked} (from the link), once the file is uploaded.")
+        return None
+    if st.session_state.get(keys.W_CSV_COLUMN) not in columns.columns:  # _read_upload has set it; a safeguard
+        st.session_state[keys.W_CSV_COLUMN] = columns.columns[0] if len(columns.columns) == 1 else None
+    chosen = st.selectbox("Column with the records", columns.ordered, key=keys.W_CSV_COLUMN,
+                          format_func=lambda c: c if c in columns.numeric else f"{c} (not all numbers)",
+                          placeholder="Choose the column that holds the records",
+                          help="The file's columns, those whose every cell is a number first.")
+    return chosen or ""
+
+
+def _clamp_note(model: str, records: np.ndarray, prior: dict, mech: dict) -> None:
+    """What the model does to the uploaded records before the release, said under the uploader: how many lie outside
+    normal_known_sd's clamp bounds (a warning when most do: the analysis then sees another data set), or above
+    poisson_gamma's clamp; without that clamp, how many exceed the sensitivity the noise is calibrated to, for whom the
+    release is not ε-DP."""
+    if getattr(records, "ndim", 1) != 1 or not len(records):
+        return
+    if model == "normal_known_sd":
+        lo, hi = prior.get("lo"), prior.get("hi")
+        if lo is None or hi is None:
+            return
+        o = outside(records, float(lo), float(hi))
+        span = f"[{_num(lo)}, {_num(hi)}]"
+        values = f"the file's values run from {_num(o.min)} to {_num(o.max)}"
+        if not o.count:
+            st.caption(f"All {o.n:,} records lie inside the clamp bounds {span}; {values}.")
+            return
+        text = (f"{o.count:,} of {o.n:,} records lie outside {span} and are clamped to it; {values}.")
+        if 2 * o.count > o.n:
+            st.warning(f"{text} Most records are changed before the release, so the results describe clamped data, "
+                       "not the file: set clamp low and clamp high (Model section) to the range the records can take "
+                       "(the noise grows with clamp high − clamp low).", icon="⚠️")
+        else:
+            st.caption(text)
+    elif model == "poisson_gamma":
+        upper = prior.get("upper")
+        if upper is not None:
+            o = outside(records, None, float(upper))
+            if o.count:
+                text = (f"{o.count:,} of {o.n:,} records exceed the clamp {_num(upper)} and count as {_num(upper)}; "
+                        f"the file's largest is {_num(o.max)}.")
+                (st.warning if 2 * o.count > o.n else st.caption)(text)
+            return
+        sensitivity = float(mech.get("sensitivity") or 1.0)  # the model's default without a clamp
+        o = outside(records, None, sensitivity)
+        if o.count:
+            st.warning(f"{o.count:,} record{' exceeds' if o.count == 1 else 's exceed'} the sensitivity "
+                       f"{_num(sensitivity)} the noise is calibrated to (the file's largest is {_num(o.max)}): for "
+                       f"{'it' if o.count == 1 else 'them'} the release is not ε-DP. Tick “Clamp records (bounded "
+                       "sensitivity)” in the Model section, at the largest value a record may count.", icon="⚠️")
+
+
+def _num(v) -> str:
+    """A bound or a record as people write it: 10,050, −3 (a minus sign, not a hyphen), 0.25."""
+    return plain_number(float(v), 6).replace("-", "−")
 
 
 def _truth_symbol(model: str) -> str:
@@ -129,17 +230,27 @@ def _read_upload() -> tuple[np.ndarray | None, str | None]:
     if state.get(keys.W_DATA) != "csv":
         return None, None
     uploaded = state.get(keys.W_CSV)
-    if uploaded is None:
-        kept = state.get(keys.UPLOAD)
-        return (kept["records"], None) if kept is not None else (None, None)
+    kept = state.get(keys.UPLOAD)
+    if uploaded is None and kept is None:
+        return None, NO_FILE
+    raw = uploaded.getvalue() if uploaded is not None else kept.get("data")
+    if raw is None:
+        return kept["records"], None
     model = state.get(keys.W_MODEL)
     columns = record_columns(model, _widget_prior(model))
     if model == "naive_bayes_loglinear" and columns is None:
         return None, None  # the feature levels do not parse: the model section says why
     try:
-        records = files.parse_upload(uploaded.getvalue(), columns or state.get(keys.W_CSV_COLUMN, ""))
+        if columns is None:  # one column: the Column box's, if the file has it; else its only one, or none chosen
+            header = files.upload_columns(raw).columns
+            if state.get(keys.W_CSV_COLUMN) not in header:
+                state[keys.W_CSV_COLUMN] = header[0] if len(header) == 1 else None
+        read = files.read_upload(raw, columns or state.get(keys.W_CSV_COLUMN) or "")
     except ValueError as exc:
-        state.pop(keys.UPLOAD, None)
+        if uploaded is not None:
+            state.pop(keys.UPLOAD, None)
         return None, str(exc)
-    state[keys.UPLOAD] = {"name": uploaded.name, "size": uploaded.size, "records": records}
-    return records, None
+    name, size = (uploaded.name, uploaded.size) if uploaded is not None else (kept["name"], kept["size"])
+    state[keys.UPLOAD] = {"name": name, "size": size, "records": read.records, "data": raw,
+                          "blank_lines": read.blank_lines}
+    return read.records, None

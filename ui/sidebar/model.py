@@ -20,6 +20,14 @@ def _last(model: str, name: str):
     return SIGMA_PRIOR_DEFAULTS.get(name, 10) if value is None else value
 
 
+#: what a clamp bound does, under its box (a file of incomes ran at [−3, 3], every record set to 3, unsaid)
+CLAMP_HELP = {
+    "lo": "Records below this value are set to it before the release (clamped); the sensitivity, and so the noise, "
+          "is clamp high − clamp low. Set the bounds to the range your records can take.",
+    "hi": "Records above this value are set to it before the release (clamped); the sensitivity, and so the noise, "
+          "is clamp high − clamp low. Set the bounds to the range your records can take.",
+}
+
 #: the model box's names, short enough for the sidebar ("Linear regression (Ju et al. 2022 §" was cut): a
 #: longer name is written under the box
 SHORT_MODEL_LABELS = {**MODEL_LABELS, "dirichlet_multinomial": "Dirichlet-multinomial (p)",
@@ -48,7 +56,9 @@ def _model_section(records) -> tuple[str, int, tuple]:
     unknown = st.session_state.get(keys.W_SAMPLE_SIZE) == "unknown"
     last_n = int(st.session_state[keys.SCENARIO].n) if keys.SCENARIO in st.session_state else 40
     if records is not None:
-        st.caption(f"n = {len(records):,} records, from the uploaded file")
+        blank = int((st.session_state.get(keys.UPLOAD) or {}).get("blank_lines", 0))
+        skipped = f" ({blank:,} blank line{'' if blank == 1 else 's'} skipped)" if blank else ""
+        st.caption(f"n = {len(records):,} records, from the uploaded file{skipped}")
         n = int(read_number(keys.W_N, last_n, integer=True))
     elif unknown and st.session_state.get(keys.W_DATA) == "s_dp":
         n = int(read_number(keys.W_N, last_n, integer=True))  # a typed release has no known n: only n_dp
@@ -84,7 +94,8 @@ def _model_section(records) -> tuple[str, int, tuple]:
         names = [k for k in DEFAULT_PRIORS[model] if k != "upper"]
         for i, name in enumerate(names):
             prior.append((name, float(number_box(PRIOR_LABELS[name], keys.prior_key(model, name), section="model",
-                                                 fallback=_last(model, name), container=cols[i % 2]))))
+                                                 fallback=_last(model, name), container=cols[i % 2],
+                                                 help=CLAMP_HELP.get(name)))))
         if "upper" in DEFAULT_PRIORS[model]:
             use = st.checkbox("Clamp records (bounded sensitivity)", key=keys.prior_key(model, "use_upper"))
             upper = None

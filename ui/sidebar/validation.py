@@ -3,11 +3,14 @@ data, methods); each ``ValueError`` message is assigned to the section whose fie
 valid scenario is prepared (:mod:`ui.compute.problems`)."""
 from __future__ import annotations
 
+import engine
+
 from ..compute import problems
 from ..compute.records import Prepared, spec_json
 from ..params.messages import in_words
+from ..params.parsing import parse_numbers, release_example
 from ..params.scenario import Scenario
-from ..params.spec import method_settings, to_spec_dict
+from ..params.spec import method_settings, model_table, to_spec_dict
 
 
 def _section_of(message: str) -> str:
@@ -58,6 +61,11 @@ def _validate(s: Scenario, records, upload_error: str | None, typed: dict | None
             problems.validate_method(method_settings(s, m))
         except ValueError as exc:
             errors.setdefault("methods", str(exc))
+    if s.data == "s_dp" and model_ok and "data" not in errors:
+        try:
+            _typed_release(s)
+        except ValueError as exc:
+            errors["data"] = str(exc)
     if errors:
         return _worded(errors, typed), None, None, noise
     try:
@@ -66,6 +74,20 @@ def _validate(s: Scenario, records, upload_error: str | None, typed: dict | None
     except ValueError as exc:
         errors.setdefault(_section_of(str(exc)), str(exc))
         return _worded(errors, typed), None, None, noise
+
+
+def _typed_release(s: Scenario) -> None:
+    """The typed release read as numbers, its message with this model's example: one number for a model of one
+    statistic ("twelve" was told to type a list like "104, 120, 74, 102"), the list of the right length else. The
+    engine judges the length afterwards."""
+    try:
+        table = model_table(s)
+        table.pop("n_prior", None)
+        table.setdefault("n", max(int(s.n), 1))
+        count = int(getattr(engine.make_model(table["name"], table), "stat_dim", 0) or 0)
+    except (ValueError, TypeError):
+        count = 0
+    parse_numbers("data.s_dp", s.s_dp, allowed=f"must be {release_example(count)}" if count else None)
 
 
 def _worded(errors: dict, typed: dict | None) -> dict:
