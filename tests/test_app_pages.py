@@ -233,7 +233,7 @@ def test_text_entry_is_kept_after_error():
     at = _open()
     _set_s_dp("1, two")(at)
     assert at.text_input(key=keys.s_dp_key("beta_binomial")).value == "1, two"
-    assert any("Released s_dp must be a list of numbers" in e and "(you entered 1, two)" in e
+    assert any("Released s_dp must be a number, e.g. 23.5 (two is not a number)" in e and "(you entered 1, two)" in e
                for e in _texts(at.sidebar.error))
 
 

@@ -271,13 +271,15 @@ def test_risk_reads_the_mean_a_dpwizard_package_releases(cli, tmp_path):
 def test_an_unbounded_csv_release_says_its_cause_in_one_line(cli, tmp_path):
     """visits_huge.csv (records 1, 2, 99999999, 3), poisson_gamma without upper: ``run`` (auto) and ``risk`` printed
     numpy's overflow warning from exact.py in two lines, then an error naming data.s_dp and the mixture's size, a
-    value nobody typed. Now one line that names the largest record and model.upper; no warning escapes."""
+    value nobody typed. Now one line that names the largest record and model.upper; no warning escapes. (With the
+    default prior, alpha = 1, exact now certifies that release's window, tests/test_exact_outlier.py; with
+    alpha = 0.5 it still refuses it, which ``exact`` and ``risk``'s realistic adversary need.)"""
     import warnings
 
     (tmp_path / "visits_huge.csv").write_text("visits\n1\n2\n99999999\n3\n")
     spec = tmp_path / "h1.toml"
-    spec.write_text('seed = 7\n[model]\nname = "poisson_gamma"\n[mechanism]\nname = "laplace"\nepsilon = 1.0\n'
-                    '[data]\ncsv = "visits_huge.csv"\n[method]\nname = "auto"\n')
+    spec.write_text('seed = 7\n[model]\nname = "poisson_gamma"\nalpha = 0.5\n[mechanism]\nname = "laplace"\n'
+                    'epsilon = 1.0\n[data]\ncsv = "visits_huge.csv"\n[method]\nname = "exact"\n')
     for command in ("run", "risk"):
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # a numpy RuntimeWarning would now raise instead of printing

@@ -198,3 +198,25 @@ def test_the_power_label_crosses_no_curve(mechanism):
         assert below and (note["ax"], note["ay"]) == (x0, y1) and note["x"] == 0.05
     else:
         assert (note["x"], note["y"]) == (x0, y1)
+
+
+def test_an_outlying_record_is_certain_to_be_told_apart_without_an_overflow_or_a_20_gb_table(tmp_path):
+    """visits_huge.csv (records 1, 2, 99,999,999 and 3; no clamp; Laplace ε = 1): the largest record's pair overflowed
+    the binned Laplace law, and the realistic adversary's table of one record's values (25 million values times the
+    mixture's components) was killed for its memory. The pair is certain: ε = 10^8, belief and power 1."""
+    import warnings
+
+    from engine.protection.report import risk
+
+    (tmp_path / "v.csv").write_text("visits\n1\n2\n99999999\n3\n")
+    spec = {"seed": 7, "model": {"name": "poisson_gamma"}, "mechanism": {"name": "laplace", "epsilon": 1.0},
+            "data": {"csv": str(tmp_path / "v.csv")}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = risk(spec)
+    u = out["unbounded_records"]
+    assert (u["largest_record"], u["epsilon"], u["max"], u["q95"], u["power_at_5pct"]) == (99999999, 1e8 - 1, 1.0,
+                                                                                             1.0, 1.0)
+    assert "the largest record here, 99,999,999, gets pure 1e+08-DP" in out["description"]
+    assert out["realistic_adversary"]["available"] is False
+    assert "25,020,594" in out["realistic_adversary"]["reason"]

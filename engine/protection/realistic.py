@@ -105,7 +105,13 @@ def realistic_adversary(problem: Problem) -> dict:
         alpha = np.asarray(model.alpha)
         values, prior = list(range(model.k)), alpha / alpha.sum()
     else:
-        values, prior, post = _poisson(problem, exact_mixture(problem))
+        mix = exact_mixture(problem)
+        top = _poisson_top(problem, mix)
+        if top > MAX_POISSON_VALUES:
+            return {"available": False, "reason": f"one record's values would run to {top:,} (the release is far "
+                    f"above what the prior expects of n = {model.n:,} records): more than the {MAX_POISSON_VALUES:,} "
+                    "the table of one record's values is drawn for"}
+        values, prior, post = _poisson(problem, mix, top)
     change = post - prior
     j = int(np.argmax(np.abs(change)))
     out = {"available": True, "model": model.name, "mechanism": getattr(mech, "name", ""),
@@ -260,12 +266,23 @@ def _truncated_product(a, b):
     return out
 
 
-def _poisson(problem: Problem, mix):
-    """Record values 0..V covering all but 1e-6 of the prior and of the posterior, their probabilities."""
+def _poisson_top(problem: Problem, mix) -> int:
+    """The largest record value :func:`_poisson` tabulates: all but 1e-6 of the prior and of the posterior."""
     model = problem.model
     a, b, n = model.alpha, model.beta, model.n
-    top = int(max(stats.nbinom.ppf(_POISSON_COVER, a, b / (b + 1.0)),
-                  stats.binom.ppf(_POISSON_COVER, int(mix.values.max()), 1.0 / n), 1))
+    return int(max(stats.nbinom.ppf(_POISSON_COVER, a, b / (b + 1.0)),
+                   stats.binom.ppf(_POISSON_COVER, int(mix.values.max()), 1.0 / n), 1))
+
+
+#: the most record values the unclamped Poisson's table holds (a components x values matrix: an outlying record of
+#: 10^8 asked for 2.5 x 10^9 of them, 20 GB)
+MAX_POISSON_VALUES = 1_000_000
+
+
+def _poisson(problem: Problem, mix, top: int):
+    """Record values 0..top (:func:`_poisson_top`), their probabilities under the prior and given the release."""
+    model = problem.model
+    a, b, n = model.alpha, model.beta, model.n
     v = np.arange(top + 1)
     prior = np.exp(special.gammaln(a + v) - special.gammaln(a) - special.gammaln(v + 1)
                    + a * np.log(b / (b + 1.0)) - v * np.log1p(b))

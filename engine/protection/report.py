@@ -178,6 +178,8 @@ def privacy_side(model, mechanism, n_mechanism=None, unknown_n: bool | None = No
     return out
 
 
+#: a record whose epsilon (or mu) past this tells the pair apart with certainty in double precision (unbounded_records)
+CERTAIN = 40.0
 #: the statistic one record moves, by model, for the sentences
 STATISTIC_WORDS = {"poisson_gamma": "the sum"}
 
@@ -208,10 +210,19 @@ def unbounded_records(model, mechanism, records=None, n_mechanism=None) -> dict 
     out["largest_record"] = int(top) if top.is_integer() else top
     if top <= 0:
         return out
+    k = top / delta
+    certain = {"pure": k * per, "gdp": k * per, "zcdp": k * math.sqrt(2.0 * per)}.get(kind, 0.0) if per else 0.0
+    if certain > CERTAIN:  # told apart with certainty to double precision: e^-40 is 4e-18; the binned law overflows
+        if kind == "pure":
+            out["epsilon"] = k * per
+        else:
+            out["mu"], out["rho"] = certain, certain**2 / 2.0
+        out["max"] = 1.0 if kind == "pure" else None
+        out["q95"] = out["power_at_5pct"] = 1.0
+        return out
     add_remove = n_mechanism is not None
     pair = Neighbours(None if add_remove else 0, out["largest_record"], (top,), size_shift=1.0 if add_remove else 0.0)
     exp = experiment(model, mechanism, pair, n_mechanism=n_mechanism)
-    k = top / delta
     if kind == "pure":
         out["epsilon"] = _float(exp.max_loss())
     elif kind == "gdp":
@@ -236,7 +247,9 @@ def _unbounded_description(description: str, u: dict) -> str:
     if u.get("largest_record") is not None and (u.get("epsilon") or u.get("mu") or u.get("rho")):
         got = (f"pure {u['epsilon']:.4g}-DP" if u.get("epsilon") is not None else
                f"mu = {u['mu']:.4g} Gaussian DP" if u.get("mu") is not None else f"{u['rho']:.4g}-zCDP")
-        text += f" (the largest record here, {u['largest_record']:g}, gets {got})"
+        top = u["largest_record"]
+        text += f" (the largest record here, {top:,}, gets {got})" if isinstance(top, int) else \
+            f" (the largest record here, {top:g}, gets {got})"
     return text
 
 
