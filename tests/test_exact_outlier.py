@@ -69,3 +69,18 @@ def test_auto_compares_the_chains_where_exact_refuses():
     assert result.info["picked"] in ("da_mcmc", "pseudo_marginal")
     assert result.info["why"].startswith("exact refused this release (")
     assert [a["method"] for a in result.info["attempts"][1:3]] == ["da_mcmc", "pseudo_marginal"]
+
+
+def test_a_clamp_range_of_many_record_sds_is_refused_by_exact_not_computed_for_minutes():
+    """Incomes uploaded to the normal model with clamp bounds [0, 400,000] and the record sd left at 1: one record's
+    lattice law would have 25.6 million points (64 a record sd), seconds per mu and minutes per run (an app test
+    ran six CPU-minutes). exact refuses it at once, naming the bounds, and auto runs a chain instead."""
+    model = make_model("normal_known_sd", {"n": 40, "lo": 0.0, "hi": 400000.0})
+    problem = Problem(model=model, mechanism=make_mechanism("laplace", {"epsilon": 0.3, "sensitivity": 400000.0}),
+                      s_dp=np.array([1.9e6]))
+    with pytest.raises(ValueError, match=r"model.hi = 400000 is invalid for exact: the clamp range \[0, 400000\] is "
+                                         r"400,000 record sds \(sd = 1\) wide, and one record's law would need "
+                                         r"25,600,000 lattice points \(at most 1,000,000\)"):
+        exact(problem, np.random.default_rng(1), draws=10, chains=1)
+    result = auto(problem, np.random.default_rng(2), chains=2, draws=200, warmup=100)
+    assert result.info["picked"] in ("da_mcmc", "pseudo_marginal")

@@ -75,7 +75,7 @@ from ..models.beta_binomial import log_beta_binomial_pmf
 from ..models.custom import CustomModel
 from ..numerics import grid_posterior
 from ..numerics.densities import cell_density, range_from_quantiles
-from ..numerics.statistic_laws import T_NOISE, likelihood, noise_of
+from ..numerics.statistic_laws import MAX_LATTICE, T_NOISE, NormalLattice, likelihood, noise_of
 from ..numerics.windows import window_at
 from .base import Method
 from .histogram_total import histogram_total
@@ -259,6 +259,11 @@ def _check(problem):
         why = "normal_known_sd with a mechanism other than laplace or gaussian"
     if why:
         raise ValueError(f"method.name = 'exact' is invalid for {why}: no exact form; use da_mcmc or pseudo_marginal")
+    if model.name == "normal_known_sd" and NormalLattice.cells(model) > MAX_LATTICE:
+        raise ValueError(f"model.hi = {model.hi:g} is invalid for exact: the clamp range [{model.lo:g}, {model.hi:g}] "
+                         f"is {(model.hi - model.lo) / model.sd:,.0f} record sds (sd = {model.sd:g}) wide, and one "
+                         f"record's law would need {NormalLattice.cells(model):,} lattice points (at most "
+                         f"{MAX_LATTICE:,}); use da_mcmc or pseudo_marginal")
     if getattr(mech, "release_law", False) and model.name != "dirichlet_multinomial":
         kept = _mixture_or_none(problem)[0].weights.size  # O(n) log-weights; each kept one costs a CDF per cell
         if kept > MAX_RELEASE_COMPONENTS:

@@ -74,10 +74,14 @@ from scipy import special, stats
 
 from ..mechanisms import DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace, RandomizedResponse
 
-__all__ = ["noise_of", "likelihood", "T_NOISE"]
+__all__ = ["noise_of", "likelihood", "T_NOISE", "NormalLattice", "MAX_LATTICE"]
 
 T_NOISE = 50.0
 MAX_WINDOW = 400_000
+#: the most lattice intervals of one clamped normal record's law (NormalLattice): 64 per record sd over the clamp
+#: range, so bounds 15,625 sds apart; income bounds [0, 400,000] with sd 1 asked for 25.6 million, seconds per mu
+#: and minutes per run
+MAX_LATTICE = 1_000_000
 FLOOR = 1e-12  # convolution round-off is about 1e-14 of the peak; lattice values below 1e-12 of it are floored
 
 
@@ -390,9 +394,15 @@ class NormalLattice:
     def __init__(self, model, resolution: int = 64):
         self.model = model
         width = model.hi - model.lo
-        self.k0 = int(math.ceil(width / (min(model.sd, width) / resolution)))
+        self.k0 = self.cells(model, resolution)
         self.h0 = width / self.k0
         self.nbits = int(model.n).bit_length()
+
+    @staticmethod
+    def cells(model, resolution: int = 64) -> int:
+        """The record law's lattice intervals: (hi - lo) / h0, h0 = min(sd, hi - lo) / resolution."""
+        width = model.hi - model.lo
+        return int(math.ceil(width / (min(model.sd, width) / resolution)))
 
     def record(self, mu):
         m = self.model
