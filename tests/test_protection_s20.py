@@ -138,9 +138,12 @@ def test_unbounded_records_say_whom_the_guarantee_covers_and_what_the_largest_re
     line = summary_line(r)
     assert "pure 0.3-DP (sensitivity 1); only for records that move the sum by at most 1" in line
     assert "the largest record here, 8, gets pure 2.4-DP" in line
-    # the sidebar's checkbox is the one named
+    # the sidebar's checkbox is the one named: one label, which the checkbox and every sentence read
     from pathlib import Path
-    assert pt.CLAMP_LABEL in Path("ui/sidebar/model.py").read_text(encoding="utf-8")
+
+    from ui.params import messages
+    assert pt.CLAMP_LABEL is messages.CLAMP_LABEL
+    assert "st.checkbox(CLAMP_LABEL," in Path("ui/sidebar/model.py").read_text(encoding="utf-8")
 
 
 def test_unbounded_gaussian_scales_mu_and_a_bare_release_still_says_whom_it_covers():

@@ -16,6 +16,8 @@ from engine.protection import epsilon_dp_ceiling
 # the figures' legends say the same numbers
 from figures.protection import budget_number, percent, percent_at_least, percent_at_most
 
+from .params.messages import CLAMP_LABEL
+
 __all__ = ["budget_clause", "informed_clause", "package_clause", "power_clause", "realistic_clause", "utility_clause",
            "clauses", "protection_sentence", "percent", "beyond_informed", "for_package", "statistic_note",
            "POPULATION_REASON", "CLAMP_LABEL", "covered_clause", "unbounded_clause", "neighbours_note"]
@@ -147,8 +149,6 @@ def utility_clause(param: str, half_width: float) -> str:
     return f"{param} is known to ±{half_width:.2g}"
 
 
-#: the sidebar's checkbox that bounds poisson_gamma's records (ui.sidebar.model; the spec's model.upper)
-CLAMP_LABEL = "Clamp records (bounded sensitivity)"
 
 
 def covered_clause(risk: dict) -> str | None:
@@ -185,10 +185,10 @@ def unbounded_clause(risk: dict) -> str | None:
             move = "past 99.9% in at least 1 release in 20"
         else:
             move = f"to {percent_at_least(u['q95'])} or more in 1 release in 20"
-        out += (f"; your records reach {top:g}: for that person this release is {got}, and a 50% guess about them "
+        out += (f"; your records reach {top:,}: for that person this release is {got}, and a 50% guess about them "
                 f"can move {move}")
     elif top is not None:
-        out += f"; your records reach {top:g}, within it: each of them is covered"
+        out += f"; your records reach {top:,}, within it: each of them is covered"
     return f"{out} (tick “{CLAMP_LABEL}” in the sidebar to bound every record)"
 
 

@@ -12,7 +12,7 @@ import re
 
 from figures.labels import METHOD_LABELS, MODEL_LABELS, PRIOR_LABELS
 
-__all__ = ["FIELD_LABELS", "in_words", "readable", "why_not_run"]
+__all__ = ["FIELD_LABELS", "CLAMP_LABEL", "in_words", "readable", "why_not_run"]
 
 #: spec field -> the sidebar label of the box that holds it
 FIELD_LABELS = {
@@ -110,8 +110,11 @@ def in_words(message: str) -> str:
 
 #: a method's refusal "… is invalid for <method>: <why>", the <why> said to the person at the sidebar
 _NOT_FOR = re.compile(r"^[A-Za-z_][\w.\[\]]*(?: = .*?)? is invalid for (?P<what>[^:]+): (?P<why>.*)$", re.S)
+#: the sidebar's checkbox that bounds poisson_gamma's records (ui.sidebar.model; the spec's model.upper), as every
+#: sentence that asks for it names it
+CLAMP_LABEL = "Clamp records (bounded sensitivity)"
 #: "set <field>" in a refusal, where the box that sets the field is not simply there to fill
-_SET = {"model.upper": "tick “Clamp records (bounded sensitivity)” in the sidebar"}
+_SET = {"model.upper": f"tick “{CLAMP_LABEL}” in the sidebar"}
 #: method keys that are not also English words ("exact", "naive", "auto" are read as words)
 _METHODS = re.compile(r"\b(" + "|".join(k for k in sorted(METHOD_LABELS, key=len, reverse=True)
                                          if "_" in k or k in ("ops", "mcem", "rjmcmc")) + r")\b")

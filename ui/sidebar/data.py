@@ -22,6 +22,7 @@ from .. import keys
 from ..compute import files
 from ..narrative import plain_number
 from ..params.defaults import default_truth, record_columns
+from ..params.messages import CLAMP_LABEL
 from ..params.parsing import parse_number
 from ..params.scenario import DATA_SOURCES, DEFAULT_PRIORS
 from .dpwizard import dpwizard_upload
@@ -195,8 +196,8 @@ def _clamp_note(model: str, records: np.ndarray, prior: dict, mech: dict) -> Non
         if o.count:
             st.warning(f"{o.count:,} record{' exceeds' if o.count == 1 else 's exceed'} the sensitivity "
                        f"{_num(sensitivity)} the noise is calibrated to (the file's largest is {_num(o.max)}): for "
-                       f"{'it' if o.count == 1 else 'them'} the release is not ε-DP. Tick “Clamp records (bounded "
-                       "sensitivity)” in the Model section, at the largest value a record may count.", icon="⚠️")
+                       f"{'it' if o.count == 1 else 'them'} the release is not ε-DP. Tick “{CLAMP_LABEL}” in "
+                       "the Model section, at the largest value a record may count.", icon="⚠️")
 
 
 def _num(v) -> str:

@@ -7,6 +7,7 @@ import streamlit as st
 from figures.labels import MODEL_LABELS, PRIOR_LABELS
 
 from .. import keys
+from ..params.messages import CLAMP_LABEL
 from ..params.defaults import default_truth, default_truth_p, record_columns, resize_regression
 from ..params.scenario import DEFAULT_PRIORS, METHODS, MODELS, SIGMA_PRIOR_DEFAULTS, Scenario, default_methods
 from .numbers import number_box, read_number
@@ -97,7 +98,7 @@ def _model_section(records) -> tuple[str, int, tuple]:
                                                  fallback=_last(model, name), container=cols[i % 2],
                                                  help=CLAMP_HELP.get(name)))))
         if "upper" in DEFAULT_PRIORS[model]:
-            use = st.checkbox("Clamp records (bounded sensitivity)", key=keys.prior_key(model, "use_upper"))
+            use = st.checkbox(CLAMP_LABEL, key=keys.prior_key(model, "use_upper"))
             upper = None
             if use:
                 upper = int(number_box(PRIOR_LABELS["upper"], keys.prior_key(model, "upper"), section="model",
