@@ -229,6 +229,25 @@ def test_the_released_statistics_help_writes_the_log_linear_tables_as_the_paper_
     assert "the K tables nᵢⱼ⁽ᵏ⁾ in order (k = 1, …, K)" in tip and "n_ij" not in tip
 
 
+def test_a_release_error_sits_under_its_box():
+    """A lecturer typed s_dp = twelve: the message showed below the seed and the dp-wizard expander, away from the
+    box outlined in red. It now follows the box, above the seed."""
+    at = _open()
+    _set_s_dp("twelve")(at)
+    order = []
+
+    def walk(node):
+        for child in getattr(node, "children", {}).values():
+            order.append((type(child).__name__, getattr(child, "label", None) or getattr(child, "value", None)))
+            walk(child)
+
+    walk(at.sidebar)
+    at_box = order.index(("TextInput", "Released s_dp"))
+    kind, text = order[at_box + 1]
+    assert kind == "Error" and str(text).startswith("Released s_dp must be a number"), order[at_box:at_box + 3]
+    assert order.index(("TextInput", "Seed")) > at_box + 1
+
+
 def test_text_entry_is_kept_after_error():
     at = _open()
     _set_s_dp("1, two")(at)

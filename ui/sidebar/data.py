@@ -57,9 +57,11 @@ NO_FILE = ("No file has been uploaded in this session. A link made from an uploa
            "Everything else in the link is kept.")
 
 
-def _data_section(model: str, records=None, prior: tuple = (), mech: dict | None = None) -> dict:
-    """The section's widgets; ``records`` (a valid upload), ``prior`` (the model section's (name, value) pairs) and
-    ``mech`` (the mechanism section's values) say what the model does to the uploaded records."""
+def _data_section(model: str, records=None, prior: tuple = (), mech: dict | None = None) -> tuple[dict, Any]:
+    """The section's widgets and the place for its error: under the release, the file or the true values (an error
+    about a typed s_dp showed below the seed and the dp-wizard expander, away from its box). ``records`` (a valid
+    upload), ``prior`` (the model section's (name, value) pairs) and ``mech`` (the mechanism section's values) say
+    what the model does to the uploaded records."""
     st.subheader("Data", divider="gray")
     source = st.radio("Data source", DATA_SOURCES, key=keys.W_DATA, format_func=DATA_LABELS.get)
     out: dict[str, Any] = {"data": source}
@@ -118,10 +120,11 @@ def _data_section(model: str, records=None, prior: tuple = (), mech: dict | None
             st.caption(f"Using {kept['name']} ({len(kept['records']):,} records).")
         if records is not None:
             _clamp_note(model, records, dict(prior), mech or {})
+    slot = st.empty()
     out["seed"] = int(number_box("Seed", keys.W_SEED, section="data", fallback=last_value("seed"), integer=True,
                                  help="A whole number ≥ 0; the same scenario and seed give identical results."))
     dpwizard_upload()
-    return out
+    return out, slot
 
 
 def _upload_bytes() -> bytes | None:

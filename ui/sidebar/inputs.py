@@ -74,8 +74,7 @@ def scenario_inputs(page: str, *, show_methods: bool = True, show_noise: bool = 
         mech = _mechanism_section(model, _replace(base, {"model": model, "n": n, "prior": prior, **size}))
         slots["noise"] = st.empty()
         slots["mechanism"] = st.empty()
-        data = _data_section(model, records, prior, mech)
-        slots["data"] = st.empty()
+        data, slots["data"] = _data_section(model, records, prior, mech)
         methods = _methods_section() if show_methods else {}
         slots["methods"] = st.empty()
     values = {"model": model, "n": n, "prior": prior, **size, **mech, **data, **methods}
