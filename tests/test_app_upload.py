@@ -80,6 +80,12 @@ def test_a_link_made_from_an_upload_says_links_carry_no_file():
                             "carry the file") for e in errors), errors
     assert not any("not usable" in e for e in errors), errors
     assert "Column income (from the link), once the file is uploaded." in _texts(fresh.sidebar.caption)
+    # someone who has just picked "Upload CSV" is not told about a link they did not open
+    own = open_app()
+    own.radio(key=keys.W_DATA).set_value("csv").run()
+    errors = _texts(own.sidebar.error)
+    assert any(e.startswith("No file yet: upload a CSV file of records above") for e in errors), errors
+    assert not any("link" in e for e in errors), errors
     assert fresh.selectbox(key=keys.W_MODEL).value == "normal_known_sd"
     _upload(fresh, "multi.csv", MULTI)
     assert fresh.selectbox(key=keys.W_CSV_COLUMN).value == "income" and not fresh.sidebar.error

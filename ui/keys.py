@@ -20,6 +20,7 @@ W_STOP = "pw_stop"  # the Stop button beside a run in progress
 W_SWEEP_AS_LAB = "pw_sweep_as_lab"  # Privacy budget: a library release's noise swept with the lab's own mechanism
 W_FIT_BUDGET = "pw_fit_budget"  # "use settings that fit" button (per method: W_FIT_BUDGET + "_" + method)
 LAST_PAGE = "last_page"  # page of the previous run: a page switch re-seeds the sidebar widgets
+LINKED_UPLOAD = "linked_upload"  # the session opened on a link made from an upload (its file is not in it)
 WRITTEN_QUERY = "written_query"  # the scenario's part of the URL as the sidebar last wrote it (Back, Forward)
 TYPED_ERRORS = "typed_number_errors"  # {sidebar section: message} of number boxes whose text is not a number
 

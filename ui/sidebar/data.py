@@ -55,6 +55,8 @@ def _regression_order() -> str:
 NO_FILE = ("No file has been uploaded in this session. A link made from an uploaded file does not carry the file (its "
            "records stay where they were uploaded): upload it above to see the result, or switch the data source. "
            "Everything else in the link is kept.")
+#: the same where the session did not open on such a link: the source was just switched to an upload
+CHOOSE_FILE = "No file yet: upload a CSV file of records above (a header row, then one record per row)."
 
 
 def _data_section(model: str, records=None, prior: tuple = (), mech: dict | None = None) -> tuple[dict, Any]:
@@ -235,8 +237,10 @@ def _read_upload() -> tuple[np.ndarray | None, str | None]:
         return None, None
     uploaded = state.get(keys.W_CSV)
     kept = state.get(keys.UPLOAD)
+    if uploaded is not None:
+        state.pop(keys.LINKED_UPLOAD, None)
     if uploaded is None and kept is None:
-        return None, NO_FILE
+        return None, NO_FILE if state.get(keys.LINKED_UPLOAD) else CHOOSE_FILE
     raw = uploaded.getvalue() if uploaded is not None else kept.get("data")
     if raw is None:
         return kept["records"], None

@@ -37,6 +37,8 @@ def current_scenario() -> Scenario:
             linked = from_query(st.query_params.to_dict())
             if linked is not None:
                 scenario = linked
+                if linked.data == "csv":  # the link's file is not in it: the Data section says so
+                    state[keys.LINKED_UPLOAD] = True
                 if keys.PARAM_QUERY in st.query_params:  # the link's picked parameter (the picker checks it is one)
                     state[keys.PICKED_PARAM] = st.query_params[keys.PARAM_QUERY]
         except ValueError as exc:
