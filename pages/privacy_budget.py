@@ -8,8 +8,8 @@ keeps the old value.)
 
 Link: the ε grid, target T and "Your ε" are mirrored into the URL (``grid``, ``target``, ``your_eps``:
 :func:`ui.params.query.budget_page_to_query`) beside the sidebar's scenario, each only while it is valid; a
-session's first run reads them back before the sidebar is drawn (the sidebar rewrites the URL from the scenario
-alone), a value that does not read being refused with the link's usual message.
+session's first run reads them back before the sidebar is drawn (which keeps them when it writes the scenario,
+:data:`ui.sidebar.state._PAGE_KEYS`), a value that does not read being refused with the link's usual message.
 
 "Your ε" explores one ε of the grid on this page; the sidebar's ε, which drives Compare, changes only through
 the button "Use ε = … in the sidebar" (:func:`ui.sidebar.state.load_scenario`, as the library-release button).
@@ -57,7 +57,7 @@ DEFAULT_GRID = (0.1, 10.0, 7)
 
 def _read_link() -> None:
     """A session's first run: the link's grid, target T and "Your ε" into the page's widgets (read before the
-    sidebar rewrites the URL); a value that does not read is refused and said, the page's default kept."""
+    sidebar is drawn); a value that does not read is refused and said, the page's default kept."""
     if keys.SCENARIO in st.session_state:  # not the session's first run: the widgets hold the user's choices
         return
     linked, problems = budget_page_from_query(st.query_params.to_dict(), parse_grid(log_grid(*DEFAULT_GRID)))
