@@ -115,3 +115,21 @@ def test_a_typed_release_gets_its_models_example_once():
     assert any(e.startswith(f"Released s_dp must be {k} numbers separated by commas, e.g. ") and
                "(x is not a number)" in e for e in errors), errors
     assert np.isfinite(k)
+
+
+def test_regression_records_outside_the_clamp_bounds_are_said_per_column():
+    """A linear_regression upload said nothing of its clamp bounds: incomes in y ran clamped to [−10, 10] unsaid."""
+    rows = "\n".join(f"{0.1 * i:g},{-0.2 * i:g},{1000 + i}" for i in range(30))
+    at = _upload(open_app(), "reg.csv", ("x1,x2,y\n" + rows + "\n").encode(), "linear_regression")
+    warnings = _texts(at.sidebar.warning)
+    assert any(w.startswith("30 of 30 records have a value outside the clamp bounds and are clamped to them (y: 30 "
+                            "outside [−10, 10], the file's y from 1,000 to 1,029).") and "Most records" in w
+               for w in warnings), warnings
+    small = "x1,x2,y\n0.5,1,2\n-12,0,1\n3,4,5\n1,1,1\n"
+    at.file_uploader(key=keys.W_CSV).set_value(("reg.csv", small.encode(), "text/csv")).run()
+    assert not any("clamped" in w for w in _texts(at.sidebar.warning))
+    assert ("1 of 4 records have a value outside the clamp bounds and are clamped to them (x1: 1 outside [−10, 10], "
+            "the file's x1 from −12 to 3).") in _texts(at.sidebar.caption)
+    at.file_uploader(key=keys.W_CSV).set_value(("reg.csv", b"x1,x2,y\n0.5,1,2\n3,4,5\n", "text/csv")).run()
+    assert "All 2 records lie inside the clamp bounds (x1 [−10, 10]; x2 [−10, 10]; y [−10, 10])." \
+        in _texts(at.sidebar.caption)

@@ -23,7 +23,7 @@ from ..compute import files
 from ..narrative import plain_number
 from ..params.defaults import default_truth, record_columns
 from ..params.messages import CLAMP_LABEL
-from ..params.parsing import parse_number
+from ..params.parsing import parse_number, parse_numbers
 from ..params.scenario import DATA_SOURCES, DEFAULT_PRIORS
 from .dpwizard import dpwizard_upload
 from .numbers import last_value, number_box
@@ -168,6 +168,9 @@ def _clamp_note(model: str, records: np.ndarray, prior: dict, mech: dict) -> Non
     normal_known_sd's clamp bounds (a warning when most do: the analysis then sees another data set), or above
     poisson_gamma's clamp; without that clamp, how many exceed the sensitivity the noise is calibrated to, for whom the
     release is not ε-DP."""
+    if model == "linear_regression":
+        _regression_clamp_note(records, prior)
+        return
     if getattr(records, "ndim", 1) != 1 or not len(records):
         return
     if model == "normal_known_sd":
@@ -203,6 +206,40 @@ def _clamp_note(model: str, records: np.ndarray, prior: dict, mech: dict) -> Non
                        f"{_num(sensitivity)} the noise is calibrated to (the file's largest is {_num(o.max)}): for "
                        f"{'it' if o.count == 1 else 'them'} the release is not ε-DP. Tick “{CLAMP_LABEL}” in "
                        "the Model section, at the largest value a record may count.", icon="⚠️")
+
+
+def _regression_clamp_note(records: np.ndarray, prior: dict) -> None:
+    """linear_regression's clamp note: per column (x1, …, xp, y), how many uploaded records lie outside its clamp
+    bounds (one bound for every column, or p + 1), with the column's range; a warning where most records are clamped.
+    Says nothing while the bounds do not parse (the Model section shows that error)."""
+    if getattr(records, "ndim", 1) != 2 or not len(records):
+        return
+    width = records.shape[1]
+    try:
+        lo = parse_numbers("clamp low", prior.get("lo"))
+        hi = parse_numbers("clamp high", prior.get("hi"))
+    except ValueError:
+        return
+    lo, hi = (b * width if len(b) == 1 else b for b in (lo, hi))
+    if len(lo) != width or len(hi) != width:
+        return
+    names = [f"x{j + 1}" for j in range(width - 1)] + ["y"]
+    columns = [(name, outside(records[:, j], lo[j], hi[j])) for j, name in enumerate(names)]
+    n = len(records)
+    changed = int(np.count_nonzero(((records < np.asarray(lo)) | (records > np.asarray(hi))).any(axis=1)))
+    spans = "; ".join(f"{name} [{_num(o.lo)}, {_num(o.hi)}]" for name, o in columns)
+    if not changed:
+        st.caption(f"All {n:,} records lie inside the clamp bounds ({spans}).")
+        return
+    parts = "; ".join(f"{name}: {o.count:,} outside [{_num(o.lo)}, {_num(o.hi)}], the file's {name} from "
+                      f"{_num(o.min)} to {_num(o.max)}" for name, o in columns if o.count)
+    text = f"{changed:,} of {n:,} records have a value outside the clamp bounds and are clamped to them ({parts})."
+    if 2 * changed > n:
+        st.warning(f"{text} Most records are changed before the release, so the results describe clamped data, not "
+                   "the file: set clamp low and clamp high (Model section) to the range the columns can take (the "
+                   "noise grows with clamp high − clamp low).", icon="⚠️")
+    else:
+        st.caption(text)
 
 
 def _num(v) -> str:
