@@ -133,3 +133,17 @@ def test_regression_records_outside_the_clamp_bounds_are_said_per_column():
     at.file_uploader(key=keys.W_CSV).set_value(("reg.csv", b"x1,x2,y\n0.5,1,2\n3,4,5\n", "text/csv")).run()
     assert "All 2 records lie inside the clamp bounds (x1 [−10, 10]; x2 [−10, 10]; y [−10, 10])." \
         in _texts(at.sidebar.caption)
+
+
+def test_poisson_records_are_checked_against_a_library_releases_own_sensitivity():
+    """The note compared the records with the model's Δ = 1 whatever sensitivity the library's release was made at."""
+    at = _upload(open_app(), "visits.csv", b"visits\n0\n1\n1\n5\n8\n3\n", "poisson_gamma")
+    at.sidebar.radio(key=keys.W_RELEASE).set_value("diffprivlib").run()
+    at.sidebar.selectbox(key=keys.release_mechanism_key("diffprivlib")).set_value("Laplace").run()
+    at.sidebar.text_input(key=keys.release_param_key("diffprivlib", "Laplace", "sensitivity")).set_value("5").run()
+    warnings = _texts(at.sidebar.warning)
+    assert any(w.startswith("1 record exceeds the sensitivity 5 the noise is calibrated to (the file's largest is 8)")
+               for w in warnings), warnings
+    assert not any("3 records exceed" in w for w in warnings), warnings
+    at.sidebar.text_input(key=keys.release_param_key("diffprivlib", "Laplace", "sensitivity")).set_value("10").run()
+    assert not any("sensitivity" in w and "exceed" in w for w in _texts(at.sidebar.warning))

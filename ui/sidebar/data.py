@@ -199,7 +199,8 @@ def _clamp_note(model: str, records: np.ndarray, prior: dict, mech: dict) -> Non
                         f"the file's largest is {_num(o.max)}.")
                 (st.warning if 2 * o.count > o.n else st.caption)(text)
             return
-        sensitivity = float(mech.get("sensitivity") or 1.0)  # the model's default without a clamp
+        # a library release's own Δ, else the one typed over the model's, else the model's default without a clamp
+        sensitivity = float(mech.get("noise_sensitivity") or mech.get("sensitivity") or 1.0)
         o = outside(records, None, sensitivity)
         if o.count:
             st.warning(f"{o.count:,} record{' exceeds' if o.count == 1 else 's exceed'} the sensitivity "

@@ -280,6 +280,9 @@ def library_form(library: str, base: Scenario | None = None) -> dict:
     except ValueError:
         mapped = None  # the section's error (from the validation) says why
     if mapped is not None:
+        # the Δ the library's noise is calibrated to (a Poisson upload's records are checked against it); not a
+        # scenario field, so the scenario ignores it
+        out["noise_sensitivity"] = float(getattr(mapped.noise, "sensitivity", 0.0) or 0.0) or None
         st.caption(mapped.sentence)
         for warning in _shown_warnings(mapped, delta):
             st.warning(warning, icon=":material/warning:")
