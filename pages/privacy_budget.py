@@ -442,7 +442,7 @@ else:
         st.button(f"Use ε = {value:g} in the sidebar", key=keys.W_STEP + "_to_sidebar", icon=":material/input:",
                   on_click=lambda v=float(value), scenario=s: load_scenario(replace(scenario, epsilon=v)),
                   help="Sets the sidebar's ε to this value, so Compare and the other pages run at it.")
-spec_text = sweeps.spec_text_of(s, inputs.records)
+spec_text = sweeps.grid_spec_text(s, inputs.records)  # the frontier: ε is set per grid value
 try:
     frontier = protection.sweep(spec_text, grid)
 except ValueError as exc:

@@ -4,6 +4,7 @@ title with the scenario, scenario-named files, the sweep as CSV); the "Choose ε
 off the plot; the parameter is θ everywhere."""
 import json
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -12,12 +13,14 @@ import pytest
 from streamlit.testing.v1 import AppTest
 from app_support import APP
 
+from engine.studies.sweep import epsilon_spec
 from figures.budget import LABEL_PX, X_PAD, Y_TOP, frontier_labels, frontier_plot, with_scenario
 from figures.protection import CHAR_PX, PAD_PX, PHONE_PLOT_PX
 from ui import keys
 from ui.compute import sweeps
 from ui.params.query import budget_page_from_query, budget_page_to_query
 from ui.params.scenario import Scenario
+from ui.params.spec import to_spec_dict
 
 #: the audit's link: Beta-binomial, n = 100, Laplace at ε = 0.1, the default grid
 LINK = {"model": "beta_binomial", "n": "100", "prior.a": "1.0", "prior.b": "1.0", "mech": "laplace",
@@ -88,6 +91,9 @@ def test_a_link_opens_the_page_on_its_target_grid_and_epsilon_and_the_url_keeps_
     assert at.session_state[keys.SCENARIO].epsilon == 1.0 and at.query_params["epsilon"] == "1.0"
     assert any(c.startswith("Your ε = 1 is the sidebar's ε") for c in _texts(at.caption))
     assert not [b for b in at.button if b.key == keys.W_STEP + "_to_sidebar"]
+    # the sweep over the grid is the same at any sidebar ε: read from the cache, not run again
+    labels = [s.label for s in at.status]
+    assert any(label.startswith("Sweep: ") and label.endswith("runs from cache") for label in labels), labels
 
     # ---- 3. scenario-named files (the camera button's name; the PNG/HTML buttons use the same) ----
     stem = "beta_binomial_laplace_n100_simulate_eps0.1-10"
@@ -205,3 +211,20 @@ def test_an_uploads_sweep_says_its_files_show_more_than_one_release():
     assert not at.exception, [e.value for e in at.exception]
     assert any(c.startswith("From the uploaded records: every ε of the grid drew its own release") for c in
                _texts(at.caption))
+
+
+@pytest.mark.parametrize("fields", [
+    {"mechanism": "laplace", "budget_form": "epsilon", "epsilon": 0.1},
+    {"mechanism": "gaussian", "budget_form": "rho", "rho": 0.02},
+    {"mechanism": "gaussian", "budget_form": "epsilon_delta", "epsilon": 0.5, "delta": 1e-5},
+    {"mechanism": "randomized_response", "budget_form": "coin", "truth_prob": 0.5, "model": "beta_binomial"},
+    {"mechanism": "discrete_laplace", "budget_form": "epsilon", "epsilon": 3.0, "model": "poisson_gamma"}])
+def test_the_grid_computations_key_holds_every_cell_spec_and_not_the_sidebars_budget(fields):
+    """The sweep, its cost, the advice, fresh releases and the frontier are keyed by the spec at KEY_EPSILON: every
+    grid cell's spec (engine.epsilon_spec) is the one the scenario's own spec gives, and the sidebar's ε is not in
+    the key."""
+    s = Scenario(**{"model": "beta_binomial", **fields})
+    for e in (0.05, 1.0, 7.5):
+        assert epsilon_spec(sweeps.grid_spec(s, None), e) == epsilon_spec(to_spec_dict(s, None), e)
+    other = {"epsilon": 2.0} if "epsilon" in fields else {"rho": 0.5} if "rho" in fields else {"truth_prob": 0.8}
+    assert sweeps.grid_spec_text(replace(s, **other), None) == sweeps.grid_spec_text(s, None)

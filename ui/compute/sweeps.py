@@ -42,7 +42,7 @@ from .progress import SessionHandover, _fresh, _Progress
 from .records import RESULT_TTL_S, MethodRun, _payload, _run_record, spec_json
 
 __all__ = ["Sweep", "sweep", "sweep_key", "stopped_sweep", "forget_stopped_sweep", "smallest_epsilon",
-           "SmallestEpsilon", "epsilon_advice", "fresh_releases", "spec_text_of", "prior_sds", "progress_words",
+           "SmallestEpsilon", "epsilon_advice", "fresh_releases", "spec_text_of", "grid_spec_text", "prior_sds", "progress_words",
            "scenario_words", "sweep_stem", "sweep_csv", "SWEEP_CSV_COLUMNS"]
 
 
@@ -142,9 +142,26 @@ def spec_text_of(scenario: Scenario, records, epsilon: float | None = None) -> s
     return spec_json(engine.epsilon_spec(spec, float(epsilon)) if epsilon is not None else spec)
 
 
+#: the budget a grid computation's spec states in its cache key. Each computation over the grid (the sweep, its
+#: cost, the exact advice, fresh releases, the frontier) sets the budget per grid value with engine.epsilon_spec,
+#: which keeps only the mechanism's name, sensitivity, scheme and k: the sidebar's own ε changes none of their
+#: results, so it is not in their keys ("Use ε in the sidebar" reran the whole sweep)
+KEY_EPSILON = 1.0
+
+
+def grid_spec(scenario: Scenario, records) -> dict:
+    """The scenario's spec as every computation over an ε grid reads it: its budget set to :data:`KEY_EPSILON`."""
+    return epsilon_spec(to_spec_dict(scenario, records), KEY_EPSILON)
+
+
+def grid_spec_text(scenario: Scenario, records) -> str:
+    """:func:`grid_spec` as canonical JSON (a cache key)."""
+    return spec_json(grid_spec(scenario, records))
+
+
 def sweep_key(scenario: Scenario, records, grid: Sequence[float], methods: Sequence[str]) -> str:
     """What identifies one sweep: the Stop button remembers it as stopped."""
-    return json.dumps([to_spec_dict(scenario, records), [float(g) for g in grid],
+    return json.dumps([grid_spec(scenario, records), [float(g) for g in grid],
                        [method_settings(scenario, m) for m in methods]], sort_keys=True, default=str)
 
 
@@ -185,7 +202,7 @@ def sweep(scenario: Scenario, records, grid: Sequence[float], methods: Sequence[
     (auto's ``max_seconds``), so the whole sweep stays within about twice the budget.
 
     Raises the engine's ValueError if the scenario is invalid at some epsilon."""
-    spec = to_spec_dict(scenario, records)
+    spec = grid_spec(scenario, records)
     text = spec_json(spec)
     for eps in grid:  # a bad grid value fails here, before anything runs
         _problem(spec_json(epsilon_spec(spec, float(eps))))
@@ -262,7 +279,7 @@ def epsilon_advice(scenario: Scenario, records, grid: Sequence[float], param: st
     """The smallest epsilon of ``grid`` meeting the target sd, from the exact posterior
     (``engine.studies.sweep.epsilon_for_target_sd``); None where the scenario has no exact form.
     ``target`` must already be checked (> 0)."""
-    out = _advice_cached(spec_json(to_spec_dict(scenario, records)), json.dumps([float(g) for g in grid]),
+    out = _advice_cached(grid_spec_text(scenario, records), json.dumps([float(g) for g in grid]),
                          float(target), param)
     if out is None:
         return None
@@ -306,7 +323,7 @@ def fresh_releases(scenario: Scenario, records, grid: Sequence[float], count: in
     """``count`` fresh releases per epsilon of ``grid`` on the scenario's records, one ``method`` run each:
     ``{"table": DataFrame}`` (engine.studies.epsilon_replicates rows), or ``{"over_budget": {...}}`` (nothing
     ran) when the estimate is over the server's work budget."""
-    spec = to_spec_dict(scenario, records)
+    spec = grid_spec(scenario, records)
     text, grid_text = spec_json(spec), json.dumps([float(g) for g in grid])
     method_text = json.dumps(method_settings(scenario, method), sort_keys=True)
     budget = work_budget_s()
