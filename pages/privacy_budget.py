@@ -7,9 +7,10 @@ not reach the browser: a widget that comes back under the same key is drawn with
 keeps the old value.)
 
 Link: the ε grid, target T and "Your ε" are mirrored into the URL (``grid``, ``target``, ``your_eps``:
-:func:`ui.params.query.budget_page_to_query`) beside the sidebar's scenario, each only while it is valid; a
-session's first run reads them back before the sidebar is drawn (which keeps them when it writes the scenario,
-:data:`ui.sidebar.state._PAGE_KEYS`), a value that does not read being refused with the link's usual message.
+:func:`ui.params.query.budget_page_to_query`) beside the sidebar's scenario, each only while it is valid; where
+the URL holds other values than the page last wrote (a link, the page's first visit, Back, Forward) they are read
+back before the sidebar is drawn (which keeps them when it writes the scenario, :data:`ui.sidebar.state._PAGE_KEYS`),
+a value that does not read being refused with the link's usual message.
 
 "Your ε" explores one ε of the grid on this page; the sidebar's ε, which drives Compare, changes only through
 the button "Use ε = … in the sidebar" (:func:`ui.sidebar.state.load_scenario`, as the library-release button).
@@ -55,11 +56,24 @@ terms.terms_expander(("epsilon", "delta", "rho", "zcdp", "sensitivity", "naive",
 DEFAULT_GRID = (0.1, 10.0, 7)
 
 
+def _page_part() -> dict:
+    """The URL's entries this page writes (target, grid, your_eps)."""
+    return {k: v for k, v in st.query_params.to_dict().items() if k in BUDGET_PAGE_KEYS}
+
+
 def _read_link() -> None:
-    """A session's first run: the link's grid, target T and "Your ε" into the page's widgets (read before the
-    sidebar is drawn); a value that does not read is refused and said, the page's default kept."""
-    if keys.SCENARIO in st.session_state:  # not the session's first run: the widgets hold the user's choices
+    """The link's grid, target T and "Your ε" into the page's widgets (read before the sidebar is drawn) where the
+    URL holds some and other values than the page last wrote: a session's first run on a link, the page's first
+    visit, and Back or Forward (an entry the URL does not hold then goes back to the page's default; Back restored
+    the sidebar's scenario but not these). A URL without any is a page switch (the navigation drops the query): the
+    widgets keep the user's choices. A value that does not read is refused and said, the page's default kept."""
+    state = st.session_state
+    part = _page_part()
+    if not part or part == state.get(keys.WRITTEN_BUDGET_QUERY):  # the widgets hold the user's choices
         return
+    if keys.WRITTEN_BUDGET_QUERY in state:  # Back or Forward: what the URL does not hold is the page's default
+        for k in (keys.W_GRID, keys.W_GRID_MIN, keys.W_GRID_MAX, keys.W_GRID_POINTS, keys.W_TARGET_SD, keys.W_STEP):
+            state.pop(k, None)
     linked, problems = budget_page_from_query(st.query_params.to_dict(), parse_grid(log_grid(*DEFAULT_GRID)))
     if "grid" in linked:
         grid_ = linked["grid"]
@@ -85,11 +99,12 @@ def _link_choices() -> None:
     step = st.session_state.get(keys.W_STEP)
     mine = budget_page_to_query(target=target_ if math.isfinite(target_) and target_ > 0 else None, grid=grid_,
                                 your_eps=step if grid_ is not None and step in grid_ else None)
-    for k in BUDGET_PAGE_KEYS:
-        if k in mine and st.query_params.get(k) != mine[k]:
-            st.query_params[k] = mine[k]
-        elif k not in mine and k in st.query_params:
-            del st.query_params[k]
+    # one write, so one entry in the browser's history (a write per key left entries with a new grid and an old
+    # "Your ε", and Back took three presses through them)
+    query = {k: v for k, v in st.query_params.to_dict().items() if k not in BUDGET_PAGE_KEYS} | mine
+    if query != st.query_params.to_dict():
+        st.query_params.from_dict(query)
+    st.session_state[keys.WRITTEN_BUDGET_QUERY] = _page_part()
 
 
 _read_link()
@@ -235,7 +250,11 @@ except ValueError as exc:
     st.error(str(exc), icon="⚠️")
     _link_choices()
     st.stop()
-_link_choices()  # here, before anything below stops the page; again once T and "Your ε" have their defaults
+if st.session_state.get(keys.W_STEP) not in grid:  # start at the sidebar's ε where it states one, else mid-grid
+    own = s.epsilon if s.budget_form == "epsilon" and s.release == "lab" and s.epsilon > 0 else None
+    st.session_state[keys.W_STEP] = grid[len(grid) // 2] if own is None else \
+        min(grid, key=lambda g: abs(math.log(g / own)))
+_link_choices()  # here, before anything below stops the page; again once T has its default
 
 available = prepared.runnable(s.methods)
 if not available:
@@ -418,15 +437,11 @@ with st.expander("What am I looking at?"):
         "at 50/50 (95% of releases leave them at or below it), and how many real cases the best possible attack "
         "catches when it may wrongly accuse 5% of people (smaller is more private). Moving right along the curve "
         "buys privacy with accuracy: pick the point you can live with; the sentence under the figure reads it out.")
-if st.session_state.get(keys.W_STEP) not in grid:  # start at the sidebar's ε where it states one, else mid-grid
-    own = s.epsilon if s.budget_form == "epsilon" and s.release == "lab" and s.epsilon > 0 else None
-    st.session_state[keys.W_STEP] = grid[len(grid) // 2] if own is None else \
-        min(grid, key=lambda g: abs(math.log(g / own)))
 value = st.select_slider("Your ε (explored on this page only)", options=list(grid), key=keys.W_STEP,
                          format_func=lambda v: f"{v:g}", persist_state=PERSIST,
                          help="Reads out one ε of the grid below: what it protects, what it costs, every posterior "
                               "at it. The sidebar's budget, which Compare and the other pages use, stays as it is.")
-_link_choices()  # T and "Your ε" now hold their values, defaults included
+_link_choices()  # T now holds its value, its default included
 sidebar_budget = {"epsilon": f"ε = {s.epsilon:g}", "k_ary": f"ε = {s.epsilon:g}", "rho": f"ρ = {s.rho:g}",
                   "epsilon_delta": f"(ε, δ) = ({s.epsilon:g}, {s.delta:g})",
                   "coin": f"a truth probability of {s.truth_prob:g}"}.get(s.budget_form, s.budget_form)

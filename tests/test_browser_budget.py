@@ -96,5 +96,13 @@ def test_page_widgets_survive_a_bad_grid_and_a_page_switch(app_url):
             expect(_target(page)).to_have_value("0.05", timeout=30_000)
             expect(grid).to_have_value("0.5, 1, 2")
             assert _methods(page) == before
+            # Back and Forward move the page's own choices with the URL (they were read on a first run only)
+            grid.fill("0.2, 2, 20")
+            grid.press("Enter")
+            page.wait_for_function("() => window.location.search.includes('grid=0.2%2C2.0%2C20.0')", timeout=60_000)
+            page.go_back()
+            expect(grid).to_have_value("0.5, 1, 2", timeout=60_000)
+            page.go_forward()
+            expect(grid).to_have_value("0.2, 2, 20", timeout=60_000)
         finally:
             browser.close()

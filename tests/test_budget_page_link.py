@@ -228,3 +228,40 @@ def test_the_grid_computations_key_holds_every_cell_spec_and_not_the_sidebars_bu
         assert epsilon_spec(sweeps.grid_spec(s, None), e) == epsilon_spec(to_spec_dict(s, None), e)
     other = {"epsilon": 2.0} if "epsilon" in fields else {"rho": 0.5} if "rho" in fields else {"truth_prob": 0.8}
     assert sweeps.grid_spec_text(replace(s, **other), None) == sweeps.grid_spec_text(s, None)
+
+
+def test_back_restores_the_pages_own_choices_with_the_scenario():
+    """Back restored the sidebar's scenario but left the page's target, grid and "Your ε" as they were: they were
+    read from the link on a session's first run only."""
+    at = _open_budget_page({**LINK, "target": "0.05", "grid": "0.1,0.3,1,3,10", "your_eps": "1"})
+    before = dict(at.query_params)
+    at.text_input(key=keys.W_GRID).set_value("0.2, 2, 20").run()
+    at.select_slider(key=keys.W_STEP).set_value(20.0).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert (at.query_params["grid"], at.query_params["your_eps"]) == ("0.2,2.0,20.0", "20.0")
+    at.query_params.clear()
+    at.query_params.update(before)  # what the browser does on Back
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.text_input(key=keys.W_GRID).value == "0.1, 0.3, 1, 3, 10"
+    assert at.select_slider(key=keys.W_STEP).value == 1.0
+    assert float(at.text_input(key=keys.W_TARGET_SD).value) == 0.05
+    assert dict(at.query_params) == before
+    # Back to an entry with the grid alone: the others go back to the page's defaults
+    at.query_params.clear()
+    at.query_params.update({**LINK, "grid": "0.1,1,10"})
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.text_input(key=keys.W_GRID).value == "0.1, 1, 10"
+    assert at.select_slider(key=keys.W_STEP).value == 0.1  # the default: the sidebar's ε
+    assert at.text_input(key=keys.W_TARGET_SD).value != "0.05"
+    # a URL without any of them is a page switch (the navigation drops the query): the choices stay
+    at.text_input(key=keys.W_GRID).set_value("0.2, 2, 20").run()
+    at.query_params.clear()
+    at.query_params.update(LINK)
+    at.run()
+    assert at.text_input(key=keys.W_GRID).value == "0.2, 2, 20"
+    # and an ordinary rerun keeps what the user typed
+    at.text_input(key=keys.W_GRID).set_value("0.5, 5").run()
+    at.run()
+    assert at.text_input(key=keys.W_GRID).value == "0.5, 5"

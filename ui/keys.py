@@ -22,6 +22,7 @@ W_FIT_BUDGET = "pw_fit_budget"  # "use settings that fit" button (per method: W_
 LAST_PAGE = "last_page"  # page of the previous run: a page switch re-seeds the sidebar widgets
 LINKED_UPLOAD = "linked_upload"  # the session opened on a link made from an upload (its file is not in it)
 WRITTEN_QUERY = "written_query"  # the scenario's part of the URL as the sidebar last wrote it (Back, Forward)
+WRITTEN_BUDGET_QUERY = "written_budget_query"  # the Privacy budget page's part of the URL as it last wrote it
 TYPED_ERRORS = "typed_number_errors"  # {sidebar section: message} of number boxes whose text is not a number
 
 # Scenario widgets (sidebar, shared by Compare, Privacy budget and Diagnostics) --------------------
