@@ -6,21 +6,14 @@ Figures
                                   prior sd
     :func:`releases_plot`         posterior means and intervals of R fresh releases per budget
     :func:`mean_split_plot`       a mean released as (sum, count): posterior sd against the share of ε on the sum
-    :func:`frontier_plot`         the privacy/utility frontier (:func:`figures.protection.frontier_figure`) with
-                                  every ε labelled once, crowded labels moved apart on leader lines
     :func:`with_scenario`         a copy of a figure titled for a download: its title and the scenario under it
 
-A point's label is placed by :func:`frontier_labels` in the pixels of a phone's plot (the narrowest and
-shortest it is drawn): each ε's label sits beside its belief point; labels that would overlap there are
-stacked apart (at least a label's height) and joined to their points by a leader line. A wider or taller plot
-only moves the points further apart, so labels that clear each other on a phone clear each other there too.
+The page's privacy/utility frontier is :func:`figures.frontier.frontier_figure`.
 
 The first two read the tidy table of ``engine.epsilon_sweep`` and circle the cells whose MCMC run did not
 converge; the third reads ``engine.studies.epsilon_replicates``. Pure; nothing here imports streamlit.
 """
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -30,10 +23,8 @@ from .axes import BOTTOM_LEGEND, TITLE_LINE, _label, log_ticks, param_symbol, ti
 from .palette import NEUTRAL_COLOR, TRUTH_COLOR, color_of
 from .labels import summary_number
 from .posteriors import FAR_FACTOR, REFERENCE_METHODS
-from .protection import CHAR_PX, PAD_PX, PHONE_PLOT_PX, frontier_figure
 
-__all__ = ["interval_plot", "sd_plot", "releases_plot", "mean_split_plot", "frontier_plot", "frontier_labels",
-           "FrontierLabel", "with_scenario"]
+__all__ = ["interval_plot", "sd_plot", "releases_plot", "mean_split_plot", "with_scenario"]
 
 
 def _budget_axis(symbol: str, budgets) -> dict:
@@ -268,121 +259,3 @@ def with_scenario(fig: go.Figure, title: str, scenario: str, width: int = 70) ->
     out.update_layout(title={**top_title(head), "subtitle": {"text": sub, "font": {"size": 12}}},
                       margin={"t": 38 + TITLE_LINE * lines})
     return out
-
-
-#: a label's height and its offset from its point, in pixels; the frontier's y axis spans 0..Y_TOP
-LABEL_PX, OFFSET_PX, Y_TOP = 16.0, 10.0, 1.05
-#: the x axis's padding either side, as a share of the points' span: the chosen ε's circle (16 px) stays inside
-X_PAD = 0.08
-
-
-@dataclass(frozen=True)
-class FrontierLabel:
-    """One ε's label: on ``line`` (0 the belief, 1 the attack's power) at point ``index``; ``dx``, ``dy`` its
-    offset from the point in pixels (up positive), ``side`` "left" or "right" of the point; ``leader`` when it
-    was moved off its own place and a line joins it to its point."""
-
-    line: int
-    index: int
-    text: str
-    dx: float
-    dy: float
-    side: str
-    leader: bool
-
-
-def _boxes_overlap(a, b) -> bool:
-    return a[0] < b[1] and b[0] < a[1] and a[2] < b[3] and b[2] < a[3]
-
-
-def frontier_labels(x, belief, power, epsilon, plot_px=PHONE_PLOT_PX) -> list[FrontierLabel]:
-    """Where the frontier's ε labels go, in a plot of ``plot_px`` (width, height) pixels over the x range the
-    figure sets (the points' span padded by :data:`X_PAD`) and y 0..:data:`Y_TOP`.
-
-    Every ε is labelled once, beside its belief point (above and to the right; to the left in the right quarter,
-    where a label would run past the plot's edge). Labels whose boxes overlap are stacked: from the highest
-    down, each at least :data:`LABEL_PX` below the one above, the top one held inside the plot; a label moved
-    more than 2 px gets a leader. Then each power point is labelled below it (else beside it, where a point near
-    the axis leaves no room below) where that box overlaps no label; the others have their ε in the hover."""
-    x, belief, power = (np.asarray(a, dtype=float) for a in (x, belief, power))
-    width, height = float(plot_px[0]), float(plot_px[1])
-    lo, hi = _padded_range(x)
-    px = (x - lo) / (hi - lo) * width
-
-    def py(v):
-        return np.asarray(v, dtype=float) / Y_TOP * height
-
-    texts = [f"ε = {e:g}" for e in epsilon]
-    wide = [len(t) * CHAR_PX + PAD_PX for t in texts]
-    side = ["left" if px[i] + OFFSET_PX + wide[i] > width else "right" for i in range(x.size)]
-
-    def box(i, y_px, dy, s):
-        x0 = px[i] + OFFSET_PX if s == "right" else px[i] - OFFSET_PX - wide[i]
-        return x0, x0 + wide[i], y_px + dy, y_px + dy + LABEL_PX
-
-    top = py(belief)
-    dy = {i: OFFSET_PX - LABEL_PX / 2 for i in range(x.size)}  # the label's bottom edge above its point
-    order = sorted(range(x.size), key=lambda i: -top[i])
-    for i in order:  # the top one inside the plot, then each below any it would overlap
-        dy[i] = min(dy[i], height - LABEL_PX - top[i])
-        for j in order[:order.index(i)]:
-            mine, theirs = box(i, top[i], dy[i], side[i]), box(j, top[j], dy[j], side[j])
-            if _boxes_overlap(mine, theirs):
-                dy[i] = min(dy[i], top[j] + dy[j] - LABEL_PX - top[i])
-    out = [FrontierLabel(0, i, texts[i], OFFSET_PX if side[i] == "right" else -OFFSET_PX, dy[i] + LABEL_PX / 2,
-                         side[i], abs(dy[i] - (OFFSET_PX - LABEL_PX / 2)) > 2) for i in range(x.size)]
-    taken = [box(i, top[i], dy[i], side[i]) for i in range(x.size)]
-    low = py(power)
-    for i in sorted(range(x.size), key=lambda i: -epsilon[i]):
-        for dy_power in (-OFFSET_PX - LABEL_PX, OFFSET_PX - LABEL_PX / 2):  # below its point, else beside it
-            place = box(i, low[i], dy_power, side[i])
-            if place[2] >= 0 and not any(_boxes_overlap(place, b) for b in taken):
-                taken.append(place)
-                out.append(FrontierLabel(1, i, texts[i], OFFSET_PX if side[i] == "right" else -OFFSET_PX,
-                                         dy_power + LABEL_PX / 2, side[i], False))
-                break
-    return out
-
-
-def frontier_plot(epsilon, q95, power, utility, *, utility_label: str = "posterior sd",
-                  chosen: float | None = None) -> go.Figure:
-    """:func:`figures.protection.frontier_figure` with its labels placed by :func:`frontier_labels` (as
-    annotations, each ε once; every point keeps its ε in the hover) and the x axis padded so the chosen ε's
-    circle and the labels at the ends stay inside the plot (at 390 px the ε = 0.1 labels and circle were cut)."""
-    fig = frontier_figure(epsilon, q95, power, utility, utility_label=utility_label, chosen=chosen)
-    eps = np.asarray(epsilon, dtype=float)
-    order = np.argsort(eps)
-    eps, q95, power, utility = (np.asarray(a, dtype=float)[order] for a in (eps, q95, power, utility))
-    for trace in fig.data:
-        if trace.meta and trace.meta.get("kind") in ("q95", "power_at_5pct"):
-            trace.update(mode="lines+markers", text=None, textposition=None)
-        trace.update(cliponaxis=False)
-    if not eps.size:
-        return fig
-    lines = (q95, power)
-    for lab in frontier_labels(utility, q95, power, eps):
-        x, y = float(utility[lab.index]), float(lines[lab.line][lab.index])
-        if not (np.isfinite(x) and np.isfinite(y)):
-            continue  # a missing sd (draws-based): no point to label
-        anchor = "left" if lab.side == "right" else "right"
-        common = {"x": x, "y": y, "text": lab.text, "xanchor": anchor, "yanchor": "middle", "font": {"size": 12},
-                  "name": f"label {lab.line} {lab.index}"}
-        if lab.leader:
-            fig.add_annotation(**common, showarrow=True, ax=lab.dx, ay=-lab.dy, axref="pixel", ayref="pixel",
-                               arrowhead=0, arrowwidth=1, arrowcolor=NEUTRAL_COLOR, standoff=4)
-        else:
-            fig.add_annotation(**common, showarrow=False, xshift=lab.dx, yshift=lab.dy)
-    fig.update_xaxes(range=list(_padded_range(utility)))
-    return fig
-
-
-def _padded_range(x) -> tuple[float, float]:
-    """The frontier's x range: the finite values' span padded by :data:`X_PAD` either side (a single value, or
-    equal ones, by that share of the value; none: 0..1). An sd read from draws can be missing (NaN)."""
-    finite = np.asarray(x, dtype=float)
-    finite = finite[np.isfinite(finite)]
-    if not finite.size:
-        return 0.0, 1.0
-    lo, hi = float(finite.min()), float(finite.max())
-    span = hi - lo if hi > lo else max(abs(hi), 1e-12)
-    return lo - X_PAD * span, hi + X_PAD * span

@@ -1,13 +1,12 @@
-"""What epsilon protects, drawn: the figures of ``engine.risk`` and of the privacy/utility frontier.
+"""What epsilon protects, drawn: the figures of ``engine.risk``.
 
 Figures
     :func:`tradeoff_figure`    the optimal attack's trade-off curve against the guarantee's curve
     :func:`belief_figure`      the informed adversary's posterior belief, as a distribution over releases
     :func:`record_figure`      the realistic adversary's view of one record: posterior vs prior P(record = v)
-    :func:`frontier_figure`    protection against utility over a sweep of epsilon (plain arrays in)
 
-The first three read the dictionary :func:`engine.risk` returns (the content of risk.json); the
-frontier takes plain arrays so any page can call it. Every trace carries ``meta = {"kind": ...}``.
+They read the dictionary :func:`engine.risk` returns (the content of risk.json); the privacy/utility frontier
+over a sweep of ε is :func:`figures.frontier.frontier_figure`. Every trace carries ``meta = {"kind": ...}``.
 Pure; nothing here imports streamlit.
 """
 from __future__ import annotations
@@ -16,10 +15,10 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .axes import BOTTOM_LEGEND, wrap
-from .palette import BOUND_COLOR, METHOD_COLORS, TRUTH_COLOR
+from .palette import BOUND_COLOR, METHOD_COLORS
 
 __all__ = ["tradeoff_figure", "power_label_box", "belief_figure", "belief_line_names", "record_figure",
-           "frontier_figure", "bound_name",
+           "bound_name",
            "guarantee_curve",
            "mechanism_curve_name", "percent", "percent_at_least", "percent_at_most", "budget_number"]
 
@@ -283,140 +282,10 @@ def record_figure(realistic: dict) -> go.Figure:
     return fig
 
 
-#: a point's label is drawn when it is at least this share of an axis's span from every labelled point, and (the y
-#: side) the height of a label's line with its margin on a phone's plot
+#: the height of a label's line with its margin on a phone's plot, as a share of the y span (the power's label)
 LABEL_GAP = 0.07
-#: the frontier's plot area on a 390 px phone (px across, px up) and a label's size there (plotly's 12 px font:
+#: a figure's plot area on a 390 px phone (px across, px up) and a label's size there (plotly's 12 px font:
 #: about 6.5 px a character, 4 px from its point): labels are spaced for the phone, where "ε = 10", "ε = 4.64" and
 #: "ε = 2.15" stacked on each other, so they clear each other on every wider screen (the same span, more pixels)
 PHONE_PLOT_PX = (270.0, 260.0)
 CHAR_PX, PAD_PX = 6.5, 4.0
-
-
-def _label_box(x: float, y: float, text: str, where: str, x_span: float, y_span: float) -> tuple:
-    """The box ``text`` covers at ``where`` ("top center", "middle right", ...) of the point (x, y), in shares of
-    the axes' spans (x0, x1, y0, y1), as plotly places it on a phone."""
-    vert, horiz = where.split()
-    w = (len(text) * CHAR_PX + PAD_PX) / PHONE_PLOT_PX[0]
-    pad = PAD_PX / PHONE_PLOT_PX[0]
-    u, v = x / x_span, y / y_span
-    x0 = {"center": u - w / 2, "right": u + pad, "left": u - pad - w}[horiz]
-    y0 = {"top": v, "middle": v - LABEL_GAP / 2, "bottom": v - LABEL_GAP}[vert]
-    return x0, x0 + w, y0, y0 + LABEL_GAP
-
-
-def _overlap(a: tuple, b: tuple) -> bool:
-    return a[0] < b[1] and b[0] < a[1] and a[2] < b[3] and b[2] < a[3]
-
-
-def _spaced_labels(x, ys, labels, positions, x_span: float, y_span: float, must=()) -> tuple[list, list]:
-    """Which points of the lines ``ys`` carry their label, and where: (texts, positions), one list per line,
-    crowded points' texts blank (each point keeps its label in the hover).
-
-    A label centred on one of the leftmost points would reach over the y axis's ticks: it moves to the right of
-    its point. The points of ``must`` (the largest ε, the smallest, the chosen one) are labelled first, each on the
-    first line where its box is free of the others' (at its own position, else to the right or the left of its
-    point), and on its first line anyway where none is. Then, from the largest ε down, line by line, a label is kept
-    when its box on a phone (:func:`_label_box`: a label is ~45 px wide, a sixth of a phone's plot) overlaps no kept
-    one and its point is at least LABEL_GAP of the x or of the y span from every labelled point, so labels never
-    pile up where the points do (large ε: both lines near 1, the sd at its floor)."""
-    texts = [[""] * len(labels) for _ in ys]
-    left = min(x) / x_span if len(x) else 0.0
-    boxes, points = [], []
-
-    def box_of(k, i, pos):
-        return _label_box(x[i], ys[k][i], labels[i], pos, x_span, y_span)
-
-    def off_axis(k, i, pos):
-        return box_of(k, i, pos)[0] >= left - 0.02
-
-    where = [[p if off_axis(k, i, p) else p.replace("center", "right") for i, p in enumerate(line)]
-             for k, line in enumerate(positions)]
-
-    def free(k, i, pos, spaced):
-        near = any(max(abs(x[i] - a) / x_span, abs(ys[k][i] - b) / y_span) < LABEL_GAP for a, b in points)
-        box = box_of(k, i, pos)
-        return off_axis(k, i, pos) and not any(_overlap(box, o) for o in boxes) and not (spaced and near)
-
-    def keep(k, i, pos):
-        texts[k][i], where[k][i] = labels[i], pos
-        boxes.append(box_of(k, i, pos))
-        points.append((x[i], ys[k][i]))
-
-    for i in dict.fromkeys(must):
-        tries = [(k, pos) for k in range(len(ys)) for pos in dict.fromkeys(
-            (where[k][i], where[k][i].replace("center", "right"), "middle right", "middle left"))]
-        k, pos = next(((k, pos) for k, pos in tries if free(k, i, pos, spaced=False)), (0, where[0][i]))
-        keep(k, i, pos)
-    for k in range(len(ys)):
-        for i in range(len(labels) - 1, -1, -1):
-            if not texts[k][i] and free(k, i, where[k][i], spaced=True):
-                keep(k, i, where[k][i])
-    return texts, where
-
-
-def _label_positions(x, y, x_span: float, y_span: float, where: str, eps=None, chosen: float | None = None
-                     ) -> list[str]:
-    """Each point's label position: ``where`` (above or below the point), or to its right where the line runs
-    steeply through the point (an axis-scaled slope above 2 on both sides): at large ε the sd stops shrinking
-    while the attacker's share still climbs, and labels centred above or below sat on the near-vertical line.
-    The ``chosen`` ε's label moves to the right of ``where`` too, off the circle drawn round its point."""
-    out = []
-    for i in range(len(x)):
-        slopes = [abs((y[j] - y[i]) / y_span) / max(abs((x[j] - x[i]) / x_span), 1e-12)
-                  for j in (i - 1, i + 1) if 0 <= j < len(x)]
-        if slopes and min(slopes) > 2:
-            out.append("middle right")
-        elif chosen is not None and eps is not None and np.isclose(eps[i], chosen):
-            out.append(where.replace("center", "right"))
-        else:
-            out.append(where)
-    return out
-
-
-def frontier_figure(epsilon, q95, power, utility, *, utility_label: str = "posterior sd",
-                    chosen: float | None = None) -> go.Figure:
-    """The privacy/utility frontier over a sweep of epsilon.
-
-    x: ``utility`` (e.g. the exact posterior's sd or 90% interval width: smaller is more useful);
-    y: the protection side, the informed adversary's 95% belief ``q95`` and the optimal attack's
-    ``power`` at 5% false positives (both probabilities: smaller is more private). One point per
-    epsilon, labelled with it; ``chosen`` circles the point of that epsilon."""
-    eps = np.asarray(epsilon, dtype=float)
-    arrays = [np.asarray(a, dtype=float) for a in (q95, power, utility)]
-    if any(a.shape != eps.shape for a in arrays):
-        raise ValueError(f"frontier_figure: epsilon, q95, power and utility must have one value per epsilon "
-                         f"(lengths {[eps.size] + [a.size for a in arrays]})")
-    order = np.argsort(eps)
-    eps, (q95, power, utility) = eps[order], [a[order] for a in arrays]
-    labels = [f"ε = {e:g}" for e in eps]
-    span = float(np.ptp(utility)) if utility.size and np.ptp(utility) > 0 else 1.0
-    lines = ((q95, "informed adversary's belief (95% of releases at or below)", POSTERIOR_COLOR, "q95", "top center"),
-             (power, "best attack's power at 5% false positives", ATTACK_COLOR, "power_at_5pct", "bottom center"))
-    # the belief's labels above its line, the power's below its own: where the two lines meet (large epsilon)
-    # the labels do not sit on each other
-    own = [_label_positions(utility, y, span, 1.05, where, eps, chosen) for y, *_, where in lines]
-    picked = np.nonzero(np.isclose(eps, chosen))[0].tolist() if chosen is not None else []
-    must = ([eps.size - 1, 0] if eps.size else []) + picked[:1]  # the ends sit where there is room: first
-    texts, positions = _spaced_labels(utility, [y for y, *_ in lines], labels, own, span, 1.05, must)
-    fig = go.Figure()
-    for (y, name, color, kind, _), text, position in zip(lines, texts, positions):
-        fig.add_trace(go.Scatter(x=utility.tolist(), y=y.tolist(), mode="lines+markers+text", text=text,
-                                 textposition=position, customdata=labels, name=name, line={"color": color},
-                                 cliponaxis=False, meta={"kind": kind, "epsilon": eps.tolist()},
-                                 hovertemplate=("%{customdata}<br>" + utility_label + " %{x:.4g}<br>%{y:.3f} "
-                                                "(smaller: more private)<extra></extra>")))
-    if chosen is not None:
-        hit = np.nonzero(np.isclose(eps, chosen))[0]
-        if hit.size:
-            i = int(hit[0])
-            fig.add_trace(go.Scatter(x=[float(utility[i])] * 2, y=[float(q95[i]), float(power[i])], mode="markers",
-                                     name=f"chosen ε = {eps[i]:g}", marker={"size": 16, "symbol": "circle-open",
-                                                                           "color": TRUTH_COLOR, "line": {"width": 3}},
-                                     meta={"kind": "chosen", "epsilon": float(eps[i])}))
-    fig.update_layout(xaxis={"title": wrap(f"{utility_label} — smaller: more useful")},
-                      # one line: the title's second line ran over the ticks on a phone; "smaller: more private" is
-                      # in each point's hover and in the page's explanation
-                      yaxis={"title": wrap("what an attacker achieves"), "range": [0, 1.05]},
-                      legend=BOTTOM_LEGEND, margin={"t": 30})
-    return fig

@@ -24,6 +24,7 @@ from dataclasses import replace
 import streamlit as st
 
 from figures import budget, posteriors
+from figures.frontier import frontier_figure
 from figures.axes import param_symbol
 from figures.labels import MECHANISM_LABELS, METHOD_LABELS, TERM_HELP, result_label
 from ui import downloads, keys, narrative, picker, protection_text, terms
@@ -470,7 +471,7 @@ else:
     else:
         utility = [float(by_eps["sd"].get(float(e), math.nan)) for e in frontier["epsilon"]]
         utility_label = f"posterior sd of {sym} from {METHOD_LABELS[reference]}'s draws"  # an estimate: it wobbles
-    _chart(budget.frontier_plot(frontier["epsilon"], frontier["q95"], frontier["power_at_5pct"], utility,
+    _chart(frontier_figure(frontier["epsilon"], frontier["q95"], frontier["power_at_5pct"], utility,
                                 utility_label=utility_label, chosen=value),
            f"What an attacker achieves against the {utility_label}, over the ε grid (circled: ε = {value:g})",
            key=keys.FRONTIER_CHART, name=f"privacy_utility_frontier_{param}")

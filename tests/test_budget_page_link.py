@@ -14,7 +14,8 @@ from streamlit.testing.v1 import AppTest
 from app_support import APP
 
 from engine.studies.sweep import epsilon_spec
-from figures.budget import LABEL_PX, X_PAD, Y_TOP, frontier_labels, frontier_plot, with_scenario
+from figures.budget import with_scenario
+from figures.frontier import LABEL_PX, X_PAD, Y_TOP, frontier_figure, frontier_labels
 from figures.protection import CHAR_PX, PAD_PX, PHONE_PLOT_PX
 from ui import keys
 from ui.compute import sweeps
@@ -188,7 +189,7 @@ def test_every_epsilon_is_labelled_once_and_no_labels_overlap_or_leave_the_plot(
 
 
 def test_the_frontier_keeps_its_traces_and_its_chosen_circle_inside_the_axis():
-    fig = frontier_plot(EPS, Q95, POWER, SD, utility_label="exact posterior sd of θ", chosen=0.1)
+    fig = frontier_figure(EPS, Q95, POWER, SD, utility_label="exact posterior sd of θ", chosen=0.1)
     kinds = [t.meta["kind"] for t in fig.data]
     assert kinds[:2] == ["q95", "power_at_5pct"] and "chosen" in kinds
     assert all(t.text is None for t in fig.data[:2])  # labels are annotations, each ε once on the belief line

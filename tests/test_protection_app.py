@@ -12,6 +12,7 @@ import pytest
 import engine
 from app_support import assert_charts_fit_a_phone, open_app
 from figures import protection as pf
+from figures.frontier import frontier_figure
 from ui import protection_text as pt
 
 BB = {"name": "beta_binomial", "n": 20, "a": 1.0, "b": 1.0}
@@ -236,95 +237,30 @@ def test_record_figure_draws_prior_and_posterior(laplace):
 def test_frontier_figure_from_plain_arrays():
     eps = [2.0, 0.5, 1.0]
     q95, power, sd = [0.88, 0.62, 0.73], [0.3, 0.08, 0.14], [0.02, 0.09, 0.05]
-    fig = pf.frontier_figure(eps, q95, power, sd, utility_label="posterior sd of θ", chosen=1.0)
+    fig = frontier_figure(eps, q95, power, sd, utility_label="posterior sd of θ", chosen=1.0)
     tr = _traces(fig)
     assert list(tr["q95"]["x"]) == [0.09, 0.05, 0.02]  # sorted by epsilon
     assert list(tr["q95"]["y"]) == [0.62, 0.73, 0.88] and list(tr["power_at_5pct"]["y"]) == [0.08, 0.14, 0.3]
-    assert list(tr["q95"]["text"]) == ["ε = 0.5", "ε = 1", "ε = 2"]
+    belief = {a["text"] for a in fig.to_dict()["layout"]["annotations"] if a["name"].startswith("label 0 ")}
+    assert belief == {"ε = 0.5", "ε = 1", "ε = 2"}  # each ε once beside its belief point (figures.frontier)
+    for kind in ("q95", "power_at_5pct"):  # and every point's ε in its hover
+        assert list(tr[kind]["customdata"]) == ["ε = 0.5", "ε = 1", "ε = 2"]
+        assert tr[kind]["hovertemplate"].startswith("%{customdata}")
+        assert "smaller: more private" in tr[kind]["hovertemplate"]
     assert tr["chosen"]["meta"]["epsilon"] == 1.0 and list(tr["chosen"]["x"]) == [0.05, 0.05]
     assert list(tr["chosen"]["y"]) == [0.73, 0.14]
-    assert fig.to_dict()["layout"]["xaxis"]["title"]["text"].startswith("posterior sd of θ")
-    with pytest.raises(ValueError, match="one value per epsilon"):
-        pf.frontier_figure([1.0, 2.0], [0.7], [0.1, 0.2], [0.1, 0.2])
-
-
-def test_frontier_figure_labels_only_points_with_room_for_a_label():
-    """Where the points crowd (large epsilon: both lines near 1, sds near the confidential floor) a label is drawn
-    only where no other label is within LABEL_GAP of either axis's span; the hover keeps every point's epsilon."""
-    eps = [0.1, 0.5, 1.0, 2.0, 4.0, 8.0, 10.0]
-    sd = [0.2, 0.1, 0.08, 0.071, 0.0702, 0.0701, 0.07]
-    q95 = [0.52, 0.6, 0.73, 0.9, 0.98, 0.995, 0.999]
-    power = [0.05, 0.08, 0.14, 0.43, 0.93, 0.99, 0.998]
-    tr = _traces(pf.frontier_figure(eps, q95, power, sd))
-    kept = []
-    for kind, ys in (("q95", q95), ("power_at_5pct", power)):
-        assert list(tr[kind]["customdata"]) == [f"ε = {e:g}" for e in eps]
-        assert tr[kind]["hovertemplate"].startswith("%{customdata}")
-        kept += [(x, y) for x, y, t in zip(sd, ys, tr[kind]["text"]) if t]
-    assert list(tr["q95"]["text"])[-1] == "ε = 10" and list(tr["q95"]["text"])[0] == "ε = 0.1"
-    assert "" in list(tr["q95"]["text"]) + list(tr["power_at_5pct"]["text"])  # the crowded ones are left out
-    span = max(sd) - min(sd)
-    for i, (xa, ya) in enumerate(kept):
-        for xb, yb in kept[i + 1:]:
-            assert max(abs(xa - xb) / span, abs(ya - yb) / 1.05) >= pf.LABEL_GAP, ((xa, ya), (xb, yb))
-
-
-def test_frontier_labels_sit_beside_steep_lines_and_off_the_chosen_circle():
-    """At large ε the sd stops shrinking while the attacker's shares climb: labels centred above or below such a
-    point sat on the near-vertical line (log-linear, Privacy budget), and the chosen ε's on its circle."""
-    eps = [0.1, 0.464, 1.0, 2.15, 4.64, 10.0]
-    sd = [0.127, 0.053, 0.0405, 0.0365, 0.0348, 0.0345]
-    q95, power = [0.52, 0.61, 0.73, 0.895, 0.99, 1.0], [0.05, 0.08, 0.12, 0.245, 0.645, 0.985]
-    tr = _traces(pf.frontier_figure(eps, q95, power, sd, chosen=1.0))
-    assert list(tr["q95"]["textposition"]) == ["top center", "top center", "top right"] + ["middle right"] * 3
-    assert list(tr["power_at_5pct"]["textposition"]) == ["bottom center", "bottom center", "bottom right"] + [
-        "middle right"] * 3
-    plain = _traces(pf.frontier_figure(eps[:3], q95[:3], power[:3], sd[:3]))  # no steep run, no choice
-    # centred, except the leftmost point's: a label centred on it reached over the y axis's ticks
-    assert list(plain["q95"]["textposition"]) == ["top center", "top center", "top right"]
-
-
-def _phone_box(x, y, text, where, x_span, y_span=1.05, plot=(270, 260)):
-    """The px box plotly gives a 12 px label at ``where`` of a point on a 390 px phone's plot (about 270 by 260 px):
-    6.5 px a character, 14 px a line with 2 px to spare above and below, 4 px off its point."""
-    u, v = x / x_span * plot[0], y / y_span * plot[1]
-    w, h = 6.5 * len(text) + 4, 18
-    vert, horiz = where.split()
-    x0 = {"center": u - w / 2, "right": u + 4, "left": u - 4 - w}[horiz]
-    y0 = {"top": v, "middle": v - h / 2, "bottom": v - h}[vert]
-    return x0, x0 + w, y0, y0 + h
-
-
-def test_frontier_labels_clear_each_other_on_a_phone():
-    """Privacy budget on a 390 px phone (the default sweep, the chosen ε = 0.215): "ε = 10", "ε = 4.64" and
-    "ε = 2.15" stacked on each other, the spacing being LABEL_GAP of the x span for labels ~45 px wide, a sixth of
-    the plot; and the y title's second line ran over the ticks. Whatever ε is chosen, the ends and the chosen one
-    are labelled and no two labels overlap on the phone; the title is one line, "smaller: more private" in the
-    hover."""
-    eps = [0.1, 0.215, 0.464, 1.0, 2.15, 4.64, 10.0]
-    sd = [0.21, 0.16, 0.105, 0.078, 0.0705, 0.069, 0.068]
-    q95 = [0.52, 0.553, 0.613, 0.731, 0.895, 0.99, 0.9995]
-    power = [0.052, 0.062, 0.08, 0.135, 0.43, 0.95, 0.995]
-    span = max(sd) - min(sd)
-    for chosen in eps + [None]:
-        fig = pf.frontier_figure(eps, q95, power, sd, chosen=chosen)
-        tr = _traces(fig)
-        boxes = [(t, _phone_box(x, y, t, w, span)) for kind, ys in (("q95", q95), ("power_at_5pct", power))
-                 for x, y, t, w in zip(sd, ys, tr[kind]["text"], tr[kind]["textposition"]) if t]
-        shown = {t for t, _ in boxes}
-        assert {"ε = 0.1", "ε = 10"} <= shown and (chosen is None or f"ε = {chosen:g}" in shown), (chosen, shown)
-        for i, (ta, a) in enumerate(boxes):
-            for tb, b in boxes[i + 1:]:
-                assert not (a[0] < b[1] and b[0] < a[1] and a[2] < b[3] and b[2] < a[3]), (chosen, ta, tb)
-    title = fig.to_dict()["layout"]["yaxis"]["title"]["text"]
+    layout = fig.to_dict()["layout"]
+    assert layout["xaxis"]["title"]["text"].startswith("posterior sd of θ")
+    title = layout["yaxis"]["title"]["text"]  # one line: a second ran over the ticks on a phone
     assert "<br>" not in title and len(title) <= 30, title
-    assert "smaller: more private" in tr["q95"]["hovertemplate"]
+    with pytest.raises(ValueError, match="one value per epsilon"):
+        frontier_figure([1.0, 2.0], [0.7], [0.1, 0.2], [0.1, 0.2])
 
 
 def test_frontier_figure_takes_protection_sweep_columns():
     frame = engine.protection_sweep({"model": BB, "mechanism": {"name": "laplace", "epsilon": 1.0}, "data": {"s_dp": [1.0]}},
                                     [0.5, 1.0])
-    fig = pf.frontier_figure(frame["epsilon"], frame["q95"], frame["power_at_5pct"], [0.1, 0.05])
+    fig = frontier_figure(frame["epsilon"], frame["q95"], frame["power_at_5pct"], [0.1, 0.05])
     np.testing.assert_allclose(_traces(fig)["q95"]["y"], frame["q95"])
 
 
