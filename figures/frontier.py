@@ -53,10 +53,13 @@ def frontier_labels(x, belief, power, epsilon, plot_px=PHONE_PLOT_PX) -> list[Fr
     figure sets (the points' span padded by :data:`X_PAD`) and y 0..:data:`Y_TOP`.
 
     Every ε is labelled once, beside its belief point (above and to the right; to the left in the right quarter,
-    where a label would run past the plot's edge). Labels whose boxes overlap are stacked: from the highest
-    down, each at least :data:`LABEL_PX` below the one above, the top one held inside the plot; a label moved
-    more than 2 px gets a leader. Then each power point is labelled below it (else beside it, where a point near
-    the axis leaves no room below) where that box overlaps no label; the others have their ε in the hover."""
+    where a label would run past the plot's edge), lifted clear of a line that runs through it there (at the right
+    end the line coming in struck "ε = 0.1" through). Labels whose boxes would overlap are moved apart: from the
+    highest point down, each to the free place nearest its own (a label's height above or below one already
+    placed), clear of the lines and inside the plot; where there is none, stacked below the ones above. A label
+    moved more than 2 px, or lifted more than its height, gets a leader. Then each power point is labelled below it
+    (else beside it, where a point near the axis leaves no room below) where that box overlaps no label and no
+    line runs through it; the others have their ε in the hover."""
     x, belief, power = (np.asarray(a, dtype=float) for a in (x, belief, power))
     width, height = float(plot_px[0]), float(plot_px[1])
     lo, hi = _padded_range(x)
@@ -73,23 +76,61 @@ def frontier_labels(x, belief, power, epsilon, plot_px=PHONE_PLOT_PX) -> list[Fr
         x0 = px[i] + OFFSET_PX if s == "right" else px[i] - OFFSET_PX - wide[i]
         return x0, x0 + wide[i], y_px + dy, y_px + dy + LABEL_PX
 
-    top = py(belief)
-    dy = {i: OFFSET_PX - LABEL_PX / 2 for i in range(x.size)}  # the label's bottom edge above its point
+    top, low = py(belief), py(power)
+    segments = [(px[k], h[k], px[k + 1], h[k + 1]) for h in (top, low) for k in range(x.size - 1)
+                if np.isfinite([px[k], h[k], px[k + 1], h[k + 1]]).all()]
+
+    def crossing(b) -> float | None:
+        """The highest a line runs through box ``b`` (its height over the box's x range, where that range of
+        heights meets the box's), else None."""
+        highest = None
+        for xa, ya, xb, yb in segments:
+            l, r = max(min(xa, xb), b[0]), min(max(xa, xb), b[1])
+            if l > r:
+                continue
+            at = [ya + (yb - ya) * ((u - xa) / (xb - xa) if xb != xa else 0.0) for u in (l, r)]
+            if min(at) <= b[3] and max(at) >= b[2]:
+                highest = max(at) if highest is None else max(highest, max(at))
+        return highest
+
+    default = OFFSET_PX - LABEL_PX / 2  # the label's bottom edge above its point
+    dy = {}
+    for i in range(x.size):  # lifted clear of a line that runs through it (ε = 0.1's, on the line coming in)
+        dy[i] = default
+        for _ in range(4):
+            through = crossing(box(i, top[i], dy[i], side[i]))
+            if through is None or through + 2 - top[i] + LABEL_PX > height - top[i]:
+                break
+            dy[i] = through + 2 - top[i]
+        if crossing(box(i, top[i], dy[i], side[i])) is not None:
+            dy[i] = default  # no place clear of the lines above it: where it was
+    lifted = dict(dy)
     order = sorted(range(x.size), key=lambda i: -top[i])
-    for i in order:  # the top one inside the plot, then each below any it would overlap
-        dy[i] = min(dy[i], height - LABEL_PX - top[i])
-        for j in order[:order.index(i)]:
-            mine, theirs = box(i, top[i], dy[i], side[i]), box(j, top[j], dy[j], side[j])
-            if _boxes_overlap(mine, theirs):
-                dy[i] = min(dy[i], top[j] + dy[j] - LABEL_PX - top[i])
+    placed: list[int] = []
+    for i in order:  # from the highest point down, each where it is free nearest to its own place
+        def free(c, i=i):
+            b = box(i, top[i], c, side[i])
+            return crossing(b) is None and not any(_boxes_overlap(b, box(j, top[j], dy[j], side[j])) for j in placed)
+
+        tries = [dy[i]] + [top[j] + dy[j] + d - top[i] for j in placed for d in (LABEL_PX, -LABEL_PX)]
+        inside = [c for c in tries if top[i] + c >= 0 and top[i] + c + LABEL_PX <= height]
+        ok = sorted((c for c in inside if free(c)), key=lambda c: abs(c - lifted[i]))
+        if ok:
+            dy[i] = ok[0]
+        else:  # no free place: the top one inside the plot, then each below any it would overlap
+            dy[i] = min(dy[i], height - LABEL_PX - top[i])
+            for j in placed:
+                if _boxes_overlap(box(i, top[i], dy[i], side[i]), box(j, top[j], dy[j], side[j])):
+                    dy[i] = min(dy[i], top[j] + dy[j] - LABEL_PX - top[i])
+        placed.append(i)
+    # a leader where another label moved it, or a line lifted it more than a label's height
     out = [FrontierLabel(0, i, texts[i], OFFSET_PX if side[i] == "right" else -OFFSET_PX, dy[i] + LABEL_PX / 2,
-                         side[i], abs(dy[i] - (OFFSET_PX - LABEL_PX / 2)) > 2) for i in range(x.size)]
+                         side[i], abs(lifted[i] - dy[i]) > 2 or dy[i] - default > LABEL_PX) for i in range(x.size)]
     taken = [box(i, top[i], dy[i], side[i]) for i in range(x.size)]
-    low = py(power)
     for i in sorted(range(x.size), key=lambda i: -epsilon[i]):
         for dy_power in (-OFFSET_PX - LABEL_PX, OFFSET_PX - LABEL_PX / 2):  # below its point, else beside it
             place = box(i, low[i], dy_power, side[i])
-            if place[2] >= 0 and not any(_boxes_overlap(place, b) for b in taken):
+            if place[2] >= 0 and not any(_boxes_overlap(place, b) for b in taken) and crossing(place) is None:
                 taken.append(place)
                 out.append(FrontierLabel(1, i, texts[i], OFFSET_PX if side[i] == "right" else -OFFSET_PX,
                                          dy_power + LABEL_PX / 2, side[i], False))
