@@ -58,7 +58,7 @@ DEFAULT_GRID = (0.1, 10.0, 7)
 
 
 def _page_part() -> dict:
-    """The URL's entries this page writes (target, grid, your_eps)."""
+    """The URL's entries this page writes (target, grid, your_eps, sweep)."""
     return {k: v for k, v in st.query_params.to_dict().items() if k in BUDGET_PAGE_KEYS}
 
 
@@ -73,8 +73,10 @@ def _read_link() -> None:
     if not part or part == state.get(keys.WRITTEN_BUDGET_QUERY):  # the widgets hold the user's choices
         return
     if keys.WRITTEN_BUDGET_QUERY in state:  # Back or Forward: what the URL does not hold is the page's default
-        for k in (keys.W_GRID, keys.W_GRID_MIN, keys.W_GRID_MAX, keys.W_GRID_POINTS, keys.W_TARGET_SD, keys.W_STEP):
+        for k in (keys.W_GRID, keys.W_GRID_MIN, keys.W_GRID_MAX, keys.W_GRID_POINTS, keys.W_TARGET_SD, keys.W_STEP,
+                  keys.W_SWEEP_METHODS):
             state.pop(k, None)
+    state[keys.BUDGET_LINK_READ] = True  # "Your ε" keeps the link's value this run (it follows the sidebar's ε)
     linked, problems = budget_page_from_query(st.query_params.to_dict(), parse_grid(log_grid(*DEFAULT_GRID)))
     if "grid" in linked:
         grid_ = linked["grid"]
@@ -85,13 +87,15 @@ def _read_link() -> None:
         st.session_state[keys.W_TARGET_SD] = linked["target"]
     if "your_eps" in linked:
         st.session_state[keys.W_STEP] = linked["your_eps"]
+    if "sweep" in linked:  # the page keeps those the scenario runs (below)
+        st.session_state[keys.W_SWEEP_METHODS] = list(linked["sweep"])
     for problem in problems:
         st.warning(f"The link's page settings could not all be read ({problem}); using the page's default "
                    "instead.", icon=":material/link_off:")
 
 
 def _link_choices() -> None:
-    """The page's grid, target T and "Your ε" into the URL, each only while its value is valid."""
+    """The page's grid, target T, "Your ε" and methods to sweep into the URL, each only while its value is valid."""
     try:
         grid_ = parse_grid(str(st.session_state.get(keys.W_GRID, "")), "ε")
     except ValueError:
@@ -99,7 +103,8 @@ def _link_choices() -> None:
     target_ = read_number(keys.W_TARGET_SD, math.nan)
     step = st.session_state.get(keys.W_STEP)
     mine = budget_page_to_query(target=target_ if math.isfinite(target_) and target_ > 0 else None, grid=grid_,
-                                your_eps=step if grid_ is not None and step in grid_ else None)
+                                your_eps=step if grid_ is not None and step in grid_ else None,
+                                sweep=st.session_state.get(keys.W_SWEEP_METHODS))
     # one write, so one entry in the browser's history (a write per key left entries with a new grid and an old
     # "Your ε", and Back took three presses through them)
     query = {k: v for k, v in st.query_params.to_dict().items() if k not in BUDGET_PAGE_KEYS} | mine
@@ -221,10 +226,34 @@ if s.uses_library:
     st.stop()
 
 # ---- the grid -----------------------------------------------------------------------------------
-if keys.W_GRID not in st.session_state:
+def _sidebar_sweep_epsilon() -> float | None:
+    """The sidebar's budget as an ε of the sweep: its ε (stated as ε or k-ary ε), or √(2ρ) for a ρ (the sweep runs
+    Gaussians at ρ = ε²/2, so that ε gives the sidebar's noise); None where no ε of the sweep gives the sidebar's
+    noise (a classic (ε, δ) Gaussian, the coin scheme)."""
+    if s.release != "lab":
+        return None
+    if s.budget_form in ("epsilon", "k_ary") and s.epsilon > 0:
+        return float(s.epsilon)
+    if s.budget_form == "rho" and s.rho > 0:
+        return math.sqrt(2.0 * s.rho)
+    return None
+
+
+def _on_grid(value: float | None, grid_) -> float | None:
+    """The grid value equal to ``value`` (to 1e-6, relative), else None."""
+    if value is None:
+        return None
+    return next((g for g in grid_ if math.isclose(g, value, rel_tol=1e-6)), None)
+
+
+own = _sidebar_sweep_epsilon()
+if keys.W_GRID not in st.session_state:  # log-spaced, with the sidebar's ε among its points (the pages then agree)
     st.session_state[keys.W_GRID_MIN], st.session_state[keys.W_GRID_MAX] = DEFAULT_GRID[0], DEFAULT_GRID[1]
     st.session_state[keys.W_GRID_POINTS] = DEFAULT_GRID[2]
-    st.session_state[keys.W_GRID] = log_grid(*DEFAULT_GRID)
+    default = parse_grid(log_grid(*DEFAULT_GRID))
+    if own is not None and DEFAULT_GRID[0] < own < DEFAULT_GRID[1] and _on_grid(own, default) is None:
+        default = tuple(sorted(default + (float(f"{own:.6g}"),)))
+    st.session_state[keys.W_GRID] = ", ".join(f"{g:g}" for g in default)
 
 
 def _fill_grid():
@@ -251,22 +280,33 @@ except ValueError as exc:
     st.error(str(exc), icon="⚠️")
     _link_choices()
     st.stop()
-if st.session_state.get(keys.W_STEP) not in grid:  # start at the sidebar's ε where it states one, else mid-grid
-    own = s.epsilon if s.budget_form == "epsilon" and s.release == "lab" and s.epsilon > 0 else None
+# "Your ε": where the sidebar's ε changed since this page last ran and is on the grid, it moves there (it stayed put
+# while Compare and What it protects moved on); else it starts at the sidebar's ε, or the grid value nearest it, or
+# mid-grid. A link's value read this run is kept.
+followed = _on_grid(own, grid) if own is not None and not math.isclose(
+    own, st.session_state.get(keys.BUDGET_SIDEBAR_EPS) or own) else None
+st.session_state[keys.BUDGET_SIDEBAR_EPS] = own
+if followed is not None and not st.session_state.pop(keys.BUDGET_LINK_READ, False):
+    st.session_state[keys.W_STEP] = followed
+elif st.session_state.get(keys.W_STEP) not in grid:
     st.session_state[keys.W_STEP] = grid[len(grid) // 2] if own is None else \
         min(grid, key=lambda g: abs(math.log(g / own)))
-_link_choices()  # here, before anything below stops the page; again once T has its default
+st.session_state.pop(keys.BUDGET_LINK_READ, None)
 
 available = prepared.runnable(s.methods)
+chosen = st.session_state.get(keys.W_SWEEP_METHODS)
+if available and (chosen is None or not set(chosen) <= set(available)):  # first visit, a method switched off
+    kept = [m for m in (chosen or []) if m in available]
+    # by default naive against the exact posterior: DA-MCMC only where no exact method runs (at small ε its chain
+    # mixes slowly and the default draws leave it marked "not converged" on the demo); the box adds it
+    exact_family = [m for m in available if m in ("exact", "auto", "rjmcmc")]
+    st.session_state[keys.W_SWEEP_METHODS] = kept or [m for m in available if m == "naive"] + (
+        exact_family or [m for m in available if m == "da_mcmc"]) or available[:1]
+_link_choices()  # here, before anything below stops the page; again once T has its default
+
 if not available:
     st.info("Switch on at least one method in the sidebar.")
     st.stop()
-chosen = st.session_state.get(keys.W_SWEEP_METHODS)
-if chosen is None or not set(chosen) <= set(available):  # first visit, or a method switched off in the sidebar
-    kept = [m for m in (chosen or []) if m in available]
-    st.session_state[keys.W_SWEEP_METHODS] = kept or [m for m in available
-                                                      if m in ("naive", "da_mcmc", "exact", "auto", "rjmcmc")] \
-        or available[:1]
 methods = st.multiselect("Methods to sweep", available, key=keys.W_SWEEP_METHODS, format_func=METHOD_LABELS.get,
                          persist_state=PERSIST,
                          help="ABC rejection slows down sharply at large ε; it stops at its time limit.")
@@ -509,7 +549,7 @@ if at_value:
         st.caption(f"{legend} in the legend: "
                    f"{'its run' if one else 'their runs'} at ε = {value:g} {'has' if one else 'have'} not converged "
                    f"(R-hat > 1.01 or ESS < 400), so {'its curve is' if one else 'their curves are'} drawn faded "
-                   "and dash-dotted: read it with suspicion — raise the draws, or sweep Exact (best method) instead.",
+                   "(in its own line style): read it with suspicion — raise the draws, or sweep Exact (best method) instead.",
                    help=f"{TERM_HELP['R-hat']} {TERM_HELP['ESS']}")
 else:
     st.info(f"No method produced draws at ε = {value:g}.")

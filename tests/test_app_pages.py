@@ -525,7 +525,7 @@ def test_privacy_budget_shows_the_frontier_and_reads_out_the_chosen_epsilon():
     kinds = [t["meta"]["kind"] for t in spec["data"]]
     assert kinds[:2] == ["q95", "power_at_5pct"] and "chosen" in kinds
     value = at.select_slider(key=keys.W_STEP).value
-    assert value == 0.215  # the default grid (0.1, 0.215, 0.464, 1, …)'s nearest to the sidebar's ε = 0.3 (was 1)
+    assert value == 0.3  # the sidebar's ε = 0.3, which the default grid now holds (0.1, 0.215, 0.3, 0.464, …)
     sentence = next(t for t in _texts(at.markdown) if t.startswith("##### At ε ="))
     risk = engine.risk(engine.epsilon_spec(to_spec_dict(Scenario()), float(value)))
     assert sentence.startswith(f"##### At ε = {value:.3g}, someone who knew everyone else could move a 50% guess "

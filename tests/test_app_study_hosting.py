@@ -116,18 +116,18 @@ def test_stop_shows_the_cells_a_sweep_finished_and_never_caches_them(monkeypatch
     at.text_input(key=keys.W_N).set_value(str(61)).run()  # a scenario no other test sweeps
     at.switch_page(SWEEP).run()
     assert not at.get("plotly_chart")  # the script stopped where the signal arrived
-    running = [s for s in _statuses(at) if s.startswith("Sweeping 7 ε values × 3 methods: ")]
-    assert running and re.fullmatch(r".*: 1 of 21 runs done, (about \d+ s left|taking longer than .*)", running[0]), \
+    running = [s for s in _statuses(at) if s.startswith("Sweeping 8 ε values × 2 methods: ")]
+    assert running and re.fullmatch(r".*: 1 of 16 runs done, (about \d+ s left|taking longer than .*)", running[0]), \
         _statuses(at)  # the collapsed box's label counted the runs as they finished (it said "running…" only)
     at.button(key=keys.W_SWEEP_STOP).click().run()  # the Stop click whose rerun delivered it
     assert not at.exception, [e.value for e in at.exception]
     assert any("You stopped this sweep" in i.value for i in at.info)
-    assert any("Sweep stopped: 2 of 21 runs finished" in w.value for w in at.warning), [w.value for w in at.warning]
+    assert any("Sweep stopped: 2 of 16 runs finished" in w.value for w in at.warning), [w.value for w in at.warning]
     assert len(at.get("plotly_chart")) >= 2 and at.text_input(key=keys.W_N).value == "61"
     monkeypatch.setattr(sweeps, "epsilon_sweep", real)
     at.button(key=keys.W_SWEEP_STOP + "_again").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    assert [s for s in _statuses(at) if s.startswith("Sweep: 21 runs computed in")], _statuses(at)  # not cached
+    assert [s for s in _statuses(at) if s.startswith("Sweep: 16 runs computed in")], _statuses(at)  # not cached
 
 
 def test_the_sweeps_words_count_the_runs_and_the_time_left():

@@ -62,6 +62,10 @@ def test_prior_sds_are_the_models_prior_in_closed_form():
 def test_the_sd_figure_and_the_not_converged_notes_on_the_default_page():
     at = open_app("pages/privacy_budget.py", timeout=180)
     assert not at.exception, [e.value for e in at.exception]
+    # DA-MCMC is not swept by default where an exact method runs (the demo's naive and Exact (best method)): added
+    assert at.multiselect(key=keys.W_SWEEP_METHODS).value == ["naive", "auto"]
+    at.multiselect(key=keys.W_SWEEP_METHODS).set_value(["naive", "da_mcmc", "auto"]).run()
+    at.select_slider(key=keys.W_STEP).set_value(0.215).run()
     by_kind = {t["meta"]["kind"]: t for t in _chart(at, keys.SD_CHART)["data"]}
     assert by_kind["confidential_sd"]["name"].endswith("(no exact posterior goes below)")
     assert by_kind["prior_sd"]["meta"]["value"] == pytest.approx(1 / math.sqrt(12), rel=1e-12)  # Beta(1, 1)'s sd

@@ -266,3 +266,71 @@ def test_back_restores_the_pages_own_choices_with_the_scenario():
     at.text_input(key=keys.W_GRID).set_value("0.5, 5").run()
     at.run()
     assert at.text_input(key=keys.W_GRID).value == "0.5, 5"
+
+
+def test_the_methods_to_sweep_travel_in_the_link():
+    """A presenter removed DA-MCMC from the sweep and shared the link: it reopened with DA-MCMC and its "not
+    converged" marks back."""
+    q = budget_page_to_query(sweep=["naive", "auto"])
+    assert q == {"sweep": "naive,auto"} and budget_page_from_query(q)[0]["sweep"] == ("naive", "auto")
+    values, problems = budget_page_from_query({"sweep": "naive,bogus"})
+    assert "sweep" not in values and problems[0].startswith("link parameter sweep = ")
+    at = _open_budget_page({**LINK, "sweep": "naive,exact"})
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.multiselect(key=keys.W_SWEEP_METHODS).value == ["naive", "exact"]
+    at.multiselect(key=keys.W_SWEEP_METHODS).set_value(["exact"]).run()
+    assert at.query_params["sweep"] == "exact"
+    reopened = _open_budget_page(dict(at.query_params))
+    assert reopened.multiselect(key=keys.W_SWEEP_METHODS).value == ["exact"]
+
+
+def test_the_default_grid_holds_the_sidebars_epsilon_and_your_epsilon_follows_the_sidebar():
+    """The demo's ε = 0.3 was not on the default grid: "Your ε" opened at 0.215 and the page's sentence disagreed
+    with What it protects; and it stayed put when the sidebar's ε changed to a grid value."""
+    demo = {**LINK, "epsilon": "0.3"}
+    at = _open_budget_page(demo)
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.text_input(key=keys.W_GRID).value == "0.1, 0.215, 0.3, 0.464, 1, 2.15, 4.64, 10"
+    assert at.select_slider(key=keys.W_STEP).value == 0.3
+    at.text_input(key=keys.W_EPSILON).set_value("1").run()
+    assert at.select_slider(key=keys.W_STEP).value == 1.0  # on the grid: "Your ε" follows
+    at.select_slider(key=keys.W_STEP).set_value(4.64).run()
+    at.run()
+    assert at.select_slider(key=keys.W_STEP).value == 4.64  # the user's own choice stays while the sidebar does
+    at.text_input(key=keys.W_EPSILON).set_value("0.7").run()
+    assert at.select_slider(key=keys.W_STEP).value == 4.64  # off the grid: it stays
+    rho = _open_budget_page({**LINK, "mech": "gaussian", "budget": "rho", "rho": "0.08"})  # ε = √(2ρ) = 0.4
+    assert "0.4" in rho.text_input(key=keys.W_GRID).value.split(", ")
+    assert rho.select_slider(key=keys.W_STEP).value == 0.4
+
+
+#: the demo's frontier (Beta-binomial n = 40, Laplace, seed 7) on the default log grid: "ε = 0.1" sat on its line
+DEMO_SD = [0.211, 0.15971, 0.10274, 0.07872, 0.07043, 0.06914, 0.06708]
+
+
+def _segments(x, ys, plot_px):
+    """Both lines' segments in pixels of a plot of ``plot_px`` (the figure's x range, y 0..Y_TOP)."""
+    width, height = plot_px
+    span = max(x) - min(x)
+    lo, hi = min(x) - X_PAD * span, max(x) + X_PAD * span
+    u = [(v - lo) / (hi - lo) * width for v in x]
+    return [(u[k], y[k] / Y_TOP * height, u[k + 1], y[k + 1] / Y_TOP * height) for y in ys for k in range(len(x) - 1)]
+
+
+def _crosses(box, seg, steps=200):
+    """Whether the segment passes through the box (sampled along the segment)."""
+    xa, ya, xb, yb = seg
+    return any(box[0] < xa + (xb - xa) * t < box[1] and box[2] < ya + (yb - ya) * t < box[3]
+               for t in (k / steps for k in range(steps + 1)))
+
+
+@pytest.mark.parametrize("sd", [SD, DEMO_SD], ids=["audit link", "demo"])
+@pytest.mark.parametrize("plot_px", [PHONE_PLOT_PX, (800.0, 300.0)])
+def test_no_line_runs_through_a_label(sd, plot_px):
+    """The presenter's demo: the belief line coming in to ε = 0.1's point (the right end, its label on the left)
+    struck "ε = 0.1" through, at 390 and at 1280 px. Every label, belief and power, is clear of both lines."""
+    labels = frontier_labels(sd, Q95, POWER, EPS, plot_px)
+    segments = _segments(sd, (Q95, POWER), plot_px)
+    for lab, box in zip(labels, _boxes(labels, sd, (Q95, POWER), plot_px)):
+        assert not any(_crosses(box, seg) for seg in segments), lab
+    assert sorted(lab.text for lab in labels if lab.line == 0) == sorted(f"ε = {e:g}" for e in EPS)

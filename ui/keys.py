@@ -23,6 +23,8 @@ LAST_PAGE = "last_page"  # page of the previous run: a page switch re-seeds the 
 LINKED_UPLOAD = "linked_upload"  # the session opened on a link made from an upload (its file is not in it)
 WRITTEN_QUERY = "written_query"  # the scenario's part of the URL as the sidebar last wrote it (Back, Forward)
 WRITTEN_BUDGET_QUERY = "written_budget_query"  # the Privacy budget page's part of the URL as it last wrote it
+BUDGET_SIDEBAR_EPS = "budget_sidebar_eps"  # the sidebar's ε (as a sweep ε) when the Privacy budget page last ran
+BUDGET_LINK_READ = "budget_link_read"  # the Privacy budget page read its link keys this run ("Your ε" keeps them)
 TYPED_ERRORS = "typed_number_errors"  # {sidebar section: message} of number boxes whose text is not a number
 
 # Scenario widgets (sidebar, shared by Compare, Privacy budget and Diagnostics) --------------------

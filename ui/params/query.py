@@ -219,11 +219,13 @@ def from_query(query: Mapping[str, Any]) -> Scenario | None:
 
 
 #: The Privacy budget page's own keys: the target posterior sd T, the ε grid and the "Your ε" slider.
-BUDGET_PAGE_KEYS = ("target", "grid", "your_eps")
+BUDGET_PAGE_KEYS = ("target", "grid", "your_eps", "sweep")
 
 
-def budget_page_to_query(target: float | None = None, grid=None, your_eps: float | None = None) -> dict[str, str]:
-    """The Privacy budget page's choices as query keys; a choice that is None (not valid now) is left out."""
+def budget_page_to_query(target: float | None = None, grid=None, your_eps: float | None = None,
+                         sweep=None) -> dict[str, str]:
+    """The Privacy budget page's choices as query keys; a choice that is None (not valid now) is left out.
+    ``sweep``: the methods to sweep, by their engine names."""
     q = {}
     if target is not None:
         q["target"] = _fmt(float(target))
@@ -231,6 +233,8 @@ def budget_page_to_query(target: float | None = None, grid=None, your_eps: float
         q["grid"] = ",".join(_fmt(float(g)) for g in grid)
     if your_eps is not None:
         q["your_eps"] = _fmt(float(your_eps))
+    if sweep:
+        q["sweep"] = ",".join(sweep)
     return q
 
 
@@ -238,7 +242,8 @@ def budget_page_from_query(query: Mapping[str, Any], default_grid=()) -> tuple[d
     """The Privacy budget page's choices a link carries, each checked on its own: ({key: value}, [messages]).
 
     ``target`` is a finite number > 0, ``grid`` what the page's grid box accepts (positive numbers, at most 25),
-    ``your_eps`` a value of that grid (the link's, else ``default_grid``). A key that does not read is left out of
+    ``your_eps`` a value of that grid (the link's, else ``default_grid``), ``sweep`` method names (the page keeps
+    those the scenario runs). A key that does not read is left out of
     the values and its message (``link parameter … is invalid: …``) is in the list; the others still apply."""
     q = {k: (v[-1] if isinstance(v, (list, tuple)) and v else v) for k, v in dict(query).items()}
     values: dict[str, Any] = {}
@@ -271,4 +276,11 @@ def budget_page_from_query(query: Mapping[str, Any], default_grid=()) -> tuple[d
         else:
             listed = ", ".join(f"{g:g}" for g in grid)
             errors.append(str(_link_error("your_eps", raw, f"must be a value of the ε grid ({listed})")))
+    if "sweep" in q:
+        chosen = [m.strip() for m in str(q["sweep"]).split(",") if m.strip()]
+        if chosen and all(m in METHODS for m in chosen):
+            values["sweep"] = tuple(dict.fromkeys(chosen))
+        else:
+            errors.append(str(_link_error("sweep", str(q["sweep"]), "must be a comma-separated subset of "
+                                          + ", ".join(METHODS))))
     return values, errors
