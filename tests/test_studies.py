@@ -171,6 +171,8 @@ def test_calibration_cli_writes_tables_figures_and_resumes(tmp_path, capsys):
     table = pd.read_csv(out / "calibration.csv", keep_default_na=False, na_values=[""])
     assert set(table["method"]) == {"confidential", "naive", "exact"} and table["replicate"].nunique() == 6
     assert (out / "calibration_summary.csv").exists() and (out / "ecdf.html").exists()
+    page = (out / "ecdf.html").read_text(encoding="utf-8")  # plotly.js beside it, not from a CDN (blank offline)
+    assert 'src="plotly.min.js"' in page and "cdn.plot.ly" not in page and (out / "plotly.min.js").stat().st_size > 1e6
     assert cli.main(argv) == 0  # everything is on disk: nothing reruns, same table
     pd.testing.assert_frame_equal(pd.read_csv(out / "calibration.csv", keep_default_na=False, na_values=[""]), table)
     assert cli.main(["study", "calibration", str(spec), "--out", str(out)]) == 2

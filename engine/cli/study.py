@@ -71,7 +71,8 @@ def _write_figures(figs: dict, out: str) -> list[str]:
     notes = []
     png_ok = True
     for name, fig in figs.items():
-        fig.write_html(os.path.join(out, f"{name}.html"), include_plotlyjs="cdn")
+        # plotly.js written once beside the figures and loaded from there: from a CDN the files were blank offline
+        fig.write_html(os.path.join(out, f"{name}.html"), include_plotlyjs="directory")
         if not png_ok:
             continue
         try:
