@@ -174,7 +174,8 @@ def check_budget(problem: Problem, settings: dict, max_seconds: float) -> None:
         return
     fits = fit_to_budget(problem, settings, max_seconds)
     hint = ("no settings of this method fit; try a smaller n or another method" if fits is None else
-            "settings that fit: " + ", ".join(f"{k} = {fits[k]:,}" for k in ("chains", "draws", "warmup")))
+            # as a spec writes them (no thousands separator: "draws = 3,702" cannot be pasted into TOML)
+            "settings that fit: " + ", ".join(f"{k} = {fits[k]}" for k in ("chains", "draws", "warmup")))
     raise BudgetExceeded(f"method.draws = {settings['draws']} is invalid: {settings['name']} would take "
                          f"{cost.describe()} on this machine, over the budget of {max_seconds:g} s; {hint}")
 
