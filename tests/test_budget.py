@@ -157,3 +157,11 @@ def test_cli_max_seconds_refuses_with_one_line_and_exit_2(tmp_path, budget):
     assert not (tmp_path / "out").exists()
     bad = _cli("run", str(spec), "--out", str(tmp_path / "out"), "--max-seconds", "0")
     assert bad.returncode == 2 and bad.stderr.startswith("error: --max-seconds = 0 is invalid")
+
+
+def test_the_settings_that_fit_are_written_as_a_spec_takes_them(big, budget, monkeypatch):
+    """"draws = 3,702" in the refusal could not be pasted into a TOML spec."""
+    import engine.api
+    monkeypatch.setattr(engine.api, "fit_to_budget", lambda *a, **k: {"chains": 4, "draws": 3702, "warmup": 1500})
+    with pytest.raises(engine.BudgetExceeded, match=r"settings that fit: chains = 4, draws = 3702, warmup = 1500$"):
+        check_budget(big, {"name": "da_mcmc", "chains": 16, "draws": 10_000_000}, budget)
