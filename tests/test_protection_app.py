@@ -415,6 +415,35 @@ def test_a_gaussian_stated_in_epsilon_delta_shows_that_statement_and_its_own_cur
     assert "μ = Δ/σ" in texts and "ρ-zCDP, the Gaussian's own budget: ρ = Δ²/(2σ²)" in texts
 
 
+@pytest.mark.parametrize("epsilon", ["0.3", "1"])
+def test_every_download_names_its_scenario_and_is_titled_with_its_budget(monkeypatch, epsilon):
+    """The downloads were tradeoff_curve.png, informed_adversary.png and realistic_adversary.png (and .html): no
+    title, model, n or mechanism, two with no ε anywhere, so files exported at ε = 0.1 and ε = 1 could not be told
+    apart. Each is now named after the scenario and titled with its view and ε, the scenario under it, as the
+    Privacy budget page's are; the figures shown on the page are left untitled (the line above them says it)."""
+    from ui import downloads
+
+    saved = []
+    chart = downloads.chart
+    monkeypatch.setattr(downloads, "chart", lambda fig, **kw: saved.append((fig, kw)) or chart(fig, **kw))
+    at = open_app("pages/protection.py", {"model": "beta_binomial", "epsilon": epsilon, "methods": "naive"}, 120)
+    assert not at.exception, [e.value for e in at.exception]
+    stem = f"beta_binomial_laplace_eps{epsilon}_n40"
+    assert [kw["name"] for _, kw in saved] == [f"{stem}_tradeoff_curve", f"{stem}_informed_adversary",
+                                               f"{stem}_realistic_adversary"]
+    titles = ["The best possible attack", "Someone who knows everyone else", "Someone who knows only the model"]
+    for (fig, kw), title in zip(saved, titles):
+        layout = kw["for_file"].to_dict()["layout"]
+        assert layout["title"]["text"].replace("<br>", " ") == f"{title}, at ε = {epsilon}"
+        assert layout["title"]["subtitle"]["text"].replace("<br>", " ") == (
+            "Beta-binomial (proportion θ), n = 40 · Laplace noise, sensitivity 1 · simulated records (truth 0.3, "
+            "seed 7)")
+        assert kw["for_file"].to_dict()["data"] == fig.to_dict()["data"]  # the same figure, titled
+        assert not (fig.to_dict()["layout"].get("title") or {}).get("text")  # the page's figure as it was
+    specs = [c.proto.spec for c in at.get("plotly_chart")]
+    assert all('"subtitle"' not in spec for spec in specs)
+
+
 def test_the_explanations_name_the_colours_the_figures_draw():
     """What am I looking at? said "blue curve" for the attack drawn in bluish green and "orange bars" for the
     posterior drawn in blue. The words now come from figures.palette.COLOR_WORDS, each held to its colour's hue.
