@@ -3,14 +3,20 @@
 Three figures from ``engine.risk`` (cached in :mod:`ui.compute.protection`): the optimal attack's
 trade-off curve against the guarantee's curve, the informed adversary's belief distribution, and the
 realistic adversary's view of one record; one computed sentence (:mod:`ui.protection_text`) on top.
+
+Downloads stand alone, as the Privacy budget page's do: each PNG and HTML carries its view's title with the budget
+("The best possible attack, at ε = 0.3") and the scenario under it (:func:`figures.budget.with_scenario`,
+:func:`ui.compute.sweeps.scenario_words`), and its name starts with the scenario
+(:func:`ui.compute.files.download_stem`); the figures on the page stay as they are (the line above them says it).
 """
 import streamlit as st
 
 from figures import protection as protection_figures
+from figures.budget import with_scenario
 from figures.palette import BOUND_COLOR, color_word
 from figures.labels import MODEL_LABELS
 from ui import downloads, keys, protection_text, terms
-from ui.compute import protection
+from ui.compute import files, protection, sweeps
 from ui.params.messages import readable
 from ui.routing import ensure_routed
 from ui.sidebar.inputs import scenario_inputs
@@ -25,16 +31,24 @@ _OWN = color_word(protection_figures.MECHANISM_COLOR)
 
 
 def section(title: str, explanation: str, fig, key: str, name: str, unavailable: str = "") -> None:
-    """One view: its heading, the "What am I looking at?" text a stakeholder reads, the figure and its downloads;
-    where the view is not computed for this scenario, why (``unavailable``, the engine's reason) instead of a
-    figure."""
+    """One view: its heading, the "What am I looking at?" text a stakeholder reads, the figure and its downloads
+    (named and titled by :func:`download_title`, :data:`stem` and :data:`scenario_line`); where the view is not
+    computed for this scenario, why (``unavailable``, the engine's reason) instead of a figure."""
     st.subheader(title, divider="gray")
     with st.expander("What am I looking at?"):
         st.markdown(explanation)
     if unavailable:
         st.info(f"Not drawn for this scenario: {readable(unavailable)}.", icon=":material/info:")
         return
-    downloads.chart(fig, key=key, name=name)
+    downloads.chart(fig, key=key, name=f"{stem}_{name}",
+                    for_file=with_scenario(fig, download_title(title), scenario_line))
+
+
+def download_title(title: str) -> str:
+    """A view's title for its downloads, with the budget the sentence states: "The best possible attack, at ε = 0.3"
+    (the files were untitled, two of them with no ε anywhere)."""
+    budget = protection_text.budget_clause(risk)  # "At ε = 0.3", "At ρ = 0.5", "At (ε, δ) = (1, 1e-05)"
+    return f"{title}, {budget[0].lower()}{budget[1:]}"
 
 
 st.title("What it protects")
@@ -63,6 +77,8 @@ risk = protection_text.for_package(risk, protection.package_statistic(inputs.spe
                                                                        st.session_state.get(keys.DPWIZARD)))
 if protection_text.statistic_note(risk):
     st.caption(protection_text.statistic_note(risk))
+stem = files.download_stem(s, prepared.n)  # every download's name starts with the scenario, as Compare's
+scenario_line = sweeps.scenario_words(s, inputs.records, prepared.n)  # and its figure says it under the title
 
 st.markdown(f"##### {protection_text.protection_sentence(risk)}")
 if protection_text.neighbours_note(risk):  # which two records are attacked, where that is not obvious

@@ -317,6 +317,40 @@ def test_sentence_says_why_the_model_only_adversary_moves_further_than_the_guara
     assert pt.beyond_informed(high)
 
 
+#: what the model-only move is, said after it where the reason above is not (the demo's ε = 0.3 and ε = 1)
+_POPULATION = (": an inference about the population as a whole that applies to anyone, not something the release "
+               "reveals about this one person beyond what the guarantee bounds")
+
+
+@pytest.mark.parametrize("epsilon, value, prior, posterior, direction, after", [
+    (0.1, 0, "50%", "28%", "less", ", this person no more than anyone else"),  # past the informed reach: reason above
+    (0.3, 0, "50%", "55%", "more", _POPULATION),
+    (1.0, 1, "50%", "31%", "less", _POPULATION),
+])
+def test_the_model_only_move_is_said_as_a_population_inference_at_every_epsilon(epsilon, value, prior, posterior,
+                                                                                   direction, after):
+    """The demo (Laplace, n = 40) at ε = 0.1, 0.3 and 1 read "moves from 50% to 28%", "to 55%", "to 31%": the most
+    private setting seemed to leak the most, the reason (what the model and the release say about the population)
+    came at ε = 0.1 only, and a fall below 50% read as something learnt about the person. Every ε now says what the
+    move is, in its direction: a value made more or less likely for everyone alike."""
+    import copy
+
+    spec = copy.deepcopy(engine.DEMO_SPEC)
+    spec["mechanism"]["epsilon"] = epsilon
+    r = engine.risk(spec)
+    c = r["realistic_adversary"]["largest_change"]
+    assert (c["value"], pt.percent(c["prior"]), pt.percent(c["posterior"])) == (value, prior, posterior)
+    parts = pt.clauses(r)
+    opening = (f"someone who knows only the model moves from {prior} to {posterior} on "
+               f"\"this person's record is {value}\"")
+    assert parts[2].startswith(opening) and parts[2] == pt.realistic_clause(r)
+    assert ("population as a whole" in parts[2]) == pt.beyond_informed(r) == (epsilon == 0.1)
+    assert (c["posterior"] < c["prior"]) == (direction == "less")
+    assert parts[3] == (f"that is, the model and the release make a record of {value} {direction} likely for everyone "
+                        f"alike{after}")
+    assert len(parts) == 4 and pt.protection_sentence(r) == "; ".join(parts) + "."
+
+
 def test_sentence_leaves_out_an_unavailable_realistic_adversary():
     r = _risk({"name": "laplace", "epsilon": 2.0}, model={"name": "normal_known_sd", "n": 10}, s_dp=(1.0,))
     assert len(pt.clauses(r)) == 2 and "at most 88%" in pt.clauses(r)[0]
@@ -379,6 +413,35 @@ def test_a_gaussian_stated_in_epsilon_delta_shows_that_statement_and_its_own_cur
     said = re.search(r"the \*\*(\w+) dotted curve\*\* is this Gaussian's own", texts).group(1)
     assert palette.hue_name(traces["mechanism_curve"]["line"]["color"]) == said == "blue"
     assert "μ = Δ/σ" in texts and "ρ-zCDP, the Gaussian's own budget: ρ = Δ²/(2σ²)" in texts
+
+
+@pytest.mark.parametrize("epsilon", ["0.3", "1"])
+def test_every_download_names_its_scenario_and_is_titled_with_its_budget(monkeypatch, epsilon):
+    """The downloads were tradeoff_curve.png, informed_adversary.png and realistic_adversary.png (and .html): no
+    title, model, n or mechanism, two with no ε anywhere, so files exported at ε = 0.1 and ε = 1 could not be told
+    apart. Each is now named after the scenario and titled with its view and ε, the scenario under it, as the
+    Privacy budget page's are; the figures shown on the page are left untitled (the line above them says it)."""
+    from ui import downloads
+
+    saved = []
+    chart = downloads.chart
+    monkeypatch.setattr(downloads, "chart", lambda fig, **kw: saved.append((fig, kw)) or chart(fig, **kw))
+    at = open_app("pages/protection.py", {"model": "beta_binomial", "epsilon": epsilon, "methods": "naive"}, 120)
+    assert not at.exception, [e.value for e in at.exception]
+    stem = f"beta_binomial_laplace_eps{epsilon}_n40"
+    assert [kw["name"] for _, kw in saved] == [f"{stem}_tradeoff_curve", f"{stem}_informed_adversary",
+                                               f"{stem}_realistic_adversary"]
+    titles = ["The best possible attack", "Someone who knows everyone else", "Someone who knows only the model"]
+    for (fig, kw), title in zip(saved, titles):
+        layout = kw["for_file"].to_dict()["layout"]
+        assert layout["title"]["text"].replace("<br>", " ") == f"{title}, at ε = {epsilon}"
+        assert layout["title"]["subtitle"]["text"].replace("<br>", " ") == (
+            "Beta-binomial (proportion θ), n = 40 · Laplace noise, sensitivity 1 · simulated records (truth 0.3, "
+            "seed 7)")
+        assert kw["for_file"].to_dict()["data"] == fig.to_dict()["data"]  # the same figure, titled
+        assert not (fig.to_dict()["layout"].get("title") or {}).get("text")  # the page's figure as it was
+    specs = [c.proto.spec for c in at.get("plotly_chart")]
+    assert all('"subtitle"' not in spec for spec in specs)
 
 
 def test_the_explanations_name_the_colours_the_figures_draw():

@@ -429,12 +429,35 @@ def test_cli_writes_risk_json_with_the_contract_keys(tmp_path):
     assert out["informed_adversary"]["max"] == pytest.approx(math.exp(1) / (1 + math.exp(1)), abs=1e-12)
     assert out["power_at_5pct"] == pytest.approx(1 - float(laplace_tradeoff(0.05, 1.0)), abs=1e-7)
     assert out == engine.risk(engine.load_spec(str(spec)))  # the library returns the same content
-    # one sentence in percentages, like the app's
-    ia = out["informed_adversary"]
+    # one sentence in percentages, like the app's; the ceiling is the 95% level too, so no "(below 73.1% in 95% …)"
+    assert out["informed_adversary"]["q95"] == pytest.approx(out["informed_adversary"]["max"], abs=1e-12)
     assert done.stdout.strip() == (
-        f"Laplace noise, scale b = 1; pure 1-DP (sensitivity 1): someone who knew everyone else could move a 50% guess about one person to at most 73.1% (below "
-        f"{100 * ia['q95']:.1f}% in 95% of releases); the best attack that wrongly flags 5% of people catches "
+        "Laplace noise, scale b = 1; pure 1-DP (sensitivity 1): someone who knew everyone else could move a 50% guess "
+        "about one person to at most 73.1%; the best attack that wrongly flags 5% of people catches "
         f"{100 * out['power_at_5pct']:.1f}% of the real ones -> {tmp_path / 'out' / 'risk.json'}"), done.stdout
+
+
+def test_cli_sentence_says_the_95_percent_level_only_where_it_is_not_the_ceiling():
+    """Laplace at ε = 1 printed "to at most 73.1% (below 73.1% in 95% of releases)": q95 is the ceiling and half the
+    releases reach it, so "below" was wrong and the parenthesis said nothing. The 95% level is now said as "at or
+    below", rounded up, and only where it sits under the ceiling as shown, or where there is no ceiling."""
+    from engine.cli.risk import summary_line
+
+    def line(q95, top):
+        return summary_line({"description": "noise", "power_at_5pct": 0.1,
+                             "informed_adversary": {"prior": 0.5, "q95": q95, "max": top}})
+
+    assert line(0.7310585786300049, 0.7310585786300049) == (
+        "noise: someone who knew everyone else could move a 50% guess about one person to at most 73.1%; the best "
+        "attack that wrongly flags 5% of people catches 10.0% of the real ones")
+    assert "95%" not in line(0.7306, 0.7310585786300049)  # 73.1% rounded up: the ceiling again
+    assert "to at most 73.1% (at or below 70.1% in 95% of releases);" in line(0.70001, 0.7310585786300049)
+    assert "with no firm ceiling (at or below 89.6% in 95% of releases);" in line(0.8951868875901504, None)
+    gauss = engine.risk({"seed": 1, "model": {"name": "beta_binomial", "n": 30, "a": 1, "b": 1},
+                         "mechanism": {"name": "gaussian", "rho": 0.5}, "data": {"s_dp": [6.0]}}, realistic=False)
+    q95 = gauss["informed_adversary"]["q95"]
+    assert f"with no firm ceiling (at or below {math.ceil(1000 * q95) / 10:.1f}% in 95% of releases)" in \
+        summary_line(gauss)
 
 
 @pytest.mark.parametrize("text, field", [

@@ -154,6 +154,17 @@ def test_every_term_is_defined():
     assert all(f"**{name}**" in text for _, name in TERMS)
 
 
+@pytest.mark.parametrize("key, name", TERMS)
+def test_every_term_is_named_once_in_the_list(key, name):
+    """"Terms on this page" read "**ε (epsilon)**: ε (epsilon), the privacy-loss budget…", "**Naive**: Naive: treats…":
+    each definition opens with its term (it stands alone as a tooltip) and the list named it again before it."""
+    line = glossary_markdown({key})
+    assert GLOSSARY[key].startswith(name), (key, GLOSSARY[key])
+    assert line == f"- **{name}**{GLOSSARY[key][len(name):]}"
+    assert not line[len(f"- **{name}**"):].lstrip(":, ").startswith(name), line  # not named again right after
+    assert name not in line.split("**")[2][:len(name) + 20], line
+
+
 def test_range_refusals_read_as_sentences_in_the_sidebars_words():
     """The noise-scale and prior-range refusals (2026-11-27) in the sidebar's words: the noise scale's starts with
     its own verb (no "is not allowed: makes a noise scale"), and both say what was entered."""

@@ -40,13 +40,21 @@ GLOSSARY = {
 TERMS = (("epsilon", "ε (epsilon)"), ("delta", "δ (delta)"), ("rho", "ρ (rho)"), ("zcdp", "zCDP"),
          ("gdp", "μ-GDP"), ("sensitivity", "Sensitivity Δ"), ("s_dp", "s_dp"), ("naive", "Naive"), ("exact", "Exact"),
          ("ops", "OPS"), ("independent", "Independent draws"), ("rhat", "R-hat"), ("ess", "ESS"),
-         ("q5_q95", "q5, q95"))
+         ("q5_q95", "q5 and q95"))
 
 
 def glossary_markdown(terms=None) -> str:
-    """The glossary (or the named ``terms`` of it) as a Markdown list."""
+    """The glossary (or the named ``terms`` of it) as a Markdown list, each term named once: a definition opens with
+    its term (it stands alone as a tooltip), so the list sets that opening in bold, "- **ε (epsilon)**, the
+    privacy-loss budget…" (it read "- **ε (epsilon)**: ε (epsilon), the privacy-loss budget…")."""
     wanted = [t for t in TERMS if terms is None or t[0] in terms]
-    return "\n".join(f"- **{name}**: {GLOSSARY[key]}" for key, name in wanted)
+    return "\n".join(_entry(name, GLOSSARY[key]) for key, name in wanted)
+
+
+def _entry(name: str, definition: str) -> str:
+    if definition.startswith(name):
+        return f"- **{name}**{definition[len(name):]}"
+    return f"- **{name}**: {definition}"
 
 
 #: The comparison table's columns and what each means (the column's tooltip).

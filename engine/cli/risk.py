@@ -7,6 +7,7 @@ Bad input prints one line, ``error: <field> = <value> is invalid: <what is allow
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 
@@ -25,15 +26,19 @@ def add_parser(sub) -> None:
 
 def summary_line(out: dict) -> str:
     """risk.json in one sentence, in percentages like the app's: how far an adversary who knows everyone else moves
-    a 50% guess (the ceiling of pure ε-DP, or none; the level 95% of releases stay below) and what the best attack
-    catches at 5% false positives, after the release's description ("Laplace noise, scale b = 1; pure 1-DP
-    (sensitivity 1)"; it began with the engine's key, "laplace:"). It printed "informed adversary 50% -> q95 0.574
-    (max 0.574)", shares and percentages mixed."""
+    a 50% guess (the ceiling of pure ε-DP, or none; the level 95% of releases stay at or below, where it differs from
+    the ceiling as shown) and what the best attack catches at 5% false positives, after the release's description
+    ("Laplace noise, scale b = 1; pure 1-DP (sensitivity 1)"; it began with the engine's key, "laplace:"). It printed
+    "informed adversary 50% -> q95 0.574 (max 0.574)", shares and percentages mixed; then "to at most 73.1% (below
+    73.1% in 95% of releases)" for Laplace, where half the releases reach the ceiling."""
     ia = out["informed_adversary"]
     ceiling = "with no firm ceiling" if ia["max"] is None else f"to at most {ia['max']:.1%}"
+    q95 = math.ceil(round(1000 * ia["q95"], 6)) / 10  # in %, rounded up: 95% of releases stay at or below it
+    if ia["max"] is None or q95 < round(100 * ia["max"], 1):  # else it says the ceiling again
+        ceiling += f" (at or below {q95:.1f}% in 95% of releases)"
     return (f"{out.get('description') or out['mechanism']}: someone who knew everyone else could move a 50% guess about one person "
-            f"{ceiling} (below {ia['q95']:.1%} in 95% of releases); the best attack that wrongly flags 5% of "
-            f"people catches {out['power_at_5pct']:.1%} of the real ones")
+            f"{ceiling}; the best attack that wrongly flags 5% of people catches {out['power_at_5pct']:.1%} of the real "
+            "ones")
 
 
 def run(args) -> int:
