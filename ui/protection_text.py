@@ -132,17 +132,27 @@ def beyond_informed(risk: dict) -> bool:
     return post > level or move > math.log(level / (1.0 - level))
 
 
-def realistic_clause(risk: dict) -> str | None:
-    """The realistic adversary's largest move on one record's value; None where not available. Where that move
-    looks larger than the informed adversary's (:func:`beyond_informed`), the sentence says why
-    (:data:`POPULATION_REASON`): the reason sat only in a collapsed expander."""
+def _largest_change(risk: dict) -> tuple[dict, str] | None:
+    """The realistic adversary's largest move and the record value it is on, in words (a clamp's top value stands
+    for "that or more"); None where that view is not available."""
     ra = risk.get("realistic_adversary") or {}
     if not ra.get("available"):
         return None
     c = ra["largest_change"]
     value = c["value"]
-    if ra.get("labels"):  # a clamp's top value stands for "that or more"
+    if ra.get("labels"):
         value = ra["labels"][ra["values"].index(value)].replace("+", " or more")
+    return c, value
+
+
+def realistic_clause(risk: dict) -> str | None:
+    """The realistic adversary's largest move on one record's value; None where not available. Where that move
+    looks larger than the informed adversary's (:func:`beyond_informed`), the sentence says why
+    (:data:`POPULATION_REASON`): the reason sat only in a collapsed expander."""
+    moved = _largest_change(risk)
+    if moved is None:
+        return None
+    c, value = moved
     clause = (f"someone who knows only the model moves from {percent(c['prior'])} to {percent(c['posterior'])} "
               f"on \"this person's record is {value}\"")
     return f"{clause}, {POPULATION_REASON}" if beyond_informed(risk) else clause
@@ -155,13 +165,10 @@ def population_clause(risk: dict) -> str | None:
     leak that grows with privacy: 50% to 28% at ε = 0.1 against 55% at ε = 0.3, the reason said at 0.1 only (past the
     informed adversary's reach) and nowhere at ε = 1 (50% to 31%); a fall below 50% read as something learnt about the
     person. Where :func:`realistic_clause` already gave the reason (:data:`POPULATION_REASON`), the direction only."""
-    ra = risk.get("realistic_adversary") or {}
-    if not ra.get("available"):
+    moved = _largest_change(risk)
+    if moved is None:
         return None
-    c = ra["largest_change"]
-    value = c["value"]
-    if ra.get("labels"):  # a clamp's top value stands for "that or more"
-        value = ra["labels"][ra["values"].index(value)].replace("+", " or more")
+    c, value = moved
     direction = "less" if c["posterior"] < c["prior"] else "more"
     out = f"that is, the model and the release make a record of {value} {direction} likely for everyone alike"
     if beyond_informed(risk):
