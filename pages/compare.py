@@ -8,6 +8,7 @@ from figures.labels import METHOD_LABELS, MODEL_LABELS, summary_number
 from ui import downloads, keys, narrative, picker, tables, terms
 from ui.compute import files, method_runs
 from ui.params.messages import why_not_run
+from ui.params.spec import best_method
 from ui.routing import ensure_routed
 from ui.sidebar import controls
 from ui.sidebar.inputs import scenario_inputs
@@ -202,8 +203,8 @@ with results_area:
     row.download_button(tables.draws_csv_label(results), data=lambda: tables.draws_csv(results), file_name=f"{stem}_draws.csv",
                         mime="text/csv", on_click="ignore", width="content")
     if shared:
-        if st.session_state.get(keys.W_NETCDF_METHOD) not in shared:
-            st.session_state[keys.W_NETCDF_METHOD] = next(iter(shared))
+        if st.session_state.get(keys.W_NETCDF_METHOD) not in shared:  # the exact posterior first, not naive
+            st.session_state[keys.W_NETCDF_METHOD] = best_method(shared)
         chosen = row.selectbox("Method for the NetCDF file", list(shared), key=keys.W_NETCDF_METHOD,
                                format_func=METHOD_LABELS.get, width=220)
         netcdf = shared[chosen].result
