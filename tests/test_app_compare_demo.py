@@ -23,3 +23,15 @@ def test_the_netcdf_file_offers_the_exact_posterior_first(at):
     box = at.selectbox(key=keys.W_NETCDF_METHOD)
     assert "naive" in box.options or "Naive" in box.options
     assert box.value == "auto"
+
+
+def test_a_run_that_has_not_converged_has_no_green_tick_in_the_run_log(at):
+    """Audit s21 item 16: the run log showed a green ✓ for DA-MCMC under the banner saying it has not converged."""
+    from ui.compute.method_runs import WARNING_MARK
+
+    stalled = [m for m in ("DA-MCMC",) if any(m in w.value and "Not converged" in w.value for w in at.warning)]
+    assert stalled, [w.value for w in at.warning]  # the demo at ε = 0.1: DA-MCMC's R-hat 1.016
+    (box,) = [s for s in at.status if s.label.startswith("DA-MCMC:")]
+    assert box.icon == WARNING_MARK and box.state == "complete" and "not converged" in box.label
+    ticked = [s for s in at.status if s.icon == ":material/check:"]
+    assert ticked and not [s for s in ticked if "not converged" in s.label]
