@@ -305,6 +305,10 @@ def posterior_densities(results: Sequence, *, true_params: Mapping[str, float] |
                 layout[f"xaxis{suffix}"]["range"] = [lo - pad, hi + pad]
         else:
             layout[f"xaxis{suffix}"]["range"] = list(window)
+        support = (supports or {}).get(param)
+        if support is not None and "range" in layout[f"xaxis{suffix}"]:  # no axis past what the parameter can take
+            lo, hi = layout[f"xaxis{suffix}"]["range"]  # (θ = 1.07 at ε = 0.1: the padding ran past θ = 1)
+            layout[f"xaxis{suffix}"]["range"] = [max(lo, float(support[0])), min(hi, float(support[1]))]
         shown = layout[f"xaxis{suffix}"].get("range")
         if shown is not None:
             for t in (t for t in panel if t["meta"]["kind"] != "rug"):

@@ -42,3 +42,23 @@ def test_the_headline_states_naives_offset_from_the_exact_posterior(at):
     posterior 0.41 away from it: the release's noise, which every method shares."""
     line = next(t.value for t in at.markdown if t.value.startswith("##### "))
     assert "away from the mean of the exact posterior" in line and "truth" not in line, line
+
+
+def test_the_figure_stays_inside_the_range_theta_can_take(at):
+    """Audit s21 item 21: at ε = 0.1 the x-axis ran to θ = 1.07."""
+    import base64
+    import json
+
+    import numpy as np
+
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    lo, hi = spec["layout"]["xaxis"]["range"]
+    assert 0.0 <= lo and hi <= 1.0
+    checked = 0
+    for trace in spec["data"]:
+        xs = trace.get("x") or []
+        if isinstance(xs, dict):  # plotly's typed-array form
+            xs = np.frombuffer(base64.b64decode(xs["bdata"]), dtype=np.dtype(xs["dtype"])).tolist()
+        assert all(0.0 <= x <= 1.0 for x in xs if x is not None), trace.get("name")
+        checked += len(xs) > 2
+    assert checked >= 4  # the curves, not only the truth's line

@@ -582,6 +582,20 @@ def test_posterior_curves_stay_inside_the_parameters_range(rng):
     assert min(_traces(bounded, kind="kde")[0]["x"]) == 0.0
 
 
+def test_the_x_axis_stops_at_the_parameters_range(rng):
+    """Audit s21 item 21: at ε = 0.1 the demo's posteriors pile up near θ = 1 and the padded x-axis ran to θ = 1.07,
+    values θ cannot take."""
+    da = _result("da_mcmc", rng.beta(12.0, 1.5, (2, 2000)))
+    free = posterior_densities([da], true_params={"theta": 0.3}).to_dict()["layout"]["xaxis"]["range"]
+    assert free[1] > 1.0
+    shown = posterior_densities([da], true_params={"theta": 0.3},
+                                supports={"theta": (0.0, 1.0)}).to_dict()["layout"]["xaxis"]["range"]
+    assert shown[1] == 1.0 and 0.0 < shown[0] < 0.3  # the truth still in view
+    lam = _result("da_mcmc", rng.gamma(2.0, 0.05, (2, 2000)), params=("lam",))
+    open_ended = posterior_densities([lam], supports={"lam": (0.0, math.inf)}).to_dict()["layout"]["xaxis"]["range"]
+    assert open_ended[0] == 0.0 and math.isfinite(open_ended[1])
+
+
 def test_the_models_name_the_ranges_of_their_parameters():
     from engine.models.beta_binomial import BetaBinomial
     from engine.models.dirichlet_multinomial import DirichletMultinomial
