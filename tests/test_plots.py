@@ -596,6 +596,17 @@ def test_the_x_axis_stops_at_the_parameters_range(rng):
     assert open_ended[0] == 0.0 and math.isfinite(open_ended[1])
 
 
+def test_hovering_a_curve_names_the_method_the_parameter_and_the_density(rng):
+    """Audit s21 item 14: a hover on the Compare figure showed "(0.4174245, 3.11869)", unlabelled."""
+    runs = [_result("naive", rng.beta(20.0, 25.0, (1, 2000))), _result("da_mcmc", rng.beta(8.0, 10.0, (2, 2000))),
+            _result("ops", rng.beta(5.0, 5.0, (1, 100)))]
+    fig = posterior_densities(runs, true_params={"theta": 0.3}, not_converged={"da_mcmc"}).to_dict()
+    hover = {t["meta"]["method"]: t.get("hovertemplate") for t in fig["data"] if t["meta"]["kind"] != "truth"}
+    assert hover["naive"] == "Naive<br>θ = %{x:.4g}<br>density %{y:.3g}<extra></extra>", hover
+    assert hover["da_mcmc"].startswith("DA-MCMC (not converged)<br>θ = %{x:.4g}<br>density"), hover
+    assert hover["ops"] == "OPS<br>θ in %{x}<br>density %{y:.3g}<extra></extra>", hover  # a histogram's bin
+
+
 def test_the_models_name_the_ranges_of_their_parameters():
     from engine.models.beta_binomial import BetaBinomial
     from engine.models.dirichlet_multinomial import DirichletMultinomial
