@@ -388,6 +388,24 @@ def test_naive_and_exact_differ_by_colour_and_dash_and_clipped_labels_do_not_ove
     assert len(clipped) == 2 and {a["yshift"] for a in clipped} == {2, 20}  # one line each, above the plot
 
 
+def test_an_exported_html_page_has_the_figures_title(rng):
+    """Audit s21 item 23: the HTML downloads had no <title> (a browser tab read the file's path)."""
+    import plotly.graph_objects as go
+
+    from figures import export
+    from figures.budget import with_scenario
+
+    fig = posterior_densities([_result("da_mcmc", rng.normal(0.3, 0.05, (2, 500)))],
+                              title="Laplace noise, scale b = 3.333; pure 0.3-DP (sensitivity 1)")
+    titled = with_scenario(fig, "Posterior of θ & μ at ε = 0.3", "Beta-binomial (proportion θ), n = 40; simulated")
+    head = export.html_text(titled).split("</head>")[0]  # plotly.js has a <title> of its own, in an SVG
+    assert head.count("<title>") == 1
+    assert "<title>Posterior of θ &amp; μ at ε = 0.3 · Beta-binomial (proportion θ), n = 40 · simulated</title>" \
+        in head, head
+    assert "<title>Laplace noise, scale b = 3.333; pure 0.3-DP (sensitivity 1)</title>" in export.html_text(fig)
+    assert "<title>Plotly figure</title>" in export.html_text(go.Figure())
+
+
 def test_exports_are_drawn_on_white(rng, monkeypatch):
     """A PNG or HTML download has no Streamlit theme around it: it took plotly's default template (a blue-grey
     plot area, #E5ECF6) instead of what the app shows. Both now leave on plotly_white; the figure on the page
