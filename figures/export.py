@@ -23,8 +23,8 @@ import atexit
 import os
 import threading
 
-__all__ = ["png_bytes", "html_text", "page_title", "for_export", "EXPORT_TEMPLATE", "StaticExportUnavailable", "CHROMIUM",
-           "static_export_available"]
+__all__ = ["png_bytes", "html_text", "page_title", "for_export", "EXPORT_TEMPLATE", "StaticExportUnavailable",
+           "CHROMIUM", "static_export_available"]
 
 CHROMIUM = "/usr/bin/chromium"
 _LOCK = threading.Lock()
