@@ -11,9 +11,18 @@ from ui.params.query import to_query
 from ui.presets import DEMO
 
 
+#: the figures the page titled for its files (figures.budget.with_scenario, recorded as the page calls it)
+FILES: list = []
+
+
 @pytest.fixture(scope="module")
 def at():
-    page = open_app(query=to_query(replace(DEMO, epsilon=0.1)), timeout=240)
+    from figures import budget
+
+    titled = budget.with_scenario
+    with pytest.MonkeyPatch.context() as patch:  # AppTest runs the page in this process
+        patch.setattr(budget, "with_scenario", lambda fig, *a, **k: FILES.append(titled(fig, *a, **k)) or FILES[-1])
+        page = open_app(query=to_query(replace(DEMO, epsilon=0.1)), timeout=240)
     assert not page.exception, page.exception
     return page
 
@@ -62,3 +71,22 @@ def test_the_figure_stays_inside_the_range_theta_can_take(at):
         assert all(0.0 <= x <= 1.0 for x in xs if x is not None), trace.get("name")
         checked += len(xs) > 2
     assert checked >= 4  # the curves, not only the truth's line
+
+
+def test_the_figures_files_carry_a_title_and_the_scenario(at):
+    """Audit s21 item 6: the Compare PNG's only title was the mechanism, with no model, n or data source; the
+    Privacy budget page's files carry them. The figure on the page keeps the mechanism as its title."""
+    import json
+
+    shown = json.loads(at.get("plotly_chart")[0].proto.spec)["layout"]
+    assert shown["title"]["text"].replace("<br>", " ").startswith("Laplace noise, scale b = 10;")
+    assert "subtitle" not in shown["title"]
+    (file,) = FILES
+    layout = file.to_dict()["layout"]
+    title = layout["title"]["text"].replace("<br>", " ")
+    sub = layout["title"]["subtitle"]["text"].replace("<br>", " ")
+    assert title.startswith("Posterior of θ per method given s_dp = ") and "Laplace noise, scale b = 10" in title, title
+    assert sub.startswith("Beta-binomial (proportion θ), n = 40 · Laplace noise, sensitivity 1 · simulated records "
+                          "(truth 0.3, seed 7)"), sub
+    assert {t["name"] for t in file.to_dict()["data"]} == {t.get("name") for t in json.loads(
+        at.get("plotly_chart")[0].proto.spec)["data"]}  # the same curves as the page's figure
