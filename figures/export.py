@@ -23,8 +23,8 @@ import atexit
 import os
 import threading
 
-__all__ = ["png_bytes", "html_text", "for_export", "EXPORT_TEMPLATE", "StaticExportUnavailable", "CHROMIUM",
-           "static_export_available"]
+__all__ = ["png_bytes", "html_text", "page_title", "for_export", "EXPORT_TEMPLATE", "StaticExportUnavailable",
+           "CHROMIUM", "static_export_available"]
 
 CHROMIUM = "/usr/bin/chromium"
 _LOCK = threading.Lock()
@@ -59,9 +59,24 @@ def for_export(fig):
 _TITLE_FONT = 17
 
 
+def page_title(fig) -> str:
+    """The words of a figure's title and subtitle in one line, for an HTML page's ``<title>`` (a browser tab, a
+    bookmark, a file list): plotly's line breaks and tags out, "Plotly figure" where the figure has no title."""
+    import re
+
+    title = fig.layout.title
+    parts = [title.text or "", (title.subtitle.text if title.subtitle else None) or ""]
+    words = " · ".join(" ".join(re.sub(r"<[^>]+>", " ", p).split()) for p in parts if p.strip())
+    return words or "Plotly figure"
+
+
 def html_text(fig) -> str:
-    """The figure as a self-contained HTML page (plotly.js inside, no network), on :data:`EXPORT_TEMPLATE`."""
-    return for_export(fig).to_html(include_plotlyjs=True, full_html=True)
+    """The figure as a self-contained HTML page (plotly.js inside, no network), on :data:`EXPORT_TEMPLATE`, with a
+    ``<title>`` of the figure's title and subtitle (:func:`page_title`; plotly writes none)."""
+    import html
+
+    page = for_export(fig).to_html(include_plotlyjs=True, full_html=True)
+    return page.replace("<head>", f"<head>\n    <title>{html.escape(page_title(fig))}</title>", 1)
 
 
 class StaticExportUnavailable(RuntimeError):

@@ -18,7 +18,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .axes import BOTTOM_LEGEND, TITLE_LINE, _grid_shape, _label, axis_title, titled, top_title, wrap
+from .axes import BOTTOM_LEGEND, TITLE_LINE, _grid_shape, _label, axis_title, param_symbol, titled, top_title, wrap
 from .kde import density_curve
 from .labels import result_label as method_name
 from .labels import summary_number
@@ -89,14 +89,21 @@ def _density_traces(results, confidential, param: str, axes: dict, seen: set, no
         common = {"name": name, "legendgroup": method, "showlegend": method not in seen,
                   "meta": {"kind": kind, "method": method, "param": param, "converged": not stalled}, **axes}
         color = color_of(method)
+        # a hover names the curve, the parameter and the density (it showed "(0.4174245, 3.11869)")
+        who = ("Confidential data" if is_conf else _label(method)) + (" (not converged)" if stalled else "")
+        symbol = param_symbol(param)
         if kind == "histogram":
             bins = int(np.clip(np.sqrt(np.size(x)), 5, 30))  # 100 released draws: 10 bins, not 30 ragged ones
             traces.append({"type": "histogram", "x": x, "histnorm": "probability density", "nbinsx": bins,
-                           "opacity": 0.25 if stalled else 0.45, "marker": {"color": color}, **common})
+                           "opacity": 0.25 if stalled else 0.45, "marker": {"color": color},
+                           "hovertemplate": f"{who}<br>{symbol} in %{{x}}<br>density %{{y:.3g}}<extra></extra>",
+                           **common})
         else:
             dash = dash_of(method)  # one style per method (a not-converged run is faded and says so in the legend)
             traces.append({"type": "scatter", "x": x, "y": y, "mode": "lines", "opacity": 0.45 if stalled else 1.0,
-                           "line": {"color": color, "dash": dash, "width": 2}, **common})
+                           "line": {"color": color, "dash": dash, "width": 2},
+                           "hovertemplate": f"{who}<br>{symbol} = %{{x:.4g}}<br>density %{{y:.3g}}<extra></extra>",
+                           **common})
         peaks[method] = _peak(kind, x, y)
         seen.add(method)
     return traces, peaks
@@ -305,6 +312,10 @@ def posterior_densities(results: Sequence, *, true_params: Mapping[str, float] |
                 layout[f"xaxis{suffix}"]["range"] = [lo - pad, hi + pad]
         else:
             layout[f"xaxis{suffix}"]["range"] = list(window)
+        support = (supports or {}).get(param)
+        if support is not None and "range" in layout[f"xaxis{suffix}"]:  # no axis past what the parameter can take
+            lo, hi = layout[f"xaxis{suffix}"]["range"]  # (θ = 1.07 at ε = 0.1: the padding ran past θ = 1)
+            layout[f"xaxis{suffix}"]["range"] = [max(lo, float(support[0])), min(hi, float(support[1]))]
         shown = layout[f"xaxis{suffix}"].get("range")
         if shown is not None:
             for t in (t for t in panel if t["meta"]["kind"] != "rug"):

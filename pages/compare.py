@@ -2,12 +2,13 @@
 import streamlit as st
 
 from engine.methods import READS_RECORDS
-from figures import export, posteriors
+from figures import budget, export, posteriors
 from figures.axes import alt_text, param_symbol
 from figures.labels import METHOD_LABELS, MODEL_LABELS, summary_number
 from ui import downloads, keys, narrative, picker, tables, terms
-from ui.compute import files, method_runs
+from ui.compute import files, method_runs, sweeps
 from ui.params.messages import why_not_run
+from ui.params.spec import best_method
 from ui.routing import ensure_routed
 from ui.sidebar import controls
 from ui.sidebar.inputs import scenario_inputs
@@ -122,6 +123,13 @@ with results_area:
         [r.result for r in shared.values()], true_params=prepared.true_params, confidential=None,
         title=prepared.mechanism_text, params=[picked] if multi else names, not_converged=not_converged,
         too_few=too_few, supports=prepared.param_support)
+    # the files stand alone on a slide: titled with what they show and the scenario, as the Privacy budget page's
+    # (the figure on the page keeps the mechanism as its title: the line above it and the sidebar say the rest)
+    given = narrative.release_text(prepared.s_dp) if len(prepared.s_dp) <= 4 else \
+        f"a release of {len(prepared.s_dp)} numbers"
+    file_fig = budget.with_scenario(
+        shared_fig, f"Posterior of {param_symbol(picked)} per method given s_dp = {given}; {prepared.mechanism_text}",
+        sweeps.scenario_words(s, inputs.records, prepared.n))
     config = {"toImageButtonOptions": {"format": "png", "filename": "posterior", "scale": 2}}
     if not share_direct:
         config["modeBarButtonsToRemove"] = ["toImage"]
@@ -202,8 +210,8 @@ with results_area:
     row.download_button(tables.draws_csv_label(results), data=lambda: tables.draws_csv(results), file_name=f"{stem}_draws.csv",
                         mime="text/csv", on_click="ignore", width="content")
     if shared:
-        if st.session_state.get(keys.W_NETCDF_METHOD) not in shared:
-            st.session_state[keys.W_NETCDF_METHOD] = next(iter(shared))
+        if st.session_state.get(keys.W_NETCDF_METHOD) not in shared:  # the exact posterior first, not naive
+            st.session_state[keys.W_NETCDF_METHOD] = best_method(shared)
         chosen = row.selectbox("Method for the NetCDF file", list(shared), key=keys.W_NETCDF_METHOD,
                                format_func=METHOD_LABELS.get, width=220)
         netcdf = shared[chosen].result
@@ -221,10 +229,10 @@ with results_area:
                         data=lambda: files.scenario_toml(s, records, s_dp=prepared.s_dp, n_dp=prepared.n_dp,
                                                          include_records=with_records),
                         file_name=f"{stem}.toml", mime="application/toml", on_click="ignore", width="content")
-    row.download_button("Figure (HTML)", data=lambda: export.html_text(shared_fig),
+    row.download_button("Figure (HTML)", data=lambda: export.html_text(file_fig),
                         file_name=f"{stem}_posterior.html", mime="text/html", on_click="ignore", width="content")
     if export.static_export_available():
-        row.download_button("Figure (PNG)", data=lambda: export.png_bytes(shared_fig),
+        row.download_button("Figure (PNG)", data=lambda: export.png_bytes(file_fig),
                             file_name=f"{stem}_posterior.png",
                             mime="image/png", on_click="ignore", width="content")
     else:

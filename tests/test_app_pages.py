@@ -285,6 +285,23 @@ def test_an_uploads_downloads_leave_out_what_the_records_show_directly():
     assert "modeBarButtonsToRemove" not in json.loads(at.get("plotly_chart")[0].proto.config)
 
 
+def test_an_uploads_titled_figure_file_leaves_out_what_the_records_show_directly(monkeypatch):
+    """Audit s21 item 6: the Compare files now carry a title and the scenario (figures.budget.with_scenario); for an
+    upload they still hold only what reads the release, and the scenario names no record."""
+    from figures import budget
+
+    files, titled = [], budget.with_scenario
+    monkeypatch.setattr(budget, "with_scenario", lambda fig, *a, **k: files.append(titled(fig, *a, **k)) or files[-1])
+    at = _open()
+    _upload(b"employed\n" + b"\n".join([b"1"] * 14 + [b"0"] * 36) + b"\n")(at)
+    _assert_clean(at)
+    data = files[-1].to_dict()
+    assert data["layout"]["title"]["subtitle"]["text"].replace("<br>", " ").startswith(
+        "Beta-binomial (proportion θ), n = 50 · Laplace noise, sensitivity 1 · uploaded records")
+    methods = {t["meta"]["method"] for t in data["data"]}
+    assert "naive" in methods and not methods & {"ops", "confidential"}, methods
+
+
 def test_simulated_records_are_no_secret_in_the_downloads():
     at = _open()
     assert not [c for c in at.checkbox if c.key == keys.W_SHARE_DIRECT]
@@ -600,7 +617,9 @@ def test_the_headline_of_a_regression_judges_every_coefficient():
     assert not at.exception, [e.value for e in at.exception]
     line = next(t for t in _texts(at.markdown) if t.startswith("##### "))
     assert line.startswith("##### Naive's 90% intervals miss the truth for 2 of 3 coefficients; "), line
-    assert " for beta[0] (the parameter shown) and centred 0.12 away from the truth" in line, line
+    # naive's offset from the exact posterior, not from the truth (audit s21 item 5: the noise is every method's)
+    assert " for beta[0] (the parameter shown) and centred 0.91 away from the mean of the exact posterior: its 90% " \
+           "interval covers beta[0] = -1.79" in line, line
 
 
 def test_the_best_methods_da_mcmc_is_told_apart_from_the_da_mcmc_row():

@@ -264,6 +264,25 @@ def test_netcdf_and_toml_exports_round_trip(tmp_path):
     assert tables["abc_rejection"]["max_seconds"] == DEMO.abc_max_seconds and tables["ops"]["k"] == DEMO.ops_k
 
 
+def test_the_toml_runs_the_best_method_and_says_how_ops_ran():
+    """Audit s21 item 1: ``[method]`` was the first switched-on method (naive, the biased baseline), so ``python -m
+    engine run`` on the download gave only naive; and ``[methods.ops]`` said 4 × 2,000 draws where OPS ran 1 × k."""
+    import tomllib
+
+    from ui.compute.files import scenario_toml
+
+    back = tomllib.loads(scenario_toml(DEMO))
+    assert DEMO.methods[0] == "naive" and "auto" in DEMO.methods
+    assert back["method"]["name"] == "auto" and set(back["methods"]) == set(DEMO.methods) - {"auto"}
+    assert back["methods"]["ops"] | {"name": "ops"} == {"name": "ops", "chains": 1, "draws": DEMO.ops_k, "warmup": 0,
+                                                        "k": DEMO.ops_k}
+    without = replace(DEMO, methods=("naive", "abc_rejection", "da_mcmc", "ops"))
+    assert tomllib.loads(scenario_toml(without))["method"]["name"] == "da_mcmc"
+    assert tomllib.loads(scenario_toml(replace(DEMO, methods=("ops", "naive"))))["method"]["name"] == "ops"
+    assert tomllib.loads(scenario_toml(replace(DEMO, methods=("naive",))))["method"]["name"] == "naive"
+    assert engine.spec_from_dict(back).method["name"] == "auto"  # the engine runs it as written
+
+
 def test_the_toml_of_an_upload_holds_the_release_not_the_records(tmp_path):
     """Issue 20 item 18: the TOML download embedded every uploaded record in plain text, unasked."""
     from dataclasses import replace

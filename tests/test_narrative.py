@@ -35,8 +35,8 @@ def test_the_headline_counts_the_misses_of_every_coefficient_not_only_the_one_sh
     sentence = narrative.headline({"naive": _Run(NAIVE), "auto": _Run(EXACT)}, TRUTH, param="beta[0]")
     assert sentence.startswith("Naive's 90% intervals miss the truth for 2 of 3 coefficients; those of the exact "
                                "posterior for 0. "), sentence
-    assert "too narrow for beta[0] (the parameter shown) and centred 0.12 away from the truth: its 90% interval " \
-           "covers beta[0] = -1.79" in sentence, sentence
+    assert "too narrow for beta[0] (the parameter shown) and centred 0.91 away from the mean of the exact " \
+           "posterior: its 90% interval covers beta[0] = -1.79" in sentence, sentence
 
 
 def test_naive_and_exact_agree_only_where_they_agree_for_every_parameter():

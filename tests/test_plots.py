@@ -388,6 +388,24 @@ def test_naive_and_exact_differ_by_colour_and_dash_and_clipped_labels_do_not_ove
     assert len(clipped) == 2 and {a["yshift"] for a in clipped} == {2, 20}  # one line each, above the plot
 
 
+def test_an_exported_html_page_has_the_figures_title(rng):
+    """Audit s21 item 23: the HTML downloads had no <title> (a browser tab read the file's path)."""
+    import plotly.graph_objects as go
+
+    from figures import export
+    from figures.budget import with_scenario
+
+    fig = posterior_densities([_result("da_mcmc", rng.normal(0.3, 0.05, (2, 500)))],
+                              title="Laplace noise, scale b = 3.333; pure 0.3-DP (sensitivity 1)")
+    titled = with_scenario(fig, "Posterior of θ & μ at ε = 0.3", "Beta-binomial (proportion θ), n = 40; simulated")
+    head = export.html_text(titled).split("</head>")[0]  # plotly.js has a <title> of its own, in an SVG
+    assert head.count("<title>") == 1
+    assert "<title>Posterior of θ &amp; μ at ε = 0.3 · Beta-binomial (proportion θ), n = 40 · simulated</title>" \
+        in head, head
+    assert "<title>Laplace noise, scale b = 3.333; pure 0.3-DP (sensitivity 1)</title>" in export.html_text(fig)
+    assert "<title>Plotly figure</title>" in export.html_text(go.Figure())
+
+
 def test_exports_are_drawn_on_white(rng, monkeypatch):
     """A PNG or HTML download has no Streamlit theme around it: it took plotly's default template (a blue-grey
     plot area, #E5ECF6) instead of what the app shows. Both now leave on plotly_white; the figure on the page
@@ -580,6 +598,31 @@ def test_posterior_curves_stay_inside_the_parameters_range(rng):
     bounded = posterior_densities([da], supports={"theta": (0.0, 1.0)})
     assert min(_traces(free, kind="kde")[0]["x"]) < 0.0
     assert min(_traces(bounded, kind="kde")[0]["x"]) == 0.0
+
+
+def test_the_x_axis_stops_at_the_parameters_range(rng):
+    """Audit s21 item 21: at ε = 0.1 the demo's posteriors pile up near θ = 1 and the padded x-axis ran to θ = 1.07,
+    values θ cannot take."""
+    da = _result("da_mcmc", rng.beta(12.0, 1.5, (2, 2000)))
+    free = posterior_densities([da], true_params={"theta": 0.3}).to_dict()["layout"]["xaxis"]["range"]
+    assert free[1] > 1.0
+    shown = posterior_densities([da], true_params={"theta": 0.3},
+                                supports={"theta": (0.0, 1.0)}).to_dict()["layout"]["xaxis"]["range"]
+    assert shown[1] == 1.0 and 0.0 < shown[0] < 0.3  # the truth still in view
+    lam = _result("da_mcmc", rng.gamma(2.0, 0.05, (2, 2000)), params=("lam",))
+    open_ended = posterior_densities([lam], supports={"lam": (0.0, math.inf)}).to_dict()["layout"]["xaxis"]["range"]
+    assert open_ended[0] == 0.0 and math.isfinite(open_ended[1])
+
+
+def test_hovering_a_curve_names_the_method_the_parameter_and_the_density(rng):
+    """Audit s21 item 14: a hover on the Compare figure showed "(0.4174245, 3.11869)", unlabelled."""
+    runs = [_result("naive", rng.beta(20.0, 25.0, (1, 2000))), _result("da_mcmc", rng.beta(8.0, 10.0, (2, 2000))),
+            _result("ops", rng.beta(5.0, 5.0, (1, 100)))]
+    fig = posterior_densities(runs, true_params={"theta": 0.3}, not_converged={"da_mcmc"}).to_dict()
+    hover = {t["meta"]["method"]: t.get("hovertemplate") for t in fig["data"] if t["meta"]["kind"] != "truth"}
+    assert hover["naive"] == "Naive<br>θ = %{x:.4g}<br>density %{y:.3g}<extra></extra>", hover
+    assert hover["da_mcmc"].startswith("DA-MCMC (not converged)<br>θ = %{x:.4g}<br>density"), hover
+    assert hover["ops"] == "OPS<br>θ in %{x}<br>density %{y:.3g}<extra></extra>", hover  # a histogram's bin
 
 
 def test_the_models_name_the_ranges_of_their_parameters():

@@ -90,9 +90,27 @@ def _run_logged(spec_text: str, settings_text: str, name: str) -> dict:
         except Exception as exc:  # noqa: BLE001 - not bad input but a fault: one line, the method's, not a traceback
             payload = _fault(name, exc)
         cached = "" if _fresh.value else " (cached)"
-        status.update(label=payload["log"] + cached, state="error" if "error" in payload else "complete",
-                      expanded=False)
+        unsettled = "error" not in payload and MethodRun(name, convergence=payload.get("convergence")).untrusted
+        status.update(label=payload["log"] + cached + (" — not converged, see the warning above" if unsettled else ""),
+                      state="error" if "error" in payload else "complete", expanded=False)
+        if unsettled:
+            _warning_mark(status)
     return payload
+
+
+#: the icon of a run that finished but whose numbers are not to be trusted (not converged, too few draws)
+WARNING_MARK = ":material/warning:"
+
+
+def _warning_mark(status) -> None:
+    """Give a finished ``st.status`` box the warning mark instead of the green ✓: st.status knows only running,
+    complete (✓) and error (✗), and a run that has not converged is neither a success nor a failure. Its state stays
+    complete; the icon is the box's own field, which ``update`` resends with the label."""
+    proto = getattr(status, "_current_proto", None)
+    if proto is None:  # another Streamlit: the label still says it
+        return
+    proto.expandable.icon = WARNING_MARK
+    status.update(label=proto.expandable.label)
 
 
 def run_method(spec_text: str, settings: Mapping[str, Any]) -> MethodRun:

@@ -14,7 +14,13 @@ from .release import release_table
 from .scenario import DATA_SOURCES, PRIOR_KINDS, Scenario, budget_forms, truth_key
 
 __all__ = ["to_spec_dict", "release_spec_dict", "model_table", "mechanism_table", "noise_table", "n_prior_table",
-           "n_mechanism_table", "method_settings"]
+           "n_mechanism_table", "method_settings", "best_method", "BEST_FIRST"]
+
+#: the methods best first, for what a file offers first (the TOML's ``[method]``, the NetCDF file): the exact
+#: posterior by the best method, the closed form, the exact samplers, the approximate and the estimator, then the
+#: baselines (OPS, a second release; naive, which ignores the noise), so naive leads only when nothing else is on
+BEST_FIRST = ("auto", "exact", "rjmcmc", "pseudo_marginal", "da_mcmc", "abc_rejection", "bernstein_sheldon", "mcem",
+              "ops", "naive")
 
 
 def model_table(s: Scenario, records=None) -> dict:
@@ -128,13 +134,31 @@ def method_settings(s: Scenario, method: str) -> dict:
     return table
 
 
+def best_method(methods) -> str | None:
+    """The best of ``methods`` by :data:`BEST_FIRST` (a method not listed there comes after them, in its order)."""
+    methods = list(methods)
+    return min(methods, key=lambda m: (BEST_FIRST.index(m) if m in BEST_FIRST else len(BEST_FIRST),
+                                       methods.index(m)), default=None)
+
+
+def _as_run(s: Scenario, method: str) -> dict:
+    """A method's settings as the page runs them, for a file: OPS releases its k draws as one chain, whatever
+    chains, draws and warm-up the engine would fill in (its defaults, 4 × 2,000, read as if OPS ran them)."""
+    table = method_settings(s, method)
+    if method == "ops":
+        table.update(chains=1, draws=s.ops_k, warmup=0)
+    return table
+
+
 def release_spec_dict(s: Scenario, records, s_dp=None, n_dp=None, *, keep_records: bool = False) -> dict:
     """The spec to download: the model, the mechanism, the seed and every switched-on method's settings
-    (the first in ``[method]``, the others in ``[methods.<name>]``). Its data are what may leave the
+    as the page ran them (the best by :func:`best_method` in ``[method]``, which ``python -m engine run`` runs:
+    the exact posterior, not the naive baseline; the others in ``[methods.<name>]``). Its data are what may leave the
     building: the release ``s_dp`` (and ``n_dp``) an upload gave, not its confidential records, unless
     ``keep_records`` (an explicit choice). A simulation keeps its ``simulate`` table (its records are
     synthetic, reproducible from the seed)."""
-    spec = to_spec_dict(s, records, method=next(iter(s.methods), "da_mcmc"))
+    spec = to_spec_dict(s, records, method=best_method(s.methods) or "da_mcmc")
+    spec["method"] = _as_run(s, spec["method"]["name"])
     if s.data == "csv" and not keep_records:
         released = {"s_dp": [float(v) for v in s_dp]}
         if s.size_released:
@@ -142,7 +166,7 @@ def release_spec_dict(s: Scenario, records, s_dp=None, n_dp=None, *, keep_record
         if s.unknown_n:
             spec["model"].pop("n", None)
         spec["data"] = released
-    others = {m: method_settings(s, m) for m in s.methods if m != spec["method"]["name"]}
+    others = {m: _as_run(s, m) for m in s.methods if m != spec["method"]["name"]}
     if others:
         spec["methods"] = others
     return spec
