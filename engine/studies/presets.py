@@ -515,7 +515,9 @@ def run_preset(name: str, quick: bool = False, *, executor=None, workers: int | 
     """Run a preset by name (see the module table); ``quick`` is the CI size.
 
     ``executor``: any :class:`concurrent.futures.Executor` for the replicate studies (default a
-    local process pool over ``workers`` processes, shut down afterwards).
+    local process pool over ``workers`` processes, shut down afterwards; this process for
+    ``workers=1``). The pool spawns its processes: a script that runs a preset on it needs the
+    ``if __name__ == "__main__":`` guard (see :func:`engine.studies.calibration.calibration_study`).
 
     ``on_progress(done, total)``: called with the preset's progress over its stages (per mille; see
     :func:`preset_plan`). Returning False stops it: the stage under way stops at its next block of
