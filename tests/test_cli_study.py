@@ -64,3 +64,16 @@ def test_the_refusal_survives_a_reader_that_goes_away(tmp_path):
     assert done.returncode == 2, (done.returncode, done.stderr)
     assert done.stderr.startswith("error: method.name = 'rjmcmc' is invalid for a known n"), done.stderr
     assert "calibration.csv" not in done.stderr and not (tmp_path / "out").exists()
+
+
+def test_a_missing_file_is_named_before_a_missing_replicates(tmp_path, capsys):
+    """``study calibration nofile.toml`` (no --replicates) complained about --replicates first; the file comes
+    first on the line the user typed, and without it nothing else can be checked."""
+    missing = tmp_path / "nofile.toml"
+    assert cli_module.main(["study", "calibration", str(missing)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: SPEC = {str(missing)!r} is invalid: must be an existing") and err.count("\n") == 1
+    spec = tmp_path / "s.toml"
+    spec.write_text(KNOWN_N)
+    assert cli_module.main(["study", "calibration", str(spec)]) == 2  # with the file there, --replicates is next
+    assert capsys.readouterr().err.startswith("error: --replicates = None is invalid")

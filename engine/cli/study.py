@@ -153,9 +153,9 @@ def _calibration(args, executor) -> int:
     if not args.spec:
         raise ValueError("SPEC = None is invalid: study calibration needs a scenario file, e.g. "
                          "python -m engine study calibration spec.toml --replicates 200")
+    spec = load_spec(args.spec)  # the file first: a missing one is the first thing to say
     if args.replicates is None:
         raise ValueError("--replicates = None is invalid: give the number of replicates M, e.g. --replicates 200")
-    spec = load_spec(args.spec)
     problem = _problem(spec)
     methods = ([m.strip() for m in args.methods.split(",") if m.strip()] if args.methods
                else _default_methods(spec, problem))
