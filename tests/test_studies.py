@@ -199,6 +199,15 @@ def test_preset_quick_run_through_the_cli(name, tmp_path, capsys):
             assert number in printed
         ks = re.search(r"ABC vs exact KS (D = \S+, p = [\d.]+)", row)
         assert ks and f"ABC vs exact KS {ks.group(1)}." in printed, (row, printed)
+    if name == "ju2022_loglinear":  # the text said "12 releases per ε" of a coverage table over 24
+        said = re.search(r"(\d+) releases per ε of the fixed data \(means, acceptance\) and (\d+) of fresh data",
+                         printed)
+        assert said, printed
+        for table, count in (("posterior_means", said.group(1)), ("coverage_replicates", said.group(2))):
+            rows = pd.read_csv(out / f"{table}.csv")
+            assert set(rows.groupby("epsilon")["replicate"].nunique()) == {int(count)}, table
+        assert f"({said.group(1)} releases per ε of the fixed data for the means and acceptance, {said.group(2)} of " \
+               "fresh data for coverage)" in _readme_quick_row(name)
     files = set(os.listdir(out))
     assert "comparison.txt" in files and any(f.endswith(".csv") for f in files)
     # written for people: ε, MMD², 10⁶ and the methods' names, not "eps = 0.2", "MMD^2", "10^6" or "da_mcmc 1.96";
