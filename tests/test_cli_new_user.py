@@ -159,9 +159,15 @@ def test_a_preset_refuses_the_options_only_calibration_takes(cli, tmp_path):
     assert not (tmp_path / "o").exists()  # refused before anything ran
 
 
-def test_calibration_refuses_an_estimator_and_names_a_method_that_failed_everywhere(cli, tmp_path):
+def test_calibration_refuses_an_estimator_and_names_a_method_that_failed_everywhere(cli, tmp_path, monkeypatch):
     """mcem in a calibration study said "mmd samples = 1 is invalid"; rjmcmc on a known n failed in every replicate
-    and the study exited 0, the reason only in calibration.csv."""
+    and the study exited 0, the reason only in calibration.csv. rjmcmc on a known n is now refused before any
+    replicate runs (tests/test_cli_study.py); a method that fails in every replicate for a reason only the replicates
+    find still ends the study with its error and status 2."""
+    from dataclasses import replace
+
+    from engine.methods import REGISTRY
+
     spec = tmp_path / "s.toml"
     spec.write_text(SPEC)
     proc = cli("study", "calibration", spec, "--replicates", "2", "--methods", "mcem", "--workers", "1",
@@ -169,11 +175,20 @@ def test_calibration_refuses_an_estimator_and_names_a_method_that_failed_everywh
     _one_line_error(proc, "method.name = 'mcem' is invalid: is not for a calibration study")
     proc = cli("study", "calibration", spec, "--replicates", "1", "--methods", "rjmcmc", "--workers", "1",
                 "--out", tmp_path / "r", "--quiet")
-    assert proc.returncode == 2 and proc.stderr.startswith("error: method.name = 'rjmcmc' is invalid for a known n"), \
+    _one_line_error(proc, "method.name = 'rjmcmc' is invalid for a known n")
+    assert not (tmp_path / "r").exists()  # refused before anything ran or was written
+
+    def broken(problem, rng, settings, on_progress=None):
+        raise ValueError("method.draws = 1 is invalid: broken on purpose")
+
+    monkeypatch.setitem(REGISTRY, "da_mcmc", replace(REGISTRY["da_mcmc"], run=broken))  # workers 1: in this process
+    proc = cli("study", "calibration", spec, "--replicates", "1", "--methods", "da_mcmc", "--workers", "1",
+                "--out", tmp_path / "d", "--quiet")
+    assert proc.returncode == 2 and proc.stderr.startswith("error: method.draws = 1 is invalid: broken on purpose"), \
         proc.stderr
-    assert "(every replicate of rjmcmc failed: see calibration.csv)" in proc.stderr
-    assert not list((tmp_path / "r").glob("*.png"))  # nothing ran to compare with the reference: no figures
-    assert (tmp_path / "r" / "calibration.csv").exists() and "rjmcmc theta" in proc.stdout  # the tables are written
+    assert "(every replicate of da_mcmc failed: see calibration.csv)" in proc.stderr
+    assert not list((tmp_path / "d").glob("*.png"))  # nothing ran to compare with the reference: no figures
+    assert (tmp_path / "d" / "calibration.csv").exists() and "da_mcmc theta" in proc.stdout  # the tables are written
 
 
 def test_a_scheduler_that_is_not_an_address_is_named(cli, tmp_path):

@@ -181,12 +181,35 @@ def test_calibration_cli_writes_tables_figures_and_resumes(tmp_path, capsys):
     assert "PRESET = 'nonsense' is invalid" in capsys.readouterr().err
 
 
+def _readme_quick_row(name: str) -> str:
+    """README's Studies table row for ``name``: what its quick run reproduces."""
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as fh:
+        return next(line for line in fh if line.startswith(f"| `{name}` |"))
+
+
 @pytest.mark.parametrize("name", list(PRESETS))
 def test_preset_quick_run_through_the_cli(name, tmp_path, capsys):
     out = tmp_path / name
     assert cli.main(["study", name, "--quick", "--out", str(out), "--workers", "2"]) == 0
     printed = capsys.readouterr().out
     assert "[NO]" not in printed and "[ok]" in printed, printed
+    if name == "gong2020_count":  # README said KS p = 0.955; the (deterministic) quick run gives D = 0.0088, p = 0.087
+        row = _readme_quick_row(name)
+        for claim in ("DP MLE 37.237", "observed information 1.5821e-2", "169%"):
+            assert claim in row
+        for number in ("37.237", "1.5821e-2", "169%"):
+            assert number in printed
+        ks = re.search(r"ABC vs exact KS (D = \S+, p = [\d.]+)", row)
+        assert ks and f"ABC vs exact KS {ks.group(1)}." in printed, (row, printed)
+    if name == "ju2022_loglinear":  # the text said "12 releases per ε" of a coverage table over 24
+        said = re.search(r"(\d+) releases per ε of the fixed data \(means, acceptance\) and (\d+) of fresh data",
+                         printed)
+        assert said, printed
+        for table, count in (("posterior_means", said.group(1)), ("coverage_replicates", said.group(2))):
+            rows = pd.read_csv(out / f"{table}.csv")
+            assert set(rows.groupby("epsilon")["replicate"].nunique()) == {int(count)}, table
+        assert f"({said.group(1)} releases per ε of the fixed data for the means and acceptance, {said.group(2)} of " \
+               "fresh data for coverage)" in _readme_quick_row(name)
     files = set(os.listdir(out))
     assert "comparison.txt" in files and any(f.endswith(".csv") for f in files)
     # written for people: ε, MMD², 10⁶ and the methods' names, not "eps = 0.2", "MMD^2", "10^6" or "da_mcmc 1.96";

@@ -23,12 +23,14 @@ import os
 import sys
 import time
 
-from ..api import prepare
+from ..api import prepare, run_method
+from ..methods import REGISTRY
+from ..methods.base import check_mechanism_supported, check_model_supported
 from ..methods.exact import has_closed_form
 from ..spec import load_spec
-from ..studies.calibration import REFERENCE, calibration_study, calibration_summary
+from ..studies.calibration import REFERENCE, calibration_config, calibration_study, calibration_summary
 from ..studies.presets import PRESETS, run_preset, write_preset
-from .console import cli_error, progress_bar
+from .console import cli_error, closed_pipe, progress_bar
 
 __all__ = ["add_parser", "run"]
 
@@ -105,13 +107,41 @@ def _executor(args):
     return None, None
 
 
-def _default_methods(spec) -> list:
+def _problem(spec):
+    """The spec prepared once, as ``run`` would (None where its own data cannot be: the replicates draw their own)."""
+    try:
+        return prepare(spec)
+    except ValueError:
+        return None
+
+
+#: methods that sample n and refuse a known one; their refusal is their first check, made before any draw
+_NEEDS_UNKNOWN_N = ("rjmcmc",)
+
+
+def _refuse_what_cannot_run(problem, methods: list) -> None:
+    """Raise the ValueError ``run`` would give for a method that cannot run on the spec's model, release or n
+    (rjmcmc on a known n), before any replicate runs: such a method fails in every replicate, after the
+    study's whole cost. Names that are not methods are left to the study's own check."""
+    if problem is None:
+        return
+    for table in methods:
+        name = table if isinstance(table, str) else dict(table).get("name")
+        if name not in REGISTRY:
+            continue
+        check_model_supported(name, problem.model)
+        check_mechanism_supported(name, problem.mechanism)
+        if name in _NEEDS_UNKNOWN_N and getattr(problem, "unknown_n", None) is None:
+            run_method(problem, {"name": name}, 0)  # raises its one-line refusal at once
+
+
+def _default_methods(spec, problem) -> list:
     names = ["naive"]
     own = dict(spec.method)
     if own["name"] not in names:
         names.append(own["name"])
     try:
-        exact_ok = has_closed_form(prepare(spec))
+        exact_ok = problem is not None and has_closed_form(problem)
     except ValueError:
         exact_ok = False
     if exact_ok and "exact" not in names:
@@ -124,10 +154,14 @@ def _calibration(args, executor) -> int:
     if not args.spec:
         raise ValueError("SPEC = None is invalid: study calibration needs a scenario file, e.g. "
                          "python -m engine study calibration spec.toml --replicates 200")
+    spec = load_spec(args.spec)  # the file first: a missing one is the first thing to say
     if args.replicates is None:
         raise ValueError("--replicates = None is invalid: give the number of replicates M, e.g. --replicates 200")
-    spec = load_spec(args.spec)
-    methods = ([m.strip() for m in args.methods.split(",") if m.strip()] if args.methods else _default_methods(spec))
+    problem = _problem(spec)
+    methods = ([m.strip() for m in args.methods.split(",") if m.strip()] if args.methods
+               else _default_methods(spec, problem))
+    calibration_config(spec, methods)  # names, settings and estimators refused before --out is made
+    _refuse_what_cannot_run(problem, methods)
     out = args.out or "study-calibration"
     os.makedirs(out, exist_ok=True)
     t0 = time.perf_counter()
@@ -142,8 +176,12 @@ def _calibration(args, executor) -> int:
         for param in table["param"].unique()[:1]:
             notes += _write_figures(_study_figures().calibration_figures(table, param), out)
     cols = ["method", "param", "M", "failed", "ks_stat", "ks_pvalue", "coverage_50", "coverage_90", "mmd2_mean"]
-    print(f"calibration: {args.replicates} replicates in {time.perf_counter() - t0:.1f} s -> {out}")
-    print(summary[cols].round(4).to_string(index=False))
+    try:
+        print(f"calibration: {args.replicates} replicates in {time.perf_counter() - t0:.1f} s -> {out}")
+        print(summary[cols].round(4).to_string(index=False))
+        sys.stdout.flush()
+    except BrokenPipeError:  # stdout's reader has gone (| head): the tables are written; a failed method still says so
+        closed_pipe()
     for n in notes:
         sys.stderr.write(n + "\n")
     return _failures(table)

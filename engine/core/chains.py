@@ -6,7 +6,9 @@ stores its iteration count in ``progress[c]``, calls ``tick()`` and returns earl
 GIL) or one after another, and reports ``on_progress(done, total)`` from the calling thread. A
 callback that returns ``False`` asks the run to stop: every chain ends at its next block boundary
 and the sampler keeps what was drawn (:func:`kept` says which chains and how many post-warm-up
-iterations). Cancellation never changes the draws made before it.
+iterations). Cancellation never changes the draws made before it. An exception in the calling thread
+(Ctrl-C's ``KeyboardInterrupt``, or one the callback raises) stops the chains the same way and then
+propagates once they have ended, about a block later, rather than after their last iteration.
 
 Threads per run: at most :func:`chain_threads` chains run at once (``DPL_CHAIN_THREADS``, default
 every core). A server hosting many sessions sets it to 1 so that thirty concurrent runs share the
@@ -63,9 +65,13 @@ def run_chains(run_one: Callable, chains: int, per_chain: int, progress: np.ndar
         with ThreadPoolExecutor(max_workers=workers) as pool:
             futs = [pool.submit(run_one, c, lambda: None, stop) for c in range(chains)]
             pending = set(futs)
-            while pending:
-                _, pending = wait(pending, timeout=0.1)
-                report()
+            try:
+                while pending:
+                    _, pending = wait(pending, timeout=0.1)
+                    report()
+            except BaseException:  # Ctrl-C, or the callback raised: the chains end at their next block, not their last
+                stop.set()
+                raise
             outs = [f.result() for f in futs]
     else:
         outs = [run_one(c, report, stop) for c in range(chains)]

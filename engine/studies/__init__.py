@@ -21,6 +21,8 @@ module                      study                               paper
 process pool over all cores; ``dask.distributed.Client(address).get_executor()`` for a cluster).
 """
 from .calibration import LEVELS, calibration_study, calibration_summary, coverage_table, ecdf, sbc_histogram
+from .presets import PRESETS, PresetResult, run_preset, write_preset
+from .replicates import epsilon_replicates
 from .runner import InlineExecutor, default_executor, load_table, run_units, save_table, spawn_seeds
 from .sweep import epsilon_spec, epsilon_sweep, smallest_epsilon_meeting
 from .utility import median_bandwidth, mmd2_unbiased, thin_draws
@@ -30,4 +32,5 @@ __all__ = [
     "mmd2_unbiased", "median_bandwidth", "thin_draws",
     "InlineExecutor", "default_executor", "run_units", "save_table", "load_table", "spawn_seeds",
     "epsilon_spec", "epsilon_sweep", "smallest_epsilon_meeting",
+    "epsilon_replicates", "run_preset", "write_preset", "PRESETS", "PresetResult",
 ]

@@ -211,8 +211,12 @@ def calibration_study(spec: Spec | Mapping[str, Any], methods: Sequence, replica
     reference : bool
         Add the confidential-data posterior (``method = "confidential"``) and MMD to it.
     executor : concurrent.futures.Executor, optional
-        Default a local process pool over all cores; ``dask.distributed.Client(address)
-        .get_executor()`` runs on a cluster, e.g. ``Client(LocalCluster(n_workers=2))``.
+        Default a local process pool over ``workers`` processes (all cores unless set), or this
+        process for ``workers=1``; ``InlineExecutor()`` runs here too; ``dask.distributed.Client(address)
+        .get_executor()`` runs on a cluster, e.g. ``Client(LocalCluster(n_workers=2))``. The pool
+        *spawns* its processes, each importing the calling script afresh: a script that runs a study
+        on it (``workers`` > 1 or unset) needs ``if __name__ == "__main__":`` around the call, else
+        every worker dies while starting up and the study raises BrokenProcessPool.
     workers, batch_size, on_progress, store
         See :func:`engine.studies.runner.run_units` (cancel with ``on_progress`` returning False;
         ``store`` makes the study resumable).

@@ -451,9 +451,10 @@ def _ju(quick: bool, executor, on_progress=None) -> PresetResult:
     plan = preset_plan("ju2022_loglinear", quick)
     stages = _Stages(on_progress, plan["stages"])
     p, spec, r, method = _ju_true_p(), plan["spec"], plan["replicates"], plan["method"]
+    r_fresh = plan["fresh_replicates"]
     fixed = epsilon_replicates(spec, plan["epsilons"], r, method=method, data="fixed", executor=executor,
                                batch_size=plan["batch_size"], on_progress=stages.next())
-    fresh = epsilon_replicates(spec, plan["epsilons"], plan["fresh_replicates"], method=method, data="fresh",
+    fresh = epsilon_replicates(spec, plan["epsilons"], r_fresh, method=method, data="fresh",
                                executor=executor, batch_size=plan["batch_size"], on_progress=stages.next())
     stages.finish()
     fixed, fresh = (t[t["param"].str.startswith("pi[")].reset_index(drop=True) for t in (fixed, fresh))  # Fig. 1a: P(Y = i)
@@ -483,7 +484,9 @@ def _ju(quick: bool, executor, on_progress=None) -> PresetResult:
              "K = 5 features with 3 levels, Dirichlet(2) priors, every two-way table nᵢⱼ⁽ᵏ⁾ (the records of class i "
              "with level j of feature k) with Laplace noise of scale 2K/ε = 10/ε; the class probabilities π₁, …, π₅ as "
              "in the paper's Table 1, the rows p[k][i] one draw from the prior.",
-             f"{r} releases per ε, one DA-MCMC chain each ({method['warmup'] + method['draws']} iterations, "
+             (f"{r} releases per ε" if r_fresh == r else  # the quick size draws more fresh releases for coverage
+              f"{r} releases per ε of the fixed data (means, acceptance) and {r_fresh} of fresh data (coverage)")
+             + f", one DA-MCMC chain each ({method['warmup'] + method['draws']} iterations, "
              f"{method['warmup']} burn-in; the paper: 100 releases, 10000 iterations, 5000 burn-in).",
              "Acceptance (Fig. 1b): ε, mean over chains, minimum over sweeps, exp(−ε):"]
     for eps, a in acc.iterrows():
@@ -515,7 +518,9 @@ def run_preset(name: str, quick: bool = False, *, executor=None, workers: int | 
     """Run a preset by name (see the module table); ``quick`` is the CI size.
 
     ``executor``: any :class:`concurrent.futures.Executor` for the replicate studies (default a
-    local process pool over ``workers`` processes, shut down afterwards).
+    local process pool over ``workers`` processes, shut down afterwards; this process for
+    ``workers=1``). The pool spawns its processes: a script that runs a preset on it needs the
+    ``if __name__ == "__main__":`` guard (see :func:`engine.studies.calibration.calibration_study`).
 
     ``on_progress(done, total)``: called with the preset's progress over its stages (per mille; see
     :func:`preset_plan`). Returning False stops it: the stage under way stops at its next block of

@@ -8,10 +8,13 @@ is identical whichever executor runs it, in whatever order units finish and howe
 batched.
 
 Executors
-    ``executor=None`` starts a local process pool over all cores (``spawn`` start method, so a
-    process that already runs threads, such as Streamlit or numba chains, is never forked) and
-    shuts it down afterwards. Any :class:`concurrent.futures.Executor` works unchanged, e.g. a
-    Dask cluster::
+    ``executor=None`` starts a local process pool over ``workers`` processes (default all cores;
+    ``spawn`` start method, so a process that already runs threads, such as Streamlit or numba
+    chains, is never forked) and shuts it down afterwards; ``workers=1`` runs the units in the
+    calling process instead. A spawned worker imports the calling script afresh, so a script that
+    runs a study on the pool needs the ``if __name__ == "__main__":`` guard around it (without one
+    every worker dies while starting up and the pool raises BrokenProcessPool). Any
+    :class:`concurrent.futures.Executor` works unchanged, e.g. a Dask cluster::
 
         from dask.distributed import Client, LocalCluster
         cluster = LocalCluster(n_workers=2, threads_per_worker=1)   # or Client("tcp://host:8786")
@@ -77,7 +80,11 @@ class InlineExecutor(cf.Executor):
 
 
 def default_executor(workers: int | None = None) -> cf.Executor:
-    """A local process pool over ``workers`` processes (default: all cores), spawn start method."""
+    """A local process pool over ``workers`` processes (default: all cores), spawn start method; for
+    ``workers=1`` an :class:`InlineExecutor` (one process: the caller's, with no pool to start and no
+    ``__main__`` guard needed in a script)."""
+    if workers == 1:
+        return InlineExecutor()
     n = workers or os.cpu_count() or 1
     return cf.ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("spawn"))
 
@@ -172,7 +179,8 @@ def run_units(fn: Callable[[Any], list[dict]], units: Sequence[Unit], key_column
     key_columns : sequence of str
         The columns that identify a unit, in the order of ``Unit.key``.
     executor : concurrent.futures.Executor, optional
-        Default: a local process pool (:func:`default_executor`) over ``workers`` processes.
+        Default: a local process pool (:func:`default_executor`) over ``workers`` processes (all
+        cores by default), or the calling process for ``workers=1``.
     batch_size : int
         Units per submitted task (the table does not depend on it).
     on_progress : callable(done, total), optional
