@@ -45,7 +45,7 @@ def _arviz():
     return az
 
 __all__ = ["to_inference_data", "summary", "draws_frame", "write_outputs", "summary_dict", "convergence",
-           "Convergence", "RHAT_MAX", "ESS_MIN", "rhat_up"]
+           "Convergence", "RHAT_MAX", "ESS_MIN", "rhat_up", "json_safe"]
 
 RHAT_MAX = 1.01
 ESS_MIN = 400.0
@@ -244,13 +244,33 @@ def summary_dict(result: Result) -> dict:
     out["wall_time_s"] = float(info.get("wall_time_s", float("nan")))
     out["info"] = {k: v for k, v in info.items() if isinstance(v, (int, float, str, list, type(None), bool))
                    and k not in out}
-    return out
+    return json_safe(out)
+
+
+def json_safe(value):
+    """``value`` with every non-finite number (NaN, ±inf) as None and numpy scalars and arrays as plain Python,
+    all the way down (nested dicts, lists and tuples): strict JSON has no NaN, and R's jsonlite, JavaScript's
+    ``JSON.parse`` and other strict parsers refuse the bare ``NaN`` that ``json.dump`` writes by default."""
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return json_safe(value.tolist())
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value) if math.isfinite(value) else None
+    return value
 
 
 def write_outputs(result: Result, out_dir: str) -> None:
-    """DIR/draws.csv, DIR/posterior.nc and DIR/summary.json."""
+    """DIR/draws.csv, DIR/posterior.nc and DIR/summary.json (strict JSON: a missing number is ``null``, never
+    ``NaN``; ``allow_nan=False`` makes a stray one an error here rather than in the reader's parser)."""
     os.makedirs(out_dir, exist_ok=True)
     draws_frame(result).to_csv(os.path.join(out_dir, "draws.csv"), index=False)
     to_inference_data(result).to_netcdf(os.path.join(out_dir, "posterior.nc"))
     with open(os.path.join(out_dir, "summary.json"), "w") as fh:
-        json.dump(summary_dict(result), fh, indent=2)
+        json.dump(summary_dict(result), fh, indent=2, allow_nan=False)

