@@ -11,6 +11,7 @@ import json
 
 
 import engine
+from engine.cli import main
 
 BB = {"seed": 1, "model": {"name": "beta_binomial", "n": 30, "a": 1.0, "b": 1.0},
       "mechanism": {"name": "discrete_gaussian", "sigma": 4.0}, "data": {"s_dp": [3]},
@@ -40,3 +41,37 @@ def test_summary_dict_has_no_non_finite_numbers():
     """summary_dict itself is JSON-safe: json.dumps(..., allow_nan=False) never raises."""
     result = engine.run(BB, method="auto")
     json.dumps(engine.summary_dict(result), allow_nan=False)
+
+
+FAR_TOML = """\
+seed = 1
+[model]
+name = "beta_binomial"
+n = 30
+[mechanism]
+name = "laplace"
+epsilon = 1.0
+[data]
+s_dp = [500]
+[method]
+name = "exact"
+"""
+
+
+def test_implausible_release_is_in_summary_json(tmp_path, capsys):
+    """s_dp = 500 from n = 30 records: the stderr warning's sentence is summary.json's ``warnings`` too."""
+    spec = tmp_path / "far.toml"
+    spec.write_text(FAR_TOML)
+    assert main(["run", str(spec), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    err = [line for line in capsys.readouterr().err.splitlines() if "implausible" in line]
+    assert len(err) == 1 and err[0].startswith("warning: ")
+    out = strict_load(tmp_path / "out" / "summary.json")
+    assert out["warnings"] == [err[0][len("warning: "):]]
+    assert "data.s_dp = [500] is implausible" in out["warnings"][0]
+
+
+def test_plausible_release_has_no_warnings(tmp_path):
+    spec = tmp_path / "near.toml"
+    spec.write_text(FAR_TOML.replace("[500]", "[12]"))
+    assert main(["run", str(spec), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    assert strict_load(tmp_path / "out" / "summary.json")["warnings"] == []

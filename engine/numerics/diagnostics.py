@@ -219,8 +219,10 @@ def draws_frame(result: Result) -> pd.DataFrame:
     return frame
 
 
-def summary_dict(result: Result) -> dict:
-    """summary.json content: per-parameter statistics, acceptance and wall time."""
+def summary_dict(result: Result, warnings=()) -> dict:
+    """summary.json content: per-parameter statistics, acceptance and wall time, and ``warnings`` (sentences
+    for people, e.g. :func:`engine.numerics.plausibility.implausible_release`'s; the CLI says them on stderr
+    too) as a list, empty when there are none."""
     s = summary(result)
     out = {"method": result.method, "parameters": {}, "s_dp": result.s_dp.tolist()}
     for name, row in s.iterrows():
@@ -241,6 +243,7 @@ def summary_dict(result: Result) -> dict:
     if info.get("estimator"):
         out["mle"] = {k: dict(v) for k, v in info["mle"].items()}
         out["history"] = [dict(h) for h in info.get("history", [])]
+    out["warnings"] = [str(w) for w in warnings]
     out["wall_time_s"] = float(info.get("wall_time_s", float("nan")))
     out["info"] = {k: v for k, v in info.items() if isinstance(v, (int, float, str, list, type(None), bool))
                    and k not in out}
@@ -266,11 +269,12 @@ def json_safe(value):
     return value
 
 
-def write_outputs(result: Result, out_dir: str) -> None:
+def write_outputs(result: Result, out_dir: str, warnings=()) -> None:
     """DIR/draws.csv, DIR/posterior.nc and DIR/summary.json (strict JSON: a missing number is ``null``, never
-    ``NaN``; ``allow_nan=False`` makes a stray one an error here rather than in the reader's parser)."""
+    ``NaN``; ``allow_nan=False`` makes a stray one an error here rather than in the reader's parser).
+    ``warnings``: sentences for summary.json's ``warnings`` list (:func:`summary_dict`)."""
     os.makedirs(out_dir, exist_ok=True)
     draws_frame(result).to_csv(os.path.join(out_dir, "draws.csv"), index=False)
     to_inference_data(result).to_netcdf(os.path.join(out_dir, "posterior.nc"))
     with open(os.path.join(out_dir, "summary.json"), "w") as fh:
-        json.dump(summary_dict(result), fh, indent=2, allow_nan=False)
+        json.dump(summary_dict(result, warnings), fh, indent=2, allow_nan=False)
