@@ -8,10 +8,18 @@ interval inside the parameter's support, R-hat/ESS of independent draws, and the
 from __future__ import annotations
 
 import json
+import os
+import re
+
+import pytest
 
 
 import engine
 from engine.cli import main
+from engine.methods import METHOD_NAMES
+from engine.models import MODEL_NAMES, make_model
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 BB = {"seed": 1, "model": {"name": "beta_binomial", "n": 30, "a": 1.0, "b": 1.0},
       "mechanism": {"name": "discrete_gaussian", "sigma": 4.0}, "data": {"s_dp": [3]},
@@ -75,3 +83,35 @@ def test_plausible_release_has_no_warnings(tmp_path):
     spec.write_text(FAR_TOML.replace("[500]", "[12]"))
     assert main(["run", str(spec), "--out", str(tmp_path / "out"), "--quiet"]) == 0
     assert strict_load(tmp_path / "out" / "summary.json")["warnings"] == []
+
+
+def _spec_table_rows():
+    """The README's Spec format table, as (key cell, meaning cell) pairs."""
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as fh:
+        text = fh.read()
+    section = text.split("\n## Spec format\n", 1)[1].split("\n## ", 1)[0]
+    rows = []
+    for line in section.splitlines():
+        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+        if len(cells) == 3:
+            rows.append((cells[1], cells[2]))
+    return rows
+
+
+@pytest.mark.parametrize("model_name", MODEL_NAMES)
+def test_readme_supported_methods_match_the_code(model_name):
+    """A model row of the Spec format table that says "Supports `a`, `b` …; `c`, … refuse it" names exactly the
+    model's ``methods`` and the rest of the method names; a model whose row says nothing lists none in code."""
+    rows = [meaning for _, meaning in _spec_table_rows() if re.match(rf"{model_name}\b[ :(]", meaning)]
+    assert rows, f"no Spec format row for {model_name}"
+    claims = [m for m in rows if "Supports " in m]
+    model = make_model(model_name, {"n": 10})
+    if getattr(model, "methods", None) is None:  # the check_model_supported rule
+        assert not claims, f"README limits {model_name}'s methods, the code does not"
+        return
+    assert len(claims) == 1, f"README does not say which methods {model_name} supports"
+    clause = claims[0].split("Supports ", 1)[1]
+    supported, _, refused = clause.partition(";")
+    named = lambda text: {m for m in re.findall(r"`([a-z_]+)`", text) if m in METHOD_NAMES}  # noqa: E731
+    assert named(supported) == set(model.methods)
+    assert named(refused.split("|")[0]) == set(METHOD_NAMES) - set(model.methods)
