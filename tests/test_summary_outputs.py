@@ -115,3 +115,31 @@ def test_readme_supported_methods_match_the_code(model_name):
     named = lambda text: {m for m in re.findall(r"`([a-z_]+)`", text) if m in METHOD_NAMES}  # noqa: E731
     assert named(supported) == set(model.methods)
     assert named(refused.split("|")[0]) == set(METHOD_NAMES) - set(model.methods)
+
+
+FIELD_SPEC = {"seed": 1, "model": {"name": "beta_binomial", "n": 30}, "mechanism": {"name": "laplace", "epsilon": 1.0},
+              "data": {"s_dp": [3]}, "method": {"name": "da_mcmc"}}
+
+
+@pytest.mark.parametrize("methods, field", [
+    ({"abc_rejection": {"draws": 100, "chain": 3}}, "methods.abc_rejection.chain = 3 is invalid: "),
+    ({"pseudo_marginal": {"draws": 0}}, "methods.pseudo_marginal.draws = 0 is invalid: "),
+    ({"foo": {"draws": 3}}, "methods.foo = {'draws': 3} is invalid: "),
+])
+def test_error_in_a_methods_table_names_its_field(methods, field, tmp_path, capsys):
+    """An error inside [methods.<name>] names methods.<name>.<key> (or the table methods.<name>), not method.*,
+    in the library and on the command line."""
+    with pytest.raises(ValueError) as info:
+        engine.prepare({**FIELD_SPEC, "methods": methods})
+    assert str(info.value).startswith(field)
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({**FIELD_SPEC, "methods": methods}))
+    assert main(["run", str(spec), "--out", str(tmp_path / "out"), "--quiet"]) == 2
+    assert capsys.readouterr().err.startswith("error: " + field)
+
+
+def test_method_a_model_refuses_in_a_methods_table_names_the_table():
+    spec = {**FIELD_SPEC, "model": {"name": "naive_bayes_loglinear", "n": 30},
+            "data": {"simulate": {"from_prior": True}}, "methods": {"exact": {}}}
+    with pytest.raises(ValueError, match=r"^methods\.exact is invalid for model naive_bayes_loglinear: supported"):
+        engine.prepare(spec)
