@@ -176,9 +176,14 @@ def summary(result: Result, verdict: bool = True) -> pd.DataFrame:
     """mean, sd, q5, q50, q95, r_hat, ess_bulk, ess_tail per parameter (R-hat needs >= 2 chains
     of >= 4 draws; otherwise NaN). ``attrs["convergence"]`` holds the verdict as a dict
     (:func:`convergence`). R-hat and ESS come from :mod:`engine.numerics.rank_diagnostics` (ArviZ's
-    definitions, without importing ArviZ)."""
+    definitions, without importing ArviZ).
+
+    Independent draws (exact, ABC, naive, OPS: no ``info["mcmc"]``) have no R-hat (NaN) and an ESS of their
+    number N, bulk and tail, as the verdict says: an estimate of R-hat or ESS from them (0.99996, 19,520 of
+    20,000) is Monte Carlo noise around 1 and N, and would contradict it."""
     if result.info.get("estimator"):
         return _estimator_table(result)
+    independent = not _is_mcmc(result)
     rows = {}
     for j, name in enumerate(result.param_names):
         x = result.draws[:, :, j]
@@ -186,6 +191,10 @@ def summary(result: Result, verdict: bool = True) -> pd.DataFrame:
         row = {"mean": float(flat.mean()), "sd": float(flat.std(ddof=1)) if flat.size > 1 else float("nan"),
                "q5": float(np.quantile(flat, 0.05)), "q50": float(np.quantile(flat, 0.5)),
                "q95": float(np.quantile(flat, 0.95))}
+        if independent:
+            row.update(r_hat=float("nan"), ess_bulk=float(flat.size), ess_tail=float(flat.size))
+            rows[name] = row
+            continue
         enough = x.shape[1] >= 4
         row["r_hat"] = rank_diagnostics.rhat(x) if (x.shape[0] >= 2 and enough) else float("nan")
         row["ess_bulk"] = rank_diagnostics.ess_bulk(x) if enough else float("nan")
