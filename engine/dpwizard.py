@@ -65,6 +65,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .core.spec import spec_to_toml
+from .numerics.diagnostics import json_safe
 from .core.validation import fail, model_positive, positive, seed_value
 from .mechanisms.libraries import release_from
 from .spec import spec_from_dict
@@ -304,7 +305,7 @@ def import_dpwizard(path: str, out: str, *, prior_alpha: float = 1.0, prior_rate
     for i, column, entry in pending:
         summary["statistics"][i] = _mean(pkg, column, entry, report, out, seed, rebuilt, summary, mean_sd)
     with open(os.path.join(out, "import.json"), "w") as fh:
-        json.dump(summary, fh, indent=2)
+        json.dump(json_safe(summary), fh, indent=2, allow_nan=False)  # strict JSON: null for a missing number
     return summary
 
 

@@ -17,7 +17,7 @@ from .core.validation import fail, number_list, seed_value
 from .mechanisms import make_mechanism
 from .mechanisms.clipped import Clipped, clip_bounds
 from .mechanisms.libraries import make_release
-from .methods import DEFAULT_METHOD, validate_method
+from .methods import DEFAULT_METHOD, METHOD_NAMES, validate_method
 from .methods.base import check_mechanism_supported, check_model_supported
 from .models import make_model, record_columns
 from .models.sample_size import check_n_dp, make_size_mechanism, make_size_prior, plug_in_n, plug_in_total
@@ -150,10 +150,27 @@ def _other_methods(tables, model, unknown_n: bool, mech=None) -> dict | None:
             fail(f"methods.{name}", table, "must be a table of that method's settings")
         if "name" in table and table["name"] != name:
             fail(f"methods.{name}.name", table["name"], f"must be {name!r} (the table's key) or left out")
-        out[name] = validate_method({**table, "name": name})
-        check_model_supported(name, model)
-        check_mechanism_supported(name, mech)
+        if name not in METHOD_NAMES:  # the table's key is the field: there is no method.name in the file
+            fail(f"methods.{name}", dict(table), "the table's key must be a method: one of " + ", ".join(METHOD_NAMES))
+        try:
+            out[name] = validate_method({**table, "name": name})
+            check_model_supported(name, model)
+            check_mechanism_supported(name, mech)
+        except ValueError as exc:  # checked like [method], named where it is: methods.<name>.<key>
+            raise ValueError(_in_methods_table(str(exc), name)) from None
     return out or None
+
+
+def _in_methods_table(message: str, name: str) -> str:
+    """An error of :func:`validate_method` (or a support check) about ``[method]`` said of ``[methods.<name>]``:
+    ``method.chain = 3 ...`` becomes ``methods.<name>.chain = 3 ...``, and ``method.name = '<name>' ...`` (a method
+    this model or release refuses) ``methods.<name> ...``."""
+    own = f"method.name = {name!r} "
+    if message.startswith(own):
+        return f"methods.{name} " + message[len(own):]
+    if message.startswith("method."):
+        return f"methods.{name}." + message[len("method."):]
+    return message
 
 
 def is_ratio_release(table) -> bool:

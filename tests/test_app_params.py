@@ -219,8 +219,10 @@ class _Run:
 
 def test_comparison_table_acceptance_and_wall_time():
     rng = np.random.default_rng(0)
+    # marked a Markov chain as every real da_mcmc result is (the registry's Method adds info["mcmc"]): unmarked draws
+    # are independent, with no R-hat
     da = _result("da_mcmc", rng.normal(size=(2, 100, 1)), sample_stats={"acceptance_rate": np.full((2, 100), 0.8)},
-                 info={"wall_time_s": 0.5})
+                 info={"wall_time_s": 0.5, "mcmc": True})
     abc = _result("abc_rejection", rng.normal(size=(1, 100, 1)), info={"acceptance_rate": 0.01, "wall_time_s": 2.0})
     table = tables.comparison_table({"da_mcmc": _Run(da), "abc_rejection": _Run(abc), "ops": None})
     assert list(table["method"]) == ["DA-MCMC", "ABC rejection"]

@@ -76,11 +76,13 @@ def _main(argv=None) -> int:
         problem = api.prepare(spec)
         result = api.run_method(problem, api.method_table(spec, args.method), spec.seed, on_progress=progress,
                                 max_seconds=args.max_seconds)
-        diagnostics.write_outputs(result, args.out)
+        # every method answers such a release, most of them confidently: say what the app says, here and in
+        # summary.json (read later, without the terminal)
+        far = implausible_release(problem)
+        diagnostics.write_outputs(result, args.out, warnings=[far] if far else [])
     except (ValueError, OSError) as exc:
         return cli_error(with_cause(exc, spec), args.out)
-    far = implausible_release(problem)
-    if far:  # every method answers such a release, most of them confidently: say what the app says first
+    if far:
         sys.stderr.write("warning: " + far + "\n")
     s = diagnostics.summary(result)
     verdict = diagnostics.convergence(result, s)

@@ -45,7 +45,7 @@ def _arviz():
     return az
 
 __all__ = ["to_inference_data", "summary", "draws_frame", "write_outputs", "summary_dict", "convergence",
-           "Convergence", "RHAT_MAX", "ESS_MIN", "rhat_up"]
+           "Convergence", "RHAT_MAX", "ESS_MIN", "rhat_up", "json_safe"]
 
 RHAT_MAX = 1.01
 ESS_MIN = 400.0
@@ -176,9 +176,14 @@ def summary(result: Result, verdict: bool = True) -> pd.DataFrame:
     """mean, sd, q5, q50, q95, r_hat, ess_bulk, ess_tail per parameter (R-hat needs >= 2 chains
     of >= 4 draws; otherwise NaN). ``attrs["convergence"]`` holds the verdict as a dict
     (:func:`convergence`). R-hat and ESS come from :mod:`engine.numerics.rank_diagnostics` (ArviZ's
-    definitions, without importing ArviZ)."""
+    definitions, without importing ArviZ).
+
+    Independent draws (exact, ABC, naive, OPS: no ``info["mcmc"]``) have no R-hat (NaN) and an ESS of their
+    number N, bulk and tail, as the verdict says: an estimate of R-hat or ESS from them (0.99996, 19,520 of
+    20,000) is Monte Carlo noise around 1 and N, and would contradict it."""
     if result.info.get("estimator"):
         return _estimator_table(result)
+    independent = not _is_mcmc(result)
     rows = {}
     for j, name in enumerate(result.param_names):
         x = result.draws[:, :, j]
@@ -186,6 +191,10 @@ def summary(result: Result, verdict: bool = True) -> pd.DataFrame:
         row = {"mean": float(flat.mean()), "sd": float(flat.std(ddof=1)) if flat.size > 1 else float("nan"),
                "q5": float(np.quantile(flat, 0.05)), "q50": float(np.quantile(flat, 0.5)),
                "q95": float(np.quantile(flat, 0.95))}
+        if independent:
+            row.update(r_hat=float("nan"), ess_bulk=float(flat.size), ess_tail=float(flat.size))
+            rows[name] = row
+            continue
         enough = x.shape[1] >= 4
         row["r_hat"] = rank_diagnostics.rhat(x) if (x.shape[0] >= 2 and enough) else float("nan")
         row["ess_bulk"] = rank_diagnostics.ess_bulk(x) if enough else float("nan")
@@ -219,8 +228,10 @@ def draws_frame(result: Result) -> pd.DataFrame:
     return frame
 
 
-def summary_dict(result: Result) -> dict:
-    """summary.json content: per-parameter statistics, acceptance and wall time."""
+def summary_dict(result: Result, warnings=()) -> dict:
+    """summary.json content: per-parameter statistics, acceptance and wall time, and ``warnings`` (sentences
+    for people, e.g. :func:`engine.numerics.plausibility.implausible_release`'s; the CLI says them on stderr
+    too) as a list, empty when there are none."""
     s = summary(result)
     out = {"method": result.method, "parameters": {}, "s_dp": result.s_dp.tolist()}
     for name, row in s.iterrows():
@@ -241,16 +252,38 @@ def summary_dict(result: Result) -> dict:
     if info.get("estimator"):
         out["mle"] = {k: dict(v) for k, v in info["mle"].items()}
         out["history"] = [dict(h) for h in info.get("history", [])]
+    out["warnings"] = [str(w) for w in warnings]
     out["wall_time_s"] = float(info.get("wall_time_s", float("nan")))
     out["info"] = {k: v for k, v in info.items() if isinstance(v, (int, float, str, list, type(None), bool))
                    and k not in out}
-    return out
+    return json_safe(out)
 
 
-def write_outputs(result: Result, out_dir: str) -> None:
-    """DIR/draws.csv, DIR/posterior.nc and DIR/summary.json."""
+def json_safe(value):
+    """``value`` with every non-finite number (NaN, ±inf) as None and numpy scalars and arrays as plain Python,
+    all the way down (nested dicts, lists and tuples): strict JSON has no NaN, and R's jsonlite, JavaScript's
+    ``JSON.parse`` and other strict parsers refuse the bare ``NaN`` that ``json.dump`` writes by default."""
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return json_safe(value.tolist())
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value) if math.isfinite(value) else None
+    return value
+
+
+def write_outputs(result: Result, out_dir: str, warnings=()) -> None:
+    """DIR/draws.csv, DIR/posterior.nc and DIR/summary.json (strict JSON: a missing number is ``null``, never
+    ``NaN``; ``allow_nan=False`` makes a stray one an error here rather than in the reader's parser).
+    ``warnings``: sentences for summary.json's ``warnings`` list (:func:`summary_dict`)."""
     os.makedirs(out_dir, exist_ok=True)
     draws_frame(result).to_csv(os.path.join(out_dir, "draws.csv"), index=False)
     to_inference_data(result).to_netcdf(os.path.join(out_dir, "posterior.nc"))
     with open(os.path.join(out_dir, "summary.json"), "w") as fh:
-        json.dump(summary_dict(result), fh, indent=2)
+        json.dump(summary_dict(result, warnings), fh, indent=2, allow_nan=False)
