@@ -164,6 +164,10 @@ def test_cli_says_what_auto_picked_and_prints_whole_effective_draws(tmp_path, ca
     assert main(["run", spec, "--out", str(tmp_path / "o2"), "--method", "exact", "--quiet"]) == 0
     exact = capsys.readouterr().out
     assert exact.startswith("exact: 4 chain(s)") and " picked " not in exact, exact
+    # independent draws have no R-hat: a dash (it printed 1.0 for exact and NaN for ABC), and ESS the draws' number
+    header, row = exact.splitlines()[-2:]
+    cells = dict(zip(header.split(), row.split()[1:]))
+    assert cells["r_hat"] == "—" and cells["ess_bulk"] == "1600", exact
 
 
 def test_json_spec_equals_toml_spec(tmp_path):

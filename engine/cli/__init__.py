@@ -110,7 +110,7 @@ def _main(argv=None) -> int:
         for col in ("ess_bulk", "ess_tail"):  # effective draws: whole numbers, like arviz's own summary
             if col in table:
                 table[col] = table[col].round().astype("Int64")
-        print(table.to_string())
+        print(table.to_string(na_rep="—"))  # independent draws have no R-hat: a dash, not NaN
         sys.stdout.flush()
     except BrokenPipeError:  # e.g. piped into `head`: the outputs are written, stay quiet
         return closed_pipe()

@@ -114,6 +114,8 @@ def wald_interval(est: float, se: float, support: tuple[float, float] = (-math.i
     else:
         return (est - z * se, est + z * se)
     return (back(eta - z * se_eta), back(eta + z * se_eta))
+
+
 _EM_STEPS = 3
 _BATCHES = 20
 
