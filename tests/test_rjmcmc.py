@@ -344,3 +344,12 @@ def test_spec_round_trip_and_cli(tmp_path):
     assert sum(summary["n_pmf"].values()) == pytest.approx(1.0)
     assert summary["convergence"]["applicable"]
     assert 0 < summary["jump_acceptance"]["add"] <= 1
+
+
+def test_n_pmf_of_a_result_without_n_is_a_clear_error():
+    """engine.n_pmf on a known-n result raised "tuple.index(x): x not in tuple"."""
+    spec = {"seed": 1, "model": {"name": "beta_binomial", "n": 20}, "mechanism": {"name": "laplace", "epsilon": 1.0},
+            "data": {"s_dp": [7.0]}, "method": {"name": "exact", "draws": 50, "chains": 1}}
+    with pytest.raises(ValueError, match=r"^result = 'exact' is invalid: has no draws of n: n_pmf reads a result of "
+                                         r"rjmcmc \(n unknown\), whose parameters include n; this one has theta$"):
+        engine.n_pmf(engine.run(spec))

@@ -59,7 +59,7 @@ import numpy as np
 
 from ..core.chains import kept, run_chains
 from ..core.results import Problem, Result
-from ..core.validation import positive_int
+from ..core.validation import fail, positive_int
 from ..kernels import rjmcmc as rj_kernels
 from ..mechanisms import RandomizedResponse
 from .base import Method
@@ -256,7 +256,10 @@ def rjmcmc(problem: Problem, rng: np.random.Generator, *, chains: int = 4, draws
 
 def n_pmf(result: Result) -> tuple[np.ndarray, np.ndarray]:
     """(values, probabilities): the posterior pmf of n estimated from the draws of a result with an
-    ``n`` column (rjmcmc)."""
+    ``n`` column (rjmcmc). Raises ValueError naming the result's method where it has none (a known n)."""
+    if "n" not in result.param_names:
+        fail("result", result.method, "has no draws of n: n_pmf reads a result of rjmcmc (n unknown), whose "
+             f"parameters include n; this one has {', '.join(result.param_names)}")
     n = np.rint(result.flat("n")).astype(np.int64)
     values, counts = np.unique(n, return_counts=True)
     return values, counts / counts.sum()
