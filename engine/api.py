@@ -41,10 +41,14 @@ def _check_problem(problem) -> None:
 
 
 def data_rng(seed: int) -> np.random.Generator:
+    """The generator a spec's ``seed`` gives for its data: the simulated records and the release's noise (the first
+    of two streams spawned from the seed, so the method's draws never share it)."""
     return np.random.default_rng(np.random.SeedSequence(_seed(seed)).spawn(2)[0])
 
 
 def method_rng(seed: int) -> np.random.Generator:
+    """The generator a spec's ``seed`` gives for its method's draws (the second stream spawned from the seed, an
+    SFC64 bit generator). Same seed, same draws."""
     return np.random.Generator(np.random.SFC64(np.random.SeedSequence(_seed(seed)).spawn(2)[1]))
 
 

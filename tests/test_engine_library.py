@@ -304,3 +304,12 @@ def test_results_and_problems_pickle_round_trip():
             np.testing.assert_array_equal(again.sample_stats[key], value)
         if result.density is not None:
             np.testing.assert_array_equal(again.density["theta"][1], result.density["theta"][1])
+
+
+def test_the_public_helpers_say_what_they_do():
+    """help(engine.Result) listed six of the ten methods; data_rng, method_rng and has_closed_form had no docstring."""
+    from engine.methods import REGISTRY
+    doc = engine.Result.__doc__
+    assert all(f"``{name}``" in doc for name in REGISTRY), [n for n in REGISTRY if f"``{n}``" not in doc]
+    for fn in (engine.data_rng, engine.method_rng, engine.has_closed_form):
+        assert fn.__doc__ and len(fn.__doc__.split()) >= 10, fn

@@ -27,8 +27,11 @@ class Result:
     Attributes
     ----------
     method : str
-        ``naive``, ``da_mcmc``, ``abc_rejection``, ``ops``, ``exact`` or ``confidential``
-        (the posterior given the confidential records, available in simulation mode).
+        The method that drew them: ``naive``, ``da_mcmc``, ``abc_rejection``, ``ops``, ``exact``,
+        ``pseudo_marginal``, ``auto`` (``info["picked"]`` says which exact method ran), ``rjmcmc`` (n unknown: an
+        ``n`` column), ``bernstein_sheldon`` (approximate), ``mcem`` (a point estimate, not draws:
+        ``info["estimator"]``) or ``confidential`` (the posterior given the confidential records, available in
+        simulation mode).
     param_names : tuple of str
         Column names, e.g. ``("theta",)`` or ``("p[0]", "p[1]", "p[2]", "p[3]")``.
     draws : ndarray, shape (chain, draw, len(param_names))

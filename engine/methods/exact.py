@@ -219,6 +219,8 @@ def _beta_mixture_cdf(w, p1, p2, x):
 
 
 def has_closed_form(problem: Problem) -> bool:
+    """Whether ``exact`` can draw this prepared problem from its closed form (a conjugate model with a statistic
+    the exact grids cover, under noise they handle); False where it would refuse (then ``auto`` runs a chain)."""
     try:
         _check(_plain_noise(problem))
     except ValueError:
