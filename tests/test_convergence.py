@@ -93,6 +93,11 @@ def test_independent_draws_are_judged_by_their_number():
     assert few.independent and not few.converged and few.too_few and few.draws == 2
     assert few.reasons == ("only 2 independent draws (fewer than 400)",)
     assert "too few draws" in few.message("abc_rejection") and few.as_dict()["independent"] is True
+    # what raises them, for the method at hand: ABC's limits only for ABC, no "use method exact" to exact itself
+    assert few.message("abc_rejection").endswith(
+        ". Raise its draws or its time and proposal limits, or use method exact or auto.")
+    assert few.message("naive").endswith(". Raise its draws, or use method exact or auto.")
+    assert few.message("exact").endswith(". Raise its draws.")
     assert not convergence(_mcmc_result(np.zeros((1, int(ESS_MIN) - 1)), "exact")).converged
     mcmc = convergence(_mcmc_result(np.random.default_rng(0).normal(size=(4, 1000))))
     assert not mcmc.independent and mcmc.draws == 4000

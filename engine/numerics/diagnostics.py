@@ -85,9 +85,10 @@ class Convergence:
 
     def message(self, label: str) -> str:
         """One line for people: the verdict, and when it fails what failed and what to do."""
-        if self.too_few:
-            return (f"{label} has too few draws: " + "; ".join(self.reasons)
-                    + ". Raise its draws or its time and proposal limits, or use method exact or auto.")
+        if self.too_few:  # what raises them: ABC's limits too; exact or auto where this is not already one
+            limits = " or its time and proposal limits" if label == "abc_rejection" else ""
+            other = "" if label in ("exact", "auto") else ", or use method exact or auto"
+            return f"{label} has too few draws: " + "; ".join(self.reasons) + f". Raise its draws{limits}{other}."
         if not self.applicable:
             return f"{label}: {self.draws:,} independent draws (enough: at least {ESS_MIN:.0f})"
         if self.converged:
