@@ -25,7 +25,9 @@ GLOSSARY = {
     "ess": "ESS (effective sample size): how many independent draws the correlated draws of a chain are worth; "
            "at least 400 are needed for a trustworthy mean and 90% interval.",
     "ops": "OPS (one-posterior sampling): releases k draws from the posterior as the private output itself; "
-           "valid but wider than the exact posterior by design, because the draws carry the privacy noise.",
+           "valid but wider than the exact posterior by design, because the draws carry the privacy noise: each "
+           "of the k draws spends ε/k of the budget, so with many draws (k = 100 by default) each is pulled towards "
+           "the prior unless ε or n is large.",
     "independent": "Independent draws: draws from the posterior that do not depend on each other (closed form, "
                    "ABC rejection, naive, OPS); they need no R-hat, only enough of them (at least 400).",
     "naive": "Naive: treats the noisy release as if it were the exact statistic, so it ignores the privacy "
