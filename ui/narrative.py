@@ -319,8 +319,8 @@ def mle_caption(info: Mapping[str, Any]) -> str:
     """What the MLE's diamond and bar are, and when its Wald interval or convergence is in doubt
     (``info`` of an MCEM result: mle, converged, at_boundary, iterations)."""
     parts = [f"{METHOD_LABELS['mcem']}: the diamond is the maximum-likelihood estimate and its bar the 90% Wald "
-             "interval (estimate ± 1.645 se, se from Louis's method, taken on the logit scale for a probability and the "
-             "log scale for a rate so that it stays inside the parameter's range); an estimator, not a posterior"]
+             "interval (estimate ± 1.645 se, se from Louis's method, clipped to the parameter's range); an "
+             "estimator, not a posterior"]
     if info.get("at_boundary"):
         parts.append("the estimate is at the edge of the parameter space, where the Wald interval is not valid")
     if not info.get("converged", True):
