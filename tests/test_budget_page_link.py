@@ -334,3 +334,10 @@ def test_no_line_runs_through_a_label(sd, plot_px):
     for lab, box in zip(labels, _boxes(labels, sd, (Q95, POWER), plot_px)):
         assert not any(_crosses(box, seg) for seg in segments), lab
     assert sorted(lab.text for lab in labels if lab.line == 0) == sorted(f"ε = {e:g}" for e in EPS)
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, float("nan"), float("inf"), "abc"])
+def test_epsilon_spec_refuses_a_budget_that_is_not_positive(bad):
+    """engine.epsilon_spec(spec, 0) returned a spec with ε = 0 without a word."""
+    with pytest.raises(ValueError, match=r"^epsilon = .* is invalid: must be a finite number > 0$"):
+        epsilon_spec(to_spec_dict(Scenario(), None), bad)

@@ -41,9 +41,11 @@ __all__ = ["epsilon_spec", "run_cell", "epsilon_sweep", "smallest_epsilon_meetin
 
 
 def epsilon_spec(spec: dict, epsilon: float) -> dict:
-    """A copy of ``spec`` whose mechanism spends budget ``epsilon`` (rho = eps^2/2 for Gaussians)."""
+    """A copy of ``spec`` whose mechanism spends budget ``epsilon`` (rho = eps^2/2 for Gaussians); ``epsilon`` must be
+    a finite number > 0 (0 was returned as a spec with epsilon = 0)."""
     if not isinstance(spec, Mapping):
         fail("spec", spec, "must be a spec table (seed, model, mechanism, data)")
+    epsilon = positive("epsilon", epsilon)
     s = copy.deepcopy(dict(spec))
     table = s.get("release", s.get("mechanism"))
     if not isinstance(table, Mapping):
