@@ -341,3 +341,14 @@ def test_epsilon_spec_refuses_a_budget_that_is_not_positive(bad):
     """engine.epsilon_spec(spec, 0) returned a spec with ε = 0 without a word."""
     with pytest.raises(ValueError, match=r"^epsilon = .* is invalid: must be a finite number > 0$"):
         epsilon_spec(to_spec_dict(Scenario(), None), bad)
+
+
+def test_epsilon_spec_leaves_its_spec_as_it_was_and_gives_a_new_mechanism_table():
+    """epsilon_spec shares the spec's other tables (an upload's inline records were deep-copied for every ε of a grid
+    and every rerun): the spec it reads stays as it was, and the copy's [mechanism] is its own."""
+    spec = to_spec_dict(Scenario(), None)
+    before = json.dumps(spec, sort_keys=True)
+    out = epsilon_spec(spec, 2.0)
+    assert json.dumps(spec, sort_keys=True) == before
+    assert out["mechanism"] is not spec["mechanism"] and out["mechanism"]["epsilon"] == 2.0
+    assert out["data"] is spec["data"]

@@ -18,7 +18,6 @@ named in ``attrs["skipped"]``, and ``attrs["stopped"]`` is True (cells never sta
 """
 from __future__ import annotations
 
-import copy
 import math
 import time
 from dataclasses import dataclass
@@ -42,11 +41,13 @@ __all__ = ["epsilon_spec", "run_cell", "epsilon_sweep", "smallest_epsilon_meetin
 
 def epsilon_spec(spec: dict, epsilon: float) -> dict:
     """A copy of ``spec`` whose mechanism spends budget ``epsilon`` (rho = eps^2/2 for Gaussians); ``epsilon`` must be
-    a finite number > 0 (0 was returned as a spec with epsilon = 0)."""
+    a finite number > 0 (0 was returned as a spec with epsilon = 0). The copy is shallow but for the new
+    ``[mechanism]`` table: the other tables are shared with ``spec``, which the engine only reads (a deep copy of
+    an upload's inline records cost 0.4 s per million records, for every ε of a grid and every page rerun)."""
     if not isinstance(spec, Mapping):
         fail("spec", spec, "must be a spec table (seed, model, mechanism, data)")
     epsilon = positive("epsilon", epsilon)
-    s = copy.deepcopy(dict(spec))
+    s = dict(spec)
     table = s.get("release", s.get("mechanism"))
     if not isinstance(table, Mapping):
         fail("mechanism", table, "must be a table with the noise's name (and sensitivity): an epsilon sweep sets its "
