@@ -42,8 +42,8 @@ from .progress import SessionHandover, _fresh, _Progress
 from .records import RESULT_TTL_S, MethodRun, _payload, _run_record, spec_json
 
 __all__ = ["Sweep", "sweep", "sweep_key", "stopped_sweep", "forget_stopped_sweep", "smallest_epsilon",
-           "SmallestEpsilon", "epsilon_advice", "fresh_releases", "spec_text_of", "grid_spec_text", "prior_sds", "progress_words",
-           "scenario_words", "sweep_stem", "sweep_csv", "SWEEP_CSV_COLUMNS"]
+           "SmallestEpsilon", "epsilon_advice", "fresh_releases", "spec_text_of", "grid_spec", "grid_spec_text",
+           "prior_sds", "progress_words", "scenario_words", "sweep_stem", "sweep_csv", "SWEEP_CSV_COLUMNS"]
 
 
 @dataclass(frozen=True)
