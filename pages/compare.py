@@ -119,17 +119,22 @@ with results_area:
     # the release: shown to whoever holds the records (this page), kept out of the files unless asked for
     share_direct = s.data != "csv" or bool(st.session_state.get(keys.W_SHARE_DIRECT, False))
     shared = ok if share_direct else {m: r for m, r in ok.items() if m not in READS_RECORDS}
-    shared_fig = fig if share_direct else posteriors.posterior_densities(
-        [r.result for r in shared.values()], true_params=prepared.true_params, confidential=None,
-        title=prepared.mechanism_text, params=[picked] if multi else names, not_converged=not_converged,
-        too_few=too_few, supports=prepared.param_support)
     # the files stand alone on a slide: titled with what they show and the scenario, as the Privacy budget page's
-    # (the figure on the page keeps the mechanism as its title: the line above it and the sidebar say the rest)
+    # (the figure on the page keeps the mechanism as its title: the line above it and the sidebar say the rest);
+    # made when a file is asked for (downloads.file_figure), not on every rerun
     given = narrative.release_text(prepared.s_dp) if len(prepared.s_dp) <= 4 else \
         f"a release of {len(prepared.s_dp)} numbers"
-    file_fig = budget.with_scenario(
-        shared_fig, f"Posterior of {param_symbol(picked)} per method given s_dp = {given}; {prepared.mechanism_text}",
-        sweeps.scenario_words(s, inputs.records, prepared.n))
+
+    def titled_file_figure():
+        shared_fig = fig if share_direct else posteriors.posterior_densities(
+            [r.result for r in shared.values()], true_params=prepared.true_params, confidential=None,
+            title=prepared.mechanism_text, params=[picked] if multi else names, not_converged=not_converged,
+            too_few=too_few, supports=prepared.param_support)
+        return budget.with_scenario(
+            shared_fig, f"Posterior of {param_symbol(picked)} per method given s_dp = {given}; "
+            f"{prepared.mechanism_text}", sweeps.scenario_words(s, inputs.records, prepared.n))
+
+    file_fig = downloads.file_figure(fig, titled_file_figure)
     config = {"toImageButtonOptions": {"format": "png", "filename": "posterior", "scale": 2}}
     if not share_direct:
         config["modeBarButtonsToRemove"] = ["toImage"]
@@ -189,7 +194,7 @@ with results_area:
 
             downloads.chart(multiples_figure(ok, conf_result), key=keys.MULTIPLES_CHART,
                             name="posterior_all_parameters", container=multiples,
-                            for_file=None if share_direct else multiples_figure(shared, None),
+                            for_file=None if share_direct else lambda: multiples_figure(shared, None),
                             camera=share_direct)
 
     st.subheader("Downloads", divider="gray")
@@ -229,10 +234,10 @@ with results_area:
                         data=lambda: files.scenario_toml(s, records, s_dp=prepared.s_dp, n_dp=prepared.n_dp,
                                                          include_records=with_records),
                         file_name=f"{stem}.toml", mime="application/toml", on_click="ignore", width="content")
-    row.download_button("Figure (HTML)", data=lambda: export.html_text(file_fig),
+    row.download_button("Figure (HTML)", data=lambda: export.html_text(file_fig()),
                         file_name=f"{stem}_posterior.html", mime="text/html", on_click="ignore", width="content")
     if export.static_export_available():
-        row.download_button("Figure (PNG)", data=lambda: export.png_bytes(file_fig),
+        row.download_button("Figure (PNG)", data=lambda: export.png_bytes(file_fig()),
                             file_name=f"{stem}_posterior.png",
                             mime="image/png", on_click="ignore", width="content")
     else:

@@ -390,7 +390,7 @@ scenario_line = sweeps.scenario_words(s, inputs.records, prepared.n)
 def _chart(fig, title: str, *, key: str, name: str, container=None) -> None:
     """A figure with its downloads, which carry ``title`` and the scenario (they leave the page's context)."""
     downloads.chart(fig, key=key, name=f"{stem}_{name}", container=container,
-                    for_file=budget.with_scenario(fig, title, scenario_line))
+                    for_file=lambda: budget.with_scenario(fig, title, scenario_line))
 
 
 # ---- interval and sd against epsilon ------------------------------------------------------------

@@ -41,7 +41,7 @@ def section(title: str, explanation: str, fig, key: str, name: str, unavailable:
         st.info(f"Not drawn for this scenario: {readable(unavailable)}.", icon=":material/info:")
         return
     downloads.chart(fig, key=key, name=f"{stem}_{name}",
-                    for_file=with_scenario(fig, download_title(title), scenario_line))
+                    for_file=lambda: with_scenario(fig, download_title(title), scenario_line))
 
 
 def download_title(title: str) -> str:

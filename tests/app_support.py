@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Mapping
+from typing import Callable, Mapping
 
+from streamlit.delta_generator import DeltaGenerator
 from streamlit.testing.v1 import AppTest
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
@@ -21,6 +22,23 @@ def open_app(page: str = LANDING, query: Mapping[str, str] | None = None, timeou
     if page != LANDING:
         at.switch_page(page).run()
     return at
+
+
+def record_downloads(patch) -> dict[str, list[Callable]]:
+    """The data functions of the download buttons the app draws from now on (``patch``: a pytest MonkeyPatch), by
+    label, newest last. A deferred download (``data=`` a function, called when the button is clicked) needs the
+    server's media file manager, which AppTest does not start: the button then holds no file, and a test calls the
+    recorded function itself to see what a click would give."""
+    recorded: dict[str, list[Callable]] = {}
+    button = DeltaGenerator.download_button
+
+    def recording(self, label, data, *args, **kwargs):
+        if callable(data):
+            recorded.setdefault(label, []).append(data)
+        return button(self, label, data, *args, **kwargs)
+
+    patch.setattr(DeltaGenerator, "download_button", recording)
+    return recorded
 
 
 def assert_charts_fit_a_phone(at: AppTest) -> None:

@@ -4,15 +4,17 @@ from dataclasses import replace
 
 import pytest
 
-from app_support import open_app
+from app_support import open_app, record_downloads
 
 from ui import keys
 from ui.params.query import to_query
 from ui.presets import DEMO
 
 
-#: the figures the page titled for its files (figures.budget.with_scenario, recorded as the page calls it)
+#: the figures the page titled for its files (figures.budget.with_scenario, recorded as the page calls it when a
+#: file is asked for) and the download buttons' data functions, by label
 FILES: list = []
+DOWNLOADS: dict = {}
 
 
 @pytest.fixture(scope="module")
@@ -22,7 +24,10 @@ def at():
     titled = budget.with_scenario
     with pytest.MonkeyPatch.context() as patch:  # AppTest runs the page in this process
         patch.setattr(budget, "with_scenario", lambda fig, *a, **k: FILES.append(titled(fig, *a, **k)) or FILES[-1])
+        recorded = record_downloads(patch)
         page = open_app(query=to_query(replace(DEMO, epsilon=0.1)), timeout=240)
+        DOWNLOADS.update(recorded, titled_during_the_run=list(FILES))
+        DOWNLOADS["Figure (HTML)"][-1]()  # a click on the figure's HTML download, which titles it
     assert not page.exception, page.exception
     return page
 
@@ -81,6 +86,7 @@ def test_the_figures_files_carry_a_title_and_the_scenario(at):
     shown = json.loads(at.get("plotly_chart")[0].proto.spec)["layout"]
     assert shown["title"]["text"].replace("<br>", " ").startswith("Laplace noise, scale b = 10;")
     assert "subtitle" not in shown["title"]
+    assert not DOWNLOADS["titled_during_the_run"]  # made for a click, not for every rerun (39 ms each)
     (file,) = FILES
     layout = file.to_dict()["layout"]
     title = layout["title"]["text"].replace("<br>", " ")

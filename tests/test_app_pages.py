@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app_support import assert_charts_fit_a_phone, open_app
+from app_support import assert_charts_fit_a_phone, open_app, record_downloads
 
 from figures.labels import METHOD_LABELS
 from ui import keys
@@ -292,9 +292,12 @@ def test_an_uploads_titled_figure_file_leaves_out_what_the_records_show_directly
 
     files, titled = [], budget.with_scenario
     monkeypatch.setattr(budget, "with_scenario", lambda fig, *a, **k: files.append(titled(fig, *a, **k)) or files[-1])
+    downloads = record_downloads(monkeypatch)
     at = _open()
     _upload(b"employed\n" + b"\n".join([b"1"] * 14 + [b"0"] * 36) + b"\n")(at)
     _assert_clean(at)
+    assert not files  # titled for a click, not on every rerun
+    downloads["Figure (HTML)"][-1]()
     data = files[-1].to_dict()
     assert data["layout"]["title"]["subtitle"]["text"].replace("<br>", " ").startswith(
         "Beta-binomial (proportion θ), n = 50 · Laplace noise, sensitivity 1 · uploaded records")

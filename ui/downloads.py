@@ -14,7 +14,25 @@ import streamlit as st
 from figures import export
 from figures.axes import alt_text
 
-__all__ = ["chart"]
+__all__ = ["chart", "file_figure"]
+
+
+def file_figure(fig, for_file=None):
+    """A function of no arguments giving the figure a download holds: ``fig`` where ``for_file`` is None,
+    ``for_file`` where it is a figure, and where it is a function, its result, made on the first call and kept (the
+    PNG and the HTML button share it)."""
+    if for_file is None:
+        return lambda: fig
+    if not callable(for_file):
+        return lambda: for_file
+    made: list = []
+
+    def resolved():
+        if not made:
+            made.append(for_file())
+        return made[0]
+
+    return resolved
 
 
 def chart(fig, *, key: str, name: str, container=None, for_file=None, camera: bool = True) -> None:
@@ -24,9 +42,11 @@ def chart(fig, *, key: str, name: str, container=None, for_file=None, camera: bo
     ``name`` is the file name without extension; ``key`` the chart's widget key (buttons derive theirs);
     ``for_file`` the figure the PNG and HTML hold when it differs from the one shown (a download that must stand
     alone, titled with its scenario: :func:`figures.budget.with_scenario`; an upload's figure without the curves
-    computed from the records themselves); ``camera=False`` removes the figure's own camera button, which saves
-    the figure shown (there, the one with those curves)."""
-    saved = fig if for_file is None else for_file
+    computed from the records themselves), or a function of no arguments that makes it: called only when a button
+    is clicked, once for both (a titled copy of the Compare figure costs 39 ms, and a page reran it for every
+    figure on every rerun, for files hardly anyone downloads); ``camera=False`` removes the figure's own camera
+    button, which saves the figure shown (there, the one with those curves)."""
+    saved = file_figure(fig, for_file)
     where = container if container is not None else st
     config = {"toImageButtonOptions": {"format": "png", "filename": name, "scale": 2}, "displaylogo": False}
     if not camera:
@@ -36,10 +56,10 @@ def chart(fig, *, key: str, name: str, container=None, for_file=None, camera: bo
     # the labels to "P..", "H.." in a half-width figure, even on a desktop)
     row = where.container(horizontal=True, gap="small")
     if export.static_export_available():
-        row.download_button("PNG", data=lambda: export.png_bytes(saved), file_name=f"{name}.png", mime="image/png",
+        row.download_button("PNG", data=lambda: export.png_bytes(saved()), file_name=f"{name}.png", mime="image/png",
                             on_click="ignore", key=f"{key}_png", icon=":material/image:", width="content")
     else:
         row.caption("PNG: the camera icon on the figure")
-    row.download_button("HTML", data=lambda: export.html_text(saved),
+    row.download_button("HTML", data=lambda: export.html_text(saved()),
                          file_name=f"{name}.html", mime="text/html", on_click="ignore", key=f"{key}_html",
                          icon=":material/code:", width="content")
