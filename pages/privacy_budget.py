@@ -130,8 +130,9 @@ if not inputs.ok:
     st.stop()
 s, prepared = inputs.scenario, inputs.prepared
 if s.mechanism in ("gaussian", "discrete_gaussian"):
-    st.info("Gaussian mechanisms are swept at ρ = ε²/2 (pure ε-DP implies ε²/2-zCDP), so one ε grid serves "
-            "every mechanism.")
+    st.info("Gaussian mechanisms are swept at ρ = ε²/2 (every ε-DP release is also ε²/2-zCDP), so one ε grid "
+            "serves every mechanism; a Gaussian at that ρ is not ε-DP and allows stronger attacks than Laplace "
+            "noise at ε (What it protects shows how much).")
 elif s.mechanism == "randomized_response" and s.budget_form == "coin":
     st.info("The coin scheme's ε is fixed by its truth probability; the sweep uses k-ary randomized response "
             "at each ε instead.")

@@ -399,8 +399,8 @@ def test_switching_the_mechanism_carries_the_budget_over():
     _clean(at)
     s, notes = _rerun_state(at)
     assert (s.budget_form, s.rho) == ("rho", 0.045) and at.sidebar.text_input(key=keys.W_RHO).value == "0.045"
-    assert notes == ["ρ = 0.045: the budget before the switch, ε = 0.3, carried over (ρ = ε²/2, a comparable "
-                     "Gaussian budget)."]
+    assert notes == ["ρ = 0.045: the budget before the switch, ε = 0.3, carried over (ρ = ε²/2, the Gaussian "
+                     "counterpart of ε)."]
     assert any(m.startswith("##### At ρ = 0.045, ") for m in _texts(at.markdown))
     at.sidebar.selectbox(key=keys.W_MECHANISM).set_value("laplace").run()
     _clean(at)

@@ -3,6 +3,7 @@ in the sidebar's language (item 12), the verdict in a table cell read whole (ite
 names an action that exists (items 7, 8)."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import pytest
@@ -400,3 +401,25 @@ def test_nothing_chosen_reads_as_nothing_and_a_one_word_release_is_not_said_twic
         parse_numbers("data.s_dp", "1, x, 3", allowed=f"must be {release_example(3)}")
     assert in_words(str(many.value)) == ("Released s_dp must be 3 numbers separated by commas, e.g. 104, 120, 74 "
                                          "(x is not a number) (you entered 1, x, 3).")
+
+
+def test_the_privacy_terms_say_what_the_guarantees_are_and_their_numbers_hold():
+    """Audit s22 (a DP expert): δ was "the small probability with which an (ε, δ)-DP release may exceed its ε", false
+    for the lab's own Gaussian at (1, 10⁻⁵), whose privacy loss L ~ N(μ²/2, μ²) exceeds 1 with probability
+    1.6·10⁻⁴; ρ = ε²/2 was "a Gaussian release comparable to ε", where that Gaussian is (4.4, 10⁻⁵)-DP; μ-GDP "is"
+    ρ-zCDP (it implies it); the sensitivity named neither its norm nor the neighbours. The numbers the definitions
+    now quote are computed here from the analytic Gaussian's δ(ε) = Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ)."""
+    from scipy.optimize import brentq
+    from scipy.stats import norm
+
+    def delta(eps, mu):
+        return norm.cdf(mu / 2 - eps / mu) - math.exp(eps) * norm.cdf(-mu / 2 - eps / mu)
+
+    mu = brentq(lambda m: delta(1.0, m) - 1e-5, 0.01, 5.0)  # the Gaussian stated as (1, 1e-5)
+    assert f"{norm.sf((1.0 - mu * mu / 2) / mu):.1e}" == "1.6e-04"
+    assert "1.6·10⁻⁴" in GLOSSARY["delta"] and "not the chance that the privacy loss exceeds ε" in GLOSSARY["delta"]
+    assert f"{brentq(lambda e: delta(e, 1.0) - 1e-5, 0.1, 20.0):.1f}" == "4.4"  # rho = 0.5: mu = 1
+    assert "comparable" not in GLOSSARY["rho"] and "(4.4, 10⁻⁵)-DP" in GLOSSARY["rho"]
+    assert "implies μ²/2-zCDP, not the reverse" in GLOSSARY["gdp"] and "is ρ-zCDP" in GLOSSARY["zcdp"]
+    assert "(L1)" in GLOSSARY["sensitivity"] and "(L2)" in GLOSSARY["sensitivity"]
+    assert "added or removed, for OpenDP" in GLOSSARY["sensitivity"]

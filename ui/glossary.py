@@ -8,18 +8,24 @@ __all__ = ["GLOSSARY", "TERMS", "COLUMN_HELP", "glossary_markdown"]
 GLOSSARY = {
     "epsilon": "ε (epsilon), the privacy-loss budget: how much the release may depend on any one person's "
                "record. Smaller ε means more noise and more privacy; must be > 0.",
-    "delta": "δ (delta): the small probability with which an (ε, δ)-DP release may exceed its ε; strictly "
-             "between 0 and 1, usually far below 1/n.",
-    "rho": "ρ (rho): the budget of zero-concentrated DP (zCDP), the natural budget of Gaussian noise; ρ = ε²/2 "
-           "gives a Gaussian release comparable to ε; must be > 0.",
-    "zcdp": "zCDP (zero-concentrated differential privacy): a guarantee stated by a budget ρ, under which "
-            "Gaussian noise with variance Δ²/(2ρ) is private.",
+    "delta": "δ (delta): the slack of (ε, δ)-DP: any set of outcomes may be at most e^ε times as likely with one "
+             "person's record as with the other, plus δ. Informally, a small chance that the ε bound does not "
+             "hold; not the chance that the privacy loss exceeds ε, which can be larger (Gaussian noise at "
+             "(ε, δ) = (1, 10⁻⁵): 1.6·10⁻⁴). Strictly between 0 and 1, usually far below 1/n.",
+    "rho": "ρ (rho): the budget of zero-concentrated DP (zCDP), the natural budget of Gaussian noise; must be > 0. "
+           "Every ε-DP release is also ε²/2-zCDP, so ρ = ε²/2 is the lab's Gaussian counterpart of ε; but a "
+           "Gaussian at that ρ is not ε-DP and allows stronger attacks (ρ = 0.5 is about (4.4, 10⁻⁵)-DP).",
+    "zcdp": "zCDP (zero-concentrated differential privacy): a guarantee stated by a budget ρ; Gaussian noise of "
+            "variance Δ²/(2ρ), with Δ the L2 sensitivity, is ρ-zCDP.",
     "gdp": "μ-GDP (Gaussian differential privacy): a guarantee stated by μ: telling from the release whether one "
            "person's record is one value or another is no easier than telling apart two normal distributions of sd 1 "
            "whose means are μ apart. Gaussian noise of sd σ on a statistic of sensitivity Δ is exactly μ-GDP with "
-           "μ = Δ/σ, which is ρ-zCDP with ρ = μ²/2 (so ρ = 0.5 is μ = 1).",
-    "sensitivity": "Sensitivity Δ: the most the released statistic can change when one person's record "
-                   "changes. The noise is scaled to it: noise scale = Δ / ε for Laplace noise.",
+           "μ = Δ/σ, and so ρ-zCDP with ρ = μ²/2 (ρ = 0.5 is μ = 1). μ-GDP implies μ²/2-zCDP, not the reverse: "
+           "another ρ-zCDP mechanism may allow stronger attacks than this curve.",
+    "sensitivity": "Sensitivity Δ: the most the released statistic can change when one person's record is "
+                   "replaced (added or removed, for OpenDP's releases and an unknown n), measured as the sum of "
+                   "the changes (L1) for Laplace-type noise and as their Euclidean length (L2) for Gaussian-type "
+                   "noise. The noise is scaled to it: b = Δ/ε for Laplace noise, σ = Δ/√(2ρ) for Gaussian noise.",
     "rhat": "R-hat: compares the chains of a sampler with each other; near 1 (at most 1.01) means they agree "
             "and explore the same distribution.",
     "ess": "ESS (effective sample size): how many independent draws the correlated draws of a chain are worth; "

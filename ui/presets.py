@@ -145,7 +145,7 @@ BAYES_VS_MLE = Preset(
 
 # "What epsilon = 1 means" (issue 21): one survey of 100 people (theta = 0.3, flat prior), its count released at
 # epsilon = 1 by each mechanism family, opened on the What it protects page. The Gaussian ones state the budget
-# as rho = epsilon^2 / 2 = 0.5, the zCDP budget comparable to epsilon = 1.
+# as rho = epsilon^2 / 2 = 0.5, the zCDP budget every 1-DP release also meets (the Gaussian at it is not 1-DP).
 _SURVEY = dict(model="beta_binomial", n=100, prior=(("a", 1.0), ("b", 1.0)), data="simulate", truth="0.3", seed=11,
                methods=("naive", "auto"))
 EPSILON_ONE = (

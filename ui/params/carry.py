@@ -10,7 +10,7 @@ or (ε, δ)-DP, ρ for zCDP) is restated in the new form's terms (:func:`carried
 new form                   carried value
 =========================  ========================================================================================
 ε (Laplace, k-ary, (ε, δ))  ε; from a zCDP budget ε = √(2ρ)
-ρ (Gaussian-type noise)    ρ = ε²/2, the comparable Gaussian budget the Learn page's "What ε = 1 means" uses
+ρ (Gaussian-type noise)    ρ = ε²/2, the Gaussian counterpart of ε the Learn page's "What ε = 1 means" uses
 coin (randomized response) the truth probability whose k-ary ε is ε: tanh(ε / (2 log2 k))
 diffprivlib ``epsilon``    ε (the other boxes, δ and the sensitivity, keep their values)
 OpenDP ``scale``           Δ / ε (laplace), Δ / √(2ρ) (gaussian), Δ the sensitivity box's or else the model's
@@ -251,7 +251,7 @@ def carried_release(budget: tuple[str, float], s: Scenario) -> tuple[dict[str, A
 
 def carried_note(budget: tuple[str, float], field: str, value: float, delta: Any = None) -> str:
     """What the sidebar says under a box the budget was carried into: ``ρ = 0.045: the budget before the switch,
-    ε = 0.3, carried over (ρ = ε²/2, a comparable Gaussian budget).`` (a library's parameter by its own name;
+    ε = 0.3, carried over (ρ = ε²/2, the Gaussian counterpart of ε).`` (a library's parameter by its own name;
     OpenDP's mean's two scales in one note, ``delta`` = (Δ_sum, c))."""
     kind, before = budget
     was = f"{'ε' if kind == 'epsilon' else 'ρ'} = {rounded(before):g}"
@@ -262,7 +262,7 @@ def carried_note(budget: tuple[str, float], field: str, value: float, delta: Any
                 f"before the switch, {was}, carried over as OpenDP calibrates a mean to it (half of "
                 f"{'ε' if kind == 'epsilon' else 'ε = √(2ρ)'} each: scale = 2Δ/ε at Δ_sum = {d_sum:g}, "
                 f"Δ_length = {c}).")
-    how = {("rho", "epsilon"): "ρ = ε²/2, a comparable Gaussian budget", ("epsilon", "rho"): "ε = √(2ρ)",
+    how = {("rho", "epsilon"): "ρ = ε²/2, the Gaussian counterpart of ε", ("epsilon", "rho"): "ε = √(2ρ)",
            ("truth_prob", "epsilon"): "the coin whose ε that is",
            ("truth_prob", "rho"): "the coin whose ε is √(2ρ)"}
     if field == "scale":
