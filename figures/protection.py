@@ -20,7 +20,8 @@ from .palette import BOUND_COLOR, METHOD_COLORS
 __all__ = ["tradeoff_figure", "power_label_box", "belief_figure", "belief_line_names", "record_figure",
            "bound_name",
            "guarantee_curve",
-           "mechanism_curve_name", "percent", "percent_at_least", "percent_at_most", "budget_number"]
+           "mechanism_curve_name", "percent", "percent_at_least", "percent_at_most", "budget_number", "stated_budget",
+           "pair_shift", "own_shift"]
 
 ATTACK_COLOR = METHOD_COLORS["da_mcmc"]   # bluish green: what the best attack achieves
 GUESS_COLOR = "#8c8c8c"                   # grey: a coin flip / the prior
@@ -73,6 +74,45 @@ def budget_number(v: float) -> str:
     return f"{float(v):.4g}"
 
 
+def stated_budget(g: dict) -> str:
+    """A guarantee's budget as the sentence states one: ``ε = 1``, ``ρ = 0.5``, ``(ε, δ) = (1, 1e-05)``."""
+    if g.get("kind") == "pure":
+        return f"ε = {budget_number(g['epsilon'])}"
+    if g.get("kind") == "approx":
+        return f"(ε, δ) = ({budget_number(g['epsilon'])}, {g['delta']:.2g})"
+    if g.get("kind") == "gdp":
+        return f"μ = {budget_number(g['mu'])}"
+    return f"ρ = {budget_number(g['rho'])}"
+
+
+def pair_shift(risk: dict) -> dict | None:
+    """Where the budget is the attacked pair's, not the one stated (``risk["guarantee"]["pair"]``, from
+    :func:`engine.protection.report.pair_guarantee`: n known, one record replaced moves the statistic by d > Δ):
+    ``{"shift", "sensitivity", "ratio", "norm", "statistic", "stated"}``, ``stated`` the stated guarantee; None
+    elsewhere."""
+    g = risk.get("guarantee") or {}
+    if not g.get("pair") or not g.get("stated"):
+        return None
+    return {**g["pair"], "stated": g["stated"]}
+
+
+def _shift_words(p: dict) -> str:
+    """``6 = 2Δ`` (with the norm for a vector: ``2 (L1) = 2Δ``)."""
+    norm = f" ({p['norm']})" if p.get("norm") else ""
+    return f"{budget_number(p['shift'])}{norm} = {budget_number(p['ratio'])}Δ"
+
+
+def own_shift(risk: dict) -> tuple[float, float] | None:
+    """A Gaussian's own curve drawn at the attacked pair's L2 shift d where d is not the sensitivity Δ
+    (``risk["mechanism_curve"]``'s ``shift`` and ``sensitivity``; beyond rounding): ``(d, Δ)``; None where they are
+    equal or not known."""
+    own = risk.get("mechanism_curve") or {}
+    d, sens = own.get("shift"), own.get("sensitivity")
+    if d is None or sens is None or abs(d - sens) <= 1e-9 * sens:
+        return None
+    return float(d), float(sens)
+
+
 def guarantee_curve(risk: dict) -> dict:
     """The curve the page draws as the guarantee: the stated (ε, δ) curve of a release stated so
     (``risk["stated_bound"]``), else ``risk["bound"]``."""
@@ -87,17 +127,24 @@ def bound_name(risk: dict) -> str:
     0.5)``; its own μ-GDP curve is drawn apart (:func:`mechanism_curve_name`). The legend read "what ρ-zCDP allows
     (…; exactly μ = Δ/σ = 1 Gaussian DP)" on the μ-GDP curve, which is the Gaussian's own, not what ρ-zCDP
     allows: μ-GDP implies μ²/2-zCDP, not the reverse. A curve that is μ-GDP as a guarantee (two Gaussians composed,
-    not stated by ρ): ``what μ-GDP (Gaussian DP) allows (μ = 1.414)``."""
+    not stated by ρ): ``what μ-GDP (Gaussian DP) allows (μ = 1.414)``. Where the budget is the attacked pair's
+    (:func:`pair_shift`: an OpenDP sum, stated for add/remove-one at Δ = 3, with one record replaced moving it by 6),
+    the entry says so and names the stated one, in three lines: ``what ε-DP allows (ε = 2<br>for one record replaced,
+    a change of 6 = 2Δ;<br>stated ε = 1 at Δ = 3)``; it read "what ε-DP allows (ε = 1)" over an attack up to 0.39 below it."""
     b, g = guarantee_curve(risk), risk.get("guarantee") or {}
+    p = pair_shift(risk)
+    # the budget of one record replaced (n known) where that moves the statistic by d > Δ, and the one stated
+    why = "" if p is None else (f"<br>for one record replaced, a change of {_shift_words(p)};<br>stated "
+                                f"{stated_budget(p['stated'])} at Δ = {budget_number(p['sensitivity'])}")
     if b["kind"] == "epsilon_dp":
         if b.get("delta"):
-            return f"what (ε, δ)-DP allows (ε = {budget_number(b['epsilon'])}, δ = {b['delta']:.2g})"
-        return f"what ε-DP allows (ε = {budget_number(b['epsilon'])})"
+            return f"what (ε, δ)-DP allows (ε = {budget_number(b['epsilon'])}, δ = {b['delta']:.2g}{why})"
+        return f"what ε-DP allows (ε = {budget_number(b['epsilon'])}{why})"
     single = not g.get("composed_of")  # a composed budget (statistic and size) is a sum, not one noise's Δ²/(2σ²)
     if b["kind"] == "zcdp":
-        what = "ρ = Δ²/(2σ²) = " if single else "ρ = "
-        return f"what ρ-zCDP allows ({what}{budget_number(b['rho'])})"
-    return f"what μ-GDP (Gaussian DP) allows (μ = {budget_number(b['mu'])})"
+        what = ("ρ = d²/(2σ²) = " if p else "ρ = Δ²/(2σ²) = ") if single else "ρ = "
+        return f"what ρ-zCDP allows ({what}{budget_number(b['rho'])}{why})"
+    return f"what μ-GDP (Gaussian DP) allows (μ = {budget_number(b['mu'])}{why})"
 
 
 def mechanism_curve_name(risk: dict) -> str | None:
@@ -105,19 +152,26 @@ def mechanism_curve_name(risk: dict) -> str | None:
     named as the noise's own and by what sets it: ``this Gaussian's own curve, set by its σ (μ = Δ/σ = 0.2681;
     ρ-zCDP, the Gaussian's own budget: ρ = Δ²/(2σ²) = 0.03593)``, in three lines; stated by ρ (the ρ is the dashed
     curve's), ``this Gaussian's own curve: exactly μ-GDP, μ = Δ/σ = 1 (the best attack lies on it)``. None without
-    one."""
+    one. Where the attacked pair's L2 shift d is not Δ (:func:`own_shift`; linear_regression's default Δ = √24 is
+    above the largest change a record makes, 4), the curve is at μ = d/σ and the entry says d and Δ: it read
+    "μ = Δ/σ = 1 (the best attack lies on it)" over an attack at μ = 0.816."""
     own = risk.get("mechanism_curve")
     if not own:
         return None
     g = risk.get("guarantee") or {}
+    at = own_shift(risk)
+    # the pair's own L2 shift d where it is not Δ: the largest change one record makes, which sets the attack's μ
+    d = "Δ" if at is None else "d"
+    where = "" if at is None else (f"<br>(d = {budget_number(at[0])}, the largest change one record<br>makes; "
+                                   f"Δ = {budget_number(at[1])})")
     if g.get("kind") in ("zcdp", "gdp"):
-        who, mu = "this Gaussian's", "μ = Δ/σ"
+        who, mu = "this Gaussian's", f"μ = {d}/σ"
         if g.get("composed_of"):
             who, mu = "the two Gaussians' (statistic and size)", "μ"
-        return (f"{who} own curve: exactly<br>μ-GDP, {mu} = {budget_number(own['mu'])}<br>(the best attack "
+        return (f"{who} own curve: exactly<br>μ-GDP, {mu} = {budget_number(own['mu'])}{where}<br>(the best attack "
                 "lies on it)")
-    return (f"this Gaussian's own curve, set by its σ<br>(μ = Δ/σ = {budget_number(own['mu'])}; ρ-zCDP, the Gaussian's"
-            f"<br>own budget: ρ = Δ²/(2σ²) = {budget_number(own['rho'])})")
+    return (f"this Gaussian's own curve, set by its σ<br>(μ = {d}/σ = {budget_number(own['mu'])}; ρ-zCDP, the "
+            f"Gaussian's<br>own budget: ρ = {d}²/(2σ²) = {budget_number(own['rho'])}){where}")
 
 
 def tradeoff_figure(risk: dict) -> go.Figure:

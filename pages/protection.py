@@ -85,17 +85,30 @@ if protection_text.neighbours_note(risk):  # which two records are attacked, whe
     st.caption(f"The attack compares two neighbouring datasets: {protection_text.neighbours_note(risk)}.")
 
 own_curve = ""
+own_at = protection_figures.own_shift(risk)  # (d, Δ): the own curve is at the pair's shift d, not at Δ
+own_mu = "μ = Δ/σ" if own_at is None else (
+    f"μ = d/σ, d = {protection_figures.budget_number(own_at[0])} being the largest change one person's record makes "
+    f"(the noise is calibrated to Δ = {protection_figures.budget_number(own_at[1])})")
+own_rho = "ρ = Δ²/(2σ²)" if own_at is None else "ρ = d²/(2σ²)"
 if risk.get("mechanism_curve") and risk["guarantee"].get("kind") in ("zcdp", "gdp"):  # a Gaussian stated by ρ
     own_curve = (" Here the release states ρ-zCDP, so the dashed curve is what ρ-zCDP allows any mechanism; the "
-                 f"**{_OWN} dotted curve** is this Gaussian's own, set by its σ: exactly μ-GDP with μ = Δ/σ (ρ = "
+                 f"**{_OWN} dotted curve** is this Gaussian's own, set by its σ: exactly μ-GDP with {own_mu} (ρ = "
                  "μ²/2). It is tighter: μ-GDP implies μ²/2-zCDP, not the reverse, so another ρ-zCDP mechanism may "
                  "sit below the dotted curve (never below the dashed one); the best attack on this noise follows "
                  "the dotted one exactly.")
 elif risk.get("mechanism_curve"):  # Gaussian noise stated in (ε, δ): the statement's curve, and the noise's own
     own_curve = (f" Here the release states (ε, δ), so the dashed curve is that statement's; the **{_OWN} dotted "
-                 "curve** is this Gaussian's own, set by its σ (μ-GDP with μ = Δ/σ; ρ-zCDP, the Gaussian's own "
-                 "budget: ρ = Δ²/(2σ²) = μ²/2). It is what this noise itself allows, tighter than the (ε, δ) "
+                 f"curve** is this Gaussian's own, set by its σ (μ-GDP with {own_mu}; ρ-zCDP, the Gaussian's own "
+                 f"budget: {own_rho} = μ²/2). It is what this noise itself allows, tighter than the (ε, δ) "
                  "stated for it; on unclipped noise the best attack follows it exactly.")
+pair = protection_figures.pair_shift(risk)
+if pair:  # n known, one record replaced moves the statistic further than the Δ the budget is stated for
+    own_curve += (f" The dashed curve is at {protection_text.budget_clause(risk)[3:]}, the budget that covers one "
+                  "person's record replaced, not the "
+                  f"{protection_figures.stated_budget(pair['stated'])} stated for a change of up to Δ = "
+                  f"{protection_figures.budget_number(pair['sensitivity'])} (such as adding or removing one person): "
+                  f"with n known, replacing a record moves {pair['statistic']} by up to "
+                  f"{protection_figures.budget_number(pair['shift'])}.")
 section("The best possible attack",
         "Imagine an attacker who must decide, from the release alone, which of two values one person's record has "
         "(for example *in the data with a 1* or *with a 0*). Any attack makes two kinds of mistakes: accusing "

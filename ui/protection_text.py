@@ -17,11 +17,11 @@ import math
 
 from engine.protection import epsilon_dp_ceiling
 # the figures' legends say the same numbers
-from figures.protection import budget_number, percent, percent_at_least, percent_at_most
+from figures.protection import budget_number, pair_shift, percent, percent_at_least, percent_at_most, stated_budget
 
 from .params.messages import CLAMP_LABEL
 
-__all__ = ["budget_clause", "informed_clause", "package_clause", "power_clause", "realistic_clause",
+__all__ = ["budget_clause", "pair_clause", "informed_clause", "package_clause", "power_clause", "realistic_clause",
            "population_clause", "utility_clause",
            "clauses", "protection_sentence", "percent", "beyond_informed", "for_package", "statistic_note",
            "POPULATION_REASON", "CLAMP_LABEL", "covered_clause", "unbounded_clause", "neighbours_note"]
@@ -36,6 +36,23 @@ def budget_clause(risk: dict) -> str:
     if g.get("kind") == "approx":
         return f"At (ε, δ) = ({budget_number(g['epsilon'])}, {g['delta']:.2g})"
     return f"At ρ = {budget_number(g['rho'])}"
+
+
+def pair_clause(risk: dict) -> str | None:
+    """Why the budget stated first is not the release's own (:func:`figures.protection.pair_shift`): n is known, so
+    the attack replaces one person's record, which moves the statistic further than the Δ the release states its
+    budget for; in parentheses after :func:`budget_clause`, ``(the release states ε = 1 for a change of up to Δ = 3,
+    such as adding or removing one person; with n known, replacing one person's record moves the sum by up to 6 =
+    2Δ)``, the semicolon a comma (the clauses are joined by semicolons). None where the stated budget holds. An
+    OpenDP sum at scale 3 read "At ε = 1 … at most 88%", 88% being e²/(1+e²)."""
+    p = pair_shift(risk)
+    if p is None:
+        return None
+    norm = f" ({p['norm']})" if p.get("norm") else ""
+    return (f"(the release states {stated_budget(p['stated'])} for a change of up to Δ = "
+            f"{budget_number(p['sensitivity'])}, such as adding or removing one person, but with n known, replacing "
+            f"one person's record moves {p['statistic']} by up to {budget_number(p['shift'])}{norm} = "
+            f"{budget_number(p['ratio'])}Δ)")
 
 
 def informed_clause(risk: dict) -> str:
@@ -239,10 +256,12 @@ def neighbours_note(risk: dict) -> str | None:
 
 
 def clauses(risk: dict) -> list[str]:
-    """The privacy clauses in reading order (the first carries the budget, and whom it covers where records are
-    unbounded; the last then says what the others get)."""
-    covered = covered_clause(risk)
-    first = f"{budget_clause(risk)}, {covered}," if covered else f"{budget_clause(risk)},"
+    """The privacy clauses in reading order (the first carries the budget, why it is the attacked pair's where that
+    is not the one stated (:func:`pair_clause`), and whom it covers where records are unbounded; the last then says
+    what the others get)."""
+    covered, pair = covered_clause(risk), pair_clause(risk)
+    budget = f"{budget_clause(risk)} {pair}" if pair else budget_clause(risk)
+    first = f"{budget}, {covered}," if covered else f"{budget},"
     out = [f"{first} {informed_clause(risk)}", power_clause(risk)]
     real = realistic_clause(risk)
     if real:

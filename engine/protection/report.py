@@ -16,6 +16,18 @@ Four numbers and two curves, every one computed from the mechanism's own noise l
     noise, whose lattice lets the first rejected outcome carry a whole atom (tests/test_risk.py shows it
     dipping below); a library's release stated in (epsilon, delta) with a rho (diffprivlib's Gaussians) its
     rho-zCDP curve, and one without (diffprivlib's Laplace with delta > 0) the (epsilon, delta)-DP curve.
+``guarantee`` and ``epsilon``
+    the guarantee that covers the attacked pair: the stated one, except where n is known and the replaced record
+    moves the statistic by more than the sensitivity Delta the noise is calibrated to (an OpenDP release, stated
+    for add/remove-one neighbours at ``Delta = max(|lo|, |hi|)``, analysed with n known: replacing a record moves
+    the sum by up to ``hi - lo``). There it is the mechanism's guarantee at the pair's shift ``d`` (pure
+    ``eps d / Delta``; Gaussian ``mu d / Delta``, ``rho (d / Delta)^2``; :func:`pair_guarantee` derives each), with
+    the library's own statement under ``guarantee["stated"]``, the pair under ``guarantee["pair"]`` and a sentence
+    under ``guarantee["note"]``; ``epsilon``, ``bound``, ``stated_bound`` and ``mechanism_curve`` then describe
+    that guarantee, so the attack's curve never lies below the curve drawn as the guarantee (it lay up to 0.39
+    below "what eps-DP allows (eps = 1)" for an OpenDP Laplace sum at scale 3, the pair being 2-DP). Where the
+    pair moves the statistic by less than Delta (linear_regression's default Delta, a bound no record reaches) the
+    stated guarantee stays, a valid looser one.
 ``stated_bound``
     a release stated in (epsilon, delta) only (diffprivlib's Gaussian, GaussianAnalytic, GaussianDiscrete,
     Laplace with delta > 0; the lab's Gaussian in its (epsilon, delta) form): the (epsilon, delta)-DP curve
@@ -27,10 +39,11 @@ Four numbers and two curves, every one computed from the mechanism's own noise l
     reverse: another rho-zCDP mechanism may sit below it, so the mu-GDP curve is not what rho-zCDP allows.
 ``mechanism_curve``
     Gaussian noise stated in (epsilon, delta) or by rho: the Gaussian's own curve, set by its sigma, the mu-GDP
-    curve with ``mu = sensitivity / sigma`` (and its zCDP budget ``rho = mu^2 / 2 = sensitivity^2 / (2
-    sigma^2)``; composed with a Gaussian size, ``mu = sqrt(mu_s^2 + mu_n^2)``): tighter than the stated
-    (epsilon, delta) curve, which it touches at most at one point, and than the rho-zCDP curve; the best
-    attack on the unclipped noise lies on it.
+    curve with ``mu = d / sigma``, ``d`` the L2 shift of the attacked pair where n is known (``shift`` and
+    ``sensitivity`` say both; ``d`` may be below Delta, as for linear_regression, or above it, as for OpenDP's
+    add/remove-one Delta), else ``mu = sensitivity / sigma`` (and its zCDP budget ``rho = mu^2 / 2``; composed
+    with a Gaussian size, ``mu = sqrt(mu_s^2 + mu_n^2)``): tighter than the stated (epsilon, delta) curve, which it
+    touches at most at one point, and than the rho-zCDP curve; the best attack on the unclipped noise lies on it.
 ``unbounded_records``
     a model whose records are unbounded (poisson_gamma without ``upper``: no record moves the sum by at most
     anything), so the noise is calibrated to a ``sensitivity`` Delta no record is held to: the guarantee covers
@@ -48,7 +61,8 @@ Four numbers and two curves, every one computed from the mechanism's own noise l
     their posterior probability of the true value, ``e^L / (1 + e^L)`` with ``L`` the privacy loss, as a
     distribution over releases (truth drawn 50/50, release from it; ``histogram``: its probability in
     bins of 2.5%): ``q50``, ``q95``, ``q99`` and the
-    largest value ``max = e^eps / (1 + e^eps)`` for pure eps-DP noise, ``None`` where ``L`` is unbounded
+    largest value ``max = e^eps / (1 + e^eps)`` for pure eps-DP noise (eps the pair's, ``epsilon``; below it where
+    the pair moves the statistic by less than Delta), ``None`` where ``L`` is unbounded
     (Gaussian and discrete Gaussian noise); ``at_max``: the share of releases whose belief reaches ``max``
     (pure DP puts an atom there: half the releases for Laplace noise on a two-valued record), ``None`` with it.
 ``neighbours``
@@ -69,6 +83,7 @@ Four numbers and two curves, every one computed from the mechanism's own noise l
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 
@@ -78,18 +93,20 @@ from ..api import prepare
 from ..core.results import Problem
 from ..core.spec import Spec
 from ..core.validation import fail
-from ..mechanisms import DiscreteLaplace, Gaussian, Laplace, RandomizedResponse
+from ..mechanisms import DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace, RandomizedResponse
+from ..mechanisms.budgets import analytic_gaussian_epsilon
 from ..mechanisms.clipped import BoundedLaplace, Clipped
+from ..mechanisms.libraries import StatedDiscreteGaussian, StatedGaussian
 from ..mechanisms.ratio import OpenDPMean
 from ..models import make_model
 from ..models.sample_size import make_size_mechanism, make_size_prior, plug_in_n
 from ..spec import build_mechanism, load_spec, spec_from_dict
 from .pairs import Neighbours, base_mechanism, neighbours, noise_law
 from .realistic import realistic_adversary
-from .tradeoff import alpha_grid, epsilon_dp_tradeoff, experiment, gdp_tradeoff, zcdp_tradeoff
+from .tradeoff import alpha_grid, epsilon_dp_tradeoff, experiment, gdp_tradeoff, zcdp_delta, zcdp_tradeoff
 
-__all__ = ["risk", "privacy_side", "protection_of_spec", "unbounded_records", "QUANTILES", "FALSE_POSITIVE_RATE",
-           "STATISTIC_WORDS"]
+__all__ = ["risk", "privacy_side", "protection_of_spec", "unbounded_records", "pair_guarantee", "QUANTILES",
+           "FALSE_POSITIVE_RATE", "STATISTIC_WORDS"]
 
 QUANTILES = (0.5, 0.95, 0.99)
 FALSE_POSITIVE_RATE = 0.05
@@ -140,19 +157,25 @@ def privacy_side(model, mechanism, n_mechanism=None, unknown_n: bool | None = No
     exp = experiment(model, mechanism, pair, n_mechanism=n_mechanism)
     alpha = alpha_grid()
     beta = exp.tradeoff(alpha)
-    bound = _bound(mechanism, alpha, n_mechanism)
-    stated = _stated_bound(mechanism, alpha, n_mechanism)
-    own = _mechanism_curve(mechanism, alpha, n_mechanism)
+    # n known: the replaced record's shift d in the noise's norm, and the guarantee at d where d exceeds Delta
+    shift = None if unknown_n or n_mechanism is not None or isinstance(mechanism, RandomizedResponse) else \
+        _pair_distance(mechanism, pair)
+    wider = None if shift is None else pair_guarantee(mechanism, pair, STATISTIC_WORDS.get(model.name))
+    guarantee = wider or _guarantee(mechanism, n_mechanism)
+    bound = _bound(mechanism, alpha, n_mechanism, guarantee)
+    stated = _stated_bound(mechanism, alpha, n_mechanism, guarantee)
+    own = _mechanism_curve(mechanism, alpha, n_mechanism, guarantee, shift)
     q = exp.belief_quantile(QUANTILES)
     max_loss = exp.max_loss()
     top = None if math.isinf(max_loss) else float(1.0 / (1.0 + math.exp(-max_loss)))
     power = float(1.0 - exp.tradeoff(FALSE_POSITIVE_RATE))
-    guarantee = _guarantee(mechanism, n_mechanism)
     description = mechanism.describe() + (f"; size n released with {n_mechanism.describe()}" if n_mechanism else "")
+    if wider:
+        description += f"; {wider['replaced']}"
     out = {
         "epsilon": _float(guarantee["epsilon"]) if guarantee.get("kind") == "pure" else None,
         "mechanism": mechanism.name,
-        "guarantee": {k: (_float(v) if isinstance(v, (int, float)) else v) for k, v in guarantee.items()},
+        "guarantee": _plain(guarantee),
         "description": description,
         "neighbours": _pair_dict(pair, exp, mechanism),
         "tradeoff": {"alpha": alpha.tolist(), "beta": beta.tolist(), "max_error": _float(exp.max_error)},
@@ -181,7 +204,8 @@ def privacy_side(model, mechanism, n_mechanism=None, unknown_n: bool | None = No
 #: a record whose epsilon (or mu) past this tells the pair apart with certainty in double precision (unbounded_records)
 CERTAIN = 40.0
 #: the statistic one record moves, by model, for the sentences
-STATISTIC_WORDS = {"poisson_gamma": "the sum"}
+STATISTIC_WORDS = {"poisson_gamma": "the sum", "normal_known_sd": "the sum", "beta_binomial": "the count",
+                   "dirichlet_multinomial": "the counts"}
 
 
 def unbounded_records(model, mechanism, records=None, n_mechanism=None) -> dict | None:
@@ -304,9 +328,129 @@ def _guarantee(mechanism, n_mechanism=None) -> dict:
     return {"kind": "zcdp", "rho": rho, "composed_of": parts}
 
 
-def _bound(mechanism, alpha, n_mechanism=None) -> dict:
-    """The curve the stated guarantee allows (module docstring); a clip is post-processing and keeps its noise's."""
-    g = _guarantee(mechanism, n_mechanism)
+#: a pair's shift past the sensitivity by more than this share of it is the pair's own, not rounding
+SHIFT_TOLERANCE = 1e-9
+
+
+def _l2_noise(mechanism) -> bool:
+    """Gaussian-type noise, whose curve depends on the L2 norm of the shift (Laplace-type: the L1 norm)."""
+    return isinstance(base_mechanism(mechanism), (Gaussian, DiscreteGaussian))
+
+
+def _pair_distance(mechanism, pair) -> float:
+    """The attacked pair's shift ``|d|`` in the noise's norm (L2 for Gaussian-type noise, L1 otherwise)."""
+    return float(np.linalg.norm(np.asarray(pair.shift, dtype=float), 2 if _l2_noise(mechanism) else 1))
+
+
+def pair_guarantee(mechanism, pair, statistic: str | None = None) -> dict | None:
+    """The guarantee that covers the attacked replace-one pair (n known) where its shift ``d`` exceeds the
+    sensitivity ``Delta`` the noise is calibrated to; None where ``d <= Delta`` (the stated guarantee covers it).
+
+    A release calibrated to ``Delta`` under add/remove-one neighbours (OpenDP's: a sum of values in [lo, hi] has
+    ``Delta = max(|lo|, |hi|)``) states its budget for one person added or removed. With n known, the neighbours
+    are one person's record replaced, which moves the sum by up to ``d = hi - lo`` (``2 Delta`` for lo = -hi) and a
+    histogram by ``e_j - e_i`` (``|d|_1 = 2``, ``|d|_2 = sqrt 2``, against ``Delta = 1``). The statement at
+    ``Delta`` then says nothing about that pair; what holds is the mechanism's guarantee at sensitivity ``d``, in
+    the noise's norm:
+
+    additive noise (Laplace, discrete Laplace, and on a lattice ``g Z``)
+        the privacy loss between statistics ``d`` apart is at most ``|d|_1 / b`` (``(|d|_1 + g) / b`` on a
+        lattice): pure ``eps d / Delta``-DP, the mechanism's own formula at ``d`` (and for diffprivlib's Laplace
+        with ``delta > 0``, ``b = Delta / (eps - log(1 - delta))``, the pure ``d / b`` its noise gives).
+    the Gaussian (continuous)
+        ``mu = |d|_2 / sigma``-GDP exactly (Dong, Roth & Su 2019, Thm 2.7), i.e. ``rho = mu^2 / 2 = rho_stated
+        (d / Delta)^2``-zCDP; a Gaussian stated in (eps, delta) keeps its delta and takes the smallest eps whose
+        analytic-Gaussian ``delta(eps)`` at sensitivity ``d`` is at most it (Balle & Wang 2018, Thm 8):
+        ``Phi(d / (2 sigma) - eps sigma / d) - e^eps Phi(-d / (2 sigma) - eps sigma / d) <= delta``.
+    the discrete Gaussian
+        ``|d|_2^2 / (2 sigma^2)``-zCDP (Canonne, Kamath & Steinke 2020, Thm 14, summed over independent
+        coordinates); stated in (eps, delta), the smallest eps whose zCDP ``delta(eps)`` (:func:`zcdp_delta`) is at
+        most the stated delta.
+    a bounded domain (diffprivlib's LaplaceBoundedDomain)
+        its noise depends on where the statistic sits, so no formula at ``d`` is given; the pair's two statistics
+        are joined by ``m = ceil(d / Delta)`` steps of at most ``Delta`` inside the domain, and group privacy
+        (Dwork & Roth 2014, Thm 2.2) gives ``(m eps, m e^{(m - 1) eps} delta)``.
+
+    Returns that guarantee (``kind``, ``epsilon``/``rho``/``mu``/``delta``) with ``stated`` (the mechanism's own
+    statement), ``pair`` (``shift`` d, ``sensitivity`` Delta, ``ratio`` d / Delta, ``norm``, ``statistic``) and
+    ``note``, one sentence that says both (``replaced``: its second half, which the mechanism's line gets)."""
+    base = base_mechanism(mechanism)
+    delta_s, d = float(base.sensitivity), _pair_distance(mechanism, pair)
+    if not d > delta_s * (1.0 + SHIFT_TOLERANCE):
+        return None
+    stated = dict(mechanism.guarantee)
+    g = _at_sensitivity(base, d, stated)
+    words = statistic or "the statistic"
+    norm = ("L2" if _l2_noise(mechanism) else "L1") if len(pair.shift) > 1 else None
+    g["stated"] = stated
+    g["pair"] = {"shift": d, "sensitivity": delta_s, "ratio": d / delta_s, "norm": norm, "statistic": words}
+    g["replaced"] = (f"with n known, replacing one person's record moves {words} by up to "
+                     f"{d:.4g}{f' ({norm})' if norm else ''} = {d / delta_s:.4g}Δ, so this release is "
+                     f"{_budget_words(g)} for that")
+    g["note"] = (f"stated as {_budget_words(stated)} for a change of up to Δ = {delta_s:.4g} (such as adding or "
+                 f"removing one person); {g['replaced']}")
+    return g
+
+
+def _at_sensitivity(base, d: float, stated: dict) -> dict:
+    """The mechanism's guarantee at sensitivity ``d`` (:func:`pair_guarantee`)."""
+    sigma = float(base.scale)
+    if isinstance(base, BoundedLaplace):
+        m = math.ceil(d / float(base.sensitivity) - SHIFT_TOLERANCE)
+        eps, delta = float(stated["epsilon"]), float(stated.get("delta", 0.0) or 0.0)
+        out = {"kind": "approx" if delta else "pure", "epsilon": m * eps, "group": m}
+        if delta:
+            out["delta"] = min(1.0, m * math.exp((m - 1) * eps) * delta)
+        return out
+    if isinstance(base, StatedGaussian):
+        delta = float(stated["delta"])
+        return {"kind": "approx", "epsilon": analytic_gaussian_epsilon(sigma, delta, d), "delta": delta,
+                "rho": d * d / (2.0 * sigma * sigma), "mu": d / sigma}
+    if isinstance(base, StatedDiscreteGaussian):
+        rho, delta = d * d / (2.0 * sigma * sigma), float(stated["delta"])
+        return {"kind": "approx", "epsilon": _zcdp_epsilon(rho, delta), "delta": delta, "rho": rho}
+    out = dict(dataclasses.replace(base, sensitivity=d).guarantee)
+    if type(base) is Gaussian:
+        out["mu"] = d / sigma
+    return out
+
+
+def _zcdp_epsilon(rho: float, delta: float) -> float:
+    """The smallest eps with ``zcdp_delta(rho, eps) <= delta``, by bisection from ``rho + 2 sqrt(rho log(1/delta))``,
+    which always holds (Bun & Steinke 2016, Prop. 1.3); the upper end is returned, so the pair holds."""
+    lo, hi = 0.0, rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
+    for _ in range(100):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if zcdp_delta(rho, mid) <= delta else (mid, hi)
+    return hi
+
+
+def _budget_words(g: dict) -> str:
+    """A guarantee in words, as the mechanism's line states one: ``pure 2-DP``, ``2-zCDP (μ = 2 Gaussian DP)``,
+    ``(1.5, 1e-05)-DP``."""
+    mu = f" (μ = {g['mu']:.4g} Gaussian DP)" if g.get("mu") is not None else ""
+    if g.get("kind") == "pure":
+        return f"pure {g['epsilon']:.4g}-DP"
+    if g.get("kind") == "zcdp":
+        return f"{g['rho']:.4g}-zCDP{mu}"
+    return f"({g['epsilon']:.4g}, {g.get('delta', 0.0):.2g})-DP{mu}"
+
+
+def _plain(value):
+    """Floats made JSON-safe (``None`` for inf and nan), through nested dicts and lists (risk.json)."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return _float(value)
+    return value
+
+
+def _bound(mechanism, alpha, n_mechanism=None, g: dict | None = None) -> dict:
+    """The curve the guarantee ``g`` allows (the stated one by default; the pair's, :func:`pair_guarantee`, where the
+    replaced record moves the statistic further than Delta); a clip is post-processing and keeps its noise's."""
+    g = _guarantee(mechanism, n_mechanism) if g is None else g
     base = base_mechanism(mechanism)
     if g.get("kind") == "gdp" or (n_mechanism is None and type(base) is Gaussian):
         mu = g["mu"] if "mu" in g else base.sensitivity / base.scale
@@ -320,10 +464,10 @@ def _bound(mechanism, alpha, n_mechanism=None) -> dict:
     return _curve(out, alpha)
 
 
-def _stated_bound(mechanism, alpha, n_mechanism=None) -> dict | None:
+def _stated_bound(mechanism, alpha, n_mechanism=None, g: dict | None = None) -> dict | None:
     """A release stated in (epsilon, delta): that statement's curve (module docstring, ``stated_bound``); None for
-    any other statement (``bound`` is then its curve)."""
-    g = _guarantee(mechanism, n_mechanism)
+    any other statement (``bound`` is then its curve). ``g``: the guarantee (default the stated one)."""
+    g = _guarantee(mechanism, n_mechanism) if g is None else g
     if _gaussian_by_rho(mechanism, n_mechanism):  # what rho-zCDP allows, not the Gaussian's mu-GDP curve
         return _curve({"kind": "zcdp", "rho": g["rho"], "beta": zcdp_tradeoff(alpha, g["rho"])}, alpha)
     if g.get("kind") != "approx":
@@ -346,20 +490,30 @@ def _gaussian_by_rho(mechanism, n_mechanism=None) -> bool:
     return all(noise_law(base_mechanism(m)) is Gaussian and m.guarantee.get("kind") == "zcdp" for m in mechs)
 
 
-def _mechanism_curve(mechanism, alpha, n_mechanism=None) -> dict | None:
-    """Gaussian noise stated in (epsilon, delta) or by rho: its own mu-GDP curve, ``mu = sensitivity / sigma``
-    (with a Gaussian size, ``mu = sqrt(mu_s^2 + mu_n^2)``; module docstring); None otherwise (the bound already is
-    the noise's own curve, or there is none in closed form)."""
+def _mechanism_curve(mechanism, alpha, n_mechanism=None, g: dict | None = None, shift: float | None = None):
+    """Gaussian noise stated in (epsilon, delta) or by rho: its own mu-GDP curve, ``mu = d / sigma`` with ``d`` the
+    L2 shift of the attacked pair (``shift``, n known), else ``mu = sensitivity / sigma`` (with a Gaussian size,
+    ``mu = sqrt(mu_s^2 + mu_n^2)``; module docstring); None otherwise (the bound already is the noise's own curve,
+    or there is none in closed form).
+
+    The Gaussian's curve between two statistics ``d`` apart is exactly ``G_{|d|_2 / sigma}`` (DRS19 Thm 2.7), so
+    the best attack lies on the curve at the pair's own ``d``, not at Delta: linear_regression's default
+    ``Delta_2 = sqrt(24)`` (p = 2) bounds a change no record makes (the largest is 4), and the curve drawn at
+    ``mu = Delta / sigma = 1`` as the one "the best attack lies on" lay below the attack's ``mu = 4 / sqrt(24)``.
+    ``shift`` and ``sensitivity`` travel with the curve so the legend can say which it is."""
     base = base_mechanism(mechanism)
     if _gaussian_by_rho(mechanism, n_mechanism):
-        mu = float(_guarantee(mechanism, n_mechanism).get("mu") or base.sensitivity / base.scale)
-        return {"kind": "gdp", "mu": mu, "rho": mu * mu / 2.0, "alpha": np.asarray(alpha).tolist(),
-                "beta": np.asarray(gdp_tradeoff(alpha, mu)).tolist()}
-    if n_mechanism is not None or mechanism.guarantee.get("kind") != "approx" or noise_law(base) is not Gaussian:
+        g = _guarantee(mechanism, n_mechanism) if g is None else g
+        mu = float(g.get("mu") or base.sensitivity / base.scale) if shift is None else float(shift / base.scale)
+    elif n_mechanism is not None or mechanism.guarantee.get("kind") != "approx" or noise_law(base) is not Gaussian:
         return None
-    mu = float(base.sensitivity / base.scale)
-    return {"kind": "gdp", "mu": mu, "rho": mu * mu / 2.0, "alpha": np.asarray(alpha).tolist(),
-            "beta": np.asarray(gdp_tradeoff(alpha, mu)).tolist()}
+    else:
+        mu = float((base.sensitivity if shift is None else shift) / base.scale)
+    out = {"kind": "gdp", "mu": mu, "rho": mu * mu / 2.0, "alpha": np.asarray(alpha).tolist(),
+           "beta": np.asarray(gdp_tradeoff(alpha, mu)).tolist()}
+    if shift is not None:
+        out.update(shift=float(shift), sensitivity=float(base.sensitivity))
+    return out
 
 
 def _problem(obj) -> Problem:
