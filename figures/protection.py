@@ -33,26 +33,43 @@ _ATTACKED = {"laplace": "Laplace noise", "gaussian": "Gaussian noise", "discrete
              "discrete_gaussian": "discrete Gaussian noise", "randomized_response": "randomized response"}
 
 
-def percent(p: float) -> str:
-    """A probability as a whole percentage; below 1% or above 99% with one decimal (so 99.6% is not 100%). The one
-    rounding of a share on What it protects: the sentence and the legends say the same number (the sentence read
-    "90% or more" above a legend "(89.5%)")."""
-    v = 100.0 * float(p)
-    if 1.0 <= v <= 99.0:
-        return f"{v:.0f}%"
-    return f"{v:.1f}%"
+def _digits(p: float, apart_from: float | None = None) -> int:
+    """Decimals for a share in percent: none from 1% to 99%, one outside; more where that would write a share
+    strictly between 0 and 1 as 0% or 100% ("catches 100.0% of the real ones" at ε = 10, for 99.977%), or a share
+    that differs from ``apart_from`` as the same number ("to at most 50%" from a 50% guess at ε = 0.01, for
+    50.25%: a move read as none). At most four."""
+    v, other = 100.0 * float(p), None if apart_from is None else 100.0 * float(apart_from)
+    k = 0 if 1.0 <= v <= 99.0 else 1
+    while k < 4 and ((0.0 < v < 100.0 and float(f"{v:.{k}f}") in (0.0, 100.0))
+                     or (other is not None and v != other and f"{v:.{k}f}" == f"{other:.{k}f}")):
+        k += 1
+    return k
+
+
+def percent(p: float, apart_from: float | None = None) -> str:
+    """A probability as a whole percentage; below 1% or above 99% with one decimal (so 99.6% is not 100%), and
+    with more where it would read as 0% or 100% or, given ``apart_from`` (the guess before the release), as that
+    (:func:`_digits`). The one rounding of a share on What it protects: the sentence and the legends say the same
+    number (the sentence read "90% or more" above a legend "(89.5%)")."""
+    return f"{100.0 * float(p):.{_digits(p, apart_from)}f}%"
 
 
 def _directed_percent(p: float, up: bool) -> str:
-    """:func:`percent` where that rounding keeps a bound true, else one decimal rounded the safe way (up for "at
-    most", down for "at least"); a whole percentage that does not hold falls to one decimal."""
+    """:func:`percent` where that rounding keeps a bound true, else rounded the safe way at the same decimals (up
+    for "at most", down for "at least"; a whole percentage that does not hold falls to one decimal), with more
+    decimals where the safe way reaches 100% or 0% for a share strictly between."""
     said = percent(p)
     v = 100.0 * float(p)
     shown = float(said.rstrip("%"))
     if (shown >= v - 1e-9) if up else (shown <= v + 1e-9):
         return said
-    tenth = (np.ceil(10.0 * v - 1e-9) if up else np.floor(10.0 * v + 1e-9)) / 10.0
-    return f"{tenth:.1f}%"
+    k = max(1, _digits(p))
+    while True:
+        scale = 10.0 ** k
+        safe = (np.ceil(scale * v - 1e-9) if up else np.floor(scale * v + 1e-9)) / scale
+        if k >= 6 or not (0.0 < v < 100.0) or 0.0 < safe < 100.0:
+            return f"{safe:.{k}f}%"
+        k += 1
 
 
 def percent_at_least(p: float) -> str:
@@ -303,16 +320,18 @@ def belief_line_names(ia: dict) -> dict:
     """
     names = {"prior": f"before the release ({percent(ia['prior'])})"}
     top, q95, share = ia.get("max"), ia.get("q95"), ia.get("at_max")
-    if top is None or q95 is None or percent(q95) != percent(top):
+    ceiling = None if top is None else percent(top, apart_from=ia["prior"])  # 50.2% at ε = 0.01, not 50%
+    k = None if top is None else _digits(top, ia["prior"])
+    if top is None or q95 is None or f"{100 * q95:.{k}f}" != f"{100 * top:.{k}f}":
         if q95 is not None:
             names["q95"] = f"95% of releases at or below ({percent_at_most(q95)})"
         if top is not None:
-            names["max"] = f"never above ({percent(top)})"
+            names["max"] = f"never above ({ceiling})"
         return names
-    if share is not None and percent(share) not in ("0.0%", "0%"):
-        names["max"] = f"never above ({percent(top)}), reached by {percent(share)} of releases"
+    if share is not None and share >= 0.0005:  # an atom that shows at one decimal
+        names["max"] = f"never above ({ceiling}), reached by {percent(share)} of releases"
     else:  # the 95% quantile only rounds to the ceiling: the 5% of releases at or above it end within rounding
-        names["max"] = f"never above ({percent(top)}), at least 5% of releases within rounding of it"
+        names["max"] = f"never above ({ceiling}), at least 5% of releases within rounding of it"
     return names
 
 

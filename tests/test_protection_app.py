@@ -201,7 +201,7 @@ def test_belief_legend_says_how_many_releases_sit_at_a_pure_dp_ceiling():
                      "max": "never above (73%)"}
     # a 95% level that only rounds to the ceiling: the 5% above it are within rounding, not at the ceiling
     names = pf.belief_line_names({"prior": 0.5, "q95": 0.5023, "max": 0.5025, "at_max": 1e-5})
-    assert names["max"] == "never above (50%), at least 5% of releases within rounding of it" and "q95" not in names
+    assert names["max"] == "never above (50.2%), at least 5% of releases within rounding of it" and "q95" not in names
 
 
 def test_belief_figure_zooms_to_where_the_releases_land():
@@ -610,3 +610,25 @@ def test_package_statistic_matches_the_loaded_spec_and_nothing_else(tmp_path):
     assert found["kind"] == "bin" and found["bins"] == ["(20, 40]", "(40, 60]"]
     said = pt.statistic_note(pt.for_package(_risk({"name": "laplace", "epsilon": 1.0}), found))
     assert said.startswith("The count in bin (20, 40] or (40, 60] of grade, from the dp-wizard package x.zip")
+
+
+def test_no_share_reads_as_none_or_all_and_no_ceiling_as_no_move():
+    """Audit s22 (a DP expert): at ε = 0.01 the sentence said "to at most 50%" from a 50% guess (the ceiling is
+    e^0.01/(1 + e^0.01) = 50.25%: a move read as none) and the legend "never above (50%)"; at ε = 10 "to at most
+    100.0%" and "catches 100.0% of the real ones" for 99.9955% and 99.977%, and the Gaussian's 95% level "100.0% or
+    more". A share strictly between 0 and 1 is never written 0% or 100%, and a ceiling never as the guess before."""
+    def ceiling(eps):
+        return math.exp(eps) / (1.0 + math.exp(eps))
+
+    assert pf.percent(ceiling(0.01), apart_from=0.5) == "50.2%" and pf.percent(ceiling(0.001), apart_from=0.5) == \
+        "50.02%"
+    assert pf.percent(ceiling(1.0), apart_from=0.5) == "73%"  # the issue's "at most 73%" where rounding moves nothing
+    assert pf.percent(ceiling(10.0)) == "99.995%" and pf.percent(1.0 - math.exp(-10.0) / 0.2) == "99.98%"
+    assert pf.percent_at_least(0.99996) == "99.996%" and pf.percent_at_most(0.999991) == "99.9991%"
+    assert pf.percent(1e-5) == "0.001%" and pf.percent(1.0) == "100.0%" and pf.percent(0.0) == "0.0%"
+    names = pf.belief_line_names({"prior": 0.5, "q95": 0.5023, "max": ceiling(0.01), "at_max": 1e-5})
+    assert names["max"] == "never above (50.2%), at least 5% of releases within rounding of it"
+    names = pf.belief_line_names({"prior": 0.5, "q95": 0.5011, "max": ceiling(0.01), "at_max": 1e-5})
+    assert names["q95"] == "95% of releases at or below (50.2%)" and names["max"] == "never above (50.2%)"
+    ia = {"prior": 0.5, "max": ceiling(0.01), "q95": 0.5023}
+    assert pt.informed_clause({"informed_adversary": ia}).endswith("guess about one person to at most 50.2%")

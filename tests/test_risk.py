@@ -460,6 +460,21 @@ def test_cli_sentence_says_the_95_percent_level_only_where_it_is_not_the_ceiling
         summary_line(gauss)
 
 
+def test_cli_sentence_writes_no_share_below_one_as_a_hundred_percent():
+    """Audit s22 (a DP expert): Laplace at ε = 10 printed "to at most 100.0% … catches 100.0% of the real ones" for
+    e^10/(1 + e^10) = 99.9955% and 1 - e^-10 / (4 · 0.05) = 99.977% (Laplace's trade-off curve at α = 0.05)."""
+    from engine.cli.risk import share, summary_line
+
+    out = engine.risk({"seed": 1, "model": {"name": "beta_binomial", "n": 30, "a": 1, "b": 1},
+                       "mechanism": {"name": "laplace", "epsilon": 10.0}, "data": {"s_dp": [6.0]}}, realistic=False)
+    top, power = math.exp(10.0) / (1.0 + math.exp(10.0)), 1.0 - math.exp(-10.0) / 0.2
+    assert out["informed_adversary"]["max"] == pytest.approx(top, rel=1e-12)
+    assert out["power_at_5pct"] == pytest.approx(power, abs=1e-6)
+    said = summary_line(out)
+    assert "100.0%" not in said and "to at most 99.995%" in said and "catches 99.98% of the real ones" in said, said
+    assert (share(0.731058), share(1.0), share(0.0), share(2e-5)) == ("73.1%", "100.0%", "0.0%", "0.002%")
+
+
 @pytest.mark.parametrize("text, field", [
     (TOML.replace('epsilon = 1.0', 'epsilon = -1.0'), "mechanism.epsilon"),
     (TOML.replace('name = "laplace"', 'name = "laplace"\nrho = 0.2'), "mechanism.rho"),

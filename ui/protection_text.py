@@ -63,7 +63,7 @@ def informed_clause(risk: dict) -> str:
     who = "whether one person is counted in this bin" if package.get("kind") == "bin" else "one person"
     start = f"someone who knew everyone else could move a {percent(ia['prior'])} guess about {who}"
     if ia["max"] is not None:
-        out = f"{start} to at most {percent(ia['max'])}"
+        out = f"{start} to at most {percent(ia['max'], apart_from=ia['prior'])}"
     else:
         out = (f"{start} to {percent_at_least(ia['q95'])} or more in 1 release in 20 (with this noise there is no firm "
                "ceiling)")

@@ -32,13 +32,28 @@ def summary_line(out: dict) -> str:
     "informed adversary 50% -> q95 0.574 (max 0.574)", shares and percentages mixed; then "to at most 73.1% (below
     73.1% in 95% of releases)" for Laplace, where half the releases reach the ceiling."""
     ia = out["informed_adversary"]
-    ceiling = "with no firm ceiling" if ia["max"] is None else f"to at most {ia['max']:.1%}"
-    q95 = math.ceil(round(1000 * ia["q95"], 6)) / 10  # in %, rounded up: 95% of releases stay at or below it
-    if ia["max"] is None or q95 < round(100 * ia["max"], 1):  # else it says the ceiling again
-        ceiling += f" (at or below {q95:.1f}% in 95% of releases)"
+    ceiling = "with no firm ceiling" if ia["max"] is None else f"to at most {share(ia['max'])}"
+    k = _decimals(ia["q95"])
+    q95 = math.ceil(round(10 ** (k + 2) * ia["q95"], 6)) / 10 ** k  # in %, rounded up: 95% of releases stay at or below
+    if ia["max"] is None or q95 < round(100 * ia["max"], k):  # else it says the ceiling again
+        ceiling += f" (at or below {q95:.{k}f}% in 95% of releases)"
     return (f"{out.get('description') or out['mechanism']}: someone who knew everyone else could move a 50% guess about one person "
-            f"{ceiling}; the best attack that wrongly flags 5% of people catches {out['power_at_5pct']:.1%} of the real "
-            "ones")
+            f"{ceiling}; the best attack that wrongly flags 5% of people catches {share(out['power_at_5pct'])} of the "
+            "real ones")
+
+
+def _decimals(p: float) -> int:
+    """One decimal of a percentage, more where one would write a share strictly between 0 and 1 as 0.0% or 100.0%
+    (at ε = 10 the line said "to at most 100.0%" and "catches 100.0%" for 99.9955% and 99.977%); at most four."""
+    v, k = 100.0 * float(p), 1
+    while k < 4 and 0.0 < v < 100.0 and float(f"{v:.{k}f}") in (0.0, 100.0):
+        k += 1
+    return k
+
+
+def share(p: float) -> str:
+    """A share in percent for the line (:func:`_decimals`): ``73.1%``, ``99.995%``."""
+    return f"{100.0 * float(p):.{_decimals(p)}f}%"
 
 
 def run(args) -> int:
