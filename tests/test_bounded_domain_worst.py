@@ -104,3 +104,21 @@ def test_plain_clip_over_the_statistic_range_does_not_depend_on_the_placement(me
     tol = max(e.max_error for e in tries) + exp.max_error + 1e-12
     assert np.max(reported - lowest) <= tol
     assert max(e.max_loss() for e in tries) == pytest.approx(exp.max_loss(), rel=1e-9)
+
+
+def test_bounded_domain_placements_are_whole_numbers_and_reach_both_ends():
+    """An integer statistic with more placements than are evaluated one by one (poisson_gamma, 3,991 of them) still
+    places the pair on whole numbers, the ends included; a continuous statistic (normal_known_sd) reaches the
+    ends too. Both reach diffprivlib's eps at an end."""
+    big = {"seed": 3, "model": {"name": "poisson_gamma", "n": 400, "upper": 10},
+           "release": {**TABLE, "sensitivity": 10, "upper": 4000}, "data": {"s_dp": [2000.0]}}
+    wide = {"seed": 3, "model": {"name": "normal_known_sd", "n": 50, "lo": 0.0, "hi": 1.0},
+            "release": {**TABLE, "upper": 50}, "data": {"s_dp": [20.0]}}
+    for spec, whole in ((big, True), (wide, False)):
+        problem = engine.prepare(spec)
+        exp = experiment(problem.model, problem.mechanism, neighbours(problem.model, problem.mechanism))
+        s0 = exp.placements
+        assert s0.min() == 0 and s0.max() == spec["release"]["upper"] - exp.d
+        assert np.all(s0 == np.round(s0)) == whole
+        assert exp.max_loss() == pytest.approx(1.0, abs=1e-9)
+        assert exp.worst_position == float(np.round(exp.worst_position)) or not whole

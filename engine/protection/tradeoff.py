@@ -398,26 +398,40 @@ MAX_PLACEMENTS = 2001
 def _placements(mech, d: float, span, model, centre: float) -> np.ndarray:
     """Every placement ``s0`` of a bounded-domain pair (s0, s0 + d) the model allows: both statistics in the
     domain and in the statistic's range. Whole numbers for an integer statistic (all of them, up to
-    ``MAX_PLACEMENTS``); otherwise ``MAX_PLACEMENTS`` equally spaced values. Both ends and the centre always."""
+    ``MAX_PLACEMENTS``); otherwise ``MAX_PLACEMENTS`` equally spaced values (rounded for an integer statistic). Both
+    ends and the centre always. Placements more than ``40 b`` from both ends of the domain are all one: there
+    ``Z0 = Z1 = 1`` to ``e^-40`` and the pair sees plain Laplace noise, so one of them stands for all."""
     rlo, rhi = span if span is not None else (-math.inf, math.inf)
     first, last = max(rlo, mech.lower), min(rhi - d, mech.upper - d)
     if not (math.isfinite(first) and math.isfinite(last)) or last <= first:
         return np.array([float(centre)])
-    if getattr(model, "integer_statistic", False) and math.floor(last) - math.ceil(first) < MAX_PLACEMENTS:
-        grid = np.arange(math.ceil(first), math.floor(last) + 1, dtype=float)
+    integer = getattr(model, "integer_statistic", False)
+    if integer:
+        first, last = float(math.ceil(first)), float(math.floor(last))
+    if integer and last - first < MAX_PLACEMENTS:
+        grid = np.arange(first, last + 1.0)
     else:
         grid = np.linspace(first, last, MAX_PLACEMENTS)
-    return np.unique(np.concatenate([grid, [first, last, float(centre)]]))
+        grid = np.round(grid) if integer else grid
+    grid = np.unique(np.concatenate([grid, [first, last, float(centre)]]))
+    # far from both ends (40 b: the normalisers equal 1 to e^-40) every placement has one and the same law: keep one
+    far = (grid - mech.lower > 40.0 * mech.scale) & (mech.upper - grid - d > 40.0 * mech.scale)
+    return grid[~far | (np.cumsum(far) == 1)]
 
 
 def _laplace_cdf(x, b: float):
+    """The cdf of Lap(0, b): ``e^{x/b} / 2`` below 0, ``1 - e^{-x/b} / 2`` above (one exponential per value)."""
     x = np.asarray(x, dtype=float)
-    return np.where(x < 0, 0.5 * np.exp(np.minimum(x, 0.0) / b), 1.0 - 0.5 * np.exp(-np.maximum(x, 0.0) / b))
+    half = 0.5 * np.exp(-np.abs(x) / b)
+    return np.where(x < 0, half, 1.0 - half)
 
 
 def _laplace_ppf(u, b: float):
+    """The inverse of :func:`_laplace_cdf` on (0, 1) (one logarithm per value)."""
     u = np.clip(np.asarray(u, dtype=float), 1e-300, 1.0 - 1e-16)
-    return np.where(u < 0.5, b * np.log(2.0 * np.minimum(u, 0.5)), -b * np.log(2.0 * (1.0 - np.maximum(u, 0.5))))
+    low = u < 0.5
+    mag = -b * np.log(2.0 * np.where(low, u, 1.0 - u))
+    return np.where(low, -mag, mag)
 
 
 class BoundedDomainWorst:
