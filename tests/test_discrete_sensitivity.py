@@ -24,7 +24,8 @@ def _spec(model, mechanism):
 
 @pytest.mark.parametrize("name, budget", [("discrete_laplace", {"epsilon": 1.0}), ("discrete_gaussian", {"rho": 0.5})])
 @pytest.mark.parametrize("model", [{"name": "poisson_gamma", "n": 10}, {"name": "beta_binomial", "n": 20},
-                                   {"name": "dirichlet_multinomial", "n": 20, "alpha": [1.0, 1.0, 1.0]}], ids=lambda m: m["name"])
+                                   {"name": "dirichlet_multinomial", "n": 20, "alpha": [1.0, 1.0, 1.0]}],
+                         ids=lambda m: m["name"])
 def test_a_non_integer_sensitivity_for_discrete_noise_is_refused(name, budget, model):
     spec = _spec(model, {"name": name, "sensitivity": 1.5, **budget})
     if model["name"] == "dirichlet_multinomial":

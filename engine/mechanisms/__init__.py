@@ -83,9 +83,9 @@ def make_mechanism(name: str, params: Mapping[str, Any] | None = None, *, defaul
     ``integer_sensitivity`` (an integer statistic, ``statistic_entries`` numbers): discrete noise then moves
     between whole-number statistics, so two neighbours' statistics differ by a whole-number vector ``d``. Its
     L1 norm (discrete Laplace's sensitivity), and on a one-number statistic any norm, is a whole number; its L2
-    norm (discrete Gaussian's) is the square root of one (``sqrt(2)``: one count down, another up). Any other
-    ``sensitivity`` names a move no record can make: 1.5 for counts made the risk pair 0 against 1.5 and the
-    stated eps = 1.5 / t belong to no two datasets, so it is refused (say 1 with the eps it gives instead).
+    norm (discrete Gaussian's) is the square root of a whole number (``sqrt(2)``: one count down, another up).
+    Any other ``sensitivity`` names a move no record can make: 1.5 for counts made the risk pair 0 against 1.5
+    and the stated eps = 1.5 / t belong to no two datasets, so it is refused (say 1 with the eps it gives).
     """
     params = dict(params or {})
     choice("mechanism.name", name, MECHANISM_NAMES)
@@ -187,6 +187,6 @@ def _check_whole_shift(name: str, sens: float, entries: int) -> None:
         return
     allowed = "must be an integer ≥ 1 for discrete noise on an integer statistic (records move it by whole numbers"
     if name == "discrete_gaussian" and entries > 1:
-        allowed += "; or, as an L2 norm over its entries, the square root of one, e.g. √2 = 1.4142135623730951 for one " \
-                   "count down and another up"
+        allowed += ("; or, as an L2 norm over its entries, the square root of a whole number, e.g. "
+                    "√2 = 1.4142135623730951 for one count down and another up")
     fail("mechanism.sensitivity", sens, allowed + ")")
