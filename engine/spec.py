@@ -270,7 +270,9 @@ def build_mechanism(mech_d: Mapping[str, Any], model, unbounded: bool = False):
     sens = model.default_sensitivity(l2=l2)
     if unbounded and getattr(model, "name", "") == "normal_known_sd":
         sens = max(abs(model.lo), abs(model.hi))
-    return make_mechanism(name, params, default_sensitivity=sens, k=model.k or 2)
+    return make_mechanism(name, params, default_sensitivity=sens, k=model.k or 2,
+                          integer_sensitivity=bool(getattr(model, "integer_statistic", False)),
+                          statistic_entries=int(getattr(model, "stat_dim", 1)))
 
 
 def load_spec(path: str) -> Spec:

@@ -28,7 +28,7 @@ import numpy as np
 from ..core.validation import choice, fail, positive, positive_int, probability_open
 from .additive import (ABS_KERNEL, SQUARE_KERNEL, DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace,
                        discrete_gaussian_log_normalizer, discrete_laplace_log_pmf, sample_discrete_gaussian,
-                       sample_discrete_laplace)
+                       sample_discrete_laplace, whole_root)
 from .budgets import (analytic_gaussian_epsilon, analytic_gaussian_sigma, budget_from_scale, check_scale,
                       scale_from_budget)
 from .randomized_response import MAX_RR_TABLE_N, RandomizedResponse, coin_log_transition, k_ary_log_transition
@@ -71,7 +71,7 @@ _KNOWN_KEYS = {
 
 
 def make_mechanism(name: str, params: Mapping[str, Any] | None = None, *, default_sensitivity: float = 1.0,
-                   k: int = 2, integer_sensitivity: bool = False):
+                   k: int = 2, integer_sensitivity: bool = False, statistic_entries: int = 1):
     """Build a mechanism from its spec table (``[mechanism]`` without ``name``).
 
     Noise is given either directly (``scale`` for laplace/discrete_laplace, ``sigma`` for
@@ -79,6 +79,13 @@ def make_mechanism(name: str, params: Mapping[str, Any] | None = None, *, defaul
     ``rho`` (gaussian, discrete_gaussian) or ``epsilon`` + ``delta`` (gaussian), with
     ``sensitivity`` defaulting to the model's. Randomized response takes ``epsilon`` (k-ary) or
     ``scheme = "coin"`` with ``truth_prob`` (default 0.5); ``k`` comes from the model.
+
+    ``integer_sensitivity`` (an integer statistic, ``statistic_entries`` numbers): discrete noise then moves
+    between whole-number statistics, so two neighbours' statistics differ by a whole-number vector ``d``. Its
+    L1 norm (discrete Laplace's sensitivity), and on a one-number statistic any norm, is a whole number; its L2
+    norm (discrete Gaussian's) is the square root of a whole number (``sqrt(2)``: one count down, another up).
+    Any other ``sensitivity`` names a move no record can make: 1.5 for counts made the risk pair 0 against 1.5
+    and the stated eps = 1.5 / t belong to no two datasets, so it is refused (say 1 with the eps it gives).
     """
     params = dict(params or {})
     choice("mechanism.name", name, MECHANISM_NAMES)
@@ -90,6 +97,8 @@ def make_mechanism(name: str, params: Mapping[str, Any] | None = None, *, defaul
         return _make_rr(params, positive_int("k", k, 2, 64))
 
     sens = positive("mechanism.sensitivity", params.get("sensitivity", default_sensitivity))
+    if integer_sensitivity and name in ("discrete_laplace", "discrete_gaussian"):
+        _check_whole_shift(name, sens, statistic_entries)
     scale_key = "scale" if name in ("laplace", "discrete_laplace") else "sigma"
     given = [key for key in (scale_key, "epsilon", "rho") if key in params]
     if len(given) != 1:
@@ -117,8 +126,6 @@ def make_mechanism(name: str, params: Mapping[str, Any] | None = None, *, defaul
             fail("mechanism.rho", params["rho"], f"{name} takes epsilon or scale")
         rho = positive("mechanism.rho", params["rho"])
         scale = sens / math.sqrt(2.0 * rho)
-    if integer_sensitivity and name in ("discrete_laplace", "discrete_gaussian") and not float(sens).is_integer():
-        fail("mechanism.sensitivity", sens, "must be a whole number for discrete noise on counts")
     if not math.isfinite(scale) or scale <= 0:
         fail(f"mechanism.{scale_key}", scale, "the budget implies a noise scale that is not a positive finite number")
     check_scale(f"mechanism.{given[0]}", params[given[0]], scale)  # the field the user gave, and the scale it makes
@@ -171,3 +178,15 @@ def check_release_value(mech, s_dp: np.ndarray, field: str = "data.s_dp") -> Non
     finite_all = np.all(np.isfinite(s_dp))
     if not finite_all:
         fail(field, s_dp.tolist(), "must be finite numbers")
+
+
+def _check_whole_shift(name: str, sens: float, entries: int) -> None:
+    """The sensitivity of discrete noise on an integer statistic is a norm of a whole-number move (make_mechanism)."""
+    l2_root = name == "discrete_gaussian" and entries > 1 and whole_root(sens) is not None
+    if float(sens).is_integer() or l2_root:
+        return
+    allowed = "must be an integer ≥ 1 for discrete noise on an integer statistic (records move it by whole numbers"
+    if name == "discrete_gaussian" and entries > 1:
+        allowed += ("; or, as an L2 norm over its entries, the square root of a whole number, e.g. "
+                    "√2 = 1.4142135623730951 for one count down and another up")
+    fail("mechanism.sensitivity", sens, allowed + ")")

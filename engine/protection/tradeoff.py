@@ -75,8 +75,12 @@ one-sided clip: the farthest from its bound, provably the most informative, sinc
 clipping at ``lo - c`` and then at ``lo``) and nine placements across the range, by the smallest mean
 ``beta``; several coordinates are each centred. diffprivlib's bounded domain (``LaplaceBoundedDomain``)
 has the density ``f(y - s_i) / Z(s_i)`` on ``[lo, hi]``: the Laplace loss plus ``log Z(s0) - log Z(s1)``,
-still increasing in ``y``, so the optimal tests are thresholds on ``y``; placed the same way. One
-discrete clipped coordinate is a finite law, exactly (``max_error = 0``).
+still increasing in ``y``, so the optimal tests are thresholds on ``y``, in closed form. There the placement
+matters most at the domain's ends (the normalisers differ most), so one such coordinate is not placed once:
+the informed adversary faces whatever placement the data make, and :class:`BoundedDomainWorst` reports the
+pointwise lowest curve over every placement, the largest loss over them (diffprivlib's eps, reached at an end)
+and the beliefs of the most powerful placement. One discrete clipped coordinate is a finite law, exactly
+(``max_error = 0``).
 
 Why binary randomized response lies *on* the epsilon-DP curve, and Laplace only touches it.
 An epsilon-DP mechanism has ``e^-eps <= dP1/dP0 <= e^eps`` wherever it matters, so every test obeys
@@ -111,7 +115,7 @@ from .pairs import RISK_MODELS, Neighbours, base_mechanism, neighbours, noise_la
 
 __all__ = ["FiniteExperiment", "GaussianExperiment", "Neighbours", "neighbours", "experiment",
            "epsilon_dp_tradeoff", "epsilon_dp_ceiling", "gdp_tradeoff", "zcdp_delta", "zcdp_tradeoff",
-           "laplace_tradeoff", "alpha_grid", "RISK_MODELS", "LAPLACE_BINS"]
+           "laplace_tradeoff", "alpha_grid", "RISK_MODELS", "LAPLACE_BINS", "BoundedDomainWorst"]
 
 #: Bins of the continuous middle of one unclipped Laplace coordinate (several coordinates: :mod:`.lattice`).
 LAPLACE_BINS = 4000
@@ -323,6 +327,10 @@ def experiment(model, mechanism, pair: Neighbours | None = None, n_mechanism=Non
     clipped = [j for j, (m, _, _) in enumerate(coords) if isinstance(m, (Clipped, BoundedLaplace))]
     positions = [_position(m, abs(dj), ranges.get(j), model) if i in clipped else 0.0
                  for i, (m, dj, j) in enumerate(coords)]
+    if len(coords) == 1 and isinstance(coords[0][0], BoundedLaplace):  # every placement: the worst (docstring)
+        m, dj, j = coords[0]
+        return _bounded_domain_worst(coords, _placements(m, min(abs(dj), m.upper - m.lower), ranges.get(j), model,
+                                                         positions[0]))
     if len(coords) == 1 and clipped:  # one clipped coordinate: the most informative placement of the pair
         m, dj, j = coords[0]
         tries = [_coordinates_experiment(coords, [s0]) for s0 in _candidates(m, abs(dj), ranges.get(j), model, positions[0])]
@@ -381,6 +389,138 @@ def _candidates(mech, d: float, span, model, centre: float, count: int = 9):
     if getattr(model, "integer_statistic", False) or isinstance(base_mechanism(mech), (DiscreteLaplace, DiscreteGaussian)):
         grid = np.unique(np.clip(np.round(grid), math.ceil(first), math.floor(last)))
     return sorted({float(centre), *(float(v) for v in grid)})
+
+
+#: placements of a bounded-domain pair evaluated in closed form: every whole number up to this many, else a grid
+MAX_PLACEMENTS = 2001
+
+
+def _placements(mech, d: float, span, model, centre: float) -> np.ndarray:
+    """Every placement ``s0`` of a bounded-domain pair (s0, s0 + d) the model allows: both statistics in the
+    domain and in the statistic's range. Whole numbers for an integer statistic (all of them, up to
+    ``MAX_PLACEMENTS``); otherwise ``MAX_PLACEMENTS`` equally spaced values (rounded for an integer statistic). Both
+    ends and the centre always. Placements more than ``40 b`` from both ends of the domain are all one: there
+    ``Z0 = Z1 = 1`` to ``e^-40`` and the pair sees plain Laplace noise, so one of them stands for all."""
+    rlo, rhi = span if span is not None else (-math.inf, math.inf)
+    first, last = max(rlo, mech.lower), min(rhi - d, mech.upper - d)
+    if not (math.isfinite(first) and math.isfinite(last)) or last <= first:
+        return np.array([float(centre)])
+    integer = getattr(model, "integer_statistic", False)
+    if integer:
+        first, last = float(math.ceil(first)), float(math.floor(last))
+    if integer and last - first < MAX_PLACEMENTS:
+        grid = np.arange(first, last + 1.0)
+    else:
+        grid = np.linspace(first, last, MAX_PLACEMENTS)
+        grid = np.round(grid) if integer else grid
+    grid = np.unique(np.concatenate([grid, [first, last, float(centre)]]))
+    # far from both ends (40 b: the normalisers equal 1 to e^-40) every placement has one and the same law: keep one
+    far = (grid - mech.lower > 40.0 * mech.scale) & (mech.upper - grid - d > 40.0 * mech.scale)
+    return grid[~far | (np.cumsum(far) == 1)]
+
+
+def _laplace_cdf(x, b: float):
+    """The cdf of Lap(0, b): ``e^{x/b} / 2`` below 0, ``1 - e^{-x/b} / 2`` above (one exponential per value)."""
+    x = np.asarray(x, dtype=float)
+    half = 0.5 * np.exp(-np.abs(x) / b)
+    return np.where(x < 0, half, 1.0 - half)
+
+
+def _laplace_ppf(u, b: float):
+    """The inverse of :func:`_laplace_cdf` on (0, 1) (one logarithm per value)."""
+    u = np.clip(np.asarray(u, dtype=float), 1e-300, 1.0 - 1e-16)
+    low = u < 0.5
+    mag = -b * np.log(2.0 * np.where(low, u, 1.0 - u))
+    return np.where(low, -mag, mag)
+
+
+class BoundedDomainWorst:
+    """diffprivlib's bounded domain against the informed adversary: the worst of every placement of the pair.
+
+    The adversary knows everyone else, so where the pair sits (``s0``, the others' statistic) is whatever the
+    data make it, and a statement about one person must hold at every placement the model allows. A mechanism
+    is f-DP when ``T(P_s0, P_s1) >= f`` for every pair of neighbours (Dong, Roth & Su 2019, Def. 2.3), so the
+    tightest such ``f`` is the pointwise infimum over placements,
+
+        beta(alpha) = min_{s0} beta_{s0}(alpha),
+
+    at each ``alpha`` the placement that lets the best attack catch most. It is reported as it is, not its
+    convex hull: a chord between two placements' curves would be a test that randomises over *datasets*, which
+    no attacker of one fixed dataset can run. Likewise the ceiling is the largest loss over placements and
+    values, ``max_{s0} sup_y |L_{s0}(y)|``.
+
+    Each placement in closed form. On ``[lo, hi]`` the law is ``p_i(y) = f(y - s_i) / Z_i``, ``Z_i = F(hi - s_i) -
+    F(lo - s_i)`` (``F`` the cdf of ``Lap(0, b)``), so ``L(y) = (|y - s0| - |y - s1|) / b + log Z0 - log Z1``
+    increases with ``y``; the optimal tests are thresholds ``y > t`` (flat stretches of ``L`` give the segments
+    the randomised tests would), with no atoms. Hence, exactly,
+
+        alpha = (F(hi - s0) - F(t - s0)) / Z0,   t = s0 + F^-1(F(hi - s0) - alpha Z0),
+        beta  = (F(t - s1) - F(lo - s1)) / Z1,
+
+    and ``sup_y |L| = max(|L(lo)|, |L(hi)|)`` (``L`` is monotone). At an end of the domain (``s0 = lo`` or
+    ``s1 = hi``) the normalisers differ most and ``|L|`` reaches ``d / b + |log Z0 / Z1|``: the very quantity
+    diffprivlib's scale sets to eps (Holohan et al. 2020), so the ceiling is ``e^eps / (1 + e^eps)`` whereas the
+    centred pair showed only ``d / b`` plus a little. All placements (:func:`_placements`) are evaluated at once,
+    a (placements x alpha) array: exact for an integer statistic; on a grid of ``MAX_PLACEMENTS`` (ends
+    included, where the loss peaks) for a continuous one.
+
+    Beliefs (quantiles, histogram, share at the ceiling) and ``positions`` are those of the placement whose attack
+    is most powerful at ``FALSE_POSITIVE_RATE`` (ties: the larger loss), computed on the loss lattice
+    (``worst``); the power ``1 - beta(0.05)`` of the envelope is that placement's power."""
+
+    FALSE_POSITIVE_RATE = 0.05
+    unbounded = False
+
+    def __init__(self, scale: float, lower: float, upper: float, d: float, placements, coords):
+        self.scale, self.lower, self.upper, self.d = float(scale), float(lower), float(upper), float(d)
+        self.placements = np.asarray(placements, dtype=float)
+        s0, s1 = self.placements, self.placements + self.d
+        self._z0 = _laplace_cdf(upper - s0, scale) - _laplace_cdf(lower - s0, scale)
+        self._z1 = _laplace_cdf(upper - s1, scale) - _laplace_cdf(lower - s1, scale)
+        const = np.log(self._z0) - np.log(self._z1)
+        at_lo = (np.abs(lower - s0) - np.abs(lower - s1)) / scale + const
+        at_hi = (np.abs(upper - s0) - np.abs(upper - s1)) / scale + const
+        self.losses = np.maximum(np.abs(at_lo), np.abs(at_hi))
+        power = 1.0 - self.placement_tradeoffs(self.FALSE_POSITIVE_RATE)[:, 0]
+        order = np.lexsort((self.losses, np.round(power, 12)))
+        self.worst_position = float(self.placements[order[-1]])
+        self.worst = _coordinates_experiment(coords, [self.worst_position])
+        self.positions = (self.worst_position,)
+        self.max_error = 1e-12  # closed forms: rounding only
+
+    def placement_tradeoffs(self, alpha) -> np.ndarray:
+        """beta of every placement (rows) at ``alpha`` (columns), exactly (class docstring)."""
+        a = np.atleast_1d(np.asarray(alpha, dtype=float))[None, :]
+        s0 = self.placements[:, None]
+        b = self.scale
+        u = _laplace_cdf(self.upper - s0, b) - a * self._z0[:, None]
+        t = np.clip(s0 + _laplace_ppf(u, b), self.lower, self.upper)
+        t = np.where(a <= 0, self.upper, np.where(a >= 1, self.lower, t))
+        beta = (_laplace_cdf(t - s0 - self.d, b) - _laplace_cdf(self.lower - s0 - self.d, b)) / self._z1[:, None]
+        return np.clip(beta, 0.0, 1.0)
+
+    def tradeoff(self, alpha) -> np.ndarray:
+        """The pointwise lowest beta over all placements (class docstring)."""
+        out = self.placement_tradeoffs(alpha).min(axis=0)
+        return out if np.ndim(alpha) else out[0]
+
+    def max_loss(self) -> float:
+        return float(self.losses.max())
+
+    def belief_histogram(self, edges) -> np.ndarray:
+        return self.worst.belief_histogram(edges)
+
+    def belief_share_at_least(self, belief: float, tol: float = 1e-6) -> float:
+        return self.worst.belief_share_at_least(belief, tol)
+
+    def belief_quantile(self, q) -> np.ndarray:
+        return self.worst.belief_quantile(q)
+
+
+def _bounded_domain_worst(coords, placements) -> BoundedDomainWorst:
+    mech, dj, _ = coords[0]
+    return BoundedDomainWorst(mech.scale, mech.lower, mech.upper, min(abs(dj), mech.upper - mech.lower), placements,
+                              coords)
 
 
 def _on_lattice(mech) -> bool:
