@@ -39,10 +39,13 @@ Between-model moves (theta fixed), derived from Green (1995)
     mechanism that is epsilon_n-DP, the two noise ratios are at least exp(-epsilon_s - epsilon_n)
     (paper 002, Prop. 5.1), so A_add >= exp(-epsilon_s - epsilon_n) p(n+1)/p(n).
 
-    The record store is a doubling array (paper 002, Remark 5.5): add writes slot n (doubling the
-    store when full, amortised O(1)), delete moves the last record into the freed slot. pi is
-    exchangeable in the records and every step uses them symmetrically, so the store's order is
-    one representative of the uniformly inserted state above and the ratio is unchanged.
+    The record store is a doubling array (paper 002, Remark 5.5) holding x' itself: add puts x* in the
+    uniformly chosen slot j and moves the record that was there to slot n (doubling the store when full,
+    amortised O(1)); delete moves the last record into the freed slot, which undoes exactly that add, so
+    q_add and q_del above are the store's own. Writing x* to slot n always (as until session 22) makes no
+    delete the reverse of an add: the newest record, accepted through the noise, always sits last, where
+    the systematic sweep meets it last, and the chain was biased by 3-4% of a posterior sd at a few jumps an
+    iteration (:mod:`engine.kernels.rjmcmc`).
 
 One iteration: the theta draw, the sweep, then ``jumps`` between-model moves. ``draws`` gets a
 column ``n`` beside the model's parameters (theta after the sweep, n after the jumps: one state of
