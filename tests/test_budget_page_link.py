@@ -352,3 +352,20 @@ def test_epsilon_spec_leaves_its_spec_as_it_was_and_gives_a_new_mechanism_table(
     assert json.dumps(spec, sort_keys=True) == before
     assert out["mechanism"] is not spec["mechanism"] and out["mechanism"]["epsilon"] == 2.0
     assert out["data"] is spec["data"]
+
+
+def test_the_grid_is_checked_once_per_scenario_and_grid_not_on_every_rerun(monkeypatch):
+    """A session 21 note: sweep() encoded and prepared the spec once per grid ε on every rerun (to refuse a bad ε
+    before anything runs): with an upload, the records' JSON per ε per rerun. grid_checked is cached by the spec's
+    text and the grid; a refusal still names the value on every rerun."""
+    from ui.compute.records import spec_json
+
+    spec, calls = sweeps.grid_spec(Scenario(model="beta_binomial", n=37, epsilon=0.3, seed=5), None), []
+    monkeypatch.setattr(sweeps, "epsilon_spec", lambda spec, eps: calls.append(eps) or epsilon_spec(spec, eps))
+    text, grid = spec_json(spec), json.dumps([0.1, 0.5, 2.0])
+    assert sweeps.grid_checked(text, grid, _spec=spec) and sweeps.grid_checked(text, grid, _spec=spec)
+    assert calls == [0.1, 0.5, 2.0]  # the second rerun asked the cache
+    for _ in range(2):
+        with pytest.raises(ValueError, match="epsilon"):
+            sweeps.grid_checked(text, json.dumps([0.1, -1.0]), _spec=spec)
+    assert calls == [0.1, 0.5, 2.0] + [0.1, -1.0] * 2

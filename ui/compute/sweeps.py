@@ -43,7 +43,8 @@ from .records import RESULT_TTL_S, MethodRun, _payload, _run_record, spec_json
 
 __all__ = ["Sweep", "sweep", "sweep_key", "stopped_sweep", "forget_stopped_sweep", "smallest_epsilon",
            "SmallestEpsilon", "epsilon_advice", "fresh_releases", "spec_text_of", "grid_spec", "grid_spec_text",
-           "prior_sds", "progress_words", "scenario_words", "sweep_stem", "sweep_csv", "SWEEP_CSV_COLUMNS"]
+           "prior_sds", "progress_words", "scenario_words", "sweep_stem", "sweep_csv", "SWEEP_CSV_COLUMNS",
+           "grid_checked"]
 
 
 @dataclass(frozen=True)
@@ -194,6 +195,17 @@ def forget_stopped_sweep() -> None:
     SWEEP_HANDOVER.forget(SWEEP_HANDOVER.session())
 
 
+@st.cache_data(show_spinner=False, max_entries=64, ttl=RESULT_TTL_S)
+def grid_checked(spec_text: str, grid_text: str, _spec: Mapping[str, Any]) -> bool:
+    """True once the scenario ``spec_text`` (its dict ``_spec``) prepares at every ε of ``grid_text`` (a JSON list);
+    raises the engine's ValueError for the first that does not. Cached (a refusal is not): every rerun of the
+    Privacy budget page asks, and each ε is a spec to encode and prepare, with an upload's records inline (the
+    records' JSON once per grid value per rerun, where it is now once per scenario and grid)."""
+    for eps in json.loads(grid_text):
+        _problem(spec_json(epsilon_spec(_spec, float(eps))))
+    return True
+
+
 def sweep(scenario: Scenario, records, grid: Sequence[float], methods: Sequence[str]) -> Sweep:
     """Run ``methods`` at every epsilon of ``grid`` on the scenario (engine.epsilon_sweep), unless
     its estimated cost (engine.estimate_sweep_cost) is over the server's work budget: then nothing runs
@@ -204,14 +216,14 @@ def sweep(scenario: Scenario, records, grid: Sequence[float], methods: Sequence[
     Raises the engine's ValueError if the scenario is invalid at some epsilon."""
     spec = grid_spec(scenario, records)
     text = spec_json(spec)
-    for eps in grid:  # a bad grid value fails here, before anything runs
-        _problem(spec_json(epsilon_spec(spec, float(eps))))
+    grid_text = json.dumps([float(g) for g in grid])
+    grid_checked(text, grid_text, _spec=spec)  # a bad grid value fails here, before anything runs
     chosen = [method_settings(scenario, m) for m in methods]
     budget = work_budget_s()
     if budget is not None:  # auto's fallbacks and reruns in each cell within the cells' share of the budget
         chosen = [{**m, "max_seconds": budget / len(grid)} if m["name"] == "auto" and "max_seconds" not in m else m
                   for m in chosen]
-    grid_text, methods_text = json.dumps([float(g) for g in grid]), json.dumps(chosen)
+    methods_text = json.dumps(chosen)
     estimate = None
     if budget is not None:
         cost = _sweep_cost_cached(text, grid_text, methods_text, budget)
