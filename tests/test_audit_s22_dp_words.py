@@ -128,3 +128,13 @@ def test_opendps_sentence_says_what_replacing_a_record_gets():
     assert "is (d/Δ)²·ρ-zCDP, as What it protects states" in gauss
     given = engine.release_from("opendp", "laplace", scale=3.0, domain="float", sensitivity=6.0).sentence
     assert "replacing one" not in given  # a sensitivity given is the user's own statement
+
+
+def test_the_page_says_why_diffprivlibs_epsilon_became_1_105():
+    at = open_app("pages/protection.py", {"model": "beta_binomial", "rel": "diffprivlib", "rel_mech": "Laplace",
+                                          "rel.epsilon": "1", "rel.sensitivity": "1",
+                                          "rel.delta": "0.1", "methods": "naive"}, 120)
+    assert not at.exception, [e.value for e in at.exception]
+    sentence = next(m.value for m in at.markdown if m.value.startswith("##### "))
+    assert sentence.startswith("##### At ε = 1.105 (diffprivlib's (1, 0.1)-DP Laplace, met as pure 1.105-DP), "), \
+        sentence
