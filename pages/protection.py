@@ -66,7 +66,8 @@ if not inputs.ok:
     st.stop()
 
 s, prepared = inputs.scenario, inputs.prepared
-st.markdown(f"**{MODEL_LABELS[s.model]}**, n = {prepared.n:,} · {prepared.mechanism_text}")
+head = st.empty()  # the mechanism's line, qualified below once the risk says whom it covers
+head.markdown(f"**{MODEL_LABELS[s.model]}**, n = {prepared.n:,} · {prepared.mechanism_text}")
 try:
     risk = protection.risk(inputs.spec_text)
 except ValueError as exc:
@@ -75,6 +76,10 @@ except ValueError as exc:
 # a statistic of the sidebar's dp-wizard package: its total ε, and a histogram bin's count said as what it is
 risk = protection_text.for_package(risk, protection.package_statistic(inputs.spec_text,
                                                                        st.session_state.get(keys.DPWIZARD)))
+# a library's statement the noise exceeds (diffprivlib's (ε, δ) Laplace, pure DP): the sentence says why ε changed
+risk = protection_text.for_release(risk, inputs.spec_text)
+head.markdown(f"**{MODEL_LABELS[s.model]}**, n = {prepared.n:,} · "
+              f"{protection_text.mechanism_line(prepared.mechanism_text, risk)}")
 if protection_text.statistic_note(risk):
     st.caption(protection_text.statistic_note(risk))
 stem = files.download_stem(s, prepared.n)  # every download's name starts with the scenario, as Compare's
@@ -121,9 +126,10 @@ section("The best possible attack",
         protection_figures.tradeoff_figure(risk), keys.PROTECTION_TRADEOFF_CHART, "tradeoff_curve")
 
 section("Someone who knows everyone else",
-        "The worst realistic case in privacy law: an adversary who already knows every other person's record and "
-        "starts at 50/50 about the last one. After seeing the release they update their guess. Each release moves "
-        "it differently, so the bars show how often the guess ends at each level (in the true value's favour). "
+        "The standard worst case of differential privacy: an adversary who already knows every other person's "
+        "record and starts at 50/50 about the last one. After seeing the release they update their guess. Each "
+        "release moves it differently, so the bars show how often the guess ends at each level (in the true value's "
+        "favour). "
         f"With pure ε-DP the guess can never pass e^ε/(1+e^ε) (the {_BOUND} line: 73% at ε = 1), and a large share "
         "of releases reach that ceiling exactly (the legend says how many); with Gaussian noise there is no firm "
         "ceiling, only rare releases that move it far, so the dashed line marks the level 95% of releases stay at or "

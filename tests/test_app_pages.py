@@ -550,7 +550,7 @@ def test_privacy_budget_shows_the_frontier_and_reads_out_the_chosen_epsilon():
     risk = engine.risk(engine.epsilon_spec(to_spec_dict(Scenario()), float(value)))
     assert sentence.startswith(f"##### At ε = {value:.3g}, someone who knew everyone else could move a 50% guess "
                                f"about one person to at most {100 * risk['informed_adversary']['max']:.0f}%")
-    assert f"catches {100 * risk['power_at_5pct']:.0f}% of the real ones" in sentence
+    assert f"detects it {100 * risk['power_at_5pct']:.0f}% of the time" in sentence
     assert "; θ is known to ±" in sentence
 
 

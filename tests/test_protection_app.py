@@ -272,7 +272,8 @@ def test_sentence_clause_by_clause_against_the_numbers(laplace):
                         f"at most {round(100 * ia['max'])}%")
     assert "at most 73%" in parts[0]  # e/(1+e) = 0.731
     power = laplace["power_at_5pct"]
-    assert parts[1] == f"the best attack that wrongly flags 5% of people catches {round(100 * power)}% of the real ones"
+    assert parts[1] == (f"the best attack on one person's record, wrong 5% of the time when it has the other "
+                        f"value, detects it {round(100 * power)}% of the time")
     c = laplace["realistic_adversary"]["largest_change"]
     assert parts[2] == (f"someone who knows only the model moves from {round(100 * c['prior'])}% to "
                         f"{round(100 * c['posterior'])}% on \"this person's record is {c['value']}\"")
@@ -551,8 +552,8 @@ def test_a_dpwizard_bin_is_said_as_a_count_not_as_one_person():
     sentence = next(m.value for m in at.markdown if m.value.startswith("##### "))
     assert sentence == ("##### At ε = 0.6667, someone who knew everyone else could move a 50% guess about whether one "
                         "person is counted in this bin to at most 66%, and from everything grade_hours.zip releases "
-                        "(its total ε = 1) to at most 73%; the best attack that wrongly flags 5% of people catches 10% "
-                        "of the real ones.")
+                        "(its total ε = 1) to at most 73%; the best attack on one person's record, wrong 5% of the "
+                        "time when it has the other value, detects it 10% of the time.")
     assert "record is" not in sentence and "only the model" not in sentence
     captions = [c.value for c in at.caption]
     assert ("The count in bin (20, 40] of grade, from the dp-wizard package grade_hours.zip, analysed as one Poisson "

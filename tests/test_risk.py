@@ -433,8 +433,9 @@ def test_cli_writes_risk_json_with_the_contract_keys(tmp_path):
     assert out["informed_adversary"]["q95"] == pytest.approx(out["informed_adversary"]["max"], abs=1e-12)
     assert done.stdout.strip() == (
         "Laplace noise, scale b = 1; pure 1-DP (sensitivity 1): someone who knew everyone else could move a 50% guess "
-        "about one person to at most 73.1%; the best attack that wrongly flags 5% of people catches "
-        f"{100 * out['power_at_5pct']:.1f}% of the real ones -> {tmp_path / 'out' / 'risk.json'}"), done.stdout
+        "about one person to at most 73.1%; the best attack on one person's record, wrong 5% of the time when it "
+        f"has the other value, detects it {100 * out['power_at_5pct']:.1f}% of the time -> "
+        f"{tmp_path / 'out' / 'risk.json'}"), done.stdout
 
 
 def test_cli_sentence_says_the_95_percent_level_only_where_it_is_not_the_ceiling():
@@ -449,7 +450,8 @@ def test_cli_sentence_says_the_95_percent_level_only_where_it_is_not_the_ceiling
 
     assert line(0.7310585786300049, 0.7310585786300049) == (
         "noise: someone who knew everyone else could move a 50% guess about one person to at most 73.1%; the best "
-        "attack that wrongly flags 5% of people catches 10.0% of the real ones")
+        "attack on one person's record, wrong 5% of the time when it has the other value, detects it 10.0% "
+        "of the time")
     assert "95%" not in line(0.7306, 0.7310585786300049)  # 73.1% rounded up: the ceiling again
     assert "to at most 73.1% (at or below 70.1% in 95% of releases);" in line(0.70001, 0.7310585786300049)
     assert "with no firm ceiling (at or below 89.6% in 95% of releases);" in line(0.8951868875901504, None)
@@ -471,7 +473,7 @@ def test_cli_sentence_writes_no_share_below_one_as_a_hundred_percent():
     assert out["informed_adversary"]["max"] == pytest.approx(top, rel=1e-12)
     assert out["power_at_5pct"] == pytest.approx(power, abs=1e-6)
     said = summary_line(out)
-    assert "100.0%" not in said and "to at most 99.995%" in said and "catches 99.98% of the real ones" in said, said
+    assert "100.0%" not in said and "to at most 99.995%" in said and "detects it 99.98% of the time" in said, said
     assert (share(0.731058), share(1.0), share(0.0), share(2e-5)) == ("73.1%", "100.0%", "0.0%", "0.002%")
 
 

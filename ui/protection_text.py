@@ -5,7 +5,8 @@ numbers; :func:`protection_sentence` joins them, optionally with the utility sid
 ±0.05"), e.g.
 
     At ε = 1, someone who knew everyone else could move a 50% guess about one person to at most 73%;
-    the best attack that wrongly flags 5% of people catches 14% of the real ones; someone who knows
+    the best attack on one person's record, wrong 5% of the time when it has the other value, detects it 14% of
+    the time; someone who knows
     only the model moves from 50% to 31% on "this person's record is 1"; that is, the model and the
     release make a record of 1 less likely for everyone alike: an inference about the population as a
     whole that applies to anyone, not something the release reveals about this one person beyond what
@@ -13,9 +14,12 @@ numbers; :func:`protection_sentence` joins them, optionally with the utility sid
 """
 from __future__ import annotations
 
+import json
 import math
 
 from engine.protection import epsilon_dp_ceiling
+from engine.protection.report import ATTACK_WORDS  # the command line's line says the attack in the same words
+from engine.spec import spec_from_dict
 # the figures' legends say the same numbers
 from figures.protection import budget_number, pair_shift, percent, percent_at_least, percent_at_most, stated_budget
 
@@ -24,7 +28,8 @@ from .params.messages import CLAMP_LABEL
 __all__ = ["budget_clause", "pair_clause", "informed_clause", "package_clause", "power_clause", "realistic_clause",
            "population_clause", "utility_clause",
            "clauses", "protection_sentence", "percent", "beyond_informed", "for_package", "statistic_note",
-           "POPULATION_REASON", "CLAMP_LABEL", "covered_clause", "unbounded_clause", "neighbours_note"]
+           "POPULATION_REASON", "CLAMP_LABEL", "covered_clause", "unbounded_clause", "neighbours_note",
+           "mechanism_line", "for_release", "release_clause"]
 
 
 def budget_clause(risk: dict) -> str:
@@ -53,6 +58,43 @@ def pair_clause(risk: dict) -> str | None:
             f"{budget_number(p['sensitivity'])}, such as adding or removing one person, but with n known, replacing "
             f"one person's record moves {p['statistic']} by up to {budget_number(p['shift'])}{norm} = "
             f"{budget_number(p['ratio'])}Δ)")
+
+
+def release_clause(risk: dict) -> str | None:
+    """Why the budget is not the one typed (``risk["release"]``, :func:`for_release`): diffprivlib's Laplace with
+    δ > 0 uses b = Δ/(ε − log(1 − δ)), pure (ε − log(1 − δ))-DP, which implies the (ε, δ) stated and is stronger:
+    ``(diffprivlib's (1, 0.1)-DP Laplace, met as pure 1.105-DP)``, after :func:`budget_clause`. None elsewhere. The
+    page read "At ε = 1.105" for ε = 1 typed, and only the sidebar said why."""
+    r, eps = risk.get("release"), risk.get("epsilon")
+    if not r or eps is None:
+        return None
+    return (f"(diffprivlib's ({budget_number(r['epsilon'])}, {r['delta']:.2g})-DP {r['mechanism']}, met as pure "
+            f"{budget_number(eps)}-DP)")
+
+
+def for_release(risk: dict, spec_text: str | None) -> dict:
+    """``risk`` with the library's own statement under ``"release"`` where the budget stated is not the one the
+    release's noise gives (:func:`release_clause`: diffprivlib's Laplace or LaplaceTruncated with δ > 0, reported as
+    pure DP); ``risk`` itself elsewhere. ``spec_text``: the scenario's spec as JSON (its ``[release]`` table)."""
+    release = spec_from_dict(json.loads(spec_text)).release if spec_text else None
+    if (not release or release.get("library") != "diffprivlib"
+            or release.get("mechanism") not in ("Laplace", "LaplaceTruncated") or not release.get("delta")
+            or risk.get("epsilon") is None or pair_shift(risk) is not None):
+        return risk
+    return {**risk, "release": {"library": "diffprivlib", "mechanism": release["mechanism"],
+                                "epsilon": float(release["epsilon"]), "delta": float(release["delta"])}}
+
+
+def mechanism_line(text: str, risk: dict) -> str:
+    """The mechanism's line over the page (its description, "Laplace noise, scale b = 1; pure 1-DP (sensitivity
+    1)"), qualified for unbounded records as the command line's is
+    (:func:`engine.protection.report.unbounded_words`): ``…; only for records that move the sum by at most 1
+    (records are not clamped)``. It stated "pure 1-DP" for every record."""
+    u = risk.get("unbounded_records")
+    if not u:
+        return text
+    return (f"{text}; only for records that move {u['statistic']} by at most {u['sensitivity']:g} (records are not "
+            "clamped)")
 
 
 def informed_clause(risk: dict) -> str:
@@ -124,8 +166,10 @@ def statistic_note(risk: dict) -> str | None:
 
 
 def power_clause(risk: dict) -> str:
-    """The optimal attack's power at 5% false positives."""
-    return f"the best attack that wrongly flags 5% of people catches {percent(risk['power_at_5pct'])} of the real ones"
+    """The optimal attack's power at 5% false positives (:data:`engine.protection.report.ATTACK_WORDS`): a test
+    between two values of one person's record, everyone else known. It read "the best attack that wrongly flags 5%
+    of people catches 14% of the real ones", a screen of a population."""
+    return ATTACK_WORDS.format(power=percent(risk["power_at_5pct"]))
 
 
 #: why the model-only adversary can move further than the guarantee lets anyone move (said where it does)
@@ -259,7 +303,7 @@ def clauses(risk: dict) -> list[str]:
     """The privacy clauses in reading order (the first carries the budget, why it is the attacked pair's where that
     is not the one stated (:func:`pair_clause`), and whom it covers where records are unbounded; the last then says
     what the others get)."""
-    covered, pair = covered_clause(risk), pair_clause(risk)
+    covered, pair = covered_clause(risk), pair_clause(risk) or release_clause(risk)
     budget = f"{budget_clause(risk)} {pair}" if pair else budget_clause(risk)
     first = f"{budget}, {covered}," if covered else f"{budget},"
     out = [f"{first} {informed_clause(risk)}", power_clause(risk)]

@@ -2,7 +2,9 @@
 
 The content is :func:`engine.risk` of the spec (``epsilon``, ``tradeoff``, ``bound``,
 ``informed_adversary``, ``power_at_5pct``, ``advantage_at_5pct``, ``realistic_adversary``, ...).
-Bad input prints one line, ``error: <field> = <value> is invalid: <what is allowed>``, exit status 2.
+A bin's spec written by ``python -m engine import-dpwizard`` (``import.json`` beside it names it) is said as the
+app says it (:func:`for_bin`). Bad input prints one line, ``error: <field> = <value> is invalid: <what is
+allowed>``, exit status 2.
 """
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import math
 import os
 import sys
 
-from ..protection.report import risk
+from ..protection.report import ATTACK_WORDS, risk, unbounded_words
 from ..spec import load_spec
 from .console import cli_error, closed_pipe, with_cause
 
@@ -32,14 +34,55 @@ def summary_line(out: dict) -> str:
     "informed adversary 50% -> q95 0.574 (max 0.574)", shares and percentages mixed; then "to at most 73.1% (below
     73.1% in 95% of releases)" for Laplace, where half the releases reach the ceiling."""
     ia = out["informed_adversary"]
+    who = "whether one person is counted in this bin" if (out.get("package") or {}).get("kind") == "bin" else \
+        "one person"
     ceiling = "with no firm ceiling" if ia["max"] is None else f"to at most {share(ia['max'])}"
     k = _decimals(ia["q95"])
     q95 = math.ceil(round(10 ** (k + 2) * ia["q95"], 6)) / 10 ** k  # in %, rounded up: 95% of releases stay at or below
     if ia["max"] is None or q95 < round(100 * ia["max"], k):  # else it says the ceiling again
         ceiling += f" (at or below {q95:.{k}f}% in 95% of releases)"
-    return (f"{out.get('description') or out['mechanism']}: someone who knew everyone else could move a 50% guess about one person "
-            f"{ceiling}; the best attack that wrongly flags 5% of people catches {share(out['power_at_5pct'])} of the "
-            "real ones")
+    return (f"{out.get('description') or out['mechanism']}: someone who knew everyone else could move a 50% guess "
+            f"about {who} {ceiling}; {ATTACK_WORDS.format(power=share(out['power_at_5pct']))}")
+
+
+def bin_of(path: str) -> dict | None:
+    """The dp-wizard histogram bin whose spec ``path`` is, where ``import.json`` beside it (``python -m engine
+    import-dpwizard``) lists it: ``{"package", "kind": "bin", "column", "bins": [label]}``; None otherwise."""
+    folder, name = os.path.split(os.path.abspath(path))
+    try:
+        with open(os.path.join(folder, "import.json"), encoding="utf-8") as f:
+            summary = json.load(f)
+    except (OSError, ValueError):
+        return None
+    for stat in summary.get("statistics") or [] if isinstance(summary, dict) else []:
+        for b in stat.get("bins") or []:
+            if b.get("spec") == name:
+                return {"package": summary.get("package"), "kind": "bin", "column": stat.get("column"),
+                        "bins": [b.get("bin")]}
+    return None
+
+
+def for_bin(out: dict, package: dict) -> dict:
+    """risk.json of a histogram bin's count (:func:`bin_of`), as the app says it (``ui.protection_text.for_package``).
+    The bin is analysed as one Poisson count (n = 1), whose one "record" is the whole count; one person's row in or
+    out (OpenDP's add/remove-one neighbours) moves it by the sensitivity, so every person gets the stated ε. The line
+    said "records are unbounded, and a record of size r gets (r/1) x its epsilon"."""
+    out = {**out, "package": dict(package)}
+    u = out.pop("unbounded_records", None)
+    if u is not None:
+        out["description"] = out["description"].removesuffix(unbounded_words(u))
+    shift = max(abs(float(v)) for v in out["neighbours"]["shift"])
+    out["description"] += (f"; the count in bin {' or '.join(package['bins'])} of {package['column']}, which one "
+                           f"person's row moves by {shift:g}")
+    out["neighbours"] = {**out["neighbours"], "note": (
+        f"one person's row in the data or not (OpenDP's add/remove-one neighbours): the bin's count moves by "
+        f"{shift:g}")}
+    if "realistic_adversary" in out:
+        out["realistic_adversary"] = {"available": False, "reason": (
+            "a histogram bin's count is analysed as one Poisson count (n = 1), so its one \"record\" is the whole "
+            "count of the bin, not one person's row; what one person changes (the count, by one) is what the two "
+            "views above bound")}
+    return out
 
 
 def _decimals(p: float) -> int:
@@ -61,6 +104,9 @@ def run(args) -> int:
     try:
         spec = load_spec(args.spec)
         out = risk(spec)
+        package = bin_of(args.spec)
+        if package is not None and spec.model.get("name") == "poisson_gamma" and spec.model.get("n") == 1:
+            out = for_bin(out, package)
         os.makedirs(args.out, exist_ok=True)
         with open(os.path.join(args.out, "risk.json"), "w", encoding="utf-8") as f:
             json.dump(out, f, indent=1, allow_nan=False)

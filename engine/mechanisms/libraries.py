@@ -398,8 +398,13 @@ def _opendp(mechanism: str, params: Mapping[str, Any], default_sensitivity: floa
                    f"{formula}",
           "unit": "at the model's add/remove-one sensitivity Δ, which the analysis uses (sensitivity left blank; Δ = "
                   "1 for a count or a histogram cell, max(|lo|, |hi|) for a sum of values clamped to [lo, hi])"}
+    # adding or removing a person is what OpenDP states; with n known What it protects attacks one record replaced,
+    # which may move the statistic by d > Δ (hi − lo for a sum): "1-DP at Δ = 3" beside its "ε = 2" read as a clash
+    per = "(d/Δ)·ε-DP" if mechanism == "laplace" else "(d/Δ)²·ρ-zCDP"
+    replaced = (f" (adding or removing a person; with n known, replacing one, which moves the statistic by up to d, is "
+                f"{per}, as What it protects states)") if source == "model" else ""
     guarantee_txt = (f"{gtext} {at[source]}" + (f" (+ granularity {g:g})" if g is not None else "")
-                     + " under add/remove-one neighbours")
+                     + " under add/remove-one neighbours" + replaced)
     return noise, head, law, guarantee, guarantee_txt
 
 

@@ -15,7 +15,11 @@ Four numbers and two curves, every one computed from the mechanism's own noise l
     (:func:`~engine.protection.tradeoff.zcdp_tradeoff`): the mu-GDP curve is *not* a bound for discrete
     noise, whose lattice lets the first rejected outcome carry a whole atom (tests/test_risk.py shows it
     dipping below); a library's release stated in (epsilon, delta) with a rho (diffprivlib's Gaussians) its
-    rho-zCDP curve, and one without (diffprivlib's Laplace with delta > 0) the (epsilon, delta)-DP curve.
+    rho-zCDP curve, and one without (diffprivlib's LaplaceBoundedDomain with delta > 0) the (epsilon, delta)-DP
+    curve. diffprivlib's Laplace and LaplaceTruncated with delta > 0 are stated (epsilon, delta) but their noise,
+    ``b = Delta / (epsilon - log(1 - delta))``, is pure ``epsilon' = Delta / b = epsilon - log(1 - delta)``-DP
+    (1.105 at epsilon = 1, delta = 0.1), which implies the statement and is stronger: they are reported as pure
+    epsilon'-DP (``epsilon`` is epsilon', no ``stated_bound``).
 ``guarantee`` and ``epsilon``
     the guarantee that covers the attacked pair: the stated one, except where n is known and the replaced record
     moves the statistic by more than the sensitivity Delta the noise is calibrated to (an OpenDP release, stated
@@ -30,7 +34,8 @@ Four numbers and two curves, every one computed from the mechanism's own noise l
     stated guarantee stays, a valid looser one.
 ``stated_bound``
     a release stated in (epsilon, delta) only (diffprivlib's Gaussian, GaussianAnalytic, GaussianDiscrete,
-    Laplace with delta > 0; the lab's Gaussian in its (epsilon, delta) form): the (epsilon, delta)-DP curve
+    LaplaceBoundedDomain with delta > 0; the lab's Gaussian in its (epsilon, delta) form; not diffprivlib's Laplace
+    with delta > 0, pure epsilon'-DP as said under ``bound``): the (epsilon, delta)-DP curve
     ``max(0, 1 - delta - e^eps alpha, e^-eps (1 - delta - alpha))``, what the curator stated, which the
     pages draw as the guarantee (``bound`` keeps the meaning above for the command line's risk.json).
     The lab's Gaussian stated by rho (and a statistic and its size both so, composed: rho_s + rho_n): the
@@ -77,7 +82,8 @@ Four numbers and two curves, every one computed from the mechanism's own noise l
 ``power_at_5pct``
     the optimal attack's power at 5% false positives, ``1 - beta(0.05)``; ``advantage_at_5pct`` is the
     power less the 5% a coin achieves, ``1 - beta(0.05) - 0.05`` (the membership/attribute-inference
-    advantage).
+    advantage). The test is between the pair's two values of one person's record, everyone else known (a
+    per-person worst case, not a screen of a population), said in :data:`ATTACK_WORDS`.
 ``realistic_adversary``
     the model-and-prior adversary's view of one record (:mod:`engine.protection.realistic`).
 """
@@ -106,10 +112,15 @@ from .realistic import realistic_adversary
 from .tradeoff import alpha_grid, epsilon_dp_tradeoff, experiment, gdp_tradeoff, zcdp_delta, zcdp_tradeoff
 
 __all__ = ["risk", "privacy_side", "protection_of_spec", "unbounded_records", "pair_guarantee", "QUANTILES",
-           "FALSE_POSITIVE_RATE", "STATISTIC_WORDS"]
+           "FALSE_POSITIVE_RATE", "STATISTIC_WORDS", "ATTACK_WORDS", "unbounded_words"]
 
 QUANTILES = (0.5, 0.95, 0.99)
 FALSE_POSITIVE_RATE = 0.05
+#: the optimal attack at 5% false positives in words, ``{power}`` its power as a percentage (the command line's line
+#: and the page's sentence): a test between two values of one person's record with everyone else known. It read
+#: "the best attack that wrongly flags 5% of people catches 14% of the real ones", a screen of a population.
+ATTACK_WORDS = ("the best attack on one person's record, wrong 5% of the time when it has the other value, "
+                "detects it {power} of the time")
 #: Bins of the informed adversary's belief (0 to 100% in steps of 2.5%) for its histogram.
 BELIEF_EDGES = np.linspace(0.0, 1.0, 41)
 
@@ -262,11 +273,18 @@ def unbounded_records(model, mechanism, records=None, n_mechanism=None) -> dict 
 
 
 def _unbounded_description(description: str, u: dict) -> str:
-    """The mechanism's line, qualified: the guarantee it states covers records that move the statistic by at most
-    the sensitivity; what a record of size r gets; the largest record's, where the records are known."""
+    """The mechanism's line, qualified (:func:`unbounded_words`)."""
+    return description + unbounded_words(u)
+
+
+def unbounded_words(u: dict) -> str:
+    """What the mechanism's line gets after it for unbounded records (``u``, :func:`unbounded_records`): the
+    guarantee it states covers records that move the statistic by at most the sensitivity; what a record of size r
+    gets; the largest record's, where the records are known. ``"; only for records that move the sum by at most 1:
+    ..."``."""
     d = f"{u['sensitivity']:g}"
     per = {"pure": "(r/{d}) x its epsilon", "gdp": "(r/{d}) x its mu", "zcdp": "(r/{d})^2 x its rho"}.get(u["kind"])
-    text = (f"{description}; only for records that move {u['statistic']} by at most {d}: records are unbounded"
+    text = (f"; only for records that move {u['statistic']} by at most {d}: records are unbounded"
             + (f", and a record of size r gets {per.format(d=d)}" if per else ""))
     if u.get("largest_record") is not None and (u.get("epsilon") or u.get("mu") or u.get("rho")):
         got = (f"pure {u['epsilon']:.4g}-DP" if u.get("epsilon") is not None else
