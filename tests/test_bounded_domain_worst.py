@@ -81,7 +81,7 @@ def test_bounded_domain_command_line_says_the_ceiling():
         out = subprocess.run([sys.executable, "-m", "engine", "risk", str(spec), "--out", str(Path(tmp) / "o")],
                              capture_output=True, text=True, timeout=120)
         assert out.returncode == 0, out.stderr
-        assert "at most 73.1%" in out.stdout and "catches 12.0%" in out.stdout
+        assert "at most 73.1%" in out.stdout and "detects it 12.0% of the time" in out.stdout
         saved = json.loads((Path(tmp) / "o" / "risk.json").read_text())
         assert saved["neighbours"]["s0"] == [29.0]
 

@@ -44,7 +44,7 @@ def test_the_gaussian_preset_states_the_engines_figures():
     blurb = gauss.blurb
     assert "rarer" not in blurb and "same spread" not in blurb
     assert "no firm ceiling" in blurb and "stronger attack than Laplace noise at ε = 1" in blurb
-    assert f"catches {pt.percent(g['power_at_5pct'])} of the real ones" in blurb
+    assert f"detects it {pt.percent(g['power_at_5pct'])} of the time" in blurb
     assert f"({pt.percent(laplace['power_at_5pct'])} under Laplace)" in blurb
     assert g["power_at_5pct"] > laplace["power_at_5pct"]
     ceiling = laplace["informed_adversary"]["max"]

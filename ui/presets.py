@@ -159,8 +159,9 @@ EPSILON_ONE = (
            Scenario(mechanism="discrete_laplace", budget_form="epsilon", epsilon=1.0, **_SURVEY)),
     Preset("eps1_gaussian", "Gaussian noise, ρ = 0.5",
            "Gaussian noise with the zCDP budget ρ = ε²/2 = 0.5 (σ = 1): no firm ceiling on what one release can "
-           "reveal, and at this budget a stronger attack than Laplace noise at ε = 1 allows. The best attack that "
-           "wrongly flags 5% of people catches 26% of the real ones (14% under Laplace); in 31% of releases someone "
+           "reveal, and at this budget a stronger attack than Laplace noise at ε = 1 allows. The best attack on one "
+           "person's record, wrong 5% of the time when it has the other value, detects it 26% of the time (14% under "
+           "Laplace); in 31% of releases someone "
            "who knew the other 99 answers ends more than 73% sure of the last one, the most Laplace ever allows. "
            "Large moves are rare but possible: past 95% in 0.7% of releases.",
            Scenario(mechanism="gaussian", budget_form="rho", rho=0.5, **_SURVEY)),
