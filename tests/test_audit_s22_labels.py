@@ -229,3 +229,18 @@ def test_diagnostics_page_shows_the_mcse():
     assert frames, [list(d.value.columns) for d in at.dataframe]
     cell = frames[0]["MCSE"].iloc[0]
     assert cell != "—" and float(cell) > 0
+
+
+def test_the_cli_prints_the_mcse_to_two_significant_digits(tmp_path, capsys):
+    """Four decimals (the table's other columns) wrote a small Monte Carlo error as 0.0004 or 0.0."""
+    from engine.cli import main
+
+    spec = tmp_path / "spec.toml"
+    spec.write_text('seed = 1\n[model]\nname = "beta_binomial"\nn = 1000\n[mechanism]\nname = "laplace"\n'
+                    'epsilon = 10.0\n[data]\ns_dp = [312.4]\n[method]\nname = "da_mcmc"\ndraws = 500\n')
+    assert main(["run", str(spec), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    header, row = capsys.readouterr().out.splitlines()[-2:]
+    cells = dict(zip(header.split(), row.split()[1:]))
+    with open(tmp_path / "out" / "summary.json") as fh:
+        mcse = json.load(fh)["parameters"]["theta"]["mcse_mean"]
+    assert 0 < mcse < 1e-3 and float(cells["mcse_mean"]) == float(f"{mcse:.2g}"), cells
