@@ -244,3 +244,10 @@ def test_the_cli_prints_the_mcse_to_two_significant_digits(tmp_path, capsys):
     with open(tmp_path / "out" / "summary.json") as fh:
         mcse = json.load(fh)["parameters"]["theta"]["mcse_mean"]
     assert 0 < mcse < 1e-3 and float(cells["mcse_mean"]) == float(f"{mcse:.2g}"), cells
+
+
+def test_exact_interval_of_one_marginal_is_that_of_all():
+    spec = {"seed": 3, "model": {"name": "dirichlet_multinomial", "n": 6, "alpha": [1, 1, 1]},
+            "mechanism": {"name": "laplace", "epsilon": 1.0}, "data": {"s_dp": [3.2, -1.5, 2.0]}}
+    every = exact_quantiles(engine.prepare(engine.spec_from_dict(spec)))
+    assert exact_interval(spec, 1.0, "p[1]") == pytest.approx(every["p[1]"], abs=1e-12)

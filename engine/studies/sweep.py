@@ -233,7 +233,7 @@ def exact_interval(spec: dict, epsilon: float, param: str) -> tuple[float, float
     """(q5, q95) of the exact private posterior of ``param`` at budget ``epsilon``, with no Monte Carlo error
     (:func:`engine.methods.exact.exact_quantiles`): the 90% central interval, which for a skewed posterior is not
     mean -/+ 1.645 sd. Raises ``ValueError`` as :func:`epsilon_for_target_sd` does (an unknown n, no exact form)."""
-    q5, q95 = exact_quantiles(_exact_problem(spec, epsilon))[param]
+    q5, q95 = exact_quantiles(_exact_problem(spec, epsilon), params=[param])[param]
     return float(q5), float(q95)
 
 
