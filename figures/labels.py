@@ -72,9 +72,21 @@ PRIOR_LABELS = {
 
 def result_label(result) -> str:
     """The legend and table name of an engine Result: its method's label and, for a method that needs
-    a known n run on an unknown-n release, the plug-in size it ran at (``info["plug_in_n"]``)."""
-    n = result.info.get("plug_in_n")
-    return METHOD_LABELS.get(result.method, result.method) + (f" at plug-in n = {int(n)}" if n is not None else "")
+    a known n run on an unknown-n release, the plug-in size it ran at (``info["plug_in_n"]``).
+
+    ``exact`` says what it is: "Exact (numerical)" for an adaptive-grid posterior (``info["representation"]``
+    is ``grid``: the clamped models) rather than "closed form"; and at a plug-in n it is no longer the exact
+    posterior, so "Closed form given plug-in n = 21" (and "Best method given plug-in n = 21" for ``auto``), not
+    "Exact … at plug-in n", which contradicted itself."""
+    info = result.info
+    n = info.get("plug_in_n")
+    grid = result.method == "exact" and info.get("representation") == "grid"
+    if n is None:
+        return "Exact (numerical)" if grid else METHOD_LABELS.get(result.method, result.method)
+    given = {"exact": "Numerical posterior" if grid else "Closed form", "auto": "Best method"}.get(result.method)
+    if given is not None:
+        return f"{given} given plug-in n = {int(n)}"
+    return f"{METHOD_LABELS.get(result.method, result.method)} at plug-in n = {int(n)}"
 
 
 #: one-sentence definitions of the terms the pages use, for tooltips (``help=``) where the term appears

@@ -160,7 +160,7 @@ with results_area:
         if not st.toggle(f"Every parameter in the table ({len(names)})", value=len(names) <= 4,
                          key=keys.table_all_key(s.model)):
             table = table[(table["parameter"] == picked) | ~table["parameter"].isin(names)]
-    formats = {c: summary_number for c in ("mean", "sd", "q5", "q95")} | {"R-hat": "{:.4g}",
+    formats = {c: summary_number for c in ("mean", "sd", "q5", "q95")} | {"R-hat": tables.rhat_at_most,
                                                                           "acceptance": tables.acceptance_text}
     formats |= {"ESS bulk": tables.ess_short, "ESS tail": tables.ess_short, "draws": "{:,.0f}",
                 "wall time (s)": "{:.3f}"}

@@ -516,17 +516,21 @@ else:
                                 utility_label=utility_label, chosen=value),
            f"What an attacker achieves against the {utility_label}, over the ε grid (circled: ε = {value:g})",
            key=keys.FRONTIER_CHART, name=f"privacy_utility_frontier_{param}")
-    half = None
-    if advice is not None:
-        half = 1.6448536269514722 * advice.sds[float(value)]  # the exact posterior: 90% interval = mean -/+ 1.645 sd
+    half, half_words = None, None
+    if advice is not None:  # the exact posterior's own q5-q95 (a skewed one's is not mean -/+ 1.645 sd)
+        half = sweeps.exact_half_width(s, inputs.records, float(value), param)
+        half_words = f"half the width of the exact posterior's 90% central interval of {sym} (q5 to q95)"
+        if half is None:  # not expected where advice exists; then say what the number is
+            half = 1.6448536269514722 * advice.sds[float(value)]
+            half_words = f"1.645 exact posterior sd of {sym} (a normal approximation to its 90% interval)"
     elif float(value) in by_eps.index:
         row = by_eps.loc[float(value)]
         half = float(row["q95"] - row["q5"]) / 2
     at_risk = protection.risk(sweeps.spec_text_of(s, inputs.records, epsilon=value))
     utility_part = (sym, half) if half is not None and math.isfinite(half) else None
     st.markdown("##### " + protection_text.protection_sentence(at_risk, utility=utility_part))
-    if advice is not None:
-        st.caption(f"±: half the width of the exact posterior's 90% interval of {sym} at ε = {value:g} (1.645 sd).")
+    if half_words is not None:
+        st.caption(f"±: {half_words} at ε = {value:g}.")
     else:
         st.caption(f"Each ε's sd of {sym} is estimated from its own run's draws, so where neighbouring ε's sds "
                    "differ by less than their Monte Carlo error the line can fold back on itself.")

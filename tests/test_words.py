@@ -89,8 +89,9 @@ def test_engine_errors_in_the_sidebars_words(engine_message, words):
 
 def test_verdict_cells_are_short_and_say_what_failed():
     assert verdict_text({"applicable": True, "converged": True}) == "yes"
+    # R-hat rounded up, as the engine's own reason writes it (rhat_up: 1.0341 is "1.035"; audit s22 F2)
     assert verdict_text({"applicable": True, "converged": False, "r_hat_max": 1.0341, "ess_bulk_min": 17.2,
-                         "ess_tail_min": 40.0, "reasons": ["R-hat of theta is 1.034 > 1.01"] * 3}) == "no: R-hat 1.034, ESS 17"
+                         "ess_tail_min": 40.0, "reasons": ["R-hat of theta is 1.035 > 1.01"] * 3}) == "no: R-hat 1.035, ESS 17"
     # one verdict per run: with several parameters its numbers are the worst, not the row's own (the audit read
     # "no: R-hat 1.156, ESS 19" on beta[0]'s row, whose R-hat was 1.017)
     assert verdict_text({"applicable": True, "converged": False, "r_hat_max": 1.156, "ess_bulk_min": 19.0},

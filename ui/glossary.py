@@ -67,9 +67,12 @@ def _entry(name: str, definition: str) -> str:
 
 #: The comparison table's columns and what each means (the column's tooltip).
 COLUMN_HELP = {
-    "sd": "Posterior standard deviation.",
-    "q5": GLOSSARY["q5_q95"],
-    "q95": GLOSSARY["q5_q95"],
+    # the MLE's row (an estimator, no posterior) fills the same columns: say so where the reader hovers
+    "sd": "Posterior standard deviation; for the MLE (Monte Carlo EM) row: its standard error.",
+    "q5": GLOSSARY["q5_q95"] + " For the MLE row: its 90% Wald interval.",
+    "q95": GLOSSARY["q5_q95"] + " For the MLE row: its 90% Wald interval.",
+    "MCSE": "Monte Carlo standard error of the mean: how far the draws' mean may be from the posterior mean "
+            "because the draws are finite (sd / √ESS bulk; sd / √N for independent draws).",
     "R-hat": GLOSSARY["rhat"],
     "ESS bulk": GLOSSARY["ess"] + " Bulk: for the mean and centre.",
     "ESS tail": GLOSSARY["ess"] + " Tail: for the 5% and 95% quantiles.",

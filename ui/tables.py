@@ -56,7 +56,8 @@ def verdict_text(convergence: Mapping[str, Any] | None, several: bool = False) -
         return "yes"
     ess = [x for x in (v.get("ess_bulk_min"), v.get("ess_tail_min")) if x is not None]
     rhat = v.get("r_hat_max")
-    parts = ([f"R-hat {rhat:.3f}"] if rhat is not None and math.isfinite(rhat) else ["R-hat —"]) + \
+    # rounded up as the verdict's own message writes it: 1.01004 is "1.011", which reads as failing ("1.010" did not)
+    parts = ([f"R-hat {rhat_up(rhat)}"] if rhat is not None and math.isfinite(rhat) else ["R-hat —"]) + \
         ([f"ESS {ess_full(min(ess))}"] if ess else [])
     return ("no: worst " if several else "no: ") + ", ".join(parts)
 

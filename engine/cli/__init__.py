@@ -10,6 +10,7 @@ Writes DIR/draws.csv, DIR/posterior.nc and DIR/summary.json. Invalid input print
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 
@@ -105,8 +106,10 @@ def _main(argv=None) -> int:
         if result.info.get("claim") == "approximate":  # an approximation says so wherever its numbers go
             print(f"{result.method} is {result.info.get('approximation', 'approximate')}")
         table = s.round(4)
-        if result.info.get("estimator"):  # an estimate has no chains: no R-hat or effective draws to show
-            table = table.drop(columns=[c for c in ("r_hat", "ess_bulk", "ess_tail") if c in table])
+        if result.info.get("estimator"):  # an estimate has no chains: no R-hat, effective draws or MCSE to show
+            table = table.drop(columns=[c for c in ("r_hat", "ess_bulk", "ess_tail", "mcse_mean") if c in table])
+        if "mcse_mean" in table:  # two significant digits: four decimals wrote a small error as 0.0
+            table["mcse_mean"] = [float(f"{v:.2g}") if math.isfinite(v) else v for v in s["mcse_mean"]]
         for col in ("ess_bulk", "ess_tail"):  # effective draws: whole numbers, like arviz's own summary
             if col in table:
                 table[col] = table[col].round().astype("Int64")

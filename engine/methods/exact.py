@@ -81,7 +81,8 @@ from .base import Method
 from .histogram_total import histogram_total
 from .pseudo_marginal import moment_estimate
 
-__all__ = ["exact", "exact_mixture", "exact_moments", "Mixture", "has_closed_form", "grid_result", "METHOD"]
+__all__ = ["exact", "exact_mixture", "exact_moments", "exact_quantiles", "Mixture", "has_closed_form", "grid_result",
+           "METHOD"]
 
 MAX_COMPONENTS = 50_000_000
 MAX_MIXTURE = 3000  # above this many components a one-parameter mixture is evaluated on the grid
@@ -746,6 +747,41 @@ def exact_moments(problem: Problem) -> dict[str, tuple[float, float]]:
     w, p1, p2 = mix.marginal_components(0)
     moments = _gamma_moments if model.name == "poisson_gamma" else _beta_moments
     return {names[0]: moments(w, p1, p2)}
+
+
+def exact_quantiles(problem: Problem, probs=(0.05, 0.95), params=None) -> dict[str, tuple[float, ...]]:
+    """{param: (its quantile at each of ``probs``)} of the exact private posterior p(theta | s_dp), with no Monte
+    Carlo error: the mixture's or the Dirichlet marginal's Beta mixture CDF solved by bracketing, a grid posterior's
+    inverse CDF. For a skewed posterior (n = 1000 at epsilon = 0.01: q5 0.0052, q95 0.3002, mean 0.100, sd 0.100)
+    half the q5-q95 width differs from 1.645 sd (0.148 against 0.164). ``params``: only these (default every
+    parameter; a Dirichlet's k marginals each cost a root search). Raises ``ValueError`` as :func:`exact_moments`
+    does."""
+    _check(problem)
+    model = problem.model
+    names = list(model.param_names)
+    probs = [float(q) for q in probs]
+    if model.name == "dirichlet_multinomial":
+        mix = _DMDistribution(problem)
+        alpha = np.asarray(model.alpha, dtype=float)
+        out = {}
+        for j, name in enumerate(names):
+            if params is not None and name not in params:
+                continue
+            cj, w = mix.marginal(j)
+            a, b = alpha[j] + cj, alpha.sum() + model.n - alpha[j] - cj
+            out[name] = tuple(_solve(lambda t, w=w, a=a, b=b: _beta_mixture_cdf(w, a, b, [t])[0], q, 0.0, 1.0)
+                              for q in probs)
+        return out
+    mix, _ = _mixture_or_none(problem)
+    if mix is None:
+        gp, _ = grid_posterior_of(problem)
+        return {names[0]: tuple(float(gp.ppf(q)[0]) for q in probs)}
+    return {names[0]: tuple(float(mix.quantile(0, q)) for q in probs)}
+
+
+def _solve(cdf, q: float, lo: float, hi: float) -> float:
+    """The x in [lo, hi] at which the increasing ``cdf`` reaches ``q``."""
+    return float(optimize.brentq(lambda t: cdf(t) - q, lo, hi, xtol=1e-12))
 
 
 def _run(problem, rng, settings, on_progress):

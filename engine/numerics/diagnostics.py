@@ -174,10 +174,12 @@ def to_inference_data(result: Result):
 
 
 def summary(result: Result, verdict: bool = True) -> pd.DataFrame:
-    """mean, sd, q5, q50, q95, r_hat, ess_bulk, ess_tail per parameter (R-hat needs >= 2 chains
-    of >= 4 draws; otherwise NaN). ``attrs["convergence"]`` holds the verdict as a dict
-    (:func:`convergence`). R-hat and ESS come from :mod:`engine.numerics.rank_diagnostics` (ArviZ's
-    definitions, without importing ArviZ).
+    """mean, sd, q5, q50, q95, r_hat, ess_bulk, ess_tail, mcse_mean per parameter (R-hat needs >= 2 chains
+    of >= 4 draws; otherwise NaN). ``mcse_mean`` is the Monte Carlo standard error of the mean: sd / sqrt(ESS of
+    the mean) for a Markov chain (ArviZ's ``mcse(method="mean")``), sd / sqrt(N) for N independent draws, NaN
+    for a point estimator (its Monte Carlo error is ``info["mc_se"]``). ``attrs["convergence"]`` holds the verdict
+    as a dict (:func:`convergence`). R-hat, ESS and MCSE come from :mod:`engine.numerics.rank_diagnostics`
+    (ArviZ's definitions, without importing ArviZ).
 
     Independent draws (exact, ABC, naive, OPS: no ``info["mcmc"]``) have no R-hat (NaN) and an ESS of their
     number N, bulk and tail, as the verdict says: an estimate of R-hat or ESS from them (0.99996, 19,520 of
@@ -193,13 +195,15 @@ def summary(result: Result, verdict: bool = True) -> pd.DataFrame:
                "q5": float(np.quantile(flat, 0.05)), "q50": float(np.quantile(flat, 0.5)),
                "q95": float(np.quantile(flat, 0.95))}
         if independent:
-            row.update(r_hat=float("nan"), ess_bulk=float(flat.size), ess_tail=float(flat.size))
+            row.update(r_hat=float("nan"), ess_bulk=float(flat.size), ess_tail=float(flat.size),
+                       mcse_mean=row["sd"] / math.sqrt(flat.size))
             rows[name] = row
             continue
         enough = x.shape[1] >= 4
         row["r_hat"] = rank_diagnostics.rhat(x) if (x.shape[0] >= 2 and enough) else float("nan")
         row["ess_bulk"] = rank_diagnostics.ess_bulk(x) if enough else float("nan")
         row["ess_tail"] = rank_diagnostics.ess_tail(x) if enough else float("nan")
+        row["mcse_mean"] = rank_diagnostics.mcse_mean(x) if enough else float("nan")
         rows[name] = row
     table = pd.DataFrame.from_dict(rows, orient="index")
     if verdict:
@@ -213,7 +217,8 @@ def _estimator_table(result: Result) -> pd.DataFrame:
     rows = {}
     for name, m in result.info["mle"].items():
         rows[name] = {"mean": m["estimate"], "sd": m["se"], "q5": m["q5"], "q50": m["estimate"], "q95": m["q95"],
-                      "r_hat": float("nan"), "ess_bulk": float("nan"), "ess_tail": float("nan")}
+                      "r_hat": float("nan"), "ess_bulk": float("nan"), "ess_tail": float("nan"),
+                      "mcse_mean": float("nan")}
     table = pd.DataFrame.from_dict(rows, orient="index")
     table.attrs["convergence"] = Convergence(applicable=False, converged=True).as_dict()
     table.attrs["estimator"] = True

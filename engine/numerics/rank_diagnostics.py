@@ -19,9 +19,13 @@ ESS (eqs. 10–11; Geyer 1992's initial monotone sequence)
     var⁺ = (N'−1)/N' W + var(chain means); pairs ρ̂_{2k} + ρ̂_{2k+1} are summed while positive
     and made monotone; τ̂ = −1 + 2 Σ ρ̂_t (at least 1/log10(M N')), ESS = M N' / τ̂.
     Bulk ESS is the ESS of z(split x); tail ESS the smaller ESS of the indicators
-    1{x ≤ q5} and 1{x ≤ q95} (split).
+    1{x ≤ q5} and 1{x ≤ q95} (split); the mean's ESS that of split x itself (no ranks).
+MCSE of the mean
+    sd(x) / sqrt(ESS of the mean): the Monte Carlo standard error of the draws' mean, ArviZ's
+    ``mcse(method="mean")``.
 
-This follows ArviZ 0.23's ``rhat(method="rank")`` and ``ess(method="bulk" / "tail")`` step for
+This follows ArviZ 0.23's ``rhat(method="rank")``, ``ess(method="bulk" / "tail" / "mean")`` and
+``mcse(method="mean")`` step for
 step (tests/test_convergence.py checks agreement to round-off). It exists because importing ArviZ
 costs seconds on a cold server (its plotting modules compile numba ufuncs at import) and every
 summary needs these three numbers; ArviZ stays the adapter for InferenceData
@@ -33,7 +37,7 @@ import numpy as np
 from scipy import special
 from scipy.stats import rankdata
 
-__all__ = ["rhat", "ess_bulk", "ess_tail"]
+__all__ = ["rhat", "ess_bulk", "ess_tail", "ess_mean", "mcse_mean"]
 
 
 def _split(x: np.ndarray) -> np.ndarray:
@@ -130,3 +134,20 @@ def ess_tail(x: np.ndarray) -> float:
     if not _valid(x):
         return float("nan")
     return min(_ess(_split((x <= np.quantile(x, p)).astype(float))) for p in (0.05, 0.95))
+
+
+def ess_mean(x: np.ndarray) -> float:
+    """Effective sample size of the mean (ESS of the split chains, not rank-normalised); NaN below 4 draws."""
+    x = np.asarray(x, dtype=float)
+    if not _valid(x):
+        return float("nan")
+    return _ess(_split(x))
+
+
+def mcse_mean(x: np.ndarray) -> float:
+    """Monte Carlo standard error of the mean of draws shaped (chain, draw): sd / sqrt(ESS of the mean), as
+    ArviZ's ``mcse(method="mean")``; NaN below 4 draws."""
+    x = np.asarray(x, dtype=float)
+    if not _valid(x):
+        return float("nan")
+    return float(np.std(x, ddof=1) / np.sqrt(ess_mean(x)))

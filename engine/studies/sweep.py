@@ -31,12 +31,12 @@ from ..core.chains import Cancelled
 from ..core.results import Result
 from ..core.validation import fail, number_list, positive
 from ..methods import validate_method
-from ..methods.exact import exact_moments
+from ..methods.exact import exact_moments, exact_quantiles
 from ..numerics.diagnostics import summary
 from ..spec import spec_from_dict
 
 __all__ = ["epsilon_spec", "run_cell", "epsilon_sweep", "smallest_epsilon_meeting", "EpsilonAdvice",
-           "epsilon_for_target_sd"]
+           "epsilon_for_target_sd", "exact_interval"]
 
 
 def epsilon_spec(spec: dict, epsilon: float) -> dict:
@@ -217,12 +217,24 @@ class EpsilonAdvice:
     records_needed: int | None = None
 
 
-def _exact_sd(spec: dict, epsilon: float, param: str) -> float:
+def _exact_problem(spec: dict, epsilon: float):
     problem = prepare(epsilon_spec(spec, epsilon))
     if problem.unknown_n is not None:
         fail("model.n_prior", spec["model"].get("n_prior"), "the exact posterior's moments need a known n (with an "
              "unknown n the exact posterior is RJMCMC's, which has Monte Carlo error)")
-    return exact_moments(problem)[param][1]
+    return problem
+
+
+def _exact_sd(spec: dict, epsilon: float, param: str) -> float:
+    return exact_moments(_exact_problem(spec, epsilon))[param][1]
+
+
+def exact_interval(spec: dict, epsilon: float, param: str) -> tuple[float, float]:
+    """(q5, q95) of the exact private posterior of ``param`` at budget ``epsilon``, with no Monte Carlo error
+    (:func:`engine.methods.exact.exact_quantiles`): the 90% central interval, which for a skewed posterior is not
+    mean -/+ 1.645 sd. Raises ``ValueError`` as :func:`epsilon_for_target_sd` does (an unknown n, no exact form)."""
+    q5, q95 = exact_quantiles(_exact_problem(spec, epsilon), params=[param])[param]
+    return float(q5), float(q95)
 
 
 def _round_up(n: float) -> int:
