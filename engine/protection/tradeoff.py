@@ -541,16 +541,20 @@ class ClippedWorst:
     (Gaussian), :func:`laplace_tradeoff` (Laplace, exact), the exact finite curves of :func:`_plain_experiment`
     (discrete). Every placement is an array operation: four tail probabilities per placement, ``T`` once.
 
-    Which placements. Whole numbers (an integer statistic or lattice noise) in the statistic's range within
-    ``40`` noise sd plus ``2 d`` of the clip (beyond, a pair sits at an atom with probability ``1 - e^-56``: its
-    atom covers every ``alpha`` a double can tell from 0 or 1, and its chord is steeper nearer the clip, since
-    ``S(x - d) / S(x)`` and ``F(x - d) / F(x)`` are monotone for log-concave noise), all of them up to
-    ``MAX_PLACEMENTS``, else an even grid. For continuous noise the infimum is also exact at every ``alpha``:
-    ``a_hi(s0)`` rises with ``s0``, ``a_lo(s0)`` falls, so the placements on a chord are those above
-    ``hi - q`` (``q = S^-1(alpha)``, hi chord) or below ``lo - q`` (lo chord), the others sit on ``T``; the hi
-    chord's slope ``r_hi`` is largest at the lowest such placement and the lo chord's ``r_lo`` smallest at the
-    highest, so the infimum is at ``clamp(hi - q, first, last)`` (for whole-number placements, the two whole
-    numbers around it) and that placement is evaluated at each ``alpha`` too.
+    Which placements. ``s0`` ranges over the statistic's range (whole numbers for an integer statistic or lattice
+    noise) within ``40`` noise sd plus ``2 d`` of the clip: beyond, the pair sits on an atom with probability
+    ``1 - e^-56``, indistinguishable from 1 in double precision, so its hi (lo) chord covers every ``alpha`` but
+    is less steep (steeper) than the nearer placements' (below). The infimum at each ``alpha`` is found exactly,
+    not on a grid: ``a_hi(s0)`` rises with ``s0`` and ``a_lo(s0)`` falls, so the placements on the hi chord (``a_hi >
+    alpha``) are all those above some ``h``, those on the lo chord all below some ``l < h``, and those between sit
+    on ``T``, the lowest any placement reaches. On the hi chord the slope ``r_hi = S(x - d) / S(x)``, ``x = hi -
+    s0``, is largest at the lowest placement (log-concave noise has a log-concave tail ``S``, so ``log S(x - d) -
+    log S(x)`` rises with ``x``); on the lo chord ``r_lo = F(x - d) / F(x)``, ``x = lo - s0``, is smallest at the
+    highest. So the infimum is at ``h`` or the placement just below it: for continuous noise ``h = hi - q(alpha)``
+    (``q = S^-1(alpha)``; clamped to the range; for an integer statistic its floor and the next), for
+    lattice noise the lowest whole placement with ``a_hi > alpha`` (a search in the placements' ``a_hi``). Those
+    are evaluated at each ``alpha``, with the listed placements (every whole number up to ``MAX_PLACEMENTS``, else
+    an even grid, the ends and the centred one included) for the ceiling and the beliefs.
 
     Beliefs (quantiles, histogram, share at the ceiling) and ``positions`` are those of the placement most powerful
     at ``FALSE_POSITIVE_RATE`` (ties: the larger loss; then the one nearest the centred placement), from the loss
@@ -564,7 +568,8 @@ class ClippedWorst:
         self.mech, self.base, self.d = mech, base_mechanism(mech), float(d)
         self.lower, self.upper = float(mech.lower), float(mech.upper)
         self.first, self.last = span
-        self.integer = integer
+        self.integer = integer and math.isfinite(span[0]) and math.isfinite(span[1])
+        self._whole = None
         self.placements = np.asarray(placements, dtype=float)
         law = noise_law(self.base)
         self.continuous = law in (Gaussian, Laplace) and getattr(self.base, "granularity", None) is None
@@ -596,13 +601,20 @@ class ClippedWorst:
     def _atom_logs(self, s0):
         """log P0, log P1 of the atoms at ``lo`` and at ``hi`` (``-inf`` on an open side), placement by placement."""
         s0 = np.asarray(s0, dtype=float)
+        log_cdf = self.base.log_cdf
+        if isinstance(self.base, DiscreteGaussian):  # its log_cdf sums point by point: one table for all placements
+            args = np.concatenate([np.ravel(b - s0 - x) for b in (self.lower, -self.upper) for x in (0.0, self.d)
+                                   if math.isfinite(b)] + [np.zeros(1)])
+            g = getattr(self.base, "granularity", None) or 1.0
+            if np.all(np.round(args / g) == args / g):
+                log_cdf = _discrete_gaussian_log_cdf(self.base.scale / g, g, args)
         with np.errstate(divide="ignore", invalid="ignore"):
             if math.isfinite(self.lower):
-                la_lo, lc_lo = self.base.log_cdf(self.lower - s0), self.base.log_cdf(self.lower - s0 - self.d)
+                la_lo, lc_lo = log_cdf(self.lower - s0), log_cdf(self.lower - s0 - self.d)
             else:
                 la_lo = lc_lo = np.full(s0.shape, -np.inf)
-            if math.isfinite(self.upper):
-                la_hi, lc_hi = self.base.log_sf(self.upper - s0), self.base.log_sf(self.upper - s0 - self.d)
+            if math.isfinite(self.upper):  # P(U >= r) = P(U <= -r) (symmetric noise)
+                la_hi, lc_hi = log_cdf(-(self.upper - s0)), log_cdf(-(self.upper - s0 - self.d))
             else:
                 la_hi = lc_hi = np.full(s0.shape, -np.inf)
         return (np.asarray(la_lo, float).reshape(s0.shape), np.asarray(lc_lo, float).reshape(s0.shape),
@@ -625,17 +637,22 @@ class ClippedWorst:
         return self._curves(atoms, a[None, :], self._unclipped(a)[None, :])
 
     def _exact_placements(self, a) -> list:
-        """Continuous noise: the placement ``clamp(hi - q(alpha))`` at each alpha (both whole numbers around it)."""
-        if not self.continuous or not math.isfinite(self.upper):
-            return []
-        with np.errstate(divide="ignore"):
-            q = -self.base.scale * (stats.norm.ppf(a) if isinstance(self.base, Gaussian) else
-                                    np.where(a < 0.5, np.log(2 * np.maximum(a, 1e-300)), -np.log(2 * (1 - a))))
-        s = np.clip(self.upper - q, self.first, self.last)
-        if not self.integer:
-            return [s]
-        return [np.clip(np.floor(s), math.ceil(self.first), math.floor(self.last)),
-                np.clip(np.ceil(s), math.ceil(self.first), math.floor(self.last))]
+        """Where the infimum over all placements sits at each alpha (class docstring, "Which placements")."""
+        if self.continuous:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                q = -self.base.scale * (stats.norm.ppf(a) if isinstance(self.base, Gaussian) else
+                                        np.where(a < 0.5, np.log(2 * np.maximum(a, 1e-300)), -np.log(2 * (1 - a))))
+                s = np.clip(self.upper - q, self.first, self.last) if math.isfinite(self.upper) else \
+                    np.full(np.shape(a), self.last)
+            if not self.integer:
+                return [s]
+            return [np.clip(np.floor(s) + k, math.ceil(self.first), math.floor(self.last)) for k in (0.0, 1.0)]
+        if self._whole is None:  # lattice noise: every whole placement's a_hi, once
+            whole = np.arange(math.ceil(self.first), math.floor(self.last) + 1.0)
+            self._whole = (whole, np.exp(self._atom_logs(whole)[2]))
+        whole, a_hi = self._whole
+        h = np.searchsorted(a_hi, a, side="right")  # the lowest placement with a_hi > alpha (a_hi rises with s0)
+        return [whole[np.clip(h - 1, 0, whole.size - 1)], whole[np.clip(h, 0, whole.size - 1)]]
 
     def tradeoff(self, alpha) -> np.ndarray:
         """The pointwise lowest beta over all placements (class docstring)."""
@@ -658,6 +675,24 @@ class ClippedWorst:
     def belief_quantile(self, q) -> np.ndarray:
         return self.worst.belief_quantile(q)
 
+
+def _discrete_gaussian_log_cdf(t: float, g: float, args):
+    """``r -> log P(g K <= r)`` for ``K`` discrete Gaussian of scale ``t`` on the multiples ``r`` of ``g`` in ``args``:
+    the lower tails ``log P(K <= m)``, ``m <= -1``, by one cumulative log-sum over the pmf (from 40 t + 40 below the
+    lowest, where the terms are under e^-800 of the largest), the upper half by symmetry, ``log1p(-P(K <= -j - 1))``
+    (as :meth:`engine.mechanisms.DiscreteGaussian.log_cdf`, in one pass instead of one sum per value)."""
+    j = np.round(np.asarray(args, dtype=float) / g).astype(np.int64)
+    low = -int(np.max(np.abs(j))) - 1
+    k = np.arange(low - int(40.0 * t) - 40, 0)
+    tails = np.logaddexp.accumulate(-(k.astype(float) ** 2) / (2.0 * t * t)) - discrete_gaussian_log_normalizer(t)
+
+    def log_cdf(r):
+        jr = np.round(np.asarray(r, dtype=float) / g).astype(np.int64)
+        m = np.where(jr < 0, jr, -jr - 1)
+        lt = tails[m - k[0]]
+        with np.errstate(divide="ignore"):
+            return np.where(jr < 0, lt, np.log1p(-np.exp(lt)))
+    return log_cdf
 
 def _clipped_worst(coords, span, model, centre: float) -> ClippedWorst:
     """Placements of one clipped pair (ClippedWorst docstring): whole numbers for an integer statistic or lattice
