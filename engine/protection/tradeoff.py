@@ -70,8 +70,8 @@ noise density between; the likelihood ratio still increases with ``y``. Against 
 outside ``[s0, s1]`` costs the attacker nothing (the loss is already flat there: merging equal losses is
 lossless); a bound between the neighbours caps the loss at the atom's ``log F(lo - s1) / F(lo - s0)``.
 The curve depends on where the pair sits, which the rest of the data decide (a clip narrower than the
-statistic's range: Gaussian noise clipped to [3, 9] with n = 20, the curve of the one placement once shown, s0 = 6,
-lay up to 0.013 above the lowest). For one clipped coordinate the informed adversary faces every placement ``s0`` the model allows, and
+statistic's range: Gaussian noise clipped to [3, 9] with n = 20, the curve of the one placement once shown,
+s0 = 6, lay up to 0.013 above the lowest). For one clipped coordinate the informed adversary faces every placement ``s0`` the model allows, and
 :class:`ClippedWorst` reports the pointwise lowest curve over all of them in closed form (the clipped curve is
 the unclipped one between the atoms' masses and two chords outside), the largest loss over them and the beliefs
 of the most powerful placement; several coordinates are each centred (:func:`_position`).
