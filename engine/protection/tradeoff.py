@@ -71,12 +71,12 @@ outside ``[s0, s1]`` costs the attacker nothing (the loss is already flat there:
 lossless); a bound between the neighbours caps the loss at the atom's ``log F(lo - s1) / F(lo - s0)``.
 The curve depends on where the pair sits, which the rest of the data decide (a clip narrower than the
 statistic's range: Gaussian noise clipped to [3, 9] with n = 20, the curve of the one placement once shown,
-s0 = 6, lay up to 0.013 above the lowest). For one clipped coordinate the informed adversary faces every placement ``s0`` the model allows, and
-:class:`ClippedWorst` reports the pointwise lowest curve over all of them in closed form (the clipped curve is
-the unclipped one between the atoms' masses and two chords outside), the largest loss over them and the beliefs
-of the most powerful placement; several coordinates are each centred (:func:`_position`).
-diffprivlib's bounded domain (``LaplaceBoundedDomain``) has the density ``f(y - s_i) / Z(s_i)`` on ``[lo, hi]``:
-the Laplace loss plus ``log Z(s0) - log Z(s1)``,
+s0 = 6, lay up to 0.013 above the lowest). For one clipped coordinate the informed adversary faces every
+placement ``s0`` the model allows, and :class:`ClippedWorst` reports the pointwise lowest curve over all of them
+in closed form (the clipped curve is the unclipped one between the atoms' masses and two chords outside), the
+largest loss over them and the beliefs of the most powerful placement; several coordinates are each centred
+(:func:`_position`). diffprivlib's bounded domain (``LaplaceBoundedDomain``) has the density ``f(y - s_i) /
+Z(s_i)`` on ``[lo, hi]``: the Laplace loss plus ``log Z(s0) - log Z(s1)``,
 still increasing in ``y``, so the optimal tests are thresholds on ``y``, in closed form. There the placement
 matters most at the domain's ends (the normalisers differ most), so one such coordinate is not placed once:
 the informed adversary faces whatever placement the data make, and :class:`BoundedDomainWorst` reports the
