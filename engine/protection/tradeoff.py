@@ -69,12 +69,14 @@ Its law is exact with two atoms: ``P_i(y = lo) = F(lo - s_i)``, ``P_i(y = hi) = 
 noise density between; the likelihood ratio still increases with ``y``. Against Laplace noise a bound
 outside ``[s0, s1]`` costs the attacker nothing (the loss is already flat there: merging equal losses is
 lossless); a bound between the neighbours caps the loss at the atom's ``log F(lo - s1) / F(lo - s0)``.
-The curve depends on where the pair sits, which the rest of the data decide: ``s0`` is chosen in the
-statistic's range (:func:`_candidates`): for one coordinate, the most informative of the centred (for a
-one-sided clip: the farthest from its bound, provably the most informative, since clipping at ``lo`` is
-clipping at ``lo - c`` and then at ``lo``) and nine placements across the range, by the smallest mean
-``beta``; several coordinates are each centred. diffprivlib's bounded domain (``LaplaceBoundedDomain``)
-has the density ``f(y - s_i) / Z(s_i)`` on ``[lo, hi]``: the Laplace loss plus ``log Z(s0) - log Z(s1)``,
+The curve depends on where the pair sits, which the rest of the data decide (a clip narrower than the
+statistic's range: Gaussian noise clipped to [3, 9] with n = 20, the curve of the one placement once shown,
+s0 = 6, lay up to 0.013 above the lowest). For one clipped coordinate the informed adversary faces every
+placement ``s0`` the model allows, and :class:`ClippedWorst` reports the pointwise lowest curve over all of them
+in closed form (the clipped curve is the unclipped one between the atoms' masses and two chords outside), the
+largest loss over them and the beliefs of the most powerful placement; several coordinates are each centred
+(:func:`_position`). diffprivlib's bounded domain (``LaplaceBoundedDomain``) has the density ``f(y - s_i) /
+Z(s_i)`` on ``[lo, hi]``: the Laplace loss plus ``log Z(s0) - log Z(s1)``,
 still increasing in ``y``, so the optimal tests are thresholds on ``y``, in closed form. There the placement
 matters most at the domain's ends (the normalisers differ most), so one such coordinate is not placed once:
 the informed adversary faces whatever placement the data make, and :class:`BoundedDomainWorst` reports the
@@ -115,7 +117,8 @@ from .pairs import RISK_MODELS, Neighbours, base_mechanism, neighbours, noise_la
 
 __all__ = ["FiniteExperiment", "GaussianExperiment", "Neighbours", "neighbours", "experiment",
            "epsilon_dp_tradeoff", "epsilon_dp_ceiling", "gdp_tradeoff", "zcdp_delta", "zcdp_tradeoff",
-           "laplace_tradeoff", "alpha_grid", "RISK_MODELS", "LAPLACE_BINS", "BoundedDomainWorst"]
+           "laplace_tradeoff", "alpha_grid", "RISK_MODELS", "LAPLACE_BINS", "BoundedDomainWorst",
+           "ClippedWorst"]
 
 #: Bins of the continuous middle of one unclipped Laplace coordinate (several coordinates: :mod:`.lattice`).
 LAPLACE_BINS = 4000
@@ -331,10 +334,8 @@ def experiment(model, mechanism, pair: Neighbours | None = None, n_mechanism=Non
         m, dj, j = coords[0]
         return _bounded_domain_worst(coords, _placements(m, min(abs(dj), m.upper - m.lower), ranges.get(j), model,
                                                          positions[0]))
-    if len(coords) == 1 and clipped:  # one clipped coordinate: the most informative placement of the pair
-        m, dj, j = coords[0]
-        tries = [_coordinates_experiment(coords, [s0]) for s0 in _candidates(m, abs(dj), ranges.get(j), model, positions[0])]
-        return min(tries, key=lambda e: float(np.mean(e.tradeoff(alpha_grid()))))
+    if len(coords) == 1 and clipped:  # one clipped coordinate: every placement, the worst (ClippedWorst)
+        return _clipped_worst(coords, ranges.get(coords[0][2]), model, positions[0])
     return _coordinates_experiment(coords, positions)
 
 
@@ -373,22 +374,6 @@ def _coordinates_experiment(coords, positions):
         out = lattice_product(builders, FiniteExperiment, loss_bound=bound)
     out.positions = tuple(float(v) for v in positions)
     return out
-
-
-def _candidates(mech, d: float, span, model, centre: float, count: int = 9):
-    """Placements of a clipped pair tried: the centred (or far) one and ``count`` across the feasible range."""
-    rlo, rhi = span if span is not None else (-math.inf, math.inf)
-    lo, hi = mech.lower, mech.upper
-    first = max(rlo, lo - d if math.isfinite(lo) else rlo)
-    last = min(rhi - d, hi if math.isfinite(hi) else rhi - d)
-    if isinstance(mech, BoundedLaplace):
-        first, last = max(first, lo), min(last, hi - d)
-    if not (math.isfinite(first) and math.isfinite(last)) or last <= first:
-        return [centre]
-    grid = np.linspace(first, last, count)
-    if getattr(model, "integer_statistic", False) or isinstance(base_mechanism(mech), (DiscreteLaplace, DiscreteGaussian)):
-        grid = np.unique(np.clip(np.round(grid), math.ceil(first), math.floor(last)))
-    return sorted({float(centre), *(float(v) for v in grid)})
 
 
 #: placements of a bounded-domain pair evaluated in closed form: every whole number up to this many, else a grid
@@ -521,6 +506,220 @@ def _bounded_domain_worst(coords, placements) -> BoundedDomainWorst:
     mech, dj, _ = coords[0]
     return BoundedDomainWorst(mech.scale, mech.lower, mech.upper, min(abs(dj), mech.upper - mech.lower), placements,
                               coords)
+
+
+class ClippedWorst:
+    """One clipped coordinate against the informed adversary: the worst of every placement of the pair, in closed form.
+
+    The release is ``y = min(max(s + U, lo), hi)`` (:class:`engine.mechanisms.clipped.Clipped`) with ``U`` Laplace,
+    Gaussian or their discrete (lattice) forms. As for the bounded domain (:class:`BoundedDomainWorst`), the
+    adversary faces whatever placement ``s0`` (the others' statistic; ``s1 = s0 + d``) the data make, so the curve
+    reported is the pointwise infimum ``beta(alpha) = min_{s0} beta_{s0}(alpha)`` over every placement the model
+    allows (DRS19 Def. 2.3; not its convex hull: a chord between placements would randomise over datasets), the
+    ceiling the largest loss over them.
+
+    One placement in closed form. All four noises are log-concave, so the unclipped pair has a likelihood ratio
+    ``f(y - s1) / f(y - s0)`` nondecreasing in ``y`` (monotone likelihood ratio). The clip maps every ``y <= lo`` to
+    the atom ``lo`` and every ``y >= hi`` to the atom ``hi``; the atoms' ratios
+
+        r_lo = P1(U <= lo - s1) / P0(U <= lo - s0) = F(lo - s1) / F(lo - s0),   r_hi = S(hi - s1) / S(hi - s0)
+
+    are averages of the ratio over ``y <= lo`` (``y >= hi``), so the clipped release still has a ratio
+    nondecreasing along ``lo, (lo, hi), hi``: the Neyman–Pearson tests are thresholds on ``y``, randomised at an
+    atom. A threshold ``t`` inside ``(lo, hi)`` rejects ``{U + s > t}``, the very event the unclipped test rejects, so
+    between ``alpha = a_hi = S(hi - s0)`` and ``alpha = 1 - a_lo`` (``a_lo = F(lo - s0)``) the clipped curve *is* the
+    unclipped one, ``T(alpha)``, which does not depend on ``s0`` (a shift); on a lattice the two ends are vertices of
+    ``T`` (the tests 'y >= hi' and 'y > lo'), so this holds for the piecewise-linear discrete curves too. Below
+    ``a_hi`` the test rejects the atom ``hi`` with probability ``alpha / a_hi``; above ``1 - a_lo`` it rejects
+    everything but the atom ``lo`` and that with the remaining probability:
+
+        beta_{s0}(alpha) = 1 - alpha r_hi                     alpha <= a_hi,
+                         = T(alpha)                           a_hi <= alpha <= 1 - a_lo,
+                         = (1 - alpha) r_lo                   alpha >= 1 - a_lo,
+
+    the two chords of ``T`` from ``(0, 1)`` and to ``(1, 0)``. ``T``: ``Phi(Phi^-1(1 - alpha) - d / sigma)``
+    (Gaussian), :func:`laplace_tradeoff` (Laplace, exact), the exact finite curves of :func:`_plain_experiment`
+    (discrete). Every placement is an array operation: four tail probabilities per placement, ``T`` once.
+
+    Which placements. ``s0`` ranges over the statistic's range (whole numbers for an integer statistic or lattice
+    noise) within ``40`` noise sd plus ``2 d`` of the clip: beyond, the pair sits on an atom with probability
+    ``1 - e^-56``, indistinguishable from 1 in double precision, so its hi (lo) chord covers every ``alpha`` but
+    is less steep (steeper) than the nearer placements' (below). The infimum at each ``alpha`` is found exactly,
+    not on a grid: ``a_hi(s0)`` rises with ``s0`` and ``a_lo(s0)`` falls, so the placements on the hi chord (``a_hi >
+    alpha``) are all those above some ``h``, those on the lo chord all below some ``l < h``, and those between sit
+    on ``T``, the lowest any placement reaches. On the hi chord the slope ``r_hi = S(x - d) / S(x)``, ``x = hi -
+    s0``, is largest at the lowest placement (log-concave noise has a log-concave tail ``S``, so ``log S(x - d) -
+    log S(x)`` rises with ``x``); on the lo chord ``r_lo = F(x - d) / F(x)``, ``x = lo - s0``, is smallest at the
+    highest. So the infimum is at ``h`` or the placement just below it: for continuous noise ``h = hi - q(alpha)``
+    (``q = S^-1(alpha)``; clamped to the range; for an integer statistic its floor and the next), for
+    lattice noise the lowest whole placement with ``a_hi > alpha`` (a search in the placements' ``a_hi``). Those
+    are evaluated at each ``alpha``, with the listed placements (every whole number up to ``MAX_PLACEMENTS``, else
+    an even grid, the ends and the centred one included) for the ceiling and the beliefs.
+
+    Beliefs (quantiles, histogram, share at the ceiling) and ``positions`` are those of the placement most powerful
+    at ``FALSE_POSITIVE_RATE`` (ties: the larger loss; then the one nearest the centred placement), from the loss
+    lattice (``worst``); the envelope's power at 5% is that placement's. The ceiling: Gaussian-type noise is
+    reported unbounded as before; Laplace-type the largest of the atoms' losses ``|log r_lo|``, ``|log r_hi|`` (the
+    extremes, by the monotone ratio; ``d / b`` on an open side) over placements."""
+
+    FALSE_POSITIVE_RATE = 0.05
+
+    def __init__(self, mech, d: float, placements, span, integer: bool, coords, centre: float):
+        self.mech, self.base, self.d = mech, base_mechanism(mech), float(d)
+        self.lower, self.upper = float(mech.lower), float(mech.upper)
+        self.first, self.last = span
+        self.integer = integer and math.isfinite(span[0]) and math.isfinite(span[1])
+        self._whole = None
+        self.placements = np.asarray(placements, dtype=float)
+        law = noise_law(self.base)
+        self.continuous = law in (Gaussian, Laplace) and getattr(self.base, "granularity", None) is None
+        self.unbounded = issubclass(law, (Gaussian, DiscreteGaussian))
+        if law is Gaussian:
+            mu = self.d / self.base.scale
+            self._unclipped = lambda a: gdp_tradeoff(a, mu)
+        elif law is Laplace and self.continuous:
+            eps = self.d / self.base.scale
+            self._unclipped = lambda a: laplace_tradeoff(a, eps)
+        else:
+            plain = _plain_experiment([(self.base, self.d, 0)])
+            self._unclipped = plain.tradeoff
+        self._atoms = self._atom_logs(self.placements)
+        la_lo, lc_lo, la_hi, lc_hi = self._atoms
+        with np.errstate(invalid="ignore"):
+            open_loss = self.d / self.base.scale if not self.unbounded else math.inf
+            loss_lo = np.where(np.isfinite(la_lo), np.abs(lc_lo - la_lo), open_loss)
+            loss_hi = np.where(np.isfinite(la_hi), np.abs(lc_hi - la_hi), open_loss)
+        self.losses = np.full(self.placements.size, math.inf) if self.unbounded else np.maximum(loss_lo, loss_hi)
+        power = 1.0 - self.placement_tradeoffs(self.FALSE_POSITIVE_RATE)[:, 0]
+        near = -np.abs(self.placements - centre)
+        order = np.lexsort((near, np.nan_to_num(self.losses, posinf=1e300), np.round(power, 12)))
+        self.worst_position = float(self.placements[order[-1]])
+        self.worst = _coordinates_experiment(coords, [self.worst_position])
+        self.positions = (self.worst_position,)
+        self.max_error = 1e-12 if self.continuous else 0.0  # closed forms: rounding; finite laws: exact
+
+    def _atom_logs(self, s0):
+        """log P0, log P1 of the atoms at ``lo`` and at ``hi`` (``-inf`` on an open side), placement by placement."""
+        s0 = np.asarray(s0, dtype=float)
+        log_cdf = self.base.log_cdf
+        if isinstance(self.base, DiscreteGaussian):  # its log_cdf sums point by point: one table for all placements
+            args = np.concatenate([np.ravel(b - s0 - x) for b in (self.lower, -self.upper) for x in (0.0, self.d)
+                                   if math.isfinite(b)] + [np.zeros(1)])
+            g = getattr(self.base, "granularity", None) or 1.0
+            if np.all(np.round(args / g) == args / g):
+                log_cdf = _discrete_gaussian_log_cdf(self.base.scale / g, g, args)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if math.isfinite(self.lower):
+                la_lo, lc_lo = log_cdf(self.lower - s0), log_cdf(self.lower - s0 - self.d)
+            else:
+                la_lo = lc_lo = np.full(s0.shape, -np.inf)
+            if math.isfinite(self.upper):  # P(U >= r) = P(U <= -r) (symmetric noise)
+                la_hi, lc_hi = log_cdf(-(self.upper - s0)), log_cdf(-(self.upper - s0 - self.d))
+            else:
+                la_hi = lc_hi = np.full(s0.shape, -np.inf)
+        return (np.asarray(la_lo, float).reshape(s0.shape), np.asarray(lc_lo, float).reshape(s0.shape),
+                np.asarray(la_hi, float).reshape(s0.shape), np.asarray(lc_hi, float).reshape(s0.shape))
+
+    def _curves(self, atoms, a, unclipped):
+        """beta_{s0}(alpha) (class docstring) for atom logs and alphas that broadcast together."""
+        la_lo, lc_lo, la_hi, lc_hi = atoms
+        with np.errstate(invalid="ignore", over="ignore"):
+            r_hi = np.exp(np.where(np.isfinite(la_hi), lc_hi - la_hi, 0.0))
+            r_lo = np.exp(np.where(np.isfinite(la_lo), lc_lo - la_lo, 0.0))
+            a_hi, a_lo = np.exp(la_hi), np.exp(la_lo)
+            beta = np.where(a < a_hi, 1.0 - a * r_hi, np.where(a > 1.0 - a_lo, (1.0 - a) * r_lo, unclipped))
+        return np.clip(beta, 0.0, 1.0)
+
+    def placement_tradeoffs(self, alpha) -> np.ndarray:
+        """beta of every listed placement (rows) at ``alpha`` (columns), exactly (class docstring)."""
+        a = np.atleast_1d(np.asarray(alpha, dtype=float))
+        atoms = tuple(x[:, None] for x in self._atoms)
+        return self._curves(atoms, a[None, :], self._unclipped(a)[None, :])
+
+    def _exact_placements(self, a) -> list:
+        """Where the infimum over all placements sits at each alpha (class docstring, "Which placements")."""
+        if self.continuous:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                q = -self.base.scale * (stats.norm.ppf(a) if isinstance(self.base, Gaussian) else
+                                        np.where(a < 0.5, np.log(2 * np.maximum(a, 1e-300)), -np.log(2 * (1 - a))))
+                s = np.clip(self.upper - q, self.first, self.last) if math.isfinite(self.upper) else \
+                    np.full(np.shape(a), self.last)
+            if not self.integer:
+                return [s]
+            return [np.clip(np.floor(s) + k, math.ceil(self.first), math.floor(self.last)) for k in (0.0, 1.0)]
+        if self._whole is None:  # lattice noise: every whole placement's a_hi, once
+            whole = np.arange(math.ceil(self.first), math.floor(self.last) + 1.0)
+            self._whole = (whole, np.exp(self._atom_logs(whole)[2]))
+        whole, a_hi = self._whole
+        h = np.searchsorted(a_hi, a, side="right")  # the lowest placement with a_hi > alpha (a_hi rises with s0)
+        return [whole[np.clip(h - 1, 0, whole.size - 1)], whole[np.clip(h, 0, whole.size - 1)]]
+
+    def tradeoff(self, alpha) -> np.ndarray:
+        """The pointwise lowest beta over all placements (class docstring)."""
+        a = np.atleast_1d(np.asarray(alpha, dtype=float))
+        unclipped = self._unclipped(a)
+        out = self._curves(tuple(x[:, None] for x in self._atoms), a[None, :], unclipped[None, :]).min(axis=0)
+        for s in self._exact_placements(a):
+            out = np.minimum(out, self._curves(self._atom_logs(s), a, unclipped))
+        return out if np.ndim(alpha) else out[0]
+
+    def max_loss(self) -> float:
+        return float(self.losses.max())
+
+    def belief_histogram(self, edges) -> np.ndarray:
+        return self.worst.belief_histogram(edges)
+
+    def belief_share_at_least(self, belief: float, tol: float = 1e-6) -> float:
+        return self.worst.belief_share_at_least(belief, tol)
+
+    def belief_quantile(self, q) -> np.ndarray:
+        return self.worst.belief_quantile(q)
+
+
+def _discrete_gaussian_log_cdf(t: float, g: float, args):
+    """``r -> log P(g K <= r)`` for ``K`` discrete Gaussian of scale ``t`` on the multiples ``r`` of ``g`` in ``args``:
+    the lower tails ``log P(K <= m)``, ``m <= -1``, by one cumulative log-sum over the pmf (from 40 t + 40 below the
+    lowest, where the terms are under e^-800 of the largest), the upper half by symmetry, ``log1p(-P(K <= -j - 1))``
+    (as :meth:`engine.mechanisms.DiscreteGaussian.log_cdf`, in one pass instead of one sum per value)."""
+    j = np.round(np.asarray(args, dtype=float) / g).astype(np.int64)
+    low = -int(np.max(np.abs(j))) - 1
+    k = np.arange(low - int(40.0 * t) - 40, 0)
+    tails = np.logaddexp.accumulate(-(k.astype(float) ** 2) / (2.0 * t * t)) - discrete_gaussian_log_normalizer(t)
+
+    def log_cdf(r):
+        jr = np.round(np.asarray(r, dtype=float) / g).astype(np.int64)
+        m = np.where(jr < 0, jr, -jr - 1)
+        lt = tails[m - k[0]]
+        with np.errstate(divide="ignore"):
+            return np.where(jr < 0, lt, np.log1p(-np.exp(lt)))
+    return log_cdf
+
+def _clipped_worst(coords, span, model, centre: float) -> ClippedWorst:
+    """Placements of one clipped pair (ClippedWorst docstring): whole numbers for an integer statistic or lattice
+    noise, else an even grid (ends and centre included); for continuous noise also the exact one at 5%."""
+    mech, dj, _ = coords[0]
+    d = abs(dj)
+    base = base_mechanism(mech)
+    rlo, rhi = span if span is not None else (-math.inf, math.inf)
+    reach = 40.0 * base.noise_sd + 2.0 * d
+    first = max(rlo, mech.lower - d - reach) if math.isfinite(mech.lower) else rlo
+    last = min(rhi - d, mech.upper + reach) if math.isfinite(mech.upper) else rhi - d
+    integer = getattr(model, "integer_statistic", False) or isinstance(base, (DiscreteLaplace, DiscreteGaussian))
+    if not (math.isfinite(first) and math.isfinite(last)) or last < first:
+        grid = np.array([float(centre)])
+        first = last = float(centre)
+    elif integer and math.floor(last) - math.ceil(first) < MAX_PLACEMENTS:
+        grid = np.arange(math.ceil(first), math.floor(last) + 1.0)
+    else:
+        grid = np.linspace(first, last, MAX_PLACEMENTS)
+        grid = np.round(grid) if integer else grid
+    extra = [first, last, float(centre)]
+    out = ClippedWorst(mech, d, np.unique(np.concatenate([grid, extra])), (first, last), integer, coords, centre)
+    five = [np.atleast_1d(s)[0] for s in out._exact_placements(np.array([ClippedWorst.FALSE_POSITIVE_RATE]))]
+    if any(float(s) not in set(out.placements.tolist()) for s in five):  # the exact most powerful placement
+        out = ClippedWorst(mech, d, np.unique(np.concatenate([out.placements, five])), (first, last), integer,
+                           coords, centre)
+    return out
 
 
 def _on_lattice(mech) -> bool:
