@@ -34,3 +34,18 @@ def test_quick_map_writes_every_cell_with_its_verdict(tmp_path):
 def test_bad_models_value_is_named():
     run = subprocess.run([sys.executable, SCRIPT, "--models", "linear"], capture_output=True, text=True, timeout=120)
     assert run.returncode == 2 and "--models 'linear' is invalid" in run.stderr
+
+
+def test_the_exact_everywhere_map_counts_independent_draws_without_an_r_hat(monkeypatch):
+    """bench/run.py printed "live map: 0/80 cells" after session 21: summary() gives independent draws (the exact
+    posterior auto picks on these cells) no R-hat (NaN), and the map took max(r_hat) <= 1.01, false for NaN. With
+    the speed goal set to 0 (this test times nothing), every exact cell is reached and states no R-hat."""
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    try:
+        import exact_everywhere
+    finally:
+        sys.path.pop(0)
+    monkeypatch.setattr(exact_everywhere, "GOAL_ESS_PER_S", 0.0)
+    out = exact_everywhere.live_map(n_values=(10,), eps_values=(1.0,))
+    assert out["reached"] == out["total"] == 4, out["cells"]
+    assert all(c["picked"] == "exact" and c["r_hat"] is None for c in out["cells"]), out["cells"]
