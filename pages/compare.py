@@ -162,24 +162,24 @@ with results_area:
             table = table[(table["parameter"] == picked) | ~table["parameter"].isin(names)]
     formats = {c: summary_number for c in ("mean", "sd", "q5", "q95")} | {"R-hat": tables.rhat_at_most,
                                                                           "acceptance": tables.acceptance_text}
-    formats |= {"ESS bulk": tables.ess_short, "ESS tail": tables.ess_short, "draws": "{:,.0f}",
-                "wall time (s)": "{:.3f}"}
-    # fits a desktop without scrolling: the two ESS in one column, the draws behind each row in the caption
+    formats |= {"ESS bulk": tables.ess_short, "ESS tail": tables.ess_short}
+    # fits a 1,280 px desktop with the sidebar open without scrolling: the two ESS in one column, the draws and
+    # the sampler's time (one per method; the time column was the last, cut there) in the caption
     shown = tables.joined(tables.formatted(table, formats), "ESS bulk", "ESS tail", "ESS bulk / tail")
-    draws_note = tables.draws_per_method(table)
+    runs_note = tables.draws_and_time_per_method(table)
     # one parameter: the figure names it, and its column pushed the last one out of a 1,400 px window
     several = multi or table["parameter"].nunique() > 1  # RJMCMC adds n beside a one-parameter model's θ
-    shown = shown.drop(columns=["draws"] + ([] if several else ["parameter"])).rename(
-        columns={"wall time (s)": "sampler (s)"})
+    shown = shown.drop(columns=["draws", "wall time (s)"] + ([] if several else ["parameter"]))
     st.dataframe(shown, hide_index=True, width="stretch", height="content",
-                 column_config=terms.text_columns({c: "" for c in shown.columns if c in formats or c in ("ESS bulk / tail",
-                                                                                                    "sampler (s)")},
+                 column_config=terms.text_columns({c: "" for c in shown.columns
+                                                   if c in formats or c == "ESS bulk / tail"},
                                                   pinned=("method", "parameter") if multi else ("method",)))
     estimate = (f" For {METHOD_LABELS['mcem']}, an estimator, mean is the estimate, sd its standard error and q5 "
                 "and q95 its 90% Wald interval." if "mcem" in ok else "")
-    st.caption(f"Draws behind the rows: {draws_note}. "
-               f"q5 and q95 bound the 90% central posterior interval.{estimate} R-hat needs at least two chains; a sampler "
-               "has converged when R-hat ≤ 1.01 and bulk and tail ESS ≥ 400. Acceptance is DA-MCMC's mean "
+    st.caption(f"Draws and the sampler's wall-clock time on this server behind the rows: {runs_note} (the run log's "
+               "time for a method also counts the summaries and diagnostics computed from its draws). "
+               f"q5 and q95 bound the 90% central posterior interval.{estimate} R-hat needs at least two chains; "
+               "a sampler has converged when R-hat ≤ 1.01 and bulk and tail ESS ≥ 400. Acceptance is DA-MCMC's mean "
                "acceptance probability per record sweep, the pseudo-marginal sampler's share of accepted moves, "
                "or ABC's accepted share.")
     if multi:

@@ -2,6 +2,7 @@
 the value and what is allowed, sits in the sidebar, keeps the entry, and the page carries on)."""
 
 import json
+import re
 
 import plotly.graph_objects as go
 import pytest
@@ -208,15 +209,21 @@ def test_each_box_says_what_is_wrong_with_its_own_text():
 
 def test_the_comparison_fits_a_desktop_and_names_its_time_for_what_it_measures():
     """At 1,400 px the ESS header read "ESS bulk / t" and the last column was cut: a one-parameter model's table no
-    longer repeats its parameter on every row, and the time column (the sampler's own, below the run log's, which
-    also counts the summaries) says so."""
+    longer repeats its parameter on every row. At 1,280 px the last column, the sampler's time, was cut again: the
+    time moved to the caption beside the draws, one per method, and says what it measures (the sampler's own, below
+    the run log's, which also counts the summaries)."""
     at = _open()
     _assert_clean(at)
-    columns = list(at.dataframe[0].value.columns)
-    assert "parameter" not in columns and columns[-1] == "sampler (s)", columns
-    from ui.glossary import COLUMN_HELP
+    table = at.dataframe[0].value
+    columns = list(table.columns)
+    assert "parameter" not in columns and columns[-1] == "acceptance", columns
+    assert not {"sampler (s)", "wall time (s)", "draws"} & set(columns), columns
+    caption = next(c.value for c in at.caption if c.value.startswith("Draws and the sampler's wall-clock time"))
+    assert "run log" in caption
+    for method in table["method"]:
+        assert f"{method}: " in caption and re.search(rf"{re.escape(method)}: [\d,]+ draws, \d+\.\d{{3}} s", caption), \
+            (method, caption)
     from ui.terms import text_columns
-    assert "run log" in COLUMN_HELP["sampler (s)"]
     assert text_columns({"ESS bulk / tail": ""})["ESS bulk / tail"]["width"] == 110
 
 

@@ -424,3 +424,19 @@ def test_the_privacy_terms_say_what_the_guarantees_are_and_their_numbers_hold():
     assert "implies μ²/2-zCDP, not the reverse" in GLOSSARY["gdp"] and "is ρ-zCDP" in GLOSSARY["zcdp"]
     assert "(L1)" in GLOSSARY["sensitivity"] and "(L2)" in GLOSSARY["sensitivity"]
     assert "added or removed, for OpenDP" in GLOSSARY["sensitivity"]
+
+
+def test_the_draws_and_the_samplers_time_are_written_once_per_method_in_the_tables_order():
+    """Compare's time column was its last and was cut at a 1,280 px window: the caption writes each method's draws
+    and sampler time once, an estimator's time without draws, a method without a time with its draws alone."""
+    import math
+
+    import pandas as pd
+
+    from ui.tables import draws_and_time_per_method
+
+    table = pd.DataFrame({"method": ["Naive", "Naive", "DA-MCMC", "MLE (Monte Carlo EM)", "Confidential data"],
+                          "draws": [4000, 4000, 3491, math.nan, 4000],
+                          "wall time (s)": [0.0021, 0.0021, 1.2, 0.5124, math.nan]})
+    assert draws_and_time_per_method(table) == ("Naive: 4,000 draws, 0.002 s · DA-MCMC: 3,491 draws, 1.200 s · "
+                                                "MLE (Monte Carlo EM): 0.512 s · Confidential data: 4,000 draws")

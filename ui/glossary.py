@@ -84,6 +84,4 @@ COLUMN_HELP = {
     "acceptance": "DA-MCMC: mean acceptance probability of a record update (never below exp(−ε) for pure ε-DP); "
                   "pseudo-marginal: share of accepted moves of θ; ABC: share of proposals accepted.",
     "draws": "Number of draws behind the row's numbers.",
-    "sampler (s)": "Wall-clock time of the sampler on this server, in seconds; the run log's time for a method also "
-                   "counts the summaries and diagnostics computed from its draws.",
 }
