@@ -17,6 +17,7 @@ __all__ = [
     "N_BUDGET_LABELS",
     "PRIOR_LABELS",
     "result_label",
+    "info_label",
     "format_p",
     "summary_number",
     "acceptance_text",
@@ -78,15 +79,20 @@ def result_label(result) -> str:
     is ``grid``: the clamped models) rather than "closed form"; and at a plug-in n it is no longer the exact
     posterior, so "Closed form given plug-in n = 21" (and "Best method given plug-in n = 21" for ``auto``), not
     "Exact … at plug-in n", which contradicted itself."""
-    info = result.info
+    return info_label(result.method, result.info)
+
+
+def info_label(method: str, info) -> str:
+    """:func:`result_label` of a run known by its method and ``info`` alone (Exact (best method)'s
+    ``picked_info``, the info of the run it picked)."""
     n = info.get("plug_in_n")
-    grid = result.method == "exact" and info.get("representation") == "grid"
+    grid = method == "exact" and info.get("representation") == "grid"
     if n is None:
-        return "Exact (numerical)" if grid else METHOD_LABELS.get(result.method, result.method)
-    given = {"exact": "Numerical posterior" if grid else "Closed form", "auto": "Best method"}.get(result.method)
+        return "Exact (numerical)" if grid else METHOD_LABELS.get(method, method)
+    given = {"exact": "Numerical posterior" if grid else "Closed form", "auto": "Best method"}.get(method)
     if given is not None:
         return f"{given} given plug-in n = {int(n)}"
-    return f"{METHOD_LABELS.get(result.method, result.method)} at plug-in n = {int(n)}"
+    return f"{METHOD_LABELS.get(method, method)} at plug-in n = {int(n)}"
 
 
 #: one-sentence definitions of the terms the pages use, for tooltips (``help=``) where the term appears

@@ -97,7 +97,7 @@ with results_area:
     stalled = narrative.convergence_warning(ok)
     if stalled:
         st.warning(stalled, icon=":material/hourglass_empty:")
-    over = [METHOD_LABELS[m] for m, r in runs.items() if r.over_budget]
+    over = [tables.run_label(m, r) for m, r in runs.items() if r.over_budget]
     if over:  # its curve is missing from the figure: say so here, not only in the run log below
         each = "it" if len(over) == 1 else "each"
         st.info(f"Not in the figure: {narrative.listed(over)}, over this server's work budget. The run log below "
@@ -149,12 +149,13 @@ with results_area:
     if "mcem" in ok:
         st.caption(narrative.mle_caption(ok["mcem"].result.info))
     if "pseudo_marginal" in ok and ok["pseudo_marginal"].result.info.get("particles_capped"):
-        st.caption(f"{METHOD_LABELS['pseudo_marginal']}: {ok['pseudo_marginal'].result.info['note']}")
+        st.caption(f"{tables.run_label('pseudo_marginal', ok['pseudo_marginal'])}: "
+                   f"{ok['pseudo_marginal'].result.info['note']}")
     if "auto" in ok and (best := ok["auto"].result.info).get("picked"):  # its run told apart from the table's row
         st.caption(narrative.auto_caption(best, ok[best["picked"]].result.info if best["picked"] in ok else None))
     for m, run in runs.items():
         if not run.ok and not run.over_budget:
-            st.caption(f"{METHOD_LABELS[m]} not shown: {why_not_run(run.error)}")
+            st.caption(f"{tables.run_label(m, run)} not shown: {why_not_run(run.error)}")
     table = tables.comparison_table({**ok, **({"confidential": conf} if conf is not None and conf.ok else {})})
     if multi:
         if not st.toggle(f"Every parameter in the table ({len(names)})", value=len(names) <= 4,
@@ -174,8 +175,8 @@ with results_area:
                  column_config=terms.text_columns({c: "" for c in shown.columns
                                                    if c in formats or c == "ESS bulk / tail"},
                                                   pinned=("method", "parameter") if multi else ("method",)))
-    estimate = (f" For {METHOD_LABELS['mcem']}, an estimator, mean is the estimate, sd its standard error and q5 "
-                "and q95 its 90% Wald interval." if "mcem" in ok else "")
+    estimate = (f" For {tables.run_label('mcem', ok.get('mcem'))}, an estimator, mean is the estimate, sd its "
+                "standard error and q5 and q95 its 90% Wald interval." if "mcem" in ok else "")
     st.caption(f"Draws and the sampler's wall-clock time on this server behind the rows: {runs_note} (the run log's "
                "time for a method also counts the summaries and diagnostics computed from its draws). "
                f"q5 and q95 bound the 90% central posterior interval.{estimate} R-hat needs at least two chains; "
@@ -199,7 +200,7 @@ with results_area:
 
     st.subheader("Downloads", divider="gray")
     if s.data == "csv":
-        direct = narrative.listed(["the confidential-data posterior"] + [METHOD_LABELS[m] for m in ok
+        direct = narrative.listed(["the confidential-data posterior"] + [tables.run_label(m, r) for m, r in ok.items()
                                                                           if m in READS_RECORDS])
         st.checkbox(f"Put what the records show directly in the files ({direct})", key=keys.W_SHARE_DIRECT,
                     help="Off: the draws, the NetCDF file and the figures hold only what the methods read from the "
@@ -218,9 +219,9 @@ with results_area:
         if st.session_state.get(keys.W_NETCDF_METHOD) not in shared:  # the exact posterior first, not naive
             st.session_state[keys.W_NETCDF_METHOD] = best_method(shared)
         chosen = row.selectbox("Method for the NetCDF file", list(shared), key=keys.W_NETCDF_METHOD,
-                               format_func=METHOD_LABELS.get, width=220)
+                               format_func=lambda m: tables.run_label(m, shared[m]), width=220)
         netcdf = shared[chosen].result
-        row.download_button(f"{METHOD_LABELS[chosen]} InferenceData (NetCDF)",
+        row.download_button(f"{tables.run_label(chosen, shared[chosen])} InferenceData (NetCDF)",
                             data=lambda: files.netcdf_bytes(netcdf), file_name=f"{stem}_{chosen}.nc",
                             mime="application/x-netcdf", on_click="ignore", width="content")
     records = inputs.records

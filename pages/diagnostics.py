@@ -55,17 +55,18 @@ if run.over_budget:
             icon=":material/timer:")
     st.stop()
 if not run.ok:
-    st.error(f"{METHOD_LABELS[method]} produced no draws: {why_not_run(run.error)}")
+    st.error(f"{tables.run_label(method, run)} produced no draws: {why_not_run(run.error)}")
     st.stop()
 result = run.result
+name = tables.run_label(method, run)  # "Exact (numerical)" for a grid posterior, "… given plug-in n = 21"
 
 if result.info.get("estimator") and result.info.get("history"):  # Monte Carlo EM: an estimate, no chains
     info = result.info
     if info.get("converged"):
-        st.success(f"{METHOD_LABELS[method]} stopped by its rule after {info['iterations']} iterations: "
+        st.success(f"{name} stopped by its rule after {info['iterations']} iterations: "
                    f"{info['stopping_rule']}.", icon=":material/check_circle:")
     else:
-        st.warning(f"{METHOD_LABELS[method]} did not meet its stopping rule ({info['stopping_rule']}) in "
+        st.warning(f"{name} did not meet its stopping rule ({info['stopping_rule']}) in "
                    f"{info['iterations']} iterations: raise its iteration limit in Method settings.",
                    icon=":material/hourglass_empty:")
     st.subheader("The EM path", divider="gray")
@@ -78,11 +79,11 @@ verdict = run.convergence or {}
 if run.too_few:
     st.warning(narrative.convergence_warning({method: run}, figure=False), icon=":material/hourglass_empty:")
 elif not verdict.get("applicable"):
-    st.success(f"{METHOD_LABELS[method]}: {verdict.get('draws', 0):,} independent draws, enough for a density and a "
+    st.success(f"{name}: {verdict.get('draws', 0):,} independent draws, enough for a density and a "
                "90% interval (at least 400 are needed). Independent draws need no R-hat: there is no chain to mix.",
                icon=":material/check_circle:")
 elif verdict.get("converged"):
-    st.success(f"{METHOD_LABELS[method]} has converged: R-hat ≤ {tables.rhat_at_most(verdict['r_hat_max'])}, bulk ESS ≥ "
+    st.success(f"{name} has converged: R-hat ≤ {tables.rhat_at_most(verdict['r_hat_max'])}, bulk ESS ≥ "
                f"{tables.ess_full(verdict['ess_bulk_min'])}, tail ESS ≥ {tables.ess_full(verdict['ess_tail_min'])} "
                "(needs R-hat ≤ 1.01, ESS ≥ 400).",
                icon=":material/check_circle:")

@@ -178,6 +178,47 @@ def test_a_clamped_poisson_exact_run_is_labelled_numerical():
     assert set(table["method"]) == {"Exact (numerical)"}
 
 
+
+def test_captions_keyed_by_method_name_use_the_runs_label():
+    """The table and legend said "Exact (numerical)" for a grid posterior while the captions keyed by method name
+    (the convergence warning, Exact (best method)'s caption, Compare's "… not shown") said "Exact (closed form)": a
+    run with a result is named by it, a run without one (failed, not started) by its method."""
+    from types import SimpleNamespace
+
+    from ui import narrative
+
+    grid = _result("exact", representation="grid")
+    few = SimpleNamespace(result=grid, too_few=True, stalled=False, convergence={"draws": 4})
+    warning = narrative.convergence_warning({"exact": few})
+    assert "Too few draws for a posterior: Exact (numerical) (4 draws)" in warning, warning
+    assert tables.run_label("exact", few) == "Exact (numerical)"
+    assert tables.run_label("exact", SimpleNamespace(result=None, error="x")) == "Exact (closed form)"
+    assert tables.run_label("da_mcmc", SimpleNamespace(result=_result("da_mcmc", plug_in_n=21))) == \
+        "DA-MCMC at plug-in n = 21"
+    caption = narrative.auto_caption({"picked": "exact", "why": "a closed form or grid exists",
+                                      "picked_info": {"representation": "grid"}})
+    assert "ran **Exact (numerical)**" in caption, caption
+
+
+def test_the_run_log_and_the_downloads_name_a_grid_posterior_numerical():
+    """Compare on a clamped Poisson (a grid posterior): the run log's line, the NetCDF choice and its button said
+    "Exact (closed form)" beside the table's "Exact (numerical)"."""
+    from app_support import open_app
+    from ui.params.query import to_query
+    from ui.params.scenario import Scenario
+
+    scenario = Scenario(model="poisson_gamma", n=5, prior=(("alpha", 1.0), ("beta", 1.0), ("upper", 3)),
+                        epsilon=1.0, data="s_dp", s_dp="8.4", methods=("naive", "exact"))
+    at = open_app(query=to_query(scenario), timeout=240)
+    assert not at.exception, [e.value for e in at.exception]
+    assert set(at.dataframe[0].value["method"]) == {"Naive", "Exact (numerical)"}
+    lines = [s.label for s in at.status]
+    assert any(line.startswith("Exact (numerical): ") for line in lines), lines
+    buttons = [b.label for b in at.get("download_button")]
+    assert "Exact (numerical) InferenceData (NetCDF)" in buttons, buttons
+    said = lines + buttons + [c.value for c in at.caption] + [w.value for w in at.warning]
+    assert not [x for x in said if "closed form)" in x], said
+
 # ---- F9 ----------------------------------------------------------------------------------------------------------
 def _arviz():
     with warnings.catch_warnings():

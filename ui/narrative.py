@@ -17,9 +17,9 @@ from typing import Any, Mapping, Sequence
 from engine.cost import duration, listed
 from engine.numerics.diagnostics import ESS_MIN
 from figures.axes import param_symbol
-from figures.labels import METHOD_LABELS, MODEL_LABELS
+from figures.labels import METHOD_LABELS, MODEL_LABELS, info_label
 from .params.messages import FIELD_LABELS
-from .tables import acceptance_text, ess_full
+from .tables import acceptance_text, ess_full, run_label
 
 __all__ = ["headline", "reference_method", "convergence_warning", "mle_caption", "over_budget", "would_take",
            "too_few_to_converge", "pseudo_marginal_caption", "moved", "listed", "none_accepted", "auto_caption",
@@ -191,7 +191,7 @@ def convergence_warning(runs: Mapping[str, Any], *, figure: bool = True, switche
     parts, few = [], []
     for m, run in runs.items():
         if getattr(run, "too_few", False):
-            few.append((m, int((run.convergence or {}).get("draws") or 0)))
+            few.append((run_label(m, run), int((run.convergence or {}).get("draws") or 0)))
             continue
         if not getattr(run, "stalled", False):
             continue
@@ -199,7 +199,7 @@ def convergence_warning(runs: Mapping[str, Any], *, figure: bool = True, switche
         ess = min(x for x in (v.get("ess_bulk_min"), v.get("ess_tail_min")) if x is not None) \
             if any(x is not None for x in (v.get("ess_bulk_min"), v.get("ess_tail_min"))) else float("nan")
         rhat = v.get("r_hat_max")
-        parts.append(f"{METHOD_LABELS.get(m, m)} (R-hat {'—' if rhat is None else f'{rhat:.3f}'}, "
+        parts.append(f"{run_label(m, run)} (R-hat {'—' if rhat is None else f'{rhat:.3f}'}, "
                      f"ESS {ess_full(ess)})")
     out = []
     if parts:
@@ -210,7 +210,7 @@ def convergence_warning(runs: Mapping[str, Any], *, figure: bool = True, switche
                    "sampler needs R-hat ≤ 1.01 and an effective sample size (ESS) ≥ 400): raise draws or chains "
                    "in Method settings" + _switch_on(runs, switched_on) + ".")
     if few:
-        names = "; ".join(f"{METHOD_LABELS.get(m, m)} ({d:,} draw{'' if d == 1 else 's'})" for m, d in few)
+        names = "; ".join(f"{name} ({d:,} draw{'' if d == 1 else 's'})" for name, d in few)
         drawn = " The draws are tick marks on the axis, not a curve, and the" if figure else " The"
         out.append(f"Too few draws for a posterior: {names}; at least 400 are needed.{drawn} numbers are not to "
                    "be trusted: raise the time limit or the maximum proposals in Method settings, or use Exact "
@@ -339,7 +339,7 @@ def auto_caption(info: Mapping[str, Any], row: Mapping[str, Any] | None = None) 
     the ``info`` of the table's own run of the picked sampler, where it has one; the caption then says that
     Exact (best method)'s run is another, and how its settings (``picked_info``) differ from the row's: "DA-MCMC
     did better" beside a DA-MCMC row that has not converged reads as a contradiction otherwise."""
-    picked = METHOD_LABELS.get(info["picked"], info["picked"])
+    picked = info_label(info["picked"], info.get("picked_info") or {})  # "Exact (numerical)" for a grid
     why = _labelled(str(info.get("why") or ""))
     why = _MAX_SECONDS.sub(lambda m: f"this server's work budget of {float(m.group(1)):g} s", why)
     text = f"{METHOD_LABELS['auto']} ran **{picked}**" + (f": {why}" if why else "") + "."

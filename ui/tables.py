@@ -10,9 +10,10 @@ import pandas as pd
 import engine
 from engine.numerics.diagnostics import rhat_up
 
-from figures.labels import METHOD_LABELS, acceptance_text, result_label  # acceptance_text: Compare's too
+from figures.labels import METHOD_LABELS, acceptance_text, info_label  # acceptance_text: Compare's too
 
 __all__ = [
+    "run_label",
     "comparison_table",
     "verdict_text",
     "joined",
@@ -39,6 +40,17 @@ def acceptance_of(result) -> float:
     if "acceptance_rate" in result.info:
         return float(result.info["acceptance_rate"])
     return math.nan
+
+
+def run_label(method: str, run: Any) -> str:
+    """The name a page gives a method's run: its result's (:func:`figures.labels.result_label`: "Exact (numerical)"
+    for a grid posterior, "Closed form given plug-in n = 21") where the run produced one, else the method's label
+    (a run that failed or was not started has only its method). The captions keyed by method name said "Exact
+    (closed form)" beside a table row and legend entry "Exact (numerical)"."""
+    result = getattr(run, "result", None)
+    if result is None or method == "confidential":
+        return METHOD_LABELS.get(method, method)
+    return info_label(method, getattr(result, "info", None) or {})  # result_label's, keyed by the run's method
 
 
 def verdict_text(convergence: Mapping[str, Any] | None, several: bool = False) -> str:
@@ -80,7 +92,7 @@ def comparison_table(runs: Mapping[str, Any]) -> pd.DataFrame:
         result, summary = run.result, run.summary
         estimator = bool(result.info.get("estimator"))
         verdict = {"estimator": True} if estimator else getattr(run, "convergence", None)
-        label = result_label(result) if method != "confidential" else METHOD_LABELS.get(method, method)
+        label = run_label(method, run)
         for param, s in summary.iterrows():
             rows.append({
                 "method": label,

@@ -21,7 +21,7 @@ import streamlit as st
 
 import engine
 
-from figures.labels import METHOD_LABELS
+from figures.labels import METHOD_LABELS, result_label
 from .. import narrative
 from ..params.messages import why_not_run
 from ..params.scenario import Scenario
@@ -65,6 +65,7 @@ def _run_cached(spec_text: str, settings_text: str) -> dict:
         raise
     if progress.interrupt is not None:  # stopped for a newer run: never cache a partial result
         raise progress.interrupt
+    label = result_label(result)  # what it turned out to be: "Exact (numerical)", "… given plug-in n = 21"
     bar.progress(1.0, text=f"{label}: done")
     size = f"estimate after {result.info.get('iterations', 0)} iterations" if result.info.get("estimator") else \
         f"{result.draws.shape[0]} × {result.draws.shape[1]:,} draws"
