@@ -32,7 +32,7 @@ from ui.compute import method_runs, protection, sweeps
 from ui.compute import release as release_compute
 from ui.params.carry import lab_equivalent
 from ui.params.messages import in_words
-from ui.params.parsing import log_grid, parse_grid
+from ui.params.parsing import grid_value, log_grid, parse_grid
 from ui.params.query import BUDGET_PAGE_KEYS, budget_page_from_query, budget_page_to_query
 from ui.routing import ensure_routed
 from ui.sidebar import controls
@@ -240,19 +240,12 @@ def _sidebar_sweep_epsilon() -> float | None:
     return None
 
 
-def _on_grid(value: float | None, grid_) -> float | None:
-    """The grid value equal to ``value`` (to 1e-6, relative), else None."""
-    if value is None:
-        return None
-    return next((g for g in grid_ if math.isclose(g, value, rel_tol=1e-6)), None)
-
-
 own = _sidebar_sweep_epsilon()
 if keys.W_GRID not in st.session_state:  # log-spaced, with the sidebar's ε among its points (the pages then agree)
     st.session_state[keys.W_GRID_MIN], st.session_state[keys.W_GRID_MAX] = DEFAULT_GRID[0], DEFAULT_GRID[1]
     st.session_state[keys.W_GRID_POINTS] = DEFAULT_GRID[2]
     default = parse_grid(log_grid(*DEFAULT_GRID))
-    if own is not None and DEFAULT_GRID[0] < own < DEFAULT_GRID[1] and _on_grid(own, default) is None:
+    if own is not None and DEFAULT_GRID[0] < own < DEFAULT_GRID[1] and grid_value(own, default) is None:
         default = tuple(sorted(default + (float(f"{own:.6g}"),)))
     st.session_state[keys.W_GRID] = ", ".join(f"{g:g}" for g in default)
 
@@ -284,7 +277,7 @@ except ValueError as exc:
 # "Your ε": where the sidebar's ε changed since this page last ran and is on the grid, it moves there (it stayed put
 # while Compare and What it protects moved on); else it starts at the sidebar's ε, or the grid value nearest it, or
 # mid-grid. A link's value read this run is kept.
-followed = _on_grid(own, grid) if own is not None and not math.isclose(
+followed = grid_value(own, grid) if own is not None and not math.isclose(
     own, st.session_state.get(keys.BUDGET_SIDEBAR_EPS) or own) else None
 st.session_state[keys.BUDGET_SIDEBAR_EPS] = own
 if followed is not None and not st.session_state.pop(keys.BUDGET_LINK_READ, False):

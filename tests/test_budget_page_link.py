@@ -369,3 +369,21 @@ def test_the_grid_is_checked_once_per_scenario_and_grid_not_on_every_rerun(monke
         with pytest.raises(ValueError, match="epsilon"):
             sweeps.grid_checked(text, json.dumps([0.1, -1.0]), _spec=spec)
     assert calls == [0.1, 0.5, 2.0] + [0.1, -1.0] * 2
+
+
+def test_the_sidebars_epsilon_and_a_links_your_eps_find_the_same_grid_point():
+    """The page put the sidebar's ε = 1/3 on its grid as 0.333333 (6 significant digits, matched to 1e-6) while a
+    link's your_eps was matched to 1e-9: a link carrying your_eps = 1/3 was told it was not a value of that grid.
+    One lookup (ui.params.parsing.grid_value), one tolerance, for both."""
+    import pathlib
+
+    from ui.params.parsing import GRID_REL_TOL, grid_value
+
+    grid = (0.1, 0.333333, 1.0)
+    assert grid_value(1 / 3, grid) == 0.333333 and grid_value(0.3, grid) is None
+    assert grid_value(None, grid) is None and grid_value(math.nan, grid) is None
+    assert grid_value(0.333333 * (1 + GRID_REL_TOL / 2), grid) == 0.333333
+    values, problems = budget_page_from_query({"grid": "0.1, 0.333333, 1", "your_eps": repr(1 / 3)})
+    assert values["your_eps"] == 0.333333 and problems == [], problems
+    page = (pathlib.Path(__file__).resolve().parents[1] / "pages" / "privacy_budget.py").read_text()
+    assert "rel_tol" not in page and "grid_value(own" in page  # the page has no tolerance of its own

@@ -13,7 +13,7 @@ from typing import Any
 from engine.mechanisms.additive import whole_root
 
 __all__ = ["parse_number", "format_number", "parse_numbers", "release_example", "parse_matrix", "parse_n_dp",
-           "parse_grid", "log_grid"]
+           "parse_grid", "log_grid", "grid_value", "GRID_REL_TOL"]
 
 _NUMBER = re.compile(r"[,;\s]+")
 
@@ -159,6 +159,21 @@ def log_grid(lo: float, hi: float, points: int) -> str:
         raise ValueError(f"grid = ({lo!r}, {hi!r}, {points!r}) is invalid: needs 0 < low < high and at least 2 points")
     ratio = (hi / lo) ** (1.0 / (points - 1))
     return ", ".join(f"{lo * ratio**i:.3g}" for i in range(points))
+
+
+#: how close (relative) a value must be to a grid point to be that point: the grid box and the sidebar's ε added to
+#: the default grid write 6 significant digits, so the sidebar's ε = 1/3 is the grid's 0.333333
+GRID_REL_TOL = 1e-6
+
+
+def grid_value(value: float | None, grid) -> float | None:
+    """The point of ``grid`` equal to ``value`` (to :data:`GRID_REL_TOL`, relative), else None (also for None or
+    NaN). The Privacy budget page's one lookup: whether the sidebar's ε is on the grid, and a link's ``your_eps``
+    (they used 1e-6 and 1e-9: the page put the sidebar's 1/3 on its grid as 0.333333, and a link carrying
+    your_eps = 1/3 was then told it was not a value of that grid)."""
+    if value is None or not math.isfinite(value):
+        return None
+    return next((g for g in grid if math.isclose(g, value, rel_tol=GRID_REL_TOL)), None)
 
 
 def parse_grid(text: str, symbol: str = "epsilon", max_points: int = 25) -> tuple[float, ...]:

@@ -14,7 +14,7 @@ from dataclasses import fields
 from typing import Any, Mapping
 
 from .defaults import default_truth, default_truth_p
-from .parsing import parse_grid
+from .parsing import grid_value, parse_grid
 from .release import CHOICES, MEAN_METHODS, TEXT_PARAMS, is_mean, mechanisms, params_of
 from .scenario import (DATA_SOURCES, DEFAULT_PRIORS, MANY_NUMBER_MODELS, MECHANISMS, METHODS, MODELS, N_BUDGET_FORMS,
                        N_MECHANISMS, N_PRIORS, PRIOR_KINDS, RELEASES, SAMPLE_SIZES, SIGMA_PRIOR_DEFAULTS, Scenario,
@@ -270,9 +270,9 @@ def budget_page_from_query(query: Mapping[str, Any], default_grid=()) -> tuple[d
             value = float(raw)
         except ValueError:
             value = math.nan
-        on_grid = [g for g in grid if math.isclose(g, value, rel_tol=1e-9)]
-        if on_grid:
-            values["your_eps"] = on_grid[0]
+        on_grid = grid_value(value, grid)
+        if on_grid is not None:
+            values["your_eps"] = on_grid
         else:
             listed = ", ".join(f"{g:g}" for g in grid)
             errors.append(str(_link_error("your_eps", raw, f"must be a value of the ε grid ({listed})")))
