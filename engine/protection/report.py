@@ -68,7 +68,9 @@ Four numbers and two curves, every one computed from the mechanism's own noise l
     bins of 2.5%): ``q50``, ``q95``, ``q99`` and the
     largest value ``max = e^eps / (1 + e^eps)`` for pure eps-DP noise (eps the pair's, ``epsilon``; below it where
     the pair moves the statistic by less than Delta), ``None`` where ``L`` is unbounded
-    (Gaussian and discrete Gaussian noise); ``at_max``: the share of releases whose belief reaches ``max``
+    (Gaussian and discrete Gaussian noise, unclipped or clipped on one side only; clipped on both sides, over a
+    statistic whose range is bounded, the largest atom's loss over placements,
+    :class:`~engine.protection.tradeoff.ClippedWorst`); ``at_max``: the share of releases whose belief reaches ``max``
     (pure DP puts an atom there: half the releases for Laplace noise on a two-valued record), ``None`` with it.
 ``neighbours``
     the pair attacked (:mod:`engine.protection.pairs`): replace-one at the sensitivity for a known n;

@@ -1,0 +1,119 @@
+"""DP follow-ups, session 22: the ceiling of a two-sided Gaussian clip, the zCDP curve vectorised, the sidebar's
+caption for unclamped Poisson counts and the command line's words for diffprivlib's (ε, δ) Laplace."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import special, stats
+
+import engine
+from engine.cli.risk import summary_line
+from engine.protection import experiment, neighbours
+from engine.protection.tradeoff import ClippedWorst
+from ui import protection_text as pt
+
+
+def _clipped(mechanism, n: int = 20, model: str = "beta_binomial", s_dp: float = 5.0, **extra):
+    return engine.prepare({"seed": 3, "model": {"name": model, "n": n, **extra}, "mechanism": mechanism,
+                           "data": {"s_dp": [s_dp]}})
+
+
+def _worst(problem):
+    return experiment(problem.model, problem.mechanism, neighbours(problem.model, problem.mechanism))
+
+
+# --------------------------------------------------------------------------- 1. the ceiling of a two-sided clip
+def _gaussian_brute_loss(sigma, lo, hi, placements, d=1.0):
+    """max |L| over a fine grid of releases inside (lo, hi), the two atoms, and every placement, from scipy alone."""
+    y = np.linspace(lo, hi, 2001)[1:-1]
+    best = 0.0
+    for s0 in placements:
+        s1 = s0 + d
+        inside = stats.norm.logpdf(y, s1, sigma) - stats.norm.logpdf(y, s0, sigma)
+        at_lo = stats.norm.logcdf(lo, s1, sigma) - stats.norm.logcdf(lo, s0, sigma)
+        at_hi = stats.norm.logsf(hi, s1, sigma) - stats.norm.logsf(hi, s0, sigma)
+        best = max(best, np.max(np.abs(inside)), abs(at_lo), abs(at_hi))
+    return best
+
+
+def _discrete_gaussian_brute_loss(sigma, lo, hi, placements, d=1):
+    """The same for the discrete Gaussian: its pmf summed on the integers (independently of the engine)."""
+    k = np.arange(-400, 401)
+    log_pmf = -k**2 / (2 * sigma**2)
+    log_pmf -= special.logsumexp(log_pmf)
+    best = 0.0
+    for s0 in placements:
+        def law(s):
+            v = k + s
+            return np.array([special.logsumexp(log_pmf[v <= lo])] + list(log_pmf[(v > lo) & (v < hi)])
+                            + [special.logsumexp(log_pmf[v >= hi])])
+        best = max(best, np.max(np.abs(law(s0 + d) - law(s0))))
+    return best
+
+
+def test_a_two_sided_gaussian_clip_has_the_brute_force_ceiling():
+    """beta_binomial n = 20 (s0 = 0..19), sigma = 2 clipped to [3, 9]: the largest loss over releases and placements
+    is the hi atom's at s0 = 0 (4.18), brute force to 1e-9; max is its logistic, no longer None."""
+    problem = _clipped({"name": "gaussian", "sigma": 2.0, "clip": [3, 9]})
+    exp = _worst(problem)
+    brute = _gaussian_brute_loss(2.0, 3.0, 9.0, range(20))
+    assert exp.max_loss() == pytest.approx(brute, rel=1e-9) and 4.1 < brute < 4.3
+    ia = engine.risk(problem, realistic=False)["informed_adversary"]
+    assert ia["max"] == pytest.approx(special.expit(brute), abs=1e-12)
+    assert ia["q95"] <= ia["max"] and ia["at_max"] == pytest.approx(0.0, abs=1e-9)  # an atom of vanishing mass
+
+
+def test_a_two_sided_discrete_gaussian_clip_has_the_brute_force_ceiling():
+    problem = _clipped({"name": "discrete_gaussian", "sigma": 2.0, "clip": [3, 9]})
+    brute = _discrete_gaussian_brute_loss(2.0, 3, 9, range(20))
+    assert _worst(problem).max_loss() == pytest.approx(brute, rel=1e-9)
+    assert engine.risk(problem, realistic=False)["informed_adversary"]["max"] == pytest.approx(special.expit(brute),
+                                                                                              abs=1e-12)
+
+
+def test_the_ceiling_takes_the_ends_of_the_whole_range_not_only_the_listed_placements():
+    """normal_known_sd n = 50 on [0, 1] (s0 anywhere in [0, 49]), sigma = 0.5 clipped to [10, 20]: the listed
+    placements stop 40 sd + 2d above the clip (s0 = 42), where the lo atom's loss is still growing; the ceiling is the
+    brute force's over the whole range, reached at s0 = 49."""
+    problem = _clipped({"name": "gaussian", "sigma": 0.5, "clip": [10, 20]}, n=50, model="normal_known_sd",
+                       s_dp=15.0, lo=0.0, hi=1.0)
+    exp = _worst(problem)
+    assert isinstance(exp, ClippedWorst) and exp.last == 42.0
+    brute = _gaussian_brute_loss(0.5, 10.0, 20.0, np.linspace(0.0, 49.0, 491))
+    assert exp.max_loss() == pytest.approx(brute, rel=1e-9) and exp.max_loss() > exp.losses.max() + 20
+
+
+@pytest.mark.parametrize("mechanism, model", [
+    ({"name": "gaussian", "sigma": 2.0, "clip": [5, "inf"]}, {}),  # one-sided: the loss inside is unbounded
+    ({"name": "discrete_gaussian", "sigma": 2.0, "clip": ["-inf", 9]}, {}),
+    ({"name": "gaussian", "sigma": 2.0, "clip": [3, 9]}, {"model": "poisson_gamma", "alpha": 2.0, "beta": 1.0}),
+])
+def test_a_gaussian_clip_stays_unbounded_where_the_loss_is(mechanism, model):
+    """One open bound, or a statistic with no upper end (an unclamped Poisson sum can sit arbitrarily far above the
+    clip, where the lo atom's loss grows like d x / sigma^2): no firm ceiling, as before."""
+    problem = _clipped(mechanism, **model)
+    assert math.isinf(_worst(problem).max_loss())
+    r = engine.risk(problem, realistic=False)
+    assert r["informed_adversary"]["max"] is None and r["informed_adversary"]["at_max"] is None
+    assert "with no firm ceiling" in summary_line(r)
+
+
+def test_the_page_and_the_command_line_state_the_clipped_gaussians_ceiling():
+    r = engine.risk(_clipped({"name": "gaussian", "sigma": 2.0, "clip": [3, 9]}), realistic=False)
+    top = r["informed_adversary"]["max"]
+    clause = pt.informed_clause(r)
+    assert clause.endswith(f"to at most {pt.percent(top, apart_from=0.5)}") and "no firm ceiling" not in clause
+    line = summary_line(r)
+    assert f"to at most {100 * top:.1f}%" in line and "no firm ceiling" not in line
+
+
+def test_single_placement_experiments_of_a_two_sided_gaussian_clip_are_bounded_too():
+    """The loss lattice of one placement (and a discrete clip's finite law) carries the atoms' loss as its bound."""
+    from engine.protection.tradeoff import _coordinates_experiment
+    for name, brute in (("gaussian", _gaussian_brute_loss(2.0, 3.0, 9.0, [6.0])),
+                        ("discrete_gaussian", _discrete_gaussian_brute_loss(2.0, 3, 9, [6]))):
+        problem = _clipped({"name": name, "sigma": 2.0, "clip": [3, 9]})
+        one = _coordinates_experiment([(problem.mechanism, 1.0, 0)], [6.0])
+        assert one.max_loss() == pytest.approx(brute, rel=1e-9)
