@@ -153,7 +153,8 @@ def gdp_tradeoff(alpha, mu: float) -> np.ndarray:
 def zcdp_delta(rho: float, epsilon: float) -> float:
     """The delta of (epsilon, delta)-DP implied by rho-zCDP (Canonne, Kamath & Steinke 2020, Cor. 13):
     ``inf_{a > 1} exp((a - 1)(a rho - epsilon) + a log(1 - 1/a)) / (a - 1)``, the infimum found by
-    bisection on the derivative of the exponent, as in Steinke's ``cdp2adp``."""
+    bisection on the derivative of the exponent, as in Steinke's ``cdp2adp`` (:func:`_zcdp_deltas` derives it and
+    takes many epsilons at once; one value in plain floats is twenty times faster than through arrays)."""
     if epsilon < 0:
         return 1.0
     lo, hi = 1.01, (epsilon + 1.0) / (2.0 * rho) + 2.0
@@ -168,17 +169,48 @@ def zcdp_delta(rho: float, epsilon: float) -> float:
     return 1.0 if log_delta >= 0 else math.exp(log_delta)
 
 
+def _zcdp_deltas(rho: float, epsilon: np.ndarray) -> np.ndarray:
+    """:func:`zcdp_delta` at every epsilon of an array at once: the same bisection on ``a``, each step an array
+    operation. The exponent ``g(a) = (a - 1)(a rho - epsilon) + a log(1 - 1/a) - log(a - 1)`` has the derivative
+
+        g'(a) = (2a - 1) rho - epsilon + log(1 - 1/a) + 1/(a - 1) - 1/(a - 1) = (2a - 1) rho - epsilon + log(1 - 1/a),
+
+    increasing in ``a`` (``g`` is convex), so the minimiser is where its sign changes, bracketed by ``a = 1.01`` and
+    ``(epsilon + 1) / (2 rho) + 2`` (where ``g' > 0``). At most 200 halvings, as before; they stop once no bracket
+    moves (the midpoint then equals an end in floating point, a fixed point of every later step, so the result is
+    the one 200 steps give). Negative epsilon: 1."""
+    eps = np.asarray(epsilon, dtype=float)
+    lo = np.full(eps.shape, 1.01)
+    hi = (eps + 1.0) / (2.0 * rho) + 2.0
+    for _ in range(200):
+        a = 0.5 * (lo + hi)
+        below = (2 * a - 1) * rho - eps + np.log1p(-1.0 / a) < 0
+        new_lo, new_hi = np.where(below, a, lo), np.where(below, hi, a)
+        if np.array_equal(new_lo, lo) and np.array_equal(new_hi, hi):
+            break
+        lo, hi = new_lo, new_hi
+    a = 0.5 * (lo + hi)
+    log_delta = (a - 1) * (a * rho - eps) + a * np.log1p(-1.0 / a) - np.log(a - 1.0)
+    with np.errstate(over="ignore"):
+        return np.where((eps < 0) | (log_delta >= 0), 1.0, np.exp(np.minimum(log_delta, 0.0)))
+
+
 def zcdp_tradeoff(alpha, rho: float, points: int = 600) -> np.ndarray:
     """The curve every rho-zCDP mechanism stays above: rho-zCDP implies (epsilon, delta(epsilon))-DP
     for every epsilon >= 0 (:func:`zcdp_delta`), so beta(alpha) >= the largest of those
     (epsilon, delta)-DP curves. Taken over ``points`` values of epsilon from 0 to where delta < 1e-15
-    (a finite set: the envelope is at most the exact one, hence still a valid bound)."""
+    (a finite set: the envelope is at most the exact one, hence still a valid bound). All of it as arrays: the
+    deltas of the ``points`` epsilons in one bisection (:func:`_zcdp_deltas`), then the (points x alpha) table of
+    ``max(0, 1 - delta - e^eps alpha, e^-eps (1 - delta - alpha))`` (:func:`epsilon_dp_tradeoff`) and its largest
+    row entry per alpha; it was one Python bisection and one curve per epsilon, 40 ms of every zCDP ``risk()``."""
     a = np.asarray(alpha, dtype=float)
     top = rho + 2.0 * math.sqrt(rho * math.log(1e15)) + 1.0
-    out = np.zeros_like(a)
-    for eps in np.linspace(0.0, top, points):
-        out = np.maximum(out, epsilon_dp_tradeoff(a, float(eps), zcdp_delta(rho, float(eps))))
-    return out
+    eps = np.linspace(0.0, top, points)
+    delta = _zcdp_deltas(rho, eps)[:, None]
+    big, small = np.exp(np.minimum(eps, 700.0))[:, None], np.exp(-eps)[:, None]
+    flat = a.reshape(1, -1)
+    table = np.maximum(1.0 - delta - big * flat, small * (1.0 - delta - flat))
+    return np.maximum(table.max(axis=0), 0.0).reshape(a.shape)
 
 
 def laplace_tradeoff(alpha, epsilon: float) -> np.ndarray:
