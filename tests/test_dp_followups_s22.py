@@ -156,3 +156,28 @@ def test_the_vectorised_zcdp_curve_is_the_loop_it_replaces(rho):
     eps = np.array([-0.5, 0.0, 0.3, 1.0, 3.0, 10.0, 40.0])
     np.testing.assert_allclose(_zcdp_deltas(rho, eps), [_old_zcdp_delta(rho, e) for e in eps], rtol=1e-9, atol=0)
     assert [zcdp_delta(rho, e) for e in eps] == [_old_zcdp_delta(rho, e) for e in eps]
+
+
+# --------------------------------------------------------------------------- 3. the sidebar's "Implied noise"
+POISSON = {"model": "poisson_gamma", "n": "40", "mech": "laplace", "budget": "epsilon", "epsilon": "1",
+           "data": "simulate", "seed": "7", "methods": "naive"}
+
+
+def _implied_noise(at) -> str:
+    return next(c.value for c in at.sidebar.caption if c.value.startswith("Implied noise: "))
+
+
+def test_the_sidebar_qualifies_an_unclamped_poissons_guarantee_as_what_it_protects_does():
+    """The caption said "pure 1-DP (sensitivity 1)" for every record of an unclamped Poisson count, on every page
+    that shows it (Diagnostics here; Compare and What it protects state the mechanism themselves)."""
+    from app_support import open_app
+    at = open_app("pages/diagnostics.py", POISSON, 180)
+    assert not at.exception, [e.value for e in at.exception]
+    text = "Laplace noise, scale b = 1; pure 1-DP (sensitivity 1)"
+    assert _implied_noise(at) == (f"Implied noise: {text}; only for records that move the sum by at most 1 (records "
+                                  "are not clamped)")
+    assert _implied_noise(at).removeprefix("Implied noise: ") == pt.mechanism_line(text, engine.risk(
+        {"seed": 7, "model": {"name": "poisson_gamma", "n": 40, "alpha": 2.0, "beta": 1.0},
+         "mechanism": {"name": "laplace", "epsilon": 1.0}, "data": {"s_dp": [80.0]}}, realistic=False))
+    clamped = open_app("pages/diagnostics.py", {**POISSON, "prior.upper": "3"}, 180)
+    assert not clamped.exception and "only for records" not in _implied_noise(clamped), _implied_noise(clamped)
