@@ -181,3 +181,39 @@ def test_the_sidebar_qualifies_an_unclamped_poissons_guarantee_as_what_it_protec
          "mechanism": {"name": "laplace", "epsilon": 1.0}, "data": {"s_dp": [80.0]}}, realistic=False))
     clamped = open_app("pages/diagnostics.py", {**POISSON, "prior.upper": "3"}, 180)
     assert not clamped.exception and "only for records" not in _implied_noise(clamped), _implied_noise(clamped)
+
+
+# --------------------------------------------------------------------------- 4. diffprivlib's (ε, δ) Laplace, said
+DIFFPRIVLIB = {"library": "diffprivlib", "mechanism": "Laplace", "epsilon": 1.0, "delta": 0.1, "sensitivity": 1.0}
+WHY = "(diffprivlib's (1, 0.1)-DP Laplace, met as pure 1.105-DP)"
+
+
+def test_the_command_line_says_why_diffprivlibs_epsilon_became_1_105(tmp_path):
+    """The line said only "pure 1.105-DP" for ε = 1, δ = 0.1 typed; the page said why. Both now in one wording."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from engine.protection.report import release_words, with_release
+    spec = {"seed": 0, "model": {"name": "beta_binomial", "n": 20, "a": 1.0, "b": 1.0}, "release": DIFFPRIVLIB,
+            "data": {"s_dp": [10.0]}}
+    r = with_release(engine.risk(spec, realistic=False), DIFFPRIVLIB)
+    assert release_words(r) == WHY == pt.release_clause(pt.for_release(r, json.dumps(spec)))
+    assert summary_line(r).startswith(f"Laplace noise, scale b = 0.9047; pure 1.105-DP (sensitivity 1) {WHY}: someone "
+                                      "who knew everyone else"), summary_line(r)
+    path = tmp_path / "dl.json"
+    path.write_text(json.dumps(spec), encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "engine", "risk", str(path), "--out", str(tmp_path / "out")],
+                          cwd=Path(__file__).resolve().parent.parent, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert f"pure 1.105-DP (sensitivity 1) {WHY}: someone" in done.stdout, done.stdout
+    saved = json.loads((tmp_path / "out" / "risk.json").read_text(encoding="utf-8"))
+    assert saved["release"] == {"library": "diffprivlib", "mechanism": "Laplace", "epsilon": 1.0, "delta": 0.1}
+    for other in ({**DIFFPRIVLIB, "delta": 0.0}, {**DIFFPRIVLIB, "mechanism": "LaplaceBoundedDomain", "lower": 0,
+                                                   "upper": 20}, None):
+        spec_o = {**spec, "release": other} if other else {**spec, "mechanism": {"name": "laplace", "epsilon": 1.0}}
+        if other is None:
+            spec_o.pop("release")
+        plain = with_release(engine.risk(spec_o, realistic=False), other)
+        assert "release" not in plain and "met as pure" not in summary_line(plain)
