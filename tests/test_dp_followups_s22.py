@@ -16,8 +16,9 @@ from ui import protection_text as pt
 
 
 def _clipped(mechanism, n: int = 20, model: str = "beta_binomial", s_dp: float = 5.0, **extra):
+    size = 3 if model == "dirichlet_multinomial" else 1  # K = 3 counts by default
     return engine.prepare({"seed": 3, "model": {"name": model, "n": n, **extra}, "mechanism": mechanism,
-                           "data": {"s_dp": [s_dp]}})
+                           "data": {"s_dp": [s_dp] * size}})
 
 
 def _worst(problem):
@@ -98,6 +99,14 @@ def test_a_gaussian_clip_stays_unbounded_where_the_loss_is(mechanism, model):
     r = engine.risk(problem, realistic=False)
     assert r["informed_adversary"]["max"] is None and r["informed_adversary"]["at_max"] is None
     assert "with no firm ceiling" in summary_line(r)
+
+
+def test_several_clipped_gaussian_coordinates_claim_no_ceiling():
+    """dirichlet_multinomial (two counts move): each coordinate's pair is only centred, so the atoms' loss there is
+    not the largest over placements; no ceiling is claimed rather than the centred pair's."""
+    problem = _clipped({"name": "gaussian", "sigma": 2.0, "clip": [3, 9]}, model="dirichlet_multinomial", s_dp=5.0)
+    assert math.isinf(_worst(problem).max_loss())
+    assert engine.risk(problem, realistic=False)["informed_adversary"]["max"] is None
 
 
 def test_the_page_and_the_command_line_state_the_clipped_gaussians_ceiling():
