@@ -18,7 +18,8 @@ import json
 import math
 
 from engine.protection import epsilon_dp_ceiling
-from engine.protection.report import ATTACK_WORDS  # the command line's line says the attack in the same words
+# the command line's line says the attack, and diffprivlib's (ε, δ) Laplace, in the same words
+from engine.protection.report import ATTACK_WORDS, release_words, with_release
 from engine.spec import spec_from_dict
 # the figures' legends say the same numbers
 from figures.protection import budget_number, pair_shift, percent, percent_at_least, percent_at_most, stated_budget
@@ -64,25 +65,18 @@ def release_clause(risk: dict) -> str | None:
     """Why the budget is not the one typed (``risk["release"]``, :func:`for_release`): diffprivlib's Laplace with
     δ > 0 uses b = Δ/(ε − log(1 − δ)), pure (ε − log(1 − δ))-DP, which implies the (ε, δ) stated and is stronger:
     ``(diffprivlib's (1, 0.1)-DP Laplace, met as pure 1.105-DP)``, after :func:`budget_clause`. None elsewhere. The
-    page read "At ε = 1.105" for ε = 1 typed, and only the sidebar said why."""
-    r, eps = risk.get("release"), risk.get("epsilon")
-    if not r or eps is None:
-        return None
-    return (f"(diffprivlib's ({budget_number(r['epsilon'])}, {r['delta']:.2g})-DP {r['mechanism']}, met as pure "
-            f"{budget_number(eps)}-DP)")
+    page read "At ε = 1.105" for ε = 1 typed, and only the sidebar said why. The words are the command line's
+    (:func:`engine.protection.report.release_words`)."""
+    return release_words(risk)
 
 
 def for_release(risk: dict, spec_text: str | None) -> dict:
     """``risk`` with the library's own statement under ``"release"`` where the budget stated is not the one the
     release's noise gives (:func:`release_clause`: diffprivlib's Laplace or LaplaceTruncated with δ > 0, reported as
-    pure DP); ``risk`` itself elsewhere. ``spec_text``: the scenario's spec as JSON (its ``[release]`` table)."""
+    pure DP); ``risk`` itself elsewhere. ``spec_text``: the scenario's spec as JSON (its ``[release]`` table), read as
+    the command line reads its spec file (:func:`engine.protection.report.with_release`)."""
     release = spec_from_dict(json.loads(spec_text)).release if spec_text else None
-    if (not release or release.get("library") != "diffprivlib"
-            or release.get("mechanism") not in ("Laplace", "LaplaceTruncated") or not release.get("delta")
-            or risk.get("epsilon") is None or pair_shift(risk) is not None):
-        return risk
-    return {**risk, "release": {"library": "diffprivlib", "mechanism": release["mechanism"],
-                                "epsilon": float(release["epsilon"]), "delta": float(release["delta"])}}
+    return with_release(risk, release)
 
 
 def mechanism_line(text: str, risk: dict) -> str:

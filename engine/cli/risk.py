@@ -13,7 +13,7 @@ import math
 import os
 import sys
 
-from ..protection.report import ATTACK_WORDS, risk, unbounded_words
+from ..protection.report import ATTACK_WORDS, release_words, risk, unbounded_words, with_release
 from ..spec import load_spec
 from .console import cli_error, closed_pipe, with_cause
 
@@ -32,7 +32,10 @@ def summary_line(out: dict) -> str:
     the ceiling as shown) and what the best attack catches at 5% false positives, after the release's description
     ("Laplace noise, scale b = 1; pure 1-DP (sensitivity 1)"; it began with the engine's key, "laplace:"). It printed
     "informed adversary 50% -> q95 0.574 (max 0.574)", shares and percentages mixed; then "to at most 73.1% (below
-    73.1% in 95% of releases)" for Laplace, where half the releases reach the ceiling."""
+    73.1% in 95% of releases)" for Laplace, where half the releases reach the ceiling. diffprivlib's Laplace with
+    delta > 0 (``out["release"]``, :func:`engine.protection.report.with_release`) says why its epsilon is not the one
+    stated, in the page's words: "pure 1.105-DP (sensitivity 1) (diffprivlib's (1, 0.1)-DP Laplace, met as pure
+    1.105-DP)"; it said only "pure 1.105-DP"."""
     ia = out["informed_adversary"]
     who = "whether one person is counted in this bin" if (out.get("package") or {}).get("kind") == "bin" else \
         "one person"
@@ -41,7 +44,9 @@ def summary_line(out: dict) -> str:
     q95 = math.ceil(round(10 ** (k + 2) * ia["q95"], 6)) / 10 ** k  # in %, rounded up: 95% of releases stay at or below
     if ia["max"] is None or q95 < round(100 * ia["max"], k):  # else it says the ceiling again
         ceiling += f" (at or below {q95:.{k}f}% in 95% of releases)"
-    return (f"{out.get('description') or out['mechanism']}: someone who knew everyone else could move a 50% guess "
+    why = release_words(out)
+    what = (out.get("description") or out["mechanism"]) + (f" {why}" if why else "")
+    return (f"{what}: someone who knew everyone else could move a 50% guess "
             f"about {who} {ceiling}; {ATTACK_WORDS.format(power=share(out['power_at_5pct']))}")
 
 
@@ -103,7 +108,7 @@ def run(args) -> int:
     spec = None
     try:
         spec = load_spec(args.spec)
-        out = risk(spec)
+        out = with_release(risk(spec), spec.release)  # diffprivlib's (eps, delta) Laplace: its statement, kept
         package = bin_of(args.spec)
         if package is not None and spec.model.get("name") == "poisson_gamma" and spec.model.get("n") == 1:
             out = for_bin(out, package)

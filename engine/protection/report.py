@@ -68,7 +68,9 @@ Four numbers and two curves, every one computed from the mechanism's own noise l
     bins of 2.5%): ``q50``, ``q95``, ``q99`` and the
     largest value ``max = e^eps / (1 + e^eps)`` for pure eps-DP noise (eps the pair's, ``epsilon``; below it where
     the pair moves the statistic by less than Delta), ``None`` where ``L`` is unbounded
-    (Gaussian and discrete Gaussian noise); ``at_max``: the share of releases whose belief reaches ``max``
+    (Gaussian and discrete Gaussian noise, unclipped or clipped on one side only; clipped on both sides, over a
+    statistic whose range is bounded, the largest atom's loss over placements,
+    :class:`~engine.protection.tradeoff.ClippedWorst`); ``at_max``: the share of releases whose belief reaches ``max``
     (pure DP puts an atom there: half the releases for Laplace noise on a two-valued record), ``None`` with it.
 ``neighbours``
     the pair attacked (:mod:`engine.protection.pairs`): replace-one at the sensitivity for a known n;
@@ -112,7 +114,8 @@ from .realistic import realistic_adversary
 from .tradeoff import alpha_grid, epsilon_dp_tradeoff, experiment, gdp_tradeoff, zcdp_delta, zcdp_tradeoff
 
 __all__ = ["risk", "privacy_side", "protection_of_spec", "unbounded_records", "pair_guarantee", "QUANTILES",
-           "FALSE_POSITIVE_RATE", "STATISTIC_WORDS", "ATTACK_WORDS", "unbounded_words"]
+           "FALSE_POSITIVE_RATE", "STATISTIC_WORDS", "ATTACK_WORDS", "unbounded_words", "with_release",
+           "release_words"]
 
 QUANTILES = (0.5, 0.95, 0.99)
 FALSE_POSITIVE_RATE = 0.05
@@ -121,6 +124,35 @@ FALSE_POSITIVE_RATE = 0.05
 #: "the best attack that wrongly flags 5% of people catches 14% of the real ones", a screen of a population.
 ATTACK_WORDS = ("the best attack on one person's record, wrong 5% of the time when it has the other value, "
                 "detects it {power} of the time")
+
+
+def with_release(out: dict, release: dict | None) -> dict:
+    """``out`` (:func:`risk`) with the library's own statement under ``"release"`` where the budget reported is not
+    the one stated: diffprivlib's Laplace or LaplaceTruncated with ``delta > 0`` use ``b = Delta / (eps - log(1 -
+    delta))``, pure ``eps' = eps - log(1 - delta)``-DP, which implies the (eps, delta) stated and is stronger, so
+    ``epsilon`` is eps' (module docstring, ``bound``). ``{"library", "mechanism", "epsilon", "delta"}``, read by
+    :func:`release_words`; ``out`` itself for any other release (``release``: the spec's ``[release]`` table, None
+    without one), or where the attacked pair's own guarantee already replaced the stated one (``guarantee["pair"]``,
+    :func:`pair_guarantee`). The page and the command line both take it from here."""
+    if (not release or release.get("library") != "diffprivlib"
+            or release.get("mechanism") not in ("Laplace", "LaplaceTruncated") or not release.get("delta")
+            or out.get("epsilon") is None or (out.get("guarantee") or {}).get("pair")):
+        return out
+    return {**out, "release": {"library": "diffprivlib", "mechanism": release["mechanism"],
+                               "epsilon": float(release["epsilon"]), "delta": float(release["delta"])}}
+
+
+def release_words(out: dict) -> str | None:
+    """Why the budget is not the one typed (``out["release"]``, :func:`with_release`), in parentheses:
+    ``(diffprivlib's (1, 0.1)-DP Laplace, met as pure 1.105-DP)``; budgets to four significant digits, as the
+    mechanism's line states them. None elsewhere. The page put it after "At ε = 1.105"; the command line said only
+    "pure 1.105-DP"."""
+    r, eps = out.get("release"), out.get("epsilon")
+    if not r or eps is None:
+        return None
+    return f"(diffprivlib's ({r['epsilon']:.4g}, {r['delta']:.2g})-DP {r['mechanism']}, met as pure {eps:.4g}-DP)"
+
+
 #: Bins of the informed adversary's belief (0 to 100% in steps of 2.5%) for its histogram.
 BELIEF_EDGES = np.linspace(0.0, 1.0, 41)
 

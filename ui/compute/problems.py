@@ -17,10 +17,14 @@ import engine
 from engine.methods import validate_method as _validate_method
 from engine.models.sample_size import make_size_mechanism, make_size_prior
 from engine.numerics.plausibility import IMPLAUSIBLE_SDS
+from engine.mechanisms import RandomizedResponse
+from engine.mechanisms.ratio import OpenDPMean
+from engine.protection.report import unbounded_records
 from engine.spec import build_mechanism
 
 from ..params.scenario import UNKNOWN_N_MODELS, Scenario
 from ..params.spec import model_table, n_mechanism_table, noise_table
+from ..protection_text import mechanism_line
 from .records import RESULT_TTL_S, Prepared
 
 __all__ = ["check_model", "describe_mechanism", "in_symbols", "describe_size_mechanism", "validate_method", "prepare"]
@@ -59,8 +63,20 @@ def describe_mechanism(scenario: Scenario, records=None) -> str:
     """The mechanism's own description (noise scale and guarantee); raises ValueError. With an
     unknown n the default sensitivity is the unbounded (add/delete one record) one. A release made with a
     library is its ``[release]`` table, mapped by the engine to the exact noise law."""
-    return in_symbols(build_mechanism(noise_table(scenario), _checked_model(scenario, records),
-                                      unbounded=scenario.unknown_n).describe())
+    model = _checked_model(scenario, records)
+    mechanism = build_mechanism(noise_table(scenario), model, unbounded=scenario.unknown_n)
+    return mechanism_line(in_symbols(mechanism.describe()), {"unbounded_records": _unbounded(model, mechanism)})
+
+
+def _unbounded(model, mechanism) -> dict | None:
+    """Whom the guarantee covers where the records are unbounded (:func:`engine.protection.report.unbounded_records`,
+    which ``engine.risk`` reports): the sidebar's "Implied noise" says it as What it protects' line does
+    (:func:`ui.protection_text.mechanism_line`); it said "pure 1-DP (sensitivity 1)" for every record of an unclamped
+    Poisson count. None for a release whose guarantee is not additive noise's on the statistic (OpenDP's mean,
+    randomized response), as ``engine.risk`` has it."""
+    if isinstance(mechanism, (OpenDPMean, RandomizedResponse)):
+        return None
+    return unbounded_records(model, mechanism)
 
 
 def describe_size_mechanism(scenario: Scenario) -> str:
