@@ -458,7 +458,24 @@ def _laplace_ppf(u, b: float):
     return np.where(low, -mag, mag)
 
 
-class BoundedDomainWorst:
+class _WorstOfPlacements:
+    """What :class:`BoundedDomainWorst` and :class:`ClippedWorst` share: the beliefs of the informed adversary are
+    those at one placement, ``worst`` (an experiment of its own, chosen as each class says), while the curve and
+    the ceiling are over every placement."""
+
+    worst = None
+
+    def belief_histogram(self, edges) -> np.ndarray:
+        return self.worst.belief_histogram(edges)
+
+    def belief_share_at_least(self, belief: float, tol: float = 1e-6) -> float:
+        return self.worst.belief_share_at_least(belief, tol)
+
+    def belief_quantile(self, q) -> np.ndarray:
+        return self.worst.belief_quantile(q)
+
+
+class BoundedDomainWorst(_WorstOfPlacements):
     """diffprivlib's bounded domain against the informed adversary: the worst of every placement of the pair.
 
     The adversary knows everyone else, so where the pair sits (``s0``, the others' statistic) is whatever the
@@ -531,15 +548,6 @@ class BoundedDomainWorst:
     def max_loss(self) -> float:
         return float(self.losses.max())
 
-    def belief_histogram(self, edges) -> np.ndarray:
-        return self.worst.belief_histogram(edges)
-
-    def belief_share_at_least(self, belief: float, tol: float = 1e-6) -> float:
-        return self.worst.belief_share_at_least(belief, tol)
-
-    def belief_quantile(self, q) -> np.ndarray:
-        return self.worst.belief_quantile(q)
-
 
 def _bounded_domain_worst(coords, placements) -> BoundedDomainWorst:
     mech, dj, _ = coords[0]
@@ -547,7 +555,7 @@ def _bounded_domain_worst(coords, placements) -> BoundedDomainWorst:
                               coords)
 
 
-class ClippedWorst:
+class ClippedWorst(_WorstOfPlacements):
     """One clipped coordinate against the informed adversary: the worst of every placement of the pair, in closed form.
 
     The release is ``y = min(max(s + U, lo), hi)`` (:class:`engine.mechanisms.clipped.Clipped`) with ``U`` Laplace,
@@ -744,14 +752,6 @@ class ClippedWorst:
         """The ceiling over outcomes and every placement of the statistic's range (class docstring)."""
         return self.ceiling
 
-    def belief_histogram(self, edges) -> np.ndarray:
-        return self.worst.belief_histogram(edges)
-
-    def belief_share_at_least(self, belief: float, tol: float = 1e-6) -> float:
-        return self.worst.belief_share_at_least(belief, tol)
-
-    def belief_quantile(self, q) -> np.ndarray:
-        return self.worst.belief_quantile(q)
 
 
 def _discrete_gaussian_log_cdf(t: float, g: float, args):
