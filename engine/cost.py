@@ -397,7 +397,9 @@ def fit_to_budget(problem: Problem, method: dict, max_seconds: float, rates: dic
         trial = {**settings, "chains": chains}
         base = estimate_cost(problem, {**trial, "draws": 1000, "warmup": 0}, rates).seconds / 1000.0
         per_iter = max(base, 1e-12)
-        iters = int(max_seconds / per_iter)
+        # a hair under the budget: where it is a whole number of iterations (the app fits to 0.8 of a budget
+        # that is itself a run's estimate) the estimate of exactly that many came out one rounding over it
+        iters = int(max_seconds / per_iter * (1.0 - 1e-9))
         ratio = settings["warmup"] / max(settings["warmup"] + settings["draws"], 1)
         warmup = min(settings["warmup"], max(100, int(iters * ratio)))
         draws = min(settings["draws"], iters - warmup)
