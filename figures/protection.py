@@ -14,6 +14,8 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from engine.protection.report import share_decimals
+
 from .axes import BOTTOM_LEGEND, wrap
 from .palette import BOUND_COLOR, METHOD_COLORS
 
@@ -34,16 +36,9 @@ _ATTACKED = {"laplace": "Laplace noise", "gaussian": "Gaussian noise", "discrete
 
 
 def _digits(p: float, apart_from: float | None = None) -> int:
-    """Decimals for a share in percent: none from 1% to 99%, one outside; more where that would write a share
-    strictly between 0 and 1 as 0% or 100% ("catches 100.0% of the real ones" at ε = 10, for 99.977%), or a share
-    that differs from ``apart_from`` as the same number ("to at most 50%" from a 50% guess at ε = 0.01, for
-    50.25%: a move read as none). At most four."""
-    v, other = 100.0 * float(p), None if apart_from is None else 100.0 * float(apart_from)
-    k = 0 if 1.0 <= v <= 99.0 else 1
-    while k < 4 and ((0.0 < v < 100.0 and float(f"{v:.{k}f}") in (0.0, 100.0))
-                     or (other is not None and v != other and f"{v:.{k}f}" == f"{other:.{k}f}")):
-        k += 1
-    return k
+    """Decimals for a share in percent on the page: none from 1% to 99%, one outside, more where that would write
+    it as 0%, 100% or ``apart_from`` (:func:`engine.protection.report.share_decimals`)."""
+    return share_decimals(p, 0 if 1.0 <= 100.0 * float(p) <= 99.0 else 1, apart_from)
 
 
 def percent(p: float, apart_from: float | None = None) -> str:
@@ -147,7 +142,8 @@ def bound_name(risk: dict) -> str:
     not stated by ρ): ``what μ-GDP (Gaussian DP) allows (μ = 1.414)``. Where the budget is the attacked pair's
     (:func:`pair_shift`: an OpenDP sum, stated for add/remove-one at Δ = 3, with one record replaced moving it by 6),
     the entry says so and names the stated one, in three lines: ``what ε-DP allows (ε = 2<br>for one record replaced,
-    a change of 6 = 2Δ;<br>stated ε = 1 at Δ = 3)``; it read "what ε-DP allows (ε = 1)" over an attack up to 0.39 below it."""
+    a change of 6 = 2Δ;<br>stated ε = 1 at Δ = 3)``; it read "what ε-DP allows (ε = 1)" over an attack up to 0.39
+    below it."""
     b, g = guarantee_curve(risk), risk.get("guarantee") or {}
     p = pair_shift(risk)
     # the budget of one record replaced (n known) where that moves the statistic by d > Δ, and the one stated

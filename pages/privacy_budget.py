@@ -547,7 +547,8 @@ if at_value:
         st.caption(f"{legend} in the legend: "
                    f"{'its run' if one else 'their runs'} at ε = {value:g} {'has' if one else 'have'} not converged "
                    f"(R-hat > 1.01 or ESS < 400), so {'its curve is' if one else 'their curves are'} drawn faded "
-                   "(in its own line style): read it with suspicion — raise the draws, or sweep Exact (best method) instead.",
+                   "(in its own line style): read it with suspicion — raise the draws, or sweep Exact (best method) "
+                   "instead.",
                    help=f"{TERM_HELP['R-hat']} {TERM_HELP['ESS']}")
 else:
     st.info(f"No method produced draws at ε = {value:g}.")

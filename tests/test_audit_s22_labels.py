@@ -65,8 +65,8 @@ def test_exact_quantiles_of_a_skewed_posterior_match_brute_force_and_are_not_mea
 
 
 @pytest.mark.parametrize("spec", [
-    {"seed": 3, "model": {"name": "poisson_gamma", "n": 5, "upper": 3}, "mechanism": {"name": "laplace", "epsilon": 1.0},
-     "data": {"s_dp": [8.4]}},  # a grid posterior
+    {"seed": 3, "model": {"name": "poisson_gamma", "n": 5, "upper": 3},
+     "mechanism": {"name": "laplace", "epsilon": 1.0}, "data": {"s_dp": [8.4]}},  # a grid posterior
     {"seed": 3, "model": {"name": "dirichlet_multinomial", "n": 6, "alpha": [1, 1, 1]},
      "mechanism": {"name": "laplace", "epsilon": 1.0}, "data": {"s_dp": [3.2, -1.5, 2.0]}},  # Beta-mixture marginals
 ])

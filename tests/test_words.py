@@ -91,7 +91,8 @@ def test_verdict_cells_are_short_and_say_what_failed():
     assert verdict_text({"applicable": True, "converged": True}) == "yes"
     # R-hat rounded up, as the engine's own reason writes it (rhat_up: 1.0341 is "1.035"; audit s22 F2)
     assert verdict_text({"applicable": True, "converged": False, "r_hat_max": 1.0341, "ess_bulk_min": 17.2,
-                         "ess_tail_min": 40.0, "reasons": ["R-hat of theta is 1.035 > 1.01"] * 3}) == "no: R-hat 1.035, ESS 17"
+                         "ess_tail_min": 40.0, "reasons": ["R-hat of theta is 1.035 > 1.01"] * 3}) == \
+        "no: R-hat 1.035, ESS 17"
     # one verdict per run: with several parameters its numbers are the worst, not the row's own (the audit read
     # "no: R-hat 1.156, ESS 19" on beta[0]'s row, whose R-hat was 1.017)
     assert verdict_text({"applicable": True, "converged": False, "r_hat_max": 1.156, "ess_bulk_min": 19.0},
@@ -252,14 +253,14 @@ def test_numbers_read_without_scientific_notation_where_people_would_not_write_i
 
     from figures.labels import summary_number as number
     from ui.narrative import _fmt
-    from ui.tables import draws_per_method
+    from ui.tables import draws_and_time_per_method
 
     assert [_fmt(v) for v in (5700.4, 6.5e-5, 0.25, 3.14159, 999.9)] == ["5,700", "0.000065", "0.25", "3.14", "1,000"]
     assert [number(v) for v in (-46730.2, 9999.5, 0.012345, 123.456, -5700.0)] == [
         "-46,730", "10,000", "0.01235", "123.5", "-5,700"]
     table = pd.DataFrame({"method": ["Naive", "Naive", "DA-MCMC", "ABC rejection", "confidential"],
-                          "draws": [4000, 4000, 3491, 40000, None]})
-    assert draws_per_method(table) == "Naive: 4,000 · DA-MCMC: 3,491 · ABC rejection: 40,000"
+                          "draws": [4000, 4000, 3491, 40000, None], "wall time (s)": [None] * 5})
+    assert draws_and_time_per_method(table) == "Naive: 4,000 draws · DA-MCMC: 3,491 draws · ABC rejection: 40,000 draws"
 
 
 def test_a_list_boxs_example_is_one_for_that_box():

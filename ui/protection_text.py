@@ -19,7 +19,7 @@ import math
 
 from engine.protection import epsilon_dp_ceiling
 # the command line's line says the attack, and diffprivlib's (ε, δ) Laplace, in the same words
-from engine.protection.report import ATTACK_WORDS, release_words, with_release
+from engine.protection.report import ATTACK_WORDS, for_bin, release_words, with_release
 from engine.spec import spec_from_dict
 # the figures' legends say the same numbers
 from figures.protection import budget_number, pair_shift, percent, percent_at_least, percent_at_most, stated_budget
@@ -122,26 +122,11 @@ def package_clause(risk: dict) -> str | None:
 
 def for_package(risk: dict, package: dict | None) -> dict:
     """``risk`` for a statistic of a dp-wizard package (:func:`ui.compute.protection.package_statistic`), with the
-    package under ``"package"``; ``risk`` itself where ``package`` is None.
-
-    A histogram bin's count is analysed as one Poisson count (n = 1): its one "record" is the whole count, so the
-    model-only adversary's "this person's record is 85" means nothing; it is left out, with why. The informed
-    adversary and the curves stay: one person's row in or out of the data (OpenDP's add/remove-one neighbours) moves
-    the bin's count by the sensitivity, which is the pair they attack, so the note on the pair says that."""
+    package under ``"package"``; ``risk`` itself where ``package`` is None. A histogram bin's count is said as
+    :func:`engine.protection.report.for_bin` has it (the command line's too)."""
     if not package:
         return risk
-    out = {**risk, "package": dict(package)}
-    if package["kind"] == "bin":
-        out.pop("unbounded_records", None)  # the "record" is the bin's whole count; one person moves it by 1
-        shift = max(abs(float(v)) for v in risk["neighbours"]["shift"])
-        out["neighbours"] = {**risk["neighbours"], "note": (
-            f"one person's row in the data or not (OpenDP's add/remove-one neighbours): the bin's count moves by "
-            f"{shift:g}")}
-        out["realistic_adversary"] = {"available": False, "reason": (
-            "a histogram bin's count is analysed as one Poisson count (n = 1), so its one \"record\" is the whole "
-            "count of the bin, not one person's row; what one person changes (the count, by one) is what the two "
-            "views above bound")}
-    return out
+    return for_bin(risk, package) if package["kind"] == "bin" else {**risk, "package": dict(package)}
 
 
 def statistic_note(risk: dict) -> str | None:

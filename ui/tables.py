@@ -25,7 +25,6 @@ __all__ = [
     "draws_csv",
     "abc_report",
     "formatted",
-    "draws_per_method",
     "draws_and_time_per_method",
 ]
 
@@ -197,18 +196,12 @@ def ess_short(v: float) -> str:
     return f"{math.floor(v / 100) / 10:.1f}k" if v < 10_000 else f"{math.floor(v / 1000):,}k"
 
 
-def draws_per_method(table: pd.DataFrame) -> str:
-    """"Naive: 4,000 · DA-MCMC: 3,491 · ABC rejection: 40,000": the draws behind each method's rows of a comparison
-    table, in its order (a list of bare counts did not say which was whose; without the colon "Naive at plug-in
-    n = 21 4,000" ran two numbers together)."""
-    pairs = dict.fromkeys((m, int(d)) for m, d in zip(table["method"], table["draws"]) if pd.notna(d))
-    return " · ".join(f"{m}: {d:,}" for m, d in pairs)
-
-
 def draws_and_time_per_method(table: pd.DataFrame) -> str:
     """"Naive: 4,000 draws, 0.002 s · DA-MCMC: 3,491 draws, 1.204 s · MLE (Monte Carlo EM): 0.512 s": the draws
-    and the sampler's wall time behind each method's rows of a comparison table, in its order. Compare's caption
-    writes them once per method: the table's own time column was its last, cut at a 1,280 px window."""
+    and the sampler's wall time behind each method's rows of a comparison table, in its order, each method named (a
+    list of bare counts did not say which was whose; without the colon "Naive at plug-in n = 21 4,000" ran two
+    numbers together). Compare's caption writes them once per method: the table's own time column was its last,
+    cut at a 1,280 px window."""
     parts = {}
     for m, d, t in zip(table["method"], table["draws"], table["wall time (s)"]):
         said = ([f"{int(d):,} draws"] if pd.notna(d) else []) + ([f"{t:.3f} s"] if pd.notna(t) else [])

@@ -3,7 +3,7 @@
 The content is :func:`engine.risk` of the spec (``epsilon``, ``tradeoff``, ``bound``,
 ``informed_adversary``, ``power_at_5pct``, ``advantage_at_5pct``, ``realistic_adversary``, ...).
 A bin's spec written by ``python -m engine import-dpwizard`` (``import.json`` beside it names it) is said as the
-app says it (:func:`for_bin`). Bad input prints one line, ``error: <field> = <value> is invalid: <what is
+app says it (:func:`bin_line`). Bad input prints one line, ``error: <field> = <value> is invalid: <what is
 allowed>``, exit status 2.
 """
 from __future__ import annotations
@@ -13,7 +13,8 @@ import math
 import os
 import sys
 
-from ..protection.report import ATTACK_WORDS, release_words, risk, unbounded_words, with_release
+from ..protection.report import (ATTACK_WORDS, for_bin, release_words, risk, share_decimals, unbounded_words,
+                                 with_release)
 from ..spec import load_spec
 from .console import cli_error, closed_pipe, with_cause
 
@@ -40,7 +41,7 @@ def summary_line(out: dict) -> str:
     who = "whether one person is counted in this bin" if (out.get("package") or {}).get("kind") == "bin" else \
         "one person"
     ceiling = "with no firm ceiling" if ia["max"] is None else f"to at most {share(ia['max'])}"
-    k = _decimals(ia["q95"])
+    k = share_decimals(ia["q95"])
     q95 = math.ceil(round(10 ** (k + 2) * ia["q95"], 6)) / 10 ** k  # in %, rounded up: 95% of releases stay at or below
     if ia["max"] is None or q95 < round(100 * ia["max"], k):  # else it says the ceiling again
         ceiling += f" (at or below {q95:.{k}f}% in 95% of releases)"
@@ -67,41 +68,24 @@ def bin_of(path: str) -> dict | None:
     return None
 
 
-def for_bin(out: dict, package: dict) -> dict:
-    """risk.json of a histogram bin's count (:func:`bin_of`), as the app says it (``ui.protection_text.for_package``).
-    The bin is analysed as one Poisson count (n = 1), whose one "record" is the whole count; one person's row in or
-    out (OpenDP's add/remove-one neighbours) moves it by the sensitivity, so every person gets the stated ε. The line
-    said "records are unbounded, and a record of size r gets (r/1) x its epsilon"."""
-    out = {**out, "package": dict(package)}
-    u = out.pop("unbounded_records", None)
+def bin_line(out: dict, package: dict) -> dict:
+    """risk.json of a histogram bin's count (:func:`bin_of`), as the app says it
+    (:func:`engine.protection.report.for_bin`), with the line's description saying what the count is: the line said
+    "records are unbounded, and a record of size r gets (r/1) x its epsilon"."""
+    u = out.get("unbounded_records")
+    out = for_bin(out, package)
     if u is not None:
         out["description"] = out["description"].removesuffix(unbounded_words(u))
     shift = max(abs(float(v)) for v in out["neighbours"]["shift"])
     out["description"] += (f"; the count in bin {' or '.join(package['bins'])} of {package['column']}, which one "
                            f"person's row moves by {shift:g}")
-    out["neighbours"] = {**out["neighbours"], "note": (
-        f"one person's row in the data or not (OpenDP's add/remove-one neighbours): the bin's count moves by "
-        f"{shift:g}")}
-    if "realistic_adversary" in out:
-        out["realistic_adversary"] = {"available": False, "reason": (
-            "a histogram bin's count is analysed as one Poisson count (n = 1), so its one \"record\" is the whole "
-            "count of the bin, not one person's row; what one person changes (the count, by one) is what the two "
-            "views above bound")}
     return out
 
 
-def _decimals(p: float) -> int:
-    """One decimal of a percentage, more where one would write a share strictly between 0 and 1 as 0.0% or 100.0%
-    (at ε = 10 the line said "to at most 100.0%" and "catches 100.0%" for 99.9955% and 99.977%); at most four."""
-    v, k = 100.0 * float(p), 1
-    while k < 4 and 0.0 < v < 100.0 and float(f"{v:.{k}f}") in (0.0, 100.0):
-        k += 1
-    return k
-
-
 def share(p: float) -> str:
-    """A share in percent for the line (:func:`_decimals`): ``73.1%``, ``99.995%``."""
-    return f"{100.0 * float(p):.{_decimals(p)}f}%"
+    """A share in percent for the line, one decimal unless it would then read 0.0% or 100.0%
+    (:func:`engine.protection.report.share_decimals`): ``73.1%``, ``99.995%``."""
+    return f"{100.0 * float(p):.{share_decimals(p)}f}%"
 
 
 def run(args) -> int:
@@ -111,7 +95,7 @@ def run(args) -> int:
         out = with_release(risk(spec), spec.release)  # diffprivlib's (eps, delta) Laplace: its statement, kept
         package = bin_of(args.spec)
         if package is not None and spec.model.get("name") == "poisson_gamma" and spec.model.get("n") == 1:
-            out = for_bin(out, package)
+            out = bin_line(out, package)
         os.makedirs(args.out, exist_ok=True)
         with open(os.path.join(args.out, "risk.json"), "w", encoding="utf-8") as f:
             json.dump(out, f, indent=1, allow_nan=False)

@@ -142,7 +142,7 @@ class Mixture:
             hi = float(np.max(stats.gamma.ppf(max(q, 1 - 1e-12), p1, scale=1 / p2)))
         else:
             lo, hi = 0.0, 1.0
-        return optimize.brentq(lambda t: self.cdf(j, [t])[0] - q, lo, hi, xtol=1e-12)
+        return _solve(lambda t: self.cdf(j, [t])[0], q, lo, hi)
 
     def sample(self, rng, size) -> np.ndarray:
         idx = rng.choice(self.weights.size, size=size, p=self.weights)

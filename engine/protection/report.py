@@ -115,7 +115,7 @@ from .tradeoff import alpha_grid, epsilon_dp_tradeoff, experiment, gdp_tradeoff,
 
 __all__ = ["risk", "privacy_side", "protection_of_spec", "unbounded_records", "pair_guarantee", "QUANTILES",
            "FALSE_POSITIVE_RATE", "STATISTIC_WORDS", "ATTACK_WORDS", "unbounded_words", "with_release",
-           "release_words"]
+           "release_words", "for_bin", "share_decimals"]
 
 QUANTILES = (0.5, 0.95, 0.99)
 FALSE_POSITIVE_RATE = 0.05
@@ -124,6 +124,20 @@ FALSE_POSITIVE_RATE = 0.05
 #: "the best attack that wrongly flags 5% of people catches 14% of the real ones", a screen of a population.
 ATTACK_WORDS = ("the best attack on one person's record, wrong 5% of the time when it has the other value, "
                 "detects it {power} of the time")
+
+
+def share_decimals(p: float, least: int = 1, apart_from: float | None = None) -> int:
+    """Decimals to write a share ``p`` in percent with: ``least``, more where that would write a share strictly
+    between 0 and 1 as 0% or 100% (at ε = 10, "catches 100.0%" for 99.977%), or a share that differs from
+    ``apart_from`` as the same number ("to at most 50%" from a 50% guess at ε = 0.01, for 50.25%: a move read as
+    none). At most four. The page's shares (``figures.protection.percent``, whole from 1% to 99%) and the command
+    line's (one decimal, ``engine.cli.risk.share``) both take it."""
+    v, other = 100.0 * float(p), None if apart_from is None else 100.0 * float(apart_from)
+    k = least
+    while k < 4 and ((0.0 < v < 100.0 and float(f"{v:.{k}f}") in (0.0, 100.0))
+                     or (other is not None and v != other and f"{v:.{k}f}" == f"{other:.{k}f}")):
+        k += 1
+    return k
 
 
 def with_release(out: dict, release: dict | None) -> dict:
@@ -151,6 +165,29 @@ def release_words(out: dict) -> str | None:
     if not r or eps is None:
         return None
     return f"(diffprivlib's ({r['epsilon']:.4g}, {r['delta']:.2g})-DP {r['mechanism']}, met as pure {eps:.4g}-DP)"
+
+
+def for_bin(out: dict, package: dict) -> dict:
+    """``out`` (:func:`risk`) for a dp-wizard histogram bin's count, with ``package`` (``{"package", "kind": "bin",
+    "column", "bins"}``) under ``"package"``: what the page (``ui.protection_text.for_package``) and the command line
+    (``engine.cli.risk``) both say of it.
+
+    A bin's count is analysed as one Poisson count (n = 1): its one "record" is the whole count, so the model-only
+    adversary's "this person's record is 85" means nothing; it is left out, with why, and so is
+    ``unbounded_records`` (one person moves the count by the sensitivity, not by a record of any size). The informed
+    adversary and the curves stay: one person's row in or out of the data (OpenDP's add/remove-one neighbours)
+    moves the bin's count by the sensitivity, which is the pair they attack, so the note on the pair says that."""
+    out = {**out, "package": dict(package)}
+    out.pop("unbounded_records", None)
+    shift = max(abs(float(v)) for v in out["neighbours"]["shift"])
+    out["neighbours"] = {**out["neighbours"], "note": (
+        f"one person's row in the data or not (OpenDP's add/remove-one neighbours): the bin's count moves by "
+        f"{shift:g}")}
+    out["realistic_adversary"] = {"available": False, "reason": (
+        "a histogram bin's count is analysed as one Poisson count (n = 1), so its one \"record\" is the whole "
+        "count of the bin, not one person's row; what one person changes (the count, by one) is what the two "
+        "views above bound")}
+    return out
 
 
 #: Bins of the informed adversary's belief (0 to 100% in steps of 2.5%) for its histogram.
