@@ -147,3 +147,28 @@ def test_discrete_gaussian_tails_in_one_pass_match_the_mechanism():
         assert np.array_equal(np.isfinite(mine), np.isfinite(theirs))
         ok = np.isfinite(theirs)
         np.testing.assert_allclose(mine[ok], theirs[ok], rtol=1e-12, atol=1e-13)
+
+
+def test_narrow_gaussian_clip_builds_its_lattice_at_every_placement():
+    """normal_known_sd on [0, 1] (sum over 20 records, pair shift 1), Gaussian sigma = 0.2 clipped to [10, 20]: the
+    interval from the lattice's last cut to the clip's bound has the last level as its lower loss, recomputed from
+    the cut through the loss's formula, up to 5e-14 below it (h = 0.038); the tail test allowed 1e-12 h = 4e-14, so
+    the piece was taken as straddling the level and engine.risk raised instead of drawing a curve. Now every
+    placement's lattice curve holds its closed form (ClippedWorst, "One placement in closed form") between the
+    optimistic curve and that curve less its max_error."""
+    problem = engine.prepare({"seed": 1, "model": {"name": "normal_known_sd", "n": 20, "lo": 0.0, "hi": 1.0},
+                              "mechanism": {"name": "gaussian", "sigma": 0.2, "clip": [10.0, 20.0]},
+                              "data": {"s_dp": [14.0]}})
+    worst = experiment(problem.model, problem.mechanism, neighbours(problem.model, problem.mechanism))
+    assert isinstance(worst, ClippedWorst)
+    alpha = alpha_grid()
+    placements = np.linspace(8.0, 19.0, 45)
+    closed = worst._curves(tuple(x[:, None] for x in worst._atom_logs(placements)), alpha[None, :],
+                           worst._unclipped(alpha)[None, :])
+    for s0, exact in zip(placements, closed):
+        (lattice,) = _brute_force(problem, [s0])
+        reported = lattice.tradeoff(alpha)
+        assert np.all(reported >= exact - 1e-12)
+        assert np.all(reported - lattice.max_error <= exact + 1e-12)
+    out = engine.risk(problem, realistic=False)
+    assert out["informed_adversary"]["q50"] > 0.99

@@ -170,7 +170,7 @@ def continuous_pieces(kind: str, scale: float, s0: float, d: float, h: float, lo
     lp0, lp1, lo_loss, hi_loss = (np.concatenate(x) for x in zip(*parts))
     if kind != "laplace" and ks.size:  # beyond the first / last level (tails, far clip atoms): unbounded pieces
         first, last = ks[0] * h, ks[-1] * h
-        below, above = hi_loss <= first + 1e-12 * h, lo_loss >= last - 1e-12 * h
+        below, above = hi_loss <= first + 1e-9 * h, lo_loss >= last - 1e-9 * h
         lo_loss, hi_loss = np.where(below, -np.inf, lo_loss), np.where(below, first, hi_loss)
         lo_loss, hi_loss = np.where(above, last, lo_loss), np.where(above, np.inf, hi_loss)
     keep = np.isfinite(lp0) | np.isfinite(lp1)
