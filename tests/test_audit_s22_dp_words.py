@@ -130,6 +130,36 @@ def test_opendps_sentence_says_what_replacing_a_record_gets():
     assert "replacing one" not in given  # a sensitivity given is the user's own statement
 
 
+
+@pytest.mark.parametrize("release, model, said", [
+    ({"mechanism": "laplace", "domain": "float", "scale": 3.0}, {"name": "normal_known_sd", "n": 20},
+     "up to d = 6 = 2Δ, is 2-DP,"),
+    ({"mechanism": "laplace", "domain": "float", "scale": 3.0, "k": -2}, {"name": "dirichlet_multinomial", "n": 20},
+     "up to d = 2 = 2Δ, is 0.75-DP,"),
+    ({"mechanism": "gaussian", "domain": "float", "scale": 3.0}, {"name": "dirichlet_multinomial", "n": 20},
+     "up to d = 1.414 = 1.414Δ, is 0.1111-zCDP,"),
+    ({"mechanism": "laplace", "domain": "int", "scale": 2.0}, {"name": "beta_binomial", "n": 20}, None),
+])
+def test_opendps_sentence_states_the_replaced_pairs_budget_as_risk_does(release, model, said):
+    """Given the model's replace-one Δ (the sidebar's ``model_sensitivities``), the sentence says the pair's budget in
+    numbers, the one engine.risk reports as ``epsilon`` (pure) or ``guarantee.rho``; nothing where replacing a record
+    moves the statistic no further than adding one (a count)."""
+    spec = {"seed": 1, "model": model, "release": {"library": "opendp", **release}, "data": {"s_dp": [3.0] * (
+        3 if model["name"] == "dirichlet_multinomial" else 1)}}
+    r = engine.risk(spec, realistic=False)
+    pair = (r["guarantee"].get("pair") or {})
+    delta = pair.get("sensitivity", 1.0)
+    sentence = engine.release_from("opendp", default_sensitivity=delta, replace_sensitivity=pair.get("shift", delta),
+                                   **release).sentence
+    if said is None:
+        assert not pair and "replacing one" not in sentence, sentence
+        return
+    assert said in sentence, sentence
+    number = float(said.split(" is ")[1].split("-")[0])
+    got = r["epsilon"] if r["guarantee"]["kind"] == "pure" else r["guarantee"]["rho"]
+    assert number == pytest.approx(got, rel=5e-4)
+
+
 def test_the_page_says_why_diffprivlibs_epsilon_became_1_105():
     at = open_app("pages/protection.py", {"model": "beta_binomial", "rel": "diffprivlib", "rel_mech": "Laplace",
                                           "rel.epsilon": "1", "rel.sensitivity": "1",

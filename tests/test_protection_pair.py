@@ -203,3 +203,7 @@ def test_the_page_says_the_pairs_budget_and_why():
     texts = " ".join(m.value for e in at.expander if e.label == "What am I looking at?" for m in e.markdown)
     assert ("The dashed curve is at ε = 2, the budget that covers one person's record replaced, not the ε = 1 stated "
             "for a change of up to Δ = 3") in texts
+    # the sidebar's mapping sentence says the same pair's budget in numbers (it said "(d/Δ)·ε-DP")
+    captions = " ".join(c.value for c in at.sidebar.caption)
+    assert ("(adding or removing a person; with n known, replacing one, which moves the statistic by up to d = 6 = 2Δ, "
+            "is 2-DP, as What it protects states)") in captions

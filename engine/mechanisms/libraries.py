@@ -42,7 +42,7 @@ of a spec's ``[release]`` table.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace as _replace
 from typing import Any, Mapping
 
 import numpy as np
@@ -345,7 +345,8 @@ def _opendp_mean(params: Mapping[str, Any], field_: str):
     return noise, head, law, {"kind": "pure", "epsilon": g["epsilon"]}, gtxt
 
 
-def _opendp(mechanism: str, params: Mapping[str, Any], default_sensitivity: float | None, field_: str):
+def _opendp(mechanism: str, params: Mapping[str, Any], default_sensitivity: float | None, field_: str,
+            replace_sensitivity: float | None = None):
     if mechanism == "mean":
         return _opendp_mean(params, field_)
     domain = choice(f"{field_}.domain", params.get("domain"), ("int", "float"))
@@ -400,9 +401,19 @@ def _opendp(mechanism: str, params: Mapping[str, Any], default_sensitivity: floa
                   "1 for a count or a histogram cell, max(|lo|, |hi|) for a sum of values clamped to [lo, hi])"}
     # adding or removing a person is what OpenDP states; with n known What it protects attacks one record replaced,
     # which may move the statistic by d > Δ (hi − lo for a sum): "1-DP at Δ = 3" beside its "ε = 2" read as a clash
+    # with d known (the sidebar's replace-one Δ) the clause says the pair's budget in numbers, as What it protects
+    # does (the mechanism's own formula at sensitivity d: eps d / Delta, (|d| + g) / b on a lattice, rho (d / Delta)^2);
+    # none where d <= Delta (an unknown n's neighbours, or a count): the budget stated covers that pair too
     per = "(d/Δ)·ε-DP" if mechanism == "laplace" else "(d/Δ)²·ρ-zCDP"
-    replaced = (f" (adding or removing a person; with n known, replacing one, which moves the statistic by up to d, is "
-                f"{per}, as What it protects states)") if source == "model" else ""
+    by = "d"
+    if replace_sensitivity is not None:
+        d = positive(f"{field_}.replace_sensitivity", replace_sensitivity)
+        at_d = _replace(noise, sensitivity=d).guarantee
+        per = f"{at_d['epsilon']:.4g}-DP" if mechanism == "laplace" else f"{at_d['rho']:.4g}-zCDP"
+        by = f"d = {d:.4g} = {d / sens:.4g}Δ"
+    replaced = (f" (adding or removing a person; with n known, replacing one, which moves the statistic by up to {by}, "
+                f"is {per}, as What it protects states)") if source == "model" and (
+        replace_sensitivity is None or replace_sensitivity > sens * (1.0 + 1e-9)) else ""
     guarantee_txt = (f"{gtext} {at[source]}" + (f" (+ granularity {g:g})" if g is not None else "")
                      + " under add/remove-one neighbours" + replaced)
     return noise, head, law, guarantee, guarantee_txt
@@ -494,14 +505,15 @@ def _check_keys(library: str, mechanism: str, params: Mapping[str, Any], field_:
 
 
 def _map(library: str, mechanism: str, params: Mapping[str, Any], default_sensitivity: float | None,
-         field_: str = "release"):
+         field_: str = "release", replace_sensitivity: float | None = None):
     library = choice(f"{field_}.library", library, tuple(LIBRARIES))
     mechanism = choice(f"{field_}.mechanism", mechanism, tuple(_mechanisms(library)))
     _check_keys(library, mechanism, params, field_)
     given = {k: params[k] for k in ("epsilon", "delta", "scale", "sensitivity") if k in params}
     try:
         if library == "opendp":
-            noise, head, law, guarantee, gtxt = _opendp(mechanism, params, default_sensitivity, field_)
+            noise, head, law, guarantee, gtxt = _opendp(mechanism, params, default_sensitivity, field_,
+                                                        replace_sensitivity)
         else:
             noise, head, law, guarantee, gtxt = _diffprivlib(mechanism, params, field_)
     except (OverflowError, ZeroDivisionError):  # a budget or scale past double precision (epsilon = 1e300)
@@ -517,7 +529,7 @@ def _map(library: str, mechanism: str, params: Mapping[str, Any], default_sensit
 
 
 def release_from(library: str, mechanism: str, *, default_sensitivity: float | None = None,
-                 **params) -> LibraryRelease:
+                 replace_sensitivity: float | None = None, **params) -> LibraryRelease:
     """Map a library call to the exact noise law of its release.
 
     ``library = "opendp"``: ``mechanism = "laplace" | "gaussian"``, ``domain = "int" | "float"``,
@@ -527,9 +539,13 @@ def release_from(library: str, mechanism: str, *, default_sensitivity: float | N
     ``default_sensitivity``: the model's add/remove-one sensitivity, which an OpenDP release without
     ``sensitivity`` is analysed at (``engine.spec``); the sentence then states the guarantee at it, and without
     it (no model known) states it as a function of that sensitivity Δ rather than at Δ = 1.
+    ``replace_sensitivity``: with ``default_sensitivity``, the model's replace-one Δ (what one record replaced moves
+    the statistic by, n known), so the sentence states that pair's budget in numbers ("replacing one, which moves the
+    statistic by up to d = 6 = 2Δ, is 2-DP"); without it the sentence gives the rule, ``(d/Δ)·ε-DP``.
     Returns a :class:`LibraryRelease` with the engine mechanism, the mapping in one sentence, the guarantee
     and warnings where the library's convention differs from the lab's default."""
-    noise, head, law, guarantee, gtxt = _map(library, mechanism, params, default_sensitivity)
+    noise, head, law, guarantee, gtxt = _map(library, mechanism, params, default_sensitivity,
+                                             replace_sensitivity=replace_sensitivity)
     warnings = []
     if library == "diffprivlib" and mechanism == "Gaussian":
         warnings.append("diffprivlib's Gaussian is the classic mechanism, σ = √(2 ln(1.25/δ))·Δ/ε; the lab's own "

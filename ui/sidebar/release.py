@@ -276,6 +276,7 @@ def library_form(library: str, base: Scenario | None = None) -> dict:
     delta = model_sensitivities(replace(base, **out)) if base is not None else None
     try:
         mapped = engine.release_from(library, mech, **release_params(library, mech, params),
+                                     replace_sensitivity=delta[1] if delta else None,
                                      default_sensitivity=delta[0] if delta else None)
     except ValueError:
         mapped = None  # the section's error (from the validation) says why
