@@ -112,7 +112,7 @@ with results_area:
     not_converged = {m for m, r in ok.items() if r.stalled}
     too_few = {m for m, r in ok.items() if r.too_few}
     fig = posteriors.posterior_densities([r.result for r in ok.values()], true_params=prepared.true_params,
-                                         confidential=conf_result, title=prepared.mechanism_text,
+                                         confidential=conf_result, title=prepared.mechanism_title,
                                          params=[picked] if multi else names, not_converged=not_converged,
                                          too_few=too_few, supports=prepared.param_support)
     # an upload's confidential-data posterior and OPS's draws are computed from the records themselves, not from
@@ -128,11 +128,11 @@ with results_area:
     def titled_file_figure():
         shared_fig = fig if share_direct else posteriors.posterior_densities(
             [r.result for r in shared.values()], true_params=prepared.true_params, confidential=None,
-            title=prepared.mechanism_text, params=[picked] if multi else names, not_converged=not_converged,
+            title=prepared.mechanism_title, params=[picked] if multi else names, not_converged=not_converged,
             too_few=too_few, supports=prepared.param_support)
         return budget.with_scenario(
             shared_fig, f"Posterior of {param_symbol(picked)} per method given s_dp = {given}; "
-            f"{prepared.mechanism_text}", sweeps.scenario_words(s, inputs.records, prepared.n))
+            f"{prepared.mechanism_title}", sweeps.scenario_words(s, inputs.records, prepared.n))
 
     file_fig = downloads.file_figure(fig, titled_file_figure)
     config = {"toImageButtonOptions": {"format": "png", "filename": "posterior", "scale": 2}}

@@ -2,7 +2,9 @@
 caption for unclamped Poisson counts and the command line's words for diffprivlib's (ε, δ) Laplace."""
 from __future__ import annotations
 
+import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -190,6 +192,23 @@ def test_the_sidebar_qualifies_an_unclamped_poissons_guarantee_as_what_it_protec
          "mechanism": {"name": "laplace", "epsilon": 1.0}, "data": {"s_dp": [80.0]}}, realistic=False))
     clamped = open_app("pages/diagnostics.py", {**POISSON, "prior.upper": "3"}, 180)
     assert not clamped.exception and "only for records" not in _implied_noise(clamped), _implied_noise(clamped)
+
+
+def test_compares_figure_title_qualifies_an_unclamped_poissons_guarantee():
+    """Compare states the mechanism in its figure's title (no "Implied noise" there): it said "pure 1-DP
+    (sensitivity 1)" bare for an unclamped Poisson count; now as the sidebar says it, and bare where clamped."""
+    from app_support import open_app
+    qualified = ("Laplace noise, scale b = 1; pure 1-DP (sensitivity 1); only for records that move the sum by at most "
+                 "1 (records are not clamped)")
+    for query, expected in ((POISSON, qualified), ({**POISSON, "prior.upper": "3"}, None)):
+        at = open_app("pages/compare.py", query, 180)
+        assert not at.exception, [e.value for e in at.exception]
+        (chart,) = [c for c in at.get("plotly_chart") if "posterior density" in c.proto.spec]
+        title = " ".join(re.sub(r"<[^>]+>", " ", json.loads(chart.proto.spec)["layout"]["title"]["text"]).split())
+        if expected is None:
+            assert title.startswith("Laplace noise, scale b = 3; pure 1-DP (sensitivity 3)") and "only for" not in title
+        else:
+            assert title == expected, title
 
 
 # --------------------------------------------------------------------------- 4. diffprivlib's (ε, δ) Laplace, said

@@ -102,6 +102,8 @@ def prepare(spec_text: str) -> Prepared:
         true_params=None if problem.true_params is None else dict(problem.true_params),
         has_records=problem.records is not None,
         mechanism_text=in_symbols(problem.mechanism.describe()),
+        mechanism_title=mechanism_line(in_symbols(problem.mechanism.describe()),
+                                       {"unbounded_records": _unbounded(problem.model, problem.mechanism)}),
         param_names=tuple(problem.model.param_names),
         n=int(problem.model.n),
         epsilon=getattr(problem.mechanism, "epsilon", None),

@@ -87,6 +87,9 @@ class Prepared:
     # the release's own list (mechanism.methods: OpenDP's mean, whose law involves n) and its name; None: all
     release_methods: tuple[str, ...] | None = None
     release_label: str = ""
+    # mechanism_text qualified as the sidebar's "Implied noise" is: "…; only for records that move the sum by at most
+    # 1 (records are not clamped)" for an unclamped Poisson count (Compare's figure title said "pure 1-DP" bare)
+    mechanism_title: str = ""
 
     @property
     def unknown_n(self) -> bool:
