@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from engine.protection.report import share_decimals
+from engine.protection.report import directed_percent, share_decimals
 
 from .axes import BOTTOM_LEGEND, wrap
 from .palette import BOUND_COLOR, METHOD_COLORS
@@ -52,19 +52,9 @@ def percent(p: float, apart_from: float | None = None) -> str:
 def _directed_percent(p: float, up: bool) -> str:
     """:func:`percent` where that rounding keeps a bound true, else rounded the safe way at the same decimals (up
     for "at most", down for "at least"; a whole percentage that does not hold falls to one decimal), with more
-    decimals where the safe way reaches 100% or 0% for a share strictly between."""
-    said = percent(p)
-    v = 100.0 * float(p)
-    shown = float(said.rstrip("%"))
-    if (shown >= v - 1e-9) if up else (shown <= v + 1e-9):
-        return said
-    k = max(1, _digits(p))
-    while True:
-        scale = 10.0 ** k
-        safe = (np.ceil(scale * v - 1e-9) if up else np.floor(scale * v + 1e-9)) / scale
-        if k >= 6 or not (0.0 < v < 100.0) or 0.0 < safe < 100.0:
-            return f"{safe:.{k}f}%"
-        k += 1
+    decimals where the safe way reaches 100% or 0% for a share strictly between
+    (:func:`engine.protection.report.directed_percent`, which the command line's line takes too)."""
+    return directed_percent(p, 0 if 1.0 <= 100.0 * float(p) <= 99.0 else 1, up)
 
 
 def percent_at_least(p: float) -> str:

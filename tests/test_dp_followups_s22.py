@@ -14,6 +14,7 @@ import engine
 from engine.cli.risk import summary_line
 from engine.protection import experiment, neighbours
 from engine.protection.tradeoff import ClippedWorst
+from figures import protection as pf
 from ui import protection_text as pt
 
 
@@ -245,3 +246,20 @@ def test_the_command_line_says_why_diffprivlibs_epsilon_became_1_105(tmp_path):
             spec_o.pop("release")
         plain = with_release(engine.risk(spec_o, realistic=False), other)
         assert "release" not in plain and "met as pure" not in summary_line(plain)
+
+
+def test_the_command_lines_95_percent_level_rounds_up_as_the_page_does():
+    """The line's "(at or below X in 95% of releases)" rounded q95 up at one decimal by its own rule: 99.924% read
+    "at or below 100.0%" (a share strictly between written as all), and beside a ceiling of 100.0% it was dropped.
+    It now takes the page's directed rounding (engine.protection.report.directed_percent): "99.93%"."""
+    r = engine.risk({"seed": 1, "model": {"name": "normal_known_sd", "n": 20},
+                     "mechanism": {"name": "gaussian", "sigma": 1.0}, "data": {"s_dp": [0.0]}}, realistic=False)
+    assert r["informed_adversary"]["max"] is None
+    for q95, said in ((0.99924, "99.93%"), (0.57412, "57.5%"), (0.5741, "57.5%"), (0.99996, "99.996%")):
+        r["informed_adversary"]["q95"] = q95
+        assert f"(at or below {said} in 95% of releases)" in summary_line(r), summary_line(r)
+        assert pf.percent_at_most(q95) in (said, f"{round(100 * q95)}%")
+    r["informed_adversary"].update(q95=0.99924, max=0.9999999)
+    assert "(at or below 99.93% in 95% of releases)" in summary_line(r), summary_line(r)
+    r["informed_adversary"].update(q95=0.73106, max=0.73106)  # the ceiling itself: not said twice
+    assert "95% of releases" not in summary_line(r), summary_line(r)

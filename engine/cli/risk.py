@@ -9,12 +9,11 @@ allowed>``, exit status 2.
 from __future__ import annotations
 
 import json
-import math
 import os
 import sys
 
-from ..protection.report import (ATTACK_WORDS, for_bin, release_words, risk, share_decimals, unbounded_words,
-                                 with_release)
+from ..protection.report import (ATTACK_WORDS, directed_percent, for_bin, release_words, risk, share_decimals,
+                                 unbounded_words, with_release)
 from ..spec import load_spec
 from .console import cli_error, closed_pipe, with_cause
 
@@ -41,10 +40,9 @@ def summary_line(out: dict) -> str:
     who = "whether one person is counted in this bin" if (out.get("package") or {}).get("kind") == "bin" else \
         "one person"
     ceiling = "with no firm ceiling" if ia["max"] is None else f"to at most {share(ia['max'])}"
-    k = share_decimals(ia["q95"])
-    q95 = math.ceil(round(10 ** (k + 2) * ia["q95"], 6)) / 10 ** k  # in %, rounded up: 95% of releases stay at or below
-    if ia["max"] is None or q95 < round(100 * ia["max"], k):  # else it says the ceiling again
-        ceiling += f" (at or below {q95:.{k}f}% in 95% of releases)"
+    q95 = directed_percent(ia["q95"], 1, up=True)  # rounded up: 95% of releases stay at or below it
+    if ia["max"] is None or float(q95[:-1]) < float(share(ia["max"])[:-1]):  # else it says the ceiling again
+        ceiling += f" (at or below {q95} in 95% of releases)"
     why = release_words(out)
     what = (out.get("description") or out["mechanism"]) + (f" {why}" if why else "")
     return (f"{what}: someone who knew everyone else could move a 50% guess "

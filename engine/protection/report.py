@@ -140,6 +140,26 @@ def share_decimals(p: float, least: int = 1, apart_from: float | None = None) ->
     return k
 
 
+def directed_percent(p: float, least: int, up: bool) -> str:
+    """A share in percent for a bound ("at most X", "X or more"): at :func:`share_decimals` (``least``) where that
+    rounding keeps the bound true, else rounded the safe way (up for "at most", down for "at least") at the same
+    decimals, one at least, with more where the safe way would reach 100% or 0% for a share strictly between. The
+    page (``figures.protection.percent_at_most`` / ``percent_at_least``, whole percentages from 1% to 99%) and the
+    command line's 95% level (one decimal, ``engine.cli.risk.summary_line``) both take it."""
+    v = 100.0 * float(p)
+    k = share_decimals(p, least)
+    said = f"{v:.{k}f}"
+    if (float(said) >= v - 1e-9) if up else (float(said) <= v + 1e-9):
+        return f"{said}%"
+    k = max(1, k)
+    while True:
+        scale = 10.0 ** k
+        safe = (math.ceil(scale * v - 1e-9) if up else math.floor(scale * v + 1e-9)) / scale
+        if k >= 6 or not (0.0 < v < 100.0) or 0.0 < safe < 100.0:
+            return f"{safe:.{k}f}%"
+        k += 1
+
+
 def with_release(out: dict, release: dict | None) -> dict:
     """``out`` (:func:`risk`) with the library's own statement under ``"release"`` where the budget reported is not
     the one stated: diffprivlib's Laplace or LaplaceTruncated with ``delta > 0`` use ``b = Delta / (eps - log(1 -
