@@ -94,11 +94,12 @@ else:
 
 st.subheader("R-hat and effective sample size", divider="gray")
 summary = run.summary.rename(columns={"r_hat": "R-hat", "ess_bulk": "ESS bulk", "ess_tail": "ESS tail",
-                                      "mcse_mean": "MCSE"})  # the mean's Monte Carlo standard error
+                                      "mcse_mean": "MCSE", "mcse_q5": "MCSE q5", "mcse_q95": "MCSE q95"})
 # ESS rounded down and R-hat up as on Compare and in the verdict (ui.tables.ess_full, rhat_at_most): 381.6 reads
 # 381 and a failing 1.01004 reads 1.011 everywhere
 formats = {c: summary_number for c in ("mean", "sd", "q5", "q50", "q95")} | {
-    "R-hat": tables.rhat_at_most, "ESS bulk": tables.ess_full, "ESS tail": tables.ess_full, "MCSE": summary_number}
+    "R-hat": tables.rhat_at_most, "ESS bulk": tables.ess_full, "ESS tail": tables.ess_full, "MCSE": summary_number,
+    "MCSE q5": summary_number, "MCSE q95": summary_number}  # Monte Carlo standard errors: mean, 5%, 95% quantiles
 st.dataframe(tables.formatted(summary, formats), width="stretch", height="content",
              column_config=terms.text_columns(formats))
 if math.isnan(run.summary["r_hat"].max()):

@@ -72,7 +72,11 @@ COLUMN_HELP = {
     "q5": GLOSSARY["q5_q95"] + " For the MLE row: its 90% Wald interval.",
     "q95": GLOSSARY["q5_q95"] + " For the MLE row: its 90% Wald interval.",
     "MCSE": "Monte Carlo standard error of the mean: how far the draws' mean may be from the posterior mean "
-            "because the draws are finite (sd / √ESS bulk; sd / √N for independent draws).",
+            "because the draws are finite (sd / √ESS, the ESS of the mean itself; sd / √N for independent draws).",
+    "MCSE q5": "Monte Carlo standard error of q5: how far the draws' 5% quantile may be from the posterior's, from "
+               "the draws around it and that quantile's own ESS (ArviZ's mcse, method \"quantile\").",
+    "MCSE q95": "Monte Carlo standard error of q95: how far the draws' 95% quantile may be from the posterior's, "
+                "from the draws around it and that quantile's own ESS (ArviZ's mcse, method \"quantile\").",
     "R-hat": GLOSSARY["rhat"],
     "ESS bulk": GLOSSARY["ess"] + " Bulk: for the mean and centre.",
     "ESS tail": GLOSSARY["ess"] + " Tail: for the 5% and 95% quantiles.",

@@ -26,6 +26,9 @@ from .console import cli_error, closed_pipe, progress_bar, with_cause
 
 __all__ = ["main"]
 
+#: the Monte Carlo standard errors of the summary (mean, 5% and 95% quantiles), written to two significant digits
+MCSE = ("mcse_mean", "mcse_q5", "mcse_q95")
+
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line and exit 2, like every other bad input
@@ -107,9 +110,10 @@ def _main(argv=None) -> int:
             print(f"{result.method} is {result.info.get('approximation', 'approximate')}")
         table = s.round(4)
         if result.info.get("estimator"):  # an estimate has no chains: no R-hat, effective draws or MCSE to show
-            table = table.drop(columns=[c for c in ("r_hat", "ess_bulk", "ess_tail", "mcse_mean") if c in table])
-        if "mcse_mean" in table:  # two significant digits: four decimals wrote a small error as 0.0
-            table["mcse_mean"] = [float(f"{v:.2g}") if math.isfinite(v) else v for v in s["mcse_mean"]]
+            table = table.drop(columns=[c for c in ("r_hat", "ess_bulk", "ess_tail", *MCSE) if c in table])
+        for col in MCSE:  # two significant digits: four decimals wrote a small error as 0.0
+            if col in table:
+                table[col] = [float(f"{v:.2g}") if math.isfinite(v) else v for v in s[col]]
         for col in ("ess_bulk", "ess_tail"):  # effective draws: whole numbers, like arviz's own summary
             if col in table:
                 table[col] = table[col].round().astype("Int64")

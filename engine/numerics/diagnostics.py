@@ -174,10 +174,12 @@ def to_inference_data(result: Result):
 
 
 def summary(result: Result, verdict: bool = True) -> pd.DataFrame:
-    """mean, sd, q5, q50, q95, r_hat, ess_bulk, ess_tail, mcse_mean per parameter (R-hat needs >= 2 chains
-    of >= 4 draws; otherwise NaN). ``mcse_mean`` is the Monte Carlo standard error of the mean: sd / sqrt(ESS of
-    the mean) for a Markov chain (ArviZ's ``mcse(method="mean")``), sd / sqrt(N) for N independent draws, NaN
-    for a point estimator (its Monte Carlo error is ``info["mc_se"]``). ``attrs["convergence"]`` holds the verdict
+    """mean, sd, q5, q50, q95, r_hat, ess_bulk, ess_tail, mcse_mean, mcse_q5, mcse_q95 per parameter (R-hat needs
+    >= 2 chains of >= 4 draws; otherwise NaN). ``mcse_mean`` is the Monte Carlo standard error of the mean: sd /
+    sqrt(ESS of the mean) for a Markov chain (ArviZ's ``mcse(method="mean")``), sd / sqrt(N) for N independent
+    draws, NaN for a point estimator (its Monte Carlo error is ``info["mc_se"]``); ``mcse_q5`` and ``mcse_q95``
+    those of the 5% and 95% quantiles (ArviZ's ``mcse(method="quantile")``; for independent draws at an ESS of
+    N). ``attrs["convergence"]`` holds the verdict
     as a dict (:func:`convergence`). R-hat, ESS and MCSE come from :mod:`engine.numerics.rank_diagnostics`
     (ArviZ's definitions, without importing ArviZ).
 
@@ -196,7 +198,9 @@ def summary(result: Result, verdict: bool = True) -> pd.DataFrame:
                "q95": float(np.quantile(flat, 0.95))}
         if independent:
             row.update(r_hat=float("nan"), ess_bulk=float(flat.size), ess_tail=float(flat.size),
-                       mcse_mean=row["sd"] / math.sqrt(flat.size))
+                       mcse_mean=row["sd"] / math.sqrt(flat.size),
+                       mcse_q5=rank_diagnostics.mcse_quantile(x, 0.05, ess=flat.size),
+                       mcse_q95=rank_diagnostics.mcse_quantile(x, 0.95, ess=flat.size))
             rows[name] = row
             continue
         enough = x.shape[1] >= 4
@@ -204,6 +208,8 @@ def summary(result: Result, verdict: bool = True) -> pd.DataFrame:
         row["ess_bulk"] = rank_diagnostics.ess_bulk(x) if enough else float("nan")
         row["ess_tail"] = rank_diagnostics.ess_tail(x) if enough else float("nan")
         row["mcse_mean"] = rank_diagnostics.mcse_mean(x) if enough else float("nan")
+        row["mcse_q5"] = rank_diagnostics.mcse_quantile(x, 0.05) if enough else float("nan")
+        row["mcse_q95"] = rank_diagnostics.mcse_quantile(x, 0.95) if enough else float("nan")
         rows[name] = row
     table = pd.DataFrame.from_dict(rows, orient="index")
     if verdict:
@@ -218,7 +224,7 @@ def _estimator_table(result: Result) -> pd.DataFrame:
     for name, m in result.info["mle"].items():
         rows[name] = {"mean": m["estimate"], "sd": m["se"], "q5": m["q5"], "q50": m["estimate"], "q95": m["q95"],
                       "r_hat": float("nan"), "ess_bulk": float("nan"), "ess_tail": float("nan"),
-                      "mcse_mean": float("nan")}
+                      "mcse_mean": float("nan"), "mcse_q5": float("nan"), "mcse_q95": float("nan")}
     table = pd.DataFrame.from_dict(rows, orient="index")
     table.attrs["convergence"] = Convergence(applicable=False, converged=True).as_dict()
     table.attrs["estimator"] = True
