@@ -88,3 +88,16 @@ def test_custom_models_go_to_pseudo_marginal_when_it_exists_and_pays():
     draws = result.draws[:, :, 0]
     ess = float(engine.summary(result)["ess_bulk"].iloc[0])
     assert abs(draws.mean() - mean) < 4.5 * draws.std() / math.sqrt(ess)
+
+
+def test_a_switched_pick_says_the_rule_chose_the_other_first():
+    """The CLI printed "auto picked pseudo_marginal: DA-MCMC is cheaper per effective draw here: …": the rule's reason
+    was the first choice's, read as the pick's. A pick that differs from the rule's first choice now says so first."""
+    spec = {"seed": 7, "model": {"name": "naive_bayes_loglinear", "n": 30, "class_levels": 2, "feature_levels": [2, 2]},
+            "mechanism": {"name": "laplace", "epsilon": 1.0}, "data": {"simulate": {"from_prior": True}},
+            "method": {"name": "auto", "chains": 2, "draws": 300, "warmup": 100}}
+    info = engine.run(spec).info
+    first = info["attempts"][0]["method"]
+    assert info["picked"] != first, info["why"]  # the case this test is about
+    assert info["why"].startswith(f"first {first}, as the rule chose: DA-MCMC is cheaper per effective draw here"), \
+        info["why"]

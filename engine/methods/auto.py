@@ -655,6 +655,8 @@ def auto(problem: Problem, rng: np.random.Generator, *, chains: int = 4, draws: 
                 attempts.append({"method": picked, "draws": 4 * draws, "converged": None, "skipped": skip})
                 why += f"; the rerun of {picked} with {4 * draws} draws per chain was skipped: {skip}"
     result, verdict = best
+    if picked != first:  # the rule's reason is the first choice's: say whose it is before the pick's own
+        why = f"first {first}, as the rule chose: {why}"
     info = {"picked": picked, "why": why, "rule": numbers, "attempts": attempts,
             "mcmc": verdict.applicable, "picked_info": {k: v for k, v in result.info.items()
                                                         if isinstance(v, (int, float, str, bool, list, type(None)))},
