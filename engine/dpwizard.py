@@ -263,6 +263,7 @@ def import_dpwizard(path: str, out: str, *, prior_alpha: float = 1.0, prior_rate
     (default (upper - lower) / 4). Returns the summary written to ``import.json``."""
     if mean_sd is not None:
         positive("mean_sd", mean_sd)
+        model_positive("model.sd", mean_sd)  # the mean's spec field: out of range, it failed after the bins' specs
     model_positive("model.alpha", prior_alpha)  # checked before anything is written (the specs' own fields)
     if prior_rate is not None:
         model_positive("model.beta", prior_rate)

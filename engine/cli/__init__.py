@@ -9,7 +9,6 @@ Writes DIR/draws.csv, DIR/posterior.nc and DIR/summary.json. Invalid input print
 """
 from __future__ import annotations
 
-import argparse
 import math
 import os
 import sys
@@ -22,18 +21,14 @@ from ..spec import load_spec
 from . import dpwizard as dpwizard_cli
 from . import risk as risk_cli
 from . import study as study_cli
-from .console import cli_error, closed_pipe, progress_bar, with_cause
+from .console import Parser, add_option, cli_error, closed_pipe, progress_bar, with_cause
 
 __all__ = ["main"]
 
 #: the Monte Carlo standard errors of the summary (mean, 5% and 95% quantiles), written to two significant digits
 MCSE = ("mcse_mean", "mcse_q5", "mcse_q95")
 
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # one line and exit 2, like every other bad input
-        sys.stderr.write(f"error: {message}\n")
-        raise SystemExit(2)
+_MAX_SECONDS = "must be a number of seconds > 0"
 
 
 def main(argv=None) -> int:
@@ -51,15 +46,15 @@ def main(argv=None) -> int:
 def _main(argv=None) -> int:
     # the name the user typed: the console script, else the module form the README uses
     prog = "dp-posterior" if os.path.basename(sys.argv[0] or "") == "dp-posterior" else "python -m engine"
-    parser = _Parser(prog=prog, description="Posterior inference from privatized data.")
+    parser = Parser(prog=prog, description="Posterior inference from privatized data.")
     sub = parser.add_subparsers(dest="command", required=True)
     run_p = sub.add_parser("run", help="run a spec and write draws.csv, posterior.nc, summary.json")
     run_p.add_argument("spec", metavar="SPEC", help="scenario file (.toml or .json)")
     run_p.add_argument("--out", required=True, metavar="DIR", help="output directory")
     run_p.add_argument("--method", choices=METHOD_NAMES, help="override the spec's method")
     run_p.add_argument("--quiet", action="store_true", help="no progress bar")
-    run_p.add_argument("--max-seconds", type=float, metavar="S",
-                       help="refuse a run whose estimated cost on this machine is above S seconds")
+    add_option(run_p, "--max-seconds", type=float, metavar="S", allowed=_MAX_SECONDS,
+               help="refuse a run whose estimated cost on this machine is above S seconds")
     study_cli.add_parser(sub)
     dpwizard_cli.add_parser(sub)
     risk_cli.add_parser(sub)
@@ -76,7 +71,7 @@ def _main(argv=None) -> int:
         spec = load_spec(args.spec)
         progress = None if args.quiet or not sys.stderr.isatty() else progress_bar(sys.stderr)
         if args.max_seconds is not None and not args.max_seconds > 0:
-            raise ValueError(f"--max-seconds = {args.max_seconds:g} is invalid: must be a number of seconds > 0")
+            raise ValueError(f"--max-seconds = {args.max_seconds:g} is invalid: {_MAX_SECONDS}")
         problem = api.prepare(spec)
         result = api.run_method(problem, api.method_table(spec, args.method), spec.seed, on_progress=progress,
                                 max_seconds=args.max_seconds)
@@ -85,7 +80,7 @@ def _main(argv=None) -> int:
         far = implausible_release(problem)
         diagnostics.write_outputs(result, args.out, warnings=[far] if far else [])
     except (ValueError, OSError) as exc:
-        return cli_error(with_cause(exc, spec), args.out)
+        return cli_error(with_cause(exc, spec), args.out, {"max_seconds": "--max-seconds"})
     if far:
         sys.stderr.write("warning: " + far + "\n")
     s = diagnostics.summary(result)

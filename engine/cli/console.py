@@ -1,15 +1,97 @@
-"""What the command line prints: its progress bar and its one-line error for bad input, which names the cause
-where the release is unusable because the records of a CSV were never clamped (:func:`with_cause`)."""
+"""What the command line prints: its progress bar and its one-line error for bad input (argparse's own errors too,
+:class:`Parser`; control characters escaped, :func:`one_line`), which names the cause where the release is unusable
+because the records of a CSV were never clamped (:func:`with_cause`)."""
 from __future__ import annotations
 
+import argparse
 import os
+import re
 import sys
 import time
+import unicodedata
 
 from ..core.data import load_records_csv
 from ..core.spec import resolve_path
 
-__all__ = ["progress_bar", "cli_error", "closed_pipe", "with_cause"]
+__all__ = ["Parser", "add_option", "progress_bar", "cli_error", "error_line", "one_line", "closed_pipe", "with_cause"]
+
+
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors take the CLI's one shape, ``error: <option> = <value> is invalid: <what is
+    allowed>`` (what is allowed: the option's ``allowed``, from :func:`add_option`, else its type or choices) or
+    ``error: <what> is required: ...``, one line and exit status 2: argparse's own ``argument --seed: invalid int
+    value: 'x'`` was the one error in another format. Its sub-commands' parsers are Parsers too."""
+
+    def error(self, message):
+        error_line(self._said(message))
+        raise SystemExit(2)
+
+    def _said(self, message: str) -> str:
+        bad = re.fullmatch(r"argument (.+?): (.*)", message, re.S)
+        if bad:
+            action = self._action_named(bad.group(1))
+            name = _name(action) if action is not None else bad.group(1)
+            value = re.fullmatch(r"invalid (?:.+ value|choice): ('.*?'|\".*?\")(?: \(choose from .*\))?", bad.group(2),
+                                 re.S)
+            if value and action is not None:
+                return f"{name} = {value.group(1)} is invalid: {_allowed(action)}"
+            if bad.group(2).startswith("expected ") and action is not None:
+                return f"{name} is missing its value: {_wanted(action)}"
+            return f"{name} is invalid: {bad.group(2)}"
+        missing = re.fullmatch(r"the following arguments are required: (.+)", message, re.S)
+        if missing:
+            names = missing.group(1).split(", ")
+            action = self._action_named(names[0])
+            what = _wanted(action) if action is not None else "see --help"
+            return f"{_name(action) if action is not None else names[0]} is required: {what}"
+        extra = re.fullmatch(r"unrecognized arguments: (.+)", message, re.S)
+        if extra:
+            return (f"{extra.group(1)} is invalid: not an option or argument of {self.prog} (its --help lists "
+                    "them)")
+        return message
+
+    def _action_named(self, name: str):
+        for action in self._actions:
+            if name in ("/".join(action.option_strings), action.metavar, action.dest):
+                return action
+        return None
+
+
+def add_option(parser, *names, allowed: str | None = None, **kwargs):
+    """``parser.add_argument(*names, **kwargs)``, with what a value of it may be (``allowed``, e.g. "must be an
+    integer >= 1") for the error a value argparse cannot convert gets (:class:`Parser`)."""
+    action = parser.add_argument(*names, **kwargs)
+    action.allowed = allowed
+    return action
+
+
+def _name(action) -> str:
+    """An argument as the user types it: ``--out``, ``SPEC``; the sub-command's ``COMMAND``."""
+    if action.option_strings:
+        return action.option_strings[-1]
+    if isinstance(action, argparse._SubParsersAction):
+        return "COMMAND"
+    return action.metavar or action.dest
+
+
+def _allowed(action) -> str:
+    if getattr(action, "allowed", None):
+        return action.allowed
+    if action.choices is not None:
+        return "must be one of " + ", ".join(map(str, action.choices))
+    kind = {float: "a number", int: "an integer"}.get(action.type, "a value")
+    return f"must be {kind}"
+
+
+def _wanted(action) -> str:
+    """What a missing argument is: its help, its values and an example."""
+    if isinstance(action, argparse._SubParsersAction):
+        return "one of " + ", ".join(action.choices) + " (--help says what each does)"
+    example = f"{action.option_strings[-1]} {action.metavar or action.dest.upper()}" if action.option_strings else None
+    said = action.help or ""
+    if getattr(action, "allowed", None) or action.choices is not None:
+        said += ("; " if said else "") + _allowed(action)
+    return said + (f", e.g. {example}" if example else "")
 
 
 def progress_bar(stream):
@@ -39,15 +121,32 @@ def cli_error(exc: Exception, out: str | None, flags: dict[str, str] | None = No
     option the user typed, e.g. ``{"model.alpha": "--prior-alpha"}``); an ``OSError`` is the output folder
     ``--out`` that cannot be written."""
     if isinstance(exc, OSError):
-        sys.stderr.write(f"error: --out = {out!r} is invalid: {exc.strerror or exc}\n")
+        error_line(f"--out = {out!r} is invalid: {exc.strerror or exc}")
         return 2
     message = str(exc)
     for field, flag in (flags or {}).items():
         if message.startswith(field + " = "):
             message = flag + message[len(field):]
             break
-    sys.stderr.write(f"error: {message}\n")
+    error_line(message)
     return 2
+
+
+def error_line(message: str, prefix: str = "error: ") -> None:
+    """Write ``error: <message>`` to stderr as one line, whatever the message holds (:func:`one_line`)."""
+    sys.stderr.write(prefix + one_line(message) + "\n")
+
+
+def one_line(text: str) -> str:
+    """``text`` with its control characters and line breaks escaped as Python writes them (``\\n``, ``\\r``,
+    ``\\t``, ``\\x1b``, ``\\u2028``), other characters (ε, é) unchanged: a key or CSV column named ``"bad\\nkey"``
+    split the error over two lines, and a terminal acts on an escape sequence."""
+    return "".join(ch.encode("unicode_escape").decode("ascii") if unicodedata.category(ch) in _BREAKS else ch
+                   for ch in text)
+
+
+#: Unicode categories of the characters :func:`one_line` escapes: controls, line and paragraph separators
+_BREAKS = ("Cc", "Zl", "Zp")
 
 
 def with_cause(exc: Exception, spec) -> Exception:

@@ -30,7 +30,7 @@ from ..methods.exact import has_closed_form
 from ..spec import load_spec
 from ..studies.calibration import REFERENCE, calibration_config, calibration_study, calibration_summary
 from ..studies.presets import PRESETS, run_preset, write_preset
-from .console import cli_error, closed_pipe, progress_bar
+from .console import add_option, cli_error, closed_pipe, error_line, progress_bar
 
 __all__ = ["add_parser", "run"]
 
@@ -41,12 +41,15 @@ def add_parser(sub) -> None:
     p.add_argument("spec", metavar="SPEC", nargs="?", help="calibration only: the scenario file (.toml or .json)")
     p.add_argument("--quick", action="store_true", help="the small size (CI)")
     p.add_argument("--out", metavar="DIR", help="output directory (default study-PRESET)")
-    p.add_argument("--workers", type=int, metavar="N", help="local worker processes (default: all cores)")
+    add_option(p, "--workers", type=int, metavar="N", allowed="must be an integer >= 1",
+               help="local worker processes (default: all cores)")
     p.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler address, e.g. tcp://10.0.0.1:8786")
-    p.add_argument("--replicates", type=int, metavar="M", help="calibration: number of replicates")
+    add_option(p, "--replicates", type=int, metavar="M", allowed="must be an integer >= 1",
+               help="calibration: number of replicates")
     p.add_argument("--methods", metavar="LIST", help="calibration: comma-separated methods "
                    "(default: naive and the spec's method, plus exact where it has a closed form)")
-    p.add_argument("--seed", type=int, metavar="S", help="calibration: study seed (default: the spec's)")
+    add_option(p, "--seed", type=int, metavar="S", allowed="must be an integer in [0, 2^63)",
+               help="calibration: study seed (default: the spec's)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
@@ -198,11 +201,11 @@ def _failures(table) -> int:
         if bad.empty:
             continue
         if len(bad) == len(errors):
-            sys.stderr.write(f"error: {bad.iloc[0]} (every replicate of {method} failed: see calibration.csv)\n")
+            error_line(f"{bad.iloc[0]} (every replicate of {method} failed: see calibration.csv)")
             status = 2
         else:
-            sys.stderr.write(f"warning: {method} failed in {len(bad)} of {len(errors)} replicates, first: "
-                             f"{bad.iloc[0]} (see calibration.csv)\n")
+            error_line(f"{method} failed in {len(bad)} of {len(errors)} replicates, first: {bad.iloc[0]} (see "
+                       "calibration.csv)", prefix="warning: ")
     return status
 
 

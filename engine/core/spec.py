@@ -99,15 +99,35 @@ def read_spec_file(path: str) -> dict:
         text = raw.decode("utf-8-sig")  # a byte-order mark (Windows editors write one) is not part of the text
     except UnicodeDecodeError as exc:
         fail("SPEC", path, f"must be UTF-8 text (byte {exc.start} is not)")
-    if path.lower().endswith(".json"):
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as exc:
-            fail("SPEC", path, f"must be valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}")
+    kind = "JSON" if path.lower().endswith(".json") else "TOML"
     try:
-        return tomllib.loads(text)
+        table = json.loads(text) if kind == "JSON" else tomllib.loads(text)
+    except json.JSONDecodeError as exc:
+        fail("SPEC", path, f"must be valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}")
     except tomllib.TOMLDecodeError as exc:
         fail("SPEC", path, f"must be valid TOML: {exc}")
+    except RecursionError:  # '[' * 100000: both parsers recurse per level, and the CLI printed a traceback
+        table = None
+    if table is None or _nested_deeper(table, MAX_SPEC_DEPTH):
+        fail("SPEC", path, f"must be valid {kind}: nested too deeply (lists and tables may sit at most "
+             f"{MAX_SPEC_DEPTH} levels inside each other; a spec needs a few)")
+    return table
+
+
+#: how deep a spec file's lists and tables may nest: a spec needs four levels (model.x_cov's rows); past a few
+#: hundred, the recursive code that reads and copies a spec ends in a RecursionError
+MAX_SPEC_DEPTH = 32
+
+
+def _nested_deeper(obj, limit: int) -> bool:
+    """Whether lists and tables nest more than ``limit`` levels in ``obj`` (without recursion, like its parsers)."""
+    level = [obj]
+    for _ in range(limit):
+        level = [v for x in level if isinstance(x, (dict, list))
+                 for v in (x.values() if isinstance(x, dict) else x)]
+        if not level:
+            return False
+    return any(isinstance(x, (dict, list)) for x in level)
 
 
 def spec_to_dict(spec: Spec) -> dict:

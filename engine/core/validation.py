@@ -8,6 +8,7 @@ import numpy as np
 
 __all__ = [
     "fail",
+    "shown_value",
     "positive",
     "positive_int",
     "finite",
@@ -23,8 +24,36 @@ __all__ = [
 
 
 def fail(field: str, value: Any, allowed: str) -> None:
-    """Raise the engine's one error shape: ``<field> = <value> is invalid: <allowed>``."""
-    raise ValueError(f"{field} = {value!r} is invalid: {allowed}")
+    """Raise the engine's one error shape: ``<field> = <value> is invalid: <allowed>`` (a long value shortened by
+    :func:`shown_value`)."""
+    raise ValueError(f"{field} = {shown_value(value)} is invalid: {allowed}")
+
+
+#: the longest value an error shows whole; a longer one keeps its head and says how big it is
+SHOWN_VALUE_CHARS = 200
+
+
+def shown_value(value: Any) -> str:
+    """``repr(value)`` for an error message, as it is when short; longer than :data:`SHOWN_VALUE_CHARS`, its head and
+    its size: ``[1.0, 1.0, … (200,000 numbers)]``, ``'aaaa… (2,000,000 characters)'``. A 200,000-entry
+    ``model.alpha`` made a 600 kB error line, and an integer beyond Python's 4,300 digits has no repr at all."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 660:  # > ~200 digits
+        digits = int(value.bit_length() * math.log10(2)) + 1
+        return f"{'-' if value < 0 else ''}<an integer of about {digits:,} digits>"
+    text = repr(value)
+    if len(text) <= SHOWN_VALUE_CHARS:
+        return text
+    head = text[:SHOWN_VALUE_CHARS - 40]
+    if isinstance(value, str):
+        return f"{head}… ({len(value):,} characters){text[-1]}"
+    if isinstance(value, (list, tuple)) and text[:1] in "[(":
+        numbers = all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) for v in value)
+        cut = head.rfind(", ")
+        head = head[:cut + 2] if cut > 0 else head
+        return f"{head}… ({len(value):,} {'numbers' if numbers else 'entries'}){text[-1]}"
+    if isinstance(value, Mapping):
+        return f"{head}… ({len(value):,} keys)}}"
+    return f"{head}… ({len(text):,} characters)"
 
 
 def record_field(field: str, index: int) -> str:

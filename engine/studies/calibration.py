@@ -180,6 +180,10 @@ def calibration_config(spec: Spec | Mapping[str, Any], methods: Sequence, *, sbc
     """The JSON-able description of a calibration study (what a store is keyed on)."""
     if not isinstance(spec, Spec):
         spec = spec_from_dict(spec)
+    if spec.unknown_n and spec.model.get("n") is None:  # it said "model.n = None is invalid: is required"
+        fail("model.n_prior", spec.model["n_prior"], "is not supported by a calibration study, which needs a known n "
+             "(each replicate simulates its records from the prior): give model.n, the number of records, instead of "
+             "model.n_prior" + (" and [n_mechanism]" if spec.n_mechanism is not None else ""))
     model = make_model(spec.model["name"], spec.model)
     build_mechanism(spec.mechanism, model)
     return {"study": "calibration", "model": dict(spec.model), "mechanism": dict(spec.mechanism),
