@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
 import engine
@@ -196,3 +197,16 @@ def test_calibration_on_an_unknown_n_says_it_needs_a_known_n(tmp_path, cli):
                            "model.n_prior = {'name': 'poisson', 'mean': 20.0} is invalid: ")
     assert "needs a known n" in line and "give model.n" in line
     assert not (tmp_path / "cal").exists()
+
+
+def test_a_whole_float_seed_is_that_seed_as_a_whole_float_n_is():
+    """docs audit s23 D9: n = 30.0 and chains = 2.0 were taken as integers, seed = 7.0 refused ("must be an integer
+    in [0, 2^63)"), though the spec table calls all of them integers and JSON exporters write 7.0. Now 7.0 is 7 (the
+    same draws); 7.5, -1.0, 2^53 as a float (past which a float no longer holds every integer) and True stay refused."""
+    base = {"model": {"name": "beta_binomial", "n": 20}, "mechanism": {"name": "laplace", "epsilon": 1.0},
+            "data": {"s_dp": [7.0]}, "method": {"name": "da_mcmc", "chains": 2, "draws": 50, "warmup": 20}}
+    whole = engine.run({**base, "seed": 7.0})
+    assert np.array_equal(whole.draws, engine.run({**base, "seed": 7}).draws)
+    for bad in (7.5, -1.0, 2.0 ** 53, True, float("nan")):
+        with pytest.raises(ValueError, match=r"^seed = .* is invalid: must be an integer in \[0, 2\^63\)"):
+            engine.spec_from_dict({**base, "seed": bad})

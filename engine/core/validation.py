@@ -101,9 +101,13 @@ def model_positive(field: str, value: Any) -> float:
 
 
 def seed_value(seed: Any) -> int:
-    """A seed as specs take it: a Python integer in [0, 2^63)."""
+    """A seed as specs take it: an integer in [0, 2^63); a whole float below 2^53 (``7.0``, as a JSON exporter
+    writes one) is that integer, as ``n = 30.0`` is for the other integer fields (it was refused)."""
+    given = seed
+    if isinstance(seed, float) and seed.is_integer() and 0 <= seed < 2.0**53:
+        seed = int(seed)
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
-        fail("seed", seed, "must be an integer in [0, 2^63)")
+        fail("seed", given, "must be an integer in [0, 2^63)")
     return seed
 
 
