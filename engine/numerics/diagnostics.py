@@ -234,10 +234,10 @@ def _estimator_table(result: Result) -> pd.DataFrame:
 def draws_frame(result: Result) -> pd.DataFrame:
     """Long table: columns chain, draw, then one column per parameter."""
     c, d, _ = result.draws.shape
-    frame = pd.DataFrame({"chain": np.repeat(np.arange(c), d), "draw": np.tile(np.arange(d), c)})
-    for j, name in enumerate(result.param_names):
-        frame[name] = result.draws[:, :, j].reshape(-1)
-    return frame
+    columns = {"chain": np.repeat(np.arange(c), d), "draw": np.tile(np.arange(d), c)}
+    # built at once: a column at a time fragments the frame (pandas' PerformanceWarning past 100 parameters)
+    columns.update({name: result.draws[:, :, j].reshape(-1) for j, name in enumerate(result.param_names)})
+    return pd.DataFrame(columns)
 
 
 def summary_dict(result: Result, warnings=()) -> dict:
