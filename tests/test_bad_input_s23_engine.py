@@ -168,9 +168,15 @@ def test_records_are_read_from_an_open_file_object():
 
 
 # --------------------------------------------------------------------------- D9: no warnings on stderr
-def test_a_huge_prior_mean_is_refused_and_many_parameters_make_one_frame():
+def test_a_huge_prior_mean_is_refused_a_far_one_works_and_many_parameters_make_one_frame():
     _refused(r"^model\.prior_mean = 1e\+300 is invalid: must be a number from -1e\+12 to 1e\+12",
              lambda: engine.prepare({**S, "model": {"name": "normal_known_sd", "n": 10, "prior_mean": 1e300}}))
+    far = {**S, "model": {"name": "normal_known_sd", "n": 10, "prior_mean": 1000.0}, "method": {"name": "exact"}}
+    with warnings.catch_warnings():  # the exact grid's guesses lay outside the prior's caps: 0 / 0, sd = null
+        warnings.simplefilter("error")
+        mu = engine.summary(engine.run(far)).loc["mu"]
+    # every record clamps to hi = 3 far above it: the likelihood is flat there and the posterior is the prior's
+    assert abs(mu["mean"] - 1000.0) < 4 * mu["mcse_mean"] and abs(mu["sd"] - 10.0) < 0.4
     names = tuple(f"p{i}" for i in range(150))
     result = Result(method="naive", param_names=names, draws=np.zeros((2, 3, 150)), s_dp=np.zeros(1))
     with warnings.catch_warnings():
