@@ -49,6 +49,7 @@ def test_an_infinite_opendp_mean_is_entered_and_its_posterior_matches_an_indepen
     assert engine.prepare(spec).s_dp.tolist() == [math.inf]
     result = engine.run(spec)
     table = engine.summary(result)
+    assert engine.summary_dict(result)["s_dp"] == ["inf"]  # summary.json said null, which no spec takes back
     n_ref, mu_ref = _posterior_given_infinite_ratio()
     assert table.loc["n", "r_hat"] < 1.01
     assert abs(table.loc["n", "mean"] - n_ref) < 4 * table.loc["n", "mcse_mean"]

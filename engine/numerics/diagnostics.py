@@ -245,7 +245,9 @@ def summary_dict(result: Result, warnings=()) -> dict:
     for people, e.g. :func:`engine.numerics.plausibility.implausible_release`'s; the CLI says them on stderr
     too) as a list, empty when there are none."""
     s = summary(result)
-    out = {"method": result.method, "parameters": {}, "s_dp": result.s_dp.tolist()}
+    # OpenDP's mean may release r = +-inf: written as the spec takes it ("inf"), not as strict JSON's null
+    s_dp = [v if not math.isinf(v) else ("inf" if v > 0 else "-inf") for v in result.s_dp.tolist()]
+    out = {"method": result.method, "parameters": {}, "s_dp": s_dp}
     for name, row in s.iterrows():
         out["parameters"][name] = {k: (None if not np.isfinite(v) else float(v)) for k, v in row.items()}
     info = dict(result.info)
