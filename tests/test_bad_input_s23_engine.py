@@ -105,13 +105,15 @@ def test_errors_name_the_field_and_value_the_user_typed():
     _refused(r"^mechanism\.epsilon = 1e-300 is invalid: makes a noise scale",  # the budget, when it is at fault
              lambda: engine.prepare({**S, "mechanism": {"name": "laplace", "epsilon": 1e-300, "sensitivity": 2}}))
     normal = {**S, "model": {"name": "normal_known_sd", "n": 10, "hi": 1e300}}
-    _refused(r"^model\.hi = 1e\+300 is invalid: must be a number from -1e\+12 to 1e\+12", lambda: engine.prepare(normal))
+    _refused(r"^model\.hi = 1e\+300 is invalid: must be a number from -1e\+12 to 1e\+12",
+             lambda: engine.prepare(normal))
     _refused(r"^release\.contributions = 0 is invalid: must be a whole number >= 1 \(opendp requires an integer\)",
              lambda: engine.prepare({**RATIO, "release": {**RATIO["release"], "contributions": 0}}))
     trunc = {**S, "mechanism": None, "release": {"library": "diffprivlib", "mechanism": "LaplaceTruncated",
                                                  "epsilon": 1, "sensitivity": 1, "lower": 20, "upper": 0}}
     del trunc["mechanism"]
-    _refused(r"^release\.upper = 0 is invalid: must be greater than release\.lower = 20$", lambda: engine.prepare(trunc))
+    _refused(r"^release\.upper = 0 is invalid: must be greater than release\.lower = 20$",
+             lambda: engine.prepare(trunc))
     nb = {"seed": 1, "model": {"name": "naive_bayes_loglinear", "n": 3}, "mechanism": {"name": "laplace",
                                                                                       "epsilon": 1},
           "data": {"records": [0, 1, 1]}, "method": {"name": "naive"}}

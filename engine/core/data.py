@@ -85,8 +85,8 @@ def outside(records, lo: float | None = None, hi: float | None = None) -> Outsid
 
 
 def load_records_csv(source, column: str | list | None = None, field: str = "data.csv") -> np.ndarray:
-    """Records from a CSV file path, its bytes or an open file object; returns a 1-D float array. Cells are separated by commas, or
-    by semicolons or tabs where the header has no comma (:func:`_delimiter`).
+    """Records from a CSV file path, its bytes or an open file object; returns a 1-D float array. Cells are
+    separated by commas, or by semicolons or tabs where the header has no comma (:func:`_delimiter`).
 
     ``column`` picks a column by name; without it the file must have exactly one column. A list of
     names (multi-column records, e.g. ``y, x1..xK``) returns a 2-D array with those columns in order.

@@ -289,7 +289,8 @@ def _num(field_: str, params, key, default=_REQ) -> float:
 def _whole(field_: str, params, key, default=_REQ, library: str = "diffprivlib") -> int:
     v = _num(field_, params, key, default)
     if not v.is_integer() or v < 1:
-        fail(f"{field_}.{key}", params.get(key, default), f"must be a whole number >= 1 ({library} requires an integer)")
+        fail(f"{field_}.{key}", params.get(key, default),
+             f"must be a whole number >= 1 ({library} requires an integer)")
     return int(v)
 
 

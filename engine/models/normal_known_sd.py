@@ -130,6 +130,6 @@ def build(n: int, params: Mapping[str, Any]) -> NormalKnownSD:
     hi = _location("model.hi", params.get("hi", d["hi"]))
     if not hi > lo:
         fail("model.hi", hi, f"must be greater than model.lo = {lo}")
-    return NormalKnownSD(n=n, sd=sd, lo=lo, hi=hi, prior_mean=_location("model.prior_mean",
-                                                                                params.get("prior_mean", d["prior_mean"])),
+    prior_mean = _location("model.prior_mean", params.get("prior_mean", d["prior_mean"]))
+    return NormalKnownSD(n=n, sd=sd, lo=lo, hi=hi, prior_mean=prior_mean,
                          prior_sd=model_positive("model.prior_sd", params.get("prior_sd", d["prior_sd"])))
