@@ -16,6 +16,7 @@ from .core.spec import Spec, resolve_path
 from .core.validation import fail, number_list, positive, positive_int, seed_value
 from .cost import BudgetExceeded, estimate_cost, fit_to_budget
 from .mechanisms import RandomizedResponse, check_release_value
+from .mechanisms.ratio import OpenDPMean, ratio_release
 from .mechanisms.release import privatize
 from .methods import REGISTRY, validate_method
 from .models import make_model
@@ -54,7 +55,10 @@ def method_rng(seed: int) -> np.random.Generator:
 
 def check_s_dp(model, mechanism, value, field: str = "data.s_dp") -> np.ndarray:
     """Validate a release: right length, finite, whole numbers for discrete mechanisms, and for
-    randomized response non-negative counts (summing to n over k > 2 cells)."""
+    randomized response non-negative counts (summing to n over k > 2 cells). OpenDP's mean: one r, which may be
+    +-inf (:func:`engine.mechanisms.ratio.ratio_release`)."""
+    if isinstance(mechanism, OpenDPMean):  # r = +-inf is a release of its own (a noisy length <= 0)
+        return ratio_release(field, value)
     rr = isinstance(mechanism, RandomizedResponse)
     length = 1 if (rr and model.name == "beta_binomial") else model.stat_dim
     s = number_list(field, value, length)

@@ -17,12 +17,13 @@ from .core.validation import fail, number_list, seed_value
 from .mechanisms import make_mechanism
 from .mechanisms.clipped import Clipped, clip_bounds
 from .mechanisms.libraries import make_release
+from .mechanisms.ratio import ratio_release
 from .methods import DEFAULT_METHOD, METHOD_NAMES, validate_method
 from .methods.base import check_mechanism_supported, check_model_supported
 from .models import make_model, record_columns
 from .models.sample_size import check_n_dp, make_size_mechanism, make_size_prior, plug_in_n, plug_in_total
 
-__all__ = ["spec_from_dict", "load_spec", "build_mechanism"]
+__all__ = ["spec_from_dict", "load_spec", "build_mechanism", "default_method_name"]
 
 _TOP_KEYS = {"seed", "model", "mechanism", "release", "data", "method", "n_mechanism", "methods"}
 _UNKNOWN_N_MODELS = ("beta_binomial", "poisson_gamma", "normal_known_sd", "dirichlet_multinomial")
@@ -31,7 +32,7 @@ _UNKNOWN_N_MODELS = ("beta_binomial", "poisson_gamma", "normal_known_sd", "diric
 _SIZE_IN_STATISTIC = ("dirichlet_multinomial",)
 
 
-def _check_data(data, model, base_dir: str = ".") -> dict:
+def _check_data(data, model, base_dir: str = ".", ratio: bool = False) -> dict:
     if not isinstance(data, Mapping):
         fail("data", data, "must be a table with one of s_dp, simulate, csv, records")
     present = [k for k in DATA_KINDS if k in data]
@@ -61,8 +62,12 @@ def _check_data(data, model, base_dir: str = ".") -> dict:
         if not isinstance(s, (list, tuple)) or len(s) != model.stat_dim:
             fail("data.s_dp", s, f"must list the {model.n_features} tables in order, {sizes} = {model.stat_dim} "
                  "numbers, each table row-major over (class, level)")
-    if present[0] == "s_dp":  # the entries' types here, their number where the model and mechanism are known
+    if present[0] == "s_dp" and ratio:  # OpenDP's mean: r = +-inf is a release (a noisy length <= 0)
+        d["s_dp"] = ratio_release("data.s_dp", d["s_dp"]).tolist()
+    elif present[0] == "s_dp":  # the entries' types here, their number where the model and mechanism are known
         number_list("data.s_dp", d["s_dp"])
+    if present[0] == "csv" and not columns and "column" in d and not isinstance(d["column"], str):
+        fail("data.column", d["column"], f"must be one column name (a string): {model.name} has one value per record")
     if present[0] == "csv" and columns and "column" in d:
         fail("data.column", d["column"], f"is not used by {model.name}: the csv has the columns {','.join(columns)}")
     if columns and present[0] in ("csv", "records"):  # multi-column records: levels checked here, not at run time
@@ -123,10 +128,14 @@ def spec_from_dict(d: Mapping[str, Any], base_dir: str = ".") -> Spec:
     if "name" not in mech_d and "library" not in mech_d:
         fail("mechanism.name", None, "is required: one of laplace, gaussian, discrete_laplace, discrete_gaussian, randomized_response")
     mech = build_mechanism(mech_d, model, unbounded=unknown_n)
-    data = _check_data({k: v for k, v in data_d.items() if k != "n_dp"}, model, base_dir)
+    data = _check_data({k: v for k, v in data_d.items() if k != "n_dp"}, model, base_dir,
+                       ratio=is_ratio_release(mech_d))
     if unknown_n and "n_dp" in data_d:
         data["n_dp"] = data_d["n_dp"]
-    method = validate_method(d.get("method", DEFAULT_METHOD))
+    method_d = d.get("method", {k: v for k, v in DEFAULT_METHOD.items() if k != "name"})
+    if isinstance(method_d, Mapping) and "name" not in method_d:  # the user named none: one the release takes
+        method_d = {**method_d, "name": default_method_name(model, mech)}
+    method = validate_method(method_d)
     check_model_supported(method["name"], model)
     check_mechanism_supported(method["name"], mech)
     if method["name"] == "rjmcmc" and not unknown_n:
@@ -134,6 +143,20 @@ def spec_from_dict(d: Mapping[str, Any], base_dir: str = ".") -> Spec:
              "instead of model.n (for a known n use da_mcmc)")
     return Spec(seed=seed, model=model_d, mechanism=mech_d, data=data, method=method, base_dir=base_dir,
                 n_mechanism=n_mech_d, methods=_other_methods(d.get("methods"), model, unknown_n, mech))
+
+
+def default_method_name(model, mech) -> str:
+    """The method of a spec whose ``[method]`` names none: da_mcmc where the model and the release take it, else
+    auto. A default must not fail a spec the user wrote correctly: OpenDP's mean takes only pseudo_marginal and
+    auto, so without this ``prepare`` and ``risk`` (which run no method) refused it for a da_mcmc nobody wrote."""
+    for name in (DEFAULT_METHOD["name"], "auto"):
+        try:
+            check_model_supported(name, model)
+            check_mechanism_supported(name, mech)
+        except ValueError:
+            continue
+        return name
+    return DEFAULT_METHOD["name"]
 
 
 def _other_methods(tables, model, unknown_n: bool, mech=None) -> dict | None:

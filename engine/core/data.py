@@ -85,8 +85,8 @@ def outside(records, lo: float | None = None, hi: float | None = None) -> Outsid
 
 
 def load_records_csv(source, column: str | list | None = None, field: str = "data.csv") -> np.ndarray:
-    """Records from a CSV file path or its bytes; returns a 1-D float array. Cells are separated by commas, or
-    by semicolons or tabs where the header has no comma (:func:`_delimiter`).
+    """Records from a CSV file path, its bytes or an open file object; returns a 1-D float array. Cells are
+    separated by commas, or by semicolons or tabs where the header has no comma (:func:`_delimiter`).
 
     ``column`` picks a column by name; without it the file must have exactly one column. A list of
     names (multi-column records, e.g. ``y, x1..xK``) returns a 2-D array with those columns in order.
@@ -156,6 +156,9 @@ def read_records_csv(source, column: str | list | None = None, field: str = "dat
             if not math.isfinite(v):
                 fail(where, cell, "must be a finite number" + (f"; {_MISSING_HELP}" if missing else ""))
             vals.append(v)
+        if len(row) != len(header):  # a short or long row (after its cells: an empty one says what is missing)
+            fail(f"{field} line {reader.line_num}", delimiter.join(row), f"must have {len(header)} cells, one per "
+                 f"column of the header ({delimiter.join(header)}); it has {len(row)}")
         values.append(vals if multi else vals[0])
     if not values:
         fail(field, label, "has a header but no records; it needs at least one record")
@@ -163,10 +166,19 @@ def read_records_csv(source, column: str | list | None = None, field: str = "dat
 
 
 def _text(source, field: str) -> tuple[str, str]:
-    """The file's text (UTF-8, BOM dropped) and how messages name it: its path, or "uploaded file"."""
+    """The file's text (UTF-8, BOM dropped) and how messages name it: its path, or "uploaded file" (bytes, or a file
+    object without a name)."""
     if isinstance(source, (bytes, bytearray)):
         raw = bytes(source)
         label = "uploaded file"
+    elif callable(getattr(source, "read", None)):  # an open file or io.StringIO / BytesIO: read as data, like bytes
+        raw = source.read(MAX_BYTES + 1)
+        raw = raw.encode("utf-8") if isinstance(raw, str) else raw
+        if not isinstance(raw, (bytes, bytearray)):
+            fail(field, type(source).__name__, "must be a file object whose read() gives text or bytes")
+        label = str(getattr(source, "name", "uploaded file"))
+    elif not isinstance(source, (str, os.PathLike)):
+        fail(field, source, "must be a CSV file's path, its bytes, or an open file object")
     else:
         if not os.path.isfile(source):
             fail(field, source, "must be an existing CSV file")

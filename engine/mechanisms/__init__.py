@@ -95,6 +95,7 @@ def make_mechanism(name: str, params: Mapping[str, Any] | None = None, *, defaul
              f"is not a key of {name}; allowed keys: " + ", ".join(sorted(_KNOWN_KEYS[name])))
     if name == "randomized_response":  # k comes from the model: two categories, or a histogram's 2 to 64 cells
         return _make_rr(params, positive_int("k", k, 2, 64))
+    positive_int("k", k, 2)  # the model's number of categories (unused by additive noise, but not any number)
 
     sens = positive("mechanism.sensitivity", params.get("sensitivity", default_sensitivity))
     if integer_sensitivity and name in ("discrete_laplace", "discrete_gaussian"):
@@ -128,7 +129,11 @@ def make_mechanism(name: str, params: Mapping[str, Any] | None = None, *, defaul
         scale = sens / math.sqrt(2.0 * rho)
     if not math.isfinite(scale) or scale <= 0:
         fail(f"mechanism.{scale_key}", scale, "the budget implies a noise scale that is not a positive finite number")
-    check_scale(f"mechanism.{given[0]}", params[given[0]], scale)  # the field the user gave, and the scale it makes
+    field, value = f"mechanism.{given[0]}", params[given[0]]  # the field the user gave, and the scale it makes
+    if given[0] != scale_key and "sensitivity" in params and abs(math.log10(sens)) > abs(math.log10(
+            float(params[given[0]]))):  # scale = sensitivity / budget: blame the factor further from 1
+        field, value = "mechanism.sensitivity", params["sensitivity"]
+    check_scale(field, value, scale)
     if name == "gaussian":
         return Gaussian(scale=scale, sensitivity=sens, delta=delta)
     if delta is not None:

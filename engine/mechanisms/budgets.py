@@ -78,7 +78,13 @@ def scale_from_budget(name: str, sensitivity: float, epsilon=None, rho=None, del
     """
     sensitivity = positive("sensitivity", sensitivity)
     if name in ("laplace", "discrete_laplace"):
+        for key, value in (("rho", rho), ("delta", delta)):  # a budget this noise does not spend is not ignored
+            if value is not None:
+                fail(key, value, f"{name} takes epsilon only; leave {key} out")
         return sensitivity / positive("epsilon", epsilon)
+    if name in ("gaussian", "discrete_gaussian") and rho is not None and (epsilon is not None or delta is not None):
+        fail("rho", rho, f"{name} takes one budget: rho, or epsilon with delta" if name == "gaussian" else
+             f"{name} takes rho only; leave epsilon and delta out")
     if name in ("gaussian", "discrete_gaussian"):
         if rho is not None:
             return sensitivity / math.sqrt(2.0 * positive("rho", rho))

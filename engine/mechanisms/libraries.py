@@ -286,10 +286,11 @@ def _num(field_: str, params, key, default=_REQ) -> float:
     return float(v)
 
 
-def _whole(field_: str, params, key, default=_REQ) -> int:
+def _whole(field_: str, params, key, default=_REQ, library: str = "diffprivlib") -> int:
     v = _num(field_, params, key, default)
     if not v.is_integer() or v < 1:
-        fail(f"{field_}.{key}", params.get(key, default), "must be a whole number >= 1 (diffprivlib requires an integer)")
+        fail(f"{field_}.{key}", params.get(key, default),
+             f"must be a whole number >= 1 ({library} requires an integer)")
     return int(v)
 
 
@@ -307,7 +308,14 @@ def _bounds(field_: str, params, whole: bool = False, finite: bool = False) -> t
     for key in ("lower", "upper"):
         if key not in params:
             fail(f"{field_}.{key}", None, "is required")
-    lo, hi = clip_bounds(f"{field_}.lower", [params["lower"], params["upper"]])
+    try:  # one check of the pair, reported on the field that is at fault with the value typed there
+        lo, hi = clip_bounds(f"{field_}.lower", [params["lower"], params["upper"]])
+    except ValueError:
+        for key in ("lower", "upper"):
+            v = params[key]
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or math.isnan(v):
+                fail(f"{field_}.{key}", v, "must be a number (inf or -inf for an open side)")
+        fail(f"{field_}.upper", params["upper"], f"must be greater than {field_}.lower = {params['lower']!r}")
     for key, v in (("lower", lo), ("upper", hi)):
         if finite and not math.isfinite(v):
             fail(f"{field_}.{key}", params[key], "must be a finite number")
@@ -334,7 +342,7 @@ def _opendp_mean(params: Mapping[str, Any], field_: str):
     lo, hi = (_num(f"{field_}.bounds", {"b": v}, "b") for v in bounds)
     if not lo < hi:
         fail(f"{field_}.bounds", list(bounds), "must be [lower, upper] with lower < upper")
-    c = _whole(field_, params, "contributions", 1)
+    c = _whole(field_, params, "contributions", 1, library="opendp")
     noise = OpenDPMean(sum_scale=b, length_scale=t, lower=lo, upper=hi, contributions=c)
     g = noise.guarantee
     head = f"OpenDP mean (dp.mean) on [{lo:g}, {hi:g}], sum scale = {_fmt(b)}, length scale = {_fmt(t)}"
@@ -483,6 +491,13 @@ def _diffprivlib(mechanism: str, params: Mapping[str, Any], field_: str):
         for key in ("value0", "value1"):
             if key in params and not isinstance(params[key], str):
                 fail(f"{field_}.{key}", params[key], "must be a label (a string), as diffprivlib requires")
+        if ("value0" in params) != ("value1" in params):  # one label given, the other left to the engine's default
+            key = "value1" if "value0" in params else "value0"
+            fail(f"{field_}.{key}", None, "is required with the other label: give both value0 and value1 (diffprivlib "
+                 "requires both) or neither (the labels \"0\" and \"1\")")
+        if "value0" in params and params["value0"] == params["value1"]:
+            fail(f"{field_}.value1", params["value1"], f"must differ from {field_}.value0 = {params['value0']!r}: the "
+                 "two categories need two labels (diffprivlib refuses equal ones)")
         noise = RandomizedResponse(log_transition=k_ary_log_transition(eps, 2), scheme="k_ary")
         guarantee = {"kind": "pure", "epsilon": eps, "delta": 0.0}
         head = f"diffprivlib Binary, ε = {_fmt(eps)}"

@@ -52,7 +52,7 @@ from scipy.stats import norm
 from ..core.validation import fail
 from ..kernels.mean_ratio import log_ratio_densities, v_cut
 
-__all__ = ["OpenDPMean", "sample_ratio", "clamped_mean"]
+__all__ = ["OpenDPMean", "sample_ratio", "clamped_mean", "ratio_release"]
 
 
 def sample_ratio(rng: np.random.Generator, s, n, sum_scale: float, length_scale: float) -> np.ndarray:
@@ -75,6 +75,28 @@ def clamped_mean(mu, sd: float, lo: float, hi: float):
     al, be = (lo - mu) / sd, (hi - mu) / sd
     return (lo * norm.cdf(al) + hi * norm.sf(be) + mu * (norm.cdf(be) - norm.cdf(al))
             + sd * (norm.pdf(al) - norm.pdf(be)))
+
+
+_INF_WORDS = {"inf": math.inf, "+inf": math.inf, "infinity": math.inf, "+infinity": math.inf,
+              "-inf": -math.inf, "-infinity": -math.inf}
+
+
+def ratio_release(field: str, value) -> np.ndarray:
+    """A released r as a spec gives it: one number, finite or +-inf (TOML ``inf`` / ``-inf`` or the strings
+    "inf" / "-inf", as ``clip`` takes them). Unlike an additive release, r = +-inf is a value the release takes
+    with positive probability (a noisy length <= 0, module docstring), so it is refused nowhere; NaN is (a sum of
+    exactly 0 over a length of 0 has probability 0)."""
+    allowed = ("must be one released mean [r]: a number, or inf / -inf (TOML's inf, or the string \"inf\" / "
+               "\"-inf\") for a noisy length <= 0")
+    items = value if isinstance(value, (list, tuple, np.ndarray)) else [value]
+    if len(items) != 1:
+        fail(field, value, allowed)
+    v = items[0]
+    if isinstance(v, str) and v.strip().lower() in _INF_WORDS:
+        v = _INF_WORDS[v.strip().lower()]
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or math.isnan(v):
+        fail(field, value, allowed)
+    return np.asarray([float(v)])
 
 
 @dataclass(frozen=True)

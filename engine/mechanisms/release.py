@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.validation import fail
 from .randomized_response import RandomizedResponse
 from .ratio import OpenDPMean
 
@@ -21,6 +22,8 @@ def privatize(model, mechanism, records, rng: np.random.Generator, *, check: boo
     the engine simulated or has already checked."""
     if check and hasattr(model, "check_records"):
         records = model.check_records(records, "data.records")
+    if len(records) == 0:  # a release of no one: no statistic to release, and no model has n = 0 records
+        fail("records", [], "must hold at least one record: a release of no records has no statistic")
     if isinstance(mechanism, RandomizedResponse):
         z = mechanism.sample_records(rng, model.categories(records))
         counts = np.bincount(z, minlength=mechanism.k).astype(float)

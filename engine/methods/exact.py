@@ -68,6 +68,7 @@ from scipy import fft as sp_fft
 from scipy import optimize, special, stats
 
 from ..core.results import Problem, Result
+from ..core.validation import fail
 from ..mechanisms import (MAX_RR_TABLE_N, DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace,
                           RandomizedResponse)
 from ..mechanisms.lattice import LatticeGaussian, LatticeLaplace
@@ -365,8 +366,12 @@ def _pg_weights(problem, window: bool = True):
     upper = int(max(mean + 40 * sd, sdp + 80 * mech.noise_sd, 100))
     while True:
         if upper > MAX_COMPONENTS:
-            raise ValueError(f"data.s_dp = {problem.s_dp.tolist()} is invalid for exact: the mixture needs more than "
-                             f"{MAX_COMPONENTS} components")
+            # the field the user typed: the true parameters of a simulation, else the release
+            field, value = (("data.simulate", dict(problem.true_params)) if problem.true_params is not None
+                            else ("data.s_dp", problem.s_dp.tolist()))
+            fail(field, value, f"is too large for exact: its mixture sums over every total up to {upper:.3g} (the "
+                 f"release {sdp:.6g} plus 80 noise sd, and the prior's bulk), and exact handles at most "
+                 f"{MAX_COMPONENTS} components; use a smaller total or method da_mcmc")
         s = np.arange(upper + 1, dtype=float)
         w = lw(s)
         tail = w[-1] - special.logsumexp(w)

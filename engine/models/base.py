@@ -21,5 +21,5 @@ def record_rows(records, cols, field: str, what: str) -> np.ndarray:
     except (TypeError, ValueError):
         fail(field, records, allowed)
     if r.ndim != 2 or r.shape[1] != len(cols) or r.shape[0] == 0:
-        fail(field, f"shape {r.shape}", allowed)
+        fail(field, records.tolist() if isinstance(records, np.ndarray) and r.size <= 50 else records, allowed)
     return r

@@ -13,7 +13,7 @@ from typing import Any, Mapping
 import numpy as np
 from scipy import stats
 
-from ..core.validation import fail, finite, known_keys, model_positive, record_field
+from ..core.validation import MODEL_NUMBER_RANGE, fail, finite, known_keys, model_positive, record_field
 
 __all__ = ["NormalKnownSD", "INFO", "KEYS", "build"]
 
@@ -110,13 +110,26 @@ class NormalKnownSD:
         return {"sd": self.sd, "lo": self.lo, "hi": self.hi, "prior_mean": self.prior_mean, "prior_sd": self.prior_sd}
 
 
+def _location(field: str, value) -> float:
+    """A bound or the prior mean: a finite number within +-MODEL_NUMBER_RANGE[1], as sd and prior_sd are bounded.
+    Beyond it the clamped sums, the default sensitivity max(|lo|, |hi|) and the exact method's quadrature over
+    (x - prior_mean)^2 overflow (prior_mean = 1e300 gave scipy overflow warnings and sd = null)."""
+    v = finite(field, value)
+    top = MODEL_NUMBER_RANGE[1]
+    if abs(v) > top:
+        fail(field, value, f"must be a number from {-top:g} to {top:g} (beyond them the posterior under- or "
+             "overflows in double precision)")
+    return v
+
+
 def build(n: int, params: Mapping[str, Any]) -> NormalKnownSD:
     """The model from its [model] table (``n`` already checked by :func:`engine.models.make_model`)."""
     d = INFO["prior"]
     sd = model_positive("model.sd", params.get("sd", d["sd"]))
-    lo = finite("model.lo", params.get("lo", d["lo"]))
-    hi = finite("model.hi", params.get("hi", d["hi"]))
+    lo = _location("model.lo", params.get("lo", d["lo"]))
+    hi = _location("model.hi", params.get("hi", d["hi"]))
     if not hi > lo:
         fail("model.hi", hi, f"must be greater than model.lo = {lo}")
-    return NormalKnownSD(n=n, sd=sd, lo=lo, hi=hi, prior_mean=finite("model.prior_mean", params.get("prior_mean", d["prior_mean"])),
+    prior_mean = _location("model.prior_mean", params.get("prior_mean", d["prior_mean"]))
+    return NormalKnownSD(n=n, sd=sd, lo=lo, hi=hi, prior_mean=prior_mean,
                          prior_sd=model_positive("model.prior_sd", params.get("prior_sd", d["prior_sd"])))

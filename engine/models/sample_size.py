@@ -158,12 +158,16 @@ def make_size_prior(value: Any) -> SizePrior:
 
 
 def make_size_mechanism(table: Any):
-    """Validate ``[n_mechanism]`` (the keys of [mechanism]; sensitivity defaults to 1)."""
+    """Validate ``[n_mechanism]`` (the keys of [mechanism] but clip; sensitivity defaults to 1)."""
     if not isinstance(table, Mapping):
         fail("n_mechanism", table, "must be a table with name and a noise scale or budget")
     name = table.get("name")
     if name not in _SIZE_MECHANISMS:
         fail("n_mechanism.name", name, "must be one of " + ", ".join(_SIZE_MECHANISMS))
+    if "clip" in table:  # the size's likelihood (rjmcmc's compiled kernel, histogram_total) is the unclipped law
+        fail("n_mechanism.clip", table["clip"], "is not supported on the size's noise: the samplers' likelihood of "
+             "n_dp is the unclipped noise law (a clipped release has point masses at its bounds that they do not "
+             "model); leave clip out and give n_dp as released before any clipping (it may be negative)")
     params = {k: v for k, v in table.items() if k != "name"}
     try:
         return make_mechanism(name, params, default_sensitivity=1.0)

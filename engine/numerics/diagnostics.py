@@ -234,10 +234,10 @@ def _estimator_table(result: Result) -> pd.DataFrame:
 def draws_frame(result: Result) -> pd.DataFrame:
     """Long table: columns chain, draw, then one column per parameter."""
     c, d, _ = result.draws.shape
-    frame = pd.DataFrame({"chain": np.repeat(np.arange(c), d), "draw": np.tile(np.arange(d), c)})
-    for j, name in enumerate(result.param_names):
-        frame[name] = result.draws[:, :, j].reshape(-1)
-    return frame
+    columns = {"chain": np.repeat(np.arange(c), d), "draw": np.tile(np.arange(d), c)}
+    # built at once: a column at a time fragments the frame (pandas' PerformanceWarning past 100 parameters)
+    columns.update({name: result.draws[:, :, j].reshape(-1) for j, name in enumerate(result.param_names)})
+    return pd.DataFrame(columns)
 
 
 def summary_dict(result: Result, warnings=()) -> dict:
@@ -245,7 +245,9 @@ def summary_dict(result: Result, warnings=()) -> dict:
     for people, e.g. :func:`engine.numerics.plausibility.implausible_release`'s; the CLI says them on stderr
     too) as a list, empty when there are none."""
     s = summary(result)
-    out = {"method": result.method, "parameters": {}, "s_dp": result.s_dp.tolist()}
+    # OpenDP's mean may release r = +-inf: written as the spec takes it ("inf"), not as strict JSON's null
+    s_dp = [v if not math.isinf(v) else ("inf" if v > 0 else "-inf") for v in result.s_dp.tolist()]
+    out = {"method": result.method, "parameters": {}, "s_dp": s_dp}
     for name, row in s.iterrows():
         out["parameters"][name] = {k: (None if not np.isfinite(v) else float(v)) for k, v in row.items()}
     info = dict(result.info)

@@ -257,6 +257,8 @@ def build(log_lik, prior: Prior1D, centre: float, scale: float, *, extra=(), tol
         if np.isfinite(c) and np.isfinite(s) and s > 0:
             seeds.append(c + s * np.linspace(-8, 8, 33))
     x = np.unique(np.clip(np.concatenate(seeds), lo_cap, hi_cap))
+    if x.size < 5 and np.isfinite(lo_cap) and np.isfinite(hi_cap):  # the guesses lie outside the prior's caps
+        x = np.unique(np.concatenate([x, np.linspace(lo_cap, hi_cap, 49)]))  # (prior_mean = 1000 gave 0 / 0)
     y = logg(x)
     if not np.isfinite(y).any():
         raise ValueError("data.s_dp is invalid for exact: the release has zero likelihood near the prior's bulk")

@@ -22,14 +22,14 @@ import numpy as np
 
 from ..api import confidential_posterior, prepare, run_method
 from ..core.results import Problem
-from ..core.validation import positive_int
+from ..core.validation import positive, positive_int
 from ..cost import Cost, duration, estimate_cost, fit_to_budget, listed, machine_rates
 from ..methods import METHOD_WORDS
 from ..methods.exact import exact_mixture
 from ..numerics.diagnostics import summary
 from . import calibration, presets, replicates  # called through their modules: a study runs what is priced
 from .runner import spawn_seeds
-from .sweep import epsilon_spec
+from .sweep import check_epsilons, epsilon_spec
 
 __all__ = ["estimate_sweep_cost", "fit_sweep_to_budget", "estimate_calibration_cost", "fit_calibration_to_budget",
            "estimate_replicates_cost", "estimate_preset_cost"]
@@ -51,8 +51,8 @@ def _sweep_cells(spec: dict, epsilons, methods, rates: dict | None) -> dict:
     priced at the larger (its work follows the noise scale, which is monotone in epsilon, so the dearest
     cell is normally at an end; a planning estimate), so pricing a sweep does not evaluate it at every
     epsilon."""
+    grid = [float(e) for e in check_epsilons(epsilons)]  # before the machine's rates are measured
     rates = rates or machine_rates()
-    grid = [float(e) for e in epsilons]
     ends = {grid[0], grid[-1]} if grid else set()
     cells = {}
     for e in grid:
@@ -79,7 +79,7 @@ def estimate_sweep_cost(spec: dict, epsilons, methods, rates: dict | None = None
     :func:`estimate_cost` over its cells, each on the problem prepared at its epsilon."""
     cells = _sweep_cells(spec, epsilons, methods, rates)
     worst = max(cells, key=cells.get) if cells else None
-    detail = f"{len(epsilons)} ε values × {len(methods)} methods"
+    detail = f"{len(check_epsilons(epsilons))} ε values × {len(methods)} methods"
     if worst is not None:
         detail += f"; the costliest cell is {_word(worst[1])} at ε = {worst[0]:g} ({duration(cells[worst])})"
     return Cost("epsilon_sweep", float(len(cells)), "runs", float(sum(cells.values())), detail)
@@ -99,8 +99,9 @@ def fit_sweep_to_budget(spec: dict, epsilons, methods, max_seconds: float, rates
     common factor (they share the app's chain settings) with :func:`fit_to_budget`. None when even
     that does not fit (the cheap methods alone are over, or a sampler would need fewer than 100 draws).
     """
+    max_seconds = positive("max_seconds", max_seconds)  # as fit_to_budget: a budget of 0 or less fits nothing
+    grid = [float(e) for e in check_epsilons(epsilons)]
     rates = rates or machine_rates()
-    grid = [float(e) for e in epsilons]
     methods = [dict(m) for m in methods]
     cells = _sweep_cells(spec, grid, methods, rates)
 

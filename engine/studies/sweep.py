@@ -82,6 +82,17 @@ def _rows(eps, result):
     return out
 
 
+def check_epsilons(epsilons, field: str = "study.epsilons") -> np.ndarray:
+    """A sweep's budget grid: a non-empty list of numbers > 0. A bare number is refused rather than read as a
+    grid of one, so that ``epsilon_sweep(spec, 0.5, ...)`` says what it needs instead of a TypeError."""
+    if isinstance(epsilons, (str, bytes, Mapping)) or not isinstance(epsilons, (list, tuple, np.ndarray)):
+        fail(field, epsilons, "must be a list of epsilon values > 0, e.g. [0.5, 1.0] (a single epsilon as [0.5])")
+    eps = number_list(field, list(epsilons))
+    if (eps <= 0).any():
+        fail(field, list(epsilons), "every epsilon must be > 0")
+    return eps
+
+
 def epsilon_sweep(spec: dict, epsilons, methods, client=None, on_progress=None, keep_results=True):
     """Run every method at every epsilon.
 
@@ -108,9 +119,7 @@ def epsilon_sweep(spec: dict, epsilons, methods, client=None, on_progress=None, 
         reason recorded in ``DataFrame.attrs["skipped"]``. ``attrs["stopped"]`` says whether
         ``on_progress`` stopped the sweep, ``attrs["cells_done"]`` / ``attrs["cells_total"]`` how far it got.
     """
-    eps = number_list("study.epsilons", list(epsilons))
-    if (eps <= 0).any():
-        fail("study.epsilons", list(epsilons), "every epsilon must be > 0")
+    eps = check_epsilons(epsilons)
     for m in methods:  # a misspelt method or key, or a spec invalid at every epsilon, is an error, not a skip
         validate_method(m)
     spec_from_dict(epsilon_spec(spec, float(eps[0])))
