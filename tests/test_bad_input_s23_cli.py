@@ -15,22 +15,9 @@ import pytest
 import engine
 from engine import cli as cli_module
 from engine.core.validation import fail
+from test_cli_new_user import PACKAGE, SPEC  # the new user's small spec and the dp-wizard package
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGE = ROOT / "tests" / "fixtures" / "dpwizard_grade_hours.zip"
-SPEC = """seed = 1
-[model]
-name = "beta_binomial"
-n = 30
-[mechanism]
-name = "laplace"
-epsilon = 1.0
-[data]
-s_dp = [12.0]
-[method]
-name = "exact"
-draws = 200
-"""
 UNKNOWN_N = """seed = 1
 [model]
 name = "beta_binomial"
