@@ -217,7 +217,7 @@ with results_area:
                         mime="text/csv", on_click="ignore", width="content")
     if shared:
         if st.session_state.get(keys.W_NETCDF_METHOD) not in shared:  # the exact posterior first, not naive
-            st.session_state[keys.W_NETCDF_METHOD] = best_method(shared)
+            st.session_state[keys.W_NETCDF_METHOD] = best_method(shared, s.unknown_n)
         chosen = row.selectbox("Method for the NetCDF file", list(shared), key=keys.W_NETCDF_METHOD,
                                format_func=lambda m: tables.run_label(m, shared[m]), width=220)
         netcdf = shared[chosen].result

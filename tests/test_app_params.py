@@ -285,6 +285,22 @@ def test_the_toml_runs_the_best_method_and_says_how_ops_ran():
     assert engine.spec_from_dict(back).method["name"] == "auto"  # the engine runs it as written
 
 
+
+def test_an_unknown_ns_file_runs_rjmcmc_the_posterior_that_accounts_for_n():
+    """Round-trip audit s23: with n unknown the TOML's [method] was auto ("Best method given plug-in n = 39", exact only
+    given that n), and the NetCDF picker began there too; RJMCMC, which draws n, comes first now."""
+    import tomllib
+
+    from ui.compute.files import scenario_toml
+    from ui.params.spec import best_method
+
+    s = replace(DEMO, sample_size="unknown", methods=("naive", "rjmcmc", "auto"))
+    assert s.unknown_n
+    assert tomllib.loads(scenario_toml(s))["method"]["name"] == "rjmcmc"
+    assert best_method(s.methods, s.unknown_n) == "rjmcmc" and best_method(s.methods) == "auto"
+    assert tomllib.loads(scenario_toml(replace(s, methods=("naive", "auto"))))["method"]["name"] == "auto"
+
+
 def test_the_toml_of_an_upload_holds_the_release_not_the_records(tmp_path):
     """Issue 20 item 18: the TOML download embedded every uploaded record in plain text, unasked."""
     from dataclasses import replace
@@ -295,12 +311,13 @@ def test_the_toml_of_an_upload_holds_the_release_not_the_records(tmp_path):
     s = replace(DEMO, data="csv", n=len(records), abc_max_seconds=7.5, ops_k=37)
     text = scenario_toml(s, records, s_dp=[18.25])
     assert "records" not in text and "s_dp = [18.25]" in text and "n = 30" in text
-    assert "max_seconds = 7.5" in text and "k = 37" in text
+    # OPS needs the records (round-trip audit s23: --method ops on this file failed), so the release alone leaves it out
+    assert "max_seconds = 7.5" in text and "ops" in s.methods and "[methods.ops]" not in text and "k = 37" not in text
     path = tmp_path / "release.toml"
     path.write_text(text)
     assert engine.load_spec(str(path)).data == {"s_dp": [18.25]}
     full = scenario_toml(s, records, s_dp=[18.25], include_records=True)
-    assert "records = [0.0, 1.0, 1.0" in full and "s_dp" not in full
+    assert "records = [0.0, 1.0, 1.0" in full and "s_dp" not in full and "k = 37" in full
 
 
 def test_run_method_uses_the_specs_own_settings_for_that_method():

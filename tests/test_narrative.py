@@ -119,3 +119,11 @@ def test_the_best_methods_note_tells_its_own_run_from_the_rows():
     # no row of the picked sampler in the table: nothing to tell apart
     assert narrative.auto_caption(info) == ("Exact (best method) ran **DA-MCMC**: Pseudo-marginal did not converge at "
                                             "2000 draws per chain, so DA-MCMC ran as well and DA-MCMC did better.")
+
+
+def test_the_warnings_r_hat_is_rounded_up_as_the_table_and_verdict_write_it():
+    """Round-trip audit s23: the warning said "R-hat 1.010" for 1.01027 (a failing value) beside the table's 1.011."""
+    runs = {"rjmcmc": _Chain({**STALLED, "r_hat_max": 1.01027})}
+    text = narrative.convergence_warning(runs)
+    assert "(R-hat 1.011, ESS 5)" in text, text
+    assert "(R-hat 1.010," in narrative.convergence_warning({"da_mcmc": _Chain({**STALLED, "r_hat_max": 1.0091})})

@@ -19,7 +19,7 @@ from engine.numerics.diagnostics import ESS_MIN
 from figures.axes import param_symbol
 from figures.labels import METHOD_LABELS, MODEL_LABELS, info_label
 from .params.messages import FIELD_LABELS
-from .tables import acceptance_text, ess_full, run_label
+from .tables import acceptance_text, ess_full, rhat_at_most, run_label
 
 __all__ = ["headline", "reference_method", "convergence_warning", "mle_caption", "over_budget", "would_take",
            "too_few_to_converge", "pseudo_marginal_caption", "moved", "listed", "none_accepted", "auto_caption",
@@ -199,7 +199,8 @@ def convergence_warning(runs: Mapping[str, Any], *, figure: bool = True, switche
         ess = min(x for x in (v.get("ess_bulk_min"), v.get("ess_tail_min")) if x is not None) \
             if any(x is not None for x in (v.get("ess_bulk_min"), v.get("ess_tail_min"))) else float("nan")
         rhat = v.get("r_hat_max")
-        parts.append(f"{run_label(m, run)} (R-hat {'—' if rhat is None else f'{rhat:.3f}'}, "
+        # rounded up as the tables and the verdict write it: 1.01027 read "R-hat 1.010" beside a table's failing 1.011
+        parts.append(f"{run_label(m, run)} (R-hat {'—' if rhat is None else rhat_at_most(rhat)}, "
                      f"ESS {ess_full(ess)})")
     out = []
     if parts:

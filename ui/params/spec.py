@@ -134,11 +134,13 @@ def method_settings(s: Scenario, method: str) -> dict:
     return table
 
 
-def best_method(methods) -> str | None:
-    """The best of ``methods`` by :data:`BEST_FIRST` (a method not listed there comes after them, in its order)."""
+def best_method(methods, unknown_n: bool = False) -> str | None:
+    """The best of ``methods`` by :data:`BEST_FIRST` (a method not listed there comes after them, in its order).
+    With an unknown n, RJMCMC first: the others (auto and exact included) run at the plug-in n, exact only given
+    that n, so a file whose ``[method]`` was auto gave "Best method given plug-in n = 39", not the posterior."""
     methods = list(methods)
-    return min(methods, key=lambda m: (BEST_FIRST.index(m) if m in BEST_FIRST else len(BEST_FIRST),
-                                       methods.index(m)), default=None)
+    order = ("rjmcmc",) + BEST_FIRST if unknown_n else BEST_FIRST
+    return min(methods, key=lambda m: (order.index(m) if m in order else len(order), methods.index(m)), default=None)
 
 
 def _as_run(s: Scenario, method: str) -> dict:
@@ -157,16 +159,19 @@ def release_spec_dict(s: Scenario, records, s_dp=None, n_dp=None, *, keep_record
     building: the release ``s_dp`` (and ``n_dp``) an upload gave, not its confidential records, unless
     ``keep_records`` (an explicit choice). A simulation keeps its ``simulate`` table (its records are
     synthetic, reproducible from the seed)."""
-    spec = to_spec_dict(s, records, method=best_method(s.methods) or "da_mcmc")
+    # a file with the release only (an upload's records kept back) cannot run OPS, which needs the records
+    released_only = s.data == "csv" and not keep_records
+    methods = [m for m in s.methods if not (released_only and m == "ops")]
+    spec = to_spec_dict(s, records, method=best_method(methods, s.unknown_n) or "da_mcmc")
     spec["method"] = _as_run(s, spec["method"]["name"])
-    if s.data == "csv" and not keep_records:
+    if released_only:
         released = {"s_dp": [float(v) for v in s_dp]}
         if s.size_released:
             released["n_dp"] = float(n_dp)
         if s.unknown_n:
             spec["model"].pop("n", None)
         spec["data"] = released
-    others = {m: _as_run(s, m) for m in s.methods if m != spec["method"]["name"]}
+    others = {m: _as_run(s, m) for m in methods if m != spec["method"]["name"]}
     if others:
         spec["methods"] = others
     return spec
