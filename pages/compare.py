@@ -135,10 +135,8 @@ with results_area:
             f"{prepared.mechanism_title}", sweeps.scenario_words(s, inputs.records, prepared.n))
 
     file_fig = downloads.file_figure(fig, titled_file_figure)
-    config = {"toImageButtonOptions": {"format": "png", "filename": "posterior", "scale": 2}}
-    if not share_direct:
-        config["modeBarButtonsToRemove"] = ["toImage"]
-    st.plotly_chart(fig, key=keys.POSTERIOR_CHART, width="stretch", alt=alt_text(fig), config=config)
+    st.plotly_chart(fig, key=keys.POSTERIOR_CHART, width="stretch", alt=alt_text(fig),
+                    config=downloads.chart_config("posterior", camera=share_direct))
     n_source = next((m for m in ("rjmcmc", "exact", "pseudo_marginal", "auto")
                      if m in ok and "n" in ok[m].result.param_names), None)
     if n_source:  # the unknown n's own posterior, against what was released and the truth

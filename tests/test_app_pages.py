@@ -286,10 +286,23 @@ def test_an_uploads_downloads_leave_out_what_the_records_show_directly():
     netcdf = at.selectbox(key=keys.W_NETCDF_METHOD)
     assert "ops" not in netcdf.options and "OPS" not in netcdf.options and len(netcdf.options) >= 2
     config = json.loads(at.get("plotly_chart")[0].proto.config)
-    assert config["modeBarButtonsToRemove"] == ["toImage"]
+    assert "toImage" in config["modeBarButtonsToRemove"]
     box.check().run()
     assert "OPS" in at.selectbox(key=keys.W_NETCDF_METHOD).options
-    assert "modeBarButtonsToRemove" not in json.loads(at.get("plotly_chart")[0].proto.config)
+    assert "toImage" not in json.loads(at.get("plotly_chart")[0].proto.config)["modeBarButtonsToRemove"]
+
+
+def test_every_figure_keeps_only_the_camera_and_the_reset_in_its_toolbar():
+    """Phone audit s23: a touch screen shows plotly's toolbar always, and its eight buttons covered the figure's
+    title at 390 px; each was also a Tab stop. Every figure on Compare keeps the camera and the axes' reset only."""
+    from ui.downloads import TOOLBAR_REMOVED
+    at = _open()
+    _assert_clean(at)
+    charts = at.get("plotly_chart")
+    assert charts
+    for c in charts:
+        removed = json.loads(c.proto.config)["modeBarButtonsToRemove"]
+        assert set(TOOLBAR_REMOVED) <= set(removed) and "resetScale2d" not in removed, removed
 
 
 def test_an_uploads_titled_figure_file_leaves_out_what_the_records_show_directly(monkeypatch):

@@ -14,7 +14,7 @@ import streamlit as st
 from figures import export
 from figures.axes import alt_text
 
-__all__ = ["chart", "file_figure"]
+__all__ = ["chart", "chart_config", "file_figure", "TOOLBAR_REMOVED"]
 
 
 def file_figure(fig, for_file=None):
@@ -35,6 +35,20 @@ def file_figure(fig, for_file=None):
     return resolved
 
 
+#: plotly's toolbar buttons the figures keep off: a phone shows the toolbar always (no hover), and its eight buttons
+#: sat over the figure's title (audit s23: "Laplace noise, scale b = …" unreadable at 390 px); dragging still zooms
+#: and a double click still resets, and each button was a Tab stop (eight per figure) for a keyboard reader
+TOOLBAR_REMOVED = ["zoom2d", "pan2d", "select2d", "lasso2d", "zoomIn2d", "zoomOut2d", "autoScale2d"]
+
+
+def chart_config(name: str, camera: bool = True) -> dict:
+    """A figure's plotly config: the camera saves ``name``.png at twice the screen's resolution (or is removed:
+    ``camera=False``); the toolbar keeps only it and the reset of the axes (:data:`TOOLBAR_REMOVED`)."""
+    removed = TOOLBAR_REMOVED + ([] if camera else ["toImage"])
+    return {"toImageButtonOptions": {"format": "png", "filename": name, "scale": 2}, "displaylogo": False,
+            "modeBarButtonsToRemove": removed}
+
+
 def chart(fig, *, key: str, name: str, container=None, for_file=None, camera: bool = True) -> None:
     """``st.plotly_chart`` at full width, named for screen readers (:func:`figures.axes.alt_text`), plus PNG and
     HTML download buttons under it.
@@ -48,10 +62,7 @@ def chart(fig, *, key: str, name: str, container=None, for_file=None, camera: bo
     button, which saves the figure shown (there, the one with those curves)."""
     saved = file_figure(fig, for_file)
     where = container if container is not None else st
-    config = {"toImageButtonOptions": {"format": "png", "filename": name, "scale": 2}, "displaylogo": False}
-    if not camera:
-        config["modeBarButtonsToRemove"] = ["toImage"]
-    where.plotly_chart(fig, key=key, width="stretch", alt=alt_text(fig), config=config)
+    where.plotly_chart(fig, key=key, width="stretch", alt=alt_text(fig), config=chart_config(name, camera))
     # one row that sizes each button to its label and wraps when the row is narrow (fixed column shares cut
     # the labels to "P..", "H.." in a half-width figure, even on a desktop)
     row = where.container(horizontal=True, gap="small")
