@@ -153,6 +153,22 @@ def test_acceptance_plot_bound_mean_and_min_per_chain(rng):
     assert fig.to_dict()["layout"]["yaxis"]["range"] == [0, 1.02]
 
 
+def test_every_acceptance_line_keeps_3_to_1_on_both_themes(rng):
+    """Phone audit s23: the chains' acceptance lines were drawn at opacity 0.6, which blends each chain colour into
+    the background: every one fell under 3:1 on the light or the dark theme (chain 0's blue 2.0:1 on the dark)."""
+    from figures.palette import BACKGROUNDS, MIN_CONTRAST, contrast_ratio
+
+    result = _result("da_mcmc", rng.normal(size=(8, 50)), sample_stats={"acceptance_rate": rng.uniform(0.4, 1, (8, 50))},
+                     info={"epsilon_bound": math.exp(-1.0)})
+    for t in acceptance_plot(result).to_dict()["data"]:
+        alpha = t.get("opacity", 1.0)
+        rgb = [int(t["line"]["color"][i:i + 2], 16) for i in (1, 3, 5)]
+        for bg in BACKGROUNDS.values():
+            back = [int(bg[i:i + 2], 16) for i in (1, 3, 5)]
+            seen = "#" + "".join(f"{round(alpha * a + (1 - alpha) * b):02x}" for a, b in zip(rgb, back))
+            assert contrast_ratio(seen, bg) >= MIN_CONTRAST, (t["name"], seen, bg)
+
+
 def test_acceptance_plot_bound_has_a_colour_no_chain_has(rng):
     """The exp(-ε) bound is a solid line like a chain's, and each chain's minimum is a line across the plot:
     with the bound in a chain's colour (the fourth of the default four chains was vermillion, the bound's
