@@ -94,6 +94,10 @@ def test_curves_keep_their_contrast_on_the_dark_theme(app_url):
             expect(chart.locator(".gtitle")).to_contain_text("pure 0.3-DP", timeout=90_000)
             expect(page.locator(f"{CHART} .scatterlayer .trace path.js-line").first).to_be_visible(timeout=30_000)
             drawn = page.evaluate(DRAWN)
+            # the reader can switch themes in the app too: its menu keeps the theme's choice (phone audit s23: with
+            # the toolbar "minimal" there was no menu, and the theme only followed the operating system)
+            page.locator('[data-testid="stMainMenu"]').click()
+            expect(page.get_by_role("menuitemradio", name="Dark")).to_be_visible(timeout=10_000)
         finally:
             browser.close()
     assert drawn["bg"] == "rgb(23, 22, 20)" and contrast_ratio(BACKGROUNDS["dark"], drawn["bg"]) == 1.0, drawn
