@@ -407,10 +407,11 @@ with right:
                           confidential_sd=advice.confidential_sd if advice else None,
                           prior_sd=sweeps.prior_sds(s, inputs.records).get(param)),
            f"{sym}: posterior sd vs ε, per method", key=keys.SD_CHART, name=f"sd_vs_epsilon_{param}")
-st.download_button("Sweep table (CSV)", data=lambda: sweeps.sweep_csv(sweep), file_name=f"{stem}_sweep.csv",
-                   mime="text/csv", on_click="ignore", key=keys.SD_CHART + "_csv", icon=":material/table:",
+st.download_button("Sweep table (CSV)", data=lambda: sweeps.sweep_csv(sweep, s.mechanism),
+                   file_name=f"{stem}_sweep.csv", mime="text/csv", on_click="ignore", key=keys.SD_CHART + "_csv",
+                   icon=":material/table:",
                    help="Every ε, method and parameter of the sweep: posterior mean, sd, 90% interval (q5, q95), "
-                        "R-hat, ESS and whether the run converged.")
+                        "R-hat, ESS and whether the run converged; for Gaussian noise the ρ = ε²/2 each row ran at.")
 if s.data == "csv":
     st.caption("From the uploaded records: every ε of the grid drew its own release of them, so these figures and "
                "the table show far more of the records than one release at any ε would (at the grid's largest, "

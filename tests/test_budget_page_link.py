@@ -152,6 +152,10 @@ def test_download_names_and_the_sweep_csv():
     lines = text.splitlines()
     assert lines[0] == "epsilon,method,param,mean,sd,q5,q95,r_hat,ess_bulk,converged"
     assert lines[1].startswith("0.1,exact,theta,0.31,0.1,0.15,0.47")  # sorted by ε within method and parameter
+    # Gaussian noise ran each row at rho = eps^2 / 2: the file says it (its epsilon alone read as an (ε, δ) budget)
+    gauss = sweeps.sweep_csv(sweeps.Sweep(table=table, runs={}, skipped={}), "gaussian").splitlines()
+    assert gauss[0] == "epsilon,rho,method,param,mean,sd,q5,q95,r_hat,ess_bulk,converged"
+    assert gauss[1].startswith(f"0.1,{0.1 ** 2 / 2},exact,theta"), gauss[1]
 
 
 # ---- 4. the "Choose ε" labels -------------------------------------------------------------------------
