@@ -71,6 +71,7 @@ COLUMN_HELP = {
     "sd": "Posterior standard deviation; for the MLE (Monte Carlo EM) row: its standard error.",
     "q5": GLOSSARY["q5_q95"] + " For the MLE row: its 90% Wald interval.",
     "q95": GLOSSARY["q5_q95"] + " For the MLE row: its 90% Wald interval.",
+    "parameter": "The model's parameter the row is about (the figure shows the one picked above it).",
     "MCSE": "Monte Carlo standard error of the mean: how far the draws' mean may be from the posterior mean "
             "because the draws are finite (sd / √ESS, the ESS of the mean itself; sd / √N for independent draws).",
     "MCSE q5": "Monte Carlo standard error of q5: how far the draws' 5% quantile may be from the posterior's, from "

@@ -85,13 +85,17 @@ def text_columns(formats: Mapping[str, str], pinned: Iterable[str] = ()) -> dict
     return {c: st.column_config.TextColumn(c, alignment="right", help=COLUMN_HELP.get(c),
                                            width=_WIDTH.get(c, "small")) for c in formats} | \
         {c: st.column_config.TextColumn(c, help=h) for c, h in COLUMN_HELP.items() if c not in formats} | \
-        {c: st.column_config.TextColumn(c, pinned=True, width=_PINNED_WIDTH.get(c)) for c in pinned}
+        {c: st.column_config.TextColumn(_PINNED_LABEL.get(c, c), pinned=True, width=_PINNED_WIDTH.get(c),
+                                        help=COLUMN_HELP.get(c)) for c in pinned}
 
 
-#: pinned columns sized for their longest entry (sized to the first rows, "Exact (best method)" was cut)
-_PINNED_WIDTH = {"method": 140}
+#: pinned columns sized for their longest entry (sized to the first rows, "Exact (best method)" was cut); the
+#: parameter's header says "param" over its short names (p[0], beta[2]): with "parameter" a multi-parameter table
+#: (Dirichlet k = 6) was 857 px of grid in the 818 a 1,280 px window with the sidebar open shows
+_PINNED_WIDTH = {"method": 132, "parameter": 60}
+_PINNED_LABEL = {"parameter": "param"}
 #: number columns sized to their header and values: the ESS header is longer than "small" holds ("ESS bulk / t" at
 #: 1,400 px), and an ABC acceptance of a few in a million (0.000007132, four significant digits and no exponent) is
 #: too ("…000007132" cut on the left); the short ones give them the room back, so a multi-parameter table (the
 #: parameter column pinned beside the method's) still shows every column on a 1,400 px desktop
-_WIDTH = {"ESS bulk / tail": 110, "mean": 64, "sd": 64, "q5": 64, "q95": 64, "R-hat": 62, "acceptance": 90}
+_WIDTH = {"ESS bulk / tail": 100, "mean": 64, "sd": 64, "q5": 64, "q95": 64, "R-hat": 56, "acceptance": 90}
