@@ -224,7 +224,7 @@ def test_the_comparison_fits_a_desktop_and_names_its_time_for_what_it_measures()
         assert f"{method}: " in caption and re.search(rf"{re.escape(method)}: [\d,]+ draws, \d+\.\d{{3}} s", caption), \
             (method, caption)
     from ui.terms import text_columns
-    # its header is 80 px of text with 8 px of padding each side (measured at 1,280 px): 100 holds it, "small" (75) cut it
+    # its header is 80 px of text with 8 px of padding each side (measured at 1,280 px): 100 holds it, "small" cut it
     assert text_columns({"ESS bulk / tail": ""})["ESS bulk / tail"]["width"] >= 96
 
 
