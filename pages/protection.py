@@ -16,7 +16,7 @@ from figures.budget import with_scenario
 from figures.palette import BOUND_COLOR, color_word
 from figures.labels import MODEL_LABELS
 from ui import downloads, keys, protection_text, terms
-from ui.compute import files, protection, sweeps
+from ui.compute import files, problems, protection, sweeps
 from ui.params.messages import readable
 from ui.routing import ensure_routed
 from ui.sidebar.inputs import scenario_inputs
@@ -66,8 +66,11 @@ if not inputs.ok:
     st.stop()
 
 s, prepared = inputs.scenario, inputs.prepared
+# an unknown n released with its own noise: the line names it too, whose budget the sentence's ε adds (it said
+# "n = 39 · pure 0.3-DP" over "At ε = 0.8"; round-trip audit s23)
+size_noise = f"; size n released with {problems.describe_size_mechanism(s)}" if s.size_released else ""
 head = st.empty()  # the mechanism's line, qualified below once the risk says whom it covers
-head.markdown(f"**{MODEL_LABELS[s.model]}**, n = {prepared.n:,} · {prepared.mechanism_text}")
+head.markdown(f"**{MODEL_LABELS[s.model]}**, n = {prepared.n:,} · {prepared.mechanism_text}{size_noise}")
 try:
     risk = protection.risk(inputs.spec_text)
 except ValueError as exc:
@@ -79,7 +82,7 @@ risk = protection_text.for_package(risk, protection.package_statistic(inputs.spe
 # a library's statement the noise exceeds (diffprivlib's (ε, δ) Laplace, pure DP): the sentence says why ε changed
 risk = protection_text.for_release(risk, inputs.spec_text)
 head.markdown(f"**{MODEL_LABELS[s.model]}**, n = {prepared.n:,} · "
-              f"{protection_text.mechanism_line(prepared.mechanism_text, risk)}")
+              f"{protection_text.mechanism_line(prepared.mechanism_text, risk)}{size_noise}")
 if protection_text.statistic_note(risk):
     st.caption(protection_text.statistic_note(risk))
 stem = files.download_stem(s, prepared.n)  # every download's name starts with the scenario, as Compare's

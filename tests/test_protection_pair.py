@@ -207,3 +207,21 @@ def test_the_page_says_the_pairs_budget_and_why():
     captions = " ".join(c.value for c in at.sidebar.caption)
     assert ("(adding or removing a person; with n known, replacing one, which moves the statistic by up to d = 6 = 2Δ, "
             "is 2-DP, as What it protects states)") in captions
+
+
+def test_the_pages_line_names_the_noise_on_an_unknown_n():
+    """Round-trip audit s23: with n unknown and released with noise, the line over the page said "n = 39 · Laplace
+    noise, …; pure 0.3-DP" over a sentence "At ε = 0.8": the size's 0.5 was named nowhere above it."""
+    from dataclasses import replace
+
+    from ui.params.query import to_query
+    from ui.presets import DEMO
+    s = replace(DEMO, sample_size="unknown", n_prior="poisson", n_prior_mean=40.0, n_mechanism="laplace",
+                n_budget_form="epsilon", n_epsilon=0.5, methods=("naive",))
+    assert s.size_released
+    at = open_app("pages/protection.py", to_query(s), 120)
+    assert not at.exception, [e.value for e in at.exception]
+    line = next(m.value for m in at.markdown if m.value.startswith("**Beta-binomial"))
+    assert "pure 0.3-DP (sensitivity 1); size n released with Laplace noise, scale b = 2; pure 0.5-DP" in line, line
+    sentence = next(m.value for m in at.markdown if m.value.startswith("##### "))
+    assert sentence.startswith("##### At ε = 0.8"), sentence
