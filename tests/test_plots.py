@@ -158,7 +158,8 @@ def test_every_acceptance_line_keeps_3_to_1_on_both_themes(rng):
     the background: every one fell under 3:1 on the light or the dark theme (chain 0's blue 2.0:1 on the dark)."""
     from figures.palette import BACKGROUNDS, MIN_CONTRAST, contrast_ratio
 
-    result = _result("da_mcmc", rng.normal(size=(8, 50)), sample_stats={"acceptance_rate": rng.uniform(0.4, 1, (8, 50))},
+    acc = rng.uniform(0.4, 1, (8, 50))
+    result = _result("da_mcmc", rng.normal(size=(8, 50)), sample_stats={"acceptance_rate": acc},
                      info={"epsilon_bound": math.exp(-1.0)})
     for t in acceptance_plot(result).to_dict()["data"]:
         alpha = t.get("opacity", 1.0)
