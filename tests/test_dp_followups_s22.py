@@ -132,29 +132,15 @@ def test_single_placement_experiments_of_a_two_sided_gaussian_clip_are_bounded_t
 
 
 # --------------------------------------------------------------------------- 2. the zCDP curve, as arrays
-def _old_zcdp_delta(rho: float, epsilon: float) -> float:
-    """The implementation before session 22's vectorisation, kept as the reference."""
-    if epsilon < 0:
-        return 1.0
-    lo, hi = 1.01, (epsilon + 1.0) / (2.0 * rho) + 2.0
-    for _ in range(200):
-        a = 0.5 * (lo + hi)
-        if (2 * a - 1) * rho - epsilon + math.log1p(-1.0 / a) < 0:
-            lo = a
-        else:
-            hi = a
-    a = 0.5 * (lo + hi)
-    log_delta = (a - 1) * (a * rho - epsilon) + a * math.log1p(-1.0 / a) - math.log(a - 1.0)
-    return 1.0 if log_delta >= 0 else math.exp(log_delta)
-
-
 def _old_zcdp_tradeoff(alpha, rho: float, points: int = 600) -> np.ndarray:
-    from engine.protection.tradeoff import epsilon_dp_tradeoff
+    """The curve before session 22's vectorisation: the scalar zcdp_delta (its bisection, untouched by it) at each of
+    600 epsilons, one (epsilon, delta)-DP curve at a time."""
+    from engine.protection.tradeoff import epsilon_dp_tradeoff, zcdp_delta
     a = np.asarray(alpha, dtype=float)
     top = rho + 2.0 * math.sqrt(rho * math.log(1e15)) + 1.0
     out = np.zeros_like(a)
     for eps in np.linspace(0.0, top, points):
-        out = np.maximum(out, epsilon_dp_tradeoff(a, float(eps), _old_zcdp_delta(rho, float(eps))))
+        out = np.maximum(out, epsilon_dp_tradeoff(a, float(eps), zcdp_delta(rho, float(eps))))
     return out
 
 
@@ -166,8 +152,7 @@ def test_the_vectorised_zcdp_curve_is_the_loop_it_replaces(rho):
     assert float(zcdp_tradeoff(0.05, rho)) == pytest.approx(float(_old_zcdp_tradeoff(0.05, rho)), abs=1e-9)
     from engine.protection.tradeoff import _zcdp_deltas
     eps = np.array([-0.5, 0.0, 0.3, 1.0, 3.0, 10.0, 40.0])
-    np.testing.assert_allclose(_zcdp_deltas(rho, eps), [_old_zcdp_delta(rho, e) for e in eps], rtol=1e-9, atol=0)
-    assert [zcdp_delta(rho, e) for e in eps] == [_old_zcdp_delta(rho, e) for e in eps]
+    np.testing.assert_allclose(_zcdp_deltas(rho, eps), [zcdp_delta(rho, e) for e in eps], rtol=1e-9, atol=0)
 
 
 # --------------------------------------------------------------------------- 3. the sidebar's "Implied noise"
