@@ -79,7 +79,7 @@ def estimate_sweep_cost(spec: dict, epsilons, methods, rates: dict | None = None
     :func:`estimate_cost` over its cells, each on the problem prepared at its epsilon."""
     cells = _sweep_cells(spec, epsilons, methods, rates)
     worst = max(cells, key=cells.get) if cells else None
-    detail = f"{len(check_epsilons(epsilons))} ε values × {len(methods)} methods"
+    detail = f"{len(epsilons)} ε values × {len(methods)} methods"  # a list: _sweep_cells checked it
     if worst is not None:
         detail += f"; the costliest cell is {_word(worst[1])} at ε = {worst[0]:g} ({duration(cells[worst])})"
     return Cost("epsilon_sweep", float(len(cells)), "runs", float(sum(cells.values())), detail)

@@ -64,7 +64,12 @@ def describe_mechanism(scenario: Scenario, records=None) -> str:
     unknown n the default sensitivity is the unbounded (add/delete one record) one. A release made with a
     library is its ``[release]`` table, mapped by the engine to the exact noise law."""
     model = _checked_model(scenario, records)
-    mechanism = build_mechanism(noise_table(scenario), model, unbounded=scenario.unknown_n)
+    return _qualified(model, build_mechanism(noise_table(scenario), model, unbounded=scenario.unknown_n))
+
+
+def _qualified(model, mechanism) -> str:
+    """The mechanism's description qualified for unbounded records, as the sidebar's "Implied noise" and Compare's
+    figure title both say it (:func:`ui.protection_text.mechanism_line`)."""
     return mechanism_line(in_symbols(mechanism.describe()), {"unbounded_records": _unbounded(model, mechanism)})
 
 
@@ -102,8 +107,7 @@ def prepare(spec_text: str) -> Prepared:
         true_params=None if problem.true_params is None else dict(problem.true_params),
         has_records=problem.records is not None,
         mechanism_text=in_symbols(problem.mechanism.describe()),
-        mechanism_title=mechanism_line(in_symbols(problem.mechanism.describe()),
-                                       {"unbounded_records": _unbounded(problem.model, problem.mechanism)}),
+        mechanism_title=_qualified(problem.model, problem.mechanism),
         param_names=tuple(problem.model.param_names),
         n=int(problem.model.n),
         epsilon=getattr(problem.mechanism, "epsilon", None),
