@@ -46,6 +46,10 @@ def test_download_buttons_show_their_whole_labels(app_url, width):
         try:
             buttons = page.locator('[data-testid="stDownloadButton"] button')
             expect(buttons.first).to_be_visible()
+            # the sweep's CSV button is drawn after the figures: read the labels once all seven are on the page (a
+            # fresh clone read them at 390 px while the last was still coming: 6 found)
+            page.wait_for_function("() => document.querySelectorAll('[data-testid=\"stDownloadButton\"] button')"
+                                   ".length >= 7", timeout=60_000)
             found = page.evaluate(TRUNCATED)
             assert len(found) >= 7, found  # PNG and HTML under each of the three figures, the sweep's CSV
             assert {b["text"].split()[-1] for b in found} == {"PNG", "HTML", "(CSV)"}, found
