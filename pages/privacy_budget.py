@@ -34,7 +34,7 @@ from ui.params.carry import lab_equivalent
 from ui.params.messages import in_words
 from ui.params.parsing import grid_value, log_grid, parse_grid
 from ui.params.query import BUDGET_PAGE_KEYS, budget_page_from_query, budget_page_to_query
-from ui.routing import ensure_routed
+from ui.routing import ensure_routed, history_navigation
 from ui.sidebar import controls
 from ui.sidebar.inputs import scenario_inputs
 from ui.sidebar.state import load_scenario
@@ -66,11 +66,15 @@ def _read_link() -> None:
     """The link's grid, target T and "Your ε" into the page's widgets (read before the sidebar is drawn) where the
     URL holds some and other values than the page last wrote: a session's first run on a link, the page's first
     visit, and Back or Forward (an entry the URL does not hold then goes back to the page's default; Back restored
-    the sidebar's scenario but not these). A URL without any is a page switch (the navigation drops the query): the
-    widgets keep the user's choices. A value that does not read is refused and said, the page's default kept."""
+    the sidebar's scenario but not these). A later run not marked as Back or Forward is an edit sent before the
+    browser had the last run's URL: the widgets win (:func:`ui.routing.history_navigation`). A URL without any is a
+    page switch (the navigation drops the query): the widgets keep the user's choices. A value that does not read
+    is refused and said, the page's default kept."""
     state = st.session_state
     part = _page_part()
     if not part or part == state.get(keys.WRITTEN_BUDGET_QUERY):  # the widgets hold the user's choices
+        return
+    if keys.WRITTEN_BUDGET_QUERY in state and not history_navigation():  # an edit sent with an older URL
         return
     if keys.WRITTEN_BUDGET_QUERY in state:  # Back or Forward: what the URL does not hold is the page's default
         for k in (keys.W_GRID, keys.W_GRID_MIN, keys.W_GRID_MAX, keys.W_GRID_POINTS, keys.W_TARGET_SD, keys.W_STEP,

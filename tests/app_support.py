@@ -1,12 +1,14 @@
 """What the AppTest tests share: the app opened headless on a page, optionally from a link."""
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Callable, Mapping
 
 from streamlit.delta_generator import DeltaGenerator
 from streamlit.testing.v1 import AppTest
+from streamlit.testing.v1 import local_script_runner
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 LANDING = "pages/compare.py"
@@ -53,3 +55,17 @@ def assert_charts_fit_a_phone(at: AppTest) -> None:
         listed = [t for t in spec["data"] if t.get("showlegend", True) and t.get("name")]
         if listed and layout.get("showlegend") is not False:
             assert layout.get("legend", {}).get("orientation") == "h", (title, layout.get("legend"))
+
+
+def press_back(at: AppTest, query: Mapping[str, object]) -> AppTest:
+    """What the browser does on Back or Forward: the URL moves to ``query`` and a rerun follows, marked as history
+    navigation (Streamlit's frontend sends ``is_history_navigation`` from its popstate handler; AppTest has no
+    browser history, so its rerun request is built with the flag)."""
+    at.query_params.clear()
+    at.query_params.update(query)
+    real = local_script_runner.RerunData
+    local_script_runner.RerunData = functools.partial(real, is_history_navigation=True)
+    try:
+        return at.run()
+    finally:
+        local_script_runner.RerunData = real

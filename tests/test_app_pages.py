@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app_support import assert_charts_fit_a_phone, open_app, record_downloads
+from app_support import assert_charts_fit_a_phone, open_app, press_back, record_downloads
 
 from figures.labels import METHOD_LABELS
 from ui import keys
@@ -363,14 +363,33 @@ def test_back_returns_to_the_scenario_before_a_change():
     before = {k: list(v) if isinstance(v, list) else v for k, v in at.query_params.items()}
     at.text_input(key=keys.W_EPSILON).set_value("2").run()
     assert "pure 2-DP" in _scenario_line(at)
-    at.query_params.clear()
-    at.query_params.update(before)  # what the browser does on Back
-    at.run()
+    press_back(at, before)
     _assert_clean(at)
     assert at.text_input(key=keys.W_EPSILON).value == format_number(Scenario().epsilon)
     assert "pure 0.3-DP" in _scenario_line(at)
     at.text_input(key=keys.W_EPSILON).set_value("1").run()  # and the sidebar goes on from there
     assert "pure 1-DP" in _scenario_line(at)
+
+
+def test_an_edit_sent_with_the_url_before_the_last_run_is_kept():
+    """Thirty students changed ε twice in quick succession: the second change reached the server with the URL
+    from before the first (the browser had not yet received the first run's new link), the page took that URL
+    for Back and returned to the value before both changes, and the student's latest ε was lost. A rerun
+    that carries a widget edit is an edit, whatever URL comes with it; a rerun with the widgets as the page
+    left them and another URL is Back or Forward."""
+    at = _open()
+    stale = {k: list(v) if isinstance(v, list) else v for k, v in at.query_params.items()}
+    at.text_input(key=keys.W_EPSILON).set_value("2").run()
+    assert "pure 2-DP" in _scenario_line(at)
+    at.query_params.clear()
+    at.query_params.update(stale)  # the URL the browser still had when it sent the second change
+    at.text_input(key=keys.W_EPSILON).set_value("3").run()
+    _assert_clean(at)
+    assert at.text_input(key=keys.W_EPSILON).value == "3"
+    assert "pure 3-DP" in _scenario_line(at)
+    assert from_query(dict(at.query_params)).epsilon == 3.0
+    press_back(at, stale)  # and Back from there still goes back
+    assert at.text_input(key=keys.W_EPSILON).value == format_number(Scenario().epsilon)
 
 
 def test_a_box_in_error_is_not_written_into_the_link():

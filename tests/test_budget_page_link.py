@@ -11,7 +11,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 from streamlit.testing.v1 import AppTest
-from app_support import APP
+from app_support import APP, press_back
 
 from engine.studies.sweep import epsilon_spec
 from figures.budget import with_scenario
@@ -244,18 +244,14 @@ def test_back_restores_the_pages_own_choices_with_the_scenario():
     at.select_slider(key=keys.W_STEP).set_value(20.0).run()
     assert not at.exception, [e.value for e in at.exception]
     assert (at.query_params["grid"], at.query_params["your_eps"]) == ("0.2,2.0,20.0", "20.0")
-    at.query_params.clear()
-    at.query_params.update(before)  # what the browser does on Back
-    at.run()
+    press_back(at, before)
     assert not at.exception, [e.value for e in at.exception]
     assert at.text_input(key=keys.W_GRID).value == "0.1, 0.3, 1, 3, 10"
     assert at.select_slider(key=keys.W_STEP).value == 1.0
     assert float(at.text_input(key=keys.W_TARGET_SD).value) == 0.05
     assert dict(at.query_params) == before
     # Back to an entry with the grid alone: the others go back to the page's defaults
-    at.query_params.clear()
-    at.query_params.update({**LINK, "grid": "0.1,1,10"})
-    at.run()
+    press_back(at, {**LINK, "grid": "0.1,1,10"})
     assert not at.exception, [e.value for e in at.exception]
     assert at.text_input(key=keys.W_GRID).value == "0.1, 1, 10"
     assert at.select_slider(key=keys.W_STEP).value == 0.1  # the default: the sidebar's ε
@@ -270,6 +266,20 @@ def test_back_restores_the_pages_own_choices_with_the_scenario():
     at.text_input(key=keys.W_GRID).set_value("0.5, 5").run()
     at.run()
     assert at.text_input(key=keys.W_GRID).value == "0.5, 5"
+
+
+def test_a_page_choice_sent_with_the_url_before_the_last_run_is_kept():
+    """The grid changed twice in quick succession, the second change carrying the URL from before the first: the
+    page took it for Back and put the old grid back. An edit is kept whatever URL comes with it."""
+    at = _open_budget_page({**LINK, "grid": "0.1,0.3,1,3,10"})
+    stale = dict(at.query_params)
+    at.text_input(key=keys.W_GRID).set_value("0.2, 2, 20").run()
+    at.query_params.clear()
+    at.query_params.update(stale)  # the URL the browser still had when it sent the second change
+    at.text_input(key=keys.W_GRID).set_value("0.5, 5").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.text_input(key=keys.W_GRID).value == "0.5, 5"
+    assert at.query_params["grid"] == "0.5,5.0"
 
 
 def test_the_methods_to_sweep_travel_in_the_link():

@@ -7,7 +7,9 @@ would open on the error). A session's first run reads the scenario from the URL 
 replaces it and clears every widget (:func:`load_scenario`). The browser's Back and Forward buttons move the URL
 to an earlier or later scenario and rerun the page: where the URL is no longer what the sidebar last wrote, its
 scenario is loaded as a preset's is (Streamlit keeps an entry in the history for every change it writes, which Back
-stepped through without changing anything).
+stepped through without changing anything). Only a run the browser marks as Back or Forward does so
+(:func:`ui.routing.history_navigation`): an edit sent before the browser had the previous run's URL carries an older
+URL, and the edit wins.
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from ..params.query import BUDGET_PAGE_KEYS, from_query, to_query
 from ..params.scenario import (DEFAULT_PRIORS, MECHANISMS, METHODS, MODELS, PRIOR_KINDS, SIGMA_PRIOR_DEFAULTS,
                                Scenario, budget_forms)
 from ..presets import DEMO
+from ..routing import history_navigation
 from .release import seed_release_widgets
 
 __all__ = ["current_scenario", "load_scenario"]
@@ -44,7 +47,8 @@ def current_scenario() -> Scenario:
         except ValueError as exc:
             state[keys.LINK_NOTE] = f"The link's scenario could not be read ({exc}); showing the demo instead."
         state[keys.SCENARIO] = scenario
-    elif keys.WRITTEN_QUERY in state and _scenario_part(st.query_params.to_dict()) != state[keys.WRITTEN_QUERY]:
+    elif (keys.WRITTEN_QUERY in state and _scenario_part(st.query_params.to_dict()) != state[keys.WRITTEN_QUERY]
+          and history_navigation()):
         try:  # Back or Forward: the URL holds another scenario than the sidebar last wrote
             linked = from_query(st.query_params.to_dict())
         except ValueError:
