@@ -526,7 +526,7 @@ else:
         half = float(row["q95"] - row["q5"]) / 2
     at_risk = protection.risk(sweeps.spec_text_of(s, inputs.records, epsilon=value))
     utility_part = (sym, half) if half is not None and math.isfinite(half) else None
-    st.markdown("##### " + protection_text.protection_sentence(at_risk, utility=utility_part))
+    st.markdown(protection_text.protection_markdown(at_risk, utility=utility_part))
     if half_words is not None:
         st.caption(f"±: {half_words} at ε = {value:g}.")
     else:

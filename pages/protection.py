@@ -88,7 +88,7 @@ if protection_text.statistic_note(risk):
 stem = files.download_stem(s, prepared.n)  # every download's name starts with the scenario, as Compare's
 scenario_line = sweeps.scenario_words(s, inputs.records, prepared.n)  # and its figure says it under the title
 
-st.markdown(f"##### {protection_text.protection_sentence(risk)}")
+st.markdown(protection_text.protection_markdown(risk))
 if protection_text.neighbours_note(risk):  # which two records are attacked, where that is not obvious
     st.caption(f"The attack compares two neighbouring datasets: {protection_text.neighbours_note(risk)}.")
 

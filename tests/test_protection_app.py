@@ -279,6 +279,13 @@ def test_sentence_clause_by_clause_against_the_numbers(laplace):
                         f"{round(100 * c['posterior'])}% on \"this person's record is {c['value']}\"")
     sentence = pt.protection_sentence(laplace, utility=("θ", 0.0512))
     assert sentence == "; ".join(parts + ["θ is known to ±0.051"]) + "."
+    # the pages: the guarantee as a small heading, the other clauses in plain type under it (a phone showed about 95
+    # words of bold heading)
+    rest = "; ".join(parts[1:])
+    assert rest.startswith("the best attack ")
+    assert pt.protection_markdown(laplace) == f"##### {parts[0]}.\n\nT{rest[1:]}."
+    assert pt.protection_markdown(laplace, utility=("θ", 0.0512)) == \
+        f"##### {parts[0]}.\n\nT{rest[1:]}; θ is known to ±0.051."
 
 
 def test_sentence_for_gaussian_noise_has_no_ceiling(gaussian):
@@ -552,7 +559,7 @@ def test_a_dpwizard_bin_is_said_as_a_count_not_as_one_person():
     sentence = next(m.value for m in at.markdown if m.value.startswith("##### "))
     assert sentence == ("##### At ε = 0.6667, someone who knew everyone else could move a 50% guess about whether one "
                         "person is counted in this bin to at most 66%, and from everything grade_hours.zip releases "
-                        "(its total ε = 1) to at most 73%; the best attack on one person's record, wrong 5% of the "
+                        "(its total ε = 1) to at most 73%.\n\nThe best attack on one person's record, wrong 5% of the "
                         "time when it has the other value, detects it 10% of the time.")
     assert "record is" not in sentence and "only the model" not in sentence
     captions = [c.value for c in at.caption]
@@ -579,7 +586,7 @@ def test_a_dpwizard_statistic_states_the_package_total_next_to_its_own(spec_file
     at = _package_loaded(spec_file)
     sentence = next(m.value for m in at.markdown if m.value.startswith("##### "))
     assert f"about one person to {own}, and from everything grade_hours.zip releases (its total ε = 1) to at most " \
-           f"{pt.percent(math.e / (1 + math.e))};" in sentence
+           f"{pt.percent(math.e / (1 + math.e))}.\n\n" in sentence
     what = "The mean of hours" if spec_file == "hours_mean.toml" else "The histogram of grade"
     assert f"{what}, from the dp-wizard package grade_hours.zip." in [c.value for c in at.caption]
 

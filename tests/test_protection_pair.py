@@ -197,7 +197,7 @@ def test_the_page_says_the_pairs_budget_and_why():
     assert sentence.startswith(
         "##### At ε = 2 (the release states ε = 1 for a change of up to Δ = 3, such as adding or removing one person, "
         "but with n known, replacing one person's record moves the sum by up to 6 = 2Δ), someone who knew everyone "
-        "else could move a 50% guess about one person to at most 88%; ")
+        "else could move a 50% guess about one person to at most 88%.\n\n")
     names = [t.get("name") for c in at.get("plotly_chart") for t in json.loads(c.proto.spec)["data"]]
     assert "what ε-DP allows (ε = 2<br>for one record replaced, a change of 6 = 2Δ;<br>stated ε = 1 at Δ = 3)" in names
     texts = " ".join(m.value for e in at.expander if e.label == "What am I looking at?" for m in e.markdown)

@@ -2,7 +2,7 @@
 
 :func:`clauses` turns the dictionary of :func:`engine.risk` into short clauses, each from its own
 numbers; :func:`protection_sentence` joins them, optionally with the utility side ("θ is known to
-±0.05"), e.g.
+±0.05"), and :func:`protection_markdown` sets its first clause as the pages' small heading, e.g.
 
     At ε = 1, someone who knew everyone else could move a 50% guess about one person to at most 73%;
     the best attack on one person's record, wrong 5% of the time when it has the other value, detects it 14% of
@@ -27,8 +27,8 @@ from figures.protection import budget_number, pair_shift, percent, percent_at_le
 from .params.messages import CLAMP_LABEL
 
 __all__ = ["budget_clause", "pair_clause", "informed_clause", "package_clause", "power_clause", "realistic_clause",
-           "population_clause", "utility_clause",
-           "clauses", "protection_sentence", "percent", "beyond_informed", "for_package", "statistic_note",
+           "population_clause", "utility_clause", "clauses", "protection_sentence", "protection_markdown",
+           "percent", "beyond_informed", "for_package", "statistic_note",
            "POPULATION_REASON", "CLAMP_LABEL", "covered_clause", "unbounded_clause", "neighbours_note",
            "mechanism_line", "for_release", "release_clause"]
 
@@ -294,9 +294,23 @@ def clauses(risk: dict) -> list[str]:
     return out
 
 
-def protection_sentence(risk: dict, utility: tuple[str, float] | None = None) -> str:
-    """One sentence: the clauses joined by semicolons, then the utility ``(param, half_width)`` if given."""
+def _parts(risk: dict, utility: tuple[str, float] | None) -> list[str]:
     parts = clauses(risk)
     if utility is not None:
         parts.append(utility_clause(*utility))
-    return "; ".join(parts) + "."
+    return parts
+
+
+def protection_sentence(risk: dict, utility: tuple[str, float] | None = None) -> str:
+    """One sentence: the clauses joined by semicolons, then the utility ``(param, half_width)`` if given."""
+    return "; ".join(_parts(risk, utility)) + "."
+
+
+def protection_markdown(risk: dict, utility: tuple[str, float] | None = None) -> str:
+    """The sentence as the pages show it: the first clause (the budget, and how far someone who knew everyone else
+    could move a guess about one person: the guarantee itself) as a small heading, the other clauses as a paragraph
+    under it, in the same words. As one heading the whole sentence ran to about 95 words of bold type, a phone's
+    screen of it."""
+    head, *rest = _parts(risk, utility)  # the rest opens with the attack's clause ("the best attack …")
+    body = "; ".join(rest)
+    return f"##### {head}.\n\n{body[:1].upper()}{body[1:]}."
