@@ -184,6 +184,14 @@ def test_calibration_on_an_unknown_n_says_it_needs_a_known_n(tmp_path, cli):
                            "model.n_prior = {'name': 'poisson', 'mean': 20.0} is invalid: ")
     assert "needs a known n" in line and "give model.n" in line
     assert not (tmp_path / "cal").exists()
+    # with n given as well (the true size a simulation uses), it said "model.n_prior … is not a key of beta_binomial;
+    # allowed: n, a, b", which beta_binomial's n_prior contradicts
+    spec.write_text(UNKNOWN_N.replace("[model]\n", "[model]\nn = 30\n"))
+    line = _one_line_error(cli("study", "calibration", spec, "--replicates", "2", "--out", tmp_path / "cal"),
+                           "model.n_prior = {'name': 'poisson', 'mean': 20.0} is invalid: ")
+    assert line.endswith("needs a known n (each replicate simulates its records from the prior): remove model.n_prior "
+                         "and [n_mechanism], and the study runs at model.n = 30"), line
+    assert not (tmp_path / "cal").exists()
 
 
 def test_a_whole_float_seed_is_that_seed_as_a_whole_float_n_is():

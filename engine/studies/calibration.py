@@ -180,10 +180,13 @@ def calibration_config(spec: Spec | Mapping[str, Any], methods: Sequence, *, sbc
     """The JSON-able description of a calibration study (what a store is keyed on)."""
     if not isinstance(spec, Spec):
         spec = spec_from_dict(spec)
-    if spec.unknown_n and spec.model.get("n") is None:  # it said "model.n = None is invalid: is required"
+    if spec.unknown_n:  # it said "model.n = None is invalid: is required", or with n given "not a key of" the model
+        also = " and [n_mechanism]" if spec.n_mechanism is not None else ""
+        n = spec.model.get("n")
         fail("model.n_prior", spec.model["n_prior"], "is not supported by a calibration study, which needs a known n "
-             "(each replicate simulates its records from the prior): give model.n, the number of records, instead of "
-             "model.n_prior" + (" and [n_mechanism]" if spec.n_mechanism is not None else ""))
+             "(each replicate simulates its records from the prior): "
+             + (f"give model.n, the number of records, instead of model.n_prior{also}" if n is None else
+                f"remove model.n_prior{also}, and the study runs at model.n = {n}"))
     model = make_model(spec.model["name"], spec.model)
     build_mechanism(spec.mechanism, model)
     return {"study": "calibration", "model": dict(spec.model), "mechanism": dict(spec.mechanism),
