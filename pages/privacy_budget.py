@@ -433,8 +433,8 @@ elif advice is not None:
     at_top = advice.sds[max(advice.sds)]
     if advice.verdict == "met":
         st.success(f"Smallest ε on the grid whose exact posterior sd of {sym} is at most T = {target:g}: "
-                   f"**ε = {advice.epsilon:g}** (sd {advice.sds[advice.epsilon]:.4g}, from the exact posterior's "
-                   "closed form, not from draws).")
+                   f"**ε = {advice.epsilon:g}** (sd {advice.sds[advice.epsilon]:.4g}, computed from the exact "
+                   "posterior itself, not estimated from draws).")
     elif advice.verdict == "impossible":
         st.warning(f"**No ε reaches T = {target:g}.** Even without noise (ε → ∞) the posterior of {sym} becomes "
                    f"the confidential-data posterior, whose sd is {advice.confidential_sd:.4g} with these "

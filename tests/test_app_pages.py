@@ -103,7 +103,9 @@ def test_page_renders_with_defaults(page):
         assert any(t.startswith("##### Naive is") and "misses θ = 0.3" in t for t in texts)  # the demo's point
     elif page == "pages/privacy_budget.py":
         assert len(at.get("plotly_chart")) == 4  # interval, sd, the privacy/utility frontier, posterior at one epsilon
-        assert any("Smallest ε on the grid" in s for s in _texts(at.success))
+        # the sd is the exact posterior's own (a mixture or, for the clamped models, a grid: not "closed form")
+        assert any("Smallest ε on the grid" in s and "computed from the exact posterior itself, not estimated from "
+                   "draws" in s for s in _texts(at.success))
     elif page == "pages/diagnostics.py":
         assert len(at.get("plotly_chart")) == 3  # acceptance, trace, rank
         assert any(m.label == "exp(-ε) bound" and m.value == "0.7408" for m in at.metric)  # exp(-0.3), as acceptance
