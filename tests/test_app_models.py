@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app_support import open_app
+from app_support import open_app, press_back
 
 import engine
 from figures.axes import describe_param, pages_of, param_label
@@ -198,6 +198,30 @@ def test_dirichlet_main_figure_shows_the_picked_cell():
     assert set(at.dataframe[0].value["parameter"]) == {"p[0]", "p[1]", "p[2]"}  # three cells: the whole table
     at.selectbox(key=keys.W_PARAM_COMPARE).set_value("p[2]").run()
     assert _chart_params(at.get("plotly_chart")[0]) == ["p[2]"]
+
+
+def test_back_and_forward_move_the_picked_parameter_with_the_url():
+    """A pick writes param= into the URL (an entry in the browser's history), but Back then did nothing: the
+    picker kept its pick and wrote it into the URL again. Back now returns to the URL's pick, the first parameter
+    where the URL has none, and Forward comes back; a rerun that is not Back leaves the pick alone."""
+    s = Scenario(model="dirichlet_multinomial", prior=(("alpha", "1, 1, 1"),), truth="0.2, 0.3, 0.5",
+                 methods=("naive", "exact"))
+    at = _open(to_query(s))
+    first = dict(at.query_params)
+    at.selectbox(key=keys.W_PARAM_COMPARE).set_value("p[2]").run()
+    second = dict(at.query_params)
+    assert second == first | {keys.PARAM_QUERY: "p[2]"}
+    press_back(at, first)
+    _clean(at)
+    assert at.selectbox(key=keys.W_PARAM_COMPARE).value == "p[0]"
+    assert _chart_params(at.get("plotly_chart")[0]) == ["p[0]"] and keys.PARAM_QUERY not in at.query_params
+    press_back(at, second)  # Forward
+    assert at.selectbox(key=keys.W_PARAM_COMPARE).value == "p[2]" and at.query_params[keys.PARAM_QUERY] == "p[2]"
+    at.selectbox(key=keys.W_PARAM_COMPARE).set_value("p[1]").run()
+    at.query_params.clear()
+    at.query_params.update(second)  # a rerun with an older URL that is not Back: the pick stands, written again
+    at.run()
+    assert at.selectbox(key=keys.W_PARAM_COMPARE).value == "p[1]" and at.query_params[keys.PARAM_QUERY] == "p[1]"
 
 
 # --------------------------------------------------------------------------- the URL

@@ -2,8 +2,8 @@
 
 A model with several parameters (Dirichlet cells, the naive-Bayes log-linear model's π and p) shows one
 marginal at a time in the main figures: the *picked* parameter, first one by default. The pick is
-canonical state (``keys.PICKED_PARAM``, and ``param=`` in the page address when it is not the first), shared by
-the Compare, Diagnostics and Privacy budget pages;
+canonical state (``keys.PICKED_PARAM``, and ``param=`` in the page address when it is not the first; Back and
+Forward return to the address's pick), shared by the Compare, Diagnostics and Privacy budget pages;
 each page draws its own selectbox (its own widget key), seeded from the pick, because Streamlit drops
 a widget's state when the page that drew it is left. A pick that is not a parameter of the current
 model (after a model switch) falls back to the first parameter.
@@ -20,6 +20,7 @@ import streamlit as st
 from figures.axes import pages_of, param_label
 
 from . import keys
+from .routing import history_navigation
 
 __all__ = ["parameter_picker", "multiples_page", "PANELS_PER_PAGE", "MULTIPLES_COLUMNS"]
 
@@ -39,6 +40,10 @@ def parameter_picker(names: Sequence[str], widget_key: str, label: str = "Parame
         _link(None)
         return names[0]
     state = st.session_state
+    if history_navigation():  # Back or Forward: the URL's pick (none: the first parameter), as the sidebar's scenario
+        linked = st.query_params.get(keys.PARAM_QUERY, names[0])
+        if linked in names:
+            state[widget_key] = state[keys.PICKED_PARAM] = linked
     if state.get(widget_key) not in names:
         current = state.get(keys.PICKED_PARAM)
         state[widget_key] = current if current in names else names[0]
