@@ -15,6 +15,8 @@ converge; the third reads ``engine.studies.epsilon_replicates``. Pure; nothing h
 """
 from __future__ import annotations
 
+from typing import Mapping
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -36,7 +38,13 @@ def _budget_axis(symbol: str, budgets) -> dict:
     return axis
 
 
-def _mark_not_converged(fig: go.Figure, rows: pd.DataFrame, column: str, nudges: bool = False) -> None:
+def _name(method: str, labels: Mapping[str, str] | None) -> str:
+    """A method's name in the legend: as its runs call themselves where ``labels`` says, else its label."""
+    return (labels or {}).get(method) or _label(method)
+
+
+def _mark_not_converged(fig: go.Figure, rows: pd.DataFrame, column: str, nudges: bool = False,
+                        labels: Mapping[str, str] | None = None) -> None:
     """Circle-x markers on the sweep cells whose MCMC run has not converged (``converged`` False)."""
     if "converged" not in rows or rows["converged"].all():
         return
@@ -45,7 +53,7 @@ def _mark_not_converged(fig: go.Figure, rows: pd.DataFrame, column: str, nudges:
         if bad.empty:
             continue
         x = bad["budget"].to_numpy() * ((1.0 + 0.04 * (i - 1)) if nudges else 1.0)
-        fig.add_trace(go.Scatter(x=x, y=bad[column], mode="markers", name=f"{_label(method)}: not converged",
+        fig.add_trace(go.Scatter(x=x, y=bad[column], mode="markers", name=f"{_name(method, labels)}: not converged",
                                  marker={"symbol": "circle-x-open", "size": 16, "color": color_of(method),
                                          "line": {"width": 2}},
                                  hovertemplate="not converged: R-hat > 1.01 or ESS < 400<extra></extra>",
@@ -53,12 +61,13 @@ def _mark_not_converged(fig: go.Figure, rows: pd.DataFrame, column: str, nudges:
 
 
 def interval_plot(table: pd.DataFrame, param: str, *, symbol: str = "ε", budget: str = "epsilon",
-                  truth: float | None = None) -> go.Figure:
+                  truth: float | None = None, labels: Mapping[str, str] | None = None) -> go.Figure:
     """Posterior mean with its 90% interval (q5..q95) against the budget, one colour per method.
 
     ``table`` is tidy, as ``engine.epsilon_sweep`` returns it: columns method, ``budget``
     (default ``epsilon``), param, mean, q5, q95. Methods are nudged sideways by a few percent on
-    the log axis so their bars do not hide each other.
+    the log axis so their bars do not hide each other. ``labels`` ({method: name}) names a method as its runs
+    call themselves (``ui.compute.sweeps.Sweep.labels``: "Exact (numerical)" on a grid), else by its label.
     """
     rows = table[table["param"] == param].rename(columns={budget: "budget"})
     fig = go.Figure()
@@ -66,7 +75,7 @@ def interval_plot(table: pd.DataFrame, param: str, *, symbol: str = "ε", budget
         g = g.sort_values("budget")
         nudge = 1.0 + 0.04 * (i - 1)
         fig.add_trace(go.Scatter(
-            x=g["budget"].to_numpy() * nudge, y=g["mean"], mode="markers+lines", name=_label(method),
+            x=g["budget"].to_numpy() * nudge, y=g["mean"], mode="markers+lines", name=_name(method, labels),
             line={"color": color_of(method), "width": 1},
             error_y={"type": "data", "symmetric": False, "array": (g["q95"] - g["mean"]).to_numpy(),
                      "arrayminus": (g["mean"] - g["q5"]).to_numpy()},
@@ -74,7 +83,7 @@ def interval_plot(table: pd.DataFrame, param: str, *, symbol: str = "ε", budget
             hovertemplate=f"{symbol} = %{{customdata[0]:.3g}}<br>mean %{{y:.4g}}<br>"
                           "90%: [%{customdata[1]:.4g}, %{customdata[2]:.4g}]<extra></extra>",
             meta={"kind": "interval", "method": method, "param": param}))
-    _mark_not_converged(fig, rows, "mean", nudges=True)
+    _mark_not_converged(fig, rows, "mean", nudges=True, labels=labels)
     if truth is not None and not rows.empty:
         fig.add_trace(go.Scatter(x=[rows["budget"].min() * 0.9, rows["budget"].max() * 1.1], y=[truth, truth],
                                  mode="lines", name="True value", line={"color": TRUTH_COLOR, "dash": "dash"},
@@ -82,11 +91,12 @@ def interval_plot(table: pd.DataFrame, param: str, *, symbol: str = "ε", budget
     fig.update_layout(height=460, title=f"{param_symbol(param)}: 90% posterior interval vs {symbol}",
                       xaxis=_budget_axis(symbol, rows["budget"]), yaxis_title=param_symbol(param),
                       margin={"l": 60, "r": 20, "t": 60, "b": 50}, legend=BOTTOM_LEGEND)
-    _frame_private(fig, rows, truth)
+    _frame_private(fig, rows, truth, labels)
     return fig
 
 
-def _frame_private(fig: go.Figure, rows: pd.DataFrame, truth: float | None) -> None:
+def _frame_private(fig: go.Figure, rows: pd.DataFrame, truth: float | None,
+                   labels: Mapping[str, str] | None = None) -> None:
     """Where a reference posterior's intervals (naive's, which ignore the noise: the clamped regression's naive β
     reaches thousands) lie more than ``FAR_FACTOR`` widths beyond the private methods' intervals and the truth, the
     y-axis shows those (10% padding) and a note says how far the reference ones reach, as Compare's figure does;
@@ -103,7 +113,7 @@ def _frame_private(fig: go.Figure, rows: pd.DataFrame, truth: float | None) -> N
     if low >= lo - FAR_FACTOR * width and high <= hi + FAR_FACTOR * width:
         return
     fig.update_yaxes(range=[lo - 0.1 * width, hi + 0.1 * width])
-    names = " and ".join(_label(m) for m in reference["method"].unique())
+    names = " and ".join(_name(m, labels) for m in reference["method"].unique())
     reach = f"{summary_number(low)} to {summary_number(high)}"
     fig.add_annotation(text=f"{names}: intervals reach {reach}, beyond the axis",
                        xref="paper", yref="paper", x=0.0, y=1.0, xanchor="left", yanchor="bottom", showarrow=False,
@@ -118,7 +128,8 @@ def _log_tickvals(values) -> dict:
 
 def sd_plot(table: pd.DataFrame, param: str, *, symbol: str = "ε", budget: str = "epsilon",
             target: float | None = None, exact_sd: dict | None = None,
-            confidential_sd: float | None = None, prior_sd: float | None = None) -> go.Figure:
+            confidential_sd: float | None = None, prior_sd: float | None = None,
+            labels: Mapping[str, str] | None = None) -> go.Figure:
     """Posterior sd against the budget (log-log), one line per method, with the target sd dashed.
 
     ``exact_sd`` ({budget: sd}, from the exact posterior's moments) is drawn dotted in the exact posterior's colour: the
@@ -127,7 +138,8 @@ def sd_plot(table: pd.DataFrame, param: str, *, symbol: str = "ε", budget: str 
     exact posterior goes below it, though the naive one, which ignores the noise, can. ``prior_sd`` (the
     parameter's sd before any data) is drawn as a dotted grey ceiling and anchors the y-axis: it then spans at
     least a factor of 10 down from the highest line, so sds that barely move from the prior (the regression's
-    coefficients at n = 100 move 20%) look as flat as they are instead of filling the figure."""
+    coefficients at n = 100 move 20%) look as flat as they are instead of filling the figure. ``labels`` as in
+    :func:`interval_plot`."""
     rows = table[table["param"] == param].rename(columns={budget: "budget"})
     fig = go.Figure()
     if prior_sd is not None and not rows.empty:
@@ -138,7 +150,8 @@ def sd_plot(table: pd.DataFrame, param: str, *, symbol: str = "ε", budget: str 
                                  meta={"kind": "prior_sd", "param": param, "value": float(prior_sd)}))
     if exact_sd:
         xs = sorted(exact_sd)
-        fig.add_trace(go.Scatter(x=xs, y=[exact_sd[x] for x in xs], mode="lines", name="exact sd (closed form)",
+        fig.add_trace(go.Scatter(x=xs, y=[exact_sd[x] for x in xs], mode="lines",
+                                 name="exact sd (computed, not from draws)",
                                  line={"color": color_of("exact"), "dash": "dot", "width": 2},
                                  hovertemplate=f"{symbol} = %{{x:.3g}}<br>exact sd %{{y:.4g}}<extra></extra>",
                                  meta={"kind": "exact_sd", "param": param}))
@@ -149,10 +162,10 @@ def sd_plot(table: pd.DataFrame, param: str, *, symbol: str = "ε", budget: str 
                                  meta={"kind": "confidential_sd", "param": param, "value": float(confidential_sd)}))
     for method, g in rows.groupby("method", sort=False):
         g = g.sort_values("budget")
-        fig.add_trace(go.Scatter(x=g["budget"], y=g["sd"], mode="markers+lines", name=_label(method),
+        fig.add_trace(go.Scatter(x=g["budget"], y=g["sd"], mode="markers+lines", name=_name(method, labels),
                                  line={"color": color_of(method)},
                                  meta={"kind": "sd", "method": method, "param": param}))
-    _mark_not_converged(fig, rows, "sd")
+    _mark_not_converged(fig, rows, "sd", labels=labels)
     if target is not None and not rows.empty:
         fig.add_trace(go.Scatter(x=[rows["budget"].min(), rows["budget"].max()], y=[target, target], mode="lines",
                                  name=f"target sd = {target:g}", line={"color": TRUTH_COLOR, "dash": "dash"},

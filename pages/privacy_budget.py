@@ -393,8 +393,9 @@ def _chart(fig, title: str, *, key: str, name: str, container=None) -> None:
 
 # ---- interval and sd against epsilon ------------------------------------------------------------
 left, right = st.columns(2)
-_chart(budget.interval_plot(sweep.table, param, truth=truth), f"{sym}: 90% posterior interval vs ε, per method",
-       key=keys.INTERVAL_CHART, name=f"interval_vs_epsilon_{param}", container=left)
+_chart(budget.interval_plot(sweep.table, param, truth=truth, labels=sweep.labels),
+       f"{sym}: 90% posterior interval vs ε, per method", key=keys.INTERVAL_CHART, name=f"interval_vs_epsilon_{param}",
+       container=left)
 EXACT_PREFERENCE = ("rjmcmc", "exact", "auto", "pseudo_marginal", "da_mcmc", "abc_rejection")  # rjmcmc: n unknown
 reference = next((m for m in EXACT_PREFERENCE if m in methods), methods[0])
 ref_sd = sweep.table[(sweep.table["method"] == reference) & (sweep.table["param"] == param)]["sd"]
@@ -409,7 +410,7 @@ with right:
     _chart(budget.sd_plot(sweep.table, param, target=target if valid_target else None,
                           exact_sd=advice.sds if advice else None,
                           confidential_sd=advice.confidential_sd if advice else None,
-                          prior_sd=sweeps.prior_sds(s, inputs.records).get(param)),
+                          prior_sd=sweeps.prior_sds(s, inputs.records).get(param), labels=sweep.labels),
            f"{sym}: posterior sd vs ε, per method", key=keys.SD_CHART, name=f"sd_vs_epsilon_{param}")
 st.download_button("Sweep table (CSV)", data=lambda: sweeps.sweep_csv(sweep, s.mechanism),
                    file_name=f"{stem}_sweep.csv", mime="text/csv", on_click="ignore", key=keys.SD_CHART + "_csv",

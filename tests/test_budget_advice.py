@@ -89,7 +89,7 @@ def test_sd_figure_carries_the_exact_sd_and_the_floor():
 # --------------------------------------------------------------------------- the page
 def test_page_advice_and_target_messages():
     at = open_app("pages/privacy_budget.py")
-    assert any("closed form" in s.value for s in at.success)
+    assert any("computed from the exact posterior itself, not estimated from draws" in s.value for s in at.success)
     at.text_input(key=keys.W_TARGET_SD).set_value(str(0.0)).run()
     assert any("Target posterior sd T = 0 is invalid: must be > 0" in e.value for e in at.error)
     at.text_input(key=keys.W_TARGET_SD).set_value(str(-1.0)).run()

@@ -401,3 +401,42 @@ def test_the_sidebars_epsilon_and_a_links_your_eps_find_the_same_grid_point():
     assert values["your_eps"] == 0.333333 and problems == [], problems
     page = (pathlib.Path(__file__).resolve().parents[1] / "pages" / "privacy_budget.py").read_text()
     assert "rel_tol" not in page and "grid_value(own" in page  # the page has no tolerance of its own
+
+
+@pytest.mark.parametrize("model, exact", [("normal_known_sd", "Exact (numerical)"),
+                                          ("beta_binomial", "Exact (closed form)")])
+def test_the_sweeps_legends_name_exact_as_its_runs_do(model, exact):
+    """The normal mean's exact posterior is a grid: Compare's legend said "Exact (numerical)", the Privacy budget
+    page's legends "Exact (closed form)" for the same runs. The legends now name a method as its runs call
+    themselves; the exact sd's dotted line is "computed, not from draws" (a mixture or a grid, never draws)."""
+    query = ({**LINK, "sweep": "naive,exact", "target": "0.05"} if model == "beta_binomial" else
+             {"model": "normal_known_sd", "n": "50", "mech": "laplace", "epsilon": "1", "methods": "naive,exact",
+              "sweep": "naive,exact", "grid": "0.3,1,3", "target": "0.3"})
+    at = _open_budget_page(query)
+    assert not at.exception, [e.value for e in at.exception]
+    charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    interval, sd = charts[0], charts[1]
+    for fig in (interval, sd):
+        names = [t.get("name") for t in fig["data"] if (t.get("meta") or {}).get("method") == "exact"]
+        assert names and set(names) == {exact}, names
+    dotted = [t["name"] for t in sd["data"] if (t.get("meta") or {}).get("kind") == "exact_sd"]
+    assert dotted == ["exact sd (computed, not from draws)"], dotted
+
+
+def test_a_method_whose_runs_name_themselves_differently_gets_its_plain_name():
+    """A beta-binomial whose exact posterior is a mixture at a large ε and a grid at a small one (the mixture too
+    long): neither "closed form" nor "numerical" is true of the whole line."""
+    from types import SimpleNamespace
+
+    from ui.compute.records import MethodRun
+
+    def run(method, info):
+        return MethodRun(method=method, result=SimpleNamespace(method=method, info=info))
+
+    runs = {0.1: {"exact": run("exact", {"representation": "grid"}), "naive": run("naive", {})},
+            10.0: {"exact": run("exact", {"representation": "mixture"}), "naive": run("naive", {}),
+                   "auto": MethodRun(method="auto", error="refused")}}
+    labels = sweeps.Sweep(table=pd.DataFrame(), runs=runs, skipped={}).labels
+    assert labels == {"exact": "Exact", "naive": "Naive"}
+    runs[10.0]["exact"] = run("exact", {"representation": "grid"})
+    assert sweeps.Sweep(table=pd.DataFrame(), runs=runs, skipped={}).labels["exact"] == "Exact (numerical)"

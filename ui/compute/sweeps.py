@@ -32,7 +32,7 @@ from engine.studies.cost import estimate_replicates_cost
 from engine.studies.replicates import epsilon_replicates, prior_sd
 from engine.studies.sweep import EpsilonAdvice, epsilon_for_target_sd, epsilon_spec, epsilon_sweep, exact_interval, \
     smallest_epsilon_meeting
-from figures.labels import MECHANISM_LABELS, MODEL_LABELS
+from figures.labels import MECHANISM_LABELS, METHOD_LABELS, MODEL_LABELS, result_label
 
 from ..params.scenario import Scenario
 from ..params.spec import method_settings, to_spec_dict
@@ -61,6 +61,20 @@ class Sweep:
     log: str = ""
     stopped: bool = False
     over_budget: Mapping[str, Any] | None = None
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """{method: its name as its runs call themselves} (:func:`figures.labels.result_label`), for the legends:
+        "Exact (numerical)" where the exact posterior is a grid at every ε (the clamped models, a normal mean), as
+        the Compare page names it, not "Exact (closed form)". A method whose runs name themselves differently (a
+        mixture at one ε, a grid at another) is "Exact" for ``exact``, its label otherwise."""
+        seen: dict[str, set[str]] = {}
+        for by_method in self.runs.values():
+            for method, run in by_method.items():
+                if run.ok:
+                    seen.setdefault(method, set()).add(result_label(run.result))
+        return {m: next(iter(names)) if len(names) == 1 else ("Exact" if m == "exact" else METHOD_LABELS.get(m, m))
+                for m, names in seen.items()}
 
 
 def _sweep_payload(frame: pd.DataFrame, results: Mapping) -> dict:
