@@ -13,7 +13,7 @@ from typing import Any, Mapping
 
 from .core.data import load_records_csv
 from .core.spec import DATA_KINDS, Spec, read_spec_file, resolve_path
-from .core.validation import fail, number_list, seed_value
+from .core.validation import fail, instance, number_list, seed_value
 from .mechanisms import make_mechanism
 from .mechanisms.clipped import Clipped, clip_bounds
 from .mechanisms.libraries import make_release
@@ -274,6 +274,8 @@ def build_mechanism(mech_d: Mapping[str, Any], model, unbounded: bool = False):
     ``unbounded``: the size is private (add/delete neighbours), so the default sensitivity is what one
     added or deleted record can do: the same as replace-one for counts, max(|lo|, |hi|) for the
     clamped normal sum (paper 002 uses the unbounded sensitivity)."""
+    instance("mech_d", mech_d, Mapping, 'must be a spec\'s [mechanism] or [release] table (a dict), e.g. '
+             '{"name": "laplace", "epsilon": 1.0}')
     if "library" in mech_d:
         return _build_release(mech_d, model, unbounded)
     name = mech_d.get("name")

@@ -13,7 +13,9 @@ from typing import Any, Mapping
 
 import numpy as np
 
-__all__ = ["Result", "Problem"]
+from .validation import instance
+
+__all__ = ["Result", "Problem", "expect_result", "expect_problem"]
 
 
 def _frozen_mapping(d: Mapping | None) -> Mapping:
@@ -126,3 +128,14 @@ class Problem:
         return (Problem, (self.model, self.mechanism, np.array(self.s_dp),
                           None if self.records is None else np.array(self.records),
                           None if self.true_params is None else dict(self.true_params), self.unknown_n))
+
+
+def expect_result(value: Any, field: str = "result") -> Result:
+    """``value`` when it is a :class:`Result`, else a ``ValueError`` naming ``field``: the library functions that
+    read a run's draws (``engine.summary``, ``write_outputs``, ...) raised AttributeError on anything else."""
+    return instance(field, value, Result, "must be an engine Result (what engine.run or engine.run_method returns)")
+
+
+def expect_problem(value: Any, field: str = "problem") -> Problem:
+    """``value`` when it is a :class:`Problem`, else a ``ValueError`` naming ``field`` (as :func:`expect_result`)."""
+    return instance(field, value, Problem, "must be a prepared Problem (what engine.prepare returns)")

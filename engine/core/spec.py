@@ -36,7 +36,7 @@ import tomllib
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from .validation import fail
+from .validation import fail, instance
 
 __all__ = ["Spec", "spec_to_dict", "spec_to_toml", "read_spec_file", "resolve_path", "DATA_KINDS", "plain"]
 
@@ -132,6 +132,8 @@ def _nested_deeper(obj, limit: int) -> bool:
 
 def spec_to_dict(spec: Spec) -> dict:
     """The plain-dict layout of a spec (round-trips through :func:`spec_from_dict`)."""
+    instance("spec", spec, Spec, "must be a Spec (what engine.spec_from_dict or engine.load_spec returns; "
+             "a dict goes through engine.spec_from_dict first)")
     table = "release" if "library" in spec.mechanism else "mechanism"
     d = {"seed": spec.seed, "model": plain(spec.model), table: plain(spec.mechanism),
          "data": plain(spec.data), "method": plain(spec.method)}
@@ -163,7 +165,7 @@ def _toml_value(v) -> str:
 
 
 def spec_to_toml(spec: Spec) -> str:
-    """TOML text that :func:`load_spec` reads back into an identical spec."""
+    """TOML text that :func:`load_spec` reads back into an identical spec (``spec`` checked by :func:`spec_to_dict`)."""
     d = spec_to_dict(spec)
     lines = [f"seed = {d['seed']}"]
     for table in ("model", "mechanism", "release", "n_mechanism", "data", "method"):

@@ -14,6 +14,7 @@ __all__ = [
     "finite",
     "probability_open",
     "choice",
+    "instance",
     "number_list",
     "record_field",
     "known_keys",
@@ -140,6 +141,15 @@ def choice(field: str, value: Any, options: Iterable[str]) -> str:
     options = list(options)
     if not isinstance(value, str) or value not in options:
         fail(field, value, "must be one of " + ", ".join(options))
+    return value
+
+
+def instance(field: str, value: Any, kind: type | tuple[type, ...], allowed: str) -> Any:
+    """``value`` when it is a ``kind``; otherwise the engine's error, which also names the type given (a long repr is
+    shortened past the point that shows it, and a default repr does not read as a type): ``engine.summary(None)``
+    and ``engine.summary(problem)`` raised AttributeError."""
+    if not isinstance(value, kind):
+        fail(field, value, allowed + ("" if value is None else f"; got a {type(value).__name__}"))
     return value
 
 

@@ -25,7 +25,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..core.validation import choice, fail, positive, positive_int, probability_open
+from ..core.validation import choice, fail, instance, positive, positive_int, probability_open
 from .additive import (ABS_KERNEL, SQUARE_KERNEL, DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace,
                        discrete_gaussian_log_normalizer, discrete_laplace_log_pmf, sample_discrete_gaussian,
                        sample_discrete_laplace, whole_root)
@@ -87,6 +87,9 @@ def make_mechanism(name: str, params: Mapping[str, Any] | None = None, *, defaul
     Any other ``sensitivity`` names a move no record can make: 1.5 for counts made the risk pair 0 against 1.5
     and the stated eps = 1.5 / t belong to no two datasets, so it is refused (say 1 with the eps it gives).
     """
+    if params is not None:
+        instance("params", params, Mapping, 'must be the mechanism\'s spec table (a dict) or None, e.g. '
+                 '{"epsilon": 1.0}')
     params = dict(params or {})
     choice("mechanism.name", name, MECHANISM_NAMES)
     unknown = set(params) - _KNOWN_KEYS[name] - {"name"}

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.validation import fail
+from ..core.validation import fail, instance
 from .randomized_response import RandomizedResponse
 from .ratio import OpenDPMean
 
@@ -20,6 +20,7 @@ def privatize(model, mechanism, records, rng: np.random.Generator, *, check: boo
     reported as counts per category (for beta_binomial, the reported number of ones). The records are checked
     against the model first (a beta_binomial record of 5.5 or a NaN is refused); ``check=False`` is for records
     the engine simulated or has already checked."""
+    instance("rng", rng, np.random.Generator, "must be a numpy random Generator, e.g. numpy.random.default_rng(0)")
     if check and hasattr(model, "check_records"):
         records = model.check_records(records, "data.records")
     if len(records) == 0:  # a release of no one: no statistic to release, and no model has n = 0 records

@@ -67,7 +67,7 @@ import numpy as np
 from scipy import fft as sp_fft
 from scipy import optimize, special, stats
 
-from ..core.results import Problem, Result
+from ..core.results import Problem, Result, expect_problem
 from ..core.validation import fail
 from ..mechanisms import (MAX_RR_TABLE_N, DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace,
                           RandomizedResponse)
@@ -223,6 +223,7 @@ def _beta_mixture_cdf(w, p1, p2, x):
 def has_closed_form(problem: Problem) -> bool:
     """Whether ``exact`` can draw this prepared problem from its closed form (a conjugate model with a statistic
     the exact grids cover, under noise they handle); False where it would refuse (then ``auto`` runs a chain)."""
+    expect_problem(problem)  # anything else is an error, not "no closed form"
     try:
         _check(_plain_noise(problem))
     except ValueError:
@@ -549,6 +550,7 @@ class _DMDistribution:
 def exact_mixture(problem: Problem):
     """The mixture object for beta_binomial / poisson_gamma (``Mixture``, windowed) or dirichlet
     (``_DMDistribution``). Models without a finite mixture (clamped Poisson, normal) raise."""
+    expect_problem(problem)
     problem = _plain_noise(problem)
     _check(problem)
     model = problem.model

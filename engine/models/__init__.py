@@ -39,7 +39,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ..core.validation import choice, fail, positive_int
+from ..core.validation import choice, fail, instance, positive_int
 from . import (beta_binomial, dirichlet_multinomial, linear_regression, naive_bayes_loglinear, normal_known_sd,
                poisson_gamma)
 from .base import MAX_N
@@ -76,6 +76,7 @@ def record_columns(model_table: Mapping[str, Any]) -> list | None:
 
 def make_model(name: str, params: Mapping[str, Any]):
     """Build a model from its spec table (``[model]``): ``n`` plus the model's prior keys."""
+    instance("params", params, Mapping, 'must be the model\'s spec table (a dict), e.g. {"n": 20}')
     params = dict(params)
     params.pop("name", None)
     choice("model.name", name, MODEL_NAMES)

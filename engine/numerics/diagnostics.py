@@ -31,7 +31,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..core.results import Result
+from ..core.results import Result, expect_result
+from ..core.validation import instance, shown_value
 from . import rank_diagnostics
 
 
@@ -118,6 +119,7 @@ def _rhat(x: np.ndarray) -> float:
 
 def convergence(result: Result, table: pd.DataFrame | None = None) -> Convergence:
     """The convergence verdict of a result (see the module docstring for the criteria)."""
+    expect_result(result)
     if result.info.get("estimator"):
         return Convergence(applicable=False, converged=True)
     if not _is_mcmc(result):
@@ -161,6 +163,7 @@ def to_inference_data(result: Result):
 
     Vector parameters (``p[0]..p[k-1]``) become one variable ``p`` with dimension ``p_dim_0``.
     """
+    expect_result(result)
     az = _arviz()
     posterior = {}
     for name in dict.fromkeys(_var_name(p) for p in result.param_names):
@@ -186,6 +189,7 @@ def summary(result: Result, verdict: bool = True) -> pd.DataFrame:
     Independent draws (exact, ABC, naive, OPS: no ``info["mcmc"]``) have no R-hat (NaN) and an ESS of their
     number N, bulk and tail, as the verdict says: an estimate of R-hat or ESS from them (0.99996, 19,520 of
     20,000) is Monte Carlo noise around 1 and N, and would contradict it."""
+    expect_result(result)
     if result.info.get("estimator"):
         return _estimator_table(result)
     independent = not _is_mcmc(result)
@@ -233,6 +237,7 @@ def _estimator_table(result: Result) -> pd.DataFrame:
 
 def draws_frame(result: Result) -> pd.DataFrame:
     """Long table: columns chain, draw, then one column per parameter."""
+    expect_result(result)
     c, d, _ = result.draws.shape
     columns = {"chain": np.repeat(np.arange(c), d), "draw": np.tile(np.arange(d), c)}
     # built at once: a column at a time fragments the frame (pandas' PerformanceWarning past 100 parameters)
@@ -244,6 +249,7 @@ def summary_dict(result: Result, warnings=()) -> dict:
     """summary.json content: per-parameter statistics, acceptance and wall time, and ``warnings`` (sentences
     for people, e.g. :func:`engine.numerics.plausibility.implausible_release`'s; the CLI says them on stderr
     too) as a list, empty when there are none."""
+    expect_result(result)
     s = summary(result)
     # OpenDP's mean may release r = +-inf: written as the spec takes it ("inf"), not as strict JSON's null
     s_dp = [v if not math.isinf(v) else ("inf" if v > 0 else "-inf") for v in result.s_dp.tolist()]
@@ -292,12 +298,32 @@ def json_safe(value):
     return value
 
 
+class OutputFolderError(ValueError, OSError):
+    """:func:`write_outputs`' folder cannot be made or written: a ``ValueError`` in the engine's shape (``out_dir =
+    '/proc/nope' is invalid: ...``) that is also an ``OSError`` with the cause's ``errno``, ``strerror`` and
+    ``filename`` (as :class:`io.UnsupportedOperation` is both), so a caller catching ``OSError`` there still does:
+    the CLI's ``--out = '/proc/nope' is invalid: No such file or directory`` (exit status 2) is unchanged."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
 def write_outputs(result: Result, out_dir: str, warnings=()) -> None:
     """DIR/draws.csv, DIR/posterior.nc and DIR/summary.json (strict JSON: a missing number is ``null``, never
     ``NaN``; ``allow_nan=False`` makes a stray one an error here rather than in the reader's parser).
-    ``warnings``: sentences for summary.json's ``warnings`` list (:func:`summary_dict`)."""
-    os.makedirs(out_dir, exist_ok=True)
-    draws_frame(result).to_csv(os.path.join(out_dir, "draws.csv"), index=False)
-    to_inference_data(result).to_netcdf(os.path.join(out_dir, "posterior.nc"))
-    with open(os.path.join(out_dir, "summary.json"), "w") as fh:
-        json.dump(summary_dict(result, warnings), fh, indent=2, allow_nan=False)
+    ``warnings``: sentences for summary.json's ``warnings`` list (:func:`summary_dict`). A folder that cannot be
+    made or written raises :class:`OutputFolderError` (a ``ValueError`` naming ``out_dir`` and the reason)."""
+    expect_result(result)
+    instance("out_dir", out_dir, (str, os.PathLike), "must be the path of a folder to write the outputs to")
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+        draws_frame(result).to_csv(os.path.join(out_dir, "draws.csv"), index=False)
+        to_inference_data(result).to_netcdf(os.path.join(out_dir, "posterior.nc"))
+        with open(os.path.join(out_dir, "summary.json"), "w") as fh:
+            json.dump(summary_dict(result, warnings), fh, indent=2, allow_nan=False)
+    except OSError as exc:
+        why = exc.strerror or str(exc)
+        error = OutputFolderError(f"out_dir = {shown_value(out_dir)} is invalid: must be a folder that can be "
+                                  f"created and written ({why})")
+        error.errno, error.strerror, error.filename = exc.errno, why, exc.filename
+        raise error from exc

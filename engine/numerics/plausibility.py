@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from ..core.results import expect_problem
+
 __all__ = ["IMPLAUSIBLE_SDS", "release_distance", "implausible_release"]
 
 IMPLAUSIBLE_SDS = 6.0
@@ -33,6 +35,7 @@ IMPLAUSIBLE_SDS = 6.0
 def release_distance(problem) -> dict[str, Any] | None:
     """``{"noise_sds": z, "nearest": [...], "noise_sd": sd}`` for an additive mechanism with a known n,
     else None (randomized response, an unknown n, a model without a projection)."""
+    expect_problem(problem)
     model, mech = problem.model, problem.mechanism
     noise_sd = getattr(mech, "noise_sd", None)
     if problem.unknown_n is not None or noise_sd is None or not hasattr(model, "project"):
@@ -54,6 +57,7 @@ def release_distance(problem) -> dict[str, Any] | None:
 def implausible_release(problem) -> str | None:
     """A sentence saying how far the release lies outside what the mechanism could produce from n
     records, or None when it is within ``IMPLAUSIBLE_SDS`` noise sds (or not judged)."""
+    expect_problem(problem)
     d = release_distance(problem)
     if d is None or d["noise_sds"] <= IMPLAUSIBLE_SDS:
         return None

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..api import confidential_posterior, prepare, run_method
 from ..core.results import Problem
-from ..core.validation import positive, positive_int
+from ..core.validation import instance, positive, positive_int
 from ..cost import Cost, duration, estimate_cost, fit_to_budget, listed, machine_rates
 from ..methods import METHOD_WORDS
 from ..methods.exact import exact_mixture
@@ -208,6 +208,7 @@ def fit_calibration_to_budget(cost: Cost, max_seconds: float, *, min_replicates:
     """The largest M <= the study's whose calibration ``cost`` (:func:`estimate_calibration_cost`) fits
     ``max_seconds`` (the cost is linear in M); None when even ``min_replicates`` do not (then a method's
     per-replicate cost is the problem, not M)."""
+    instance("cost", cost, Cost, "must be the Cost that engine.estimate_calibration_cost returns")
     replicates = int(cost.units)
     per = cost.seconds / max(replicates, 1)
     if per <= 0:

@@ -29,7 +29,7 @@ import pandas as pd
 from ..api import prepare, run_method
 from ..core.chains import Cancelled
 from ..core.results import Result
-from ..core.validation import fail, number_list, positive
+from ..core.validation import fail, instance, number_list, positive
 from ..methods import validate_method
 from ..methods.exact import exact_moments, exact_quantiles
 from ..numerics.diagnostics import summary
@@ -192,6 +192,8 @@ def smallest_epsilon_meeting(frame: pd.DataFrame, target_sd: float, method: str 
     """Smallest epsilon on the grid whose posterior sd (for ``method``) is <= ``target_sd``; None if none.
     A method or parameter the frame does not hold, or a target that is not a positive number, is refused
     (it would read as "no epsilon meets it")."""
+    instance("frame", frame, pd.DataFrame, "must be the table epsilon_sweep returns (the first of its two values: "
+             "frame, results = engine.epsilon_sweep(...))")
     positive("target_sd", target_sd)
     methods = sorted(set(frame["method"])) if "method" in frame else []
     if method not in methods:
