@@ -274,7 +274,7 @@ def build_mechanism(mech_d: Mapping[str, Any], model, unbounded: bool = False):
     ``unbounded``: the size is private (add/delete neighbours), so the default sensitivity is what one
     added or deleted record can do: the same as replace-one for counts, max(|lo|, |hi|) for the
     clamped normal sum (paper 002 uses the unbounded sensitivity)."""
-    instance("mech_d", mech_d, Mapping, 'must be a spec\'s [mechanism] or [release] table (a dict), e.g. '
+    instance("mechanism", mech_d, Mapping, 'must be a spec\'s [mechanism] or [release] table (a dict), e.g. '
              '{"name": "laplace", "epsilon": 1.0}')
     if "library" in mech_d:
         return _build_release(mech_d, model, unbounded)

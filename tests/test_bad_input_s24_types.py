@@ -53,7 +53,7 @@ CASES = {
     "privatize(rng=None)": (r"^rng = None is invalid: must be a numpy random Generator",
                             lambda m, tmp: engine.privatize(m["problem"].model, m["problem"].mechanism,
                                                             np.ones(20), None)),
-    "build_mechanism(None, model)": (r"^mech_d = None is invalid: must be a spec's \[mechanism\] or \[release\] table",
+    "build_mechanism(None, model)": (r"^mechanism = None is invalid: must be a spec's \[mechanism\] or \[release\] table",
                                      lambda m, tmp: build_mechanism(None, m["problem"].model)),
     "make_model(name, None)": (r"^params = None is invalid: must be the model's spec table",
                                lambda m, tmp: engine.make_model("beta_binomial", None)),
