@@ -1,0 +1,128 @@
+"""Exact under noise narrower than the spacing of the counts (audit s24 H1).
+
+Laplace noise of scale b < 1/T_NOISE (epsilon > 50 at sensitivity 1) or Gaussian noise of sd < about 0.07 reaches no
+integer within its window when s_dp is fractional (s_dp = 200.3): the likelihood of theta is then carried by the
+integers nearest s_dp, sum_s p(s | theta) eta(s_dp - s) ~ p(200 | theta) eta(0.3). The grid's window took the upper
+edge of each theta's bulk instead, and exact (and auto, which picks it) returned a Poisson mean of 1.07 for 2.00
+(6.6 posterior sds off, no warning); the clamped Poisson refused a well-defined release ("zero likelihood").
+
+The references are independent of the engine's windows: for beta_binomial and poisson_gamma the exact posterior is
+the finite mixture over every total s of Beta(a + s, b + n - s) or Gamma(alpha + s, beta + n), weighted by the prior
+predictive law of s times eta(s_dp - s), summed in log space over the whole support (scipy's own pmfs and the
+mechanism's noise_log_prob); for the clamped Poisson, P(S = s | lambda) is the n-fold convolution of the clamped
+record's pmf on a lambda grid, integrated against the Gamma prior. exact_moments is deterministic (the grid posterior's
+own integrals), so the tolerance is the grid's accuracy: 1e-4 of the posterior sd (the bug was 6 to 10 sds).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import special, stats
+
+import engine
+from engine.methods.exact import exact_moments
+
+
+def _moments(weights_log, means, second):
+    w = np.exp(weights_log - special.logsumexp(weights_log))
+    mean = float(np.dot(w, means))
+    return mean, math.sqrt(float(np.dot(w, second)) - mean * mean)
+
+
+def _beta_binomial_reference(problem):
+    model, s_dp = problem.model, float(problem.s_dp[0])
+    n, a, b = model.n, model.a, model.b
+    s = np.arange(n + 1, dtype=float)
+    lw = stats.betabinom.logpmf(s, n, a, b) + problem.mechanism.noise_log_prob(s_dp - s)
+    pa, pb = a + s, b + n - s
+    mean = pa / (pa + pb)
+    return _moments(lw, mean, mean * (pa + 1) / (pa + pb + 1))
+
+
+def _poisson_gamma_reference(problem, top):
+    model, s_dp = problem.model, float(problem.s_dp[0])
+    alpha, beta, n = model.alpha, model.beta, model.n
+    s = np.arange(top + 1, dtype=float)
+    lw = stats.nbinom.logpmf(s, alpha, beta / (beta + n)) + problem.mechanism.noise_log_prob(s_dp - s)
+    shape, rate = alpha + s, beta + n
+    return _moments(lw, shape / rate, shape * (shape + 1) / rate ** 2)
+
+
+def _clamped_poisson_reference(problem, lam_hi, points=20_001):
+    """Posterior mean and sd of lambda by quadrature: P(S = s | lambda) by convolving the clamped pmf n times."""
+    model, s_dp = problem.model, float(problem.s_dp[0])
+    n, u = model.n, int(model.upper)
+    lam = np.linspace(1e-6, lam_hi, points)
+    j = np.arange(u)
+    record = np.empty((lam.size, u + 1))
+    record[:, :u] = stats.poisson.pmf(j[None, :], lam[:, None])
+    record[:, u] = stats.poisson.sf(u - 1, lam)
+    law = np.ones((lam.size, 1))
+    for _ in range(n):  # row-wise convolution, exact in floating point up to round-off
+        out = np.zeros((lam.size, law.shape[1] + u))
+        for k in range(u + 1):
+            out[:, k:k + law.shape[1]] += law * record[:, k:k + 1]
+        law = out
+    s = np.arange(law.shape[1], dtype=float)
+    eta = np.exp(problem.mechanism.noise_log_prob(s_dp - s) - problem.mechanism.noise_log_prob(np.zeros(1))[0])
+    like = law @ eta
+    post = like * stats.gamma.pdf(lam, model.alpha, scale=1.0 / model.beta)
+    post /= np.trapezoid(post, lam)
+    mean = float(np.trapezoid(lam * post, lam))
+    return mean, math.sqrt(float(np.trapezoid((lam - mean) ** 2 * post, lam)))
+
+
+CASES = {
+    "poisson n=100 laplace eps=1000 s_dp=200.3": (
+        {"model": {"name": "poisson_gamma", "n": 100, "alpha": 2.0, "beta": 1.0},
+         "mechanism": {"name": "laplace", "epsilon": 1000.0}, "data": {"s_dp": [200.3]}},
+        lambda p: _poisson_gamma_reference(p, 2_000)),
+    "poisson n=10^4 laplace eps=1000 s_dp=20000.3": (
+        {"model": {"name": "poisson_gamma", "n": 10_000, "alpha": 2.0, "beta": 1.0},
+         "mechanism": {"name": "laplace", "epsilon": 1000.0}, "data": {"s_dp": [20000.3]}},
+        lambda p: _poisson_gamma_reference(p, 40_000)),
+    "poisson n=100 s_dp=200.5 (halfway)": (
+        {"model": {"name": "poisson_gamma", "n": 100, "alpha": 2.0, "beta": 1.0},
+         "mechanism": {"name": "laplace", "epsilon": 1000.0}, "data": {"s_dp": [200.5]}},
+        lambda p: _poisson_gamma_reference(p, 2_000)),
+    "binomial n=10^4 gaussian sd=0.01 s_dp=3700.3": (
+        {"model": {"name": "beta_binomial", "n": 10_000, "a": 1.0, "b": 1.0},
+         "mechanism": {"name": "gaussian", "rho": 5000.0}, "data": {"s_dp": [3700.3]}},
+        _beta_binomial_reference),
+    "binomial n=10^5 laplace eps=1000 s_dp=37000.3": (
+        {"model": {"name": "beta_binomial", "n": 100_000, "a": 1.0, "b": 1.0},
+         "mechanism": {"name": "laplace", "epsilon": 1000.0}, "data": {"s_dp": [37000.3]}},
+        _beta_binomial_reference),
+    "clamped poisson n=30 u=5 s_dp=60.3": (
+        {"model": {"name": "poisson_gamma", "n": 30, "alpha": 2.0, "beta": 1.0, "upper": 5},
+         "mechanism": {"name": "laplace", "epsilon": 1000.0}, "data": {"s_dp": [60.3]}},
+        lambda p: _clamped_poisson_reference(p, 6.0)),
+    "clamped poisson n=200 u=3 s_dp=300.3": (
+        {"model": {"name": "poisson_gamma", "n": 200, "alpha": 2.0, "beta": 1.0, "upper": 3},
+         "mechanism": {"name": "laplace", "epsilon": 1000.0}, "data": {"s_dp": [300.3]}},
+        lambda p: _clamped_poisson_reference(p, 5.0)),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_exact_matches_the_whole_mixture_when_the_noise_reaches_no_integer(case):
+    spec, reference = CASES[case]
+    problem = engine.prepare({"seed": 1, **spec})
+    (name, (mean, sd)), = exact_moments(problem).items()
+    ref_mean, ref_sd = reference(problem)
+    assert abs(mean - ref_mean) < 1e-4 * ref_sd, (name, mean, ref_mean, ref_sd)
+    assert abs(sd - ref_sd) < 1e-3 * ref_sd, (name, sd, ref_sd)
+
+
+def test_exact_draws_and_auto_follow_the_same_posterior():
+    """The run itself (draws, not only the moments) and auto, which picks exact here: within 5 Monte Carlo
+    standard errors of the reference (seeded)."""
+    spec, reference = CASES["poisson n=100 laplace eps=1000 s_dp=200.3"]
+    problem = engine.prepare({"seed": 1, **spec})
+    ref_mean, ref_sd = reference(problem)
+    for method in ("exact", "auto"):
+        draws = engine.run_method(problem, {"name": method, "draws": 20_000, "chains": 1}, seed=3).draws.ravel()
+        assert abs(draws.mean() - ref_mean) < 5 * ref_sd / math.sqrt(draws.size), method
+        assert abs(draws.std() - ref_sd) < 5 * ref_sd / math.sqrt(2 * draws.size), method
