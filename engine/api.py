@@ -53,6 +53,11 @@ def method_rng(seed: int) -> np.random.Generator:
     return np.random.Generator(np.random.SFC64(np.random.SeedSequence(_seed(seed)).spawn(2)[1]))
 
 
+#: the largest |s_dp| a count's release may hold: at 10^15 neighbouring counts are still 8 doubles apart; from 2^53
+#: (about 9e15) they are one, and s_dp - s no longer tells them apart
+MAX_COUNT_RELEASE = 1e15
+
+
 def check_s_dp(model, mechanism, value, field: str = "data.s_dp") -> np.ndarray:
     """Validate a release: right length, finite, whole numbers for discrete mechanisms, and for
     randomized response non-negative counts (summing to n over k > 2 cells). OpenDP's mean: one r, which may be
@@ -63,6 +68,9 @@ def check_s_dp(model, mechanism, value, field: str = "data.s_dp") -> np.ndarray:
     length = 1 if (rr and model.name == "beta_binomial") else model.stat_dim
     s = number_list(field, value, length)
     check_release_value(mechanism, s, field)
+    if getattr(model, "integer_statistic", False) and np.any(np.abs(s) > MAX_COUNT_RELEASE):
+        fail(field, s.tolist(), "must lie within ±10^15 for a count: beyond it a double cannot tell neighbouring "
+             "counts apart in s_dp − s (from 2^53 ≈ 9e15 they are the same number)")
     if rr:
         if (s < 0).any() or (model.name == "beta_binomial" and s[0] > model.n):
             fail(field, s.tolist(), f"randomized-response counts must lie in 0..n = 0..{model.n}")
