@@ -146,3 +146,18 @@ def test_a_count_released_beyond_ten_to_the_fifteen_is_refused():
                                 pa * (pa + 1) / ((pa + pb) * (pa + pb + 1)))
     assert abs(mean - ref_mean) < 1e-4 * ref_sd and abs(sd - ref_sd) < 1e-3 * ref_sd
     assert ref_mean > 0.95  # the release says: every record is 1 (n = 30 of 30)
+
+
+def test_a_fractional_count_under_narrow_noise_is_called_implausible():
+    """200.3 lies 212 noise sds from any count under Laplace noise of sd 0.0014 (eps = 1000): the plausibility check
+    measured to the projection 200.3 itself and said 0, so nothing warned. It measures to the nearest whole count;
+    under noise of sd 1.4 (eps = 1) the same release is plausible."""
+    from engine.numerics.plausibility import implausible_release, release_distance
+
+    spec, _ = CASES["poisson n=100 laplace eps=1000 s_dp=200.3"]
+    problem = engine.prepare({"seed": 1, **spec})
+    d = release_distance(problem)
+    assert d["nearest"] == [200.0] and d["noise_sds"] == pytest.approx(0.3 / (math.sqrt(2) / 1000.0))
+    assert implausible_release(problem).startswith("data.s_dp = [200.3] is implausible: it lies 212 noise sds")
+    wide = engine.prepare({"seed": 1, **spec, "mechanism": {"name": "laplace", "epsilon": 1.0}})
+    assert release_distance(wide)["noise_sds"] == pytest.approx(0.3 / math.sqrt(2)) and not implausible_release(wide)

@@ -7,7 +7,10 @@ statistic the model can produce (``model.project``, the same projection the naiv
 in units of the noise sd, says how far out it is, coordinate by coordinate (the noise is independent
 per coordinate), the largest coordinate counting:
 
-    z = max_j |s_dp[j] − proj(s_dp)[j]| / sd_noise.
+    z = max_j |s_dp[j] − proj(s_dp)[j]| / sd_noise,
+
+with proj rounded to whole numbers for a count (a count of 200.3 is not a statistic any records produce: under
+noise far narrower than 1 such a release is as implausible as one beyond n).
 
 Beyond ``IMPLAUSIBLE_SDS = 6`` the release is called implausible: noise that large has probability
 below exp(−6·√2) ≈ 2·10⁻⁴ for Laplace noise (P(|X| > z·sd) = exp(−z√2)), about the same for
@@ -50,6 +53,8 @@ def release_distance(problem) -> dict[str, Any] | None:
     if nearest.size != s.size:  # a projection onto another representation (the regression's raw moments)
         return None
     nearest = nearest.reshape(s.shape)
+    if getattr(model, "integer_statistic", False):  # a count is a whole number: 200.3 lies 0.3 from 200, which
+        nearest = np.round(nearest)                  # under noise of sd 0.0014 is 212 sds (it said 0)
     z = float(np.max(np.abs(s - nearest))) / sd
     return {"noise_sds": z, "nearest": nearest.tolist(), "noise_sd": sd}
 
