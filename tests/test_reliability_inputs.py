@@ -520,6 +520,12 @@ def test_abc_that_accepts_nothing_raises_a_value_error_with_its_counts():
     back = pickle.loads(pickle.dumps(exc))
     assert type(back) is engine.NoneAccepted and str(back) == str(exc)
     assert (back.proposals, back.stopped_by, back.far) == (10, "max_proposals", False)
+    # stopped by its time limit, the error names that limit (it named max_proposals, which had not been reached)
+    with pytest.raises(engine.NoneAccepted) as info:
+        engine.run_method(problem, {"name": "abc_rejection", "draws": 4000, "max_seconds": 1e-9}, 1)
+    assert info.value.stopped_by == "max_seconds"
+    assert str(info.value).startswith("method.max_seconds = 1e-09 is invalid for this release: abc_rejection "
+                                      "accepted 0 of "), str(info.value)
 
 
 # --------------------------------------------------------------------------- what a CSV's reading says besides n

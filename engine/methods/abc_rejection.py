@@ -119,7 +119,7 @@ def abc_rejection(problem: Problem, rng: np.random.Generator, *, draws: int = 40
         if on_progress is not None and on_progress(min(n_acc, draws), draws) is False:
             stopped_by = "cancelled"
             break
-    return _finish(problem, kept, n_acc, proposals, draws, stopped_by, max_proposals, t0)
+    return _finish(problem, kept, n_acc, proposals, draws, stopped_by, max_proposals, t0, max_seconds)
 
 
 _TABLE_MAX = 4_000_000
@@ -218,7 +218,7 @@ def _two_thread_loop(problem, rng, batch, width, draws, max_proposals, max_secon
             if on_progress is not None and on_progress(min(n_acc, draws), draws) is False:
                 stopped_by = "cancelled"
                 break
-    return _finish(problem, kept, n_acc, proposals, draws, stopped_by, max_proposals, t0)
+    return _finish(problem, kept, n_acc, proposals, draws, stopped_by, max_proposals, t0, max_seconds)
 
 
 class NoneAccepted(ValueError):
@@ -247,16 +247,19 @@ def _why_none(problem) -> str:
     return ". " + far.replace(" is implausible: it lies", " lies", 1) + " at any max_proposals"
 
 
-def _finish(problem, kept, n_acc, proposals, draws, stopped_by, max_proposals, t0):
+def _finish(problem, kept, n_acc, proposals, draws, stopped_by, max_proposals, t0, max_seconds):
     """The accepted draws as a Result. A run its caller stopped (the progress callback returned False)
     keeps what it accepted, ``info["stopped"] = "cancelled"``; with nothing accepted it raises
-    :class:`~engine.core.chains.Cancelled`, like the chains."""
+    :class:`~engine.core.chains.Cancelled`, like the chains. With nothing accepted otherwise, the error names the
+    limit that stopped it (it named max_proposals when max_seconds had)."""
     if n_acc == 0 and stopped_by == "cancelled":
         raise Cancelled(f"stopped after {proposals:,} proposals, none accepted: no draws to keep")
     if n_acc == 0:
         far = _why_none(problem)
+        limit = (f"method.max_seconds = {max_seconds:g}" if stopped_by == "max_seconds" else
+                 f"method.max_proposals = {max_proposals}")
         raise NoneAccepted(
-            f"method.max_proposals = {max_proposals} is invalid for this release: abc_rejection accepted 0 of "
+            f"{limit} is invalid for this release: abc_rejection accepted 0 of "
             f"{proposals} proposals (stopped by {stopped_by}); the acceptance rate is below {1 / max(proposals, 1):.2g}. "
             "Raise max_proposals / max_seconds or use da_mcmc" + far, proposals=proposals, stopped_by=stopped_by,
             far=bool(far))
