@@ -170,9 +170,9 @@ def test_a_fractional_count_under_narrow_noise_is_called_implausible():
      "mechanism": {"name": "laplace", "epsilon": 0.05}, "data": {"s_dp": [3.0, 20.0, 7.0]}},
 ], ids=["normal prior sd 0.01", "dirichlet alpha 500"])
 def test_pseudo_marginal_converges_where_the_prior_is_narrower_than_the_noise(spec):
-    """The pseudo-marginal chain's first proposal ignored the prior: 850 posterior sds wide for a normal mean with prior
-    sd 0.01 under noise of sd 8.5, and R-hat stayed at 1.6 to 2.6 (ESS 5 to 8) at the defaults (audit s24 M1). It is
-    now no wider than the prior's sd: the defaults converge, and the mean is the exact one within 5 MCSEs."""
+    """The pseudo-marginal chain's first proposal ignored the prior: 850 posterior sds wide for a normal mean with
+    prior sd 0.01 under noise of sd 8.5, and R-hat stayed at 1.6 to 2.6 (ESS 5 to 8) at the defaults (audit s24 M1).
+    It is now no wider than the prior's sd: the defaults converge, and the mean is the exact one within 5 MCSEs."""
     problem = engine.prepare({"seed": 2, **spec})
     result = engine.run_method(problem, {"name": "pseudo_marginal"}, seed=2)
     table = engine.summary(result)
