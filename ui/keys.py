@@ -120,7 +120,7 @@ RANK_CHART = "pw_rank_chart"
 MCEM_CHART = "pw_mcem_chart"
 
 # Calibration page -------------------------------------------------------------------------------
-STUDY_REQUEST = "cal_request"  # CalibrationInputs to run on this rerun (set by the Run button)
+STUDY_REQUEST = "cal_request"  # a study asked for (the Run button): the run it starts reads the boxes
 STUDY_RESULT = "cal_result"  # CalibrationInputs of the last finished study (re-read from the cache)
 PRESET_RESULT = "cal_preset_result"  # name of the last preset run
 PRESET_REQUEST = "cal_preset_request"  # preset name to run on this rerun (set by the Run preset button)
