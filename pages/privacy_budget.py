@@ -13,13 +13,12 @@ back before the sidebar is drawn (which keeps them when it writes the scenario, 
 a value that does not read being refused with the link's usual message.
 
 "Your ε" explores one ε of the grid on this page; the sidebar's ε, which drives Compare, changes only through
-the button "Use ε = … in the sidebar" (:func:`ui.sidebar.state.load_scenario`, as the library-release button).
+the button "Use ε = … in the sidebar" (which sets the ε box alone: the other boxes keep what they hold).
 
 Downloads: every figure's PNG and HTML carry a title and the scenario (:func:`figures.budget.with_scenario`), file
 names start with the scenario (:func:`ui.compute.sweeps.sweep_stem`), and the sweep's table is a CSV.
 """
 import math
-from dataclasses import replace
 
 import streamlit as st
 
@@ -495,8 +494,10 @@ else:
                f"states {sidebar_budget} ({MECHANISM_LABELS.get(s.mechanism, s.mechanism)}), and Compare and the "
                "other pages run at that until you change it there.")
     if s.budget_form in ("epsilon", "k_ary"):  # the sweep's ε is the sidebar's ε of the same mechanism
+        # the click sets the ε box alone: it loaded this run's scenario with the new ε, and a value typed into
+        # another box just before the click (n = 67), which reaches the server with it, went back (audit s24 races)
         st.button(f"Use ε = {value:g} in the sidebar", key=keys.W_STEP + "_to_sidebar", icon=":material/input:",
-                  on_click=lambda v=float(value), scenario=s: load_scenario(replace(scenario, epsilon=v)),
+                  on_click=lambda v=float(value): st.session_state.update({keys.W_EPSILON: v}),
                   help="Sets the sidebar's ε to this value, so Compare and the other pages run at it.")
 spec_text = sweeps.grid_spec_text(s, inputs.records)  # the frontier: ε is set per grid value
 try:

@@ -282,6 +282,20 @@ def test_a_page_choice_sent_with_the_url_before_the_last_run_is_kept():
     assert at.query_params["grid"] == "0.5,5.0"
 
 
+def test_use_epsilon_in_the_sidebar_keeps_a_value_typed_just_before():
+    """n typed into the sidebar (not yet sent) and then "Use ε = 1 in the sidebar" clicked: both reach the server in
+    one rerun, and the button's action loaded the scenario of the run that drew it with the new ε, so n went back
+    to 100 (5 of 5, audit s24 races). The click now sets the ε box alone."""
+    at = _open_budget_page({**LINK, "grid": "0.1,0.3,1,3,10", "your_eps": "1"})
+    at.text_input(key=keys.W_N).set_value("67")
+    at.button(key=keys.W_STEP + "_to_sidebar").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    scenario = at.session_state[keys.SCENARIO]
+    assert (scenario.n, scenario.epsilon) == (67, 1.0), (scenario.n, scenario.epsilon)
+    assert (at.query_params["n"], at.query_params["epsilon"]) == ("67", "1.0")
+    assert at.text_input(key=keys.W_N).value == "67"
+
+
 def test_the_methods_to_sweep_travel_in_the_link():
     """A presenter removed DA-MCMC from the sweep and shared the link: it reopened with DA-MCMC and its "not
     converged" marks back."""
