@@ -74,35 +74,27 @@ def _clamped_poisson_reference(problem, lam_hi, points=20_001):
     return mean, math.sqrt(float(np.trapezoid((lam - mean) ** 2 * post, lam)))
 
 
+def _case(model: dict, s_dp: float, reference, mechanism: dict | None = None):
+    """(spec, reference) for one release of ``s_dp`` under Laplace noise at eps = 1000 unless ``mechanism``."""
+    return ({"model": model, "mechanism": mechanism or {"name": "laplace", "epsilon": 1000.0},
+             "data": {"s_dp": [s_dp]}}, reference)
+
+
+POISSON = {"name": "poisson_gamma", "n": 100, "alpha": 2.0, "beta": 1.0}
 CASES = {
-    "poisson n=100 laplace eps=1000 s_dp=200.3": (
-        {"model": {"name": "poisson_gamma", "n": 100, "alpha": 2.0, "beta": 1.0},
-         "mechanism": {"name": "laplace", "epsilon": 1000.0}, "data": {"s_dp": [200.3]}},
-        lambda p: _poisson_gamma_reference(p, 2_000)),
-    "poisson n=10^4 laplace eps=1000 s_dp=20000.3": (
-        {"model": {"name": "poisson_gamma", "n": 10_000, "alpha": 2.0, "beta": 1.0},
-         "mechanism": {"name": "laplace", "epsilon": 1000.0}, "data": {"s_dp": [20000.3]}},
-        lambda p: _poisson_gamma_reference(p, 40_000)),
-    "poisson n=100 s_dp=200.5 (halfway)": (
-        {"model": {"name": "poisson_gamma", "n": 100, "alpha": 2.0, "beta": 1.0},
-         "mechanism": {"name": "laplace", "epsilon": 1000.0}, "data": {"s_dp": [200.5]}},
-        lambda p: _poisson_gamma_reference(p, 2_000)),
-    "binomial n=10^4 gaussian sd=0.01 s_dp=3700.3": (
-        {"model": {"name": "beta_binomial", "n": 10_000, "a": 1.0, "b": 1.0},
-         "mechanism": {"name": "gaussian", "rho": 5000.0}, "data": {"s_dp": [3700.3]}},
-        _beta_binomial_reference),
-    "binomial n=10^5 laplace eps=1000 s_dp=37000.3": (
-        {"model": {"name": "beta_binomial", "n": 100_000, "a": 1.0, "b": 1.0},
-         "mechanism": {"name": "laplace", "epsilon": 1000.0}, "data": {"s_dp": [37000.3]}},
-        _beta_binomial_reference),
-    "clamped poisson n=30 u=5 s_dp=60.3": (
-        {"model": {"name": "poisson_gamma", "n": 30, "alpha": 2.0, "beta": 1.0, "upper": 5},
-         "mechanism": {"name": "laplace", "epsilon": 1000.0}, "data": {"s_dp": [60.3]}},
-        lambda p: _clamped_poisson_reference(p, 6.0)),
-    "clamped poisson n=200 u=3 s_dp=300.3": (
-        {"model": {"name": "poisson_gamma", "n": 200, "alpha": 2.0, "beta": 1.0, "upper": 3},
-         "mechanism": {"name": "laplace", "epsilon": 1000.0}, "data": {"s_dp": [300.3]}},
-        lambda p: _clamped_poisson_reference(p, 5.0)),
+    "poisson n=100 laplace eps=1000 s_dp=200.3": _case(POISSON, 200.3, lambda p: _poisson_gamma_reference(p, 2_000)),
+    "poisson n=10^4 laplace eps=1000 s_dp=20000.3": _case(
+        dict(POISSON, n=10_000), 20000.3, lambda p: _poisson_gamma_reference(p, 40_000)),
+    "poisson n=100 s_dp=200.5 (halfway)": _case(POISSON, 200.5, lambda p: _poisson_gamma_reference(p, 2_000)),
+    "binomial n=10^4 gaussian sd=0.01 s_dp=3700.3": _case(
+        {"name": "beta_binomial", "n": 10_000, "a": 1.0, "b": 1.0}, 3700.3, _beta_binomial_reference,
+        {"name": "gaussian", "rho": 5000.0}),
+    "binomial n=10^5 laplace eps=1000 s_dp=37000.3": _case(
+        {"name": "beta_binomial", "n": 100_000, "a": 1.0, "b": 1.0}, 37000.3, _beta_binomial_reference),
+    "clamped poisson n=30 u=5 s_dp=60.3": _case(
+        dict(POISSON, n=30, upper=5), 60.3, lambda p: _clamped_poisson_reference(p, 6.0)),
+    "clamped poisson n=200 u=3 s_dp=300.3": _case(
+        dict(POISSON, n=200, upper=3), 300.3, lambda p: _clamped_poisson_reference(p, 5.0)),
 }
 
 
