@@ -11,7 +11,7 @@ and when it finds itself running outside the router it runs ``app.py`` (which op
 through ``st.navigation``, since the URL path is the file's name) and stops the direct run.
 
 :func:`history_navigation` says whether the browser's Back or Forward asked for this run: only then does a URL
-other than the one the app last wrote hold the user's intent (ui.sidebar.state, the Privacy budget page).
+other than the one the app last wrote hold the user's intent (ui.sidebar.state, ui.picker, the Privacy budget page).
 """
 from __future__ import annotations
 
