@@ -50,11 +50,16 @@ CASES = {
                            lambda m, tmp: engine.spec_to_dict(S)),
     "fit_calibration_to_budget(None, 10)": (r"^cost = None is invalid: must be the Cost that",
                                             lambda m, tmp: engine.fit_calibration_to_budget(None, 10)),
+    "fit_calibration_to_budget(cost, 'x')": (
+        r"^max_seconds = 'x' is invalid",
+        lambda m, tmp: engine.fit_calibration_to_budget(engine.Cost("calibration", 100.0, "replicates", 10.0, "d"),
+                                                        "x")),
     "privatize(rng=None)": (r"^rng = None is invalid: must be a numpy random Generator",
                             lambda m, tmp: engine.privatize(m["problem"].model, m["problem"].mechanism,
                                                             np.ones(20), None)),
-    "build_mechanism(None, model)": (r"^mechanism = None is invalid: must be a spec's \[mechanism\] or \[release\] table",
-                                     lambda m, tmp: build_mechanism(None, m["problem"].model)),
+    "build_mechanism(None, model)": (
+        r"^mechanism = None is invalid: must be a spec's \[mechanism\] or \[release\] table",
+        lambda m, tmp: build_mechanism(None, m["problem"].model)),
     "make_model(name, None)": (r"^params = None is invalid: must be the model's spec table",
                                lambda m, tmp: engine.make_model("beta_binomial", None)),
     "smallest_epsilon_meeting(None, 0.1)": (r"^frame = None is invalid: must be the table epsilon_sweep returns",

@@ -209,6 +209,7 @@ def fit_calibration_to_budget(cost: Cost, max_seconds: float, *, min_replicates:
     ``max_seconds`` (the cost is linear in M); None when even ``min_replicates`` do not (then a method's
     per-replicate cost is the problem, not M)."""
     instance("cost", cost, Cost, "must be the Cost that engine.estimate_calibration_cost returns")
+    max_seconds = positive("max_seconds", max_seconds)  # as fit_sweep_to_budget ("x" was a TypeError)
     replicates = int(cost.units)
     per = cost.seconds / max(replicates, 1)
     if per <= 0:
