@@ -287,8 +287,8 @@ def test_the_toml_runs_the_best_method_and_says_how_ops_ran():
 
 
 def test_an_unknown_ns_file_runs_rjmcmc_the_posterior_that_accounts_for_n():
-    """Round-trip audit s23: with n unknown the TOML's [method] was auto ("Best method given plug-in n = 39", exact only
-    given that n), and the NetCDF picker began there too; RJMCMC, which draws n, comes first now."""
+    """Round-trip audit s23: with n unknown the TOML's [method] was auto ("Best method given plug-in n = 39", exact
+    only given that n), and the NetCDF picker began there too; RJMCMC, which draws n, comes first now."""
     import tomllib
 
     from ui.compute.files import scenario_toml
@@ -311,7 +311,7 @@ def test_the_toml_of_an_upload_holds_the_release_not_the_records(tmp_path):
     s = replace(DEMO, data="csv", n=len(records), abc_max_seconds=7.5, ops_k=37)
     text = scenario_toml(s, records, s_dp=[18.25])
     assert "records" not in text and "s_dp = [18.25]" in text and "n = 30" in text
-    # OPS needs the records (round-trip audit s23: --method ops on this file failed), so the release alone leaves it out
+    # OPS needs the records (round-trip audit s23: --method ops on this file failed): the release alone leaves it out
     assert "max_seconds = 7.5" in text and "ops" in s.methods and "[methods.ops]" not in text and "k = 37" not in text
     path = tmp_path / "release.toml"
     path.write_text(text)

@@ -15,10 +15,10 @@ Work budget
 Stop and preemption
     The Run button sets ``keys.STUDY_REQUEST``; the rerun its click starts runs the study the boxes then hold
     (a value typed just before the click included), on that rerun only (a widget change never starts one). The
-    Stop button beside the progress bar, or any newer input, triggers a rerun: Streamlit stops the script at the next progress update, ``run_units`` cancels
-    what had not started, and the replicates that finished stay in a store directory keyed by the
-    study. The study is then never cached; the page shows the finished replicates marked as stopped
-    (:func:`finished_replicates`), and pressing Run again resumes from them.
+    Stop button beside the progress bar, or any newer input, triggers a rerun: Streamlit stops the script at the
+    next progress update, ``run_units`` cancels what had not started, and the replicates that finished stay in a
+    store directory keyed by the study. The study is then never cached; the page shows the finished replicates
+    marked as stopped (:func:`finished_replicates`), and pressing Run again resumes from them.
 
 Paper presets
     A preset runs at its quick size, once per server: its result is cached by name and shared by every

@@ -165,7 +165,8 @@ def _toml_value(v) -> str:
 
 
 def spec_to_toml(spec: Spec) -> str:
-    """TOML text that :func:`load_spec` reads back into an identical spec (``spec`` checked by :func:`spec_to_dict`)."""
+    """TOML text that :func:`load_spec` reads back into an identical spec (``spec`` checked by
+    :func:`spec_to_dict`)."""
     d = spec_to_dict(spec)
     lines = [f"seed = {d['seed']}"]
     for table in ("model", "mechanism", "release", "n_mechanism", "data", "method"):

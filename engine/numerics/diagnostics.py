@@ -249,8 +249,7 @@ def summary_dict(result: Result, warnings=()) -> dict:
     """summary.json content: per-parameter statistics, acceptance and wall time, and ``warnings`` (sentences
     for people, e.g. :func:`engine.numerics.plausibility.implausible_release`'s; the CLI says them on stderr
     too) as a list, empty when there are none."""
-    expect_result(result)
-    s = summary(result)
+    s = summary(result)  # which checks ``result`` first
     # OpenDP's mean may release r = +-inf: written as the spec takes it ("inf"), not as strict JSON's null
     s_dp = [v if not math.isinf(v) else ("inf" if v > 0 else "-inf") for v in result.s_dp.tolist()]
     out = {"method": result.method, "parameters": {}, "s_dp": s_dp}

@@ -62,8 +62,7 @@ def release_distance(problem) -> dict[str, Any] | None:
 def implausible_release(problem) -> str | None:
     """A sentence saying how far the release lies outside what the mechanism could produce from n
     records, or None when it is within ``IMPLAUSIBLE_SDS`` noise sds (or not judged)."""
-    expect_problem(problem)
-    d = release_distance(problem)
+    d = release_distance(problem)  # which checks ``problem`` first
     if d is None or d["noise_sds"] <= IMPLAUSIBLE_SDS:
         return None
     s = ", ".join(f"{v:.6g}" for v in np.asarray(problem.s_dp, float))
