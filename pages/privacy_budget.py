@@ -208,15 +208,20 @@ with _mean_box:
     if _mean_box.open:  # computed only when opened (1–2 s the first time, cached after)
         _mean_split_section()
 
-def _sweep_as_lab(scenario, note: str) -> None:
-    """The button's action: the sidebar switches to the lab's own mechanism of the release's noise law
-    (:func:`ui.params.carry.lab_equivalent`), its budget box saying so once."""
-    load_scenario(scenario)
-    st.session_state[keys.BUDGET_NOTE] = note
+def _sweep_as_lab() -> None:
+    """The button's click: the run it starts switches the sidebar to the lab's own mechanism of the release's noise
+    law. That run reads the sidebar as the click left it (a value typed just before the click reaches the server
+    with it); the scenario the button was drawn with would lose it (audit s24 races, as the Use ε button)."""
+    st.session_state[keys.SWEEP_AS_LAB_REQUEST] = True
 
 
+asked_for_lab = st.session_state.pop(keys.SWEEP_AS_LAB_REQUEST, None)  # read once, whatever the sidebar now holds
 if s.uses_library:
     same = lab_equivalent(s)
+    if asked_for_lab and same is not None:
+        load_scenario(same[0])  # :func:`ui.params.carry.lab_equivalent`; its budget box says so once
+        st.session_state[keys.BUDGET_NOTE] = same[1]
+        st.rerun()
     if same is None:
         st.info("The ε sweep rescales the lab's own mechanism at each ε; this release's noise (clipped, bounded, on "
                 "a lattice, or a mean's ratio) has no lab mechanism of the same law. Choose \"The lab's own "
@@ -226,7 +231,7 @@ if s.uses_library:
         st.info(f"{same[1]} The button switches the sidebar to it, and the page sweeps ε around it.",
                 icon=":material/info:")
         st.button("Sweep this noise with the lab's own mechanism", key=keys.W_SWEEP_AS_LAB, on_click=_sweep_as_lab,
-                  args=same, type="primary")
+                  type="primary")
     st.stop()
 
 # ---- the grid -----------------------------------------------------------------------------------
@@ -580,19 +585,22 @@ if fresh:
                 "one release already.")
     else:
         shown_by = "exact" if "exact" in methods else reference
+        shown_label = sweep.labels.get(shown_by) or METHOD_LABELS.get(shown_by, shown_by)  # as the legends above
         try:
             out = sweeps.fresh_releases(s, inputs.records, grid, int(count), shown_by)
         except ValueError as exc:
             out = {"error": str(exc)}
         if "over_budget" in out:
             cost = out["over_budget"]
-            st.info(f"Not run: {int(count)} releases per ε {narrative.would_take(cost)}. Lower R, use "
-                    "fewer ε values, or sweep Exact (closed form).", icon=":material/timer:")
+            cheaper = (", or add Exact to the methods swept" if shown_by != "exact" and prepared.exact_available
+                       else "")
+            st.info(f"Not run: {int(count)} releases per ε {narrative.would_take(cost)}. Lower R or use "
+                    f"fewer ε values{cheaper}.", icon=":material/timer:")
         elif "error" in out:
             st.error(f"Fresh releases could not run: {out['error']}", icon="⚠️")
         else:
             _chart(budget.releases_plot(out["table"], param, truth=truth),
-                   f"{sym}: {int(count)} fresh releases per ε, {METHOD_LABELS.get(shown_by, shown_by)}",
+                   f"{sym}: {int(count)} fresh releases per ε, {shown_label}",
                    key=keys.RELEASES_CHART, name=f"fresh_releases_{param}")
-            st.caption(f"Each point is one release's {METHOD_LABELS.get(shown_by, shown_by)} posterior mean with its "
+            st.caption(f"Each point is one release's {shown_label} posterior mean with its "
                        "90% interval; their spread at one ε is the noise of a single release.")

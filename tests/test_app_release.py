@@ -346,6 +346,20 @@ def test_privacy_budget_sweeps_a_library_releases_noise_with_the_labs_own_mechan
     assert at.get("plotly_chart")  # the sweep ran
 
 
+def test_sweep_as_lab_reads_a_scale_typed_just_before_the_click():
+    """A scale typed just before the click reaches the server with the click: the button loaded the scenario of the
+    run that drew it (scale 3, ε = 1/3) and the typed 5 was lost. The click's own run reads the sidebar now."""
+    at = open_app("pages/privacy_budget.py", to_query(COUNT), timeout=TIMEOUT)
+    at.sidebar.text_input(key=keys.release_param_key("opendp", "laplace", "clip")).set_value("").run()
+    _clean(at)
+    at.sidebar.text_input(key=keys.release_param_key("opendp", "laplace", "scale")).set_value("5")
+    at.button(key=keys.W_SWEEP_AS_LAB).click().run(timeout=300)  # one run: the typed value and the click
+    _clean(at)
+    s = at.session_state[keys.SCENARIO]
+    assert (s.release, s.mechanism, s.epsilon) == ("lab", "discrete_laplace", 0.2)
+    assert keys.SWEEP_AS_LAB_REQUEST not in at.session_state
+
+
 # --------------------------------------------------------------------------- the libraries stay out of the app
 def test_the_apps_release_code_loads_neither_opendp_nor_diffprivlib():
     code = ("import sys\n"

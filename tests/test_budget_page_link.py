@@ -437,6 +437,20 @@ def test_the_sweeps_legends_name_exact_as_its_runs_do(model, exact):
     assert dotted == ["exact sd (computed, not from draws)"], dotted
 
 
+def test_fresh_releases_name_exact_as_the_sweeps_legends_do():
+    """The fresh releases' caption (and their figure's title in its downloads) said "Exact (closed form)" for the
+    normal mean's grid posterior, under legends that say "Exact (numerical)"; they now take the sweep's own label."""
+    query = {"model": "normal_known_sd", "n": "50", "mech": "laplace", "epsilon": "1", "methods": "naive,exact",
+             "sweep": "naive,exact", "grid": "0.3,3"}
+    at = _open_budget_page(query)
+    at.toggle(key=keys.W_FRESH).set_value(True).run()
+    at.text_input(key=keys.W_FRESH_COUNT).set_value("3").run()
+    assert not at.exception and not at.error, [e.value for e in [*at.exception, *at.error]]
+    words = " ".join(_texts(at.caption))
+    assert "one release's Exact (numerical) posterior mean" in words, words
+    assert "closed form" not in " ".join(_texts(at.caption) + _texts(at.info))
+
+
 def test_a_method_whose_runs_name_themselves_differently_gets_its_plain_name():
     """A beta-binomial whose exact posterior is a mixture at a large ε and a grid at a small one (the mixture too
     long): neither "closed form" nor "numerical" is true of the whole line."""

@@ -120,6 +120,7 @@ RANK_CHART = "pw_rank_chart"
 MCEM_CHART = "pw_mcem_chart"
 
 # Calibration page -------------------------------------------------------------------------------
+SWEEP_AS_LAB_REQUEST = "pw_sweep_as_lab_request"  # Privacy budget: the lab's mechanism asked for (the run reads it)
 STUDY_REQUEST = "cal_request"  # a study asked for (the Run button): the run it starts reads the boxes
 STUDY_RESULT = "cal_result"  # CalibrationInputs of the last finished study (re-read from the cache)
 PRESET_RESULT = "cal_preset_result"  # name of the last preset run
