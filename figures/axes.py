@@ -129,6 +129,11 @@ def titled(title: str) -> tuple[dict, int]:
     return top_title(text), 38 + TITLE_LINE * (1 + text.count("<br>"))
 
 #: mantissas of a log axis's ticks, finest first: the finest that gives at most ``max_ticks`` ticks is used
+#: a figure's plot area on a 390 px phone (px across, px up) and a label's size there (plotly's 12 px font:
+#: about 6.5 px a character, 4 px from its point): labels are spaced for the phone, where "ε = 10", "ε = 4.64" and
+#: "ε = 2.15" stacked on each other, so they clear each other on every wider screen (the same span, more pixels)
+PHONE_PLOT_PX = (270.0, 260.0)
+CHAR_PX, PAD_PX = 6.5, 4.0
 _LOG_MANTISSAS = ((1, 1.5, 2, 3, 5, 7), (1, 2, 5), (1, 3), (1,))
 
 

@@ -21,21 +21,45 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .axes import BOTTOM_LEGEND, TITLE_LINE, _label, log_ticks, param_symbol, titled, top_title, wrap
+from .axes import (BOTTOM_LEGEND, CHAR_PX, PAD_PX, PHONE_PLOT_PX, TITLE_LINE, _label, log_ticks, param_symbol, titled,
+                   top_title, wrap)
 from .palette import NEUTRAL_COLOR, TRUTH_COLOR, color_of
 from .labels import summary_number
 from .posteriors import FAR_FACTOR, REFERENCE_METHODS
 
-__all__ = ["interval_plot", "sd_plot", "releases_plot", "mean_split_plot", "with_scenario"]
+__all__ = ["interval_plot", "sd_plot", "releases_plot", "mean_split_plot", "with_scenario", "tick_labels"]
 
 
 def _budget_axis(symbol: str, budgets) -> dict:
-    """Log axis labelled at the grid values themselves (plotly's own minor labels read 2, 5, 2...)."""
+    """Log axis labelled at the grid values themselves (plotly's own minor labels read 2, 5, 2...), each value a tick
+    and a grid line, its label left blank where it would overlap a neighbour's on a phone (:func:`tick_labels`)."""
     ticks = sorted({float(b) for b in budgets})
     axis = {"type": "log", "title": f"privacy budget {symbol} (log scale)"}
     if 0 < len(ticks) <= 12:
-        axis |= {"tickvals": ticks, "ticktext": [f"{t:g}" for t in ticks]}
+        axis |= {"tickvals": ticks, "ticktext": tick_labels(ticks)}
     return axis
+
+
+def tick_labels(ticks, plot_px: float = PHONE_PLOT_PX[0]) -> list[str]:
+    """The labels of a log axis's ``ticks`` (sorted, > 0), "" for those that would overlap a label already placed on
+    a plot ``plot_px`` wide (a phone's: wider screens give the same span more pixels). The default grid with the
+    sidebar's ε = 0.3 added put "0.215" and "0.3" 20 px apart at 390 px, one over the other. Placed first: powers
+    of ten, then the shorter labels (0.3 before 0.215), then left to right; a label is about :data:`CHAR_PX` a
+    character, and two labels need half their widths and :data:`PAD_PX` between their centres. The span is the
+    ticks' own with 5% on each side (plotly's log autorange pads about that much)."""
+    texts = [f"{t:g}" for t in ticks]
+    if len(ticks) < 2:
+        return texts
+    logs = np.log10(ticks)
+    span = (logs[-1] - logs[0]) * 1.1 or 1.0
+    px = (logs - logs[0]) / span * plot_px
+    half = [len(s) * CHAR_PX / 2 for s in texts]
+    order = sorted(range(len(ticks)), key=lambda i: (not float(logs[i]).is_integer(), len(texts[i]), i))
+    placed: list[int] = []
+    for i in order:
+        if all(abs(px[i] - px[j]) >= half[i] + half[j] + PAD_PX for j in placed):
+            placed.append(i)
+    return [s if i in placed else "" for i, s in enumerate(texts)]
 
 
 def _name(method: str, labels: Mapping[str, str] | None) -> str:

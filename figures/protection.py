@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 
 from engine.protection.report import directed_percent, share_decimals
 
-from .axes import BOTTOM_LEGEND, wrap
+from .axes import BOTTOM_LEGEND, CHAR_PX, PAD_PX, PHONE_PLOT_PX, wrap
 from .palette import BOUND_COLOR, METHOD_COLORS
 
 __all__ = ["tradeoff_figure", "power_label_box", "belief_figure", "belief_line_names", "record_figure",
@@ -343,8 +343,3 @@ def record_figure(realistic: dict) -> go.Figure:
 
 #: the height of a label's line with its margin on a phone's plot, as a share of the y span (the power's label)
 LABEL_GAP = 0.07
-#: a figure's plot area on a 390 px phone (px across, px up) and a label's size there (plotly's 12 px font:
-#: about 6.5 px a character, 4 px from its point): labels are spaced for the phone, where "ε = 10", "ε = 4.64" and
-#: "ε = 2.15" stacked on each other, so they clear each other on every wider screen (the same span, more pixels)
-PHONE_PLOT_PX = (270.0, 260.0)
-CHAR_PX, PAD_PX = 6.5, 4.0

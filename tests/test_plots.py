@@ -897,3 +897,26 @@ def test_a_downloads_figure_is_made_once_and_only_when_asked_for():
     made = file_figure(shown, lambda: calls.append(1) or titled)
     assert not calls
     assert made() is titled and made() is titled and calls == [1]
+
+
+def test_budget_axis_labels_do_not_overlap_on_a_phone():
+    """The default grid with the sidebar's ε = 0.3 put "0.215" and "0.3" 20 px apart on a 390 px phone, one label
+    over the other. Every value keeps its tick; a label that would overlap one already placed (powers of ten first,
+    then shorter labels) is left blank, and the labels kept clear each other at the phone's plot width."""
+    from figures.axes import CHAR_PX, PAD_PX, PHONE_PLOT_PX
+    from figures.budget import tick_labels
+
+    grid = [0.1, 0.215, 0.3, 0.464, 1.0, 2.15, 4.64, 10.0]
+    assert tick_labels(grid) == ["0.1", "", "0.3", "", "1", "2.15", "4.64", "10"]
+    assert tick_labels([0.1, 0.215, 0.464, 1.0, 2.15, 4.64, 10.0]) == ["0.1", "0.215", "0.464", "1", "2.15",
+                                                                        "4.64", "10"]  # the default grid: all fit
+    for ticks in (grid, list(np.geomspace(0.01, 10, 12)), [0.09, 0.1, 0.11, 1.0]):
+        labels = tick_labels(ticks)
+        assert all(labels[i] for i, t in enumerate(ticks) if float(np.log10(t)).is_integer())  # powers of ten kept
+        logs = np.log10(ticks)
+        px = (logs - logs[0]) / ((logs[-1] - logs[0]) * 1.1) * PHONE_PLOT_PX[0]
+        kept = [i for i, s in enumerate(labels) if s]
+        for a, b in zip(kept, kept[1:]):
+            assert px[b] - px[a] >= (len(labels[a]) + len(labels[b])) * CHAR_PX / 2 + PAD_PX, (ticks, labels)
+    fig = interval_plot(_sweep_table(), "theta", symbol="ε", truth=0.3)
+    assert list(fig.to_dict()["layout"]["xaxis"]["tickvals"]) == [0.1, 1.0, 10.0]
