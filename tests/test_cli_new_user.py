@@ -238,6 +238,8 @@ def test_the_convergence_warning_does_not_send_a_sampler_to_itself():
     assert "(method pseudo_marginal)" not in verdict.message("pseudo_marginal")
     assert verdict.message("pseudo_marginal").endswith(": bulk ESS of theta is 100 < 400. Run more draws.")
     assert "(method pseudo_marginal)" in verdict.message("da_mcmc")
+    # rjmcmc samples an unknown n; pseudo_marginal would answer at the plug-in n, another question
+    assert verdict.message("rjmcmc").endswith(": bulk ESS of theta is 100 < 400. Run more draws.")
 
 
 # --------------------------------------------------------------------------- specs

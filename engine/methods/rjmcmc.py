@@ -13,7 +13,10 @@ Within-model moves (n fixed)
     Algorithm 1 of Ju et al. (2022) with n records: theta | x from the conjugate posterior (exact
     Gibbs), then the record sweep x_i* ~ f(. | theta) accepted with probability
     min{1, eta(s_dp | s - t(x_i) + t(x_i*)) / eta(s_dp | s)}. Both leave pi(theta, x | n) invariant,
-    hence pi. The compiled sweep is the one DA-MCMC runs (:mod:`engine.kernels.da_mcmc`).
+    hence pi. The compiled sweep is the one DA-MCMC runs (:mod:`engine.kernels.da_mcmc`). For normal
+    records, translation moves (mu, x) -> (mu + d, x + d) between the two (:func:`engine.kernels.rjmcmc.
+    normal_shift`, derived there): under wide noise the Gibbs pair moves mu by about sd / sqrt(n) an
+    iteration across a posterior as wide as its prior.
 
 Between-model moves (theta fixed), derived from Green (1995)
     *Add* (chosen with probability 1/2): draw x* ~ f(. | theta), insert it at a uniformly chosen
@@ -148,8 +151,9 @@ class RJRunner:
                                                          upper, upd, th, *tail)
             st.n, st.s, st.sum_x = int(n), float(s), float(sx)
         else:
+            noise_sd = float(self.problem.mechanism.noise_sd)
             st.x, n, s, sx = rj_kernels.rj_normal_chain(rng, st.x, st.n, m.sd, m.lo, m.hi, m.prior_mean, m.prior_sd,
-                                                        upd, th, *tail)
+                                                        noise_sd, upd, th, *tail)
             st.n, st.s, st.sum_x = int(n), float(s), float(sx)
 
 

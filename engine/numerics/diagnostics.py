@@ -96,7 +96,8 @@ class Convergence:
             ess = min(self.ess_bulk_min, self.ess_tail_min)
             # bounds stated as bounds: R-hat rounded up, the ESS down (1.00949 is not ≤ 1.009, 400.6 is ≥ 400)
             return f"{label}: converged (R-hat ≤ {rhat_up(self.r_hat_max)}, ESS ≥ {math.floor(ess)})"
-        other = "" if label in ("pseudo_marginal", "auto") else \
+        # rjmcmc is the sampler of an unknown n: pseudo_marginal would give the posterior at the plug-in n instead
+        other = "" if label in ("pseudo_marginal", "auto", "rjmcmc") else \
             ", or use the pseudo-marginal sampler (method pseudo_marginal) when ε is small"
         return f"{label} has not converged: " + "; ".join(self.reasons) + ". Run more draws" + other + "."
 
