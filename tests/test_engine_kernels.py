@@ -142,18 +142,31 @@ def ref_poisson(rng, x, s, sum_x, alpha, beta, upper, s_dp, kernel, scale, n_ite
     return s, sum_x
 
 
-def ref_normal(rng, x, sd, lo, hi, prior_mean, prior_sd, s_dp, kernel, scale, n_iter, out_theta, out_acc, out_frac,
-               cnt):
+def ref_normal(rng, x, sd, lo, hi, prior_mean, prior_sd, s_dp, kernel, scale, noise_sd, shifts, n_iter, out_theta,
+               out_acc, out_frac, cnt):
     """Floating-point sums are accumulated in the kernel's order (records left to right; the running
-    log-likelihood carried over from the accepted move) so that the trajectories agree bit for bit."""
+    log-likelihood carried over from the accepted move) so that the trajectories agree bit for bit. With
+    ``shifts``, after mu's draw three translation moves (mu, x) -> (mu + d, x + d), d ~ N(0, step^2), accepted
+    with the ratio of mu's prior times that of the noise at the shifted statistic."""
     n = x.size
     prec = 1 / prior_sd**2 + n / sd**2
+    near = min(2.4 * noise_sd / n, prior_sd)
     for t in range(n_iter):
         s = sum_x = 0.0
         for v in x:
             s += min(max(v, lo), hi)
             sum_x += v
         mu = rng.normal((prior_mean / prior_sd**2 + sum_x / sd**2) / prec, 1 / math.sqrt(prec))
+        for step in (near, math.sqrt(near * prior_sd), prior_sd) if shifts else ():
+            d = rng.normal(0.0, step)
+            s2 = 0.0
+            for v in x:
+                s2 += min(max(v + d, lo), hi)
+            z0, z1 = (mu - prior_mean) / prior_sd, (mu + d - prior_mean) / prior_sd
+            lr = 0.5 * (z0 * z0 - z1 * z1) + _log_noise(kernel, scale, s_dp - s2) - _log_noise(kernel, scale, s_dp - s)
+            if cnt.decide(rng, 1.0 if lr >= 0 else math.exp(lr)):
+                x += d
+                mu, s = mu + d, s2
         out_theta[t, 0] = mu
         asum, nacc = 0.0, 0
         cur = _log_noise(kernel, scale, s_dp - s)
@@ -253,7 +266,8 @@ def test_poisson_chain_matches_reference(upper, kernel):
 
 
 @pytest.mark.parametrize("kernel", [ABS, SQUARE])
-def test_normal_chain_matches_reference(kernel):
+@pytest.mark.parametrize("shifts", [False, True])
+def test_normal_chain_matches_reference(kernel, shifts):
     n, n_iter = 12, 60
     rng_c, rng_p = _same_stream(40 + kernel)
     x0 = np.linspace(-2.5, 2.5, n)
@@ -261,8 +275,9 @@ def test_normal_chain_matches_reference(kernel):
     xc, xp = x0.copy(), x0.copy()
     oc, op = _outputs(n_iter), _outputs(n_iter)
     cnt = Counter()
-    s_c, sx_c = kernels.normal_chain(rng_c, xc, 0.0, 0.0, 1.3, lo, hi, 0.5, 2.0, 4.2, kernel, 1.1, n_iter, *oc)
-    ref_normal(rng_p, xp, 1.3, lo, hi, 0.5, 2.0, 4.2, kernel, 1.1, n_iter, *op, cnt)
+    s_c, sx_c = kernels.normal_chain(rng_c, xc, 0.0, 0.0, 1.3, lo, hi, 0.5, 2.0, 4.2, kernel, 1.1, 1.6, shifts, n_iter,
+                                     *oc)
+    ref_normal(rng_p, xp, 1.3, lo, hi, 0.5, 2.0, 4.2, kernel, 1.1, 1.6, shifts, n_iter, *op, cnt)
     np.testing.assert_allclose(xc, xp, rtol=0, atol=0)
     assert s_c == pytest.approx(np.clip(xc, lo, hi).sum(), abs=1e-9)
     assert sx_c == pytest.approx(xc.sum(), abs=1e-9)
@@ -398,7 +413,7 @@ def test_normal_degenerate_clamp_accepts_everything():
     x = np.linspace(-1, 1, n)
     out = _outputs(20)
     s, sx = kernels.normal_chain(np.random.default_rng(4), x, 0.0, 0.0, 1.0, 0.5, 0.5, 0.0, 1.0, 100.0, SQUARE, 0.01,
-                                 20, *out)
+                                 0.01, True, 20, *out)
     assert s == pytest.approx(0.5 * n)
     assert sx == pytest.approx(x.sum())
     np.testing.assert_array_equal(out[1], 1.0)

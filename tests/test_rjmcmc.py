@@ -29,6 +29,7 @@ import pytest
 from scipy import optimize, stats
 
 import engine
+from engine.kernels import da_mcmc as da_kernels
 from engine.kernels import rjmcmc as rj_kernels
 from engine.methods.rjmcmc import rjmcmc
 from engine.models.sample_size import SizePrior, UnknownSize
@@ -260,7 +261,7 @@ def test_rjmcmc_matches_the_quadrature_for_a_clamped_normal_under_wide_noise():
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_rjmcmc_converges_at_the_defaults_on_a_clamped_normal_under_wide_noise(seed):
     """Audit s24 M3: at the defaults (4 chains x 2,000 draws) mu's R-hat was 1.13 and its bulk ESS 28; the
-    translation moves (engine.kernels.rjmcmc.normal_shift) give R-hat <= 1.01 and ESS >= 400, the run's own
+    translation moves (engine.kernels.da_mcmc.normal_shift) give R-hat <= 1.01 and ESS >= 400, the run's own
     verdict."""
     model, mechanism, n_mechanism, s_dp, n_dp, n_prior = NORMAL_CASE
     problem = engine.prepare(unknown_n_spec(model, mechanism, n_mechanism, s_dp, n_dp, n_prior))
@@ -288,7 +289,7 @@ def test_a_translation_move_is_accepted_at_the_ratio_of_the_targets():
         accept = math.log(u) < log_target(mu + d, x + d) - log_target(mu, x)
         xs = x.copy()
         s = float(np.clip(x, lo, hi).sum())
-        mu2, s2, moved = rj_kernels.normal_shift(np.random.default_rng(seed), xs, xs.size, s, mu, 0.8, lo, hi, m0, tau,
+        mu2, s2, moved = da_kernels.normal_shift(np.random.default_rng(seed), xs, xs.size, s, mu, 0.8, lo, hi, m0, tau,
                                                  s_dp, 0, scale)
         assert (moved != 0.0) == accept
         assert np.allclose(xs, x + d if accept else x) and mu2 == pytest.approx(mu + d if accept else mu)

@@ -44,11 +44,10 @@ import math
 import numpy as np
 from numba import njit
 
-from .da_mcmc import bernoulli_sweep, normal_sums, normal_sweep, poisson_sweep
+from .da_mcmc import bernoulli_sweep, normal_shift, normal_sums, normal_sweep, poisson_sweep
 from .shared import log_noise
 
-__all__ = ["rj_bernoulli_chain", "rj_poisson_chain", "rj_normal_chain", "normal_shift", "log_prior_up",
-           "bernoulli_tables"]
+__all__ = ["rj_bernoulli_chain", "rj_poisson_chain", "rj_normal_chain", "log_prior_up", "bernoulli_tables"]
 
 
 @njit(cache=True, nogil=True)
@@ -105,34 +104,6 @@ def _delete_move(rng, n, s, t, sdp, kernel, scale, ndp, nkernel, nscale, pcode, 
                                          pdisp))
     jump_row[2] += al
     return ok
-
-
-@njit(cache=True, nogil=True)
-def normal_shift(rng, x, n, s, mu, step, lo, hi, prior_mean, prior_sd, sdp, kernel, scale):
-    """One translation move of the normal model at a fixed n: (mu, x_1..x_n) -> (mu + d, x_1 + d, .., x_n + d),
-    d ~ N(0, step^2), accepted with probability min(1, A),
-
-        log A = log p(mu + d) - log p(mu) + log eta(s_dp | s(x + d)) - log eta(s_dp | s(x)),
-
-    s(x) = sum_i clamp(x_i, lo, hi). Derivation: the map is a translation of R^(n+1) (Jacobian 1), its reverse is
-    the move with -d, which N(0, step^2) proposes with the same density, so A is the ratio of the target at the
-    two points; every record's likelihood f(x_i + d | mu + d) = f(x_i | mu) (the residuals x_i - mu do not move)
-    and n's prior and size mechanism do not change, which leaves mu's prior and the statistic's noise. ``step``
-    may depend on n (the move keeps n). Where the noise is wide against the records' spread, the Gibbs pair
-    (mu | x, then the record sweep) moves mu by about sd / sqrt(n) an iteration across a posterior as wide as the
-    prior (audit s24 M3: clamp [-3, 3], prior sd 10, R-hat 1.13 at the defaults); this move crosses it in a few
-    steps. Returns (mu, s, d or 0.0 when rejected); the caller shifts sum_x by n d."""
-    d = rng.normal(0.0, step)
-    s2 = 0.0
-    for i in range(n):
-        s2 += min(max(x[i] + d, lo), hi)
-    z0, z1 = (mu - prior_mean) / prior_sd, (mu + d - prior_mean) / prior_sd
-    lr = 0.5 * (z0 * z0 - z1 * z1) + log_noise(kernel, scale, sdp - s2) - log_noise(kernel, scale, sdp - s)
-    if lr >= 0.0 or rng.random() < math.exp(lr):
-        for i in range(n):
-            x[i] += d
-        return mu + d, s2, d
-    return mu, s, 0.0
 
 
 @njit(cache=True, nogil=True)
@@ -253,7 +224,8 @@ def rj_normal_chain(rng, x, n, sd, lo, hi, prior_mean, prior_sd, noise_sd, updat
                     nkernel, nscale, pcode, pmean, pdisp, jumps, n_iter, out_theta, out_n, out_suff, out_acc, out_frac,
                     out_jump):
     """Normal records with known sd, statistic the sum clamped to [lo, hi]; mu | x conjugate with
-    n records, then (where mu is drawn) three translation moves (:func:`normal_shift`), of steps
+    n records, then (where mu is drawn) three translation moves
+    (:func:`engine.kernels.da_mcmc.normal_shift`), of steps
     near = min(2.4 noise_sd / n, prior_sd) (the sum moves by about the noise's spread), prior_sd (where
     the records sit clamped and the sum no longer follows mu) and their geometric mean: on audit s24's
     case (clamp [-3, 3], prior sd 10, Laplace scale 3) bulk ESS of mu 725-906 from 4 x 1,000 draws over

@@ -84,6 +84,13 @@ They change the records' sums T and beta together, the direction the Gibbs cycle
 noise (at n = 10^4, Laplace epsilon = 10, 100 records per iteration, 4 x 2,000 draws: bulk ESS 1,198 with 100
 moves an iteration, 8 without, 173 with 10 shift moves). The proposal covariance and the box are fitted ORBIT_FITS times over warm-up
 from the chain's own (T, beta) (``orbit_fit``). ``auto`` does not pick them yet (README, issue 23).
+
+The normal mean (normal_known_sd) makes the one-parameter case of the shift moves every iteration, always:
+three translation moves (mu, x) -> (mu + d, x + d) after mu's draw, of steps min(2.4 noise sd / n, prior sd),
+the prior sd and their geometric mean (:func:`engine.kernels.da_mcmc.normal_shift`, derived there; each is
+one pass over the records without a random draw per record). At n = 40, Laplace epsilon = 0.3, bulk ESS of
+mu went from 205 to 1,795 at the defaults; at n = 10^5, epsilon = 0.01 from 136 to 537 per 4 x 500 draws,
+for 12-19% more time.
 """
 from __future__ import annotations
 
@@ -521,7 +528,8 @@ class _Runner:
             st.s, st.sum_x = float(s), float(sx)
         else:
             s, sx = kernels.normal_chain(rng, st.x, st.s, st.sum_x, model.sd, model.lo, model.hi, model.prior_mean,
-                                         model.prior_sd, float(sdp[0]), self.kernel, self.scale, n_iter,
+                                         model.prior_sd, float(sdp[0]), self.kernel, self.scale,
+                                         float(self.problem.mechanism.noise_sd), True, n_iter,
                                          out_theta, out_acc, out_frac)
             st.s, st.sum_x = float(s), float(sx)
 
