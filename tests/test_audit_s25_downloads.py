@@ -39,3 +39,23 @@ def test_record_downloads_sees_buttons_drawn_through_st_download_button(monkeypa
     assert recorded["through a container"][-1]() == b"from a container"
     assert recorded["bytes at once"][-1]() == b"now"
     assert names == {"through st": ["st.csv"], "through a container": ["c.csv"], "bytes at once": ["now.csv"]}
+
+
+def _grid_result(method="exact", **info):
+    draws = np.random.default_rng(0).normal(size=(2, 50, 1))
+    return Result(method=method, param_names=("lam",), draws=draws, s_dp=np.array([8.4]),
+                  info={"representation": "grid", **info})
+
+
+def test_a_grid_posteriors_diagnostics_figures_call_it_numerical_as_the_page_does():
+    """The Diagnostics page says "Exact (numerical)" for a clamped model's grid posterior; its trace and rank figures
+    (and their PNG and HTML files) were titled "Exact (closed form)"."""
+    from figures import diagnostics
+
+    result = _grid_result()
+    for fig in (diagnostics.trace_plot(result), diagnostics.rank_plot(result)):
+        title = fig.layout.title.text.replace("<br>", " ")
+        assert title.startswith("Exact (numerical): ") and "closed form" not in title, title
+    plug_in = _grid_result(method="da_mcmc", representation=None, plug_in_n=21)
+    assert diagnostics.trace_plot(plug_in).layout.title.text.replace("<br>", " ").startswith(
+        "DA-MCMC at plug-in n = 21: ")
