@@ -59,3 +59,21 @@ def test_a_grid_posteriors_diagnostics_figures_call_it_numerical_as_the_page_doe
     plug_in = _grid_result(method="da_mcmc", representation=None, plug_in_n=21)
     assert diagnostics.trace_plot(plug_in).layout.title.text.replace("<br>", " ").startswith(
         "DA-MCMC at plug-in n = 21: ")
+
+
+def test_the_netcdf_file_says_in_its_posterior_which_method_drew_it_and_what_auto_picked(tmp_path):
+    """A NetCDF file opened with ``az.from_netcdf`` had no word of its method in the posterior group (ArviZ puts
+    ``attrs`` on observed_data alone), and "Exact (best method)" did not say what it ran."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        import arviz as az
+    problem = engine.prepare(engine.spec_from_dict({**engine.DEMO_SPEC, "seed": 11}))
+    result = engine.run_method(problem, {"name": "auto", "chains": 2, "draws": 200}, seed=11)
+    path = tmp_path / "posterior.nc"
+    engine.to_inference_data(result).to_netcdf(str(path))
+    opened = az.from_netcdf(str(path))
+    for group in ("posterior", "observed_data"):
+        attrs = opened[group].attrs
+        assert attrs["method"] == "auto" and attrs["picked"] == "exact", (group, dict(attrs))
+        assert attrs["representation"] == "mixture"
+    np.testing.assert_array_equal(opened.posterior["theta"].values, result.draws[:, :, 0])
