@@ -135,15 +135,18 @@ with results_area:
             f"{prepared.mechanism_title}", sweeps.scenario_words(s, inputs.records, prepared.n))
 
     file_fig = downloads.file_figure(fig, titled_file_figure)
+    # every file's name starts with the scenario: the n posterior's and the small multiples' were the same
+    # "n_posterior.png" and "posterior_all_parameters.png" for every scenario, and overwrote each other
+    stem = files.download_stem(s, prepared.n)
     st.plotly_chart(fig, key=keys.POSTERIOR_CHART, width="stretch", alt=alt_text(fig),
-                    config=downloads.chart_config("posterior", camera=share_direct))
+                    config=downloads.chart_config(f"{stem}_posterior", camera=share_direct))
     n_source = next((m for m in ("rjmcmc", "exact", "pseudo_marginal", "auto")
                      if m in ok and "n" in ok[m].result.param_names), None)
     if n_source:  # the unknown n's own posterior, against what was released and the truth
         values, probs = method_runs.n_pmf(ok[n_source].result)
         downloads.chart(posteriors.n_pmf_plot(values, probs, n_dp=prepared.n_dp, plug_in=prepared.n,
                                               true_n=prepared.n_true, method=n_source),
-                        key=keys.N_PMF_CHART, name="n_posterior")
+                        key=keys.N_PMF_CHART, name=f"{stem}_n_posterior")
     if "mcem" in ok:
         st.caption(narrative.mle_caption(ok["mcem"].result.info))
     if "pseudo_marginal" in ok and ok["pseudo_marginal"].result.info.get("particles_capped"):
@@ -192,7 +195,7 @@ with results_area:
                     panel_height=230, supports=prepared.param_support)
 
             downloads.chart(multiples_figure(ok, conf_result), key=keys.MULTIPLES_CHART,
-                            name="posterior_all_parameters", container=multiples,
+                            name=f"{stem}_posterior_all_parameters", container=multiples,
                             for_file=None if share_direct else lambda: multiples_figure(shared, None),
                             camera=share_direct)
 
@@ -210,7 +213,6 @@ with results_area:
                                                       else [])
     # one row that sizes each control to its label and wraps on a narrow window (fixed fifths cut the labels)
     row = st.container(horizontal=True, gap="small", vertical_alignment="bottom")
-    stem = files.download_stem(s, prepared.n)
     row.download_button(tables.draws_csv_label(results), data=lambda: tables.draws_csv(results), file_name=f"{stem}_draws.csv",
                         mime="text/csv", on_click="ignore", width="content")
     if shared:

@@ -77,3 +77,47 @@ def test_the_netcdf_file_says_in_its_posterior_which_method_drew_it_and_what_aut
         assert attrs["method"] == "auto" and attrs["picked"] == "exact", (group, dict(attrs))
         assert attrs["representation"] == "mixture"
     np.testing.assert_array_equal(opened.posterior["theta"].values, result.draws[:, :, 0])
+
+
+def _record_charts(monkeypatch) -> list[dict]:
+    """The figures the pages hand to ui.downloads.chart from now on: name and the figure its files hold."""
+    from ui import downloads
+
+    charts, chart = [], downloads.chart
+
+    def recording(fig, *, key, name, container=None, for_file=None, camera=True):
+        charts.append({"name": name, "file": downloads.file_figure(fig, for_file)})
+        return chart(fig, key=key, name=name, container=container, for_file=for_file, camera=camera)
+
+    monkeypatch.setattr(downloads, "chart", recording)
+    return charts
+
+
+def test_every_diagnostics_figure_file_is_named_and_titled_for_its_scenario(monkeypatch):
+    """Diagnostics' files were "da_mcmc_trace.png", "da_mcmc_ranks.png" for every scenario (a second download
+    overwrote the first) and carried neither ε nor the model: a colleague sent one could not tell what it showed."""
+    charts = _record_charts(monkeypatch)
+    at = open_app("pages/diagnostics.py")
+    assert not at.exception, at.exception
+    stem = download_stem(Scenario(), 40)
+    names = [c["name"] for c in charts]
+    assert {f"{stem}_da_mcmc_trace", f"{stem}_da_mcmc_ranks", f"{stem}_da_mcmc_acceptance"} <= set(names), names
+    for chart in charts:
+        layout = chart["file"]().to_dict()["layout"]
+        title = layout["title"]["text"].replace("<br>", " ")
+        sub = layout["title"]["subtitle"]["text"].replace("<br>", " ")
+        assert title.endswith("; Laplace noise, scale b = 3.333; pure 0.3-DP (sensitivity 1)"), title
+        assert sub.startswith("Beta-binomial (proportion θ), n = 40 · Laplace noise, sensitivity 1 · simulated "
+                              "records (truth 0.3, seed 7)"), sub
+    assert at.get("plotly_chart")[0].proto.spec  # the figures on the page are drawn as before
+
+
+def test_comparess_camera_saves_the_figure_under_the_scenarios_name():
+    """The posterior figure's own camera button saved "posterior.png" for every scenario, beside the buttons'
+    scenario-named files."""
+    import json
+
+    at = open_app()
+    assert not at.exception, at.exception
+    config = json.loads(at.get("plotly_chart")[0].proto.config)
+    assert config["toImageButtonOptions"]["filename"] == f"{download_stem(Scenario(), 40)}_posterior"
