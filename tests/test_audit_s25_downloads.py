@@ -121,3 +121,48 @@ def test_comparess_camera_saves_the_figure_under_the_scenarios_name():
     assert not at.exception, at.exception
     config = json.loads(at.get("plotly_chart")[0].proto.config)
     assert config["toImageButtonOptions"]["filename"] == f"{download_stem(Scenario(), 40)}_posterior"
+
+
+def test_a_calibration_study_is_named_and_described_with_the_budget_it_ran_at():
+    laplace = CalibrationInputs()
+    assert laplace.stem() == "calibration_beta_binomial_laplace_eps0.2_n50_M100"
+    assert laplace.words() == ("Beta-binomial (proportion θ), n = 50; Laplace noise, ε = 0.2; 100 replicates, "
+                               "truth from the prior")
+    gauss = CalibrationInputs(mechanism="gaussian", epsilon=1.0, n=20, replicates=10)
+    assert gauss.stem() == "calibration_beta_binomial_gaussian_rho0.5_n20_M10"
+    assert "Gaussian noise, ε = 1 (ρ = 0.5)" in gauss.words()
+    assert gauss.spec()["mechanism"]["rho"] == 0.5  # the ρ the stem states is the one the study runs at
+
+
+@pytest.fixture(scope="module")
+def calibration():
+    """A small study on the Calibration page, run once, with its downloads and figures recorded."""
+    names: dict = {}
+    with pytest.MonkeyPatch.context() as patch:
+        recorded = record_downloads(patch, names)
+        charts = _record_charts(patch)
+        at = open_app("pages/calibration.py")
+        at.selectbox(key=keys.W_CAL_MECHANISM).set_value("gaussian")
+        at.text_input(key=keys.W_CAL_EPSILON).set_value("1").run()
+        at.text_input(key=keys.W_CAL_N).set_value("20").run()
+        at.text_input(key=keys.W_CAL_M).set_value("10").run()
+        at.multiselect(key=keys.W_CAL_METHODS).set_value(["naive", "exact"]).run()
+        at.button(key=keys.W_CAL_RUN).click().run()
+    assert not at.exception, at.exception
+    return at, recorded, names, charts
+
+
+def test_a_calibration_studys_table_and_figures_are_named_and_titled_for_the_study(calibration):
+    """Every study's table downloaded as calibration.csv and its figures as calibration_ecdf_theta.png and so on,
+    with no word of the model, the mechanism, the budget, n or M in the files."""
+    at, recorded, names, charts = calibration
+    stem = "calibration_beta_binomial_gaussian_rho0.5_n20_M10"
+    (label,) = [k for k in names if "replicate table" in k]
+    assert names[label][-1] == f"{stem}.csv"
+    table = pd.read_csv(io.BytesIO(recorded[label][-1]()))
+    assert {"naive", "exact"} <= set(table["method"]) and table["replicate"].nunique() == 10
+    assert charts and all(c["name"].startswith(f"{stem}_") for c in charts), [c["name"] for c in charts]
+    for chart in charts:
+        sub = chart["file"]().layout.title.subtitle.text.replace("<br>", " ")
+        assert sub == "Beta-binomial (proportion θ), n = 20 · Gaussian noise, ε = 1 (ρ = 0.5) · 10 replicates, " \
+                      "truth from the prior", sub

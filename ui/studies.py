@@ -61,7 +61,7 @@ from engine.studies import InlineExecutor, calibration_study, calibration_summar
 from engine.studies.cost import estimate_preset_cost
 from engine.studies.presets import PRESET_TITLES, PresetResult, PresetStopped, run_preset
 
-from figures.labels import TERM_HELP, format_p
+from figures.labels import MECHANISM_LABELS, MODEL_LABELS, TERM_HELP, format_p
 from figures.studies import method_label, param_symbol
 
 from .compute.budget import work_budget_s
@@ -107,6 +107,26 @@ class CalibrationInputs:
 
     def key(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
+
+    def budget_text(self) -> str:
+        """The budget as the study ran it: ε, and for Gaussian noise the ρ = ε²/2 it ran at: "ε = 1 (ρ = 0.5)"."""
+        gaussian = self.mechanism in ("gaussian", "discrete_gaussian")
+        return f"ε = {self.epsilon:g}" + (f" (ρ = {self.epsilon ** 2 / 2:g})" if gaussian else "")
+
+    def stem(self) -> str:
+        """The start of the study's files' names, which say which study they hold (every study's table was
+        calibration.csv, and a second download overwrote the first): model, mechanism, budget, n and M, e.g.
+        ``calibration_beta_binomial_gaussian_rho0.5_n50_M100``; Gaussian noise is named by the ρ it ran at."""
+        gaussian = self.mechanism in ("gaussian", "discrete_gaussian")
+        budget = f"rho{self.epsilon ** 2 / 2:g}" if gaussian else f"eps{self.epsilon:g}"
+        return f"calibration_{self.model}_{self.mechanism}_{budget}_n{self.n}_M{self.replicates}"
+
+    def words(self) -> str:
+        """The study under a downloaded figure's title (the file leaves the page and its inputs): "Beta-binomial
+        (proportion θ), n = 50 · Laplace noise, ε = 0.2 · 100 replicates, truth from the prior"."""
+        return (f"{MODEL_LABELS.get(self.model, self.model)}, n = {self.n:,}; "
+                f"{MECHANISM_LABELS.get(self.mechanism, self.mechanism)} noise, {self.budget_text()}; "
+                f"{self.replicates:,} replicates, truth from the prior")
 
 
 def _store(key: str) -> str:
