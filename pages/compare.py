@@ -137,7 +137,7 @@ with results_area:
     file_fig = downloads.file_figure(fig, titled_file_figure)
     # every file's name starts with the scenario: the n posterior's and the small multiples' were the same
     # "n_posterior.png" and "posterior_all_parameters.png" for every scenario, and overwrote each other
-    stem = files.download_stem(s, prepared.n)
+    stem = files.download_stem(s, prepared.n, prepared.s_dp)
     st.plotly_chart(fig, key=keys.POSTERIOR_CHART, width="stretch", alt=alt_text(fig),
                     config=downloads.chart_config(f"{stem}_posterior", camera=share_direct))
     n_source = next((m for m in ("rjmcmc", "exact", "pseudo_marginal", "auto")

@@ -63,7 +63,7 @@ result = run.result
 name = tables.run_label(method, run)
 # the files leave the page: each is named for its scenario (it was "da_mcmc_trace.png" for every scenario, so a
 # second one overwrote the first) and carries the mechanism with its budget and the scenario under its title
-stem = files.download_stem(s, prepared.n)
+stem = files.download_stem(s, prepared.n, prepared.s_dp)
 scenario_line = sweeps.scenario_words(s, inputs.records, prepared.n)
 
 

@@ -3,7 +3,9 @@ drew it, and is named and titled for its scenario (a file leaves the page, its s
 from __future__ import annotations
 
 import io
+import re
 import warnings
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -99,8 +101,9 @@ def test_every_diagnostics_figure_file_is_named_and_titled_for_its_scenario(monk
     charts = _record_charts(monkeypatch)
     at = open_app("pages/diagnostics.py")
     assert not at.exception, at.exception
-    stem = download_stem(Scenario(), 40)
     names = [c["name"] for c in charts]
+    stem = names[0].rsplit("_da_mcmc_", 1)[0]
+    assert re.fullmatch(r"beta_binomial_laplace_eps0\.3_n40_seed7_[0-9a-f]{6}", stem), stem
     assert {f"{stem}_da_mcmc_trace", f"{stem}_da_mcmc_ranks", f"{stem}_da_mcmc_acceptance"} <= set(names), names
     for chart in charts:
         layout = chart["file"]().to_dict()["layout"]
@@ -112,15 +115,20 @@ def test_every_diagnostics_figure_file_is_named_and_titled_for_its_scenario(monk
     assert at.get("plotly_chart")[0].proto.spec  # the figures on the page are drawn as before
 
 
-def test_comparess_camera_saves_the_figure_under_the_scenarios_name():
+def test_comparess_camera_saves_the_figure_under_the_name_of_the_buttons_files(monkeypatch):
     """The posterior figure's own camera button saved "posterior.png" for every scenario, beside the buttons'
     scenario-named files."""
     import json
 
+    names: dict = {}
+    record_downloads(monkeypatch, names)
     at = open_app()
     assert not at.exception, at.exception
-    config = json.loads(at.get("plotly_chart")[0].proto.config)
-    assert config["toImageButtonOptions"]["filename"] == f"{download_stem(Scenario(), 40)}_posterior"
+    camera = json.loads(at.get("plotly_chart")[0].proto.config)["toImageButtonOptions"]["filename"]
+    assert re.fullmatch(r"beta_binomial_laplace_eps0\.3_n40_seed7_[0-9a-f]{6}_posterior", camera), camera
+    assert names["Figure (HTML)"][-1] == f"{camera}.html"
+    stem = camera.removesuffix("_posterior")
+    assert names["Draws (CSV)"][-1] == f"{stem}_draws.csv" and names["Scenario (TOML)"][-1] == f"{stem}.toml"
 
 
 def test_a_calibration_study_is_named_and_described_with_the_budget_it_ran_at():
@@ -166,3 +174,19 @@ def test_a_calibration_studys_table_and_figures_are_named_and_titled_for_the_stu
         sub = chart["file"]().layout.title.subtitle.text.replace("<br>", " ")
         assert sub == "Beta-binomial (proportion θ), n = 20 · Gaussian noise, ε = 1 (ρ = 0.5) · 10 replicates, " \
                       "truth from the prior", sub
+
+
+def test_scenarios_that_differ_only_in_seed_prior_or_release_get_different_file_names():
+    """The names said model, mechanism, budget and n only: seed 7 and seed 8, two typed releases, two uploaded files
+    of one size, or two priors, gave the same draws.csv name, and one download overwrote the other."""
+    base = Scenario()
+    stem = download_stem(base, 40, (12.5,))
+    assert re.fullmatch(r"beta_binomial_laplace_eps0\.3_n40_seed7_[0-9a-f]{6}", stem), stem
+    assert download_stem(Scenario(), 40, (12.5,)) == stem  # the same scenario, the same name
+    others = [download_stem(replace(base, seed=8), 40, (12.5,)), download_stem(base, 40, (13.5,)),
+              download_stem(replace(base, prior=(("a", 2.0), ("b", 1.0))), 40, (12.5,)),
+              download_stem(replace(base, sensitivity=2.0), 40, (12.5,))]
+    assert len({stem, *others}) == 5, others
+    upload = replace(base, data="csv")
+    assert download_stem(upload, 40, (12.5,)) != download_stem(upload, 40, (20.5,))  # two files of one size
+    assert "_upload_" in download_stem(upload, 40) and "_release_" in download_stem(replace(base, data="s_dp"), 40)

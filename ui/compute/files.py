@@ -2,6 +2,7 @@
 box), a result's InferenceData as NetCDF, the scenario as a TOML spec the CLI reads back."""
 from __future__ import annotations
 
+import hashlib
 import os
 import tempfile
 from typing import Sequence
@@ -70,13 +71,21 @@ def scenario_toml(scenario: Scenario, records=None, *, s_dp=None, n_dp=None, inc
                                                                        keep_records=keep)))
 
 
-def download_stem(s: Scenario, n: int) -> str:
+def download_stem(s: Scenario, n: int, s_dp=None) -> str:
     """The start of a downloaded file's name, saying which scenario it came from (every download was draws.csv,
-    posterior.png, …): model, mechanism, budget and n, e.g. ``linear_regression_laplace_eps3_n100``."""
+    posterior.png, …): model, mechanism, budget, n, the data source and six hex digits of the scenario and its
+    release, e.g. ``linear_regression_laplace_eps3_n100_seed7_1a2b3c``.
+
+    The digits (SHA-256 of the scenario's fields and ``s_dp``, the release the page computed) keep two scenarios
+    apart that the words do not: another seed, truth, prior, sensitivity, typed release or uploaded file gave the
+    same name, so a second download overwrote the first or came back as "… (1).csv"."""
     if s.release != "lab":
         budget = s.release
     else:
         budget = {"epsilon": f"eps{s.epsilon:g}", "k_ary": f"eps{s.epsilon:g}", "rho": f"rho{s.rho:g}",
                   "epsilon_delta": f"eps{s.epsilon:g}_delta{s.delta:g}",
                   "coin": f"coin{s.truth_prob:g}"}.get(s.budget_form, s.budget_form)
-    return f"{s.model}_{s.mechanism}_{budget}_n{n}"
+    data = {"simulate": f"seed{s.seed}", "csv": "upload", "s_dp": "release"}.get(s.data, s.data)
+    release = "" if s_dp is None else repr(np.asarray(s_dp, dtype=float).round(12).tolist())
+    digest = hashlib.sha256(f"{s!r}|{release}".encode()).hexdigest()[:6]
+    return f"{s.model}_{s.mechanism}_{budget}_n{n}_{data}_{digest}"
