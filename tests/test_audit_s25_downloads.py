@@ -190,3 +190,18 @@ def test_scenarios_that_differ_only_in_seed_prior_or_release_get_different_file_
     upload = replace(base, data="csv")
     assert download_stem(upload, 40, (12.5,)) != download_stem(upload, 40, (20.5,))  # two files of one size
     assert "_upload_" in download_stem(upload, 40) and "_release_" in download_stem(replace(base, data="s_dp"), 40)
+
+
+def test_the_draws_csv_names_each_method_as_the_page_does_beside_the_clis_name():
+    """The draws file's method column said "auto" and "exact" where the page's table and legend say "Exact (best
+    method)" and, for a grid posterior, "Exact (numerical)": a reader matching the file to the page could not."""
+    from ui import tables
+
+    auto = Result(method="auto", param_names=("lam",), draws=np.zeros((1, 2, 1)), s_dp=np.array([8.4]),
+                  info={"picked": "exact"})
+    frame = pd.read_csv(io.BytesIO(tables.draws_csv([_grid_result(), auto])))
+    assert list(frame.columns) == ["method", "method_name", "chain", "draw", "lam"]
+    assert frame.groupby("method")["method_name"].unique().map(list).to_dict() == {
+        "exact": ["Exact (numerical)"], "auto": ["Exact (best method)"]}
+    written = len(tables.draws_csv([_grid_result(), auto]))
+    assert abs(tables.draws_csv_size([_grid_result(), auto]) - written) <= 0.1 * written  # the button's estimate
