@@ -16,7 +16,8 @@ from engine.core.data import CsvColumns, CsvRecords, csv_columns, read_records_c
 from ..params.scenario import Scenario
 from ..params.spec import release_spec_dict
 
-__all__ = ["parse_upload", "read_upload", "upload_columns", "netcdf_bytes", "scenario_toml", "download_stem"]
+__all__ = ["parse_upload", "read_upload", "upload_columns", "netcdf_bytes", "scenario_toml", "download_stem",
+           "scenario_digest"]
 
 
 @st.cache_data(show_spinner=False, max_entries=16, ttl=600)  # uploads: up to 50 MB each
@@ -87,5 +88,10 @@ def download_stem(s: Scenario, n: int, s_dp=None) -> str:
                   "coin": f"coin{s.truth_prob:g}"}.get(s.budget_form, s.budget_form)
     data = {"simulate": f"seed{s.seed}", "csv": "upload", "s_dp": "release"}.get(s.data, s.data)
     release = "" if s_dp is None else repr(np.asarray(s_dp, dtype=float).round(12).tolist())
-    digest = hashlib.sha256(f"{s!r}|{release}".encode()).hexdigest()[:6]
-    return f"{s.model}_{s.mechanism}_{budget}_n{n}_{data}_{digest}"
+    return f"{s.model}_{s.mechanism}_{budget}_n{n}_{data}_{scenario_digest(s, release)}"
+
+
+def scenario_digest(s: Scenario, *more) -> str:
+    """Six hex digits of SHA-256 over the scenario's fields and ``more`` (a release, an ε grid): the same for the
+    same scenario in any session, different for another seed, truth, prior or release."""
+    return hashlib.sha256("|".join(map(repr, (s, *more))).encode()).hexdigest()[:6]
