@@ -205,3 +205,20 @@ def test_the_draws_csv_names_each_method_as_the_page_does_beside_the_clis_name()
         "exact": ["Exact (numerical)"], "auto": ["Exact (best method)"]}
     written = len(tables.draws_csv([_grid_result(), auto]))
     assert abs(tables.draws_csv_size([_grid_result(), auto]) - written) <= 0.1 * written  # the button's estimate
+
+
+def test_the_sweep_csv_names_a_grid_posterior_numerical_as_the_privacy_budget_legends_do():
+    """The Privacy budget page's table said "exact" and "auto" beside legends reading "Exact (numerical)" and
+    "Exact (best method)"."""
+    from types import SimpleNamespace
+
+    from ui.compute import sweeps
+
+    table = pd.DataFrame({"epsilon": [0.5, 1.0, 1.0], "method": ["exact", "exact", "auto"], "param": ["lam"] * 3,
+                          "mean": [1.0, 1.1, 1.1], "sd": [0.5, 0.4, 0.4], "q5": [0.3, 0.4, 0.4],
+                          "q95": [1.9, 1.8, 1.8], "converged": [True, True, True]})
+    grid = SimpleNamespace(ok=True, result=_grid_result())
+    runs = {0.5: {"exact": grid}, 1.0: {"exact": grid}}
+    frame = pd.read_csv(io.StringIO(sweeps.sweep_csv(sweeps.Sweep(table=table, runs=runs, skipped={}))))
+    assert frame.groupby("method")["method_name"].unique().map(list).to_dict() == {
+        "exact": ["Exact (numerical)"], "auto": ["Exact (best method)"]}

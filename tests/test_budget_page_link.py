@@ -155,12 +155,13 @@ def test_download_names_and_the_sweep_csv():
                           "converged": [True, True]})
     text = sweeps.sweep_csv(sweeps.Sweep(table=table, runs={}, skipped={}))
     lines = text.splitlines()
-    assert lines[0] == "epsilon,method,param,mean,sd,q5,q95,r_hat,ess_bulk,converged"
-    assert lines[1].startswith("0.1,exact,theta,0.31,0.1,0.15,0.47")  # sorted by ε within method and parameter
+    # method_name: the legends' name beside the CLI's id (audit s25; "auto" read nothing like "Exact (best method)")
+    assert lines[0] == "epsilon,method,method_name,param,mean,sd,q5,q95,r_hat,ess_bulk,converged"
+    assert lines[1].startswith("0.1,exact,Exact (closed form),theta,0.31,0.1,0.15,0.47")  # sorted by ε per method
     # Gaussian noise ran each row at rho = eps^2 / 2: the file says it (its epsilon alone read as an (ε, δ) budget)
     gauss = sweeps.sweep_csv(sweeps.Sweep(table=table, runs={}, skipped={}), "gaussian").splitlines()
-    assert gauss[0] == "epsilon,rho,method,param,mean,sd,q5,q95,r_hat,ess_bulk,converged"
-    assert gauss[1].startswith(f"0.1,{0.1 ** 2 / 2},exact,theta"), gauss[1]
+    assert gauss[0] == "epsilon,rho,method,method_name,param,mean,sd,q5,q95,r_hat,ess_bulk,converged"
+    assert gauss[1].startswith(f"0.1,{0.1 ** 2 / 2},exact,Exact (closed form),theta"), gauss[1]
 
 
 # ---- 4. the "Choose ε" labels -------------------------------------------------------------------------
