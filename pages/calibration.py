@@ -147,7 +147,7 @@ with tab_study:
                    "method's bin counts.", help=TERM_HELP["SBC"])
         chart(study_plots.sbc_plot(table, param), keys.CAL_SBC_CHART, f"sbc_{param}")
         st.dataframe(studies.summary_table(summary), hide_index=True, column_config=studies.SUMMARY_HELP)
-        st.download_button("Download the replicate table (CSV)", table.to_csv(index=False).encode(),
+        st.download_button("Download the replicate table (CSV)", studies.replicate_csv(table),
                            file_name=f"{shown.stem()}.csv", mime="text/csv", key=keys.W_CAL_DOWNLOAD)
 
 with tab_presets:

@@ -169,6 +169,8 @@ def test_a_calibration_studys_table_and_figures_are_named_and_titled_for_the_stu
     assert names[label][-1] == f"{stem}.csv"
     table = pd.read_csv(io.BytesIO(recorded[label][-1]()))
     assert {"naive", "exact"} <= set(table["method"]) and table["replicate"].nunique() == 10
+    names_of = table.groupby("method")["method_name"].first().to_dict()  # the page's names beside the ids
+    assert names_of["naive"] == "Naive" and names_of["confidential"] == "Confidential data", names_of
     assert charts and all(c["name"].startswith(f"{stem}_") for c in charts), [c["name"] for c in charts]
     for chart in charts:
         sub = chart["file"]().layout.title.subtitle.text.replace("<br>", " ")

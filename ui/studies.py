@@ -69,7 +69,8 @@ from .compute.progress import SessionHandover, _Progress
 
 __all__ = ["CalibrationInputs", "run_calibration", "run_preset_cached", "PRESET_TITLES", "over_budget",
            "finished_replicates", "study_executor", "preset_cost", "preset_over_budget", "preset_finished", "preset_cli",
-           "wait_for_stopped_preset", "mmd_text", "summary_table"]
+           "wait_for_stopped_preset", "mmd_text", "summary_table",
+           "replicate_csv"]
 
 #: priors of the calibration page's models (theta is drawn from them)
 PRIORS = {"beta_binomial": {"a": 2.0, "b": 2.0}, "poisson_gamma": {"alpha": 4.0, "beta": 1.0},
@@ -252,6 +253,15 @@ def mmd_text(v) -> str:
     if not math.isfinite(value):
         return "—"
     return np.format_float_positional(value, precision=3, unique=False, fractional=False, trim="k")
+
+
+def replicate_csv(table: pd.DataFrame) -> bytes:
+    """A study's replicate table as the CSV the page offers: its columns as the engine writes them (the CLI's
+    calibration.csv), with ``method_name``, the page's name of each method, after ``method`` ("confidential" is
+    "Confidential data" in the page's table and figures)."""
+    out = table.copy()
+    out.insert(out.columns.get_loc("method") + 1, "method_name", out["method"].map(method_label))
+    return out.to_csv(index=False).encode()
 
 
 def summary_table(summary_: pd.DataFrame) -> pd.DataFrame:
