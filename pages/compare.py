@@ -138,8 +138,10 @@ with results_area:
     # every file's name starts with the scenario: the n posterior's and the small multiples' were the same
     # "n_posterior.png" and "posterior_all_parameters.png" for every scenario, and overwrote each other
     stem = files.download_stem(s, prepared.n, prepared.s_dp)
+    # the figure shows one parameter of several: its files say which (beta_1's overwrote beta_0's)
+    posterior_name = f"{stem}_posterior" + (f"_{files.name_part(picked)}" if multi else "")
     st.plotly_chart(fig, key=keys.POSTERIOR_CHART, width="stretch", alt=alt_text(fig),
-                    config=downloads.chart_config(f"{stem}_posterior", camera=share_direct))
+                    config=downloads.chart_config(posterior_name, camera=share_direct))
     n_source = next((m for m in ("rjmcmc", "exact", "pseudo_marginal", "auto")
                      if m in ok and "n" in ok[m].result.param_names), None)
     if n_source:  # the unknown n's own posterior, against what was released and the truth
@@ -236,10 +238,10 @@ with results_area:
                                                          include_records=with_records),
                         file_name=f"{stem}.toml", mime="application/toml", on_click="ignore", width="content")
     row.download_button("Figure (HTML)", data=lambda: export.html_text(file_fig()),
-                        file_name=f"{stem}_posterior.html", mime="text/html", on_click="ignore", width="content")
+                        file_name=f"{posterior_name}.html", mime="text/html", on_click="ignore", width="content")
     if export.static_export_available():
         row.download_button("Figure (PNG)", data=lambda: export.png_bytes(file_fig()),
-                            file_name=f"{stem}_posterior.png",
+                            file_name=f"{posterior_name}.png",
                             mime="image/png", on_click="ignore", width="content")
     else:
         row.caption("PNG: the camera icon on the figure")

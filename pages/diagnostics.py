@@ -170,7 +170,7 @@ names = list(prepared.param_names)
 shown = list(result.param_names)
 if len(names) > 1:  # one parameter at a time, the same pick as on Compare
     shown = [picker.parameter_picker(names, keys.W_PARAM_DIAG)]
-picked = f"_{shown[0]}" if len(names) > 1 else ""  # one parameter's figure of many: its name says which
+picked = f"_{files.name_part(shown[0])}" if len(names) > 1 else ""  # one parameter of many: the name says which
 chart(diagnostics.trace_plot(result, params=shown), keys.TRACE_CHART, f"{method}{picked}_trace")
 st.subheader("Rank plots", divider="gray")
 ranked = [p for p in shown if not (p == "n" and result.info.get("unknown_n"))]  # n: ties

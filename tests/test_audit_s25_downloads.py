@@ -224,3 +224,21 @@ def test_the_sweep_csv_names_a_grid_posterior_numerical_as_the_privacy_budget_le
     frame = pd.read_csv(io.StringIO(sweeps.sweep_csv(sweeps.Sweep(table=table, runs=runs, skipped={}))))
     assert frame.groupby("method")["method_name"].unique().map(list).to_dict() == {
         "exact": ["Exact (numerical)"], "auto": ["Exact (best method)"]}
+
+
+def test_a_figure_of_one_parameter_of_several_is_saved_under_that_parameters_name(monkeypatch):
+    """Compare's figure shows the picked cell of a Dirichlet-multinomial; its PNG and HTML were ``…_posterior``
+    whichever cell it showed, so p[2]'s file overwrote p[0]'s."""
+    from ui.compute.files import name_part
+    from ui.params.query import to_query
+
+    assert name_part("p[0][1]") == "p_0_1" and name_part("beta[2]") == "beta_2" and name_part("theta") == "theta"
+    names: dict = {}
+    record_downloads(monkeypatch, names)
+    scenario = Scenario(model="dirichlet_multinomial", prior=(("alpha", "1, 1, 1"),), truth="0.2, 0.3, 0.5",
+                        methods=("naive", "exact"))
+    at = open_app(query=to_query(scenario))
+    assert not at.exception, at.exception
+    at.selectbox(key=keys.W_PARAM_COMPARE).set_value("p[2]").run()
+    first, last = names["Figure (HTML)"][0], names["Figure (HTML)"][-1]
+    assert first.endswith("_posterior_p_0.html") and last.endswith("_posterior_p_2.html"), (first, last)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import tempfile
 from typing import Sequence
 
@@ -17,7 +18,7 @@ from ..params.scenario import Scenario
 from ..params.spec import release_spec_dict
 
 __all__ = ["parse_upload", "read_upload", "upload_columns", "netcdf_bytes", "scenario_toml", "download_stem",
-           "scenario_digest"]
+           "scenario_digest", "name_part"]
 
 
 @st.cache_data(show_spinner=False, max_entries=16, ttl=600)  # uploads: up to 50 MB each
@@ -89,6 +90,12 @@ def download_stem(s: Scenario, n: int, s_dp=None) -> str:
     data = {"simulate": f"seed{s.seed}", "csv": "upload", "s_dp": "release"}.get(s.data, s.data)
     release = "" if s_dp is None else repr(np.asarray(s_dp, dtype=float).round(12).tolist())
     return f"{s.model}_{s.mechanism}_{budget}_n{n}_{data}_{scenario_digest(s, release)}"
+
+
+def name_part(text: str) -> str:
+    """``text`` as a piece of a file name: a parameter such as ``p[0][1]`` or ``beta[2]`` becomes ``p_0_1`` or
+    ``beta_2`` (brackets, spaces and slashes are not safe in every file system and shell)."""
+    return re.sub(r"[^0-9A-Za-z.-]+", "_", text).strip("_") or "_"
 
 
 def scenario_digest(s: Scenario, *more) -> str:
