@@ -5,6 +5,7 @@ from figures import export, studies as study_plots
 from figures.budget import with_scenario
 from figures.labels import MECHANISM_LABELS, METHOD_LABELS, MODEL_LABELS, TERM_HELP
 from ui import downloads, keys, narrative, studies
+from ui.compute.files import name_part
 from ui.routing import ensure_routed
 from ui.sidebar.numbers import number_field
 
@@ -134,18 +135,18 @@ with tab_study:
         left.caption("ECDF of U: a calibrated method follows the diagonal.",
                      help="U is where the true θ falls among a method's draws (its posterior quantile); over the "
                           "replicates it is uniform for a calibrated method, so its empirical CDF is the diagonal.")
-        chart(study_plots.ecdf_plot(table, param), keys.CAL_ECDF_CHART, f"ecdf_{param}", container=left)
+        chart(study_plots.ecdf_plot(table, param), keys.CAL_ECDF_CHART, f"ecdf_{name_part(param)}", container=left)
         right.caption("Coverage of the central intervals.", help=TERM_HELP["coverage"])
-        chart(study_plots.coverage_plot(summary, param), keys.CAL_COVERAGE_CHART, f"coverage_{param}",
+        chart(study_plots.coverage_plot(summary, param), keys.CAL_COVERAGE_CHART, f"coverage_{name_part(param)}",
               container=right)
         left.caption("KS distance of U from uniform, with its p-value.", help=TERM_HELP["KS"])
-        chart(study_plots.ks_plot(summary, param), keys.CAL_KS_CHART, f"ks_{param}", container=left)
+        chart(study_plots.ks_plot(summary, param), keys.CAL_KS_CHART, f"ks_{name_part(param)}", container=left)
         if table["mmd2"].notna().any():
             right.caption("MMD² to the confidential-data posterior.", help=TERM_HELP["MMD"])
             chart(study_plots.mmd_plot(table), keys.CAL_MMD_CHART, "mmd", container=right)
         st.caption("SBC rank histograms: flat for a calibrated method; the grey band holds 99% of a calibrated "
                    "method's bin counts.", help=TERM_HELP["SBC"])
-        chart(study_plots.sbc_plot(table, param), keys.CAL_SBC_CHART, f"sbc_{param}")
+        chart(study_plots.sbc_plot(table, param), keys.CAL_SBC_CHART, f"sbc_{name_part(param)}")
         st.dataframe(studies.summary_table(summary), hide_index=True, column_config=studies.SUMMARY_HELP)
         st.download_button("Download the replicate table (CSV)", studies.replicate_csv(table),
                            file_name=f"{shown.stem()}.csv", mime="text/csv", key=keys.W_CAL_DOWNLOAD)

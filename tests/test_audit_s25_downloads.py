@@ -242,3 +242,18 @@ def test_a_figure_of_one_parameter_of_several_is_saved_under_that_parameters_nam
     at.selectbox(key=keys.W_PARAM_COMPARE).set_value("p[2]").run()
     first, last = names["Figure (HTML)"][0], names["Figure (HTML)"][-1]
     assert first.endswith("_posterior_p_0.html") and last.endswith("_posterior_p_2.html"), (first, last)
+
+
+def test_a_calibration_figure_of_a_cell_probability_has_no_brackets_in_its_file_name(monkeypatch):
+    """A Dirichlet-multinomial study's figures were named calibration_ecdf_p[0].png: brackets a shell globs."""
+    charts = _record_charts(monkeypatch)
+    at = open_app("pages/calibration.py")
+    at.selectbox(key=keys.W_CAL_MODEL).set_value("dirichlet_multinomial")
+    at.text_input(key=keys.W_CAL_N).set_value("10").run()
+    at.text_input(key=keys.W_CAL_M).set_value("10").run()
+    at.multiselect(key=keys.W_CAL_METHODS).set_value(["naive"]).run()
+    at.button(key=keys.W_CAL_RUN).click().run()
+    assert not at.exception, at.exception
+    names = [c["name"] for c in charts]
+    assert "calibration_dirichlet_multinomial_laplace_eps0.2_n10_M10_ecdf_p_0" in names, names
+    assert not [n for n in names if "[" in n or "]" in n], names
