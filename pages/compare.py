@@ -236,7 +236,9 @@ with results_area:
     row.download_button("Scenario (TOML)" + (" with the records" if with_records else ""),
                         data=lambda: files.scenario_toml(s, records, s_dp=prepared.s_dp, n_dp=prepared.n_dp,
                                                          include_records=with_records),
-                        file_name=f"{stem}.toml", mime="application/toml", on_click="ignore", width="content")
+                        # the confidential records' file apart from the shareable one (both were {stem}.toml)
+                        file_name=f"{stem}_with_records.toml" if with_records else f"{stem}.toml",
+                        mime="application/toml", on_click="ignore", width="content")
     row.download_button("Figure (HTML)", data=lambda: export.html_text(file_fig()),
                         file_name=f"{posterior_name}.html", mime="text/html", on_click="ignore", width="content")
     if export.static_export_available():

@@ -257,3 +257,19 @@ def test_a_calibration_figure_of_a_cell_probability_has_no_brackets_in_its_file_
     names = [c["name"] for c in charts]
     assert "calibration_dirichlet_multinomial_laplace_eps0.2_n10_M10_ecdf_p_0" in names, names
     assert not [n for n in names if "[" in n or "]" in n], names
+
+
+def test_the_toml_that_holds_an_uploads_records_has_a_name_of_its_own(monkeypatch):
+    """With "Put the confidential records in the TOML" ticked the file holding every record was named like the one
+    without, the one that may leave the building: a second download took its place, or was sent in its stead."""
+    names: dict = {}
+    recorded = record_downloads(monkeypatch, names)
+    at = open_app()
+    at.radio(key=keys.W_DATA).set_value("csv").run()
+    at.file_uploader(key=keys.W_CSV).set_value(("records.csv", b"employed\n" + b"1\n0\n" * 10, "text/csv")).run()
+    at.checkbox(key=keys.W_TOML_RECORDS).check().run()
+    assert not at.exception, at.exception
+    without, with_records = names["Scenario (TOML)"][-1], names["Scenario (TOML) with the records"][-1]
+    assert with_records == without.removesuffix(".toml") + "_with_records.toml", (without, with_records)
+    assert "records = [1.0, 0.0, 1.0" in recorded["Scenario (TOML) with the records"][-1]()
+    assert "records = " not in recorded["Scenario (TOML)"][-1]()
