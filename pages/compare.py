@@ -140,6 +140,10 @@ with results_area:
     stem = files.download_stem(s, prepared.n, prepared.s_dp)
     # the figure shows one parameter of several: its files say which (beta_1's overwrote beta_0's)
     posterior_name = f"{stem}_posterior" + (f"_{files.name_part(picked)}" if multi else "")
+    # an upload's files that hold what the records show directly are named apart from those that may be shared
+    # (with the box ticked and not, both were …_draws.csv and …_posterior.png)
+    with_direct = "_with_confidential" if s.data == "csv" and share_direct else ""
+    posterior_name += with_direct
     st.plotly_chart(fig, key=keys.POSTERIOR_CHART, width="stretch", alt=alt_text(fig),
                     config=downloads.chart_config(posterior_name, camera=share_direct))
     n_source = next((m for m in ("rjmcmc", "exact", "pseudo_marginal", "auto")
@@ -197,7 +201,7 @@ with results_area:
                     panel_height=230, supports=prepared.param_support)
 
             downloads.chart(multiples_figure(ok, conf_result), key=keys.MULTIPLES_CHART,
-                            name=f"{stem}_posterior_all_parameters", container=multiples,
+                            name=f"{stem}_posterior_all_parameters{with_direct}", container=multiples,
                             for_file=None if share_direct else lambda: multiples_figure(shared, None),
                             camera=share_direct)
 
@@ -215,7 +219,8 @@ with results_area:
                                                       else [])
     # one row that sizes each control to its label and wraps on a narrow window (fixed fifths cut the labels)
     row = st.container(horizontal=True, gap="small", vertical_alignment="bottom")
-    row.download_button(tables.draws_csv_label(results), data=lambda: tables.draws_csv(results), file_name=f"{stem}_draws.csv",
+    row.download_button(tables.draws_csv_label(results), data=lambda: tables.draws_csv(results),
+                        file_name=f"{stem}{with_direct}_draws.csv",
                         mime="text/csv", on_click="ignore", width="content")
     if shared:
         if st.session_state.get(keys.W_NETCDF_METHOD) not in shared:  # the exact posterior first, not naive

@@ -273,3 +273,21 @@ def test_the_toml_that_holds_an_uploads_records_has_a_name_of_its_own(monkeypatc
     assert with_records == without.removesuffix(".toml") + "_with_records.toml", (without, with_records)
     assert "records = [1.0, 0.0, 1.0" in recorded["Scenario (TOML) with the records"][-1]()
     assert "records = " not in recorded["Scenario (TOML)"][-1]()
+
+
+def test_an_uploads_files_with_the_confidential_posterior_are_named_apart_from_the_shareable_ones(monkeypatch):
+    """Ticking "Put what the records show directly in the files" put the confidential-data posterior (whose mean
+    gives back the confidential count) and OPS's draws in files named exactly like the shareable ones."""
+    names: dict = {}
+    recorded = record_downloads(monkeypatch, names)
+    at = open_app()
+    at.radio(key=keys.W_DATA).set_value("csv").run()
+    at.file_uploader(key=keys.W_CSV).set_value(("records.csv", b"employed\n" + b"1\n0\n" * 10, "text/csv")).run()
+    shareable = {label: files[-1] for label, files in names.items()}
+    shareable_draws = recorded["Draws (CSV)"][-1]
+    at.checkbox(key=keys.W_SHARE_DIRECT).check().run()
+    assert not at.exception, at.exception
+    for label in ("Draws (CSV)", "Figure (HTML)"):
+        assert "_with_confidential" not in shareable[label] and "_with_confidential" in names[label][-1], label
+    assert "confidential" not in set(pd.read_csv(io.BytesIO(shareable_draws()))["method"])
+    assert "confidential" in set(pd.read_csv(io.BytesIO(recorded["Draws (CSV)"][-1]()))["method"])
