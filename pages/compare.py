@@ -150,9 +150,13 @@ with results_area:
                      if m in ok and "n" in ok[m].result.param_names), None)
     if n_source:  # the unknown n's own posterior, against what was released and the truth
         values, probs = method_runs.n_pmf(ok[n_source].result)
-        downloads.chart(posteriors.n_pmf_plot(values, probs, n_dp=prepared.n_dp, plug_in=prepared.n,
-                                              true_n=prepared.n_true, method=n_source),
-                        key=keys.N_PMF_CHART, name=f"{stem}_n_posterior")
+        n_fig = posteriors.n_pmf_plot(values, probs, n_dp=prepared.n_dp, plug_in=prepared.n, true_n=prepared.n_true,
+                                      method=n_source)
+        # its file stands alone as the posterior's does: the method that drew n, the mechanism and the scenario
+        n_title = f"{export.page_title(n_fig)}, by {tables.run_label(n_source, ok[n_source])}; " \
+                  f"{prepared.mechanism_title}"
+        downloads.chart(n_fig, key=keys.N_PMF_CHART, name=f"{stem}_n_posterior", for_file=lambda: budget.with_scenario(
+            n_fig, n_title, sweeps.scenario_words(s, inputs.records, prepared.n)))
     if "mcem" in ok:
         st.caption(narrative.mle_caption(ok["mcem"].result.info))
     if "pseudo_marginal" in ok and ok["pseudo_marginal"].result.info.get("particles_capped"):

@@ -291,3 +291,20 @@ def test_an_uploads_files_with_the_confidential_posterior_are_named_apart_from_t
         assert "_with_confidential" not in shareable[label] and "_with_confidential" in names[label][-1], label
     assert "confidential" not in set(pd.read_csv(io.BytesIO(shareable_draws()))["method"])
     assert "confidential" in set(pd.read_csv(io.BytesIO(recorded["Draws (CSV)"][-1]()))["method"])
+
+
+def test_the_n_posteriors_file_names_the_method_the_mechanism_and_the_scenario(monkeypatch):
+    """Compare's figure of the unknown n's posterior left the page titled "Number of records n: posterior mean …"
+    alone: no method, budget, model or data source."""
+    from ui.params.query import to_query
+
+    charts = _record_charts(monkeypatch)
+    at = open_app(query=to_query(Scenario(sample_size="unknown", methods=("naive", "rjmcmc"))))
+    assert not at.exception, at.exception
+    (chart,) = [c for c in charts if c["name"].endswith("_n_posterior")]
+    layout = chart["file"]().to_dict()["layout"]
+    title = layout["title"]["text"].replace("<br>", " ")
+    assert title.startswith("Number of records n: posterior mean ") and ", by RJMCMC (unknown n); Laplace noise" in \
+        title, title
+    assert layout["title"]["subtitle"]["text"].replace("<br>", " ").startswith("Beta-binomial (proportion θ), n = "), \
+        layout["title"]["subtitle"]
