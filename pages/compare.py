@@ -204,10 +204,17 @@ with results_area:
                     params=page, not_converged=not_converged, too_few=too_few, columns=picker.MULTIPLES_COLUMNS,
                     panel_height=230, supports=prepared.param_support)
 
-            downloads.chart(multiples_figure(ok, conf_result), key=keys.MULTIPLES_CHART,
+            shown_multiples = multiples_figure(ok, conf_result)
+
+            def multiples_file():  # titled with the scenario, as the posterior's file (it had no title at all)
+                return budget.with_scenario(
+                    shown_multiples if share_direct else multiples_figure(shared, None),
+                    f"Posterior of each parameter per method given s_dp = {given}; {prepared.mechanism_title}",
+                    sweeps.scenario_words(s, inputs.records, prepared.n))
+
+            downloads.chart(shown_multiples, key=keys.MULTIPLES_CHART,
                             name=f"{stem}_posterior_all_parameters{with_direct}", container=multiples,
-                            for_file=None if share_direct else lambda: multiples_figure(shared, None),
-                            camera=share_direct)
+                            for_file=multiples_file, camera=share_direct)
 
     st.subheader("Downloads", divider="gray")
     if s.data == "csv":

@@ -308,3 +308,22 @@ def test_the_n_posteriors_file_names_the_method_the_mechanism_and_the_scenario(m
         title, title
     assert layout["title"]["subtitle"]["text"].replace("<br>", " ").startswith("Beta-binomial (proportion θ), n = "), \
         layout["title"]["subtitle"]
+
+
+def test_the_small_multiples_file_is_titled_with_the_scenario(monkeypatch):
+    """The small multiples (every parameter) left the page with no title at all."""
+    from ui.params.query import to_query
+
+    charts = _record_charts(monkeypatch)
+    scenario = Scenario(model="dirichlet_multinomial", prior=(("alpha", "1, 1, 1"),), truth="0.2, 0.3, 0.5",
+                        methods=("naive", "exact"))
+    at = open_app(query=to_query(scenario))
+    at.session_state[keys.W_MULTIPLES] = True  # the expander opened
+    at.run()
+    assert not at.exception, at.exception
+    (chart,) = [c for c in charts if "_posterior_all_parameters" in c["name"]]
+    layout = chart["file"]().to_dict()["layout"]
+    assert layout["title"]["text"].replace("<br>", " ").startswith(
+        "Posterior of each parameter per method given s_dp = "), layout["title"]
+    assert layout["title"]["subtitle"]["text"].replace("<br>", " ").startswith(
+        "Dirichlet-multinomial (cell probabilities p), n = 40 · Laplace noise"), layout["title"]["subtitle"]
