@@ -233,6 +233,11 @@ with results_area:
     row.download_button(tables.draws_csv_label(results), data=lambda: tables.draws_csv(results),
                         file_name=f"{stem}{with_direct}_draws.csv",
                         mime="text/csv", on_click="ignore", width="content")
+    # the table in full (the page rounds it), its verdicts with it; what the files may hold, as the draws
+    table_runs = {**shared, **({"confidential": conf} if conf is not None and conf.ok and share_direct else {})}
+    row.download_button("Summary table (CSV)", data=lambda: tables.summary_csv(table_runs),
+                        file_name=f"{stem}{with_direct}_summary.csv", mime="text/csv", on_click="ignore",
+                        width="content")
     if shared:
         if st.session_state.get(keys.W_NETCDF_METHOD) not in shared:  # the exact posterior first, not naive
             st.session_state[keys.W_NETCDF_METHOD] = best_method(shared, s.unknown_n)

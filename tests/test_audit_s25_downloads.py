@@ -327,3 +327,21 @@ def test_the_small_multiples_file_is_titled_with_the_scenario(monkeypatch):
         "Posterior of each parameter per method given s_dp = "), layout["title"]
     assert layout["title"]["subtitle"]["text"].replace("<br>", " ").startswith(
         "Dirichlet-multinomial (cell probabilities p), n = 40 · Laplace noise"), layout["title"]["subtitle"]
+
+
+def test_compares_table_downloads_in_full_with_its_verdicts_and_the_pages_names(monkeypatch):
+    """Compare's table, the numbers an analyst quotes, had no download: only the draws, from which R-hat, ESS and the
+    verdict had to be recomputed. The file holds what the table shows, unrounded, under the page's names."""
+    names: dict = {}
+    recorded = record_downloads(monkeypatch, names)
+    at = open_app()
+    assert not at.exception, at.exception
+    assert names["Summary table (CSV)"][-1].endswith("_summary.csv")
+    file = pd.read_csv(io.BytesIO(recorded["Summary table (CSV)"][-1]()))
+    assert list(file.columns[:4]) == ["method", "method_name", "parameter", "mean"] and "converged" in file.columns
+    shown = at.dataframe[0].value
+    assert list(file["method_name"]) == list(shown["method"])
+    row = file[file["method"] == "auto"].iloc[0]
+    assert row["method_name"] == "Exact (best method)" and row["converged"].startswith("yes")
+    assert float(shown.loc[shown["method"] == "Exact (best method)", "mean"].iloc[0]) == pytest.approx(
+        row["mean"], rel=5e-4)  # the page's four significant figures of the file's full number

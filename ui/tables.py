@@ -15,6 +15,7 @@ from figures.labels import METHOD_LABELS, acceptance_text, info_label  # accepta
 __all__ = [
     "run_label",
     "comparison_table",
+    "summary_csv",
     "verdict_text",
     "joined",
     "acceptance_of",
@@ -113,6 +114,23 @@ def comparison_table(runs: Mapping[str, Any]) -> pd.DataFrame:
     columns = ["method", "parameter", "mean", "sd", "q5", "q95", "converged", "R-hat", "ESS bulk", "ESS tail",
                "acceptance", "draws", "wall time (s)"]
     return pd.DataFrame(rows, columns=columns)
+
+
+def summary_csv(runs: Mapping[str, Any]) -> bytes:
+    """Compare's table as a CSV, with every number in full (the page rounds them): one row per method and parameter,
+    ``method`` (the CLI's id) and ``method_name`` (the page's) first, then :func:`comparison_table`'s columns, the
+    convergence verdict among them (a sampler's mean travels with its verdict); text that a spreadsheet would read
+    as a formula is quoted."""
+    frames = []
+    for method, run in runs.items():
+        frame = comparison_table({method: run}).rename(columns={"method": "method_name"})
+        frame.insert(0, "method", method)
+        frames.append(frame)
+    columns = ["method", "method_name", *list(comparison_table({}).columns)[1:]]
+    frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
+    for col in ("method", "method_name", "parameter", "converged"):
+        frame[col] = frame[col].map(escape_spreadsheet_cell)
+    return frame.to_csv(index=False).encode("utf-8")
 
 
 def joined(table: pd.DataFrame, left: str, right: str, name: str) -> pd.DataFrame:
