@@ -20,8 +20,8 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 from scipy import stats
 
-from .axes import BOTTOM_LEGEND, _grid_shape, _label, param_symbol, titled
-from .labels import acceptance_text
+from .axes import BOTTOM_LEGEND, _grid_shape, param_symbol, titled
+from .labels import acceptance_text, result_label  # a grid posterior is "Exact (numerical)", as the page says
 from .palette import BOUND_COLOR, CHAIN_COLORS, color_of
 
 __all__ = ["trace_plot", "acceptance_plot", "rank_plot", "mcem_history"]
@@ -69,7 +69,7 @@ def trace_plot(result, params: Sequence[str] | None = None, max_points: int = 20
                                      meta={"kind": "trace", "chain": c, "param": param}), **_cell(j, cols))
         fig.update_xaxes(title_text="draw", **_cell(j, cols))
         fig.update_yaxes(title_text=param_symbol(param), **_cell(j, cols))
-    _frame(fig, f"{_label(result.method)}: trace per chain")
+    _frame(fig, f"{result_label(result)}: trace per chain")
     return fig
 
 
@@ -105,7 +105,7 @@ def acceptance_plot(result, max_points: int = 2000) -> go.Figure:
                                  line={"width": 2.5, "color": BOUND_COLOR},
                                  meta={"kind": "bound", "value": float(bound)}))
     title = "DA-MCMC acceptance rate per sweep" if result.method != "rjmcmc" else \
-        f"{_label(result.method)}: acceptance rate per record sweep (within the current n)"
+        f"{result_label(result)}: acceptance rate per record sweep (within the current n)"
     # the legend names the chains and the bound; each chain's mean (dashed) and minimum (dotted) line goes with
     # its chain (one click hides all three) and says its value on hover (thirteen entries for four chains were
     # more legend than plot on a phone)
@@ -188,5 +188,5 @@ def rank_plot(result, params: Sequence[str] | None = None, bins: int = 20) -> go
                       **_cell(j, cols))
         fig.update_xaxes(title_text=f"rank of {param_symbol(param)}", **_cell(j, cols))
         fig.update_yaxes(title_text="count", rangemode="tozero", **_cell(j, cols))
-    _frame(fig, f"{_label(result.method)}: rank plot per chain")
+    _frame(fig, f"{result_label(result)}: rank plot per chain")
     return fig

@@ -1,9 +1,11 @@
 """Calibration page: prove that exact methods are calibrated and naive ones are not; the papers' presets."""
 import streamlit as st
 
-from figures import studies as study_plots
+from figures import export, studies as study_plots
+from figures.budget import with_scenario
 from figures.labels import MECHANISM_LABELS, METHOD_LABELS, MODEL_LABELS, TERM_HELP
 from ui import downloads, keys, narrative, studies
+from ui.compute.files import name_part
 from ui.routing import ensure_routed
 from ui.sidebar.numbers import number_field
 
@@ -123,26 +125,31 @@ with tab_study:
         params = list(table["param"].unique())
         param = st.selectbox("Parameter", params) if len(params) > 1 else params[0]
         left, right = st.columns(2)
+
+        def chart(fig, key: str, name: str, container=None) -> None:
+            """``fig`` with its downloads, named for the study shown and titled, in the files, with it (every
+            study's files were calibration_ecdf_theta.png and so on, and said nothing of the study)."""
+            downloads.chart(fig, key=key, name=f"{shown.stem()}_{name}", container=container,
+                            for_file=lambda: with_scenario(fig, export.page_title(fig), shown.words()))
+
         left.caption("ECDF of U: a calibrated method follows the diagonal.",
                      help="U is where the true θ falls among a method's draws (its posterior quantile); over the "
                           "replicates it is uniform for a calibrated method, so its empirical CDF is the diagonal.")
-        downloads.chart(study_plots.ecdf_plot(table, param), key=keys.CAL_ECDF_CHART, name=f"calibration_ecdf_{param}",
-                        container=left)
+        chart(study_plots.ecdf_plot(table, param), keys.CAL_ECDF_CHART, f"ecdf_{name_part(param)}", container=left)
         right.caption("Coverage of the central intervals.", help=TERM_HELP["coverage"])
-        downloads.chart(study_plots.coverage_plot(summary, param), key=keys.CAL_COVERAGE_CHART,
-                        name=f"calibration_coverage_{param}", container=right)
+        chart(study_plots.coverage_plot(summary, param), keys.CAL_COVERAGE_CHART, f"coverage_{name_part(param)}",
+              container=right)
         left.caption("KS distance of U from uniform, with its p-value.", help=TERM_HELP["KS"])
-        downloads.chart(study_plots.ks_plot(summary, param), key=keys.CAL_KS_CHART, name=f"calibration_ks_{param}",
-                        container=left)
+        chart(study_plots.ks_plot(summary, param), keys.CAL_KS_CHART, f"ks_{name_part(param)}", container=left)
         if table["mmd2"].notna().any():
             right.caption("MMD² to the confidential-data posterior.", help=TERM_HELP["MMD"])
-            downloads.chart(study_plots.mmd_plot(table), key=keys.CAL_MMD_CHART, name="calibration_mmd", container=right)
+            chart(study_plots.mmd_plot(table), keys.CAL_MMD_CHART, "mmd", container=right)
         st.caption("SBC rank histograms: flat for a calibrated method; the grey band holds 99% of a calibrated "
                    "method's bin counts.", help=TERM_HELP["SBC"])
-        downloads.chart(study_plots.sbc_plot(table, param), key=keys.CAL_SBC_CHART, name=f"calibration_sbc_{param}")
+        chart(study_plots.sbc_plot(table, param), keys.CAL_SBC_CHART, f"sbc_{name_part(param)}")
         st.dataframe(studies.summary_table(summary), hide_index=True, column_config=studies.SUMMARY_HELP)
-        st.download_button("Download the replicate table (CSV)", table.to_csv(index=False).encode(),
-                           file_name="calibration.csv", mime="text/csv", key=keys.W_CAL_DOWNLOAD)
+        st.download_button("Download the replicate table (CSV)", studies.replicate_csv(table),
+                           file_name=f"{shown.stem()}.csv", mime="text/csv", key=keys.W_CAL_DOWNLOAD)
 
 with tab_presets:
     st.caption("Each preset reproduces a paper's result at its quick size (the CLI's `python -m engine study PRESET` "

@@ -135,15 +135,28 @@ with results_area:
             f"{prepared.mechanism_title}", sweeps.scenario_words(s, inputs.records, prepared.n))
 
     file_fig = downloads.file_figure(fig, titled_file_figure)
+    # every file's name starts with the scenario: the n posterior's and the small multiples' were the same
+    # "n_posterior.png" and "posterior_all_parameters.png" for every scenario, and overwrote each other
+    stem = files.download_stem(s, prepared.n, prepared.s_dp)
+    # the figure shows one parameter of several: its files say which (beta_1's overwrote beta_0's)
+    posterior_name = f"{stem}_posterior" + (f"_{files.name_part(picked)}" if multi else "")
+    # an upload's files that hold what the records show directly are named apart from those that may be shared
+    # (with the box ticked and not, both were …_draws.csv and …_posterior.png)
+    with_direct = "_with_confidential" if s.data == "csv" and share_direct else ""
+    posterior_name += with_direct
     st.plotly_chart(fig, key=keys.POSTERIOR_CHART, width="stretch", alt=alt_text(fig),
-                    config=downloads.chart_config("posterior", camera=share_direct))
+                    config=downloads.chart_config(posterior_name, camera=share_direct))
     n_source = next((m for m in ("rjmcmc", "exact", "pseudo_marginal", "auto")
                      if m in ok and "n" in ok[m].result.param_names), None)
     if n_source:  # the unknown n's own posterior, against what was released and the truth
         values, probs = method_runs.n_pmf(ok[n_source].result)
-        downloads.chart(posteriors.n_pmf_plot(values, probs, n_dp=prepared.n_dp, plug_in=prepared.n,
-                                              true_n=prepared.n_true, method=n_source),
-                        key=keys.N_PMF_CHART, name="n_posterior")
+        n_fig = posteriors.n_pmf_plot(values, probs, n_dp=prepared.n_dp, plug_in=prepared.n, true_n=prepared.n_true,
+                                      method=n_source)
+        # its file stands alone as the posterior's does: the method that drew n, the mechanism and the scenario
+        n_title = f"{export.page_title(n_fig)}, by {tables.run_label(n_source, ok[n_source])}; " \
+                  f"{prepared.mechanism_title}"
+        downloads.chart(n_fig, key=keys.N_PMF_CHART, name=f"{stem}_n_posterior", for_file=lambda: budget.with_scenario(
+            n_fig, n_title, sweeps.scenario_words(s, inputs.records, prepared.n)))
     if "mcem" in ok:
         st.caption(narrative.mle_caption(ok["mcem"].result.info))
     if "pseudo_marginal" in ok and ok["pseudo_marginal"].result.info.get("particles_capped"):
@@ -191,10 +204,17 @@ with results_area:
                     params=page, not_converged=not_converged, too_few=too_few, columns=picker.MULTIPLES_COLUMNS,
                     panel_height=230, supports=prepared.param_support)
 
-            downloads.chart(multiples_figure(ok, conf_result), key=keys.MULTIPLES_CHART,
-                            name="posterior_all_parameters", container=multiples,
-                            for_file=None if share_direct else lambda: multiples_figure(shared, None),
-                            camera=share_direct)
+            shown_multiples = multiples_figure(ok, conf_result)
+
+            def multiples_file():  # titled with the scenario, as the posterior's file (it had no title at all)
+                return budget.with_scenario(
+                    shown_multiples if share_direct else multiples_figure(shared, None),
+                    f"Posterior of each parameter per method given s_dp = {given}; {prepared.mechanism_title}",
+                    sweeps.scenario_words(s, inputs.records, prepared.n))
+
+            downloads.chart(shown_multiples, key=keys.MULTIPLES_CHART,
+                            name=f"{stem}_posterior_all_parameters{with_direct}", container=multiples,
+                            for_file=multiples_file, camera=share_direct)
 
     st.subheader("Downloads", divider="gray")
     if s.data == "csv":
@@ -210,9 +230,14 @@ with results_area:
                                                       else [])
     # one row that sizes each control to its label and wraps on a narrow window (fixed fifths cut the labels)
     row = st.container(horizontal=True, gap="small", vertical_alignment="bottom")
-    stem = files.download_stem(s, prepared.n)
-    row.download_button(tables.draws_csv_label(results), data=lambda: tables.draws_csv(results), file_name=f"{stem}_draws.csv",
+    row.download_button(tables.draws_csv_label(results), data=lambda: tables.draws_csv(results),
+                        file_name=f"{stem}{with_direct}_draws.csv",
                         mime="text/csv", on_click="ignore", width="content")
+    # the table in full (the page rounds it), its verdicts with it; what the files may hold, as the draws
+    table_runs = {**shared, **({"confidential": conf} if conf is not None and conf.ok and share_direct else {})}
+    row.download_button("Summary table (CSV)", data=lambda: tables.summary_csv(table_runs),
+                        file_name=f"{stem}{with_direct}_summary.csv", mime="text/csv", on_click="ignore",
+                        width="content")
     if shared:
         if st.session_state.get(keys.W_NETCDF_METHOD) not in shared:  # the exact posterior first, not naive
             st.session_state[keys.W_NETCDF_METHOD] = best_method(shared, s.unknown_n)
@@ -232,12 +257,14 @@ with results_area:
     row.download_button("Scenario (TOML)" + (" with the records" if with_records else ""),
                         data=lambda: files.scenario_toml(s, records, s_dp=prepared.s_dp, n_dp=prepared.n_dp,
                                                          include_records=with_records),
-                        file_name=f"{stem}.toml", mime="application/toml", on_click="ignore", width="content")
+                        # the confidential records' file apart from the shareable one (both were {stem}.toml)
+                        file_name=f"{stem}_with_records.toml" if with_records else f"{stem}.toml",
+                        mime="application/toml", on_click="ignore", width="content")
     row.download_button("Figure (HTML)", data=lambda: export.html_text(file_fig()),
-                        file_name=f"{stem}_posterior.html", mime="text/html", on_click="ignore", width="content")
+                        file_name=f"{posterior_name}.html", mime="text/html", on_click="ignore", width="content")
     if export.static_export_available():
         row.download_button("Figure (PNG)", data=lambda: export.png_bytes(file_fig()),
-                            file_name=f"{stem}_posterior.png",
+                            file_name=f"{posterior_name}.png",
                             mime="image/png", on_click="ignore", width="content")
     else:
         row.caption("PNG: the camera icon on the figure")

@@ -3,9 +3,11 @@ import math
 
 import streamlit as st
 
-from figures import diagnostics
+from figures import diagnostics, export
+from figures.budget import with_scenario
 from figures.labels import METHOD_LABELS, summary_number
 from ui import downloads, keys, narrative, picker, tables, terms
+from ui.compute import files, sweeps
 from ui.params.messages import why_not_run
 from ui.routing import ensure_routed
 from ui.sidebar import controls
@@ -58,7 +60,19 @@ if not run.ok:
     st.error(f"{tables.run_label(method, run)} produced no draws: {why_not_run(run.error)}")
     st.stop()
 result = run.result
-name = tables.run_label(method, run)  # "Exact (numerical)" for a grid posterior, "… given plug-in n = 21"
+name = tables.run_label(method, run)
+# the files leave the page: each is named for its scenario (it was "da_mcmc_trace.png" for every scenario, so a
+# second one overwrote the first) and carries the mechanism with its budget and the scenario under its title
+stem = files.download_stem(s, prepared.n, prepared.s_dp)
+scenario_line = sweeps.scenario_words(s, inputs.records, prepared.n)
+
+
+def chart(fig, key: str, name: str) -> None:
+    """``fig`` with its downloads, named ``{stem}_{name}`` and titled, in the files, with the scenario."""
+    downloads.chart(fig, key=key, name=f"{stem}_{name}", for_file=lambda: with_scenario(
+        fig, f"{export.page_title(fig)}; {prepared.mechanism_title}", scenario_line))
+
+  # "Exact (numerical)" for a grid posterior, "… given plug-in n = 21"
 
 if result.info.get("estimator") and result.info.get("history"):  # Monte Carlo EM: an estimate, no chains
     info = result.info
@@ -72,7 +86,7 @@ if result.info.get("estimator") and result.info.get("history"):  # Monte Carlo E
     st.subheader("The EM path", divider="gray")
     st.caption(f"E-step: {info.get('estep', '—')}; Monte Carlo error of the estimate {info.get('mc_se', float('nan')):.3g}. "
                "The dashed line and band are the final MLE and its 90% Wald interval (Louis's standard error).")
-    downloads.chart(diagnostics.mcem_history(result), key=keys.MCEM_CHART, name=f"{method}_history")
+    chart(diagnostics.mcem_history(result), keys.MCEM_CHART, f"{method}_history")
     st.stop()
 
 verdict = run.convergence or {}
@@ -122,7 +136,7 @@ if "accepted_fraction" in result.sample_stats:  # a DA-MCMC record sweep (also w
     if bound is None and method != "rjmcmc":
         st.caption("No exp(-ε) bound here: the mechanism is not pure ε-DP, or its sensitivity does not cover "
                    "the model's records.")
-    downloads.chart(diagnostics.acceptance_plot(result), key=keys.ACCEPTANCE_CHART, name=f"{method}_acceptance")
+    chart(diagnostics.acceptance_plot(result), keys.ACCEPTANCE_CHART, f"{method}_acceptance")
     st.caption("Each chain in its colour, with its mean (dashed) and its lowest sweep (dotted); hover a line for "
                "its value, click a chain in the legend to hide its three lines.")
 
@@ -156,10 +170,11 @@ names = list(prepared.param_names)
 shown = list(result.param_names)
 if len(names) > 1:  # one parameter at a time, the same pick as on Compare
     shown = [picker.parameter_picker(names, keys.W_PARAM_DIAG)]
-downloads.chart(diagnostics.trace_plot(result, params=shown), key=keys.TRACE_CHART, name=f"{method}_trace")
+picked = f"_{files.name_part(shown[0])}" if len(names) > 1 else ""  # one parameter of many: the name says which
+chart(diagnostics.trace_plot(result, params=shown), keys.TRACE_CHART, f"{method}{picked}_trace")
 st.subheader("Rank plots", divider="gray")
 ranked = [p for p in shown if not (p == "n" and result.info.get("unknown_n"))]  # n: ties
-downloads.chart(diagnostics.rank_plot(result, params=ranked), key=keys.RANK_CHART, name=f"{method}_ranks")
+chart(diagnostics.rank_plot(result, params=ranked), keys.RANK_CHART, f"{method}{picked}_ranks")
 st.caption("Ranks of all draws pooled, histogrammed per chain: flat bars near the dashed line mean the chains "
            "explore the same distribution (Vehtari et al. 2021).")
 if len(ranked) < len(shown):

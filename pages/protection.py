@@ -85,7 +85,7 @@ head.markdown(f"**{MODEL_LABELS[s.model]}**, n = {prepared.n:,} · "
               f"{protection_text.mechanism_line(prepared.mechanism_text, risk)}{size_noise}")
 if protection_text.statistic_note(risk):
     st.caption(protection_text.statistic_note(risk))
-stem = files.download_stem(s, prepared.n)  # every download's name starts with the scenario, as Compare's
+stem = files.download_stem(s, prepared.n, prepared.s_dp)  # every download's name starts with the scenario, as Compare's
 scenario_line = sweeps.scenario_words(s, inputs.records, prepared.n)  # and its figure says it under the title
 
 st.markdown(protection_text.protection_markdown(risk))

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Callable, Mapping
 
+import streamlit
 from streamlit.delta_generator import DeltaGenerator
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1 import local_script_runner
@@ -26,20 +27,27 @@ def open_app(page: str = LANDING, query: Mapping[str, str] | None = None, timeou
     return at
 
 
-def record_downloads(patch) -> dict[str, list[Callable]]:
+def record_downloads(patch, file_names: dict[str, list[str]] | None = None) -> dict[str, list[Callable]]:
     """The data functions of the download buttons the app draws from now on (``patch``: a pytest MonkeyPatch), by
     label, newest last. A deferred download (``data=`` a function, called when the button is clicked) needs the
     server's media file manager, which AppTest does not start: the button then holds no file, and a test calls the
-    recorded function itself to see what a click would give."""
+    recorded function itself to see what a click would give. A download given its bytes at once is recorded as a
+    function returning them. ``file_names``, where given, collects each button's file name by label (AppTest's
+    element does not carry it)."""
     recorded: dict[str, list[Callable]] = {}
     button = DeltaGenerator.download_button
 
     def recording(self, label, data, *args, **kwargs):
-        if callable(data):
-            recorded.setdefault(label, []).append(data)
+        recorded.setdefault(label, []).append(data if callable(data) else (lambda: data))
+        if file_names is not None:
+            file_names.setdefault(label, []).append(kwargs.get("file_name", args[0] if args else None))
         return button(self, label, data, *args, **kwargs)
 
     patch.setattr(DeltaGenerator, "download_button", recording)
+    # ``st.download_button`` is the main container's method bound when streamlit was imported, so the class's
+    # patch above never sees it (the sweep table's and the calibration tables' buttons went unrecorded)
+    main = streamlit.download_button.__self__
+    patch.setattr(streamlit, "download_button", functools.partial(recording, main))
     return recorded
 
 

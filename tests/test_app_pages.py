@@ -96,7 +96,7 @@ def test_page_renders_with_defaults(page):
         assert {"Naive", "DA-MCMC", "ABC rejection", "OPS", "Exact (best method)", "Confidential data"} == \
             set(table["method"])
         assert set(table["converged"]) <= {"yes", "yes (independent)"}
-        assert len(at.download_button) == 5  # draws, InferenceData, scenario, figure HTML and PNG
+        assert len(at.download_button) == 6  # draws, summary table, InferenceData, scenario, figure HTML and PNG
         line = _scenario_line(at)
         assert "pure 0.3-DP" in line and "true θ = 0.3" in line
         texts = _texts(at.markdown)

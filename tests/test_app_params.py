@@ -188,10 +188,10 @@ def test_draws_csv_long_format_escapes_text_but_keeps_numbers():
     a = _result("da_mcmc", [[[-0.25], [0.5]], [[0.75], [1.0]]])
     b = _result("=evil", [[[-3.0]]])
     rows = list(csv.reader(io.StringIO(tables.draws_csv([a, b]).decode())))
-    assert rows[0] == ["method", "chain", "draw", "theta"]
-    assert rows[1] == ["da_mcmc", "0", "0", "-0.25"]
-    assert rows[4] == ["da_mcmc", "1", "1", "1.0"]
-    assert rows[5] == ["'=evil", "0", "0", "-3.0"]
+    assert rows[0] == ["method", "method_name", "chain", "draw", "theta"]
+    assert rows[1] == ["da_mcmc", "DA-MCMC", "0", "0", "-0.25"]
+    assert rows[4] == ["da_mcmc", "DA-MCMC", "1", "1", "1.0"]
+    assert rows[5] == ["'=evil", "'=evil", "0", "0", "-3.0"]
 
 
 def test_draws_csv_escapes_formula_like_parameter_names():
@@ -340,6 +340,7 @@ def test_downloads_are_named_for_their_scenario():
     """Every Compare download was draws.csv, posterior.png, scenario.toml, whatever the scenario."""
     from ui.compute.files import download_stem
 
-    assert download_stem(Scenario(), 40) == "beta_binomial_laplace_eps0.3_n40"
+    # then six hex digits of the scenario and its release, which tell apart what the words do not (audit s25)
+    assert download_stem(Scenario(), 40).startswith("beta_binomial_laplace_eps0.3_n40_seed7_")
     assert download_stem(Scenario(model="linear_regression", mechanism="gaussian", budget_form="rho", rho=0.5),
-                         100) == "linear_regression_gaussian_rho0.5_n100"
+                         100).startswith("linear_regression_gaussian_rho0.5_n100_seed7_")

@@ -4,6 +4,7 @@ title with the scenario, scenario-named files, the sweep as CSV); the "Choose ε
 off the plot; the parameter is θ everywhere."""
 import json
 import math
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -97,10 +98,10 @@ def test_a_link_opens_the_page_on_its_target_grid_and_epsilon_and_the_url_keeps_
     assert any(label.startswith("Sweep: ") and label.endswith("runs from cache") for label in labels), labels
 
     # ---- 3. scenario-named files (the camera button's name; the PNG/HTML buttons use the same) ----
-    stem = "beta_binomial_laplace_n100_simulate_eps0.1-10"
     names = {c.key: json.loads(c.proto.config)["toImageButtonOptions"]["filename"]
              for c in at.get("plotly_chart") if c.key}
-    assert names[keys.SD_CHART] == f"{stem}_sd_vs_epsilon_theta"
+    stem = names[keys.SD_CHART].removesuffix("_sd_vs_epsilon_theta")
+    assert re.fullmatch(r"beta_binomial_laplace_n100_simulate_eps0\.1-10_[0-9a-f]{6}", stem), names  # + scenario digits
     assert names[keys.INTERVAL_CHART] == f"{stem}_interval_vs_epsilon_theta"
     assert names[keys.FRONTIER_CHART] == f"{stem}_privacy_utility_frontier_theta"
     assert any(b.label == "Sweep table (CSV)" for b in at.get("download_button"))
@@ -143,19 +144,24 @@ def test_a_download_is_titled_with_its_scenario_and_the_page_figure_is_left_alon
 
 def test_download_names_and_the_sweep_csv():
     s = Scenario(model="beta_binomial", mechanism="laplace", data="simulate")
-    assert sweeps.sweep_stem(s, 100, (0.1, 0.215, 10.0)) == "beta_binomial_laplace_n100_simulate_eps0.1-10"
+    stem = sweeps.sweep_stem(s, 100, (0.1, 0.215, 10.0))
+    assert re.fullmatch(r"beta_binomial_laplace_n100_simulate_eps0\.1-10_[0-9a-f]{6}", stem), stem
+    # six digits of the scenario and the grid: another seed, or another grid with the same ends, is another name
+    assert sweeps.sweep_stem(replace(s, seed=8), 100, (0.1, 0.215, 10.0)) != stem
+    assert sweeps.sweep_stem(s, 100, (0.1, 1.0, 10.0)) != stem
     table = pd.DataFrame({"epsilon": [1.0, 0.1], "method": ["exact", "exact"], "param": ["theta", "theta"],
                           "mean": [0.3, 0.31], "sd": [0.04, 0.1], "q5": [0.23, 0.15], "q95": [0.37, 0.47],
                           "r_hat": [np.nan, np.nan], "ess_bulk": [np.nan, np.nan], "wall_time_s": [0.1, 0.1],
                           "converged": [True, True]})
     text = sweeps.sweep_csv(sweeps.Sweep(table=table, runs={}, skipped={}))
     lines = text.splitlines()
-    assert lines[0] == "epsilon,method,param,mean,sd,q5,q95,r_hat,ess_bulk,converged"
-    assert lines[1].startswith("0.1,exact,theta,0.31,0.1,0.15,0.47")  # sorted by ε within method and parameter
+    # method_name: the legends' name beside the CLI's id (audit s25; "auto" read nothing like "Exact (best method)")
+    assert lines[0] == "epsilon,method,method_name,param,mean,sd,q5,q95,r_hat,ess_bulk,converged"
+    assert lines[1].startswith("0.1,exact,Exact (closed form),theta,0.31,0.1,0.15,0.47")  # sorted by ε per method
     # Gaussian noise ran each row at rho = eps^2 / 2: the file says it (its epsilon alone read as an (ε, δ) budget)
     gauss = sweeps.sweep_csv(sweeps.Sweep(table=table, runs={}, skipped={}), "gaussian").splitlines()
-    assert gauss[0] == "epsilon,rho,method,param,mean,sd,q5,q95,r_hat,ess_bulk,converged"
-    assert gauss[1].startswith(f"0.1,{0.1 ** 2 / 2},exact,theta"), gauss[1]
+    assert gauss[0] == "epsilon,rho,method,method_name,param,mean,sd,q5,q95,r_hat,ess_bulk,converged"
+    assert gauss[1].startswith(f"0.1,{0.1 ** 2 / 2},exact,Exact (closed form),theta"), gauss[1]
 
 
 # ---- 4. the "Choose ε" labels -------------------------------------------------------------------------

@@ -436,7 +436,8 @@ def test_every_download_names_its_scenario_and_is_titled_with_its_budget(monkeyp
     monkeypatch.setattr(downloads, "chart", lambda fig, **kw: saved.append((fig, kw)) or chart(fig, **kw))
     at = open_app("pages/protection.py", {"model": "beta_binomial", "epsilon": epsilon, "methods": "naive"}, 120)
     assert not at.exception, [e.value for e in at.exception]
-    stem = f"beta_binomial_laplace_eps{epsilon}_n40"
+    stem = saved[0][1]["name"].removesuffix("_tradeoff_curve")
+    assert re.fullmatch(rf"beta_binomial_laplace_eps{re.escape(epsilon)}_n40_seed7_[0-9a-f]{{6}}", stem), stem
     assert [kw["name"] for _, kw in saved] == [f"{stem}_tradeoff_curve", f"{stem}_informed_adversary",
                                                f"{stem}_realistic_adversary"]
     titles = ["The best possible attack", "Someone who knows everyone else", "Someone who knows only the model"]

@@ -61,7 +61,7 @@ from engine.studies import InlineExecutor, calibration_study, calibration_summar
 from engine.studies.cost import estimate_preset_cost
 from engine.studies.presets import PRESET_TITLES, PresetResult, PresetStopped, run_preset
 
-from figures.labels import TERM_HELP, format_p
+from figures.labels import MECHANISM_LABELS, MODEL_LABELS, TERM_HELP, format_p
 from figures.studies import method_label, param_symbol
 
 from .compute.budget import work_budget_s
@@ -69,7 +69,8 @@ from .compute.progress import SessionHandover, _Progress
 
 __all__ = ["CalibrationInputs", "run_calibration", "run_preset_cached", "PRESET_TITLES", "over_budget",
            "finished_replicates", "study_executor", "preset_cost", "preset_over_budget", "preset_finished", "preset_cli",
-           "wait_for_stopped_preset", "mmd_text", "summary_table"]
+           "wait_for_stopped_preset", "mmd_text", "summary_table",
+           "replicate_csv"]
 
 #: priors of the calibration page's models (theta is drawn from them)
 PRIORS = {"beta_binomial": {"a": 2.0, "b": 2.0}, "poisson_gamma": {"alpha": 4.0, "beta": 1.0},
@@ -107,6 +108,26 @@ class CalibrationInputs:
 
     def key(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
+
+    def budget_text(self) -> str:
+        """The budget as the study ran it: ε, and for Gaussian noise the ρ = ε²/2 it ran at: "ε = 1 (ρ = 0.5)"."""
+        gaussian = self.mechanism in ("gaussian", "discrete_gaussian")
+        return f"ε = {self.epsilon:g}" + (f" (ρ = {self.epsilon ** 2 / 2:g})" if gaussian else "")
+
+    def stem(self) -> str:
+        """The start of the study's files' names, which say which study they hold (every study's table was
+        calibration.csv, and a second download overwrote the first): model, mechanism, budget, n and M, e.g.
+        ``calibration_beta_binomial_gaussian_rho0.5_n50_M100``; Gaussian noise is named by the ρ it ran at."""
+        gaussian = self.mechanism in ("gaussian", "discrete_gaussian")
+        budget = f"rho{self.epsilon ** 2 / 2:g}" if gaussian else f"eps{self.epsilon:g}"
+        return f"calibration_{self.model}_{self.mechanism}_{budget}_n{self.n}_M{self.replicates}"
+
+    def words(self) -> str:
+        """The study under a downloaded figure's title (the file leaves the page and its inputs): "Beta-binomial
+        (proportion θ), n = 50 · Laplace noise, ε = 0.2 · 100 replicates, truth from the prior"."""
+        return (f"{MODEL_LABELS.get(self.model, self.model)}, n = {self.n:,}; "
+                f"{MECHANISM_LABELS.get(self.mechanism, self.mechanism)} noise, {self.budget_text()}; "
+                f"{self.replicates:,} replicates, truth from the prior")
 
 
 def _store(key: str) -> str:
@@ -232,6 +253,15 @@ def mmd_text(v) -> str:
     if not math.isfinite(value):
         return "—"
     return np.format_float_positional(value, precision=3, unique=False, fractional=False, trim="k")
+
+
+def replicate_csv(table: pd.DataFrame) -> bytes:
+    """A study's replicate table as the CSV the page offers: its columns as the engine writes them (the CLI's
+    calibration.csv), with ``method_name``, the page's name of each method, after ``method`` ("confidential" is
+    "Confidential data" in the page's table and figures)."""
+    out = table.copy()
+    out.insert(out.columns.get_loc("method") + 1, "method_name", out["method"].map(method_label))
+    return out.to_csv(index=False).encode()
 
 
 def summary_table(summary_: pd.DataFrame) -> pd.DataFrame:

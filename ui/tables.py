@@ -15,6 +15,7 @@ from figures.labels import METHOD_LABELS, acceptance_text, info_label  # accepta
 __all__ = [
     "run_label",
     "comparison_table",
+    "summary_csv",
     "verdict_text",
     "joined",
     "acceptance_of",
@@ -115,6 +116,23 @@ def comparison_table(runs: Mapping[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
+def summary_csv(runs: Mapping[str, Any]) -> bytes:
+    """Compare's table as a CSV, with every number in full (the page rounds them): one row per method and parameter,
+    ``method`` (the CLI's id) and ``method_name`` (the page's) first, then :func:`comparison_table`'s columns, the
+    convergence verdict among them (a sampler's mean travels with its verdict); text that a spreadsheet would read
+    as a formula is quoted."""
+    frames = []
+    for method, run in runs.items():
+        frame = comparison_table({method: run}).rename(columns={"method": "method_name"})
+        frame.insert(0, "method", method)
+        frames.append(frame)
+    columns = ["method", "method_name", *list(comparison_table({}).columns)[1:]]
+    frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
+    for col in ("method", "method_name", "parameter", "converged"):
+        frame[col] = frame[col].map(escape_spreadsheet_cell)
+    return frame.to_csv(index=False).encode("utf-8")
+
+
 def joined(table: pd.DataFrame, left: str, right: str, name: str) -> pd.DataFrame:
     """``table`` with the text columns ``left`` and ``right`` shown as one column ``name`` ("830 / 766"), in
     ``left``'s place: a desktop then shows every column of the comparison without scrolling."""
@@ -136,13 +154,17 @@ def escape_spreadsheet_cell(value: Any) -> Any:
 
 
 def draws_csv(results: Sequence) -> bytes:
-    """All methods' draws in one long CSV: method, chain, draw, one column per parameter."""
+    """All methods' draws in one long CSV: method (the CLI's and the TOML's name), method_name (the page's: "auto"
+    is "Exact (best method)", a grid posterior's "exact" is "Exact (numerical)"), chain, draw, one column per
+    parameter."""
     frames = []
     for r in (r for r in results if not r.info.get("estimator")):  # an estimate is not a draw
         f = engine.draws_frame(r)
         f.insert(0, "method", r.method)
+        f.insert(1, "method_name", info_label(r.method, r.info or {}))
         frames.append(f)
-    frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["method", "chain", "draw"])
+    frame = pd.concat(frames, ignore_index=True) if frames else \
+        pd.DataFrame(columns=["method", "method_name", "chain", "draw"])
     frame.columns = [escape_spreadsheet_cell(str(c)) for c in frame.columns]
     for col in frame.columns:
         if frame[col].dtype == object or pd.api.types.is_string_dtype(frame[col]):
@@ -152,7 +174,7 @@ def draws_csv(results: Sequence) -> bytes:
 
 def draws_csv_size(results: Sequence) -> float:
     """The bytes :func:`draws_csv` would write, estimated without writing it: each method's rows times the
-    mean text width of a sample of its values (shortest round-trip text, or "nan"), plus the method, chain and
+    mean text width of a sample of its values (shortest round-trip text, or "nan"), plus the method, its name, chain and
     draw columns."""
     total = 0.0
     for r in (r for r in results if not r.info.get("estimator")):
@@ -160,7 +182,8 @@ def draws_csv_size(results: Sequence) -> float:
         flat = r.draws.reshape(-1)
         sample = flat[:: max(1, flat.size // 200)]  # a rerun of Compare computes it: 200 values give 0.5%
         width = float(np.mean([len(repr(float(v))) if np.isfinite(v) else 3 for v in sample])) if flat.size else 0.0
-        total += c * d * (len(r.method) + len(str(c - 1)) + len(str(d - 1)) + 3 + k * (width + 1))
+        named = len(r.method) + len(info_label(r.method, r.info or {})) + 1
+        total += c * d * (named + len(str(c - 1)) + len(str(d - 1)) + 3 + k * (width + 1))
     return total
 
 

@@ -172,9 +172,31 @@ def to_inference_data(result: Result):
         arr = result.draws[:, :, idx]
         posterior[name] = arr if "[" in result.param_names[idx[0]] else arr[:, :, 0]
     stats = {k: np.asarray(v) for k, v in result.sample_stats.items()}
-    return az.from_dict(posterior=posterior, sample_stats=stats or None,
-                        observed_data={"s_dp": np.asarray(result.s_dp)},
-                        attrs={"method": result.method})
+    attrs = _provenance(result)
+    idata = az.from_dict(posterior=posterior, sample_stats=stats or None,
+                         observed_data={"s_dp": np.asarray(result.s_dp)}, attrs=attrs)
+    # ArviZ 0.23 puts ``attrs`` on observed_data alone: a posterior opened from the file did not say which method
+    # drew it, nor what "auto" picked
+    for group in idata.groups():
+        idata[group].attrs.update(attrs)
+    return idata
+
+
+def _provenance(result: Result) -> dict:
+    """What drew a result, as NetCDF attributes (text and numbers): ``method``; for ``auto`` the method it
+    ``picked``; ``representation`` (``grid`` for a numerical posterior); the ``plug_in_n`` a known-n method ran at."""
+    info = result.info
+    picked_info = info.get("picked_info") or {}
+    attrs = {"method": result.method}
+    if info.get("picked"):
+        attrs["picked"] = str(info["picked"])
+    representation = info.get("representation") or picked_info.get("representation")
+    if isinstance(representation, str):
+        attrs["representation"] = representation
+    plug_in = info.get("plug_in_n", picked_info.get("plug_in_n"))
+    if plug_in is not None:
+        attrs["plug_in_n"] = int(plug_in)
+    return attrs
 
 
 def summary(result: Result, verdict: bool = True) -> pd.DataFrame:

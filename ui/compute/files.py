@@ -2,7 +2,9 @@
 box), a result's InferenceData as NetCDF, the scenario as a TOML spec the CLI reads back."""
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 import tempfile
 from typing import Sequence
 
@@ -15,7 +17,8 @@ from engine.core.data import CsvColumns, CsvRecords, csv_columns, read_records_c
 from ..params.scenario import Scenario
 from ..params.spec import release_spec_dict
 
-__all__ = ["parse_upload", "read_upload", "upload_columns", "netcdf_bytes", "scenario_toml", "download_stem"]
+__all__ = ["parse_upload", "read_upload", "upload_columns", "netcdf_bytes", "scenario_toml", "download_stem",
+           "scenario_digest", "name_part"]
 
 
 @st.cache_data(show_spinner=False, max_entries=16, ttl=600)  # uploads: up to 50 MB each
@@ -70,13 +73,32 @@ def scenario_toml(scenario: Scenario, records=None, *, s_dp=None, n_dp=None, inc
                                                                        keep_records=keep)))
 
 
-def download_stem(s: Scenario, n: int) -> str:
+def download_stem(s: Scenario, n: int, s_dp=None) -> str:
     """The start of a downloaded file's name, saying which scenario it came from (every download was draws.csv,
-    posterior.png, …): model, mechanism, budget and n, e.g. ``linear_regression_laplace_eps3_n100``."""
+    posterior.png, …): model, mechanism, budget, n, the data source and six hex digits of the scenario and its
+    release, e.g. ``linear_regression_laplace_eps3_n100_seed7_1a2b3c``.
+
+    The digits (SHA-256 of the scenario's fields and ``s_dp``, the release the page computed) keep two scenarios
+    apart that the words do not: another seed, truth, prior, sensitivity, typed release or uploaded file gave the
+    same name, so a second download overwrote the first or came back as "… (1).csv"."""
     if s.release != "lab":
         budget = s.release
     else:
         budget = {"epsilon": f"eps{s.epsilon:g}", "k_ary": f"eps{s.epsilon:g}", "rho": f"rho{s.rho:g}",
                   "epsilon_delta": f"eps{s.epsilon:g}_delta{s.delta:g}",
                   "coin": f"coin{s.truth_prob:g}"}.get(s.budget_form, s.budget_form)
-    return f"{s.model}_{s.mechanism}_{budget}_n{n}"
+    data = {"simulate": f"seed{s.seed}", "csv": "upload", "s_dp": "release"}.get(s.data, s.data)
+    release = "" if s_dp is None else repr(np.asarray(s_dp, dtype=float).round(12).tolist())
+    return f"{s.model}_{s.mechanism}_{budget}_n{n}_{data}_{scenario_digest(s, release)}"
+
+
+def name_part(text: str) -> str:
+    """``text`` as a piece of a file name: a parameter such as ``p[0][1]`` or ``beta[2]`` becomes ``p_0_1`` or
+    ``beta_2`` (brackets, spaces and slashes are not safe in every file system and shell)."""
+    return re.sub(r"[^0-9A-Za-z.-]+", "_", text).strip("_") or "_"
+
+
+def scenario_digest(s: Scenario, *more) -> str:
+    """Six hex digits of SHA-256 over the scenario's fields and ``more`` (a release, an ε grid): the same for the
+    same scenario in any session, different for another seed, truth, prior or release."""
+    return hashlib.sha256("|".join(map(repr, (s, *more))).encode()).hexdigest()[:6]

@@ -37,6 +37,7 @@ from figures.labels import MECHANISM_LABELS, METHOD_LABELS, MODEL_LABELS, result
 from ..params.scenario import Scenario
 from ..params.spec import method_settings, to_spec_dict
 from .budget import _sweep_cost_cached, work_budget_s
+from .files import scenario_digest
 from .problems import _problem
 from .progress import SessionHandover, _fresh, _Progress
 from .records import RESULT_TTL_S, MethodRun, _payload, _run_record, spec_json
@@ -398,10 +399,13 @@ def scenario_words(scenario: Scenario, records, n: int) -> str:
 
 
 def sweep_stem(scenario: Scenario, n: int, grid: Sequence[float]) -> str:
-    """The start of a Privacy budget download's name: model, mechanism, n, data source and the ε grid's ends, e.g.
-    ``beta_binomial_laplace_n100_simulate_eps0.1-10`` (Compare's names carry the one ε it runs at)."""
+    """The start of a Privacy budget download's name: model, mechanism, n, data source, the ε grid's ends and six hex
+    digits of the scenario and the grid (:func:`ui.compute.files.scenario_digest`: another seed, truth or prior gave
+    the same name), e.g. ``beta_binomial_laplace_n100_simulate_eps0.1-10_1a2b3c`` (Compare's names carry the one ε
+    it runs at)."""
     span = f"eps{min(grid):g}-{max(grid):g}" if len(grid) > 1 else f"eps{grid[0]:g}"
-    return f"{scenario.model}_{scenario.mechanism}_n{n}_{scenario.data}_{span}"
+    digest = scenario_digest(scenario, tuple(float(g) for g in grid))
+    return f"{scenario.model}_{scenario.mechanism}_n{n}_{scenario.data}_{span}_{digest}"
 
 
 #: the sweep's CSV: one row per ε, method and parameter, each run's convergence verdict with its numbers
@@ -411,10 +415,15 @@ SWEEP_CSV_COLUMNS = ("epsilon", "method", "param", "mean", "sd", "q5", "q95", "r
 def sweep_csv(sweep_: Sweep, mechanism: str | None = None) -> str:
     """The sweep's table as CSV (:data:`SWEEP_CSV_COLUMNS` that it has), sorted by parameter, method and ε. For
     Gaussian noise (``mechanism``) a ``rho`` column after ``epsilon`` says the budget each row ran at, ρ = ε²/2
-    (:func:`engine.studies.sweep.epsilon_spec`): the file's ε alone read as an (ε, δ) budget (round-trip audit s23)."""
+    (:func:`engine.studies.sweep.epsilon_spec`): the file's ε alone read as an (ε, δ) budget (round-trip audit s23).
+    A ``method_name`` column after ``method`` gives the legends' name (:attr:`Sweep.labels`)."""
     table = sweep_.table
     columns = [c for c in SWEEP_CSV_COLUMNS if c in table]
     rows = table[columns].sort_values([c for c in ("param", "method", "epsilon") if c in columns], kind="stable")
     if mechanism in ("gaussian", "discrete_gaussian") and "epsilon" in rows:
         rows.insert(rows.columns.get_loc("epsilon") + 1, "rho", rows["epsilon"] ** 2 / 2.0)
+    if "method" in rows:  # the legends' name beside the CLI's id ("auto" is "Exact (best method)" on the page)
+        names = sweep_.labels
+        rows.insert(rows.columns.get_loc("method") + 1, "method_name",
+                    rows["method"].map(lambda m: names.get(m, METHOD_LABELS.get(m, m))))
     return rows.to_csv(index=False)
