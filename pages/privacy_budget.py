@@ -28,6 +28,7 @@ from figures.axes import param_symbol
 from figures.labels import MECHANISM_LABELS, METHOD_LABELS, TERM_HELP, result_label
 from ui import downloads, keys, narrative, picker, protection_text, terms
 from ui.compute import method_runs, protection, sweeps
+from ui.compute.files import name_part
 from ui.compute import release as release_compute
 from ui.params.carry import lab_equivalent
 from ui.params.messages import in_words
@@ -385,7 +386,7 @@ if sweep.table.empty:
 param = picker.parameter_picker(prepared.param_names, keys.W_SWEEP_PARAM)
 sym = param_symbol(param)  # θ, λ, μ; any other parameter by its name, as the figures write it
 truth = (prepared.true_params or {}).get(param)
-stem = sweeps.sweep_stem(s, prepared.n, grid)  # every download's name starts with the scenario
+stem = sweeps.sweep_stem(s, prepared.n, grid, inputs.records)  # every download's name starts with the scenario
 scenario_line = sweeps.scenario_words(s, inputs.records, prepared.n)
 
 
@@ -398,7 +399,8 @@ def _chart(fig, title: str, *, key: str, name: str, container=None) -> None:
 # ---- interval and sd against epsilon ------------------------------------------------------------
 left, right = st.columns(2)
 _chart(budget.interval_plot(sweep.table, param, truth=truth, labels=sweep.labels),
-       f"{sym}: 90% posterior interval vs ε, per method", key=keys.INTERVAL_CHART, name=f"interval_vs_epsilon_{param}",
+       f"{sym}: 90% posterior interval vs ε, per method", key=keys.INTERVAL_CHART,
+       name=f"interval_vs_epsilon_{name_part(param)}",
        container=left)
 EXACT_PREFERENCE = ("rjmcmc", "exact", "auto", "pseudo_marginal", "da_mcmc", "abc_rejection")  # rjmcmc: n unknown
 reference = next((m for m in EXACT_PREFERENCE if m in methods), methods[0])
@@ -415,7 +417,7 @@ with right:
                           exact_sd=advice.sds if advice else None,
                           confidential_sd=advice.confidential_sd if advice else None,
                           prior_sd=sweeps.prior_sds(s, inputs.records).get(param), labels=sweep.labels),
-           f"{sym}: posterior sd vs ε, per method", key=keys.SD_CHART, name=f"sd_vs_epsilon_{param}")
+           f"{sym}: posterior sd vs ε, per method", key=keys.SD_CHART, name=f"sd_vs_epsilon_{name_part(param)}")
 st.download_button("Sweep table (CSV)", data=lambda: sweeps.sweep_csv(sweep, s.mechanism),
                    file_name=f"{stem}_sweep.csv", mime="text/csv", on_click="ignore", key=keys.SD_CHART + "_csv",
                    icon=":material/table:",
@@ -520,7 +522,7 @@ else:
     _chart(frontier_figure(frontier["epsilon"], frontier["q95"], frontier["power_at_5pct"], utility,
                                 utility_label=utility_label, chosen=value),
            f"What an attacker achieves against the {utility_label}, over the ε grid (circled: ε = {value:g})",
-           key=keys.FRONTIER_CHART, name=f"privacy_utility_frontier_{param}")
+           key=keys.FRONTIER_CHART, name=f"privacy_utility_frontier_{name_part(param)}")
     half, half_words = None, None
     if advice is not None:  # the exact posterior's own q5-q95 (a skewed one's is not mean -/+ 1.645 sd)
         half = sweeps.exact_half_width(s, inputs.records, float(value), param)
@@ -552,7 +554,7 @@ if at_value:
                                           title=f"ε = {value:g}", params=[param],
                                           supports=prepared.param_support, not_converged=set(stalled)),
            f"Posterior of {sym} at ε = {value:g}, per method", key=keys.STEP_CHART,
-           name=f"posterior_{param}_at_epsilon_{value:g}")
+           name=f"posterior_{name_part(param)}_at_epsilon_{value:g}")
     if stalled:  # this figure marks them in its legend and by a faded line, not by circled x
         one, legend = len(stalled) == 1, " and ".join(f"{result_label(at_runs[m].result)} (not converged)"
                                                        for m in stalled)
@@ -601,6 +603,6 @@ if fresh:
         else:
             _chart(budget.releases_plot(out["table"], param, truth=truth),
                    f"{sym}: {int(count)} fresh releases per ε, {shown_label}",
-                   key=keys.RELEASES_CHART, name=f"fresh_releases_{param}")
+                   key=keys.RELEASES_CHART, name=f"fresh_releases_{name_part(param)}")
             st.caption(f"Each point is one release's {shown_label} posterior mean with its "
                        "90% interval; their spread at one ε is the noise of a single release.")

@@ -345,3 +345,24 @@ def test_compares_table_downloads_in_full_with_its_verdicts_and_the_pages_names(
     assert row["method_name"] == "Exact (best method)" and row["converged"].startswith("yes")
     assert float(shown.loc[shown["method"] == "Exact (best method)", "mean"].iloc[0]) == pytest.approx(
         row["mean"], rel=5e-4)  # the page's four significant figures of the file's full number
+
+
+def test_privacy_budget_files_of_a_cell_probability_have_no_brackets_and_uploads_are_told_apart(monkeypatch):
+    """The Privacy budget page named a Dirichlet cell's figures …_sd_vs_epsilon_p[0].html, and its stem did not read
+    an upload's records, so two uploads of the same size got one name."""
+    from ui.compute import sweeps
+    from ui.params.query import to_query
+
+    names: dict = {}
+    record_downloads(monkeypatch, names)
+    scenario = Scenario(model="dirichlet_multinomial", prior=(("alpha", "1, 1, 1"),), truth="0.2, 0.3, 0.5",
+                        methods=("naive", "exact"))
+    at = open_app("pages/privacy_budget.py", query=to_query(scenario))
+    assert not at.exception, at.exception
+    files = [f for fs in names.values() for f in fs if f.endswith(".html")]
+    assert files and all("[" not in f and "]" not in f for f in files), files
+    assert any(f.endswith("_sd_vs_epsilon_p_0.html") for f in files), files
+    upload = replace(Scenario(), data="csv")
+    one, two = np.array([0.0, 1.0, 1.0]), np.array([1.0, 0.0, 1.0])
+    assert sweeps.sweep_stem(upload, 3, (0.1, 1.0), one) != sweeps.sweep_stem(upload, 3, (0.1, 1.0), two)
+    assert sweeps.sweep_stem(upload, 3, (0.1, 1.0), one) == sweeps.sweep_stem(upload, 3, (0.1, 1.0), one.copy())

@@ -15,6 +15,7 @@ its sensitivity, data source: the figures' subtitle), :func:`sweep_stem` (the fi
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import threading
@@ -22,6 +23,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -398,13 +400,16 @@ def scenario_words(scenario: Scenario, records, n: int) -> str:
     return f"{MODEL_LABELS.get(scenario.model, scenario.model)}, n = {n:,}; {noise}; {data}"
 
 
-def sweep_stem(scenario: Scenario, n: int, grid: Sequence[float]) -> str:
+def sweep_stem(scenario: Scenario, n: int, grid: Sequence[float], records=None) -> str:
     """The start of a Privacy budget download's name: model, mechanism, n, data source, the ε grid's ends and six hex
     digits of the scenario and the grid (:func:`ui.compute.files.scenario_digest`: another seed, truth or prior gave
     the same name), e.g. ``beta_binomial_laplace_n100_simulate_eps0.1-10_1a2b3c`` (Compare's names carry the one ε
-    it runs at)."""
+    it runs at). An upload's ``records`` enter the digits too: the scenario does not hold them, and two uploads of
+    the same size were one name."""
     span = f"eps{min(grid):g}-{max(grid):g}" if len(grid) > 1 else f"eps{grid[0]:g}"
-    digest = scenario_digest(scenario, tuple(float(g) for g in grid))
+    uploaded = () if scenario.data != "csv" or records is None else (
+        hashlib.sha256(np.ascontiguousarray(records, dtype=float).tobytes()).hexdigest(),)
+    digest = scenario_digest(scenario, tuple(float(g) for g in grid), *uploaded)
     return f"{scenario.model}_{scenario.mechanism}_n{n}_{scenario.data}_{span}_{digest}"
 
 
