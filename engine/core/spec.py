@@ -177,6 +177,9 @@ def spec_to_toml(spec: Spec) -> str:
             if v is None:
                 continue
             lines.append(f"{k} = {_toml_value(v)}")
+    if d.get("methods"):  # the downloaded scenario of the app's Compare page: [method] is one of the methods it ran
+        lines += ["\n# [method] above runs by default; `dp-posterior run SPEC --out DIR --method NAME` runs one of",
+                  f"# the methods below with its settings: {', '.join(d['methods'])}"]
     for name, table in d.get("methods", {}).items():
         lines.append(f"\n[methods.{name}]")
         lines += [f"{k} = {_toml_value(v)}" for k, v in table.items() if v is not None and k != "name"]
