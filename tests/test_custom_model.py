@@ -273,3 +273,13 @@ def test_a_custom_model_can_be_priced_and_run_under_a_time_budget(name):
     settings = engine.validate_method({"name": name, "chains": 2, "draws": 50, "warmup": 20})
     assert engine.estimate_cost(problem, settings).seconds > 0
     assert engine.run_method(problem, settings, 1, max_seconds=600).draws.shape[0] == 2
+
+
+def test_the_privacy_risk_reads_a_custom_statistic_through_the_checked_pieces():
+    """engine.risk sized a custom statistic by flattening what record_statistic returned for one record: two rows
+    for one record read as a two-entry statistic and the Laplace release was refused for the wrong reason."""
+    two_rows = _problem(mechanism=_laplace(), record_statistic=lambda x: np.repeat(np.asarray(x, float), 2))
+    with pytest.raises(ValueError, match=r"model\.record_statistic = .* returned shape \(2,\) for 1 records"):
+        engine.risk(two_rows)
+    assert engine.risk(_problem(mechanism=_laplace()))["informed_adversary"]["max"] == pytest.approx(
+        1 / (1 + math.exp(-EPS)), abs=1e-12)
