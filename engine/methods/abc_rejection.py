@@ -31,11 +31,11 @@ import numpy as np
 
 from ..core.chains import Cancelled
 from ..core.results import Problem, Result
-from ..core.validation import positive, positive_int
+from ..core.validation import fail, positive, positive_int
 from ..kernels.abc import abc_beta_binomial_batch, abc_conjugate_batch, abc_regression_batch, alias_table
 from ..mechanisms import MAX_RR_TABLE_N, RandomizedResponse
 from ..models.beta_binomial import log_beta_binomial_pmf
-from ..models.custom import CustomModel
+from ..models.custom import CustomModel, log_eta_function
 from ..numerics.plausibility import implausible_release
 from .base import Method
 
@@ -56,11 +56,39 @@ def acceptance_log_prob(problem: Problem):
         table = mech.count_log_likelihood(problem.s_dp, s, model.n)
         table = table - table.max()
         return lambda stat: table[np.rint(stat[:, 0]).astype(np.int64)]
+    if mech is None and isinstance(model, CustomModel):
+        fail("mechanism", None, "abc_rejection needs an engine mechanism: it accepts with probability eta(s_dp | s) / "
+             "max_s eta, and a custom model's log_mechanism does not give that maximum; pass Problem(mechanism=...) "
+             "with the release's engine mechanism, or use da_mcmc (or pseudo_marginal with model.log_prior)")
     if mech is None or not hasattr(mech, "noise_log_prob"):
         raise ValueError("mechanism is invalid for abc_rejection: it needs an engine mechanism with a known maximum")
     peak = _peak(mech)
     sdp = problem.s_dp
     return lambda stat: np.sum(mech.noise_log_prob(sdp[None, :] - stat) - peak, axis=1)
+
+
+def _same_noise(problem: Problem, stat: np.ndarray, log_p: np.ndarray) -> None:
+    """A custom model with both ``log_mechanism`` and an engine mechanism: DA-MCMC and the pseudo-marginal sampler
+    use the former, ABC the latter (it needs its maximum), so the two must be one noise law: their log densities
+    may differ by a constant only. Checked at every statistic ABC draws (the only ones its acceptance reads)."""
+    model = problem.model
+    if stat.ndim != 2 or stat.shape[1] != problem.s_dp.size:
+        fail("model.record_statistic", model.record_statistic, f"it gives statistics of shape {stat.shape[1:]} and "
+             f"s_dp has {problem.s_dp.size} entries: the statistic needs one entry per released number")
+    log_eta = log_eta_function(problem)  # model.log_mechanism, checked
+    own = np.array([log_eta(s) for s in stat])
+    fin_own, fin_mech = np.isfinite(own), np.isfinite(log_p)
+    gap = own[fin_own & fin_mech] - log_p[fin_own & fin_mech]
+    if np.any(fin_own != fin_mech):
+        i = int(np.argmax(fin_own != fin_mech))
+        differ = f"one is -inf and the other not at s = {stat[i].tolist()} ({own[i]:.6g} against {log_p[i]:.6g})"
+    elif gap.size and np.ptp(gap) > 1e-8 * (1.0 + np.abs(gap).max()):
+        differ = f"their difference ranges from {gap.min():.6g} to {gap.max():.6g} over the statistics drawn"
+    else:
+        return
+    fail("model.log_mechanism", model.log_mechanism, f"it and the engine mechanism ({problem.mechanism.describe()}) "
+         f"are not one noise law: {differ}; abc_rejection accepts by the engine mechanism and the chains by "
+         "log_mechanism, so the two may differ by a constant only: give the same law, or only one of them")
 
 
 def _peak(mech) -> float:
@@ -111,7 +139,10 @@ def abc_rejection(problem: Problem, rng: np.random.Generator, *, draws: int = 40
         m = int(min(batch_size, max_proposals - proposals))
         theta = model.sample_prior(rng, m)
         stat = model.sample_statistic(rng, theta)
-        acc = np.log(rng.random(m)) < log_acc(stat)
+        log_p = log_acc(stat)
+        if isinstance(model, CustomModel) and model.log_mechanism is not None:
+            _same_noise(problem, stat, log_p)
+        acc = np.log(rng.random(m)) < log_p
         proposals += m
         if acc.any():
             kept.append(theta[acc])

@@ -89,7 +89,7 @@ from ..kernels import pseudo_marginal as pm_kernels
 from ..mechanisms import RandomizedResponse
 from ..mechanisms.clipped import compiled_noise
 from ..mechanisms.ratio import OpenDPMean
-from ..models.custom import CustomModel
+from ..models.custom import CustomModel, log_eta_function
 from .base import Method
 from .loglinear_pm import loglinear_pseudo_marginal
 from .mean_ratio import mean_ratio_pseudo_marginal
@@ -102,31 +102,40 @@ class _PythonKernels:
     phi = theta). Arguments the compiled kernels need and a custom model does not are ignored."""
 
     def __init__(self, problem: Problem):
-        model = problem.model
-        self.model = model
-        if model.log_mechanism is not None:
-            self.log_eta = lambda s: float(model.log_mechanism(problem.s_dp, s))
-        elif problem.mechanism is not None:
-            self.log_eta = lambda s: float(problem.mechanism.log_prob(problem.s_dp, s))
-        else:
-            raise ValueError("mechanism = None is invalid: a custom model needs log_mechanism or an engine mechanism")
+        self.model = problem.model
+        self.log_eta = log_eta_function(problem)
+        self.width = problem.s_dp.size
+        self.checked = False  # record additivity, checked on the first statistic drawn
 
     def to_theta(self, code, phi, out):
         out[:] = phi
 
     def log_prior_jac(self, code, phi, par, work):
-        v = float(self.model.log_prior(np.array(phi, float)))
-        return v if math.isfinite(v) or v == _NEG_INF else _NEG_INF
+        return self.model.log_prior_at(np.array(phi, float))
+
+    def check_start(self, phi, source: str) -> None:
+        """A chain must start where the prior density is positive: from -inf, the first finite proposal would be
+        accepted whatever its likelihood, and a log_prior that is -inf everywhere would leave the chain at its start."""
+        if self.log_prior_jac(-1, phi, None, None) == _NEG_INF:
+            fail("model.log_prior", self.model.log_prior, f"it returned -inf at the chain's start theta = "
+                 f"{np.asarray(phi).tolist()} ({source}); the start must lie in the prior's support")
 
     def _log_eta_draw(self, rng, theta):
         m = self.model
-        recs = m.latent_sampler(rng, np.array(theta, float), m.n)
-        s = np.sum(np.asarray(m.record_statistic(recs), float).reshape(m.n, -1), axis=0)
-        return self.log_eta(s)
+        recs = m.draw_records(rng, np.array(theta, float))
+        t = m.contributions(recs, self.width)
+        if not self.checked:
+            m.check_additive(recs, t)
+            self.checked = True
+        return self.log_eta(t.sum(axis=0))
 
     def log_eta_draws(self, code, rng, theta, par, sdp, kernel, scale, size, out):
         for i in range(size):
             out[i] = self._log_eta_draw(rng, theta)
+        if size and np.all(out[:size] == _NEG_INF):
+            fail("s_dp", np.asarray(sdp).tolist(), f"log eta(s_dp | s) is -inf for all {size} statistics drawn at "
+                 f"theta = {np.asarray(theta).tolist()}: the pilot cannot size the particles. Check the mechanism's "
+                 "log-density (finite where s can give s_dp), or start (model.init_theta) where the release is likely")
 
     def loglik_estimate(self, code, rng, theta, par, sdp, kernel, scale, log_q, n_particles, *buffers):
         vals = np.array([self._log_eta_draw(rng, theta) for _ in range(n_particles)])
@@ -265,10 +274,13 @@ def moment_estimate(problem: Problem) -> np.ndarray:
     for the pilot that sizes M and for the chains' start. Unlike the naive posterior it accounts for
     clamping: E[min(X, U)] = sum_{j<U} P(X > j) for Poisson records, and for a normal record clamped
     to [lo, hi], E = lo Phi(a) + hi (1 - Phi(b)) + mu (Phi(b) - Phi(a)) + sd (phi(a) - phi(b)) with
-    a = (lo - mu)/sd, b = (hi - mu)/sd. Randomized response and the simplex use the naive centre."""
+    a = (lo - mu)/sd, b = (hi - mu)/sd. Randomized response and the simplex use the naive centre. A custom model
+    has no mean map to invert: its ``init_theta`` (where :func:`pseudo_marginal` centres its pilot too)."""
     from scipy import optimize, stats
 
     model = problem.model
+    if isinstance(model, CustomModel):
+        return np.asarray(model.init_theta, float)
     target = model.project(problem.s_dp)
     if model.name == "linear_regression":
         # the naive mean, unless the noisy x~^T x~ put it in the prior's far tail (small epsilon): then
@@ -443,6 +455,7 @@ def _start(problem, setup, rng, particles, cap, centre) -> _Chain:
     if setup.code == -1:  # a custom model starts at init_theta, or at a prior draw when it can draw one
         start = model.sample_prior(rng, 1)[0] if model.prior_sampler is not None else centre
         phi = np.array(start, float)
+        setup.kern.check_start(phi, "a prior_sampler draw" if model.prior_sampler is not None else "model.init_theta")
     else:
         naive = _clean(setup, model.posterior_sample(rng, model.project(problem.s_dp), 201))
         dev = _to_phi(setup, naive[:1])[0] - np.median(_to_phi(setup, naive[1:]), axis=0)

@@ -209,8 +209,8 @@ def _custom_pair(model, mechanism) -> Neighbours:
 def _custom_dim(model) -> int:
     """Entries of a custom model's statistic, from one record it draws at its initial theta."""
     rng = np.random.default_rng(0)  # a fixed, local stream: only the shape of t(x) is used
-    recs = model.latent_sampler(rng, np.asarray(model.init_theta, float), 1)
-    return int(np.asarray(model.record_statistic(recs), float).reshape(1, -1).shape[1])
+    recs = model.draw_records(rng, np.asarray(model.init_theta, float), 1)  # the pieces checked (engine.models.custom)
+    return int(model.contributions(recs).shape[1])
 
 
 def _rr_neighbours(mech: RandomizedResponse) -> Neighbours:
