@@ -45,7 +45,7 @@ import functools
 import math
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -63,8 +63,9 @@ from .methods.bernstein_sheldon import chain_1d
 from .methods.da_mcmc import burn_passes, da_mcmc, shift_work
 from .methods.exact import exact
 from .methods.mean_ratio import planned_work
-from .methods.pseudo_marginal import _clean, _setup, choose_particles, moment_estimate
+from .methods.pseudo_marginal import _clean, _setup, choose_particles, moment_estimate, pseudo_marginal
 from .methods.rjmcmc import check_unknown_n, default_jumps
+from .models.custom import CustomModel, PythonRunner, log_eta_function
 from .models import make_model
 
 __all__ = ["Cost", "estimate_cost", "fit_to_budget", "machine_rates", "bernstein_sheldon_rate", "BudgetExceeded",
@@ -201,6 +202,57 @@ def _normal_sweep_rate(problem: Problem, iters: int) -> float:
     return _time(sweep) / (iters * model.n)
 
 
+#: a custom model's pilot: the records of the one sweep timed (the run's own n where smaller), and particles drawn
+_CUSTOM_PILOT_RECORDS = 300
+_CUSTOM_PILOT_PARTICLES = 5
+
+
+def _custom_record_s(problem: Problem) -> float:
+    """Seconds per record update of a custom model's DA-MCMC (:class:`engine.models.custom.PythonRunner`), measured:
+    one sweep of the model with at most :data:`_CUSTOM_PILOT_RECORDS` records (its pieces are the user's Python, 3-4
+    us a record with one-line pieces and anything above: a rate of the compiled models x 50 priced them 6-10 times
+    too low). A model whose pieces refuse the pilot's smaller n is timed at its own n."""
+    model = problem.model
+    out = (np.empty((1, len(model.param_names))), np.empty(1), np.empty(1))
+
+    def sweep(m) -> float:
+        runner = PythonRunner(Problem(model=m, mechanism=problem.mechanism, s_dp=problem.s_dp))
+        rng = np.random.default_rng(0)
+        state = runner.init_state(rng)
+        t0 = time.perf_counter()
+        runner.advance(rng, state, 1, *out)
+        return (time.perf_counter() - t0) / m.n
+
+    if model.n > _CUSTOM_PILOT_RECORDS:
+        try:
+            return sweep(replace(model, n=_CUSTOM_PILOT_RECORDS))
+        except ValueError:
+            pass
+    return sweep(model)
+
+
+def _custom_pm_s(problem: Problem) -> tuple[float, float]:
+    """(seconds per particle, seconds per iteration besides its particles) of a custom model's pseudo-marginal
+    chain, measured: :data:`_CUSTOM_PILOT_PARTICLES` particles (n records drawn, their statistic, log eta) at the
+    model's ``init_theta``, and one chain of 10 iterations at one particle, less its particles (the prior, the
+    proposal and the step, in Python: 0.3 ms an iteration at n = 20, where the particles priced alone were 0.03)."""
+    model = problem.model
+    log_eta = log_eta_function(problem)
+    theta = np.asarray(model.init_theta, float)
+    rng = np.random.default_rng(0)
+    t0 = time.perf_counter()
+    for _ in range(_CUSTOM_PILOT_PARTICLES):
+        log_eta(model.contributions(model.draw_records(rng, theta), problem.s_dp.size).sum(axis=0))
+    particle = (time.perf_counter() - t0) / _CUSTOM_PILOT_PARTICLES
+    runs = []
+    for draws in (2, 12):
+        t0 = time.perf_counter()
+        pseudo_marginal(problem, np.random.default_rng(0), chains=1, draws=draws, warmup=0, particles=1,
+                        parallel=False)
+        runs.append(time.perf_counter() - t0)
+    return particle, max(0.0, (runs[1] - runs[0]) / 10 - particle)
+
+
 @functools.lru_cache(maxsize=1)
 def bernstein_sheldon_rate() -> float:
     """Seconds per iteration of the compiled bernstein_sheldon chain (beta_binomial + laplace), measured here."""
@@ -273,7 +325,8 @@ def estimate_cost(problem: Problem, method: dict, rates: dict | None = None, cei
                     inner.at_least)
     if name == "da_mcmc":
         units = float(iters) * model.n
-        per = family["record_update_s"] * (50.0 if getattr(model, "name", "custom") == "custom" else 1.0)
+        custom = isinstance(model, CustomModel)
+        per = _custom_record_s(problem) if custom else family["record_update_s"]
         if getattr(model, "name", "") == "normal_known_sd":  # and its three translation moves an iteration
             per *= 1.0 + _NORMAL_SHIFTS_SHARE
         if getattr(model, "name", "") == "naive_bayes_loglinear":  # a record is 1 + K categorical draws
@@ -300,8 +353,8 @@ def estimate_cost(problem: Problem, method: dict, rates: dict | None = None, cei
                                                                     f"{m:,} of n = {model.n:,} records")
         if getattr(model, "name", "") == "linear_regression":
             units_s = units * per / _parallel(chains, rates) + refresh_s
-        else:
-            units_s = units * per / _parallel(chains, rates)
+        else:  # a custom model's chains run Python, which holds the GIL: one at a time
+            units_s = units * per / (1 if custom else _parallel(chains, rates))
         secs = units_s
         return Cost(name, units, "record updates", secs, f"{chains} chains x {warmup + draws:,} iterations x "
                                                             f"n = {model.n:,} records")
@@ -326,6 +379,8 @@ def estimate_cost(problem: Problem, method: dict, rates: dict | None = None, cei
         setup = _setup(problem)
         per_draw = family["statistic_draw_s"] * setup.pilot_cost
         fixed = 0.0
+        if isinstance(model, CustomModel):  # a particle is the pieces' Python calls; one chain at a time (the GIL)
+            per_draw, fixed = (v * _parallel(chains, rates) for v in _custom_pm_s(problem))
         if getattr(model, "name", "") == "linear_regression":  # n simulated records in one fused loop
             normal = rates["normal_known_sd"]["record_update_s"]
             per_draw = normal * _REGRESSION_PARTICLE * (1 + model.stat_dim) * model.n
