@@ -1,0 +1,127 @@
+"""Audit s25, the curator whose number of records is private: RJMCMC where the prior on n and the released n_dp
+disagree, and the Compare page's sentences when RJMCMC has not converged beside runs at the plug-in n.
+
+The reference for the sampler is the enumerated posterior (as in tests/test_rjmcmc.py): with a Beta(a, b) prior,
+a count s of n records released with Laplace noise, n ~ p(n) released with Laplace noise,
+
+    P(n, s | s_dp, n_dp) ∝ p(n) eta_n(n_dp - n) BetaBin(s; n, a, b) eta(s_dp - s),
+    theta | n, s ~ Beta(a + s, b + n - s),
+
+so E[theta | data] = sum w(n, s) (a + s) / (a + b + n). The Laplace log density is written out, -|r| / b - log 2b:
+scipy's logpdf underflows to -inf at a residual of 5,000. Tolerances are Z = 4 Monte Carlo standard errors, from the
+bulk ESS; seeds are fixed.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+import engine
+from ui import narrative
+
+Z = 4.0
+
+
+def _laplace(r, b):
+    return -np.abs(r) / b - math.log(2 * b)
+
+
+def _enumerated_means(a, b, s_dp, s_scale, n_dp, n_scale, prior_mean, n_max):
+    """(E[theta], E[n]) of the beta-binomial's posterior with an unknown n, by enumeration of (n, s) up to n_max."""
+    ns, ss, lw = [], [], []
+    for n in range(n_max + 1):
+        s = np.arange(n + 1)
+        lw.append(stats.poisson.logpmf(n, prior_mean) + _laplace(n_dp - n, n_scale)
+                  + stats.betabinom.logpmf(s, n, a, b) + _laplace(s_dp - s, s_scale))
+        ns.append(np.full(n + 1, n))
+        ss.append(s)
+    n, s, lw = (np.concatenate(c) for c in (ns, ss, lw))
+    w = np.exp(lw - lw.max())
+    w /= w.sum()
+    assert w[n > n_max - 50].sum() < 1e-12  # the truncation at n_max loses nothing
+    return float(w @ ((a + s) / (a + b + n))), float(w @ n)
+
+
+def test_rjmcmc_converges_at_the_defaults_where_the_prior_on_n_and_n_dp_disagree():
+    """A Poisson(20) prior on n and n_dp = 5,000 (Laplace, scale 1): the posterior of n sits near 53. Each chain
+    started at the plug-in n = 5,000 and walked down 10 sizes an iteration (the default jumps, from a normal guess of
+    n's posterior variance of 1.8): R-hat 1.13, bulk ESS 20 at the defaults. It now starts at the mode of n given n_dp
+    alone and takes jumps from that law's variance."""
+    spec = {"seed": 3, "model": {"name": "beta_binomial", "a": 2.0, "b": 3.0,
+                                 "n_prior": {"name": "poisson", "mean": 20.0}},
+            "mechanism": {"name": "laplace", "scale": 2.0}, "n_mechanism": {"name": "laplace", "scale": 1.0},
+            "data": {"s_dp": [10.0], "n_dp": 5000.0}, "method": {"name": "rjmcmc"}}
+    result = engine.run(spec)
+    verdict = engine.summary(result).attrs["convergence"]
+    assert verdict["converged"], verdict["reasons"]
+    theta_mean, n_mean = _enumerated_means(2.0, 3.0, 10.0, 2.0, 5000.0, 1.0, 20.0, n_max=250)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        import arviz as az
+    for i, exact in ((0, theta_mean), (1, n_mean)):
+        x = result.draws[:, :, i]
+        mcse = x.std() / math.sqrt(float(az.ess(x, method="bulk")))
+        assert abs(x.mean() - exact) < Z * mcse, (result.param_names[i], x.mean(), exact, mcse)
+
+
+@dataclass(frozen=True)
+class _Result:
+    info: dict
+    param_names: tuple = ("theta",)
+
+
+@dataclass(frozen=True)
+class _Run:
+    summary: pd.DataFrame | None = None
+    result: object = None
+    stalled: bool = False
+    too_few: bool = False
+    convergence: dict | None = None
+
+
+def _summary(mean, sd):
+    rows = {"theta": (mean, sd, mean - 1.645 * sd, mean + 1.645 * sd)}
+    return pd.DataFrame(rows, index=["mean", "sd", "q5", "q95"]).T
+
+
+STALLED = {"applicable": True, "converged": False, "r_hat_max": 1.13, "ess_bulk_min": 20.0, "ess_tail_min": 60.0}
+PLUG_IN = {"plug_in_n": 5000, "note": "n unknown: run at the naive plug-in n = round(n_dp) = 5000"}
+#: the Compare page's runs with n_dp = 5,000 and a Poisson(20) prior before the fix above: RJMCMC has not converged
+RUNS = {"naive": _Run(_summary(0.0042, 0.0014), _Result(PLUG_IN)),
+        "exact": _Run(_summary(0.0042, 0.0020), _Result(PLUG_IN)),
+        "rjmcmc": _Run(_summary(0.15, 0.07), _Result({"unknown_n": True}, ("theta", "n")), stalled=True,
+                       convergence=STALLED)}
+
+
+def test_the_headline_never_calls_a_run_at_the_plug_in_n_the_exact_posterior_of_an_unknown_n():
+    """With RJMCMC not converged, the headline read "Naive is 1.4× too narrow, centred where the exact posterior is":
+    the exact posterior was the closed form at the plug-in n = 5,000, where RJMCMC's posterior of θ is 40 times
+    wider and centred at 0.15."""
+    sentence = narrative.headline(RUNS, None)
+    assert "the exact posterior is" not in sentence, sentence
+    assert "the posterior given the plug-in n = 5000 (Exact (closed form); n is unknown, so it is exact only given " \
+           "that n)" in sentence, sentence
+    # a converged RJMCMC is the reference, whatever else is on
+    converged = {**RUNS, "rjmcmc": _Run(_summary(0.15, 0.07), RUNS["rjmcmc"].result)}
+    assert narrative.reference_method(converged) == "rjmcmc"
+    # one that treats n as unknown (OpenDP's mean: pseudo-marginal draws n with mu) comes before one at the plug-in n
+    pm = _Run(_summary(0.1, 0.05), _Result({}, ("mu", "n")))
+    assert narrative.reference_method({"naive": RUNS["naive"], "exact": RUNS["exact"], "pseudo_marginal": pm}) == \
+        "pseudo_marginal"
+
+
+def test_the_advice_for_rjmcmc_not_converged_never_switches_on_a_method_at_the_plug_in_n():
+    """The warning said to "switch on Exact (best method) ...; or Pseudo-marginal, which mixes fast when ε is small":
+    both run at the plug-in n, another posterior than RJMCMC's."""
+    text = narrative.convergence_warning(RUNS)
+    assert "switch on" not in text, text
+    assert text.endswith("raise draws or chains in Method settings; the other methods run at the plug-in n (exact "
+                         "only given that n) and do not stand in for it."), text
+    # a chain at the plug-in n that has not mixed still gets the advice of its own kind
+    da = _Run(_summary(0.1, 0.05), _Result(PLUG_IN), stalled=True, convergence=STALLED)
+    assert "or switch on Exact (best method)" in narrative.convergence_warning({**RUNS, "da_mcmc": da})
