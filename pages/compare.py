@@ -58,7 +58,7 @@ elif prepared.n_dp is None and s.model == "dirichlet_multinomial":
 elif prepared.n_dp is None:  # OpenDP's mean: its noisy length, inside the ratio, is n's one trace
     size = "n unknown and not released apart from the mean's noisy length"
 else:
-    size = f"n unknown: released **n_dp = {prepared.n_dp:.4g}** (plug-in n = {prepared.n:,})"
+    size = f"n unknown: released **n_dp = {prepared.n_dp:,.7g}** (plug-in n = {prepared.n:,})"  # 1,000,000, not 1e+06
 st.markdown(f"**{MODEL_LABELS[s.model]}**, {size} · release **s_dp = {release}**{truth}")
 if len(prepared.s_dp) > RELEASE_SHOWN:
     with st.expander(f"The whole release: {len(prepared.s_dp)} numbers"):
@@ -151,7 +151,7 @@ with results_area:
     if n_source:  # the unknown n's own posterior, against what was released and the truth
         values, probs = method_runs.n_pmf(ok[n_source].result)
         n_fig = posteriors.n_pmf_plot(values, probs, n_dp=prepared.n_dp, plug_in=prepared.n, true_n=prepared.n_true,
-                                      method=n_source)
+                                      method=n_source, converged=not ok[n_source].stalled)
         # its file stands alone as the posterior's does: the method that drew n, the mechanism and the scenario
         n_title = f"{export.page_title(n_fig)}, by {tables.run_label(n_source, ok[n_source])}; " \
                   f"{prepared.mechanism_title}"

@@ -15,14 +15,17 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
 import engine
-from ui import narrative
+from app_support import open_app
+from ui import keys, narrative
+from ui.params.query import to_query
+from ui.presets import BAYES_VS_MLE
 
 Z = 4.0
 
@@ -125,3 +128,30 @@ def test_the_advice_for_rjmcmc_not_converged_never_switches_on_a_method_at_the_p
     # a chain at the plug-in n that has not mixed still gets the advice of its own kind
     da = _Run(_summary(0.1, 0.05), _Result(PLUG_IN), stalled=True, convergence=STALLED)
     assert "or switch on Exact (best method)" in narrative.convergence_warning({**RUNS, "da_mcmc": da})
+
+
+def test_the_pmf_of_n_from_a_chain_that_has_not_converged_says_so_and_writes_sizes_as_counts():
+    """The figure's title gave "posterior mean 53.71" from RJMCMC with R-hat 1.13 and ESS 20, its bars drawn as a
+    converged chain's; and n_dp = 1,234,567 was "released n_dp = 1.235e+06"."""
+    from figures.posteriors import n_pmf_plot
+
+    values, probs = np.array([52, 53, 54]), np.array([0.3, 0.4, 0.3])
+    fig = n_pmf_plot(values, probs, n_dp=5000.0, plug_in=5000, method="rjmcmc", converged=False)
+    title = fig.layout.title.text.replace("<br>", " ")  # wrapped for a phone
+    assert title == "Number of records n: posterior mean 53 (not converged)", title
+    bars = next(t for t in fig.data if t.meta["kind"] == "n_pmf")
+    assert bars.name.endswith("(not converged)") and bars.opacity < 1 and bars.meta["converged"] is False
+    names = {t.meta["kind"]: t.name for t in fig.data}
+    assert names["n_dp"] == "released n_dp = 5,000" and names["plug_in"] == "plug-in n = 5,000"
+    big = n_pmf_plot(np.array([1234560, 1234570]), np.array([0.5, 0.5]), n_dp=1234567.0, plug_in=1234567)
+    title = big.layout.title.text.replace("<br>", " ")
+    assert title == "Number of records n: posterior mean 1,234,565", title
+    assert {t.name for t in big.data} >= {"released n_dp = 1,234,567", "plug-in n = 1,234,567"}
+
+
+def test_the_prior_on_n_says_what_it_means_and_which_methods_use_it():
+    """The prior on n and its mean had no help: nothing said how firm a Poisson prior is, or that the methods at the
+    plug-in n ignore it."""
+    at = open_app("pages/compare.py", to_query(replace(BAYES_VS_MLE.scenario, methods=("naive",))), 120)
+    assert "sd √mean" in at.selectbox(key=keys.W_N_PRIOR).help and "plug-in n" in at.selectbox(key=keys.W_N_PRIOR).help
+    assert "pulls n's posterior towards it" in at.text_input(key=keys.W_N_PRIOR_MEAN).help
