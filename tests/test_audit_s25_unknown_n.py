@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
+import pytest
 from scipy import stats
 
 import engine
@@ -153,5 +154,19 @@ def test_the_prior_on_n_says_what_it_means_and_which_methods_use_it():
     """The prior on n and its mean had no help: nothing said how firm a Poisson prior is, or that the methods at the
     plug-in n ignore it."""
     at = open_app("pages/compare.py", to_query(replace(BAYES_VS_MLE.scenario, methods=("naive",))), 120)
-    assert "sd √mean" in at.selectbox(key=keys.W_N_PRIOR).help and "plug-in n" in at.selectbox(key=keys.W_N_PRIOR).help
+    prior_help = at.selectbox(key=keys.W_N_PRIOR).help
+    assert "sd √mean" in prior_help and "plug-in n" in prior_help, prior_help
     assert "pulls n's posterior towards it" in at.text_input(key=keys.W_N_PRIOR_MEAN).help
+
+
+def test_an_empty_or_wordy_n_dp_is_asked_for_as_one_number():
+    """With the box emptied the sidebar said "Released n_dp must be a list of numbers separated by commas, e.g. 104,
+    120, 74, 102 (you entered nothing)": n_dp is one number."""
+    from ui.params.parsing import parse_n_dp
+
+    one = "must be one number, the released noisy size, e.g. 21.4 (negative is possible: it is noise)"
+    for text in ("", "lots", "3, 4"):
+        with pytest.raises(ValueError) as err:
+            parse_n_dp(text)
+        assert str(err.value) == f"data.n_dp = {text!r} is invalid: {one}", str(err.value)
+    assert parse_n_dp(" -7 ") == -7.0
