@@ -31,7 +31,11 @@ with st.expander("What am I looking at?"):
         "posterior draws, wider by design. The dashed vertical line is the true value of the simulation; the "
         "dotted grey curve is what the confidential records themselves would say. The table gives each method's "
         "mean, sd and 90% interval (q5–q95) with its convergence verdict: a sampler's numbers count only when "
-        "R-hat ≤ 1.01 and ESS ≥ 400.")
+        "R-hat ≤ 1.01 and ESS ≥ 400.\n\n"
+        "With an unknown n (*Sample size* → *unknown (private)*) the number of records was released too, as a noisy "
+        "**n_dp**. **RJMCMC (unknown n)** treats n as a parameter under your prior on it, and a second figure shows "
+        "its posterior probability of each n against n_dp and the plug-in n = round(n_dp); every other method runs "
+        "at that plug-in n and says so in its name (\"at plug-in n = N\"): exact only given that n.")
 terms.terms_expander(("s_dp", "epsilon", "delta", "rho", "zcdp", "sensitivity", "naive", "exact", "ops", "independent",
                       "rhat", "ess", "q5_q95"))
 note = st.session_state.pop(keys.PRESET_NOTE, None)

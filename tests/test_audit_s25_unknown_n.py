@@ -108,7 +108,7 @@ def test_the_headline_never_calls_a_run_at_the_plug_in_n_the_exact_posterior_of_
     wider and centred at 0.15."""
     sentence = narrative.headline(RUNS, None)
     assert "the exact posterior is" not in sentence, sentence
-    assert "the posterior given the plug-in n = 5000 (Exact (closed form); n is unknown, so it is exact only given " \
+    assert "the posterior given the plug-in n = 5,000 (Exact (closed form); n is unknown, so it is exact only given " \
            "that n)" in sentence, sentence
     # a converged RJMCMC is the reference, whatever else is on
     converged = {**RUNS, "rjmcmc": _Run(_summary(0.15, 0.07), RUNS["rjmcmc"].result)}
@@ -170,3 +170,12 @@ def test_an_empty_or_wordy_n_dp_is_asked_for_as_one_number():
             parse_n_dp(text)
         assert str(err.value) == f"data.n_dp = {text!r} is invalid: {one}", str(err.value)
     assert parse_n_dp(" -7 ") == -7.0
+
+
+def test_what_am_i_looking_at_says_which_results_treat_n_as_unknown():
+    """Compare's explanation spoke of s_dp alone: nothing said which results treat n as unknown, what the second
+    figure (the pmf of n) is, or what "at plug-in n = N" in the other methods' names means."""
+    at = open_app("pages/compare.py", to_query(replace(BAYES_VS_MLE.scenario, methods=("naive",))), 120)
+    text = " ".join(m.value for m in at.expander[0].markdown)
+    assert "**RJMCMC (unknown n)** treats n as a parameter under your prior on it" in text, text
+    assert "every other method runs at that plug-in n and says so in its name" in text, text

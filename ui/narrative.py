@@ -126,7 +126,7 @@ def headline(runs: Mapping[str, Any], true_params: Mapping[str, Any] | None = No
     exact_name = "the exact posterior" if ref in ("exact", "auto") else \
         "the exact posterior (RJMCMC, n unknown)" if ref == "rjmcmc" else f"the exact posterior ({METHOD_LABELS[ref]})"
     if (plug := _plug_in_n(exact)) is not None:  # exact only given that n: the sentence says so
-        exact_name = f"the posterior given the plug-in n = {plug} ({METHOD_LABELS[ref]}; n is unknown, so it is " \
+        exact_name = f"the posterior given the plug-in n = {plug:,} ({METHOD_LABELS[ref]}; n is unknown, so it is " \
                      "exact only given that n)"
     whole = _whole_model(naive, exact, params, truth, exact_name, agree)
     ratio = e["sd"] / n["sd"] if n["sd"] > 0 else math.inf
