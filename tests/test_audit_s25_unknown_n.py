@@ -179,3 +179,26 @@ def test_what_am_i_looking_at_says_which_results_treat_n_as_unknown():
     text = " ".join(m.value for m in at.expander[0].markdown)
     assert "**RJMCMC (unknown n)** treats n as a parameter under your prior on it" in text, text
     assert "every other method runs at that plug-in n and says so in its name" in text, text
+
+
+def _unknown_size(prior, n_dp, scale):
+    spec = {"seed": 1, "model": {"name": "beta_binomial", "n_prior": prior}, "mechanism": {"name": "laplace",
+            "scale": 2.0}, "n_mechanism": {"name": "laplace", "scale": scale}, "data": {"s_dp": [7.3], "n_dp": n_dp}}
+    return engine.prepare(spec).unknown_n
+
+
+def test_a_chain_starts_at_the_mode_of_n_given_n_dp_alone_however_wide_the_prior():
+    """w(n) = p(n) eta_n(n_dp - n) rises while p(n + 1) / p(n) * eta_n ratio >= 1. A negative binomial of mean 10^6
+    and r = 1e-6 (its 1 - 1e-12 quantile is 1e13: a grid up to there missed the mode and started at 1); under Laplace
+    noise of scale 1 its mode is round(n_dp) = 500, where the prior's ratio q (n + r) / (n + 1) ~ 1 is beaten by
+    the noise's e. A Poisson(10^6) prior against n_dp = 9e6 under Laplace scale 10^5 (the range is past the dense
+    grid): w rises while 10^6 e^(1e-5) / (n + 1) >= 1, so the mode is 1,000,010 (to the last digit, p's rounding)."""
+    from engine.methods.rjmcmc import size_weights, start_n
+
+    assert start_n(_unknown_size({"name": "negative_binomial", "mean": 1e6, "dispersion": 1e-6}, 500.0, 1.0)) == 500
+    wide = _unknown_size({"name": "poisson", "mean": 1e6}, 9e6, 1e5)
+    assert abs(start_n(wide) - math.floor(1e6 * math.exp(1e-5))) <= 1
+    grid, w = size_weights(wide)
+    mean = float(w @ grid)
+    tilted = 1e6 * math.exp(1e-5)  # w is the Poisson(10^6) tilted by e^(n / b): Poisson(10^6 e^(1e-5))
+    assert abs(mean - tilted) < 1 and abs(float(w @ (grid - mean) ** 2) / tilted - 1) < 0.01

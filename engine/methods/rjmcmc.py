@@ -58,6 +58,7 @@ A chain's n starts at the mode of that law (:func:`start_n`).
 """
 from __future__ import annotations
 
+import functools
 import math
 import time
 from dataclasses import dataclass
@@ -99,19 +100,46 @@ def check_unknown_n(problem: Problem, method: str) -> None:
                          "(laplace, gaussian, discrete_laplace, discrete_gaussian)")
 
 
-#: size_weights evaluates w(n) at every integer up to this size, on an even grid of as many points beyond it
+#: size_weights evaluates w(n) at every integer up to this size; beyond it, on an even grid of a tenth as many points
+#: with every integer in windows around round(n_dp), the prior's mode and the coarse grid's best point
 _SIZE_GRID = 1_000_000
 
 
+def _prior_mode(prior) -> int:
+    """The mode of p(n): floor(mean) for the Poisson; floor((r - 1) q / (1 - q)) for the negative binomial with
+    r > 1 (q = mean / (mean + r)), else 0 (p(n + 1) / p(n) = q (n + r) / (n + 1) < 1 from n = 0)."""
+    if prior.name == "poisson":
+        return int(math.floor(prior.mean))
+    r = float(prior.dispersion)
+    return int(math.floor((r - 1.0) * prior.mean / r)) if r > 1.0 else 0
+
+
+@functools.lru_cache(maxsize=16)  # start_n, default_jumps and the cost estimate ask for the same one (not mutated)
 def size_weights(unk) -> tuple[np.ndarray, np.ndarray]:
-    """(n, w(n) normalised) with w(n) = p(n) eta_n(n_dp | n): the posterior of n given n_dp alone. w decreases
-    beyond both n_dp (the size's noise laws are unimodal at 0) and the prior's mode, so n runs from 0 to the larger
-    of round(n_dp) and the prior's 1 - 1e-12 quantile (every integer up to 10^6, an even grid beyond)."""
-    hi = max(int(unk.plug_in), unk.prior.quantile(1.0 - 1e-12), 1)
-    grid = np.arange(hi + 1) if hi <= _SIZE_GRID else np.unique(np.rint(np.linspace(0, hi, _SIZE_GRID + 1)))
+    """(n, weight of n) for w(n) = p(n) eta_n(n_dp | n), the posterior of n given n_dp alone, normalised with each
+    point's share of the integers (1 on the integer grid).
+
+    Beyond a = max(round(n_dp), the prior's mode) both factors decrease: p past its mode, and the noise law (Laplace,
+    Gaussian and their discrete kin, unimodal at 0) away from n_dp, so w(n) <= w(a) eta_n(n - a) / eta_n(0), which
+    50 noise sds past a is below e^-70 of w(a) (Laplace: sd = sqrt(2) b) and falls geometrically: the range stops
+    there. No quantile of the prior is needed (one of a negative binomial with r = 1e-6 took seconds and reached
+    1e13)."""
+    sd = float(unk.mechanism.noise_sd)
+    centre, mode = int(unk.plug_in), _prior_mode(unk.prior)
+    hi = max(centre, mode) + math.ceil(50.0 * sd) + 10
+    if hi <= _SIZE_GRID:
+        grid = np.arange(hi + 1, dtype=float)
+    else:
+        coarse = np.rint(np.linspace(0.0, hi, _SIZE_GRID // 10 + 1))
+        width = min(math.ceil(50.0 * sd) + 10, _SIZE_GRID // 2)
+        grid = np.unique(np.concatenate([coarse] + [np.arange(max(0, c - width), c + width + 1.0)
+                                                    for c in (centre, mode)]))
+        best = grid[int(np.argmax(unk.prior.log_pmf(grid) + unk.log_likelihood(grid)))]
+        step = min(math.ceil(2.0 * hi / (_SIZE_GRID // 10)), _SIZE_GRID // 2)
+        grid = np.unique(np.concatenate([grid, np.arange(max(0.0, best - step), best + step + 1.0)]))
     log_w = unk.prior.log_pmf(grid) + unk.log_likelihood(grid)
-    w = np.exp(log_w - np.max(log_w))
-    return grid.astype(float), w / w.sum()
+    w = np.exp(log_w - np.max(log_w)) * (np.gradient(grid) if grid.size > 1 else 1.0)
+    return grid, w / w.sum()
 
 
 def start_n(unk) -> int:
@@ -121,7 +149,7 @@ def start_n(unk) -> int:
     n_dp = 5,000 under Laplace noise of scale 1: the posterior of n sits near 53) a start at round(n_dp) spent the
     whole warmup, and more, walking down (R-hat 1.14, bulk ESS 20), through sweeps over thousands of records."""
     grid, w = size_weights(unk)
-    return max(1, int(grid[int(np.argmax(w))]))
+    return max(1, int(grid[int(np.argmax(w / (np.gradient(grid) if grid.size > 1 else 1.0)))]))
 
 
 def default_jumps(problem: Problem) -> int:
