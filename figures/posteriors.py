@@ -436,31 +436,37 @@ def _estimate_traces(estimators, param: str, y: float, axes: dict, seen: set) ->
 
 
 def n_pmf_plot(values, probs, *, n_dp: float | None, true_n: int | None = None, plug_in: int | None = None,
-               method: str = "rjmcmc") -> go.Figure:
+               method: str = "rjmcmc", converged: bool = True) -> go.Figure:
     """Posterior pmf of the unknown number of records n (bars, drawn by ``method``), with the released noisy
     size n_dp (solid line; none for a histogram whose total is not released), the plug-in size the known-n
     methods assume (dotted) and, for a simulation, the true n (dashed). ``values``/``probs`` come from
-    ``engine.n_pmf``."""
+    ``engine.n_pmf``. ``converged``: the chain's verdict; where it failed the bars are faded and the title and
+    legend say "not converged", as the density figure's curves do (the title gave a posterior mean of 53.7 from a
+    chain with R-hat 1.13 and an ESS of 20, and nothing said so)."""
     values, probs = np.asarray(values, float), np.asarray(probs, float)
     if values.size == 0 or values.shape != probs.shape:
         raise ValueError("values = [] is invalid: n_pmf_plot needs the posterior pmf of n (values and "
                          "probabilities of equal length)")
     top = float(probs.max()) * 1.1
     fig = go.Figure()
-    fig.add_trace(go.Bar(x=values, y=probs, name="posterior probability of each n", marker={"color": color_of(method)},
+    stalled = "" if converged else " (not converged)"
+    fig.add_trace(go.Bar(x=values, y=probs, name=f"posterior probability of each n{stalled}",
+                         marker={"color": color_of(method)}, opacity=1.0 if converged else 0.4,
                          hovertemplate="n = %{x}<br>probability %{y:.3g}<extra></extra>",
-                         meta={"kind": "n_pmf", "method": method, "param": "n"}))
-    lines = [] if n_dp is None else [("n_dp", float(n_dp), f"released n_dp = {n_dp:.4g}", BOUND_COLOR, "solid")]
+                         meta={"kind": "n_pmf", "method": method, "param": "n", "converged": bool(converged)}))
+    # sizes as counts are written, 1,000,000 (":.4g" wrote 1e+06, and 1.235e+06 for 1,234,567)
+    lines = [] if n_dp is None else [("n_dp", float(n_dp), f"released n_dp = {n_dp:,.7g}", BOUND_COLOR, "solid")]
     if plug_in is not None:
-        lines.append(("plug_in", float(plug_in), f"plug-in n = {int(plug_in)}", NEUTRAL_COLOR, "dot"))
+        lines.append(("plug_in", float(plug_in), f"plug-in n = {int(plug_in):,}", NEUTRAL_COLOR, "dot"))
     if true_n is not None:
-        lines.append(("truth", float(true_n), f"true n = {int(true_n)}", TRUTH_COLOR, "dash"))
+        lines.append(("truth", float(true_n), f"true n = {int(true_n):,}", TRUTH_COLOR, "dash"))
     for kind, x, name, color, dash in lines:
         fig.add_trace(go.Scatter(x=[x, x], y=[0.0, top], mode="lines", name=name,
                                  line={"color": color, "dash": dash, "width": 2.5},
                                  meta={"kind": kind, "param": "n", "value": x}))
     mean = float(np.sum(values * probs))
-    title, top = titled(f"Number of records n: posterior mean {mean:.4g}")
+    shown = f"{mean:,.0f}" if mean >= 1e4 else f"{mean:.4g}"
+    title, top = titled(f"Number of records n: posterior mean {shown}{stalled}")
     fig.update_layout(height=400, title=title, xaxis_title="number of records n",
                       yaxis={"title": "posterior probability", "rangemode": "tozero"}, legend=BOTTOM_LEGEND,
                       bargap=0.05, margin={"l": 60, "r": 20, "t": top, "b": 50})

@@ -31,7 +31,11 @@ with st.expander("What am I looking at?"):
         "posterior draws, wider by design. The dashed vertical line is the true value of the simulation; the "
         "dotted grey curve is what the confidential records themselves would say. The table gives each method's "
         "mean, sd and 90% interval (q5–q95) with its convergence verdict: a sampler's numbers count only when "
-        "R-hat ≤ 1.01 and ESS ≥ 400.")
+        "R-hat ≤ 1.01 and ESS ≥ 400.\n\n"
+        "With an unknown n (*Sample size* → *unknown (private)*) the number of records was released too, as a noisy "
+        "**n_dp**. **RJMCMC (unknown n)** treats n as a parameter under your prior on it, and a second figure shows "
+        "its posterior probability of each n against n_dp and the plug-in n = round(n_dp); every other method runs "
+        "at that plug-in n and says so in its name (\"at plug-in n = N\"): exact only given that n.")
 terms.terms_expander(("s_dp", "epsilon", "delta", "rho", "zcdp", "sensitivity", "naive", "exact", "ops", "independent",
                       "rhat", "ess", "q5_q95"))
 note = st.session_state.pop(keys.PRESET_NOTE, None)
@@ -58,7 +62,7 @@ elif prepared.n_dp is None and s.model == "dirichlet_multinomial":
 elif prepared.n_dp is None:  # OpenDP's mean: its noisy length, inside the ratio, is n's one trace
     size = "n unknown and not released apart from the mean's noisy length"
 else:
-    size = f"n unknown: released **n_dp = {prepared.n_dp:.4g}** (plug-in n = {prepared.n:,})"
+    size = f"n unknown: released **n_dp = {prepared.n_dp:,.7g}** (plug-in n = {prepared.n:,})"  # 1,000,000, not 1e+06
 st.markdown(f"**{MODEL_LABELS[s.model]}**, {size} · release **s_dp = {release}**{truth}")
 if len(prepared.s_dp) > RELEASE_SHOWN:
     with st.expander(f"The whole release: {len(prepared.s_dp)} numbers"):
@@ -151,7 +155,7 @@ with results_area:
     if n_source:  # the unknown n's own posterior, against what was released and the truth
         values, probs = method_runs.n_pmf(ok[n_source].result)
         n_fig = posteriors.n_pmf_plot(values, probs, n_dp=prepared.n_dp, plug_in=prepared.n, true_n=prepared.n_true,
-                                      method=n_source)
+                                      method=n_source, converged=not ok[n_source].stalled)
         # its file stands alone as the posterior's does: the method that drew n, the mechanism and the scenario
         n_title = f"{export.page_title(n_fig)}, by {tables.run_label(n_source, ok[n_source])}; " \
                   f"{prepared.mechanism_title}"

@@ -39,10 +39,19 @@ def _usable(run) -> bool:
         getattr(run, "stalled", False) or getattr(run, "too_few", False))
 
 
+def _plug_in_n(run) -> int | None:
+    """The plug-in n a run of an unknown-n problem ran at (``info["plug_in_n"]``), None where it treated n as unknown
+    or n was known."""
+    return (getattr(getattr(run, "result", None), "info", None) or {}).get("plug_in_n")
+
+
 def reference_method(runs: Mapping[str, Any]) -> str | None:
-    """The exact posterior the sentence compares naive with: the first of closed form, best method,
-    pseudo-marginal, DA-MCMC, ABC that produced draws (and, for a chain, converged)."""
-    return next((m for m in _EXACT_ORDER if _usable(runs.get(m))), None)
+    """The exact posterior the sentence compares naive with: the first of RJMCMC, closed form, best method,
+    pseudo-marginal, DA-MCMC, ABC that produced draws (and, for a chain, converged), one that treats an unknown n
+    as unknown before one run at the plug-in n. With RJMCMC not converged, the closed form at the plug-in n was
+    "the exact posterior" of an unknown n (audit s25)."""
+    usable = [m for m in _EXACT_ORDER if _usable(runs.get(m))]
+    return next((m for m in usable if _plug_in_n(runs[m]) is None), usable[0] if usable else None)
 
 
 def _row(run, param: str) -> Mapping[str, float]:
@@ -116,6 +125,9 @@ def headline(runs: Mapping[str, Any], true_params: Mapping[str, Any] | None = No
     where = "" if not several else f" for {param} (the parameter shown)"
     exact_name = "the exact posterior" if ref in ("exact", "auto") else \
         "the exact posterior (RJMCMC, n unknown)" if ref == "rjmcmc" else f"the exact posterior ({METHOD_LABELS[ref]})"
+    if (plug := _plug_in_n(exact)) is not None:  # exact only given that n: the sentence says so
+        exact_name = f"the posterior given the plug-in n = {plug:,} ({METHOD_LABELS[ref]}; n is unknown, so it is " \
+                     "exact only given that n)"
     whole = _whole_model(naive, exact, params, truth, exact_name, agree)
     ratio = e["sd"] / n["sd"] if n["sd"] > 0 else math.inf
     apart = f"means {_fmt(abs(n['mean'] - e['mean']))} apart"
@@ -188,7 +200,7 @@ def convergence_warning(runs: Mapping[str, Any], *, figure: bool = True, switche
     draws the curves (the warning then says how they are drawn). ``switched_on``: the scenario's methods,
     where ``runs`` holds only some of them (Diagnostics shows one), so the advice never says to switch on
     a method that is on."""
-    parts, few = [], []
+    parts, few, n_unknown = [], [], []
     for m, run in runs.items():
         if getattr(run, "too_few", False):
             few.append((run_label(m, run), int((run.convergence or {}).get("draws") or 0)))
@@ -202,6 +214,7 @@ def convergence_warning(runs: Mapping[str, Any], *, figure: bool = True, switche
         # rounded up as the tables and the verdict write it: 1.01027 read "R-hat 1.010" beside a table's failing 1.011
         parts.append(f"{run_label(m, run)} (R-hat {'—' if rhat is None else rhat_at_most(rhat)}, "
                      f"ESS {ess_full(ess)})")
+        n_unknown.append(_treats_n_as_unknown(run))
     out = []
     if parts:
         its = "Its" if len(parts) == 1 else "Their"
@@ -209,7 +222,8 @@ def convergence_warning(runs: Mapping[str, Any], *, figure: bool = True, switche
             else f" {its}"
         out.append("Not converged: " + "; ".join(parts) + "." + shown + " numbers are not to be trusted (a "
                    "sampler needs R-hat ≤ 1.01 and an effective sample size (ESS) ≥ 400): raise draws or chains "
-                   "in Method settings" + _switch_on(runs, switched_on) + ".")
+                   "in Method settings" + (_PLUG_IN_NO_STAND_IN if all(n_unknown) else _switch_on(runs, switched_on))
+                   + ".")
     if few:
         names = "; ".join(f"{name} ({d:,} draw{'' if d == 1 else 's'})" for name, d in few)
         drawn = " The draws are tick marks on the axis, not a curve, and the" if figure else " The"
@@ -217,6 +231,19 @@ def convergence_warning(runs: Mapping[str, Any], *, figure: bool = True, switche
                    "be trusted: raise the time limit or the maximum proposals in Method settings, or use Exact "
                    "(best method).")
     return " ".join(out) or None
+
+
+#: the advice where every chain that has not mixed treats an unknown n as unknown (RJMCMC): the fast exact methods
+#: _switch_on names would run at the plug-in n, another posterior (audit s25: it said to switch them on)
+_PLUG_IN_NO_STAND_IN = ("; the other methods run at the plug-in n (exact only given that n) and do not stand in "
+                        "for it")
+
+
+def _treats_n_as_unknown(run) -> bool:
+    """Did the run treat an unknown n as a parameter (RJMCMC; exact on a histogram; OpenDP's mean)?"""
+    result = getattr(run, "result", None)
+    info = getattr(result, "info", None) or {}
+    return bool(info.get("unknown_n")) or "n" in (getattr(result, "param_names", None) or ())
 
 
 #: why each fast exact method is worth switching on when a chain has not mixed

@@ -146,10 +146,12 @@ def parse_matrix(field: str, text: Any) -> list[list[float]]:
 
 
 def parse_n_dp(text: Any) -> float:
-    """``data.n_dp`` typed as text: exactly one number (negative is fine: it is noise)."""
-    values = parse_numbers("data.n_dp", text)
+    """``data.n_dp`` typed as text: exactly one number (negative is fine: it is noise). Empty or not a number, the
+    message is this field's, not parse_numbers' "a list of numbers separated by commas" (audit s25)."""
+    allowed = "must be one number, the released noisy size, e.g. 21.4 (negative is possible: it is noise)"
+    values = parse_numbers("data.n_dp", text, allowed=allowed)
     if len(values) != 1:
-        raise ValueError(f"data.n_dp = {text!r} is invalid: must be one number, the released noisy size")
+        raise ValueError(f"data.n_dp = {text!r} is invalid: {allowed}")
     return values[0]
 
 

@@ -45,10 +45,19 @@ def _size_section(model: str) -> dict:
         return out
     # the choices get the sidebar's whole width (in half of it "Negative binomial" and "none (only inside the
     # statistic)" were cut off), the numbers two to a row
-    out["n_prior"] = st.selectbox("prior on n", N_PRIORS, key=keys.W_N_PRIOR, format_func=N_PRIOR_LABELS.get)
+    out["n_prior"] = st.selectbox("prior on n", N_PRIORS, key=keys.W_N_PRIOR, format_func=N_PRIOR_LABELS.get,
+                                  help="What you believed about the number of records before the release. Poisson: "
+                                       "sd √mean, a firm belief; negative binomial: sd √(mean + mean²/r), wider "
+                                       "for a small dispersion r. The methods that treat n as unknown use it "
+                                       "(RJMCMC; for a histogram, the exact posterior; for OpenDP's mean, the "
+                                       "pseudo-marginal sampler); every other method runs at a plug-in n and "
+                                       "says so.")
     c1, c2 = st.columns(2)
     out["n_prior_mean"] = float(number_box("prior mean of n", keys.W_N_PRIOR_MEAN, section="size",
-                                           fallback=last_value("n_prior_mean"), container=c1))
+                                           fallback=last_value("n_prior_mean"), container=c1,
+                                           help="Your best guess of n before the release; must be > 0. A prior "
+                                                "far from n_dp pulls n's posterior towards it (where the noise on n "
+                                                "is wide against the prior's sd)."))
     if out["n_prior"] == "negative_binomial":
         out["n_prior_dispersion"] = float(number_box("dispersion r", keys.W_N_PRIOR_DISPERSION, section="size",
                                                      fallback=last_value("n_prior_dispersion"), container=c2,
