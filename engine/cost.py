@@ -64,7 +64,7 @@ from .methods.da_mcmc import burn_passes, da_mcmc, shift_work
 from .methods.exact import exact
 from .methods.mean_ratio import planned_work
 from .methods.pseudo_marginal import _clean, _setup, choose_particles, moment_estimate, pseudo_marginal
-from .methods.rjmcmc import check_unknown_n, default_jumps
+from .methods.rjmcmc import check_unknown_n, default_jumps, size_weights
 from .models.custom import CustomModel, PythonRunner, log_eta_function
 from .models import make_model
 
@@ -405,7 +405,9 @@ def estimate_cost(problem: Problem, method: dict, rates: dict | None = None, cei
         except ValueError as exc:
             return Cost(name, 0.0, "record updates", 0.0, f"it will refuse this problem: {exc}")
         jumps = settings.get("jumps") or default_jumps(problem)
-        size = max(model.n, problem.unknown_n.prior.mean)
+        # the chains start at and stay near the n that n_dp and the prior on n make likely (size_weights), not the
+        # plug-in n: a Poisson(20) prior with n_dp = 1e6 was priced at n = 1e6 (250 s) for chains at n ~ 54
+        size = _likely_size(problem)
         units = float(iters) * (size + jumps)
         secs = units * family["record_update_s"] / _parallel(chains, rates)
         return Cost(name, units, "record updates", secs, f"{chains} chains x {warmup + draws:,} iterations x "
@@ -422,8 +424,15 @@ def estimate_cost(problem: Problem, method: dict, rates: dict | None = None, cei
     return Cost(name, float(chains * draws), "conjugate draws", 1e-7 * chains * draws + 0.01, "closed-form draws")
 
 
+def _likely_size(problem: Problem) -> float:
+    """The n an unknown-n chain (rjmcmc, mcem's E-step) starts at and stays near: the mean of n given n_dp and the
+    prior on n alone (:func:`engine.methods.rjmcmc.size_weights`), at least 1."""
+    grid, weight = size_weights(problem.unknown_n)
+    return max(float(weight @ grid) / float(weight.sum()), 1.0)
+
+
 def _mcem_cost(problem: Problem, settings: dict, family: dict) -> Cost:
-    size = problem.model.n if problem.unknown_n is None else max(problem.model.n, problem.unknown_n.prior.mean)
+    size = problem.model.n if problem.unknown_n is None else _likely_size(problem)
     kind = mcem.estep_kind(problem, np.random.default_rng(0), settings.get("estep", "auto"),
                            mcem._start(problem))
     m = mcem.expected_draws(settings["draws"], settings.get("max_iter", 60))

@@ -202,3 +202,18 @@ def test_a_chain_starts_at_the_mode_of_n_given_n_dp_alone_however_wide_the_prior
     mean = float(w @ grid)
     tilted = 1e6 * math.exp(1e-5)  # w is the Poisson(10^6) tilted by e^(n / b): Poisson(10^6 e^(1e-5))
     assert abs(mean - tilted) < 1 and abs(float(w @ (grid - mean) ** 2) / tilted - 1) < 0.01
+
+
+def test_rjmcmc_and_mcem_are_priced_at_the_n_their_chains_hold():
+    """The chains start near the n that n_dp and the prior on n make likely (about 54 for a Poisson(20) prior and
+    n_dp = 10^6); estimate_cost still priced them at the plug-in n = 10^6 (250 s), so the app's work budget refused a
+    run of under a second."""
+    from engine.cost import estimate_cost
+
+    spec = {"seed": 1, "model": {"name": "beta_binomial", "n_prior": {"name": "poisson", "mean": 20.0}},
+            "mechanism": {"name": "laplace", "epsilon": 1.0}, "n_mechanism": {"name": "laplace", "epsilon": 1.0},
+            "data": {"s_dp": [3.0], "n_dp": 1e6}}
+    problem = engine.prepare(spec)
+    cost = estimate_cost(problem, {"name": "rjmcmc"})
+    assert "n ~ 54 records" in cost.detail and cost.units < 2e6, cost
+    assert estimate_cost(problem, {"name": "mcem"}).units < 1e7
