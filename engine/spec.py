@@ -218,8 +218,8 @@ def _check_unknown_n(d, model_d, data_d) -> dict:
     histogram whose total is released only through its cells)."""
     make_size_prior(model_d["n_prior"])
     if model_d["name"] not in _UNKNOWN_N_MODELS:
-        fail("model.n_prior", model_d["n_prior"], f"{model_d['name']} has fixed-n tables and does not support an "
-             "unknown n; use " + ", ".join(_UNKNOWN_N_MODELS))
+        fail("model.n_prior", model_d["n_prior"], f"is for an unknown n, which {model_d['name']} does not support "
+             "(its n must be known); the models that do: " + ", ".join(_UNKNOWN_N_MODELS))
     mech = d.get("mechanism", d.get("release"))
     if isinstance(mech, Mapping) and (mech.get("name") == "randomized_response" or mech.get("mechanism") == "Binary"):
         fail("mechanism.name", "randomized_response", "is not available with an unknown n (the reports reveal n); "

@@ -88,7 +88,7 @@ def test_bad_prior_mean_shows_the_engine_error_next_to_the_input_and_keeps_it():
     (lambda at: at.text_input(key=keys.W_N_SCALE).set_value(str(-1.0)).run(), "noise scale on n must be a finite number > 0 (you entered -1)"),
     (lambda at: at.text_input(key=keys.W_N_DP).input("lots").run(), "Released n_dp must be"),
     (lambda at: at.selectbox(key=keys.W_MODEL).set_value("naive_bayes_loglinear").run(),
-     "has fixed-n tables and does not support an unknown n"),
+     "is for an unknown n, which Naive-Bayes log-linear does not support (its n must be known)"),
 ], ids=["n_mechanism", "n_dp", "loglinear"])
 def test_other_bad_unknown_n_inputs_are_named(act, message):
     at = _open(scenario=BAYES_VS_MLE.scenario)

@@ -217,3 +217,13 @@ def test_rjmcmc_and_mcem_are_priced_at_the_n_their_chains_hold():
     cost = estimate_cost(problem, {"name": "rjmcmc"})
     assert "n ~ 54 records" in cost.detail and cost.units < 2e6, cost
     assert estimate_cost(problem, {"name": "mcem"}).units < 1e7
+
+
+def test_a_prior_on_n_for_a_model_without_an_unknown_n_says_so_for_any_model():
+    """It said "{model} has fixed-n tables" for every model, words that fit only the log-linear one."""
+    spec = {"seed": 1, "model": {"name": "linear_regression", "n_prior": {"name": "poisson", "mean": 5.0}},
+            "mechanism": {"name": "laplace", "epsilon": 1.0}, "data": {"s_dp": [0.0] * 9, "n_dp": 5.0}}
+    with pytest.raises(ValueError, match=r"model\.n_prior = .* is invalid: is for an unknown n, which "
+                                         r"linear_regression does not support \(its n must be known\); the models "
+                                         r"that do: beta_binomial"):
+        engine.prepare(spec)

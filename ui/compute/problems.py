@@ -38,8 +38,9 @@ def _checked_model(scenario: Scenario, records=None):
     if n_prior is not None:
         make_size_prior(n_prior)
         if scenario.model not in UNKNOWN_N_MODELS:
-            raise ValueError(f"model.n_prior = {n_prior!r} is invalid: {scenario.model} has fixed-n tables and does "
-                             "not support an unknown n; use " + ", ".join(UNKNOWN_N_MODELS))
+            raise ValueError(f"model.n_prior = {n_prior!r} is invalid: is for an unknown n, which {scenario.model} "
+                             "does not support (its n must be known); the models that do: "
+                             + ", ".join(UNKNOWN_N_MODELS))
         table.setdefault("n", max(int(scenario.n), 1))
     return engine.make_model(table["name"], table)
 
