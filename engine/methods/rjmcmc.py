@@ -14,9 +14,9 @@ Within-model moves (n fixed)
     Gibbs), then the record sweep x_i* ~ f(. | theta) accepted with probability
     min{1, eta(s_dp | s - t(x_i) + t(x_i*)) / eta(s_dp | s)}. Both leave pi(theta, x | n) invariant,
     hence pi. The compiled sweep is the one DA-MCMC runs (:mod:`engine.kernels.da_mcmc`). For normal
-    records, translation moves (mu, x) -> (mu + d, x + d) between the two (:func:`engine.kernels.rjmcmc.
-    normal_shift`, derived there): under wide noise the Gibbs pair moves mu by about sd / sqrt(n) an
-    iteration across a posterior as wide as its prior.
+    records, translation moves (mu, x) -> (mu + d, x + d) between the two (:func:`engine.kernels.da_mcmc.
+    normal_shift`, derived there; DA-MCMC makes them too): under wide noise the Gibbs pair moves mu by
+    about sd / sqrt(n) an iteration across a posterior as wide as its prior.
 
 Between-model moves (theta fixed), derived from Green (1995)
     *Add* (chosen with probability 1/2): draw x* ~ f(. | theta), insert it at a uniformly chosen
