@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["density_curve", "binned_kde"]
+__all__ = ["density_curve", "binned_kde", "kde_scale"]
 
 _KDE_MIN_DRAWS = 50
 _GRID = 256
@@ -29,10 +29,22 @@ def density_curve(result, param: str, support: tuple[float, float] | None = None
     return "kde", grid, pdf
 
 
+def kde_scale(x: np.ndarray) -> float:
+    """min(sd, IQR / 1.349) of the draws (:func:`binned_kde`), the sd where the IQR is 0."""
+    sd = float(np.std(x, ddof=1))
+    q25, q75 = np.percentile(x, [25.0, 75.0])
+    iqr = float(q75 - q25) / 1.349
+    return min(sd, iqr) if iqr > 0 else sd
+
+
 def binned_kde(x: np.ndarray, points: int = _GRID, lower: float = -np.inf,
                upper: float = np.inf) -> tuple[np.ndarray, np.ndarray]:
-    """Gaussian KDE with Scott's bandwidth (scipy's ``gaussian_kde`` default), evaluated on ``points``
-    points from min − bw to max + bw, by linear binning onto a fine grid and one convolution.
+    """Gaussian KDE with Scott's bandwidth n^(-1/5) x scale (scipy's ``gaussian_kde`` default where the scale is
+    the sd), evaluated on ``points`` points from min − bw to max + bw, by linear binning onto a fine grid and one
+    convolution. The scale is the smaller of the sd and IQR / 1.349 (both the sd for normal draws; Silverman's
+    robust choice): a heavy-tailed posterior's sd is set by its tail, and the normal mean's at n = 40, ε = 0.3 (a
+    sharp peak, a tail as long as the prior's, kurtosis 27) got a bandwidth wider than its peak, which DA-MCMC's
+    curve drew at half the height of the exact density beside it.
 
     Binning to 2048 cells moves each draw by at most half a cell, far below the bandwidth (the grid is
     at most 2 × range + 2 bw wide, bw ≥ range / 2048 for any sample the app draws), so the curve is
@@ -46,7 +58,7 @@ def binned_kde(x: np.ndarray, points: int = _GRID, lower: float = -np.inf,
     outside the range (a custom model's parameter) leave it unbounded.
     """
     x = np.asarray(x, float)
-    bw = float(x.std(ddof=1) * x.size ** (-0.2))
+    bw = float(kde_scale(x) * x.size ** (-0.2))
     if x.min() < lower or x.max() > upper:
         lower, upper = -np.inf, np.inf
     lo, hi = max(x.min() - bw, lower), min(x.max() + bw, upper)
