@@ -30,19 +30,23 @@ def density_curve(result, param: str, support: tuple[float, float] | None = None
 
 
 def kde_scale(x: np.ndarray) -> float:
-    """min(sd, IQR / 1.349) of the draws (:func:`binned_kde`), the sd where the IQR is 0."""
+    """min(sd, shorth / 1.349) of the draws (:func:`binned_kde`), the sd where the shorth is 0. The shorth is the
+    length of the shortest interval holding half the draws (Rousseeuw & Leroy 1988), the IQR for a symmetric
+    unimodal sample (so 1.349 sd for normal draws) and the width of the peak for a skewed one, where the IQR still
+    spans part of the tail."""
+    x = np.sort(np.asarray(x, float))
     sd = float(np.std(x, ddof=1))
-    q25, q75 = np.percentile(x, [25.0, 75.0])
-    iqr = float(q75 - q25) / 1.349
-    return min(sd, iqr) if iqr > 0 else sd
+    half = (x.size + 1) // 2
+    shorth = float(np.min(x[half - 1:] - x[:x.size - half + 1])) / 1.349
+    return min(sd, shorth) if shorth > 0 else sd
 
 
 def binned_kde(x: np.ndarray, points: int = _GRID, lower: float = -np.inf,
                upper: float = np.inf) -> tuple[np.ndarray, np.ndarray]:
     """Gaussian KDE with Scott's bandwidth n^(-1/5) x scale (scipy's ``gaussian_kde`` default where the scale is
     the sd), evaluated on ``points`` points from min − bw to max + bw, by linear binning onto a fine grid and one
-    convolution. The scale is the smaller of the sd and IQR / 1.349 (both the sd for normal draws; Silverman's
-    robust choice): a heavy-tailed posterior's sd is set by its tail, and the normal mean's at n = 40, ε = 0.3 (a
+    convolution. The scale is the smaller of the sd and the shorth / 1.349 (:func:`kde_scale`; both the sd for
+    normal draws): a heavy-tailed posterior's sd is set by its tail, and the normal mean's at n = 40, ε = 0.3 (a
     sharp peak, a tail as long as the prior's, kurtosis 27) got a bandwidth wider than its peak, which DA-MCMC's
     curve drew at half the height of the exact density beside it.
 

@@ -584,7 +584,7 @@ def test_sweep_cells_that_did_not_converge_are_marked():
 @pytest.mark.parametrize("draws", ["normal", "skewed", "bimodal", "few", "heavy"])
 def test_binned_kde_is_scipys_kde(rng, draws):
     """The fast binned KDE equals scipy's gaussian_kde at the same bandwidth (Scott's factor on the robust scale,
-    figures.kde.kde_scale) to 1% of the peak."""
+    min(sd, shorth / 1.349): figures.kde.kde_scale) to 1% of the peak."""
     x = {"normal": rng.normal(0.3, 0.05, 8000), "skewed": rng.beta(1.2, 30, 4000),
          "bimodal": np.r_[rng.normal(0, 1, 3000), rng.normal(6, 0.5, 1000)], "few": rng.normal(0, 1, 60),
          "heavy": rng.standard_t(2, 8000)}[draws]
@@ -597,7 +597,8 @@ def test_a_heavy_tailed_posteriors_curve_keeps_its_peak(rng):
     """A heavy tail sets the sd, and a bandwidth from the sd was wider than the peak: DA-MCMC's curve of the normal
     mean at n = 40, ε = 0.3 stood at half the exact density's height. Draws of that shape, 80% N(1.7, 0.5^2) and a
     flat 20% over [3, 25] (peak density 0.638, sd 5.6): the curve's peak within 10% of it, where the sd's bandwidth
-    drew it below 60%; and for normal draws the robust scale is the sd (within 5%)."""
+    drew it below 60%; and for normal draws the robust scale is the sd (within 5%). DA-MCMC's own draws of that
+    posterior put 37.6% in [1.2, 2.2] against the exact 37.4%: the curve was wrong, not the sampler."""
     x = np.r_[rng.normal(1.7, 0.5, 6400), rng.uniform(3.0, 25.0, 1600)]
     grid, pdf = binned_kde(x)
     peak = 0.8 * stats.norm(1.7, 0.5).pdf(1.7)
