@@ -167,10 +167,11 @@ def machine_rates() -> dict:
                           s_dp=np.array(s_dp))
         da_mcmc(problem, np.random.default_rng(0), chains=1, draws=1, warmup=0, parallel=False)  # load kernels
         iters = 8
-        t_rec = _time(lambda: da_mcmc(problem, np.random.default_rng(0), chains=1, draws=iters, warmup=0,
-                                      parallel=False)) / (iters * 40_000)
         if name == "normal_known_sd":  # the unit the other models' constants are in: the sweep's record update alone
             t_rec = _normal_sweep_rate(problem, iters)
+        else:
+            t_rec = _time(lambda: da_mcmc(problem, np.random.default_rng(0), chains=1, draws=iters, warmup=0,
+                                          parallel=False)) / (iters * 40_000)
         setup = _setup(problem)
         theta = _clean(setup, moment_estimate(problem))
         draws = 20 if name == "normal_known_sd" else 20_000
@@ -379,15 +380,16 @@ def estimate_cost(problem: Problem, method: dict, rates: dict | None = None, cei
         setup = _setup(problem)
         per_draw = family["statistic_draw_s"] * setup.pilot_cost
         fixed = 0.0
+        lanes = _parallel(chains, rates)
         if isinstance(model, CustomModel):  # a particle is the pieces' Python calls; one chain at a time (the GIL)
-            per_draw, fixed = (v * _parallel(chains, rates) for v in _custom_pm_s(problem))
+            (per_draw, fixed), lanes = _custom_pm_s(problem), 1
         if getattr(model, "name", "") == "linear_regression":  # n simulated records in one fused loop
             normal = rates["normal_known_sd"]["record_update_s"]
             per_draw = normal * _REGRESSION_PARTICLE * (1 + model.stat_dim) * model.n
             fixed = normal * _REGRESSION_PM_ITERATION  # the proposal, its mixture density and the step
 
         def seconds(m: int) -> float:  # M particles an iteration
-            return (float(iters) * m * per_draw + iters * fixed) / _parallel(chains, rates)
+            return (float(iters) * m * per_draw + iters * fixed) / lanes
 
         m = settings.get("particles")
         if m is None and ceiling is not None and seconds(1) > ceiling:  # the floor: one particle an iteration
@@ -427,8 +429,8 @@ def estimate_cost(problem: Problem, method: dict, rates: dict | None = None, cei
 def _likely_size(problem: Problem) -> float:
     """The n an unknown-n chain (rjmcmc, mcem's E-step) starts at and stays near: the mean of n given n_dp and the
     prior on n alone (:func:`engine.methods.rjmcmc.size_weights`), at least 1."""
-    grid, weight = size_weights(problem.unknown_n)
-    return max(float(weight @ grid) / float(weight.sum()), 1.0)
+    grid, weight = size_weights(problem.unknown_n)  # the weights sum to 1
+    return max(float(weight @ grid), 1.0)
 
 
 def _mcem_cost(problem: Problem, settings: dict, family: dict) -> Cost:

@@ -82,9 +82,9 @@ NO_BOX = np.zeros((0, 0))
 NO_MID = np.zeros(0)
 
 __all__ = ["bernoulli_chain", "categorical_chain", "poisson_chain", "normal_chain", "normal_shift",
-           "loglinear_chain", "bernoulli_sweep", "poisson_sweep", "normal_sweep", "normal_sums", "regression_sweep",
-           "regression_chain", "regression_window_sweep", "regression_window_chain",
-           "beta_draw", "sigma2_draw", "truncated_normal_above", "censored_refresh", "clamped_list", "shift_moves"]
+           "normal_shift_moves", "loglinear_chain", "bernoulli_sweep", "poisson_sweep", "normal_sweep", "normal_sums",
+           "regression_sweep", "regression_chain", "regression_window_sweep", "regression_window_chain", "beta_draw",
+           "sigma2_draw", "truncated_normal_above", "censored_refresh", "clamped_list", "shift_moves"]
 
 
 @njit(cache=True, nogil=True)
@@ -288,25 +288,35 @@ def normal_shift(rng, x, n, s, mu, step, lo, hi, prior_mean, prior_sd, sdp, kern
 
 
 @njit(cache=True, nogil=True)
+def normal_shift_moves(rng, x, n, s, sum_x, mu, noise_sd, lo, hi, prior_mean, prior_sd, sdp, kernel, scale):
+    """The three translation moves (:func:`normal_shift`) DA-MCMC and rjmcmc make after mu's draw, of steps
+    near = min(2.4 noise_sd / n, prior_sd) (the sum moves by about the noise's spread), sqrt(near prior_sd) and
+    prior_sd (where the records sit clamped and the sum no longer follows mu). Returns (mu, s, sum_x)."""
+    near = min(2.4 * noise_sd / n, prior_sd)
+    for step in (near, math.sqrt(near * prior_sd), prior_sd):
+        mu, s, d = normal_shift(rng, x, n, s, mu, step, lo, hi, prior_mean, prior_sd, sdp, kernel, scale)
+        sum_x += n * d
+    return mu, s, sum_x
+
+
+@njit(cache=True, nogil=True)
 def normal_chain(rng, x, s, sum_x, sd, lo, hi, prior_mean, prior_sd, s_dp, kernel, scale, noise_sd, shifts, n_iter,
                  out_theta, out_acc, out_frac):
     """Normal-mean chain with known sd; statistic = sum of records clamped to [lo, hi].
     mu | x ~ N(m, v) with 1/v = 1/prior_sd^2 + n/sd^2, m = v (prior_mean/prior_sd^2 + sum x/sd^2); with
-    ``shifts``, then three translation moves (:func:`normal_shift`) of steps near = min(2.4 noise_sd / n,
-    prior_sd), sqrt(near prior_sd) and prior_sd; then the record sweep. Returns (s, sum_x)."""
+    ``shifts``, then the three translation moves (:func:`normal_shift_moves`); then the record sweep. Returns
+    (s, sum_x)."""
     n = x.size
     prec = 1.0 / (prior_sd * prior_sd) + n / (sd * sd)
     post_sd = 1.0 / math.sqrt(prec)
-    near = min(2.4 * noise_sd / n, prior_sd)
     for t in range(n_iter):
         # resynchronise the running sums so rounding error cannot accumulate across sweeps
         s, sum_x = normal_sums(x, lo, hi)
         m = (prior_mean / (prior_sd * prior_sd) + sum_x / (sd * sd)) / prec
         mu = rng.normal(m, post_sd)
         if shifts:
-            for step in (near, math.sqrt(near * prior_sd), prior_sd):
-                mu, s, d = normal_shift(rng, x, n, s, mu, step, lo, hi, prior_mean, prior_sd, s_dp, kernel, scale)
-                sum_x += n * d
+            mu, s, sum_x = normal_shift_moves(rng, x, n, s, sum_x, mu, noise_sd, lo, hi, prior_mean, prior_sd, s_dp,
+                                              kernel, scale)
         out_theta[t, 0] = mu
         s, sum_x, asum, nacc = normal_sweep(rng, x, s, sum_x, mu, sd, lo, hi, s_dp, kernel, scale)
         out_acc[t] = asum / n

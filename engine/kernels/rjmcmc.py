@@ -44,7 +44,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .da_mcmc import bernoulli_sweep, normal_shift, normal_sums, normal_sweep, poisson_sweep
+from .da_mcmc import bernoulli_sweep, normal_shift_moves, normal_sums, normal_sweep, poisson_sweep
 from .shared import log_noise
 
 __all__ = ["rj_bernoulli_chain", "rj_poisson_chain", "rj_normal_chain", "log_prior_up", "bernoulli_tables"]
@@ -224,10 +224,8 @@ def rj_normal_chain(rng, x, n, sd, lo, hi, prior_mean, prior_sd, noise_sd, updat
                     nkernel, nscale, pcode, pmean, pdisp, jumps, n_iter, out_theta, out_n, out_suff, out_acc, out_frac,
                     out_jump):
     """Normal records with known sd, statistic the sum clamped to [lo, hi]; mu | x conjugate with
-    n records, then (where mu is drawn) three translation moves
-    (:func:`engine.kernels.da_mcmc.normal_shift`), of steps
-    near = min(2.4 noise_sd / n, prior_sd) (the sum moves by about the noise's spread), prior_sd (where
-    the records sit clamped and the sum no longer follows mu) and their geometric mean: on audit s24's
+    n records, then (where mu is drawn) the three translation moves of DA-MCMC
+    (:func:`engine.kernels.da_mcmc.normal_shift_moves`): on audit s24's
     case (clamp [-3, 3], prior sd 10, Laplace scale 3) bulk ESS of mu 725-906 from 4 x 1,000 draws over
     three seeds, R-hat <= 1.006 (13 and 1.25 without them; 550 and up to 1.018 with the outer two alone).
     Each move keeps n, so a step that depends on it is symmetric. Returns (x, n, s, sum_x)."""
@@ -239,10 +237,8 @@ def rj_normal_chain(rng, x, n, sd, lo, hi, prior_mean, prior_sd, noise_sd, updat
             m = (prior_mean / (prior_sd * prior_sd) + sum_x / (sd * sd)) / prec
             mu = rng.normal(m, 1.0 / math.sqrt(prec))
             if n > 0:
-                near = min(2.4 * noise_sd / n, prior_sd)
-                for step in (near, math.sqrt(near * prior_sd), prior_sd):
-                    mu, s, d = normal_shift(rng, x, n, s, mu, step, lo, hi, prior_mean, prior_sd, sdp, kernel, scale)
-                    sum_x += n * d
+                mu, s, sum_x = normal_shift_moves(rng, x, n, s, sum_x, mu, noise_sd, lo, hi, prior_mean, prior_sd,
+                                                  sdp, kernel, scale)
         out_theta[t, 0] = mu
         asum, nacc = 0.0, 0
         if n > 0:
