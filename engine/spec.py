@@ -21,12 +21,12 @@ from .mechanisms.ratio import ratio_release
 from .methods import DEFAULT_METHOD, METHOD_NAMES, validate_method
 from .methods.base import check_mechanism_supported, check_model_supported
 from .models import make_model, record_columns
-from .models.sample_size import check_n_dp, make_size_mechanism, make_size_prior, plug_in_n, plug_in_total
+from .models.sample_size import (check_n_dp, check_n_prior, make_size_mechanism, make_size_prior, plug_in_n,
+                                 plug_in_total)
 
 __all__ = ["spec_from_dict", "load_spec", "build_mechanism", "default_method_name"]
 
 _TOP_KEYS = {"seed", "model", "mechanism", "release", "data", "method", "n_mechanism", "methods"}
-_UNKNOWN_N_MODELS = ("beta_binomial", "poisson_gamma", "normal_known_sd", "dirichlet_multinomial")
 #: models whose unknown n may be private through the statistic alone (no [n_mechanism]): a histogram's cells
 #: add up to n, so releasing them releases a noisy n (engine.methods.histogram_total)
 _SIZE_IN_STATISTIC = ("dirichlet_multinomial",)
@@ -216,10 +216,7 @@ def _check_ratio(d, model_d) -> None:
 def _check_unknown_n(d, model_d, data_d) -> dict:
     """Validate the unknown-n pieces (model.n_prior, [n_mechanism], data.n_dp); returns [n_mechanism] (None for a
     histogram whose total is released only through its cells)."""
-    make_size_prior(model_d["n_prior"])
-    if model_d["name"] not in _UNKNOWN_N_MODELS:
-        fail("model.n_prior", model_d["n_prior"], f"is for an unknown n, which {model_d['name']} does not support "
-             "(its n must be known); the models that do: " + ", ".join(_UNKNOWN_N_MODELS))
+    check_n_prior(model_d["n_prior"], model_d["name"])
     mech = d.get("mechanism", d.get("release"))
     if isinstance(mech, Mapping) and (mech.get("name") == "randomized_response" or mech.get("mechanism") == "Binary"):
         fail("mechanism.name", "randomized_response", "is not available with an unknown n (the reports reveal n); "

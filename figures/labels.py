@@ -78,7 +78,8 @@ def result_label(result) -> str:
     ``exact`` says what it is: "Exact (numerical)" for an adaptive-grid posterior (``info["representation"]``
     is ``grid``: the clamped models) rather than "closed form"; and at a plug-in n it is no longer the exact
     posterior, so "Closed form given plug-in n = 21" (and "Best method given plug-in n = 21" for ``auto``), not
-    "Exact … at plug-in n", which contradicted itself."""
+    "Exact … at plug-in n", which contradicted itself. The size is written with thousands separators, as the
+    figures' "plug-in n = 1,000,000" line and the sentences write it (a file name drops them, :func:`name_part`)."""
     return info_label(result.method, result.info)
 
 
@@ -91,8 +92,8 @@ def info_label(method: str, info) -> str:
         return "Exact (numerical)" if grid else METHOD_LABELS.get(method, method)
     given = {"exact": "Numerical posterior" if grid else "Closed form", "auto": "Best method"}.get(method)
     if given is not None:
-        return f"{given} given plug-in n = {int(n)}"
-    return f"{METHOD_LABELS.get(method, method)} at plug-in n = {int(n)}"
+        return f"{given} given plug-in n = {int(n):,}"
+    return f"{METHOD_LABELS.get(method, method)} at plug-in n = {int(n):,}"
 
 
 #: one-sentence definitions of the terms the pages use, for tooltips (``help=``) where the term appears

@@ -3,7 +3,7 @@ takes its definition from here (a widget's ``help=``, a column's tooltip, the gl
 Pure; nothing here imports streamlit."""
 from __future__ import annotations
 
-__all__ = ["GLOSSARY", "TERMS", "COLUMN_HELP", "glossary_markdown"]
+__all__ = ["GLOSSARY", "TERMS", "COLUMN_HELP", "METHOD_HELP", "glossary_markdown"]
 
 GLOSSARY = {
     "epsilon": "ε (epsilon), the privacy-loss budget: how much the release may depend on any one person's "
@@ -42,6 +42,31 @@ GLOSSARY = {
              "rejection, pseudo-marginal).",
     "q5_q95": "q5 and q95: the 5% and 95% posterior quantiles; together the 90% central interval.",
     "s_dp": "s_dp: the released (privatized) statistic, the confidential statistic plus noise.",
+}
+
+#: What each method is, for its switch in the sidebar (a newcomer meets "OPS" or "Pseudo-marginal" there first).
+#: ``exact``'s says it is a closed form or a numerical grid: the switch is named before the run, the run's label says
+#: which it turned out to be ("Exact (numerical)" for the clamped models and wide noise).
+METHOD_HELP = {
+    "naive": GLOSSARY["naive"] + " The baseline that fails.",
+    "da_mcmc": "DA-MCMC (Ju et al. 2022): exact; a Markov chain over the parameters and the unseen confidential "
+               "records together. Slow to mix where ε is small.",
+    "abc_rejection": "ABC rejection (Gong 2020): exact; proposes parameters and data from the model and keeps each "
+                     "with the noise's probability of the release. Slow where the noise is narrow.",
+    "ops": GLOSSARY["ops"] + " It needs the confidential records (simulated or uploaded data).",
+    "exact": "The exact posterior computed directly: a finite mixture of conjugate posteriors (closed form) where "
+             "the noise allows, else a numerical grid with a bound on its error, which the tables and legends then "
+             "name Exact (numerical); independent draws from it. For the one-parameter models and the histogram.",
+    "pseudo_marginal": "Pseudo-marginal MCMC (Andrieu & Roberts 2009): exact; a chain over the parameters alone, the "
+                       "release's likelihood estimated without bias by simulating the statistic. Fast where the "
+                       "noise is wide.",
+    "auto": "Exact (best method): runs the exact method estimated to give effective draws fastest for this model, "
+            "release and ε (the closed form or grid where one exists) and says which it ran and why.",
+    "bernstein_sheldon": "Bernstein & Sheldon (2018): approximate, not exact; Gibbs on the statistic with a normal "
+                         "approximation of its law, as fast at any n; trust it only where n is large.",
+    "rjmcmc": "Reversible-jump MCMC: exact where n itself is private; adds and deletes records, so n is a parameter.",
+    "mcem": "Monte Carlo EM: the maximum-likelihood estimate from the release, with a 90% Wald interval; an "
+            "estimator, not a posterior.",
 }
 
 #: Terms in the order the glossary lists them, with their display names.

@@ -32,12 +32,13 @@ from ..core.validation import fail, finite, positive
 from ..mechanisms import make_mechanism
 from .base import MAX_N
 
-__all__ = ["SizePrior", "UnknownSize", "make_size_prior", "make_size_mechanism", "plug_in_n", "plug_in_total",
-           "check_n_dp", "PRIOR_NAMES",
-           "MAX_PRIOR_MEAN"]
+__all__ = ["SizePrior", "UnknownSize", "make_size_prior", "check_n_prior", "make_size_mechanism", "plug_in_n",
+           "plug_in_total", "check_n_dp", "PRIOR_NAMES", "MAX_PRIOR_MEAN", "UNKNOWN_N_MODELS"]
 
 PRIOR_NAMES = ("poisson", "negative_binomial")
 MAX_PRIOR_MEAN = 1_000_000.0
+# The models whose chains can treat n as unknown (rjmcmc, mcem, and the plug-in baselines).
+UNKNOWN_N_MODELS = ("beta_binomial", "poisson_gamma", "normal_known_sd", "dirichlet_multinomial")
 _SIZE_MECHANISMS = ("laplace", "gaussian", "discrete_laplace", "discrete_gaussian")
 
 
@@ -155,6 +156,16 @@ def make_size_prior(value: Any) -> SizePrior:
     if "dispersion" not in value:
         fail(f"{field}.dispersion", None, "is required for negative_binomial: r > 0 (variance = mean + mean^2 / r)")
     return SizePrior("negative_binomial", mean, positive(f"{field}.dispersion", value["dispersion"]))
+
+
+def check_n_prior(value: Any, model_name: str) -> SizePrior:
+    """Validate ``model.n_prior`` for the model ``model_name``: the prior itself (:func:`make_size_prior`), then that
+    the model can treat its n as unknown. The spec and the app's sidebar both refuse it in these words."""
+    prior = make_size_prior(value)
+    if model_name not in UNKNOWN_N_MODELS:
+        fail("model.n_prior", value, f"is for an unknown n, which {model_name} does not support (its n must be "
+             "known); the models that do: " + ", ".join(UNKNOWN_N_MODELS))
+    return prior
 
 
 def make_size_mechanism(table: Any):

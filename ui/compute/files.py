@@ -94,7 +94,9 @@ def download_stem(s: Scenario, n: int, s_dp=None) -> str:
 
 def name_part(text: str) -> str:
     """``text`` as a piece of a file name: a parameter such as ``p[0][1]`` or ``beta[2]`` becomes ``p_0_1`` or
-    ``beta_2`` (brackets, spaces and slashes are not safe in every file system and shell)."""
+    ``beta_2`` (brackets, spaces and slashes are not safe in every file system and shell); a number's thousands
+    separators are dropped ("plug-in n = 1,000,000" gives ``plug-in_n_1000000``, not ``1_000_000``)."""
+    text = re.sub(r"(?<=\d),(?=\d{3}(?!\d))", "", text)
     return re.sub(r"[^0-9A-Za-z.-]+", "_", text).strip("_") or "_"
 
 

@@ -15,14 +15,14 @@ import streamlit as st
 
 import engine
 from engine.methods import validate_method as _validate_method
-from engine.models.sample_size import make_size_mechanism, make_size_prior
+from engine.models.sample_size import check_n_prior, make_size_mechanism
 from engine.numerics.plausibility import IMPLAUSIBLE_SDS
 from engine.mechanisms import RandomizedResponse
 from engine.mechanisms.ratio import OpenDPMean
 from engine.protection.report import unbounded_records
 from engine.spec import build_mechanism
 
-from ..params.scenario import UNKNOWN_N_MODELS, Scenario
+from ..params.scenario import Scenario
 from ..params.spec import model_table, n_mechanism_table, noise_table
 from ..protection_text import mechanism_line
 from .records import RESULT_TTL_S, Prepared
@@ -36,11 +36,7 @@ def _checked_model(scenario: Scenario, records=None):
     table = model_table(scenario, records)
     n_prior = table.pop("n_prior", None)
     if n_prior is not None:
-        make_size_prior(n_prior)
-        if scenario.model not in UNKNOWN_N_MODELS:
-            raise ValueError(f"model.n_prior = {n_prior!r} is invalid: is for an unknown n, which {scenario.model} "
-                             "does not support (its n must be known); the models that do: "
-                             + ", ".join(UNKNOWN_N_MODELS))
+        check_n_prior(n_prior, scenario.model)
         table.setdefault("n", max(int(scenario.n), 1))
     return engine.make_model(table["name"], table)
 

@@ -34,7 +34,6 @@ __all__ = [
     "N_PRIORS",
     "N_MECHANISMS",
     "N_BUDGET_FORMS",
-    "UNKNOWN_N_MODELS",
     "RELEASES",
     "PRIOR_KINDS",
     "budget_forms",
@@ -79,7 +78,6 @@ N_BUDGET_FORMS = ("epsilon", "scale")
 RELEASES = ("lab", "opendp", "diffprivlib")
 #: The models the engine accepts an unknown n for (the Dirichlet-multinomial as a histogram whose total is private:
 #: paper 002 App. B, answered by Exact).
-UNKNOWN_N_MODELS = ("beta_binomial", "poisson_gamma", "normal_known_sd", "dirichlet_multinomial")
 
 # How each mechanism's budget can be stated. "k_ary" and "coin" are the two randomized-response
 # constructions (epsilon, or the coin scheme's truth probability).

@@ -6,14 +6,14 @@ import streamlit as st
 from figures.labels import METHOD_LABELS
 
 from .. import keys
-from ..glossary import GLOSSARY
+from ..glossary import GLOSSARY, METHOD_HELP
 from ..params.scenario import METHODS
 from .numbers import last_value, number_box
 
 
 def _methods_section() -> dict:
     st.subheader("Methods", divider="gray")
-    chosen = tuple(m for m in METHODS if st.toggle(METHOD_LABELS[m], key=keys.method_key(m)))
+    chosen = tuple(m for m in METHODS if st.toggle(METHOD_LABELS[m], key=keys.method_key(m), help=METHOD_HELP[m]))
     with st.expander("Method settings"):
         c1, c2, c3 = st.columns(3)
         box = {"section": "methods", "integer": True}
