@@ -9,6 +9,10 @@ __all__ = ["density_curve", "binned_kde", "kde_scale"]
 
 _KDE_MIN_DRAWS = 50
 _GRID = 256
+#: the binning grid's cells: at least 2,048, and enough for a step of a quarter bandwidth up to this many
+_MAX_CELLS = 1 << 21
+#: the most curve points a long-tailed sample adds where its draws are (half a bandwidth apart)
+_MAX_DENSE_POINTS = 8192
 
 
 def density_curve(result, param: str, support: tuple[float, float] | None = None
@@ -50,10 +54,14 @@ def binned_kde(x: np.ndarray, points: int = _GRID, lower: float = -np.inf,
     sharp peak, a tail as long as the prior's, kurtosis 27) got a bandwidth wider than its peak, which DA-MCMC's
     curve drew at half the height of the exact density beside it.
 
-    Binning to 2048 cells moves each draw by at most half a cell, far below the bandwidth (the grid is
-    at most 2 × range + 2 bw wide, bw ≥ range / 2048 for any sample the app draws), so the curve is
+    Binning to 2048 cells moves each draw by at most half a cell, far below the bandwidth, so the curve is
     scipy's to well under a percent of its peak (tests/test_plots.py checks it) at a fraction of the
-    cost: O(draws + cells log cells) instead of O(draws × points) — this runs on every ε change.
+    cost: O(draws + cells × kernel) instead of O(draws × points) — this runs on every ε change. A long tail
+    (the normal mean with a wide prior, t-like draws) spans thousands of bandwidths: the cells are then as many
+    as a step of a quarter bandwidth needs (up to 2²¹), and where ``points`` even points would step over more
+    than half a bandwidth the curve gets points half a bandwidth apart over the draws' central 99% (at most
+    8,192): the peak stays drawn, the tail is drawn coarsely. Both were fixed at 2,048 and 256 from the smallest
+    draw to the largest, and t draws with one degree of freedom drew a fraction of their peak.
 
     A parameter with a bounded range (``lower``, ``upper``: a probability near 0, a rate near 0) would
     otherwise get a curve over values it cannot take and too little height at the bound; there the
@@ -71,7 +79,7 @@ def binned_kde(x: np.ndarray, points: int = _GRID, lower: float = -np.inf,
         data = np.concatenate([data, 2 * lower - x[x < lower + 4 * bw]])
     if np.isfinite(upper):
         data = np.concatenate([data, 2 * upper - x[x > upper - 4 * bw]])
-    cells = 2048
+    cells = int(np.clip(np.ceil(4 * (hi - lo) / bw) + 1, 2048, _MAX_CELLS))  # a step of at most bw / 4
     pad = int(np.ceil(4 * bw / ((hi - lo) / (cells - 1))))
     fine = np.linspace(lo, hi, cells)
     step = fine[1] - fine[0]
@@ -87,4 +95,9 @@ def binned_kde(x: np.ndarray, points: int = _GRID, lower: float = -np.inf,
     kernel = np.exp(-0.5 * (offsets / bw) ** 2) / (bw * np.sqrt(2 * np.pi))
     pdf_fine = np.convolve(counts, kernel, mode="same")[pad:pad + cells] / x.size
     grid = np.linspace(lo, hi, points)
+    if grid[1] - grid[0] > bw / 2:  # a long tail: even points would step over the peak
+        c_lo, c_hi = np.quantile(x, [0.005, 0.995])
+        c_lo, c_hi = max(c_lo - 4 * bw, lo), min(c_hi + 4 * bw, hi)
+        dense = int(min(np.ceil(2 * (c_hi - c_lo) / bw), _MAX_DENSE_POINTS)) + 1
+        grid = np.union1d(grid, np.linspace(c_lo, c_hi, dense))
     return grid, np.interp(grid, fine, pdf_fine)
