@@ -148,8 +148,11 @@ with tab_study:
                    "method's bin counts.", help=TERM_HELP["SBC"])
         chart(study_plots.sbc_plot(table, param), keys.CAL_SBC_CHART, f"sbc_{name_part(param)}")
         st.dataframe(studies.summary_table(summary), hide_index=True, column_config=studies.SUMMARY_HELP)
-        st.download_button("Download the replicate table (CSV)", studies.replicate_csv(table),
-                           file_name=f"{shown.stem()}.csv", mime="text/csv", key=keys.W_CAL_DOWNLOAD)
+        row = st.container(horizontal=True, gap="small")
+        row.download_button("Download the summary (CSV)", studies.summary_csv(summary),
+                            file_name=f"{shown.stem()}_summary.csv", mime="text/csv", key=keys.W_CAL_SUMMARY_DOWNLOAD)
+        row.download_button("Download the replicate table (CSV)", studies.replicate_csv(table),
+                            file_name=f"{shown.stem()}.csv", mime="text/csv", key=keys.W_CAL_DOWNLOAD)
 
 with tab_presets:
     st.caption("Each preset reproduces a paper's result at its quick size (the CLI's `python -m engine study PRESET` "

@@ -116,6 +116,8 @@ formats = {c: summary_number for c in ("mean", "sd", "q5", "q50", "q95")} | {
     "MCSE q5": summary_number, "MCSE q95": summary_number}  # Monte Carlo standard errors: mean, 5%, 95% quantiles
 st.dataframe(tables.formatted(summary, formats), width="stretch", height="content",
              column_config=terms.text_columns(formats))
+st.download_button("Table (CSV)", data=lambda: tables.diagnostics_csv(method, run),
+                   file_name=f"{stem}_{method}_diagnostics.csv", mime="text/csv", on_click="ignore")
 if math.isnan(run.summary["r_hat"].max()):
     st.caption("R-hat needs at least two chains (the verdict splits a single chain into halves).")
 

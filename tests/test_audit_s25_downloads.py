@@ -390,3 +390,34 @@ def test_a_downloaded_spec_says_how_to_run_each_of_its_methods(tmp_path):
     assert pd.read_csv(tmp_path / "o" / "draws.csv").shape[0] == 4 * 500  # exact's settings: 4 chains of 500
     one = engine.spec_to_toml(engine.spec_from_dict({**engine.spec_to_dict(spec), "methods": {}}))
     assert "#" not in one  # a spec of one method has nothing to say
+
+
+def test_a_calibration_studys_summary_downloads_with_every_number_in_full(calibration):
+    """Left by audit s25: the summary table (KS, coverage, MMD per method) had no download of its own; a curator
+    copied rounded numbers off the page. It is the CLI's calibration_summary.csv with the page's method names."""
+    at, recorded, names, _ = calibration
+    stem = "calibration_beta_binomial_gaussian_rho0.5_n20_M10"
+    assert names["Download the summary (CSV)"][-1] == f"{stem}_summary.csv"
+    summary = pd.read_csv(io.BytesIO(recorded["Download the summary (CSV)"][-1]()))
+    assert list(summary.columns[:3]) == ["method", "method_name", "param"]
+    assert {"ks_stat", "ks_pvalue", "coverage_90", "mmd2_mean"} <= set(summary.columns)
+    assert set(summary["method"]) >= {"naive", "exact"} and (summary["M"] == 10).all()
+    page = at.dataframe[0].value  # the page's numbers are these, rounded
+    exact = summary.set_index("method").loc["exact"]
+    assert page.set_index("Method").loc["Exact (closed form)", "90% coverage"] == pytest.approx(exact["coverage_90"])
+
+
+def test_diagnostics_table_downloads_with_every_number_in_full(monkeypatch):
+    """Left by audit s25: Diagnostics' R-hat / ESS / MCSE table had no download; the page rounds its numbers."""
+    names: dict = {}
+    recorded = record_downloads(monkeypatch, names)
+    at = open_app("pages/diagnostics.py")
+    assert not at.exception, at.exception
+    (name,) = names["Table (CSV)"]
+    assert re.fullmatch(r"beta_binomial_laplace_eps0\.3_n40_seed7_[0-9a-f]{6}_da_mcmc_diagnostics\.csv", name), name
+    table = pd.read_csv(io.BytesIO(recorded["Table (CSV)"][-1]()))
+    assert list(table.columns) == ["method", "method_name", "parameter", "mean", "sd", "q5", "q50", "q95", "r_hat",
+                                   "ess_bulk", "ess_tail", "mcse_mean", "mcse_q5", "mcse_q95", "converged"]
+    assert table.loc[0, "method"] == "da_mcmc" and table.loc[0, "method_name"] == "DA-MCMC"
+    assert table.loc[0, "parameter"] == "theta" and 1.0 <= table.loc[0, "r_hat"] < 1.01
+    assert bool(table.loc[0, "converged"]) and table.loc[0, "ess_bulk"] >= 400

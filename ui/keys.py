@@ -142,6 +142,7 @@ W_CAL_PRESET = "pw_cal_preset"
 W_CAL_PRESET_RUN = "pw_cal_preset_run"
 W_CAL_PRESET_CANCEL = "pw_cal_preset_cancel"  # the Stop button beside a preset in progress
 W_CAL_DOWNLOAD = "pw_cal_download"
+W_CAL_SUMMARY_DOWNLOAD = "pw_cal_summary_download"
 
 # Calibration page figures (their download buttons derive their keys from these)
 CAL_ECDF_CHART = "pw_cal_ecdf_chart"

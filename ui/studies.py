@@ -70,7 +70,7 @@ from .compute.progress import SessionHandover, _Progress
 __all__ = ["CalibrationInputs", "run_calibration", "run_preset_cached", "PRESET_TITLES", "over_budget",
            "finished_replicates", "study_executor", "preset_cost", "preset_over_budget", "preset_finished", "preset_cli",
            "wait_for_stopped_preset", "mmd_text", "summary_table",
-           "replicate_csv"]
+           "replicate_csv", "summary_csv"]
 
 #: priors of the calibration page's models (theta is drawn from them)
 PRIORS = {"beta_binomial": {"a": 2.0, "b": 2.0}, "poisson_gamma": {"alpha": 4.0, "beta": 1.0},
@@ -260,6 +260,14 @@ def replicate_csv(table: pd.DataFrame) -> bytes:
     calibration.csv), with ``method_name``, the page's name of each method, after ``method`` ("confidential" is
     "Confidential data" in the page's table and figures)."""
     out = table.copy()
+    out.insert(out.columns.get_loc("method") + 1, "method_name", out["method"].map(method_label))
+    return out.to_csv(index=False).encode()
+
+
+def summary_csv(summary_: pd.DataFrame) -> bytes:
+    """A study's summary as the CSV the page offers: the CLI's ``calibration_summary.csv`` (every number in full),
+    with ``method_name``, the page's name of each method, after ``method``."""
+    out = summary_.copy()
     out.insert(out.columns.get_loc("method") + 1, "method_name", out["method"].map(method_label))
     return out.to_csv(index=False).encode()
 

@@ -23,6 +23,7 @@ __all__ = [
     "ess_full",
     "ess_short",
     "escape_spreadsheet_cell",
+    "diagnostics_csv",
     "draws_csv",
     "abc_report",
     "formatted",
@@ -128,6 +129,20 @@ def summary_csv(runs: Mapping[str, Any]) -> bytes:
         frames.append(frame)
     columns = ["method", "method_name", *list(comparison_table({}).columns)[1:]]
     frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
+    for col in ("method", "method_name", "parameter", "converged"):
+        frame[col] = frame[col].map(escape_spreadsheet_cell)
+    return frame.to_csv(index=False).encode("utf-8")
+
+
+def diagnostics_csv(method: str, run) -> bytes:
+    """Diagnostics' table of one run as a CSV, every number in full (the page rounds them): ``method`` (the CLI's
+    id), ``method_name`` (the page's), ``parameter``, then the engine's summary columns (mean, sd, q5, q50, q95,
+    r_hat, ess_bulk, ess_tail, mcse_mean, mcse_q5, mcse_q95) and the run's verdict, ``converged``."""
+    frame = run.summary.rename_axis("parameter").reset_index()
+    frame.insert(0, "method_name", run_label(method, run))
+    frame.insert(0, "method", method)
+    verdict = run.convergence or {}
+    frame["converged"] = bool(verdict.get("converged")) if verdict.get("applicable") else "not applicable"
     for col in ("method", "method_name", "parameter", "converged"):
         frame[col] = frame[col].map(escape_spreadsheet_cell)
     return frame.to_csv(index=False).encode("utf-8")
