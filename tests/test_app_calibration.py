@@ -40,7 +40,7 @@ def test_calibration_page_runs_on_click_and_reopens_from_cache():
     assert set(table["Parameter"]) == {"θ (theta)"}  # the prose's symbol, beside the CSV's name
     assert all("(theta)" not in json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart"))
     data_downloads = [b for b in at.get("download_button") if b.label not in ("PNG", "HTML")]
-    assert len(data_downloads) == 1
+    assert [b.label for b in data_downloads] == ["Download the summary (CSV)", "Download the replicate table (CSV)"]
     # every figure has its PNG and HTML download
     assert sum(b.label == "PNG" for b in at.get("download_button")) == len(at.get("plotly_chart"))
     at.switch_page("pages/learn.py").run()
