@@ -8,8 +8,10 @@ import streamlit as st
 
 if __name__ == "__main__":
     from ui.routing import routed
+    from ui.style import add_focus_ring
 
     st.set_page_config(page_title="DP Posterior Lab", page_icon=":material/lock:", layout="wide")
+    add_focus_ring()
 
     pages = [
         st.Page("pages/compare.py", title="Compare methods", icon=":material/compare:", default=True),

@@ -148,6 +148,19 @@ def test_compare_page_is_usable_at_1024_px(app_url):
             for element in (chart, table):
                 box = element.bounding_box()
                 assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 1024
+            # a keyboard user sees where they are: the focused link, and the box around a focused text box (its
+            # own <input> is clipped), get the ring of ui/style.py; the links had only the current page's grey
+            ring = "() => { const e = document.activeElement; return [e.tagName, getComputedStyle(e).outline, " \
+                   "getComputedStyle(e.closest('[data-testid=stTextInputRootElement]') || e).outline]; }"
+            page.locator('[data-testid="stSidebarNav"] a').nth(1).focus()
+            page.keyboard.press("Tab")
+            tag, outline, _ = page.evaluate(ring)
+            assert tag == "A" and outline == "rgb(47, 126, 232) solid 3px", (tag, outline)
+            page.get_by_role("textbox", name="n (number of confidential records)").focus()
+            page.keyboard.press("Shift+Tab")
+            page.keyboard.press("Tab")
+            tag, _, outline = page.evaluate(ring)
+            assert tag == "INPUT" and outline == "rgb(47, 126, 232) solid 3px", (tag, outline)
             sidebar = page.locator('[data-testid="stSidebar"]')
             expect(sidebar).to_have_attribute("data-collapsed", "false")
             sidebar.hover()  # the collapse control shows on hover

@@ -64,3 +64,14 @@ def test_a_kde_with_a_tail_hundreds_of_bandwidths_long_still_draws_its_peak(rng)
     assert np.max(np.abs(pdf[inner] - reference)) <= 0.01 * reference.max()
     assert abs(pdf.max() - 1 / np.pi) < 0.1 / np.pi, pdf.max()
     assert grid[0] <= x.min() and grid[-1] >= x.max()
+
+
+def test_the_focus_ring_stands_out_on_the_light_and_the_dark_theme():
+    """WCAG 1.4.11: a focus indicator needs 3:1 against what is around it (the browser test checks it is drawn)."""
+    from figures.palette import BACKGROUNDS, contrast_ratio
+    from ui.style import FOCUS_CSS, FOCUS_RING
+
+    sidebar = {"light": "#f0f2f6", "dark": "#262730"}  # Streamlit's secondary backgrounds, where the sidebar is
+    for background in (*BACKGROUNDS.values(), *sidebar.values()):
+        assert contrast_ratio(FOCUS_RING, background) >= 3.0, background
+    assert f"outline: 3px solid {FOCUS_RING}" in FOCUS_CSS and ":focus-visible" in FOCUS_CSS
