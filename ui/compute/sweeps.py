@@ -418,13 +418,20 @@ SWEEP_CSV_COLUMNS = ("epsilon", "method", "param", "mean", "sd", "q5", "q95", "r
 
 
 def sweep_csv(sweep_: Sweep, mechanism: str | None = None) -> str:
-    """The sweep's table as CSV (:data:`SWEEP_CSV_COLUMNS` that it has), sorted by parameter, method and ε. For
+    """The sweep's table as CSV (:data:`SWEEP_CSV_COLUMNS` that it has), sorted by parameter (in the model's order, as
+    the runs list them), method and ε. For
     Gaussian noise (``mechanism``) a ``rho`` column after ``epsilon`` says the budget each row ran at, ρ = ε²/2
     (:func:`engine.studies.sweep.epsilon_spec`): the file's ε alone read as an (ε, δ) budget (round-trip audit s23).
     A ``method_name`` column after ``method`` gives the legends' name (:attr:`Sweep.labels`)."""
     table = sweep_.table
     columns = [c for c in SWEEP_CSV_COLUMNS if c in table]
-    rows = table[columns].sort_values([c for c in ("param", "method", "epsilon") if c in columns], kind="stable")
+    rows = table[columns]
+    if "param" in rows:  # the model's order, as the runs list it (sorted by name, p[..] came before pi[..])
+        rows = rows.assign(param=pd.Categorical(rows["param"], categories=list(dict.fromkeys(rows["param"])),
+                                                ordered=True))
+    rows = rows.sort_values([c for c in ("param", "method", "epsilon") if c in columns], kind="stable")
+    if "param" in rows:
+        rows = rows.assign(param=rows["param"].astype(str))
     if mechanism in ("gaussian", "discrete_gaussian") and "epsilon" in rows:
         rows.insert(rows.columns.get_loc("epsilon") + 1, "rho", rows["epsilon"] ** 2 / 2.0)
     if "method" in rows:  # the legends' name beside the CLI's id ("auto" is "Exact (best method)" on the page)

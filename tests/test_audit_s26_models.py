@@ -1,0 +1,85 @@
+"""Audit s26: the papers' flagship models (Ju et al. 2022's naive-Bayes log-linear model, §4, and linear regression,
+§5) opened by a statistics lecturer on Compare, Diagnostics and Privacy budget. Runs are kept small (n = 40,
+2 chains x 300 draws)."""
+import io
+
+import numpy as np
+import pandas as pd
+
+from app_support import open_app
+
+from ui import keys
+from ui.compute import sweeps
+from ui.params.defaults import default_truth, default_truth_p
+from ui.params.query import to_query
+from ui.params.scenario import DEFAULT_PRIORS, Scenario
+
+TIMEOUT = 180  # the first run of a model may compile its kernels
+M = "naive_bayes_loglinear"
+PRIOR = DEFAULT_PRIORS[M]
+LOGLINEAR = Scenario(model=M, n=40, prior=tuple(PRIOR.items()), truth=default_truth(M, PRIOR),
+                     truth_p=default_truth_p(M, PRIOR), methods=("naive",), chains=2, draws=300, warmup=100)
+
+
+def _clean(at) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def test_diagnostics_does_not_call_the_table_chain_a_likelihood_estimate():
+    """Diagnostics said of the log-linear model's pseudo-marginal sampler "1 statistic draw per likelihood estimate
+    in every chain": that sampler estimates no likelihood (engine.methods.loglinear_pm carries one set of tables and
+    moves it with the parameters), and its acceptance is that of coupled moves of each probability vector with the
+    tables; its table refreshes' acceptance was not shown. The same line under Exact (best method), which picks
+    that sampler."""
+    from dataclasses import replace
+
+    at = open_app("pages/diagnostics.py", to_query(replace(LOGLINEAR, methods=("pseudo_marginal",))), timeout=TIMEOUT)
+    _clean(at)
+    line = next(c.value for c in at.caption if c.value.startswith("Pseudo-marginal acceptance"))
+    assert "likelihood estimate" not in line and "statistic draw" not in line, line
+    assert "of the coupled moves of each probability vector (π, and every row of p) with the tables (target 0.3)" \
+        in line, line
+    assert "of the table refreshes" in line and "it estimates no likelihood" in line, line
+
+    from ui.narrative import pseudo_marginal_caption  # auto's result carries the pick's info under picked_info
+    auto = {"mean_acceptance": 0.31, "target_acceptance": 0.3, "particles": [1, 1],
+            "picked_info": {"likelihood": "augmented", "refresh_acceptance": 0.28}}
+    assert pseudo_marginal_caption(auto, ("pi[0]", "pi[1]")).startswith(
+        "Pseudo-marginal acceptance: 0.31 of the coupled moves of each probability vector")
+    assert "0.28 of the table refreshes" in pseudo_marginal_caption(auto, ("pi[0]", "pi[1]"))
+    regression = {"mean_acceptance": 0.287, "particles": [1, 1], "likelihood": "estimated"}  # unchanged elsewhere
+    assert pseudo_marginal_caption(regression, ("beta[0]", "beta[1]")).endswith(
+        "1 statistic draw per likelihood estimate in every chain.")
+
+
+def test_a_bad_row_of_the_true_p_is_named_in_the_sidebars_words():
+    """A row of the true p that is not a probability vector read "data.simulate.p[0][0] must be non-negative …":
+    the spec's field, not the box ("True feature probabilities p[k][i][j]"), and no word of which row it is."""
+    at = open_app(query=to_query(LOGLINEAR), timeout=TIMEOUT)
+    _clean(at)
+    typed = "0.5, 0.5, 1.5, -0.5, 0.5, 0.5, 0.5, 0.5"
+    at.text_input(key=keys.W_TRUTH_P).input(typed).run()
+    assert not at.exception
+    errors = [e.value for e in at.sidebar.error]
+    assert errors and not any("data.simulate" in e for e in errors), errors
+    assert ("True probabilities p, row p[0][1] (the levels of x1 given y = 1) must be non-negative and sum to 1 "
+            "(a probability vector) (you entered 2 numbers: 1.5, -0.5).") in errors, errors
+    assert at.text_input(key=keys.W_TRUTH_P).value == typed  # what was typed stays
+
+
+def test_the_sweep_csv_lists_the_parameters_in_the_models_order():
+    """The Privacy budget page's sweep CSV sorted its rows by the parameter's name: the log-linear model's p[..]
+    rows came before pi[..], and a regression with p = 10 listed beta[10] between beta[1] and beta[2]."""
+    names = [f"beta[{j}]" for j in range(11)]
+    rows = [{"epsilon": e, "method": m, "param": p, "mean": 0.0, "sd": 1.0, "q5": -1.6, "q95": 1.6, "r_hat": 1.0,
+             "ess_bulk": 500.0, "converged": True} for e in (1.0, 0.1) for m in ("naive", "auto") for p in names]
+    frame = pd.read_csv(io.StringIO(sweeps.sweep_csv(sweeps.Sweep(table=pd.DataFrame(rows), runs={}, skipped={}))))
+    assert list(dict.fromkeys(frame["param"])) == names
+    first = frame[frame["param"] == "beta[0]"]
+    assert list(zip(first["method"], first["epsilon"])) == [("auto", 0.1), ("auto", 1.0), ("naive", 0.1),
+                                                            ("naive", 1.0)]  # method, then ε, as before
+    loglinear = ["pi[0]", "pi[1]", "p[0][0][0]", "p[0][0][1]"]
+    table = pd.DataFrame({"epsilon": 1.0, "method": "naive", "param": loglinear, "mean": np.zeros(4)})
+    frame = pd.read_csv(io.StringIO(sweeps.sweep_csv(sweeps.Sweep(table=table, runs={}, skipped={}))))
+    assert list(frame["param"]) == loglinear
