@@ -83,3 +83,22 @@ def test_the_sweep_csv_lists_the_parameters_in_the_models_order():
     table = pd.DataFrame({"epsilon": 1.0, "method": "naive", "param": loglinear, "mean": np.zeros(4)})
     frame = pd.read_csv(io.StringIO(sweeps.sweep_csv(sweeps.Sweep(table=table, runs={}, skipped={}))))
     assert list(frame["param"]) == loglinear
+
+
+def test_the_picker_says_what_sigma2_is_as_it_says_what_each_beta_is():
+    """With σ unknown the regression's picker read "beta[0] · intercept", "beta[1] · coefficient of x1", … and then
+    a bare "sigma2": the one parameter a newcomer cannot guess went without its words (the axis title had them)."""
+    from figures.axes import param_label
+    from ui.params.scenario import REGRESSION_BETA
+
+    R = "linear_regression"
+    reg = Scenario(model=R, n=40, prior=tuple(DEFAULT_PRIORS[R].items()), truth=REGRESSION_BETA, epsilon=3.0,
+                   methods=("naive",), chains=2, draws=300, warmup=100)
+    at = open_app(query=to_query(reg), timeout=TIMEOUT)
+    at.checkbox(key=keys.prior_key(R, "sigma_unknown")).check().run()
+    _clean(at)
+    options = at.selectbox(key=keys.W_PARAM_COMPARE).options
+    assert options[-1] == "sigma2 · noise variance σ² of y given x", options
+    assert options[0] == "beta[0] · intercept"
+    # unchanged: a Dirichlet cell (its words say nothing its name does not) and the one-parameter models' names
+    assert [param_label(p) for p in ("p[1]", "theta", "lam", "mu", "n")] == ["p[1]", "theta", "lam", "mu", "n"]
