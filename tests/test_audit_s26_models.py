@@ -102,3 +102,21 @@ def test_the_picker_says_what_sigma2_is_as_it_says_what_each_beta_is():
     assert options[0] == "beta[0] · intercept"
     # unchanged: a Dirichlet cell (its words say nothing its name does not) and the one-parameter models' names
     assert [param_label(p) for p in ("p[1]", "theta", "lam", "mu", "n")] == ["p[1]", "theta", "lam", "mu", "n"]
+
+
+def test_a_downloads_scenario_line_names_the_truth_of_a_model_of_several_parameters():
+    """Every download of the log-linear model said "simulated records (truth 0.5, 0.5, seed 7)": that is π alone,
+    unnamed, read as the model's whole truth (its p was nowhere); the regression's three numbers were not named β."""
+    from dataclasses import replace
+
+    from ui.params.scenario import REGRESSION_BETA
+
+    line = sweeps.scenario_words(LOGLINEAR, None, 40)
+    assert line.endswith("simulated records (true π = 0.5, 0.5, seed 7)"), line
+    R = "linear_regression"
+    reg = Scenario(model=R, n=40, prior=tuple(DEFAULT_PRIORS[R].items()), truth=REGRESSION_BETA, epsilon=3.0)
+    assert sweeps.scenario_words(reg, None, 40).endswith("(true β = -1.79, -2.89, -0.66, seed 7)")
+    assert sweeps.scenario_words(replace(LOGLINEAR, from_prior=True), None, 40).endswith(
+        "(truth from the prior, seed 7)")
+    one = Scenario(model="beta_binomial", truth="0.3", n=40)  # a one-parameter model: as before
+    assert sweeps.scenario_words(one, None, 40).endswith("simulated records (truth 0.3, seed 7)")
