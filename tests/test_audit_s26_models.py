@@ -120,3 +120,24 @@ def test_a_downloads_scenario_line_names_the_truth_of_a_model_of_several_paramet
         "(truth from the prior, seed 7)")
     one = Scenario(model="beta_binomial", truth="0.3", n=40)  # a one-parameter model: as before
     assert sweeps.scenario_words(one, None, 40).endswith("simulated records (truth 0.3, seed 7)")
+
+
+def test_a_count_box_refusing_a_value_does_not_suggest_one_it_refuses_too():
+    """"classes I (levels of y) = "2.5" is not a whole number: it counts something, e.g. 2000" and "predictors p = "2.5"
+    … e.g. 2000": classes I takes 2..1000 and predictors p 1..10, so the example was refused in turn."""
+    import pytest
+
+    from ui.params.parsing import parse_number
+
+    with pytest.raises(ValueError) as info:
+        parse_number("predictors p", "2.5", integer=True)
+    assert str(info.value) == 'predictors p = "2.5" is not a whole number: it counts something, e.g. 2 or 3'
+    with pytest.raises(ValueError) as info:
+        parse_number("classes I (levels of y)", "", integer=True)
+    assert str(info.value) == "classes I (levels of y) is empty: type a whole number"
+    at = open_app(query=to_query(LOGLINEAR), timeout=TIMEOUT)
+    at.text_input(key=keys.prior_key(M, "class_levels")).input("2.5").run()
+    assert not at.exception
+    errors = [e.value for e in at.sidebar.error]
+    assert 'classes I (levels of y) = "2.5" is not a whole number: it counts something, e.g. 2 or 3' in errors, errors
+    assert at.text_input(key=keys.prior_key(M, "class_levels")).value == "2.5"
