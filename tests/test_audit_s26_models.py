@@ -141,3 +141,14 @@ def test_a_count_box_refusing_a_value_does_not_suggest_one_it_refuses_too():
     errors = [e.value for e in at.sidebar.error]
     assert 'classes I (levels of y) = "2.5" is not a whole number: it counts something, e.g. 2 or 3' in errors, errors
     assert at.text_input(key=keys.prior_key(M, "class_levels")).value == "2.5"
+
+
+def test_diagnostics_words_on_mixing_name_no_theta_for_a_model_without_one():
+    """Diagnostics' caption and "What am I looking at?" said "every record update is accepted while θ moves slowly"
+    and "not how well θ mixes" on the log-linear model and the regression, which have no θ."""
+    at = open_app("pages/diagnostics.py", to_query(LOGLINEAR), timeout=TIMEOUT)
+    _clean(at)
+    intro = at.caption[0].value
+    assert "θ" not in intro and "accepted while the parameters move slowly" in intro, intro
+    expander = next(m.value for m in at.markdown if m.value.startswith("A Markov chain's draws"))
+    assert "θ" not in expander and "not how well the parameters mix" in expander, expander
