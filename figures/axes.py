@@ -54,9 +54,12 @@ def describe_param(param: str) -> str | None:
 
 
 def param_label(param: str) -> str:
-    """A picker label: the name and what it is (``p[0][1][0] · P(x1 = 0 | y = 1)``)."""
+    """A picker label: the name and what it is (``p[0][1][0] · P(x1 = 0 | y = 1)``, ``sigma2 · noise variance σ² of
+    y given x``); a Dirichlet cell's "cell probability" says nothing its name does not, and a one-parameter model
+    has no picker."""
     what = describe_param(param)
-    return f"{param} · {what}" if what and "[" in param and what != PARAM_AXIS.get(param.split("[")[0]) else param
+    generic = "[" in param and what == PARAM_AXIS.get(param.split("[")[0])
+    return f"{param} · {what}" if what and param not in SYMBOLS and not generic else param
 
 
 #: the one-parameter models' parameters as prose and figures write them (the engine's names are theta, lam, mu)

@@ -19,8 +19,8 @@ st.title("Diagnostics")
 st.caption("Is a sampler's output trustworthy? A chain's draws count when its R-hat and effective sample size "
            "(ESS) pass the verdict below. DA-MCMC's acceptance rate of record updates never falls below exp(−ε) "
            "for a pure ε-DP mechanism (Ju et al. 2022, Prop. 3.1), but a high rate does not mean the chain mixes: "
-           "at small ε nearly every record update is accepted while θ moves slowly. ABC rejection is exact but "
-           "slows as its acceptance rate falls.")
+           "at small ε nearly every record update is accepted while the parameters move slowly. ABC rejection is "
+           "exact but slows as its acceptance rate falls.")
 with st.expander("What am I looking at?"):
     st.markdown(
         "A Markov chain's draws are only as good as its mixing. The **verdict** at the top applies the rule of "
@@ -29,9 +29,9 @@ with st.expander("What am I looking at?"):
         "interval ends). **Traces** should look like one fuzzy band per parameter with the chains overlapping; "
         "**rank plots** should be flat for every chain. For DA-MCMC the **acceptance** of each record sweep "
         "should stay above the exp(−ε) line, as Proposition 3.1 of Ju et al. guarantees; it says how freely "
-        "the records move, not how well θ mixes (that is R-hat and ESS). Methods with independent draws (closed "
-        "form, ABC, naive, OPS) have no chain to mix: they need only enough draws (at least 400, as the ESS rule "
-        "asks of a chain).")
+        "the records move, not how well the parameters mix (that is R-hat and ESS). Methods with independent draws "
+        "(closed form, ABC, naive, OPS) have no chain to mix: they need only enough draws (at least 400, as the ESS "
+        "rule asks of a chain).")
 
 terms.terms_expander(("rhat", "ess", "independent", "epsilon", "exact"))
 

@@ -418,8 +418,16 @@ def pseudo_marginal_caption(info: Mapping[str, Any], params: Sequence[str]) -> s
     """Diagnostics' line on a pseudo-marginal run (or auto's, which carries the picked run's numbers): its
     acceptance (:func:`ui.tables.acceptance_text`, as Compare's table shows it) of moves of ``params`` (the
     result's parameter names: θ, λ, μ, or "the parameters"), the target where the sampler has one, and the
-    particles per likelihood estimate (one count when every chain used the same, else per chain)."""
+    particles per likelihood estimate (one count when every chain used the same, else per chain).
+
+    The log-linear model's sampler (``likelihood = "augmented"``, also under auto's ``picked_info``) estimates no
+    likelihood: it carries one set of tables and moves it with the parameters
+    (:mod:`engine.methods.loglinear_pm`), so its line names those moves and the table refreshes instead."""
     rate = acceptance_text(info["mean_acceptance"])
+    picked = info.get("picked_info")
+    if "augmented" in (info.get("likelihood"), picked.get("likelihood") if isinstance(picked, Mapping) else None):
+        return _table_chain_caption(rate, info.get("target_acceptance"), picked if isinstance(picked, Mapping)
+                                    else info)
     text = f"Pseudo-marginal acceptance: {rate} of proposed moves of {moved(params)}"
     target = info.get("target_acceptance")
     if isinstance(target, (int, float)) and math.isfinite(target):
@@ -434,3 +442,17 @@ def pseudo_marginal_caption(info: Mapping[str, Any], params: Sequence[str]) -> s
     elif counts:
         text += "; statistic draws per likelihood estimate, chain by chain: " + ", ".join(f"{m:,}" for m in counts)
     return text + "."
+
+
+def _table_chain_caption(rate: str, target, info: Mapping[str, Any]) -> str:
+    """Diagnostics' line on the log-linear model's table chain (:mod:`engine.methods.loglinear_pm`): the
+    acceptance of its coupled moves of each simplex with the tables, its target, the refreshes' acceptance."""
+    text = (f"Pseudo-marginal acceptance: {rate} of the coupled moves of each probability vector (π, and every row "
+            "of p) with the tables")
+    if isinstance(target, (int, float)) and math.isfinite(target):
+        text += f" (target {acceptance_text(target)})"
+    refresh = info.get("refresh_acceptance")
+    if isinstance(refresh, (int, float)) and math.isfinite(refresh):
+        text += f"; {acceptance_text(refresh)} of the table refreshes (some records redrawn, the parameters fixed)"
+    return text + (". The sampler carries one set of tables and moves it with the parameters: it estimates no "
+                   "likelihood, so its cost grows with the number of table cells, not with n.")

@@ -382,8 +382,9 @@ def fresh_releases(scenario: Scenario, records, grid: Sequence[float], count: in
 
 def scenario_words(scenario: Scenario, records, n: int) -> str:
     """The scenario a sweep's figure comes from, for its subtitle: "Beta-binomial (proportion θ), n = 100; Laplace
-    noise, sensitivity 1; simulated records (truth 0.3, seed 3)". No ε: the sweep varies it; a truth longer than 30
-    characters (many parameters), or a typed release's, is left to the scenario's TOML and link."""
+    noise, sensitivity 1; simulated records (truth 0.3, seed 3)"; the log-linear model's truth box is its π ("true π
+    = 0.5, 0.5"), the regression's its β. No ε: the sweep varies it; a truth longer than 30 characters (many
+    parameters), the log-linear model's p, or a typed release's, is left to the scenario's TOML and link."""
     mechanism = _problem(spec_text_of(scenario, records)).mechanism
     sensitivity = getattr(mechanism, "sensitivity", None)
     noise = MECHANISM_LABELS.get(scenario.mechanism, scenario.mechanism)
@@ -391,8 +392,11 @@ def scenario_words(scenario: Scenario, records, n: int) -> str:
     if sensitivity is not None and scenario.mechanism != "randomized_response":  # a coin per record: none
         l2 = "L2 " if scenario.mechanism in ("gaussian", "discrete_gaussian") else ""  # as the mechanism says it
         noise += f", {l2}sensitivity {sensitivity_text(float(sensitivity))}"
+    # the truth box of a model of several parameters holds one vector of them: named, the log-linear model's π is not
+    # its whole truth (p, a long list, is left to the TOML with any long truth)
+    named = {"naive_bayes_loglinear": "true π = ", "linear_regression": "true β = "}.get(scenario.model, "truth ")
     truth = ("truth from the prior, " if scenario.model == "naive_bayes_loglinear" and scenario.from_prior
-             else f"truth {scenario.truth}, " if len(str(scenario.truth)) <= 30 else "")  # a long list: its link
+             else f"{named}{scenario.truth}, " if len(str(scenario.truth)) <= 30 else "")  # a long list: its link
     data = {"simulate": f"simulated records ({truth}seed {scenario.seed})",
             "csv": "uploaded records" + (f" (column {scenario.csv_column})" if scenario.csv_column else ""),
             "s_dp": f"the release s_dp = {scenario.s_dp} typed in" if len(str(scenario.s_dp)) <= 30
@@ -418,13 +422,20 @@ SWEEP_CSV_COLUMNS = ("epsilon", "method", "param", "mean", "sd", "q5", "q95", "r
 
 
 def sweep_csv(sweep_: Sweep, mechanism: str | None = None) -> str:
-    """The sweep's table as CSV (:data:`SWEEP_CSV_COLUMNS` that it has), sorted by parameter, method and ε. For
+    """The sweep's table as CSV (:data:`SWEEP_CSV_COLUMNS` that it has), sorted by parameter (in the model's order, as
+    the runs list them), method and ε. For
     Gaussian noise (``mechanism``) a ``rho`` column after ``epsilon`` says the budget each row ran at, ρ = ε²/2
     (:func:`engine.studies.sweep.epsilon_spec`): the file's ε alone read as an (ε, δ) budget (round-trip audit s23).
     A ``method_name`` column after ``method`` gives the legends' name (:attr:`Sweep.labels`)."""
     table = sweep_.table
     columns = [c for c in SWEEP_CSV_COLUMNS if c in table]
-    rows = table[columns].sort_values([c for c in ("param", "method", "epsilon") if c in columns], kind="stable")
+    rows = table[columns]
+    if "param" in rows:  # the model's order, as the runs list it (sorted by name, p[..] came before pi[..])
+        rows = rows.assign(param=pd.Categorical(rows["param"], categories=list(dict.fromkeys(rows["param"])),
+                                                ordered=True))
+    rows = rows.sort_values([c for c in ("param", "method", "epsilon") if c in columns], kind="stable")
+    if "param" in rows:
+        rows = rows.assign(param=rows["param"].astype(str))
     if mechanism in ("gaussian", "discrete_gaussian") and "epsilon" in rows:
         rows.insert(rows.columns.get_loc("epsilon") + 1, "rho", rows["epsilon"] ** 2 / 2.0)
     if "method" in rows:  # the legends' name beside the CLI's id ("auto" is "Exact (best method)" on the page)

@@ -45,7 +45,7 @@ _SHAPE = re.compile(r"^(?P<field>[A-Za-z_][\w.\[\]]*(?: line \d+)?(?: column '?[
                     r"is invalid: (?P<allowed>.*)$", re.S)
 _RECORD = re.compile(r"^data\.(?:records|csv)(?: column (?P<col>\w+))? record (?P<k>\d+)$")
 _LINE = re.compile(r"^data\.csv line (?P<line>\d+)(?: column '?(?P<col>[^']*)'?)?$")
-_TRUTH = re.compile(r"^data\.simulate\.(?P<name>\w+)$")
+_TRUTH = re.compile(r"^data\.simulate\.(?P<name>\w+)(?P<index>(?:\[\d+\])*)$")
 
 
 def _value(text: str) -> str:
@@ -103,6 +103,11 @@ def in_words(message: str) -> str:
     symbols = {"theta": "θ (theta)", "lam": "λ (lam)", "mu": "μ (mu)", "beta": "coefficients β", "pi": "class probabilities π",
                "p": "probabilities p"}
     label = FIELD_LABELS.get(field) or (f"True {symbols.get(truth['name'], truth['name'])}" if truth else field)
+    if truth and truth["index"]:  # one row of the log-linear model's p (``p[k][i]``): which row, in the sidebar's words
+        where = [int(i) for i in re.findall(r"\d+", truth["index"])]
+        row = f" (the levels of x{where[0] + 1} given y = {where[1]})" if truth["name"] == "p" and len(where) == 2 \
+            else ""
+        label += f", row {truth['name']}{truth['index']}{row}"
     verb = allowed if allowed.startswith(("must ", "needs ", "is ", "takes ", "has ", "makes ", "lies ", "spreads ")) \
         else f"is not allowed: {allowed}"
     return f"{label} {verb} (you entered {value})."

@@ -42,7 +42,8 @@ def parse_number(label: str, text: Any, *, integer: bool = False) -> float | int
     else:
         raw = str(text if text is not None else "").strip()
         if not raw:
-            raise ValueError(f"{label} is empty: type a number" + (", e.g. 2000" if integer else ", e.g. 0.5"))
+            # no example for a count: its range is the box's (2000 suggested a value classes I and predictors p refuse)
+            raise ValueError(f"{label} is empty: type " + ("a whole number" if integer else "a number, e.g. 0.5"))
         if "," in raw:
             if re.fullmatch(r"\d{1,3}(,\d{3})+", raw):
                 hint = "without thousands separators, e.g. 2000000 or 2e6"
@@ -60,7 +61,8 @@ def parse_number(label: str, text: Any, *, integer: bool = False) -> float | int
         raise ValueError(f"{label} = \"{raw}\" is not a finite number")
     if integer:
         if value != math.floor(value):
-            raise ValueError(f"{label} = \"{raw}\" is not a whole number: it counts something, e.g. 2000")
+            raise ValueError(f"{label} = \"{raw}\" is not a whole number: it counts something, e.g. "
+                             f"{math.floor(value)} or {math.ceil(value)}")
         return int(value)
     return value
 
