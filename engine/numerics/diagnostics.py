@@ -138,8 +138,17 @@ def convergence(result: Result, table: pd.DataFrame | None = None) -> Convergenc
             reasons.append(f"{name} never moved")
             rh.append(float("inf")), eb.append(0.0), et.append(0.0)
             continue
-        r = _rhat(x)
+        # the table's R-hat where it has one (2 or more chains: the same number, not computed twice); one chain's
+        # from its two halves, as a table without the column
+        r = float(table.loc[name, "r_hat"]) if x.shape[0] >= 2 and "r_hat" in table else _rhat(x)
         b, t = float(table.loc[name, "ess_bulk"]), float(table.loc[name, "ess_tail"])
+        if not all(math.isfinite(v) for v in (r, b, t)):  # too few draws or non-finite ones: no number to compare
+            least = "8 draws for one chain" if x.shape[0] == 1 else "4 draws per chain"
+            reasons.append(f"R-hat and ESS of {name} cannot be computed from {x.shape[0]} chain"
+                           f"{'' if x.shape[0] == 1 else 's'} of {x.shape[1]:,} draws (they need at least {least}, "
+                           "all finite)")
+            rh.append(float("inf")), eb.append(0.0), et.append(0.0)
+            continue
         rh.append(r), eb.append(b), et.append(t)
         # each number rounded the way its comparison stays true (R-hat up, ESS down: "ESS 400 < 400" for 399.6
         # read as a contradiction), as the tables and Convergence.message round them
@@ -230,13 +239,7 @@ def summary(result: Result, verdict: bool = True) -> pd.DataFrame:
                        mcse_q95=rank_diagnostics.mcse_quantile(x, 0.95, ess=flat.size))
             rows[name] = row
             continue
-        enough = x.shape[1] >= 4
-        row["r_hat"] = rank_diagnostics.rhat(x) if (x.shape[0] >= 2 and enough) else float("nan")
-        row["ess_bulk"] = rank_diagnostics.ess_bulk(x) if enough else float("nan")
-        row["ess_tail"] = rank_diagnostics.ess_tail(x) if enough else float("nan")
-        row["mcse_mean"] = rank_diagnostics.mcse_mean(x) if enough else float("nan")
-        row["mcse_q5"] = rank_diagnostics.mcse_quantile(x, 0.05) if enough else float("nan")
-        row["mcse_q95"] = rank_diagnostics.mcse_quantile(x, 0.95) if enough else float("nan")
+        row.update(rank_diagnostics.diagnose(x))  # NaN below 4 draws, R-hat NaN below 2 chains
         rows[name] = row
     table = pd.DataFrame.from_dict(rows, orient="index")
     if verdict:
