@@ -115,9 +115,9 @@ def test_a_chain_of_fewer_than_four_draws_gets_a_verdict_not_an_error(tmp_path):
         "all finite)"]
     one = engine.summary(engine.run({**spec, "method": {"name": "da_mcmc", "chains": 1, "draws": 7}}))
     assert "from 1 chain of 7 draws (they need at least 8 draws for one chain" in one.attrs["convergence"]["reasons"][0]
-    (tmp_path / "s.toml").write_text('seed = 1\n[model]\nname = "beta_binomial"\nn = 30\n[mechanism]\nname = "laplace"\n'
-                                     'epsilon = 1.0\n[data]\ns_dp = [12.0]\n[method]\nname = "da_mcmc"\nchains = 2\n'
-                                     'draws = 3\n')
+    (tmp_path / "s.toml").write_text('seed = 1\n[model]\nname = "beta_binomial"\nn = 30\n[mechanism]\n'
+                                     'name = "laplace"\nepsilon = 1.0\n[data]\ns_dp = [12.0]\n[method]\n'
+                                     'name = "da_mcmc"\nchains = 2\ndraws = 3\n')
     proc = subprocess.run([sys.executable, "-m", "engine", "run", str(tmp_path / "s.toml"), "--out",
                            str(tmp_path / "out")], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0 and "cannot be computed from 2 chains of 3 draws" in proc.stderr, proc.stderr
