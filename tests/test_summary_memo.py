@@ -25,7 +25,7 @@ def diagnosed(monkeypatch):
     monkeypatch.setattr(diagnostics, "_TABLES", OrderedDict())
     calls = []
     real = rank_diagnostics.diagnose
-    monkeypatch.setattr(rank_diagnostics, "diagnose", lambda x: calls.append(1) or real(x))
+    monkeypatch.setattr(rank_diagnostics, "diagnose", lambda x, **kw: calls.append(1) or real(x, **kw))
     return calls
 
 
@@ -72,3 +72,26 @@ def test_a_table_changed_by_its_caller_leaves_the_next_one_as_computed(diagnosed
     table.attrs["convergence"]["converged"] = "changed"
     again = engine.summary(result)
     assert again.equals(expected) and again.attrs["convergence"] == expected.attrs["convergence"]
+
+
+def test_quantiles_and_sorted_draws_handed_to_diagnose_give_its_own_numbers():
+    """summary computes q5, q50 and q95 in one np.quantile call and sorts the draws once for both MCSEs: the numbers
+    are those of one np.quantile per probability and of diagnose and mcse_quantile on their own, exactly."""
+    rng = np.random.default_rng(11)
+    for x in (rng.standard_normal((3, 500)).cumsum(axis=1), rng.integers(0, 3, (2, 300)).astype(float),
+              rng.standard_cauchy((1, 41))):
+        flat = x.reshape(-1)
+        q = np.quantile(flat, (0.05, 0.5, 0.95))
+        assert q.tolist() == [np.quantile(flat, p) for p in (0.05, 0.5, 0.95)]
+        shared = rank_diagnostics.diagnose(x, quantiles=(float(q[0]), float(q[2])), ordered=np.sort(flat))
+        alone = rank_diagnostics.diagnose(x)
+        assert shared.keys() == alone.keys()
+        assert all(shared[k] == alone[k] or (np.isnan(shared[k]) and np.isnan(alone[k])) for k in alone), \
+            (shared, alone)
+        for p in (0.05, 0.95):
+            assert rank_diagnostics.mcse_quantile(x, p, ess=flat.size, ordered=np.sort(flat)) == \
+                rank_diagnostics.mcse_quantile(x, p, ess=flat.size)
+        row = engine.summary(Result(method="da_mcmc", param_names=("a",), draws=x[:, :, None], s_dp=np.array([0.0]),
+                                    info={"mcmc": True})).loc["a"]
+        assert [row["q5"], row["q50"], row["q95"]] == q.tolist()
+        assert all(row[k] == alone[k] or (np.isnan(row[k]) and np.isnan(alone[k])) for k in alone)
