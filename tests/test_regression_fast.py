@@ -22,7 +22,7 @@ from engine.methods.auto import (_BALANCE_N, _REFRESH_CAP, _REFRESH_CAP_N, SHIFT
                                  choose, regression_window, settings_for)
 from engine.methods.da_mcmc import da_mcmc
 from engine.methods.pseudo_marginal import pseudo_marginal
-from engine.models import make_model
+from engine.models import linear_regression as lr, make_model
 from engine.numerics.diagnostics import summary
 from test_regression import SBC_DESIGN, _problem
 
@@ -504,3 +504,25 @@ def test_auto_without_a_pilot_skips_the_pseudo_marginal_fallback_with_the_reason
     assert attempts[1]["method"] == "pseudo_marginal"
     assert "below that of one simulated data set" in attempts[1]["skipped"]
     assert res.info["picked"] == "da_mcmc"
+
+
+def test_auto_plan_computes_the_surrogate_moments_once_per_beta_and_hands_out_copies(monkeypatch):
+    """auto's plan asks for the surrogate moments at one beta and number of draws several times (the surrogate
+    covariances, the shift covariance, the shift moves' work) and its price once more: each computed once (30 ms at
+    p = 2), the same numbers, and a caller changing what it got leaves the next caller's alone."""
+    monkeypatch.setattr(lr, "_moments_kept", lr.functools.lru_cache(maxsize=64)(lr._moments_kept.__wrapped__))
+    computed = []
+    real = lr.LinearRegression._surrogate_moments_computed
+    monkeypatch.setattr(lr.LinearRegression, "_surrogate_moments_computed",
+                        lambda self, beta, draws=20_000: computed.append((tuple(beta), draws)) or real(self, beta, draws))
+    problem = _problem(make_model("linear_regression", {"n": 100}), 3.0, np.random.default_rng(5))
+    first = choose(problem, np.random.default_rng(0))
+    assert computed and len(computed) == len(set(computed)), computed
+    again = choose(problem, np.random.default_rng(0))
+    assert again == first and len(computed) == len(set(computed))
+    beta = np.array(computed[0][0])
+    sig, g = problem.model._surrogate_moments(beta)
+    fresh_sig, fresh_g = real(problem.model, beta)
+    assert np.array_equal(sig, fresh_sig) and np.array_equal(g, fresh_g)
+    sig[:] = 0.0
+    assert np.array_equal(problem.model._surrogate_moments(beta)[0], fresh_sig)

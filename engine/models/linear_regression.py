@@ -6,6 +6,7 @@ statistics, priors and sensitivities.
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any, Mapping
@@ -255,7 +256,17 @@ class LinearRegression:
 
     def _surrogate_moments(self, beta, draws: int = 20_000):
         """(Sigma(beta), G = d mu / d beta) of one record's term t(r) at beta, from ``draws`` records on fixed
-        common normals (central differences, step 1e-3): :meth:`surrogate_covariances`' ingredients."""
+        common normals (central differences, step 1e-3): :meth:`surrogate_covariances`' ingredients.
+
+        A function of the model, beta and ``draws`` alone, kept for the last 64 of them (:func:`_moments_kept`):
+        auto's plan asks for it three times at one beta (the surrogate covariances, the shift covariance, the shift
+        moves' work), and the work budget's price of the run once more, 30 ms each at p = 2."""
+        b = np.array(beta, dtype=float)
+        sig, g = _moments_kept(self, repr(self), b.tobytes(), b.shape, draws)
+        return sig.copy(), g.copy()
+
+    def _surrogate_moments_computed(self, beta, draws: int = 20_000):
+        """:meth:`_surrogate_moments`, computed."""
         q = self.p + 1
         e = np.random.default_rng(0).standard_normal((draws, q))
         sigma = self.sigma if not self.unknown_sigma else math.sqrt(float(np.asarray(beta)[q]))
@@ -575,6 +586,13 @@ class _GridLaw:
 
 
 MAX_P = 10
+
+
+@functools.lru_cache(maxsize=64)
+def _moments_kept(model: LinearRegression, shown: str, beta: bytes, shape: tuple, draws: int):
+    """:meth:`LinearRegression._surrogate_moments` by the model (its fields, and ``shown``, its repr, which tells
+    0.0 from -0.0), beta's bytes and shape and ``draws``: everything the moments depend on."""
+    return model._surrogate_moments_computed(np.frombuffer(beta, dtype=float).reshape(shape), draws)
 
 
 def _make_regression(n: int, params: Mapping[str, Any]) -> LinearRegression:

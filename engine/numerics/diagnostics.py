@@ -23,9 +23,12 @@ Independent draws (exact, ABC rejection, naive, OPS)
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
@@ -225,26 +228,63 @@ def summary(result: Result, verdict: bool = True) -> pd.DataFrame:
     if result.info.get("estimator"):
         return _estimator_table(result)
     independent = not _is_mcmc(result)
+    key = _table_key(result, independent)
+    with _TABLES_LOCK:
+        table = _TABLES.get(key)
+        if table is not None:
+            _TABLES.move_to_end(key)
+    if table is None:
+        table = _table(result, independent)
+        with _TABLES_LOCK:
+            _TABLES[key] = table
+            while len(_TABLES) > _TABLES_KEPT:
+                _TABLES.popitem(last=False)
+    table = table.copy()  # the caller's own: a column it adds or an attrs it sets stays out of the memo
+    if verdict:
+        table.attrs["convergence"] = convergence(result, table).as_dict()
+    return table
+
+
+#: the last tables computed, by what they are computed from (:func:`_table_key`): a page's rerun, auto's verdict and
+#: the run's table, and every page showing the same run (each a copy out of ``st.cache_data``) summarise the same
+#: draws, at 1.4 s for the log-linear model's 80 parameters over 4 x 5,000 draws
+_TABLES: OrderedDict = OrderedDict()
+_TABLES_KEPT = 64
+_TABLES_LOCK = threading.Lock()
+
+
+def _table_key(result: Result, independent: bool) -> tuple:
+    """All a table depends on: the parameters' names, whether the draws are a Markov chain, and the draws themselves
+    (their shape and a SHA-256 of their bytes: 9 ms for 4 x 5,000 x 80 draws), so equal draws in another Result (a copy
+    out of a cache) find the table too and nothing else can."""
+    draws = np.ascontiguousarray(result.draws)
+    digest = hashlib.sha256(draws.reshape(-1).view(np.uint8)).hexdigest()
+    return (tuple(result.param_names), independent, draws.shape, str(draws.dtype), digest)
+
+
+def _table(result: Result, independent: bool) -> pd.DataFrame:
+    """The table of :func:`summary` without its verdict."""
     rows = {}
     for j, name in enumerate(result.param_names):
         x = result.draws[:, :, j]
         flat = x.reshape(-1)
+        # the three quantiles in one call and the draws sorted once for both MCSEs: the same numbers as one
+        # np.quantile per probability and a sort per MCSE, in a third of the time
+        q5, q50, q95 = (float(q) for q in np.quantile(flat, (0.05, 0.5, 0.95)))
+        ordered = np.sort(flat)
         row = {"mean": float(flat.mean()), "sd": float(flat.std(ddof=1)) if flat.size > 1 else float("nan"),
-               "q5": float(np.quantile(flat, 0.05)), "q50": float(np.quantile(flat, 0.5)),
-               "q95": float(np.quantile(flat, 0.95))}
+               "q5": q5, "q50": q50, "q95": q95}
         if independent:
             row.update(r_hat=float("nan"), ess_bulk=float(flat.size), ess_tail=float(flat.size),
                        mcse_mean=row["sd"] / math.sqrt(flat.size),
-                       mcse_q5=rank_diagnostics.mcse_quantile(x, 0.05, ess=flat.size),
-                       mcse_q95=rank_diagnostics.mcse_quantile(x, 0.95, ess=flat.size))
+                       mcse_q5=rank_diagnostics.mcse_quantile(x, 0.05, ess=flat.size, ordered=ordered),
+                       mcse_q95=rank_diagnostics.mcse_quantile(x, 0.95, ess=flat.size, ordered=ordered))
             rows[name] = row
             continue
-        row.update(rank_diagnostics.diagnose(x))  # NaN below 4 draws, R-hat NaN below 2 chains
+        # NaN below 4 draws, R-hat NaN below 2 chains
+        row.update(rank_diagnostics.diagnose(x, quantiles=(q5, q95), ordered=ordered))
         rows[name] = row
-    table = pd.DataFrame.from_dict(rows, orient="index")
-    if verdict:
-        table.attrs["convergence"] = convergence(result, table).as_dict()
-    return table
+    return pd.DataFrame.from_dict(rows, orient="index")
 
 
 def _estimator_table(result: Result) -> pd.DataFrame:

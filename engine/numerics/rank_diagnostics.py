@@ -188,11 +188,14 @@ def ess_quantile(x: np.ndarray, prob: float) -> float:
     return _ess(_split((x <= np.quantile(x, prob)).astype(float)))
 
 
-def diagnose(x: np.ndarray) -> dict[str, float]:
+def diagnose(x: np.ndarray, quantiles: tuple[float, float] | None = None,
+             ordered: np.ndarray | None = None) -> dict[str, float]:
     """``r_hat``, ``ess_bulk``, ``ess_tail``, ``mcse_mean``, ``mcse_q5`` and ``mcse_q95`` of draws shaped (chain,
     draw): what :func:`rhat`, :func:`ess_bulk`, :func:`ess_tail`, :func:`mcse_mean` and :func:`mcse_quantile` at 0.05
     and 0.95 give, each piece they share computed once (the split chains' ranks; the ESS of the indicators at q5 and
-    q95, which are the tail ESS and the quantiles' own ESS). NaN where those give NaN (R-hat below 2 chains)."""
+    q95, which are the tail ESS and the quantiles' own ESS). NaN where those give NaN (R-hat below 2 chains).
+    ``quantiles`` (``np.quantile`` of ``x`` at 0.05 and 0.95) and ``ordered`` (``np.sort`` of ``x`` flattened): where
+    the caller has them already (a summary's q5 and q95), the same numbers, not computed again."""
     x = np.asarray(x, dtype=float)
     out = dict.fromkeys(("r_hat", "ess_bulk", "ess_tail", "mcse_mean", "mcse_q5", "mcse_q95"), float("nan"))
     if not _valid(x):
@@ -202,24 +205,26 @@ def diagnose(x: np.ndarray) -> dict[str, float]:
     if x.shape[0] >= 2:
         out["r_hat"] = max(_rhat_plain(z), _rhat_plain(_z_scale(np.abs(split - np.median(split)))))
     out["ess_bulk"] = _ess(z)
-    tails = [_ess(_split((x <= np.quantile(x, p)).astype(float))) for p in (0.05, 0.95)]
+    q = quantiles if quantiles is not None else [np.quantile(x, p) for p in (0.05, 0.95)]
+    tails = [_ess(_split((x <= q_p).astype(float))) for q_p in q]
     out["ess_tail"] = min(tails)
     out["mcse_mean"] = float(np.std(x, ddof=1) / np.sqrt(_ess(split)))
-    out["mcse_q5"], out["mcse_q95"] = (mcse_quantile(x, p, ess=s) for p, s in zip((0.05, 0.95), tails))
+    out["mcse_q5"], out["mcse_q95"] = (mcse_quantile(x, p, ess=s, ordered=ordered) for p, s in zip((0.05, 0.95), tails))
     return out
 
 
-def mcse_quantile(x: np.ndarray, prob: float, ess: float | None = None) -> float:
+def mcse_quantile(x: np.ndarray, prob: float, ess: float | None = None, ordered: np.ndarray | None = None) -> float:
     """Monte Carlo standard error of the quantile ``prob`` of draws shaped (chain, draw) (module docstring), as
     ArviZ's ``mcse(method="quantile", prob=prob)``; ``ess``: that quantile's effective sample size where it is known
-    otherwise (independent draws: their number). NaN below 4 draws."""
+    otherwise (independent draws: their number); ``ordered``: ``np.sort`` of ``x`` flattened, where the caller has it.
+    NaN below 4 draws."""
     x = np.asarray(x, dtype=float)
     if not _valid(x):
         return float("nan")
     s_p = ess_quantile(x, prob) if ess is None else float(ess)
     with np.errstate(invalid="ignore"):
         a, b = stats.beta.ppf([0.1586553, 0.8413447], s_p * prob + 1.0, s_p * (1.0 - prob) + 1.0)
-    ordered = np.sort(x.ravel())
+    ordered = np.sort(x.ravel()) if ordered is None else ordered
     size = ordered.size
     lo = ordered[int(np.floor(np.nanmax((a * size - 1.0, 0.0))))]
     hi = ordered[int(np.ceil(np.nanmin((b * size - 1.0, size - 1.0))))]
