@@ -292,19 +292,22 @@ def _particles(problem: Problem, setup, cap: int) -> int:
     return m
 
 
-#: the R-hat, ESS and MCSE of one kept draw of one parameter (:func:`engine.numerics.rank_diagnostics.diagnose`), in
-#: beta_binomial record updates: 0.86 µs against 24.5 ns here (the log-linear model's 80 parameters over 4 x 5,000
-#: draws, 1.38 s); more where a chain's autocorrelation is long (Geyer's sum runs over more lags)
-_SUMMARY_VALUE = 35.0
-#: the samplers whose draws get R-hat and ESS (a chain's verdict); independent draws get quantiles only
-_CHAINS = ("da_mcmc", "pseudo_marginal", "auto", "rjmcmc", "bernstein_sheldon")
+#: the R-hat, ESS and MCSE of one kept draw of one parameter (:func:`engine.numerics.diagnostics.summary`), in
+#: beta_binomial record updates: 0.65 µs against 26 ns here (the log-linear model's 80 parameters over 4 x 5,000
+#: draws, 1.04 s; ``bench/summary.py``); more where a chain's autocorrelation is long (Geyer's sum runs over more lags)
+_SUMMARY_VALUE = 25.0
+#: the samplers whose draws get R-hat and ESS (a chain's verdict); independent draws get quantiles only. ``auto`` is
+#: priced as the method it picks, whose summary is its verdict's, which the result's summary then reuses (the
+#: summaries' memo, :data:`engine.numerics.diagnostics._TABLES`)
+_CHAINS = ("da_mcmc", "pseudo_marginal", "rjmcmc", "bernstein_sheldon")
 
 
 def estimate_cost(problem: Problem, method: dict, rates: dict | None = None, ceiling: float | None = None) -> Cost:
     """The cost of running ``method`` (a [method] table) on ``problem``, before running it, and of its draws'
-    summary: a chain's R-hat and ESS over every parameter (``auto`` computes them once more, for its verdict, in
-    the run). That is small against the run but for many parameters: the log-linear model at the paper's size (80
-    parameters) spent 0.3 s sampling and 1.4 s on its summary, and was priced at the 0.3 s.
+    summary: a chain's R-hat and ESS over every parameter (``auto``'s verdict, in the run, for its chains). That is
+    small against the run but for many parameters: the log-linear model at the paper's size (80 parameters) spent
+    0.3 s sampling and 1.0 s on its summary (2.98 s before the summary was one pass, and computed once per set of
+    draws), and was priced at the 0.3 s.
 
     ``ceiling`` (seconds; none by default): where the pseudo-marginal sampler's particle count M is not given
     and would be piloted (pilot particles of n simulated records: about 5 s at 10^6 regression records), the
@@ -316,7 +319,6 @@ def estimate_cost(problem: Problem, method: dict, rates: dict | None = None, cei
         rates = rates or machine_rates()
         values = settings["chains"] * settings["draws"] * (len(problem.model.param_names)
                                                            + (problem.unknown_n is not None))
-        # auto's run is priced as the method it picks, summary and all (its verdict): this one is the result's
         summary_s = values * _SUMMARY_VALUE * rates["beta_binomial"]["record_update_s"]
     if ceiling is not None:  # the run's floor is over the ceiling when it is over what the summary leaves of it
         ceiling = max(positive("ceiling", ceiling) - summary_s, 1e-300)
