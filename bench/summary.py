@@ -53,7 +53,8 @@ def main(argv=None) -> int:
         return 0
     for name, row in out.items():
         print(f"{name}: {row['parameters']} parameters x {row['draws']:,} draws: run {row['run_s']:.3f} s, "
-              f"summary {row['summary_s']:.3f} s (again: {row['memo_s']:.3f} s), estimated {row['estimate_s']:.3f} s for both")
+              f"summary {row['summary_s']:.3f} s (again: {row['memo_s']:.3f} s), estimated {row['estimate_s']:.3f} s "
+              "for both")
     return 0
 
 
