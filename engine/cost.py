@@ -68,8 +68,8 @@ from .methods.rjmcmc import check_unknown_n, default_jumps, size_weights
 from .models.custom import CustomModel, PythonRunner, log_eta_function
 from .models import make_model
 
-__all__ = ["Cost", "estimate_cost", "fit_to_budget", "machine_rates", "bernstein_sheldon_rate", "BudgetExceeded",
-           "duration", "listed"]
+__all__ = ["Cost", "estimate_cost", "summary_seconds", "fit_to_budget", "machine_rates", "bernstein_sheldon_rate",
+           "BudgetExceeded", "duration", "listed"]
 
 _PILOT_PROPOSALS = 20_000
 #: linear_regression: one record update of the DA-MCMC sweep (p normals, the record's two O(d) terms, d = stat_dim)
@@ -313,17 +313,23 @@ def estimate_cost(problem: Problem, method: dict, rates: dict | None = None, cei
     and would be piloted (pilot particles of n simulated records: about 5 s at 10^6 regression records), the
     run is first priced at one particle an iteration, the least it can cost; when that floor is already over
     ``ceiling`` it is returned (``at_least``) without the pilot. A budget check needs no more than that."""
-    settings = validate_method(method)
-    summary_s = 0.0
-    if settings["name"] in _CHAINS and getattr(problem.model, "param_names", None):
-        rates = rates or machine_rates()
-        values = settings["chains"] * settings["draws"] * (len(problem.model.param_names)
-                                                           + (problem.unknown_n is not None))
-        summary_s = values * _SUMMARY_VALUE * rates["beta_binomial"]["record_update_s"]
+    summary_s = summary_seconds(problem, method, rates)
     if ceiling is not None:  # the run's floor is over the ceiling when it is over what the summary leaves of it
         ceiling = max(positive("ceiling", ceiling) - summary_s, 1e-300)
     cost = _run_cost(problem, method, rates, ceiling)
     return replace(cost, seconds=cost.seconds + summary_s) if summary_s else cost
+
+
+def summary_seconds(problem: Problem, method: dict, rates: dict | None = None) -> float:
+    """The part of :func:`estimate_cost` that is the draws' summary, one thread's work (chains' R-hat and ESS, priced
+    at :data:`_SUMMARY_VALUE` a kept draw of a parameter); 0 for independent draws and for ``auto`` (priced as the
+    method it picks)."""
+    settings = validate_method(method)
+    if settings["name"] not in _CHAINS or not getattr(problem.model, "param_names", None):
+        return 0.0
+    rates = rates or machine_rates()
+    values = settings["chains"] * settings["draws"] * (len(problem.model.param_names) + (problem.unknown_n is not None))
+    return values * _SUMMARY_VALUE * rates["beta_binomial"]["record_update_s"]
 
 
 def _run_cost(problem: Problem, method: dict, rates: dict | None = None, ceiling: float | None = None) -> Cost:

@@ -211,7 +211,7 @@ def _provenance(result: Result) -> dict:
     return attrs
 
 
-def summary(result: Result, verdict: bool = True) -> pd.DataFrame:
+def summary(result: Result, verdict: bool = True, memo: bool = True) -> pd.DataFrame:
     """mean, sd, q5, q50, q95, r_hat, ess_bulk, ess_tail, mcse_mean, mcse_q5, mcse_q95 per parameter (R-hat needs
     >= 2 chains of >= 4 draws; otherwise NaN). ``mcse_mean`` is the Monte Carlo standard error of the mean: sd /
     sqrt(ESS of the mean) for a Markov chain (ArviZ's ``mcse(method="mean")``), sd / sqrt(N) for N independent
@@ -228,6 +228,11 @@ def summary(result: Result, verdict: bool = True) -> pd.DataFrame:
     if result.info.get("estimator"):
         return _estimator_table(result)
     independent = not _is_mcmc(result)
+    if not memo:  # computed afresh and not kept (what a summary costs: engine.studies.cost times one)
+        table = _table(result, independent)
+        if verdict:
+            table.attrs["convergence"] = convergence(result, table).as_dict()
+        return table
     key = _table_key(result, independent)
     with _TABLES_LOCK:
         table = _TABLES.get(key)

@@ -23,7 +23,7 @@ import numpy as np
 from ..api import confidential_posterior, prepare, run_method
 from ..core.results import Problem
 from ..core.validation import instance, positive, positive_int
-from ..cost import Cost, duration, estimate_cost, fit_to_budget, listed, machine_rates
+from ..cost import Cost, duration, estimate_cost, fit_to_budget, listed, machine_rates, summary_seconds
 from ..methods import METHOD_WORDS
 from ..methods.exact import exact_mixture
 from ..numerics.diagnostics import summary
@@ -278,12 +278,13 @@ def _replicates_seconds(plan: dict, rates: dict) -> tuple[float, str]:
 
 def _single_run_analysis(name: str, problem: Problem, plan: dict, kept: list) -> dict:
     """Seconds of what a single-run preset does with its draws, timed on small pieces: the summary
-    table (ESS and R-hat, linear in the draws) timed on a naive run of 1,000 draws and scaled to every
-    result's draws; for gong2020_count, the KS test of the ABC draws against the exact mixture's CDF
+    table (ESS and R-hat, linear in the draws) timed on a naive run of 1,000 draws (computed afresh, not the
+    summaries' memo) and scaled to the draws in ``kept`` (those whose summary :func:`estimate_cost` has not priced);
+    for gong2020_count, the KS test of the ABC draws against the exact mixture's CDF
     (linear in the draws: one CDF evaluation per draw) timed on 1,000 points."""
     probe = 1000
     naive = run_method(problem, {"name": "naive", "chains": 1, "draws": probe}, 1)
-    per_draw = _timed(lambda: summary(naive, verdict=False)) / probe
+    per_draw = _timed(lambda: summary(naive, verdict=False, memo=False)) / probe
     out = {"summaries": per_draw * float(sum(kept))}
     if name == "gong2020_count":
         mix = exact_mixture(problem)
@@ -317,7 +318,8 @@ def estimate_preset_cost(name: str, quick: bool = True, rates: dict | None = Non
     if name in ("gong2020_count", "eng_admissions"):
         problem = prepare(plan["spec"]) if name == "gong2020_count" else presets.admissions_problem(plan)
         parts = {r["name"]: estimate_cost(problem, r, rates).seconds for r in plan["runs"]}
-        kept = [r["chains"] * r["draws"] for r in plan["runs"]]
+        # the draws whose summary estimate_cost has not priced already (a chain's is in its run's price)
+        kept = [r["chains"] * r["draws"] for r in plan["runs"] if not summary_seconds(problem, r, rates)]
         if "confidential_draws" in plan:
             parts["confidential"] = _timed(lambda: confidential_posterior(problem, seed=1,
                                                                           draws=plan["confidential_draws"]))
