@@ -259,15 +259,18 @@ def replicate_csv(table: pd.DataFrame) -> bytes:
     """A study's replicate table as the CSV the page offers: its columns as the engine writes them (the CLI's
     calibration.csv), with ``method_name``, the page's name of each method, after ``method`` ("confidential" is
     "Confidential data" in the page's table and figures)."""
-    out = table.copy()
-    out.insert(out.columns.get_loc("method") + 1, "method_name", out["method"].map(method_label))
-    return out.to_csv(index=False).encode()
+    return _csv_with_method_names(table)
 
 
 def summary_csv(summary_: pd.DataFrame) -> bytes:
     """A study's summary as the CSV the page offers: the CLI's ``calibration_summary.csv`` (every number in full),
     with ``method_name``, the page's name of each method, after ``method``."""
-    out = summary_.copy()
+    return _csv_with_method_names(summary_)
+
+
+def _csv_with_method_names(frame: pd.DataFrame) -> bytes:
+    """``frame`` as CSV with ``method_name`` (:func:`method_label`) inserted after ``method``."""
+    out = frame.copy()
     out.insert(out.columns.get_loc("method") + 1, "method_name", out["method"].map(method_label))
     return out.to_csv(index=False).encode()
 

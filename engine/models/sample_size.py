@@ -37,7 +37,8 @@ __all__ = ["SizePrior", "UnknownSize", "make_size_prior", "check_n_prior", "make
 
 PRIOR_NAMES = ("poisson", "negative_binomial")
 MAX_PRIOR_MEAN = 1_000_000.0
-# The models whose chains can treat n as unknown (rjmcmc, mcem, and the plug-in baselines).
+#: The models that take an unknown n (rjmcmc, mcem and the plug-in baselines; the Dirichlet-multinomial as a histogram
+#: whose total is private, paper 002 App. B, answered by Exact).
 UNKNOWN_N_MODELS = ("beta_binomial", "poisson_gamma", "normal_known_sd", "dirichlet_multinomial")
 _SIZE_MECHANISMS = ("laplace", "gaussian", "discrete_laplace", "discrete_gaussian")
 

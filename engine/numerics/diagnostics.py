@@ -228,23 +228,8 @@ def summary(result: Result, verdict: bool = True, memo: bool = True) -> pd.DataF
     if result.info.get("estimator"):
         return _estimator_table(result)
     independent = not _is_mcmc(result)
-    if not memo:  # computed afresh and not kept (what a summary costs: engine.studies.cost times one)
-        table = _table(result, independent)
-        if verdict:
-            table.attrs["convergence"] = convergence(result, table).as_dict()
-        return table
-    key = _table_key(result, independent)
-    with _TABLES_LOCK:
-        table = _TABLES.get(key)
-        if table is not None:
-            _TABLES.move_to_end(key)
-    if table is None:
-        table = _table(result, independent)
-        with _TABLES_LOCK:
-            _TABLES[key] = table
-            while len(_TABLES) > _TABLES_KEPT:
-                _TABLES.popitem(last=False)
-    table = table.copy()  # the caller's own: a column it adds or an attrs it sets stays out of the memo
+    # memo=False: computed afresh and not kept (what a summary costs: engine.studies.cost times one)
+    table = _memo_table(result, independent) if memo else _table(result, independent)
     if verdict:
         table.attrs["convergence"] = convergence(result, table).as_dict()
     return table
@@ -256,6 +241,23 @@ def summary(result: Result, verdict: bool = True, memo: bool = True) -> pd.DataF
 _TABLES: OrderedDict = OrderedDict()
 _TABLES_KEPT = 64
 _TABLES_LOCK = threading.Lock()
+
+
+def _memo_table(result: Result, independent: bool) -> pd.DataFrame:
+    """:func:`_table` from the memo, or computed and kept there; the caller's own copy (a column it adds or an attrs
+    it sets stays out of the memo)."""
+    key = _table_key(result, independent)
+    with _TABLES_LOCK:
+        table = _TABLES.get(key)
+        if table is not None:
+            _TABLES.move_to_end(key)
+    if table is None:
+        table = _table(result, independent)
+        with _TABLES_LOCK:
+            _TABLES[key] = table
+            while len(_TABLES) > _TABLES_KEPT:
+                _TABLES.popitem(last=False)
+    return table.copy()
 
 
 def _table_key(result: Result, independent: bool) -> tuple:

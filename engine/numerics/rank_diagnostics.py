@@ -142,8 +142,13 @@ def rhat(x: np.ndarray) -> float:
     if not _valid(x, min_chains=2):
         return float("nan")
     split = _split(x)
-    folded = np.abs(split - np.median(split))
-    return max(_rhat_plain(_z_scale(split)), _rhat_plain(_z_scale(folded)))
+    return _rank_rhat(split, _z_scale(split))
+
+
+def _rank_rhat(split: np.ndarray, z: np.ndarray) -> float:
+    """The rank R-hat of split chains ``split`` whose rank-normalised values are ``z``: the larger of the bulk one
+    and the folded one (of |split - median|)."""
+    return max(_rhat_plain(z), _rhat_plain(_z_scale(np.abs(split - np.median(split)))))
 
 
 def ess_bulk(x: np.ndarray) -> float:
@@ -203,7 +208,7 @@ def diagnose(x: np.ndarray, quantiles: tuple[float, float] | None = None,
     split = _split(x)
     z = _z_scale(split)
     if x.shape[0] >= 2:
-        out["r_hat"] = max(_rhat_plain(z), _rhat_plain(_z_scale(np.abs(split - np.median(split)))))
+        out["r_hat"] = _rank_rhat(split, z)
     out["ess_bulk"] = _ess(z)
     q = quantiles if quantiles is not None else [np.quantile(x, p) for p in (0.05, 0.95)]
     tails = [_ess(_split((x <= q_p).astype(float))) for q_p in q]

@@ -76,8 +76,6 @@ N_BUDGET_FORMS = ("epsilon", "scale")
 #: How was it released? The lab's own mechanism (``[mechanism]``, the default) or a release made with a library,
 #: described in that library's terms (``[release]``: engine.release_options() lists its mechanisms and parameters).
 RELEASES = ("lab", "opendp", "diffprivlib")
-#: The models the engine accepts an unknown n for (the Dirichlet-multinomial as a histogram whose total is private:
-#: paper 002 App. B, answered by Exact).
 
 # How each mechanism's budget can be stated. "k_ary" and "coin" are the two randomized-response
 # constructions (epsilon, or the coin scheme's truth probability).
