@@ -50,8 +50,10 @@ def _poisson_gamma_reference(problem, top):
     return _moments(lw, shape / rate, shape * (shape + 1) / rate ** 2)
 
 
-def _clamped_poisson_reference(problem, lam_hi, points=20_001):
-    """Posterior mean and sd of lambda by quadrature: P(S = s | lambda) by convolving the clamped pmf n times."""
+def _clamped_poisson_reference(problem, lam_hi, points=2_001):
+    """Posterior mean and sd of lambda by quadrature: P(S = s | lambda) by convolving the clamped pmf n times.
+    The trapezoid rule on an integrand that vanishes at both ends of the grid converges geometrically: 2,001 and
+    20,001 points gave the same moments to 1e-16 for both cases here (20,001 took 22 s at n = 200)."""
     model, s_dp = problem.model, float(problem.s_dp[0])
     n, u = model.n, int(model.upper)
     lam = np.linspace(1e-6, lam_hi, points)

@@ -6,7 +6,7 @@ import numpy as np
 from ..core.data import MAX_RECORDS
 from ..core.validation import fail
 
-__all__ = ["MAX_N", "record_rows"]
+__all__ = ["MAX_N", "dirichlet_means", "record_rows"]
 
 #: The largest n: the one limit of :data:`engine.core.data.MAX_RECORDS` (a CSV's records obey it too).
 MAX_N = MAX_RECORDS
@@ -23,3 +23,10 @@ def record_rows(records, cols, field: str, what: str) -> np.ndarray:
     if r.ndim != 2 or r.shape[1] != len(cols) or r.shape[0] == 0:
         fail(field, records.tolist() if isinstance(records, np.ndarray) and r.size <= 50 else records, allowed)
     return r
+
+
+def dirichlet_means(a) -> np.ndarray:
+    """The means of Dirichlet(a)'s Beta(a_j, A - a_j) marginals (A = sum a), in scipy's own arithmetic
+    a_j / (a_j + (A - a_j)), so bitwise ``stats.beta(a_j, A - a_j).mean()``."""
+    a = np.asarray(a, float)
+    return a / (a + (a.sum() - a))
