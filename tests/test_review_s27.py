@@ -31,3 +31,59 @@ def test_the_other_models_confidential_means_still_come_from_their_marginals():
     records = np.array([1] * 12 + [0] * 18)
     assert not hasattr(model, "posterior_means")
     np.testing.assert_array_equal(_confidential_means(model, records), [(1.0 + 12) / (2.0 + 30)])
+
+
+def _normal_problem(epsilon: float = 1.0, s_dp: float = 3.0):
+    import engine
+
+    return engine.prepare({"seed": 3, "model": {"name": "normal_known_sd", "n": 8},
+                           "mechanism": {"name": "laplace", "epsilon": epsilon}, "data": {"s_dp": [s_dp]}})
+
+
+def test_an_exact_run_priced_first_builds_its_grid_posterior_once_and_draws_the_same(monkeypatch):
+    """The app prices an exact run by one evaluation and then runs it: the grid posterior was built twice (half of
+    exact's time on a page). The estimate now builds it (afresh, however often it is asked: it times a build) and
+    keeps it; the run reads it and draws bitwise what a fresh build draws."""
+    import engine
+    from engine.cost import estimate_cost
+    from engine.methods import exact as exact_module
+
+    problem = _normal_problem()
+    exact_module._GRIDS.clear()
+    built = []
+    real = exact_module._build_grid_posterior
+    monkeypatch.setattr(exact_module, "_build_grid_posterior", lambda *a: built.append(a) or real(*a))
+    estimate_cost(problem, {"name": "exact"})
+    estimate_cost(problem, {"name": "exact"})
+    assert len(built) == 2  # an estimate times a build each time
+    kept = engine.run_method(problem, {"name": "exact"}, 5)
+    assert len(built) == 2
+    exact_module._GRIDS.clear()
+    fresh = engine.run_method(problem, {"name": "exact"}, 5)
+    assert len(built) == 3
+    np.testing.assert_array_equal(kept.draws, fresh.draws)
+    assert {k: v for k, v in kept.info.items() if k != "wall_time_s"} == \
+        {k: v for k, v in fresh.info.items() if k != "wall_time_s"}
+    # another ε, another release, the noise-free (naive) posterior: each its own
+    for other in (_normal_problem(epsilon=2.0), _normal_problem(s_dp=3.5)):
+        engine.run_method(other, {"name": "exact"}, 5)
+    assert len(built) == 5
+    clamped = engine.prepare({"seed": 3, "model": {"name": "poisson_gamma", "n": 30, "upper": 4},
+                              "mechanism": {"name": "laplace", "epsilon": 1.0}, "data": {"s_dp": [60.0]}})
+    engine.run_method(clamped, {"name": "exact"}, 5)
+    engine.run_method(clamped, {"name": "naive"}, 5)  # the clamped sum's noise-free posterior
+    assert len(built) == 7
+    engine.run_method(clamped, {"name": "naive"}, 6)
+    assert len(built) == 7
+    # the last _GRIDS_KEPT are kept, the oldest dropped first
+    def release(k):
+        return engine.prepare({"seed": 3, "model": {"name": "poisson_gamma", "n": 30, "upper": 4},
+                               "mechanism": {"name": "laplace", "epsilon": 1.0}, "data": {"s_dp": [40.0 + k]}})
+
+    assert exact_module._GRIDS_KEPT == 16
+    monkeypatch.setattr(exact_module, "_GRIDS_KEPT", 3)
+    for k in range(5):
+        exact_module.grid_posterior_of(release(k))
+    assert len(exact_module._GRIDS) == 3
+    assert exact_module._grid_key(release(1), False, None) not in exact_module._GRIDS
+    assert exact_module._grid_key(release(2), False, None) in exact_module._GRIDS

@@ -61,7 +61,9 @@ raise ``ValueError``; use da_mcmc or pseudo_marginal.
 from __future__ import annotations
 
 import math
+import threading
 import time
+from collections import OrderedDict
 
 import numpy as np
 from scipy import fft as sp_fft
@@ -600,8 +602,48 @@ def _moment(problem, s_value):
     return moment_estimate(problem)
 
 
-def grid_posterior_of(problem: Problem, noise_free: bool = False, s_value=None):
-    """(GridPosterior, info) of a one-parameter model; ``noise_free``: given s = ``s_value`` exactly."""
+#: The last grid posteriors built, by what they depend on (:func:`_grid_key`): the app prices an exact run by one
+#: evaluation (:func:`engine.cost.estimate_cost`) and then runs it, and the Privacy-budget page's advice and its
+#: sweep ask for the same ε; each built it again (half of exact's time on a page). A posterior is a few MB at most.
+_GRIDS: OrderedDict = OrderedDict()
+_GRIDS_KEPT = 16
+_GRIDS_LOCK = threading.Lock()
+
+
+def _grid_key(problem: Problem, noise_free: bool, s_value):
+    """What a grid posterior depends on: the model and mechanism (frozen dataclasses, compared field by field and
+    type by type), the release, the prior on n; None where one of them cannot be hashed (nothing is kept)."""
+    key = (problem.model, None if noise_free else problem.mechanism, problem.s_dp.shape, problem.s_dp.tobytes(),
+           problem.unknown_n, noise_free, None if s_value is None else float(s_value))
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def grid_posterior_of(problem: Problem, noise_free: bool = False, s_value=None, *, memo: bool = True):
+    """(GridPosterior, info) of a one-parameter model; ``noise_free``: given s = ``s_value`` exactly.
+
+    The last :data:`_GRIDS_KEPT` are kept (the build is deterministic, so a kept one is the same posterior and its
+    draws are bitwise the same); ``memo=False`` builds afresh (and keeps the result), for timing an evaluation."""
+    key = _grid_key(problem, noise_free, s_value)
+    if memo and key is not None:
+        with _GRIDS_LOCK:
+            kept = _GRIDS.get(key)
+            if kept is not None:
+                _GRIDS.move_to_end(key)
+                return kept[0], dict(kept[1])
+    gp, info = _build_grid_posterior(problem, noise_free, s_value)
+    if key is not None:
+        with _GRIDS_LOCK:
+            _GRIDS[key] = (gp, info)
+            while len(_GRIDS) > _GRIDS_KEPT:
+                _GRIDS.popitem(last=False)
+    return gp, dict(info)
+
+
+def _build_grid_posterior(problem: Problem, noise_free: bool, s_value):
     loglik, lik_info = likelihood(problem, noise_free, s_value)
     centre, scale, extra = _guesses(problem, s_value)
     gp = grid_posterior.build(loglik, grid_posterior.prior_of(problem.model), centre, scale, extra=extra)
@@ -661,8 +703,9 @@ def _mixture_or_none(problem):
 
 
 def exact(problem: Problem, rng: np.random.Generator, *, draws: int = 4000, chains: int = 1,
-          grid_size: int = 400, **_ignored) -> Result:
-    """I.i.d. draws from the exact posterior plus its marginal densities on a grid."""
+          grid_size: int = 400, memo: bool = True, **_ignored) -> Result:
+    """I.i.d. draws from the exact posterior plus its marginal densities on a grid. ``memo=False``: a grid
+    posterior is built afresh even when :func:`grid_posterior_of` keeps it (to time one evaluation)."""
     t0 = time.perf_counter()
     problem = _plain_noise(problem)
     _check(problem)
@@ -697,7 +740,7 @@ def exact(problem: Problem, rng: np.random.Generator, *, draws: int = 4000, chai
     else:
         mix, bound = _mixture_or_none(problem)
         if mix is None:
-            gp, ginfo = grid_posterior_of(problem)
+            gp, ginfo = grid_posterior_of(problem, memo=memo)
             return grid_result("exact", problem, gp, ginfo, rng, draws, chains, grid_size, t0)
         theta = mix.sample(rng, total)
         name = model.param_names[0]
