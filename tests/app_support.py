@@ -3,16 +3,41 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 from pathlib import Path
 from typing import Callable, Mapping
 
 import streamlit
+from streamlit import config
+from streamlit.components.v2 import manifest_scanner
 from streamlit.delta_generator import DeltaGenerator
+from streamlit.runtime.scriptrunner.script_cache import ScriptCache
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1 import local_script_runner
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 LANDING = "pages/compare.py"
+
+# What AppTest redoes for every test that a server does once. A new AppTest scans every installed distribution's
+# metadata for Streamlit components (0.4 s), and every run of one compiles app.py and the page again, the magic
+# transform included (a new ScriptCache per run): together about a quarter of the AppTest files' time. The
+# installed packages do not change while the tests run, and a script's code is kept by its path, size and
+# modification time, so what the app runs is unchanged.
+manifest_scanner.scan_component_manifests = functools.lru_cache(maxsize=1)(manifest_scanner.scan_component_manifests)
+_BYTECODE: dict[tuple, object] = {}
+_get_bytecode = ScriptCache.get_bytecode
+
+
+def _kept_bytecode(self, script_path):
+    path = os.path.abspath(script_path)
+    stat = os.stat(path)
+    key = (path, stat.st_mtime_ns, stat.st_size, config.get_option("runner.magicEnabled"))
+    if key not in _BYTECODE:
+        _BYTECODE[key] = _get_bytecode(self, script_path)
+    return _BYTECODE[key]
+
+
+ScriptCache.get_bytecode = _kept_bytecode
 
 
 def open_app(page: str = LANDING, query: Mapping[str, str] | None = None, timeout: float = 120) -> AppTest:
