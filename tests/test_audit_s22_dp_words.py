@@ -10,8 +10,6 @@ from __future__ import annotations
 import json
 import math
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -28,9 +26,8 @@ BB = {"name": "beta_binomial", "n": 20, "a": 1.0, "b": 1.0}
 DIFFPRIVLIB = {"library": "diffprivlib", "mechanism": "Laplace", "epsilon": 1.0, "delta": 0.1, "sensitivity": 1.0}
 
 
-def _cli(*args, cwd=ROOT):
-    done = subprocess.run([sys.executable, "-m", "engine", *map(str, args)], cwd=cwd, capture_output=True, text=True,
-                          timeout=600)
+def _cli(cli, *args):
+    done = cli(*args)
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()
 
@@ -101,9 +98,9 @@ def test_the_docs_no_longer_promise_a_stated_curve_for_diffprivlibs_laplace():
 
 
 # --------------------------------------------------------------------------- F12: a dp-wizard bin on the command line
-def test_the_command_line_says_a_bins_count_as_one_persons_row(tmp_path):
-    _cli("import-dpwizard", PACKAGE, "--out", tmp_path / "imp")
-    line = _cli("risk", tmp_path / "imp" / "grade_bin2.toml", "--out", tmp_path / "r")
+def test_the_command_line_says_a_bins_count_as_one_persons_row(tmp_path, cli):
+    _cli(cli, "import-dpwizard", PACKAGE, "--out", tmp_path / "imp")
+    line = _cli(cli, "risk", tmp_path / "imp" / "grade_bin2.toml", "--out", tmp_path / "r")
     out = json.loads((tmp_path / "r" / "risk.json").read_text())
     assert "unbounded" not in line and "record of size r" not in line, line
     assert line.startswith("discrete Laplace noise, scale t = 1.5; pure 0.6667-DP (sensitivity 1); release clipped to "
@@ -116,7 +113,7 @@ def test_the_command_line_says_a_bins_count_as_one_persons_row(tmp_path):
     assert out["realistic_adversary"]["available"] is False
     # the same spec away from its import.json is a Poisson count like any other: its records are unbounded
     shutil.copy(tmp_path / "imp" / "grade_bin2.toml", tmp_path / "alone.toml")
-    assert "records are unbounded" in _cli("risk", tmp_path / "alone.toml", "--out", tmp_path / "r2")
+    assert "records are unbounded" in _cli(cli, "risk", tmp_path / "alone.toml", "--out", tmp_path / "r2")
 
 
 # --------------------------------------------------------------------------- OpenDP's add/remove-one sentence

@@ -10,8 +10,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import subprocess
-import sys
 import warnings
 from pathlib import Path
 
@@ -332,14 +330,15 @@ def test_mcse_of_a_quantile_of_independent_draws_is_the_sample_quantiles_sd():
     assert row["mcse_q95"] == pytest.approx(rank_diagnostics.mcse_quantile(exact.draws[:, :, 0], 0.95, ess=2000))
 
 
-def test_an_estimator_has_no_quantile_mcse_and_the_command_line_shows_them(tmp_path):
+def test_an_estimator_has_no_quantile_mcse_and_the_command_line_shows_them(tmp_path, cli):
     spec = {"seed": 0, "model": {"name": "beta_binomial", "n": 30}, "mechanism": {"name": "laplace", "epsilon": 1.0},
             "data": {"s_dp": [7.3]}}
     result = engine.run_method(engine.prepare(engine.spec_from_dict(spec)), {"name": "mcem"}, seed=0)
     assert summary_dict(result)["parameters"]["theta"]["mcse_q5"] is None
     path = tmp_path / "s.json"
     path.write_text(json.dumps({**spec, "method": {"name": "da_mcmc", "chains": 2, "draws": 300, "warmup": 100}}))
-    out = subprocess.run([sys.executable, "-m", "engine", "run", str(path), "--out", str(tmp_path / "o"), "--quiet"],
-                         capture_output=True, text=True, check=True).stdout
+    done = cli("run", str(path), "--out", str(tmp_path / "o"), "--quiet")
+    assert done.returncode == 0, done.stderr  # what check=True checked
+    out = done.stdout
     header = next(line for line in out.splitlines() if "mcse_mean" in line).split()
     assert header[-3:] == ["mcse_mean", "mcse_q5", "mcse_q95"], header

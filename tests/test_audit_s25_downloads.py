@@ -368,11 +368,9 @@ def test_privacy_budget_files_of_a_cell_probability_have_no_brackets_and_uploads
     assert sweeps.sweep_stem(upload, 3, (0.1, 1.0), one) == sweeps.sweep_stem(upload, 3, (0.1, 1.0), one.copy())
 
 
-def test_a_downloaded_spec_says_how_to_run_each_of_its_methods(tmp_path):
+def test_a_downloaded_spec_says_how_to_run_each_of_its_methods(tmp_path, cli):
     """The Compare page's TOML runs [method] (often auto) by default; the others need --method NAME, and nothing in
     the file said so (audit s25, finding 17). A comment says it and lists them; the file still reads back the same."""
-    import subprocess
-    import sys
     import tomllib
 
     spec = engine.spec_from_dict({"seed": 1, "model": {"name": "beta_binomial", "n": 10},
@@ -384,8 +382,7 @@ def test_a_downloaded_spec_says_how_to_run_each_of_its_methods(tmp_path):
     assert engine.spec_to_dict(engine.spec_from_dict(tomllib.loads(text))) == engine.spec_to_dict(spec)
     path = tmp_path / "spec.toml"
     path.write_text(text)
-    proc = subprocess.run([sys.executable, "-m", "engine", "run", str(path), "--out", str(tmp_path / "o"), "--method",
-                           "exact", "--quiet"], capture_output=True, text=True)
+    proc = cli("run", str(path), "--out", str(tmp_path / "o"), "--method", "exact", "--quiet")
     assert proc.returncode == 0, proc.stderr
     assert pd.read_csv(tmp_path / "o" / "draws.csv").shape[0] == 4 * 500  # exact's settings: 4 chains of 500
     one = engine.spec_to_toml(engine.spec_from_dict({**engine.spec_to_dict(spec), "methods": {}}))

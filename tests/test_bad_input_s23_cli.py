@@ -4,20 +4,13 @@ user never typed, or echoed a huge value whole. The standard: one line ``error: 
 allowed>``, exit status 2; in the engine a ValueError."""
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-from types import SimpleNamespace
-
 import numpy as np
 import pytest
 
 import engine
-from engine import cli as cli_module
 from engine.core.validation import fail
 from test_cli_new_user import PACKAGE, SPEC  # the new user's small spec and the dp-wizard package
 
-ROOT = Path(__file__).resolve().parents[1]
 UNKNOWN_N = """seed = 1
 [model]
 name = "beta_binomial"
@@ -34,26 +27,6 @@ simulate = { theta = 0.3 }
 name = "naive"
 draws = 200
 """
-
-
-@pytest.fixture
-def cli(capsys):
-    """``python -m engine ARGS`` in this process, as a CompletedProcess-like record (argparse's own exit too)."""
-    def call(*args):
-        capsys.readouterr()
-        try:
-            code = cli_module.main([str(a) for a in args])
-        except SystemExit as done:
-            code = done.code
-        out, err = capsys.readouterr()
-        return SimpleNamespace(returncode=code, stdout=out, stderr=err)
-
-    return call
-
-
-def _subprocess(*args) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "engine", *map(str, args)], capture_output=True, text=True,
-                          cwd=ROOT, timeout=300)
 
 
 def _one_line_error(proc, start: str) -> str:
@@ -77,10 +50,10 @@ def deep_specs(tmp_path):
 
 
 @pytest.mark.parametrize("command", [["run"], ["risk"], ["study", "calibration"]])
-def test_a_deeply_nested_spec_is_one_line_naming_the_file(deep_specs, command):
+def test_a_deeply_nested_spec_is_one_line_naming_the_file(deep_specs, command, cli):
     for name in ("deep.json", "deep.toml"):
         extra = ["--replicates", "2"] if command[0] == "study" else []
-        proc = _subprocess(*command, deep_specs / name, "--out", deep_specs / "out", *extra)
+        proc = cli(*command, deep_specs / name, "--out", deep_specs / "out", *extra)
         line = _one_line_error(proc, f"SPEC = '{deep_specs / name}' is invalid: must be valid ")
         assert "nested too deeply" in line
 
@@ -93,12 +66,12 @@ def test_load_spec_of_a_deeply_nested_file_raises_valueerror(deep_specs):
 
 # D4: a key, table or CSV column holding a line break split the error over lines
 
-def test_a_key_with_a_line_break_is_escaped_on_one_line(tmp_path):
+def test_a_key_with_a_line_break_is_escaped_on_one_line(tmp_path, cli):
     spec = tmp_path / "key.toml"
     spec.write_text(SPEC.replace("n = 30\n", 'n = 30\n"bad\\nkey" = 1\n'))
     for command in (["run"], ["risk"], ["study", "calibration"]):
         extra = ["--replicates", "2"] if command[0] == "study" else []
-        proc = _subprocess(*command, spec, "--out", tmp_path / "out", *extra)
+        proc = cli(*command, spec, "--out", tmp_path / "out", *extra)
         assert _one_line_error(proc, "model.bad\\nkey = 1 is invalid: is not a key")
 
 

@@ -227,16 +227,14 @@ def test_cost_is_iterations_independent_of_n():
     assert c1.seconds == pytest.approx(c2.seconds)
 
 
-def test_cli_and_summary_json_label_it_approximate(tmp_path):
+def test_cli_and_summary_json_label_it_approximate(tmp_path, cli):
     import json
-    import subprocess
-    import sys
 
     spec = tmp_path / "s.toml"
     spec.write_text('seed = 1\n[model]\nname = "beta_binomial"\nn = 1000\n[mechanism]\nname = "laplace"\nepsilon = 0.5\n'
                     '[data]\ns_dp = [300]\n[method]\nname = "bernstein_sheldon"\ndraws = 500\nwarmup = 200\n')
-    out = subprocess.run([sys.executable, "-m", "engine", "run", str(spec), "--out", str(tmp_path / "o"), "--quiet"],
-                         capture_output=True, text=True, check=True)
+    out = cli("run", str(spec), "--out", str(tmp_path / "o"), "--quiet")
+    assert out.returncode == 0, out.stderr  # what check=True checked
     assert "bernstein_sheldon is approximate: normal (CLT) approximation" in out.stdout
     data = json.loads((tmp_path / "o" / "summary.json").read_text())
     assert data["info"]["claim"] == "approximate" and "convergence" in data

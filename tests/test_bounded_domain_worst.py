@@ -6,8 +6,6 @@ renormalised densities, brute force over placements)."""
 from __future__ import annotations
 
 import math
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -68,7 +66,7 @@ def test_bounded_domain_curve_is_never_above_any_placement():
     assert np.max(lowest - beta) > -1e-12
 
 
-def test_bounded_domain_command_line_says_the_ceiling():
+def test_bounded_domain_command_line_says_the_ceiling(cli):
     import json
     import tempfile
     from pathlib import Path
@@ -78,8 +76,7 @@ def test_bounded_domain_command_line_says_the_ceiling():
         spec.write_text('seed = 3\n[model]\nname = "beta_binomial"\nn = 30\n[release]\nlibrary = "diffprivlib"\n'
                         'mechanism = "LaplaceBoundedDomain"\nepsilon = 1\nsensitivity = 1\nlower = 0\nupper = 30\n'
                         '[data]\ns_dp = [12.0]\n')
-        out = subprocess.run([sys.executable, "-m", "engine", "risk", str(spec), "--out", str(Path(tmp) / "o")],
-                             capture_output=True, text=True, timeout=120)
+        out = cli("risk", str(spec), "--out", str(Path(tmp) / "o"))
         assert out.returncode == 0, out.stderr
         assert "at most 73.1%" in out.stdout and "detects it 12.0% of the time" in out.stdout
         saved = json.loads((Path(tmp) / "o" / "risk.json").read_text())

@@ -7,9 +7,6 @@ run over budget is refused with a one-line error that names settings which fit.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,7 +15,6 @@ import engine
 from engine.api import check_budget
 from engine.cost import estimate_cost, fit_to_budget, machine_rates
 
-ROOT = Path(__file__).resolve().parents[1]
 BIG = {"seed": 1, "model": {"name": "beta_binomial", "n": 1_000_000}, "mechanism": {"name": "laplace", "epsilon": 1.0},
        "data": {"s_dp": [300_000]}}
 
@@ -157,21 +153,16 @@ def test_library_has_no_budget_unless_asked_and_refuses_over_it(big, budget):
     assert result.n_draws == 100
 
 
-def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "engine", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=180)
-
-
-def test_cli_max_seconds_refuses_with_one_line_and_exit_2(tmp_path, budget):
+def test_cli_max_seconds_refuses_with_one_line_and_exit_2(tmp_path, budget, cli):
     spec = tmp_path / "spec.json"
     spec.write_text(json.dumps({**BIG, "method": {"name": "da_mcmc", "chains": 16, "draws": 10_000_000}}))
-    proc = _cli("run", str(spec), "--out", str(tmp_path / "out"), "--quiet", "--max-seconds", f"{budget:.6g}")
+    proc = cli("run", str(spec), "--out", str(tmp_path / "out"), "--quiet", "--max-seconds", f"{budget:.6g}")
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: method.draws = 10000000 is invalid")
     assert "settings that fit" in lines[0]
     assert not (tmp_path / "out").exists()
-    bad = _cli("run", str(spec), "--out", str(tmp_path / "out"), "--max-seconds", "0")
+    bad = cli("run", str(spec), "--out", str(tmp_path / "out"), "--max-seconds", "0")
     assert bad.returncode == 2 and bad.stderr.startswith("error: --max-seconds = 0 is invalid")
 
 

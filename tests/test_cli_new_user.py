@@ -8,7 +8,6 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
@@ -31,19 +30,6 @@ s_dp = [12.0]
 name = "exact"
 draws = 200
 """
-
-
-@pytest.fixture
-def cli(capsys):
-    """``python -m engine ARGS`` in this process (engine.cli.main: the same code without an interpreter's start),
-    as a CompletedProcess-like record of its status and output."""
-    def call(*args):
-        capsys.readouterr()
-        code = cli_module.main([str(a) for a in args])
-        out, err = capsys.readouterr()
-        return SimpleNamespace(returncode=code, stdout=out, stderr=err)
-
-    return call
 
 
 def _one_line_error(proc, start: str) -> None:

@@ -103,12 +103,11 @@ def test_independent_draws_are_judged_by_their_number():
     assert not mcmc.independent and mcmc.draws == 4000
 
 
-def test_cli_warns_when_abc_returns_too_few_draws(tmp_path):
+def test_cli_warns_when_abc_returns_too_few_draws(tmp_path, cli):
     spec = tmp_path / "few.toml"
     spec.write_text('seed = 3\n[model]\nname = "beta_binomial"\nn = 30\n[mechanism]\nname = "laplace"\n'
                     'epsilon = 1.0\n[data]\ns_dp = [12]\n[method]\nname = "abc_rejection"\nchains = 1\ndraws = 50\n')
-    out = subprocess.run([sys.executable, "-m", "engine", "run", str(spec), "--out", str(tmp_path / "o")],
-                         capture_output=True, text=True, cwd=ROOT)
+    out = cli("run", str(spec), "--out", str(tmp_path / "o"))
     assert out.returncode == 0, out.stderr
     assert "abc_rejection has too few draws: only 50 independent draws (fewer than 400)" in out.stderr
     verdict = json.loads((tmp_path / "o" / "summary.json").read_text())["convergence"]

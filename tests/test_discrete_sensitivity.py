@@ -6,8 +6,6 @@ records get (66.1%); it is refused, as the library tables already refuse it."""
 from __future__ import annotations
 
 import math
-import subprocess
-import sys
 
 import pytest
 
@@ -64,12 +62,11 @@ def test_the_sidebar_says_it_next_to_the_sensitivity_box():
     assert "(you entered 1.5)" in words
 
 
-def test_command_line_refuses_it_in_one_line_with_exit_2(tmp_path):
+def test_command_line_refuses_it_in_one_line_with_exit_2(tmp_path, cli):
     spec = tmp_path / "spec.toml"
     spec.write_text('seed = 3\n[model]\nname = "poisson_gamma"\nn = 10\n[mechanism]\nname = "discrete_laplace"\n'
                     'epsilon = 1\nsensitivity = 1.5\n[data]\ns_dp = [12.0]\n')
-    out = subprocess.run([sys.executable, "-m", "engine", "risk", str(spec), "--out", str(tmp_path / "o")],
-                         capture_output=True, text=True, timeout=120)
+    out = cli("risk", str(spec), "--out", str(tmp_path / "o"))
     assert out.returncode == 2
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: " + MESSAGE)

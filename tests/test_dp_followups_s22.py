@@ -202,12 +202,9 @@ DIFFPRIVLIB = {"library": "diffprivlib", "mechanism": "Laplace", "epsilon": 1.0,
 WHY = "(diffprivlib's (1, 0.1)-DP Laplace, met as pure 1.105-DP)"
 
 
-def test_the_command_line_says_why_diffprivlibs_epsilon_became_1_105(tmp_path):
+def test_the_command_line_says_why_diffprivlibs_epsilon_became_1_105(tmp_path, cli):
     """The line said only "pure 1.105-DP" for ε = 1, δ = 0.1 typed; the page said why. Both now in one wording."""
     import json
-    import subprocess
-    import sys
-    from pathlib import Path
 
     from engine.protection.report import release_words, with_release
     spec = {"seed": 0, "model": {"name": "beta_binomial", "n": 20, "a": 1.0, "b": 1.0}, "release": DIFFPRIVLIB,
@@ -218,8 +215,7 @@ def test_the_command_line_says_why_diffprivlibs_epsilon_became_1_105(tmp_path):
                                       "who knew everyone else"), summary_line(r)
     path = tmp_path / "dl.json"
     path.write_text(json.dumps(spec), encoding="utf-8")
-    done = subprocess.run([sys.executable, "-m", "engine", "risk", str(path), "--out", str(tmp_path / "out")],
-                          cwd=Path(__file__).resolve().parent.parent, capture_output=True, text=True, timeout=600)
+    done = cli("risk", str(path), "--out", str(tmp_path / "out"))
     assert done.returncode == 0, done.stderr
     assert f"pure 1.105-DP (sensitivity 1) {WHY}: someone" in done.stdout, done.stdout
     saved = json.loads((tmp_path / "out" / "risk.json").read_text(encoding="utf-8"))

@@ -14,9 +14,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -25,7 +22,6 @@ from scipy import optimize, special, stats
 import engine
 
 Z = 4.0
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _lap(r, b):
@@ -157,7 +153,7 @@ def test_mcem_unknown_n_matches_numerical_mle(estep):
     assert mle["se"] == pytest.approx(se, rel=0.2)
 
 
-def test_mcem_result_is_not_a_posterior(tmp_path):
+def test_mcem_result_is_not_a_posterior(tmp_path, cli):
     """The estimator's single 'draw' is labelled: summary gives estimate/se/Wald, no verdict; the CLI
     writes mle and history to summary.json."""
     spec = engine.spec_from_dict(_spec({"name": "beta_binomial", "n": 30}, {"name": "laplace", "scale": 2.0}, 12.7,
@@ -171,8 +167,7 @@ def test_mcem_result_is_not_a_posterior(tmp_path):
     assert engine.METHODS["mcem"].claim == "estimator"
     path = tmp_path / "spec.toml"
     path.write_text(engine.spec_to_toml(spec))
-    proc = subprocess.run([sys.executable, "-m", "engine", "run", str(path), "--out", str(tmp_path / "o"), "--quiet"],
-                          capture_output=True, text=True, cwd=ROOT)
+    proc = cli("run", str(path), "--out", str(tmp_path / "o"), "--quiet")
     assert proc.returncode == 0, proc.stderr
     summary = json.loads((tmp_path / "o" / "summary.json").read_text())
     assert set(summary["mle"]["theta"]) == {"estimate", "se", "q5", "q95"}

@@ -11,9 +11,6 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -31,7 +28,6 @@ from engine.methods.naive import naive
 from engine.models import make_model
 from engine.numerics.diagnostics import summary
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BETA = [-1.79, -2.89, -0.66]  # paper 000 Sec. 5 / dapper Example 3
 
 # A small one-predictor design where ABC rejection is affordable and the release is informative
@@ -281,7 +277,7 @@ warmup = 100
     return path
 
 
-def test_csv_spec_cli_round_trip_and_reproducible(tmp_path):
+def test_csv_spec_cli_round_trip_and_reproducible(tmp_path, run_cli):
     model = make_model("linear_regression", {"n": 30})
     rec = model.sample_records(np.random.default_rng(8), np.array(BETA))
     csv = tmp_path / "records.csv"
@@ -295,8 +291,7 @@ def test_csv_spec_cli_round_trip_and_reproducible(tmp_path):
     assert a.param_names == ("beta[0]", "beta[1]", "beta[2]")
     np.testing.assert_array_equal(a.draws, b.draws)
     out = tmp_path / "out"
-    proc = subprocess.run([sys.executable, "-m", "engine", "run", str(path), "--out", str(out), "--quiet"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    proc = run_cli("run", str(path), "--out", str(out), "--quiet")  # run_cli: this test's ``cli`` is the draws
     assert proc.returncode == 0, proc.stderr
     header = (out / "draws.csv").read_text().splitlines()[0].split(",")
     assert header == ["chain", "draw", "beta[0]", "beta[1]", "beta[2]"]
@@ -309,7 +304,7 @@ def test_csv_spec_cli_round_trip_and_reproducible(tmp_path):
     assert engine.spec_to_dict(again) == engine.spec_to_dict(spec)
 
 
-def test_s_dp_and_simulate_specs_run(tmp_path):
+def test_s_dp_and_simulate_specs_run(tmp_path, cli):
     s_dp = "s_dp = [-3.1, -1.2, 0.4, 4.0, 1.5, 1.8, -1.9, -0.7, 2.1]"
     for line in (s_dp, "simulate = { beta = [-1.79, -2.89, -0.66] }"):
         spec = engine.load_spec(str(_spec_toml(tmp_path, line)))
@@ -317,8 +312,7 @@ def test_s_dp_and_simulate_specs_run(tmp_path):
             res = engine.run(spec, method=method)
             assert np.isfinite(res.draws).all() and res.draws.shape[2] == 3
     bad = _spec_toml(tmp_path, "s_dp = [1.0, 2.0]")
-    proc = subprocess.run([sys.executable, "-m", "engine", "run", str(bad), "--out", str(tmp_path / "o")],
-                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    proc = cli("run", str(bad), "--out", str(tmp_path / "o"))
     assert proc.returncode == 2 and proc.stderr.startswith("error: data.s_dp")
     assert "sum x1*x2" in proc.stderr  # the message spells out the order
 

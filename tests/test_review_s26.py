@@ -99,12 +99,9 @@ def test_diagnose_gives_the_six_functions_numbers_and_ranks_are_scipys(rng):
     assert all(np.isnan(v) for v in rd.diagnose(rng.normal(size=(2, 3))).values())
 
 
-def test_a_chain_of_fewer_than_four_draws_gets_a_verdict_not_an_error(tmp_path):
+def test_a_chain_of_fewer_than_four_draws_gets_a_verdict_not_an_error(tmp_path, cli):
     """draws = 3 (the spec allows 1 and up) ended every run with "error: cannot convert float NaN to integer": the
     verdict wrote the NaN R-hat of too few draws as a number."""
-    import subprocess
-    import sys
-
     import engine
 
     spec = {"seed": 1, "model": {"name": "beta_binomial", "n": 30}, "mechanism": {"name": "laplace", "epsilon": 1.0},
@@ -118,8 +115,7 @@ def test_a_chain_of_fewer_than_four_draws_gets_a_verdict_not_an_error(tmp_path):
     (tmp_path / "s.toml").write_text('seed = 1\n[model]\nname = "beta_binomial"\nn = 30\n[mechanism]\n'
                                      'name = "laplace"\nepsilon = 1.0\n[data]\ns_dp = [12.0]\n[method]\n'
                                      'name = "da_mcmc"\nchains = 2\ndraws = 3\n')
-    proc = subprocess.run([sys.executable, "-m", "engine", "run", str(tmp_path / "s.toml"), "--out",
-                           str(tmp_path / "out")], capture_output=True, text=True, timeout=300)
+    proc = cli("run", str(tmp_path / "s.toml"), "--out", str(tmp_path / "out"))
     assert proc.returncode == 0 and "cannot be computed from 2 chains of 3 draws" in proc.stderr, proc.stderr
 
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -398,10 +396,6 @@ def test_neighbours_at_the_sensitivity():
     assert neighbours(make_model("dirichlet_multinomial", {"n": 4}), make_mechanism("laplace", {"epsilon": 1.0})).shift == (-1.0, 1.0, 0.0)
 
 
-def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "engine", *args], capture_output=True, text=True)
-
-
 TOML = """seed = 7
 [model]
 name = "beta_binomial"
@@ -414,10 +408,10 @@ simulate = { theta = 0.3 }
 """
 
 
-def test_cli_writes_risk_json_with_the_contract_keys(tmp_path):
+def test_cli_writes_risk_json_with_the_contract_keys(tmp_path, cli):
     spec = tmp_path / "s.toml"
     spec.write_text(TOML)
-    done = _cli("risk", str(spec), "--out", str(tmp_path / "out"))
+    done = cli("risk", str(spec), "--out", str(tmp_path / "out"))
     assert done.returncode == 0, done.stderr
     out = json.loads((tmp_path / "out" / "risk.json").read_text())
     assert out["epsilon"] == pytest.approx(1.0)
@@ -482,20 +476,20 @@ def test_cli_sentence_writes_no_share_below_one_as_a_hundred_percent():
     (TOML.replace('name = "laplace"', 'name = "laplace"\nrho = 0.2'), "mechanism.rho"),
     (TOML.replace('name = "beta_binomial"\nn = 30', 'name = "linear_regression"\nn = 30'), "model"),
 ])
-def test_cli_bad_spec_is_one_line_and_exit_2(tmp_path, text, field):
+def test_cli_bad_spec_is_one_line_and_exit_2(tmp_path, text, field, cli):
     spec = tmp_path / "bad.toml"
     spec.write_text(text)
-    done = _cli("risk", str(spec), "--out", str(tmp_path / "out"))
+    done = cli("risk", str(spec), "--out", str(tmp_path / "out"))
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and field in lines[0]
     assert not (tmp_path / "out" / "risk.json").exists()
 
 
-def test_cli_missing_file_and_missing_out(tmp_path):
-    done = _cli("risk", str(tmp_path / "nope.toml"), "--out", str(tmp_path / "o"))
+def test_cli_missing_file_and_missing_out(tmp_path, cli):
+    done = cli("risk", str(tmp_path / "nope.toml"), "--out", str(tmp_path / "o"))
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "SPEC" in done.stderr
-    done = _cli("risk", str(tmp_path / "nope.toml"))
+    done = cli("risk", str(tmp_path / "nope.toml"))
     assert done.returncode == 2 and done.stderr.startswith("error:")
 
 

@@ -19,9 +19,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import subprocess
-import sys
 import warnings
 
 import numpy as np
@@ -37,7 +34,6 @@ from engine.models.sample_size import SizePrior, UnknownSize
 Z = 4.0
 LEVEL = 2 * stats.norm.sf(Z)
 QUANTILES = (0.1, 0.5, 0.9)
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _arviz():
@@ -479,7 +475,7 @@ def test_known_n_methods_run_at_the_plug_in_n():
     assert "plug_in_n" not in rj.info
 
 
-def test_spec_round_trip_and_cli(tmp_path):
+def test_spec_round_trip_and_cli(tmp_path, cli):
     spec = engine.spec_from_dict(unknown_n_spec(BB, {"name": "laplace", "scale": 2.0},
                                                 {"name": "laplace", "scale": 1.0}, 7.3, 21.4,
                                                 {"name": "poisson", "mean": 20.0},
@@ -489,8 +485,7 @@ def test_spec_round_trip_and_cli(tmp_path):
     assert engine.load_spec(str(path)) == engine.load_spec(str(path))
     assert engine.spec_to_dict(engine.load_spec(str(path))) == engine.spec_to_dict(spec)
     out = tmp_path / "out"
-    proc = subprocess.run([sys.executable, "-m", "engine", "run", str(path), "--out", str(out), "--quiet"],
-                          capture_output=True, text=True, cwd=ROOT)
+    proc = cli("run", str(path), "--out", str(out), "--quiet")
     assert proc.returncode == 0, proc.stderr
     header = (out / "draws.csv").read_text().splitlines()[0]
     assert header == "chain,draw,theta,n"
