@@ -87,3 +87,27 @@ def test_an_exact_run_priced_first_builds_its_grid_posterior_once_and_draws_the_
     assert len(exact_module._GRIDS) == 3
     assert exact_module._grid_key(release(1), False, None) not in exact_module._GRIDS
     assert exact_module._grid_key(release(2), False, None) in exact_module._GRIDS
+
+
+def test_the_mixture_cdf_is_scipys_beta_and_gamma_cdf_bitwise():
+    """``_mixture_cdf`` calls the incomplete beta and gamma functions directly (the distributions' argument checks
+    cost 0.2 ms a call, a hundred calls a quantile): the same numbers as stats.beta.cdf / stats.gamma.cdf with
+    scale = 1 / rate, at and beyond the support's ends too."""
+    from scipy import stats
+
+    from engine.methods.exact import _mixture_cdf
+
+    rng = np.random.default_rng(27)
+    for m in (1, 7, 2500):
+        w = rng.random(m)
+        w /= w.sum()
+        p1, p2 = rng.gamma(2.0, 50.0, m) + 1e-3, rng.gamma(2.0, 50.0, m) + 1e-3
+        x = np.concatenate([rng.random(9), [0.0, 1.0, -0.5, 1.5, 1e-300]])
+        for gamma, xs in ((False, x), (True, 10 * x)):
+            expected = np.zeros(xs.shape)
+            for lo in range(0, m, 2000):
+                sl = slice(lo, lo + 2000)
+                c = (stats.gamma.cdf(xs[None, :], p1[sl, None], scale=1.0 / p2[sl, None]) if gamma else
+                     stats.beta.cdf(xs[None, :], p1[sl, None], p2[sl, None]))
+                expected += w[sl] @ c
+            np.testing.assert_array_equal(_mixture_cdf(gamma, w, p1, p2, xs), expected)

@@ -160,15 +160,21 @@ class Mixture:
 
 
 def _mixture_cdf(gamma: bool, w, p1, p2, x):
-    """CDF of a Beta(p1, p2) or Gamma(shape p1, rate p2) mixture, in chunks of components."""
+    """CDF of a Beta(p1, p2) or Gamma(shape p1, rate p2) mixture, in chunks of components.
+
+    The regularised incomplete beta and gamma functions themselves, as scipy's ``stats.beta.cdf`` and
+    ``stats.gamma.cdf(x, a, scale=1 / rate)`` compute them for these (valid) parameters, bitwise: x clipped to
+    the support where those return 0 or 1, and x / (1 / rate) as their scale arithmetic. The distributions'
+    argument checks cost about 0.2 ms a call, and a quantile solved by bracketing calls this a hundred times
+    (a calibration study of exact spent 3.4 of its 4 s there)."""
     x = np.asarray(x, float)
     out = np.zeros(x.shape)
     for lo in range(0, w.size, 2000):
         sl = slice(lo, lo + 2000)
         if gamma:
-            c = stats.gamma.cdf(x[None, :], p1[sl, None], scale=1.0 / p2[sl, None])
+            c = special.gammainc(p1[sl, None], np.maximum(x, 0.0)[None, :] / (1.0 / p2[sl, None]))
         else:
-            c = stats.beta.cdf(x[None, :], p1[sl, None], p2[sl, None])
+            c = special.betainc(p1[sl, None], p2[sl, None], np.clip(x, 0.0, 1.0)[None, :])
         out += w[sl] @ c
     return out
 
