@@ -14,7 +14,7 @@ import numpy as np
 from scipy import stats
 
 from ..core.validation import fail, known_keys, number_list, record_field
-from .base import dirichlet_means
+from .base import Marginal, dirichlet_means
 
 __all__ = ["DirichletMultinomial", "INFO", "KEYS", "build"]
 
@@ -98,7 +98,7 @@ class DirichletMultinomial:
 
     def posterior_marginals(self, suff):
         a = np.asarray(self.alpha) + np.asarray(suff, float)
-        return {f"p[{j}]": stats.beta(a[j], a.sum() - a[j]) for j in range(self.k)}
+        return {f"p[{j}]": Marginal(stats.beta, a[j], a.sum() - a[j]) for j in range(self.k)}
 
     def project(self, s_dp):
         """Euclidean projection of s_dp onto {c >= 0, sum c = n} (Duchi et al. 2008)."""

@@ -15,7 +15,7 @@ import numpy as np
 from scipy import stats
 
 from ..core.validation import fail, model_positive, number_list, positive_int, record_field
-from .base import dirichlet_means, record_rows
+from .base import Marginal, dirichlet_means, record_rows
 
 __all__ = ["NaiveBayesLoglinear", "INFO", "KEYS", "build", "feature_levels"]
 
@@ -190,11 +190,11 @@ class NaiveBayesLoglinear:
 
     def posterior_marginals(self, suff):
         a_pi, a_p = self._dirichlet_params(suff)
-        out = {f"pi[{i}]": stats.beta(a_pi[i], a_pi.sum() - a_pi[i]) for i in range(self.class_levels)}
+        out = {f"pi[{i}]": Marginal(stats.beta, a_pi[i], a_pi.sum() - a_pi[i]) for i in range(self.class_levels)}
         for k, a in enumerate(a_p):
             for i, row in enumerate(a):
                 for j, v in enumerate(row):
-                    out[f"p[{k}][{i}][{j}]"] = stats.beta(v, row.sum() - v)
+                    out[f"p[{k}][{i}][{j}]"] = Marginal(stats.beta, v, row.sum() - v)
         return out
 
     def project(self, s_dp):
