@@ -642,6 +642,8 @@ def grid_posterior_of(problem: Problem, noise_free: bool = False, s_value=None, 
                 return kept[0], dict(kept[1])
     gp, info = _build_grid_posterior(problem, noise_free, s_value)
     if key is not None:
+        for array in (gp.x, gp.y, gp.cell_mass):  # shared from now on: read-only
+            array.setflags(write=False)
         with _GRIDS_LOCK:
             _GRIDS[key] = (gp, info)
             while len(_GRIDS) > _GRIDS_KEPT:
