@@ -5,32 +5,6 @@ import numpy as np
 import pytest
 
 from engine.models import make_model
-from engine.studies.replicates import _confidential_means
-
-
-@pytest.mark.parametrize("name, params", [
-    ("naive_bayes_loglinear", {"n": 100}),
-    ("naive_bayes_loglinear", {"n": 40, "class_levels": 2, "feature_levels": [2, 4]}),
-    ("dirichlet_multinomial", {"n": 50, "alpha": [1.0, 2.0, 0.5, 3.0, 1.5]})])
-def test_the_dirichlet_models_posterior_means_are_their_marginals_means_bitwise(name, params):
-    """A study's confidential means came from one frozen scipy Beta per parameter (1 ms each, 15 of the log-linear
-    quick study's 37 s); ``posterior_means`` computes the same numbers in scipy's own arithmetic."""
-    model = make_model(name, params)
-    rng = np.random.default_rng(27)
-    for _ in range(20):
-        records = model.sample_records(rng, model.sample_prior(rng, 1)[0])
-        suff = model.suff(records)
-        marginals = model.posterior_marginals(suff)
-        expected = np.array([float(marginals[p].mean()) for p in model.param_names])
-        np.testing.assert_array_equal(model.posterior_means(suff), expected)
-        np.testing.assert_array_equal(_confidential_means(model, records), expected)
-
-
-def test_the_other_models_confidential_means_still_come_from_their_marginals():
-    model = make_model("beta_binomial", {"n": 30})
-    records = np.array([1] * 12 + [0] * 18)
-    assert not hasattr(model, "posterior_means")
-    np.testing.assert_array_equal(_confidential_means(model, records), [(1.0 + 12) / (2.0 + 30)])
 
 
 def _normal_problem(epsilon: float = 1.0, s_dp: float = 3.0):
@@ -122,6 +96,7 @@ def test_a_marginal_answers_as_scipys_frozen_distribution_does(name, params):
     confidential posterior's are those of frozen marginals."""
     import engine
     from engine.models.base import Marginal
+    from engine.studies.replicates import _confidential_means
 
     model = make_model(name, params)
     rng = np.random.default_rng(5)
@@ -136,6 +111,8 @@ def test_a_marginal_answers_as_scipys_frozen_distribution_does(name, params):
                             ("sf", [0.3]), ("isf", [0.3]), ("interval", 0.9)):
             np.testing.assert_array_equal(getattr(marginal, method)(arg), getattr(frozen, method)(arg))
         np.testing.assert_array_equal(marginal.rvs(size=3, random_state=1), frozen.rvs(size=3, random_state=1))
+    np.testing.assert_array_equal(_confidential_means(model, records),
+                                  [m.dist(*m.args).mean() for m in marginals.values()])
     problem = engine.Problem(model=model, mechanism=engine.make_mechanism("laplace", {"epsilon": 1.0}),
                              s_dp=model.statistic(records).astype(float), records=records)
     runs = [engine.run_method(problem, {"name": "naive"}, 3), engine.confidential_posterior(problem, seed=1)]

@@ -14,7 +14,7 @@ import numpy as np
 from scipy import stats
 
 from ..core.validation import fail, known_keys, number_list, record_field
-from .base import Marginal, dirichlet_means
+from .base import Marginal
 
 __all__ = ["DirichletMultinomial", "INFO", "KEYS", "build"]
 
@@ -90,11 +90,6 @@ class DirichletMultinomial:
 
     def posterior_sample(self, rng, suff, size):
         return rng.dirichlet(np.asarray(self.alpha) + np.asarray(suff, float), size=size)
-
-    def posterior_means(self, suff) -> np.ndarray:
-        """``posterior_marginals(suff)[name].mean()`` for every name, bitwise, without freezing k scipy
-        distributions (:func:`engine.models.base.dirichlet_means`)."""
-        return dirichlet_means(np.asarray(self.alpha) + np.asarray(suff, float))
 
     def posterior_marginals(self, suff):
         a = np.asarray(self.alpha) + np.asarray(suff, float)

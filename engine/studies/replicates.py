@@ -99,10 +99,7 @@ def prior_sd(model) -> np.ndarray:
 
 
 def _confidential_means(model, records) -> np.ndarray:
-    suff = model.suff(records)
-    if hasattr(model, "posterior_means"):  # the Dirichlet models: no scipy distribution frozen per parameter
-        return np.asarray(model.posterior_means(suff), float)
-    marg = model.posterior_marginals(suff)
+    marg = model.posterior_marginals(model.suff(records))
     return np.array([float(marg[p].mean()) for p in model.param_names])
 
 
