@@ -49,13 +49,13 @@ def test_an_exact_run_priced_first_builds_its_grid_posterior_once_and_draws_the_
     assert len(built) == 7
     engine.run_method(clamped, {"name": "naive"}, 6)
     assert len(built) == 7
-    # the last _GRIDS_KEPT are kept, the oldest dropped first
+    # the last _GRIDS.size are kept, the oldest dropped first
     def release(k):
         return engine.prepare({"seed": 3, "model": {"name": "poisson_gamma", "n": 30, "upper": 4},
                                "mechanism": {"name": "laplace", "epsilon": 1.0}, "data": {"s_dp": [40.0 + k]}})
 
-    assert exact_module._GRIDS_KEPT == 16
-    monkeypatch.setattr(exact_module, "_GRIDS_KEPT", 3)
+    assert exact_module._GRIDS.size == 16
+    monkeypatch.setattr(exact_module._GRIDS, "size", 3)
     for k in range(5):
         exact_module.grid_posterior_of(release(k))
     assert len(exact_module._GRIDS) == 3

@@ -4,12 +4,12 @@ page's rerun on a copy out of ``st.cache_data`` share it, and different draws ne
 from __future__ import annotations
 
 import pickle
-from collections import OrderedDict
 
 import numpy as np
 import pytest
 
 import engine
+from engine.core.kept import Kept
 from engine.core.results import Result
 from engine.numerics import diagnostics, rank_diagnostics
 
@@ -22,7 +22,7 @@ SPEC = {"seed": 5, "model": {"name": "naive_bayes_loglinear", "n": 40, "class_le
 @pytest.fixture
 def diagnosed(monkeypatch):
     """The number of parameters diagnosed from now on (``rank_diagnostics.diagnose`` calls), the memo empty."""
-    monkeypatch.setattr(diagnostics, "_TABLES", OrderedDict())
+    monkeypatch.setattr(diagnostics, "_TABLES", Kept(64))
     calls = []
     real = rank_diagnostics.diagnose
     monkeypatch.setattr(rank_diagnostics, "diagnose", lambda x, **kw: calls.append(1) or real(x, **kw))

@@ -61,14 +61,13 @@ raise ``ValueError``; use da_mcmc or pseudo_marginal.
 from __future__ import annotations
 
 import math
-import threading
 import time
-from collections import OrderedDict
 
 import numpy as np
 from scipy import fft as sp_fft
 from scipy import optimize, special, stats
 
+from ..core.kept import Kept
 from ..core.results import Problem, Result, expect_problem
 from ..core.validation import fail
 from ..mechanisms import (MAX_RR_TABLE_N, DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace,
@@ -611,9 +610,7 @@ def _moment(problem, s_value):
 #: The last grid posteriors built, by what they depend on (:func:`_grid_key`): the app prices an exact run by one
 #: evaluation (:func:`engine.cost.estimate_cost`) and then runs it, and the Privacy-budget page's advice and its
 #: sweep ask for the same ε; each built it again (half of exact's time on a page). One is about 0.4 MB (15,000 nodes).
-_GRIDS: OrderedDict = OrderedDict()
-_GRIDS_KEPT = 16
-_GRIDS_LOCK = threading.Lock()
+_GRIDS = Kept(16)
 
 
 def _grid_key(problem: Problem, noise_free: bool, s_value):
@@ -631,23 +628,17 @@ def _grid_key(problem: Problem, noise_free: bool, s_value):
 def grid_posterior_of(problem: Problem, noise_free: bool = False, s_value=None, *, memo: bool = True):
     """(GridPosterior, info) of a one-parameter model; ``noise_free``: given s = ``s_value`` exactly.
 
-    The last :data:`_GRIDS_KEPT` are kept (the build is deterministic, so a kept one is the same posterior and its
+    The last 16 are kept (:data:`_GRIDS`; the build is deterministic, so a kept one is the same posterior and its
     draws are bitwise the same); ``memo=False`` builds afresh (and keeps the result), for timing an evaluation."""
     key = _grid_key(problem, noise_free, s_value)
-    if memo and key is not None:
-        with _GRIDS_LOCK:
-            kept = _GRIDS.get(key)
-            if kept is not None:
-                _GRIDS.move_to_end(key)
-                return kept[0], dict(kept[1])
+    kept = _GRIDS.get(key) if memo and key is not None else None
+    if kept is not None:
+        return kept[0], dict(kept[1])
     gp, info = _build_grid_posterior(problem, noise_free, s_value)
     if key is not None:
         for array in (gp.x, gp.y, gp.cell_mass):  # shared from now on: read-only
             array.setflags(write=False)
-        with _GRIDS_LOCK:
-            _GRIDS[key] = (gp, info)
-            while len(_GRIDS) > _GRIDS_KEPT:
-                _GRIDS.popitem(last=False)
+        _GRIDS.put(key, (gp, info))
     return gp, dict(info)
 
 

@@ -27,13 +27,12 @@ import hashlib
 import json
 import math
 import os
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from ..core.kept import Kept
 from ..core.results import Result, expect_result
 from ..core.validation import instance, shown_value
 from . import rank_diagnostics
@@ -238,25 +237,17 @@ def summary(result: Result, verdict: bool = True, memo: bool = True) -> pd.DataF
 #: the last tables computed, by what they are computed from (:func:`_table_key`): a page's rerun, auto's verdict and
 #: the run's table, and every page showing the same run (each a copy out of ``st.cache_data``) summarise the same
 #: draws, at 1.4 s for the log-linear model's 80 parameters over 4 x 5,000 draws
-_TABLES: OrderedDict = OrderedDict()
-_TABLES_KEPT = 64
-_TABLES_LOCK = threading.Lock()
+_TABLES = Kept(64)
 
 
 def _memo_table(result: Result, independent: bool) -> pd.DataFrame:
     """:func:`_table` from the memo, or computed and kept there; the caller's own copy (a column it adds or an attrs
     it sets stays out of the memo)."""
     key = _table_key(result, independent)
-    with _TABLES_LOCK:
-        table = _TABLES.get(key)
-        if table is not None:
-            _TABLES.move_to_end(key)
+    table = _TABLES.get(key)
     if table is None:
         table = _table(result, independent)
-        with _TABLES_LOCK:
-            _TABLES[key] = table
-            while len(_TABLES) > _TABLES_KEPT:
-                _TABLES.popitem(last=False)
+        _TABLES.put(key, table)
     return table.copy()
 
 
