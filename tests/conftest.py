@@ -40,9 +40,3 @@ def cli(capsys):
         return SimpleNamespace(returncode=code, stdout=out, stderr=err + "".join(shown.values()))
 
     return call
-
-
-@pytest.fixture
-def run_cli(cli):
-    """``cli`` under another name, for a test whose body uses the name ``cli`` for something else."""
-    return cli

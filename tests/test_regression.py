@@ -277,7 +277,7 @@ warmup = 100
     return path
 
 
-def test_csv_spec_cli_round_trip_and_reproducible(tmp_path, run_cli):
+def test_csv_spec_cli_round_trip_and_reproducible(tmp_path, cli):
     model = make_model("linear_regression", {"n": 30})
     rec = model.sample_records(np.random.default_rng(8), np.array(BETA))
     csv = tmp_path / "records.csv"
@@ -291,12 +291,12 @@ def test_csv_spec_cli_round_trip_and_reproducible(tmp_path, run_cli):
     assert a.param_names == ("beta[0]", "beta[1]", "beta[2]")
     np.testing.assert_array_equal(a.draws, b.draws)
     out = tmp_path / "out"
-    proc = run_cli("run", str(path), "--out", str(out), "--quiet")  # run_cli: this test's ``cli`` is the draws
+    proc = cli("run", str(path), "--out", str(out), "--quiet")
     assert proc.returncode == 0, proc.stderr
     header = (out / "draws.csv").read_text().splitlines()[0].split(",")
     assert header == ["chain", "draw", "beta[0]", "beta[1]", "beta[2]"]
-    cli = np.loadtxt(out / "draws.csv", delimiter=",", skiprows=1)
-    np.testing.assert_allclose(cli[:, 2:], a.draws.reshape(-1, 3), rtol=1e-12)
+    written = np.loadtxt(out / "draws.csv", delimiter=",", skiprows=1)
+    np.testing.assert_allclose(written[:, 2:], a.draws.reshape(-1, 3), rtol=1e-12)
     summ = json.loads((out / "summary.json").read_text())
     assert "beta[2]" in json.dumps(summ)
     # the spec writes back to TOML and reads back identically
