@@ -138,7 +138,9 @@ def _chain_args(model, problem, rec, moves, chol, box, m, iters, refresh=-1):
             np.linalg.inv(np.asarray(model.x_cov, float)), model.prior_sd, 0.0, 0.0, np.asarray(model.lo, float),
             np.asarray(model.hi, float), np.asarray(problem.s_dp, float), kernel, scale, 0, m, iters,
             np.empty((iters, q)), np.empty(iters), np.empty(iters), np.empty((iters, len(FREE))), refresh, moves,
-            chol, box, np.zeros(4, np.int64), 1)  # delayed = 1 given, as the method gives it: one compiled version
+            chol, box, np.zeros(4, np.int64), 1,  # delayed = 1 given, as the method gives it
+            0, 0.0, np.zeros((1, 1)), np.ones((1, 1, 1)), np.zeros(1), 7.0, np.eye(12), np.zeros(3), np.eye(3),
+            np.empty((iters, 12)), np.zeros(5, np.int64), np.full(3, np.nan))  # no ancillary moves
 
 
 def test_a_run_with_moves_keeps_its_running_sums_and_writes_the_records_it_ends_with():
@@ -156,7 +158,7 @@ def test_a_run_with_moves_keeps_its_running_sums_and_writes_the_records_it_ends_
         box[r, :r + 1, :r + 1] = 0.003 * np.eye(r + 1)
     args = _chain_args(model, problem, rec, 30, chol, box, 40, 200)
     ob.orbit_chain(np.random.Generator(np.random.SFC64(5)), *args)
-    s, counts, out_t = args[1], args[-2], args[20]
+    s, counts, out_t = args[1], args[25], args[20]
     np.testing.assert_allclose(s, _stat(rec, lo, hi), rtol=1e-10, atol=1e-8)
     assert counts[0] == 6000 and 0 < counts[1] <= counts[3] < counts[0] and 0 < counts[2] <= counts[3], counts
     assert d == 12 and np.all(np.isfinite(out_t))

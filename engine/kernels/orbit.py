@@ -45,6 +45,33 @@ The rest of the cycle is Algorithm 1's, on the current records: beta (and sigma^
 update on T = G T_base G^T, the Tobit refresh of clamped records' raw y (``censored_refresh``'s
 derivation; the candidates are all records whose current y is clamped, a set the refresh keeps), and the
 record moves over a window; each changed record is written back as G^-1 z and reclassified in O(1).
+
+Ancillary moves (``ancillary_moves``, issue 23). Hold the residual parametrisation w_i = (x_i, e_i) with
+e_i = (y_i - beta_0 - x_i^T beta_{1:}) / sigma: under the model the w_i are i.i.d. N(mu_w, Sigma_w), mu_w = (m, 0),
+Sigma_w = blockdiag(Sigma, 1), independent of beta. Write them as (w-bar, S, A): the mean, the scatter
+S = sum (w_i - w-bar)(w_i - w-bar)^T = L L^T (L its lower Cholesky factor) and the configuration
+a_i = L^-1 (w_i - w-bar). The lower-triangular affine group w -> c + B w acts transitively on (mu_w, Sigma_w)
+and leaves A unchanged (chol(B S B^T) = B L), so A is ancillary, and (w-bar, S) is complete and sufficient: by
+Basu's theorem A is independent of (w-bar, S), whose laws are N(mu_w, Sigma_w / n) and Wishart_q(n - 1, Sigma_w).
+The records are a function of theta = (beta, w-bar, L) and A (x = w_x, y = beta_0 + x^T beta_{1:} + sigma e),
+so the joint posterior, written in (theta, A), has density
+
+    pi(theta, A) ∝ N(beta; 0, tau^2 I) N(w-bar; mu_w, Sigma_w / n) W(S; n - 1, Sigma_w) |dS / dL|
+                   eta(s_dp - s(theta, A))
+
+against Lebesgue measure on theta times A's law (the change of variables (log L_rr, L_rc) -> S has Jacobian
+2^q prod_r L_rr^(q - r + 1), r = 0..q-1). Given A the conditional of theta is this density with A fixed, so a
+Metropolis-Hastings step on theta alone, A held, leaves the joint posterior invariant for any proposal q, with
+ratio pi(theta') q(theta | theta') / (pi(theta) q(theta' | theta)) (``frame_log_prior`` is the model part). The
+proposals: a random walk theta + R z (symmetric), or an independence draw from a t mixture fitted to the
+chain over warm-up (its density in the ratio), each picked with a fixed probability; each is a valid kernel and
+a state-independent random choice between them keeps the target. The move writes no record: with A held the
+records go to w' = w-bar' + L' L^-1 (w - w-bar), a lower-triangular affine map g of (1, x, y)
+(``frame_map``; g = H(beta')^-1 M H(beta) with H the map (1, x, y) -> (1, x, e)), so G' = g G and s' comes from
+the split as for the orbit moves, with a first stage (Christen & Fox 2005) in which only the unsafe records are
+held at their current share. sigma (known, or the chain's current draw) is held by the move. Where the moves
+run, the chain carries beta from iteration to iteration instead of drawing it from beta | records (both are
+valid kernels; the draw undid what the moves gained, as the frame of w is defined through beta).
 """
 from __future__ import annotations
 
@@ -55,15 +82,23 @@ from numba import njit
 
 from .da_mcmc import (_is_clamped, _list_add, _list_remove, _regression_record_move, _tobit_draw, beta_draw,
                       sigma2_draw)
-from .shared import log_eta, plain_inverse, record_stat, statistics
+from .shared import (cholesky_into, log_eta, log_t_mixture, plain_inverse, record_stat, statistics,
+                     t_mixture_point, t_mixture_weights)
 
-__all__ = ["orbit_chain", "orbit_free", "free_index", "normaliser"]
+__all__ = ["orbit_chain", "orbit_free", "free_index", "normaliser", "frame", "frame_map", "frame_log_prior",
+           "frame_size"]
 
 
 def orbit_free(p: int) -> int:
     """Entries of an orbit move's E (lower-triangular k x k, k = p + 2, zero first row)."""
     k = p + 2
     return k * (k + 1) // 2 - 1
+
+
+def frame_size(p: int) -> int:
+    """Frame coordinates of the ancillary moves: beta and w-bar (p + 1 each) and L's (p + 1)(p + 2) / 2 entries."""
+    q = p + 1
+    return 2 * q + q * (q + 1) // 2
 
 
 def free_index(p: int) -> list:
@@ -217,7 +252,18 @@ def _congruence(g, t, out, tmp):
 
 @njit(cache=True, nogil=True)
 def _split_stat(G, nmat, t0, sc, ur, cnt, lo, hi, out, ng, mm, tmp, row, z, t):
-    """s at G for a G inside the box: class 0 and 1 / 2 from their sums, class 3 record by record."""
+    """s at G for a G inside the box: class 0 and 1 / 2 from their sums (``_class_stat``), class 3 record by record."""
+    _class_stat(G, nmat, t0, sc, cnt, out, ng, mm, tmp)
+    for u in range(cnt[0]):
+        _current(G, ur, u, row)
+        record_stat(row, lo, hi, z, t)
+        for c in range(out.size):
+            out[c] += t[c]
+
+
+@njit(cache=True, nogil=True)
+def _class_stat(G, nmat, t0, sc, cnt, out, ng, mm, tmp):
+    """Class 0 and 1 / 2's part of s at G, from their sums: O(k^3)."""
     k = G.shape[0]
     q = k - 1
     p = q - 1
@@ -235,11 +281,6 @@ def _split_stat(G, nmat, t0, sc, ur, cnt, lo, hi, out, ng, mm, tmp, row, z, t):
             for j in range(kk + 1):
                 out[idx] += mm[j, kk]
                 idx += 1
-    for u in range(cnt[0]):
-        _current(G, ur, u, row)
-        record_stat(row, lo, hi, z, t)
-        for c in range(out.size):
-            out[c] += t[c]
 
 
 @njit(cache=True, nogil=True)
@@ -542,9 +583,237 @@ def _sweep(rng, rec, s, G, ginv, tall, beta, chol, x_mean, sigma, lo, hi, s_dp, 
     return asum, nacc
 
 
+# ------------------------------------------------------------------ ancillary moves (issue 23, n = 10^6)
+
+@njit(cache=True, nogil=True)
+def frame(G, tall, beta, sigma, tc, tmp, th):
+    """The frame coordinates theta = (beta, w-bar, L) of the current records into ``th`` (``ancillary_moves``):
+    w = (x, e) with e = (y - beta_0 - x^T beta_{1:}) / sigma, w-bar their mean and L the Cholesky factor of
+    their scatter S = sum (w - w-bar)(w - w-bar)^T, read off T = G T_base G^T (left in ``tc``) as T_w = H T H^T,
+    H the map (1, x, y) -> (1, x, e). L's entries row by row (r = 0..q-1, c = 0..r), its diagonal as log L_rr.
+    False where S is not positive definite (fewer than q + 1 distinct records)."""
+    k = G.shape[0]
+    q = k - 1
+    _congruence(G, tall, tc, tmp)
+    n = tc[0, 0]
+    h = np.empty(k)
+    for a in range(q):
+        h[a] = -beta[a] / sigma
+    h[q] = 1.0 / sigma
+    tw = np.empty((k, k))
+    for a in range(q):
+        for b in range(q):
+            tw[a, b] = tc[a, b]
+    for a in range(k):
+        v = 0.0
+        for c in range(k):
+            v += h[c] * tc[c, a]
+        if a < q:
+            tw[q, a] = v
+            tw[a, q] = v
+    v = 0.0
+    for c in range(k):
+        for d in range(k):
+            v += h[c] * h[d] * tc[c, d]
+    tw[q, q] = v
+    wbar = np.empty(q)
+    for a in range(q):
+        wbar[a] = tw[a + 1, 0] / n
+    scat = np.empty((q, q))
+    for a in range(q):
+        for b in range(q):
+            scat[a, b] = tw[a + 1, b + 1] - n * wbar[a] * wbar[b]
+    lw = np.zeros((q, q))
+    if not cholesky_into(scat, lw):
+        return False
+    for a in range(q):
+        th[a] = beta[a]
+        th[q + a] = wbar[a]
+    idx = 2 * q
+    for r in range(q):
+        for c in range(r + 1):
+            th[idx] = math.log(lw[r, r]) if c == r else lw[r, c]
+            idx += 1
+    return True
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _frame_l(th, q, out):
+    """L (q x q, lower-triangular) from the frame coordinates (``frame``)."""
+    out[:, :] = 0.0
+    idx = 2 * q
+    for r in range(q):
+        for c in range(r + 1):
+            out[r, c] = math.exp(th[idx]) if c == r else th[idx]
+            idx += 1
+
+
+@njit(cache=True, nogil=True)
+def frame_log_prior(th, q, n, mu_w, p_w, prior_sd):
+    """The model's log density in the frame coordinates given the ancillary configuration, up to a constant
+    (``ancillary_moves``): beta ~ N(0, tau^2 I), w-bar ~ N(mu_w, Sigma_w / n), S = L L^T ~ Wishart_q(n - 1, Sigma_w)
+    (Sigma_w^-1 = ``p_w``), with the Jacobian of (log L_rr, L_rc) -> S, 2^q prod_r L_rr^(q - r + 1) (r from 0)."""
+    lw = np.empty((q, q))
+    _frame_l(th, q, lw)
+    out = 0.0
+    for a in range(q):
+        out -= 0.5 * th[a] * th[a] / (prior_sd * prior_sd)
+    for a in range(q):
+        for b in range(q):
+            out -= 0.5 * n * (th[q + a] - mu_w[a]) * p_w[a, b] * (th[q + b] - mu_w[b])
+    trace = 0.0
+    for a in range(q):
+        for b in range(q):
+            sab = 0.0
+            for c in range(min(a, b) + 1):
+                sab += lw[a, c] * lw[b, c]
+            trace += p_w[a, b] * sab
+    out -= 0.5 * trace
+    for r in range(q):
+        out += (n - q - 2.0) * math.log(lw[r, r]) + (q - r + 1.0) * math.log(lw[r, r])
+    return out
+
+
+@njit(cache=True, nogil=True)
+def frame_map(th, th2, sigma, G, out):
+    """G' = g G with g the map of (1, x, y) that carries the records in frame ``th`` to frame ``th2`` keeping their
+    ancillary configuration a = L^-1 (w - w-bar): w' = w-bar' + L' L^-1 (w - w-bar), then y' = beta'_0 + x^T
+    beta'_{1:} + sigma e'. g = H(beta')^-1 M H(beta), lower-triangular with first row e_0."""
+    k = G.shape[0]
+    q = k - 1
+    lw = np.empty((q, q))
+    l2 = np.empty((q, q))
+    _frame_l(th, q, lw)
+    _frame_l(th2, q, l2)
+    linv = np.empty((q, q))
+    _lower_inverse(lw, linv)
+    cm = np.zeros((q, q))
+    for a in range(q):
+        for b in range(a + 1):
+            v = 0.0
+            for c in range(b, a + 1):
+                v += l2[a, c] * linv[c, b]
+            cm[a, b] = v
+    hm = np.eye(k)
+    for a in range(q):
+        hm[q, a] = -th[a] / sigma
+    hm[q, q] = 1.0 / sigma
+    mm = np.zeros((k, k))
+    mm[0, 0] = 1.0
+    for a in range(q):
+        v = th2[q + a]
+        for b in range(a + 1):
+            v -= cm[a, b] * th[q + b]
+            mm[a + 1, b + 1] = cm[a, b]
+        mm[a + 1, 0] = v
+    hinv = np.eye(k)
+    for a in range(q):
+        hinv[q, a] = th2[a]
+    hinv[q, q] = sigma
+    t1 = np.empty((k, k))
+    t2 = np.empty((k, k))
+    _matmul(mm, hm, t1)
+    _matmul(hinv, t1, t2)
+    _matmul(t2, G, out)
+
+
+@njit(cache=True, nogil=True)
+def _ancillary_moves(rng, rec, s, G, gc, tall, beta, sigma, mu_w, p_w, prior_sd, lo, hi, s_dp, kernel, scale,
+                     moves, mix, ind_means, ind_chols, ind_log_w, nu, rw_chol, box, nmat, cls, t0, sc, uidx, upos,
+                     ur, cidx, cpos, cnt, counts, delayed):
+    """``moves`` Metropolis-Hastings steps on the frame coordinates theta = (beta, w-bar, L) given the records'
+    ancillary configuration (module docstring of ``ancillary_moves``): with probability ``mix`` an independence
+    proposal from the t mixture (ind_means, ind_chols, ind_log_w, nu), else a random walk theta + rw_chol z.
+    G, beta and s are updated in place on acceptance. ``delayed``: a first stage as ``_moves``'s (s moved by the
+    change of the unclamped statistic F(T') - F(T); the second stage corrects with the reverse move's first stage),
+    so that a proposal far from the posterior is rejected at O(k^3). ``counts`` gains (independence proposed,
+    accepted, random walk proposed, accepted, evaluated outside the box)."""
+    k = G.shape[0]
+    q = k - 1
+    d = rw_chol.shape[0]
+    n = float(rec.shape[0])
+    th = np.empty(d)
+    th2 = np.empty(d)
+    z = np.empty(d)
+    w = np.empty(d)
+    tc = np.empty((k, k))
+    tmp = np.empty((k, k))
+    g2 = np.empty((k, k))
+    ng = np.empty((k, k))
+    mm = np.empty((k, k))
+    s2 = np.empty(s.size)
+    row = np.empty(q)
+    zz = np.empty(k)
+    t = np.empty(s.size)
+    cum = np.empty(ind_log_w.size)
+    f_cur = np.empty(s.size)
+    f2 = np.empty(s.size)
+    tot = t_mixture_weights(ind_log_w, ind_chols, cum)
+    if not frame(G, tall, beta, sigma, tc, tmp, th):
+        return
+    _class_stat(G, nmat, t0, sc, cnt, f_cur, ng, mm, tmp)
+    lm = frame_log_prior(th, q, n, mu_w, p_w, prior_sd)
+    lp = lm + log_eta(s, s_dp, kernel, scale)
+    for _ in range(moves):
+        for j in range(d):
+            z[j] = rng.standard_normal()
+        ind = mix > 0.0 and rng.random() < mix
+        if ind:
+            t_mixture_point(rng, ind_means, ind_chols, cum, tot, nu, z, th2)
+            counts[0] += 1
+        else:
+            for j in range(d):
+                v = th[j]
+                for m in range(j + 1):
+                    v += rw_chol[j, m] * z[m]
+                th2[j] = v
+            counts[2] += 1
+        frame_map(th, th2, sigma, G, g2)
+        lm2 = frame_log_prior(th2, q, n, mu_w, p_w, prior_sd)
+        lq = 0.0  # log q(theta) - log q(theta'): the independence proposal's ratio (a random walk's is 1)
+        if ind:
+            lq = (log_t_mixture(th, ind_means, ind_chols, ind_log_w, nu, w)
+                  - log_t_mixture(th2, ind_means, ind_chols, ind_log_w, nu, w))
+        l1 = 0.0
+        if delayed:
+            _class_stat(g2, nmat, t0, sc, cnt, f2, ng, mm, tmp)
+            for c in range(s.size):
+                t[c] = s[c] + f2[c] - f_cur[c]
+            l1 = lm2 + log_eta(t, s_dp, kernel, scale) - lp + lq
+            if l1 < 0.0 and math.log(rng.random()) >= l1:
+                continue
+        inside = _in_box(g2, gc, box)
+        if inside:
+            _split_stat(g2, nmat, t0, sc, ur, cnt, lo, hi, s2, ng, mm, tmp, row, zz, t)
+        else:
+            counts[4] += 1
+            _full_stat(g2, rec, lo, hi, s2, row, zz, t)
+        lp2 = lm2 + log_eta(s2, s_dp, kernel, scale)
+        la = lp2 - lp + lq
+        if delayed:  # the reverse move's first stage, from the proposed state
+            for c in range(s.size):
+                t[c] = s2[c] + f_cur[c] - f2[c]
+            l1_rev = lm + log_eta(t, s_dp, kernel, scale) - lp2 - lq
+            la += min(0.0, l1_rev) - min(0.0, l1)
+        if la >= 0.0 or math.log(rng.random()) < la:
+            counts[1 if ind else 3] += 1
+            G[:, :] = g2
+            for a in range(q):
+                beta[a] = th2[a]
+            th[:] = th2
+            s[:] = s2
+            lp = lp2
+            lm = lm2
+            if not inside:
+                gc[:, :] = G
+                _resplit(rec, gc, box, lo, hi, cls, t0, sc, uidx, upos, ur, cidx, cpos, cnt)
+            _class_stat(G, nmat, t0, sc, cnt, f_cur, ng, mm, tmp)
+
+
 @njit(cache=True, nogil=True)
 def orbit_chain(rng, rec, s, sig, chol, x_mean, x_prec, prior_sd, sig_a, sig_b, lo, hi, s_dp, kernel, scale, start,
-                m, n_iter, out_theta, out_acc, out_frac, out_t, refresh, moves, move_chol, box, counts, delayed=1):
+                m, n_iter, out_theta, out_acc, out_frac, out_t, refresh, moves, move_chol, box, counts, delayed,
+                amoves, amix, ind_means, ind_chols, ind_log_w, nu, rw_chol, mu_w, p_w, out_w, acounts, beta_io):
     """``n_iter`` iterations of the regression chain with ``moves`` orbit moves each (module docstring): beta (and
     sigma^2) | records, the refresh of ``refresh`` clamped records (-1 all, 0 none), the orbit moves (proposal
     (E, D) = ``move_chol`` N(0, I); ``box[r]`` the Cholesky factor of row r's ellipsoid; ``delayed``: with the
@@ -583,13 +852,17 @@ def orbit_chain(rng, rec, s, sig, chol, x_mean, x_prec, prior_sd, sig_a, sig_b, 
     beta = np.empty(q)
     tc = np.empty((k, k))
     tmp = np.empty((k, k))
+    th_w = np.empty(out_w.shape[1])
     for it in range(n_iter):
         _congruence(G, tall, tc, tmp)
         for a in range(q):
             for b in range(q):
                 xtx[a, b] = tc[a, b]
             xty[a] = tc[a, q]
-        beta_draw(rng, xtx, xty, sig[0], prior_sd, beta)
+        if amoves == 0 or (it == 0 and not math.isfinite(beta_io[0])):
+            beta_draw(rng, xtx, xty, sig[0], prior_sd, beta)
+        elif it == 0:
+            beta[:] = beta_io
         if sig_a > 0.0:
             s2 = sigma2_draw(rng, xtx, xty, tc[q, q], beta, n, sig_a, sig_b)
             sig[0] = math.sqrt(s2)
@@ -601,6 +874,14 @@ def orbit_chain(rng, rec, s, sig, chol, x_mean, x_prec, prior_sd, sig_a, sig_b, 
             _moves(rng, rec, s, G, gc, tall, beta, sig[0], x_mean, x_prec, prior_sd, lo, hi, s_dp, kernel, scale,
                    moves, move_chol, box, nmat, cls, t0, sc, uidx, upos, ur, cidx, cpos, cnt, counts, delayed)
             _lower_inverse(G, ginv)
+        if amoves > 0:
+            _ancillary_moves(rng, rec, s, G, gc, tall, beta, sig[0], mu_w, p_w, prior_sd, lo, hi, s_dp, kernel, scale,
+                             amoves, amix, ind_means, ind_chols, ind_log_w, nu, rw_chol, box, nmat, cls, t0, sc, uidx,
+                             upos, ur, cidx, cpos, cnt, acounts, delayed)
+            _lower_inverse(G, ginv)
+        if not frame(G, tall, beta, sig[0], tc, tmp, th_w):
+            th_w[:] = np.nan
+        out_w[it, :] = th_w
         for j in range(q):
             out_theta[it, j] = beta[j]
         _congruence(G, tall, tc, tmp)
@@ -621,4 +902,5 @@ def orbit_chain(rng, rec, s, sig, chol, x_mean, x_prec, prior_sd, sig_a, sig_b, 
         _current(G, rec, i, cur)
         for a in range(q):
             rec[i, a] = cur[a]
+    beta_io[:] = beta
     return start

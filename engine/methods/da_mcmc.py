@@ -105,7 +105,7 @@ from ..core.results import Problem, Result
 from ..core.validation import fail, positive_int
 from ..kernels import da_mcmc as kernels
 from ..kernels.da_mcmc import regression_chain, regression_window_chain
-from ..kernels.orbit import free_index, orbit_chain
+from ..kernels.orbit import frame_map, frame_size, free_index, orbit_chain
 from ..mechanisms import RandomizedResponse
 from ..mechanisms.clipped import compiled_noise
 from ..models.custom import CustomModel
@@ -118,6 +118,8 @@ BURN_PASSES = 6  # full passes over the records that warm-up makes at least, wit
 #: The same with shift moves where J < SHIFT_IND_J (wide noise): the shifts carry beta and every y to the
 #: posterior, and the records start from the model's law, which the wide noise barely tilts.
 SHIFT_BURN_PASSES = 2
+#: The same with ancillary moves, which carry beta and the records' frame to the posterior themselves.
+ANC_BURN_PASSES = 1
 
 
 @dataclass
@@ -141,6 +143,10 @@ class ChainState:
     orbit_counts: np.ndarray | None = None  # orbit moves proposed, accepted, evaluated outside the box, past stage 1
     orbit_hist: list | None = None  # (T's free entries, beta) per iteration since the last orbit fit, in warm-up
     orbit_delayed: int | None = None  # the orbit moves' delayed acceptance on (1) or off (0), set at the first call
+    anc_fit: tuple | None = None  # the ancillary moves' (random-walk Cholesky factor, box, t mixture or None)
+    anc_counts: np.ndarray | None = None  # ancillary moves: t proposed, accepted, walk proposed, accepted, out of box
+    anc_hist: list | None = None  # the frame coordinates per warm-up iteration (ancillary moves' fits)
+    anc_beta: np.ndarray | None = None  # beta from block to block of the orbit kernel (with ancillary moves)
 
 
 def acceptance_bound(problem: Problem) -> float | None:
@@ -168,6 +174,18 @@ MAX_ORBIT = 1000
 ORBIT_BOX = 10.0
 #: Fits of the orbit moves over warm-up (at its j / ORBIT_FITS, j = 1..ORBIT_FITS).
 ORBIT_FITS = 4
+#: The ancillary moves' t mixture after warm-up (``fit_ancillary``): a share ANC_IND_PROB of the moves, nu = ANC_NU,
+#: the second half of warm-up's covariance of the frame coordinates widened by ANC_WIDEN, and the same centre with
+#: ANC_DEFENSIVE_WIDEN x that scale as a defensive component of weight ANC_DEFENSIVE (Hesterberg 1995).
+ANC_IND_PROB = 0.5
+ANC_NU = 7.0
+ANC_WIDEN = 1.2
+ANC_DEFENSIVE = 0.1
+ANC_DEFENSIVE_WIDEN = 3.0
+#: The ancillary moves' box: an ellipsoid of ANC_BOX standard deviations for each row of G (``ancillary_box``).
+ANC_BOX = 10.0
+#: Draws of S ~ Wishart behind the ancillary moves' first random walk (``frame_start``); a fixed stream.
+ANC_WISHART_DRAWS = 400
 #: The orbit moves' delayed acceptance is on where at most this share of the chain's first records has y clamped
 #: (its first stage ignores what clamping does to a move; with 20% clamped it cost a third of the mixing).
 ORBIT_DA_CLAMPED = 0.05
@@ -347,6 +365,76 @@ def orbit_fit(problem: Problem, t_hist, theta_hist) -> tuple | None:
     return np.ascontiguousarray(chol), box
 
 
+def _frame_of(problem: Problem, rec: np.ndarray, beta: np.ndarray, sigma: float) -> np.ndarray:
+    """The frame coordinates (:func:`engine.kernels.orbit.frame`) of records ``rec`` at beta and sigma, in NumPy."""
+    p = problem.model.p
+    w = np.column_stack([rec[:, :p], (rec[:, p] - beta[0] - rec[:, :p] @ beta[1:p + 1]) / sigma])
+    wbar = w.mean(axis=0)
+    dev = w - wbar
+    low = np.linalg.cholesky(dev.T @ dev)
+    return np.concatenate([beta[:p + 1], wbar, _l_entries(low)])
+
+
+def _l_entries(low: np.ndarray) -> np.ndarray:
+    """L's entries in the frame's order: row by row, the diagonal as its log."""
+    q = low.shape[0]
+    return np.array([math.log(low[r, r]) if c == r else low[r, c] for r in range(q) for c in range(r + 1)])
+
+
+def frame_start(problem: Problem) -> np.ndarray:
+    """The covariance of the ancillary moves' first random walk (before warm-up fits one): block-diagonal, the
+    normal surrogate's Cov(beta | s_dp) for beta, Sigma_w / n for w-bar and, for L, the covariance of its entries
+    over ANC_WISHART_DRAWS draws of S ~ Wishart_q(n - 1, Sigma_w) (the model's law of the scatter; a fixed stream,
+    so the walk is a function of the release alone). Any symmetric walk leaves the target invariant; this one is
+    only a starting scale."""
+    from scipy import stats
+    model = problem.model
+    q = model.p + 1
+    _, priv = _shift_covariances(problem)
+    cov_w = np.eye(q)
+    cov_w[:model.p, :model.p] = np.asarray(model.x_cov, float)
+    draws = stats.wishart(df=model.n - 1, scale=cov_w).rvs(ANC_WISHART_DRAWS, random_state=np.random.default_rng(0))
+    ent = np.array([_l_entries(np.linalg.cholesky(s)) for s in draws])
+    d = frame_size(model.p)
+    cov = np.zeros((d, d))
+    cov[:q, :q] = priv[:q, :q]
+    cov[q:2 * q, q:2 * q] = cov_w / model.n
+    cov[2 * q:, 2 * q:] = np.cov(ent, rowvar=False)
+    return cov
+
+
+def ancillary_box(mean: np.ndarray, cov: np.ndarray, sigma: float) -> np.ndarray:
+    """The ancillary moves' box (:mod:`engine.kernels.orbit`'s split): for each row r of G, the ellipsoid of ORBIT_BOX
+    standard deviations of that row of G' = frame_map(mean, theta') under theta' ~ N(mean, cov), linearised at the
+    mean (central differences). It sets the cost of a move only, never its value."""
+    d = mean.size
+    k = (math.isqrt(8 * d + 9) - 1) // 2  # d = 2q + q (q + 1) / 2 with q = k - 1
+    eye = np.eye(k)
+    jac = np.zeros((k, k, d))
+    for j in range(d):
+        h = 1e-3 * math.sqrt(max(cov[j, j], 1e-300))
+        up, down, gu, gd = mean.copy(), mean.copy(), np.empty((k, k)), np.empty((k, k))
+        up[j] += h
+        down[j] -= h
+        frame_map(mean, up, sigma, eye, gu)
+        frame_map(mean, down, sigma, eye, gd)
+        jac[:, :, j] = (gu - gd) / (2.0 * h)
+    box = np.zeros((k, k, k))
+    for r in range(1, k):
+        jr = jac[r, :r + 1, :]
+        cr = jr @ cov @ jr.T
+        cr = 0.5 * (cr + cr.T) + np.eye(r + 1) * 1e-12 * max(float(np.max(np.diag(cr))), 1e-300)
+        box[r, :r + 1, :r + 1] = ANC_BOX * np.linalg.cholesky(cr)
+    return box
+
+
+def _rw_chol(cov: np.ndarray) -> np.ndarray:
+    """(2.38 / sqrt(d)) x the Cholesky factor of ``cov``, a degenerate direction kept at a tiny step."""
+    w, v = np.linalg.eigh(0.5 * (cov + cov.T))
+    cov = (v * np.maximum(w, w[-1] * 1e-12)) @ v.T
+    return np.ascontiguousarray(np.linalg.cholesky(0.5 * (cov + cov.T)) * (2.38 / math.sqrt(cov.shape[0])))
+
+
 def _rr_reports(problem: Problem) -> np.ndarray:
     """Per-record reported categories consistent with the released counts (order is irrelevant
     because records are exchangeable)."""
@@ -361,8 +449,9 @@ class _Runner:
     """Binds a problem to the compiled kernel that serves it."""
 
     def __init__(self, problem: Problem, window: int | None = None, refresh: int = -1, shifts: int = 0,
-                 orbit: int = 0):
+                 orbit: int = 0, ancillary: int = 0):
         self.problem = problem
+        self.ancillary = ancillary  # ancillary moves per iteration (linear_regression; engine.kernels.orbit)
         self.orbit = orbit  # orbit moves per iteration (linear_regression; engine.kernels.orbit)
         self.shifts = shifts  # shift moves of beta with the records' y per iteration (linear_regression)
         self.shift_l = kernels.NO_SHIFT
@@ -381,6 +470,13 @@ class _Runner:
         elif model.name == "linear_regression":
             self.chol = model.chol
             self.x_prec = np.linalg.inv(np.asarray(model.x_cov, float))  # Sigma^-1, for the orbit moves
+            if ancillary > 0:  # w = (x, e): mean (m, 0), precision blockdiag(Sigma^-1, 1); the first walk's scale
+                q = model.p + 1
+                self.mu_w = np.concatenate([np.asarray(model.x_mean, float), [0.0]])
+                self.p_w = np.eye(q)
+                self.p_w[:model.p, :model.p] = self.x_prec
+                self.anc_cov0 = frame_start(problem)
+                self.burn_passes = ANC_BURN_PASSES
             if shifts > 0:
                 held, priv = _shift_covariances(problem)
                 self.shift_l = shift_proposal(problem, cov=held)
@@ -453,6 +549,45 @@ class _Runner:
         if fitted is not None:
             st.orbit_fit = fitted
 
+    def fit_ancillary(self, st: ChainState, final: bool) -> None:
+        """At each ORBIT_FITS-th of warm-up: the ancillary moves' random walk (2.38 / sqrt(d) x the covariance of the
+        frame coordinates over the second half of warm-up so far) and box (``ancillary_box``); at warm-up's end also
+        the t mixture of the independence proposals (centred at that stretch's mean). None of them changes the
+        target: the walk is symmetric and fixed for the next stretch, the t mixture fixed for the kept iterations,
+        and the box sets the cost only."""
+        hist = np.concatenate(st.anc_hist)
+        half = hist[hist.shape[0] // 2:]
+        half = half[np.all(np.isfinite(half), axis=1)]
+        d = hist.shape[1]
+        if half.shape[0] < 2 * d:
+            return
+        mean, cov = half.mean(axis=0), np.cov(half, rowvar=False)
+        rw = _rw_chol(cov)
+        box = ancillary_box(mean, cov, float(st.sig[0]))
+        ind = None
+        if final:
+            main = rw * (math.sqrt(d) / 2.38) * ANC_WIDEN
+            chols = np.ascontiguousarray(np.stack([main, main * ANC_DEFENSIVE_WIDEN]))
+            log_w = np.array([math.log(1.0 - ANC_DEFENSIVE), math.log(ANC_DEFENSIVE)]) - np.array(
+                [float(np.sum(np.log(np.diag(c)))) for c in chols])
+            ind = (np.ascontiguousarray(np.stack([mean, mean])), chols, log_w, ANC_NU, ANC_IND_PROB)
+        st.anc_fit = (rw, box, ind)
+
+    def _ancillary_args(self, st: ChainState) -> tuple:
+        """orbit_chain's ancillary arguments and the box, the first walk's set up from the chain's own frame."""
+        model = self.problem.model
+        d = frame_size(model.p)
+        if st.anc_counts is None:
+            st.anc_counts = np.zeros(5, dtype=np.int64)
+        if st.anc_fit is None:
+            q = model.p + 1
+            beta = moment_estimate(self.problem)[:q]
+            mean = _frame_of(self.problem, st.x, np.asarray(beta, float), float(st.sig[0]))
+            st.anc_fit = (_rw_chol(self.anc_cov0), ancillary_box(mean, self.anc_cov0, float(st.sig[0])), None)
+        rw, box, ind = st.anc_fit
+        means, chols, log_w, nu, mix = ind or (np.zeros((1, d)), np.eye(d)[None], np.zeros(1), ANC_NU, 0.0)
+        return (self.ancillary, float(mix), means, chols, log_w, float(nu), rw, self.mu_w, self.p_w), box
+
     def fit_shift(self, st: ChainState, theta_half) -> None:
         """After warm-up: the shift moves' box (SHIFT_BOX standard deviations of ``_warmup_fit``'s covariance) and
         its centre (the warm-up's mean) from this chain's second half of warm-up, and, where the noise is wide
@@ -487,7 +622,7 @@ class _Runner:
             kernels.loglinear_chain(rng, st.x, st.counts, st.class_counts, np.asarray(model.feature_levels, np.int64),
                                     model.offsets, float(model.alpha), np.asarray(sdp, float), self.kernel,
                                     self.scale, n_iter, out_theta, out_acc, out_frac)
-        elif model.name == "linear_regression" and self.orbit > 0:
+        elif model.name == "linear_regression" and (self.orbit > 0 or self.ancillary > 0):
             sig_a, sig_b = model.sigma_prior or (0.0, 0.0)
             q = model.p + 1
             if st.orbit_counts is None:
@@ -497,16 +632,26 @@ class _Runner:
                 share = float(np.mean((y <= model.lo[model.p]) | (y >= model.hi[model.p])))
                 st.orbit_delayed = int(share <= ORBIT_DA_CLAMPED)
             out_t = np.empty((n_iter, len(free_index(model.p))))
+            out_w = np.empty((n_iter, frame_size(model.p)))
+            if st.anc_beta is None:  # NaN: the kernel's first iteration draws beta | records
+                st.anc_beta = np.full(q, np.nan)
             chol, box = st.orbit_fit or (np.eye(out_t.shape[1] + q), np.zeros((q + 1, q + 1, q + 1)))
+            anc = (0, 0.0, np.zeros((1, 1)), np.ones((1, 1, 1)), np.zeros(1), ANC_NU, np.eye(out_w.shape[1]),
+                   np.zeros(q), np.eye(q))
+            if self.ancillary > 0:
+                anc, box = self._ancillary_args(st)
             st.start = int(orbit_chain(
                 rng, st.x, st.counts, st.sig, self.chol, np.asarray(model.x_mean, float),
                 self.x_prec, model.prior_sd, float(sig_a), float(sig_b),
                 np.asarray(model.lo, float), np.asarray(model.hi, float), np.asarray(sdp, float), self.kernel,
                 self.scale, st.start, model.n if window is None else int(window), n_iter, out_theta, out_acc, out_frac,
                 out_t, int(self.refresh), self.orbit if st.orbit_fit else 0, chol, box, st.orbit_counts,
-                st.orbit_delayed))
+                st.orbit_delayed, *anc, out_w, st.anc_counts if st.anc_counts is not None else np.zeros(5, np.int64),
+                st.anc_beta))
             if st.orbit_hist is not None:
                 st.orbit_hist.append((out_t, np.array(out_theta[:, :q])))
+            if st.anc_hist is not None:
+                st.anc_hist.append(out_w)
         elif model.name == "linear_regression" and window is not None and window < model.n:
             sig_a, sig_b = model.sigma_prior or (0.0, 0.0)
             st.start = int(regression_window_chain(
@@ -544,11 +689,13 @@ def _run_chain(runner, rng, warmup, draws, block, progress, c, tick, stop):
     done = 0
     windows = _windows(runner, warmup)
     fit = getattr(runner, "shifts", 0) > 0  # a block ends at warm-up's end, where the shift moves are refitted
-    orbit = getattr(runner, "orbit", 0) > 0  # ... and at each ORBIT_FITS-th of it, where the orbit moves are fitted
+    # ... and at each ORBIT_FITS-th of it, where the orbit or ancillary moves are fitted
+    orbit = getattr(runner, "orbit", 0) > 0 or getattr(runner, "ancillary", 0) > 0
     stops = sorted({warmup * j // ORBIT_FITS for j in range(1, ORBIT_FITS + 1)} if orbit
                    else {warmup} if fit else set())
     if orbit:
         st.orbit_hist = []
+        st.anc_hist = []
     while done < total and not stop.is_set():
         ahead = [x - done for x in stops if x > done]
         if windows is None:  # full sweeps: blocks as they always were
@@ -560,9 +707,12 @@ def _run_chain(runner, rng, warmup, draws, block, progress, c, tick, stop):
             runner.advance(rng, st, m, theta[done:done + m], acc[done:done + m], frac[done:done + m], window)
         done += m
         if orbit and done in stops:
-            runner.fit_orbit(st)
+            if runner.orbit > 0:
+                runner.fit_orbit(st)
+            if runner.ancillary > 0:
+                runner.fit_ancillary(st, done == warmup)
             if done == warmup:
-                st.orbit_hist = None
+                st.orbit_hist = st.anc_hist = None
         if fit and done == warmup:
             runner.fit_shift(st, theta[warmup // 2:warmup])
         progress[c] = done
@@ -585,7 +735,7 @@ def _windows(runner, warmup):
 def da_mcmc(problem: Problem, rng: np.random.Generator, *, chains: int = 4, draws: int = 1000,
             warmup: int = 500, on_progress=None, parallel: bool = True,
             records_per_iteration: int | None = None, clamped_per_iteration: int | None = None,
-            thin: int = 1, shifts: int = 0, orbit_moves: int = 0) -> Result:
+            thin: int = 1, shifts: int = 0, orbit_moves: int = 0, ancillary_moves: int = 0) -> Result:
     """Draw from p(theta | s_dp) by data augmentation (Ju et al. 2022, Algorithm 1).
 
     Parameters
@@ -612,6 +762,11 @@ def da_mcmc(problem: Problem, rng: np.random.Generator, *, chains: int = 4, draw
         linear_regression only: orbit moves per iteration (:mod:`engine.kernels.orbit`: every record moved by
         one lower-triangular affine map and beta with it, at a cost that does not grow with n), fitted
         ORBIT_FITS times over warm-up to the chain's spread; not combined with ``shifts``.
+    ancillary_moves : int
+        linear_regression only: ancillary moves per iteration (:mod:`engine.kernels.orbit`: the frame (beta,
+        w-bar, L) of w = (x, e) moved with the records' ancillary configuration held, by a random walk fitted
+        ORBIT_FITS times over warm-up and after it half by independence proposals); not combined with ``shifts`` or
+        ``orbit_moves``.
     thin : int
         Iterations per kept draw after warm-up (default 1): the chain runs ``draws x thin`` iterations
         and keeps every ``thin``-th, so a chain whose iterations are cheap but strongly autocorrelated
@@ -655,12 +810,21 @@ def da_mcmc(problem: Problem, rng: np.random.Generator, *, chains: int = 4, draw
     if orbit_moves and shifts:
         fail("method.orbit_moves", orbit_moves, "does not combine with shifts (the orbit moves include them): set "
              "one of the two")
+    if ancillary_moves and getattr(model, "name", None) != "linear_regression":
+        fail("method.ancillary_moves", ancillary_moves, "is a key of da_mcmc for linear_regression only (moves of "
+             "its records' frame with beta)")
+    if not 0 <= int(ancillary_moves) <= MAX_ORBIT:
+        fail("method.ancillary_moves", ancillary_moves,
+             f"must be an integer from 0 to {MAX_ORBIT} (ancillary moves per iteration)")
+    if ancillary_moves and (shifts or orbit_moves):
+        fail("method.ancillary_moves", ancillary_moves, "does not combine with shifts or orbit_moves (it moves beta "
+             "and every record itself): set one of them")
     if not 1 <= int(thin):
         fail("method.thin", thin, "must be an integer >= 1 (iterations per kept draw)")
     thin = int(thin)
     iters = draws * thin  # post-warm-up iterations; every thin-th is kept
     runner = model.bind(problem) if custom else _Runner(problem, records_per_iteration, refresh, int(shifts),
-                                                       int(orbit_moves))
+                                                       int(orbit_moves), int(ancillary_moves))
     block = max(1, min(warmup + iters, int(4_000_000 // max(n, 1))))
     if custom:
         block = max(1, min(warmup + iters, 20_000 // max(n, 1)))
@@ -695,6 +859,7 @@ def da_mcmc(problem: Problem, rng: np.random.Generator, *, chains: int = 4, draw
             **({"thin": thin} if thin > 1 else {}),
             **({"shifts": int(shifts)} if shifts else {}),
             **({"orbit_moves": int(orbit_moves)} if orbit_moves else {}),
+            **({"ancillary_moves": int(ancillary_moves)} if ancillary_moves else {}),
         },
     )
 
@@ -721,6 +886,8 @@ def _validate(table, out):
         out["shifts"] = positive_int("method.shifts", table["shifts"], 0, MAX_SHIFTS)
     if "orbit_moves" in table:
         out["orbit_moves"] = positive_int("method.orbit_moves", table["orbit_moves"], 0, MAX_ORBIT)
+    if "ancillary_moves" in table:
+        out["ancillary_moves"] = positive_int("method.ancillary_moves", table["ancillary_moves"], 0, MAX_ORBIT)
 
 
 #: iterations a chain may run (warm-up and kept, before thinning): the most ``draws`` and ``warmup`` allow unthinned
@@ -729,5 +896,5 @@ MAX_ITERATIONS = 20_000_000
 
 METHOD = Method(name="da_mcmc", claim="exact", paper="Ju, Gong, Awan & Rao 2022, Alg. 1", run=_run, mcmc=True,
                 keys=frozenset({"records_per_iteration", "clamped_per_iteration", "thin", "shifts",
-                                "orbit_moves"}),
+                                "orbit_moves", "ancillary_moves"}),
                 validate=_validate)
