@@ -193,3 +193,26 @@ def test_ancillary_moves_are_reproducible_and_their_setting_is_checked():
     with pytest.raises(ValueError, match="method.ancillary_moves.*linear_regression only"):
         engine.run_method(bb, {"name": "da_mcmc", "ancillary_moves": 5}, 1)
     assert math.isfinite(a.draws.sum())
+
+
+def test_auto_moves_the_frame_where_the_noise_is_wide_at_a_million_records():
+    """The live map's cells at n = 10^6 (bench/live_map.py, seed 1): Laplace epsilon = 0.1 (J = 1.2) gets the
+    ancillary moves, priced far below the shift chain's estimate; Laplace epsilon = 0.01 (one move would evaluate
+    some 60,000 records near the clamp bound) keeps the shift moves, and Gaussian epsilon = 0.1 (J = 3.4, where
+    the configuration holds part of beta's spread) the record sweeps with shifts."""
+    from engine.methods.auto import choose, settings_for
+
+    def plan(mech, eps):
+        problem = engine.prepare({"seed": 1, "model": {"name": "linear_regression", "n": 1_000_000},
+                                  "mechanism": {"name": "laplace", "epsilon": eps} if mech == "laplace" else
+                                  {"name": mech, "rho": eps * eps / 2.0},
+                                  "data": {"simulate": {"beta": [-1.79, -2.89, -0.66]}}})
+        picked, why, numbers = choose(problem, np.random.default_rng(0))
+        return picked, why, settings_for(picked, problem, numbers)
+
+    picked, why, settings = plan("laplace", 0.1)
+    assert picked == "da_mcmc" and "moves of β and of every record's frame" in why, why
+    assert settings == {"records_per_iteration": 200, "clamped_per_iteration": 100, "ancillary_moves": 20}
+    for mech, eps in (("laplace", 0.01), ("gaussian", 0.1)):
+        picked, why, settings = plan(mech, eps)
+        assert picked == "da_mcmc" and "ancillary_moves" not in settings and settings.get("shifts"), (mech, settings)

@@ -650,10 +650,16 @@ def _frame_l(th, q, out):
 
 @njit(cache=True, nogil=True)
 def frame_log_prior(th, q, n, mu_w, p_w, prior_sd):
+    """``_frame_log_prior_into`` with its own scratch (for tests and the method layer)."""
+    return _frame_log_prior_into(th, q, n, mu_w, p_w, prior_sd, np.empty((q, q)))
+
+
+@njit(cache=True, nogil=True)
+def _frame_log_prior_into(th, q, n, mu_w, p_w, prior_sd, lw):
     """The model's log density in the frame coordinates given the ancillary configuration, up to a constant
     (``ancillary_moves``): beta ~ N(0, tau^2 I), w-bar ~ N(mu_w, Sigma_w / n), S = L L^T ~ Wishart_q(n - 1, Sigma_w)
-    (Sigma_w^-1 = ``p_w``), with the Jacobian of (log L_rr, L_rc) -> S, 2^q prod_r L_rr^(q - r + 1) (r from 0)."""
-    lw = np.empty((q, q))
+    (Sigma_w^-1 = ``p_w``), with the Jacobian of (log L_rr, L_rc) -> S, 2^q prod_r L_rr^(q - r + 1) (r from 0).
+    ``lw``: q x q scratch."""
     _frame_l(th, q, lw)
     out = 0.0
     for a in range(q):
@@ -680,25 +686,28 @@ def frame_map(th, th2, sigma, G, out):
     ancillary configuration a = L^-1 (w - w-bar): w' = w-bar' + L' L^-1 (w - w-bar), then y' = beta'_0 + x^T
     beta'_{1:} + sigma e'. g = H(beta')^-1 M H(beta), lower-triangular with first row e_0."""
     k = G.shape[0]
+    _frame_map_into(th, th2, sigma, G, out, np.empty((7, k, k)))
+
+
+@njit(cache=True, nogil=True)
+def _frame_map_into(th, th2, sigma, G, out, wk):
+    """``frame_map`` with its scratch matrices in ``wk`` (7 x k x k): no allocation per move."""
+    k = G.shape[0]
     q = k - 1
-    lw = np.empty((q, q))
-    l2 = np.empty((q, q))
+    lw, l2, linv, cm = wk[0, :q, :q], wk[1, :q, :q], wk[2, :q, :q], wk[3, :q, :q]
+    hm, mm, t1 = wk[4], wk[5], wk[6]
     _frame_l(th, q, lw)
     _frame_l(th2, q, l2)
-    linv = np.empty((q, q))
     _lower_inverse(lw, linv)
-    cm = np.zeros((q, q))
+    cm[:, :] = 0.0
     for a in range(q):
         for b in range(a + 1):
             v = 0.0
             for c in range(b, a + 1):
                 v += l2[a, c] * linv[c, b]
             cm[a, b] = v
-    hm = np.eye(k)
-    for a in range(q):
-        hm[q, a] = -th[a] / sigma
-    hm[q, q] = 1.0 / sigma
-    mm = np.zeros((k, k))
+    # t1 = M H(beta), then out = H(beta')^-1 t1 G; H and H^-1 differ from I only in row q
+    mm[:, :] = 0.0
     mm[0, 0] = 1.0
     for a in range(q):
         v = th2[q + a]
@@ -706,15 +715,21 @@ def frame_map(th, th2, sigma, G, out):
             v -= cm[a, b] * th[q + b]
             mm[a + 1, b + 1] = cm[a, b]
         mm[a + 1, 0] = v
-    hinv = np.eye(k)
+    hm[:, :] = 0.0
+    for a in range(k):
+        hm[a, a] = 1.0
     for a in range(q):
-        hinv[q, a] = th2[a]
-    hinv[q, q] = sigma
-    t1 = np.empty((k, k))
-    t2 = np.empty((k, k))
+        hm[q, a] = -th[a] / sigma
+    hm[q, q] = 1.0 / sigma
     _matmul(mm, hm, t1)
-    _matmul(hinv, t1, t2)
-    _matmul(t2, G, out)
+    for j in range(k):  # row q of H(beta')^-1 t1: beta'_0 t1[0] + sum_a beta'_a t1[a] + sigma t1[q]
+        v = sigma * t1[q, j]
+        for a in range(q):
+            v += th2[a] * t1[a, j]
+        hm[0, j] = v
+    for j in range(k):
+        t1[q, j] = hm[0, j]
+    _matmul(t1, G, out)
 
 
 @njit(cache=True, nogil=True)
@@ -752,7 +767,8 @@ def _ancillary_moves(rng, rec, s, G, gc, tall, beta, sigma, mu_w, p_w, prior_sd,
     if not frame(G, tall, beta, sigma, tc, tmp, th):
         return
     _class_stat(G, nmat, t0, sc, cnt, f_cur, ng, mm, tmp)
-    lm = frame_log_prior(th, q, n, mu_w, p_w, prior_sd)
+    wk = np.empty((7, k, k))
+    lm = _frame_log_prior_into(th, q, n, mu_w, p_w, prior_sd, wk[0, :q, :q])
     lp = lm + log_eta(s, s_dp, kernel, scale)
     for _ in range(moves):
         for j in range(d):
@@ -768,8 +784,8 @@ def _ancillary_moves(rng, rec, s, G, gc, tall, beta, sigma, mu_w, p_w, prior_sd,
                     v += rw_chol[j, m] * z[m]
                 th2[j] = v
             counts[2] += 1
-        frame_map(th, th2, sigma, G, g2)
-        lm2 = frame_log_prior(th2, q, n, mu_w, p_w, prior_sd)
+        _frame_map_into(th, th2, sigma, G, g2, wk)
+        lm2 = _frame_log_prior_into(th2, q, n, mu_w, p_w, prior_sd, wk[0, :q, :q])
         lq = 0.0  # log q(theta) - log q(theta'): the independence proposal's ratio (a random walk's is 1)
         if ind:
             lq = (log_t_mixture(th, ind_means, ind_chols, ind_log_w, nu, w)
@@ -848,11 +864,16 @@ def orbit_chain(rng, rec, s, sig, chol, x_mean, x_prec, prior_sd, sig_a, sig_b, 
     cpos = np.empty(n, dtype=np.int64)
     cnt = np.zeros(2, dtype=np.int64)
     ids = np.empty(n, dtype=np.int64)
-    _resplit(rec, gc, box, lo, hi, cls, t0, sc, uidx, upos, ur, cidx, cpos, cnt)
     beta = np.empty(q)
     tc = np.empty((k, k))
     tmp = np.empty((k, k))
     th_w = np.empty(out_w.shape[1])
+    if amoves > 0 and amix > 0.0 and math.isfinite(beta_io[0]):
+        # after warm-up the box is centred at the fitted frame (the independence proposals' centre), not at the
+        # records the call starts from; it sets the cost only
+        if frame(G, tall, beta_io, sig[0], tc, tmp, th_w):
+            frame_map(th_w, ind_means[0], sig[0], G, gc)
+    _resplit(rec, gc, box, lo, hi, cls, t0, sc, uidx, upos, ur, cidx, cpos, cnt)
     for it in range(n_iter):
         _congruence(G, tall, tc, tmp)
         for a in range(q):

@@ -75,7 +75,7 @@ from ..mechanisms.ratio import OpenDPMean
 from ..models.custom import CustomModel
 from ..numerics.diagnostics import convergence
 from .base import Method
-from .da_mcmc import SHIFT_IND_J, da_mcmc, shift_work
+from .da_mcmc import SHIFT_IND_J, UNSAFE_SHARE, da_mcmc, shift_work
 from .exact import exact, has_closed_form
 from .pseudo_marginal import _clean, _setup, choose_particles, moment_estimate, noise_variance, pseudo_marginal
 
@@ -113,6 +113,14 @@ _SHIFT_SWEEP_SHARE = 1.2          # a record update with shift moves (it keeps t
 _PILOT_SKIP_N = 100_000           # linear_regression: from this n, no pseudo-marginal pilot where DA-MCMC is cheaper
                                   # than one particle (the pilot simulates n records per draw: seconds at 10^6)
 _REGRESSION_PM_ITER_PER_ESS = 4.0  # measured with proposal = "mixed" where one particle suffices
+_ANC_MIN_N = 100_000              # linear_regression, J < SHIFT_IND_J: from this n the ancillary moves are priced
+_ANC_MOVES = 20                   # their plan: moves, records and clamped records refreshed per iteration
+_ANC_WINDOW = 200
+_ANC_REFRESH = 100
+_ANC_FIXED_NS = 4e5               # an iteration's work besides the moves (n = 10^6, Laplace epsilon = 0.1)
+_ANC_UNSAFE_NS = 23.0             # per move, per record near a clamp bound (the shift box's count, shift_work)
+_ANC_IAT = 1.2                    # autocorrelation time (bulk ESS 6,000-7,500 of 8,000 draws, J < SHIFT_IND_J)
+_ANC_MARGIN = 3.0                 # picked only where this many times cheaper than the shift plan's estimate
 _CANDIDATES = ("exact", "pseudo_marginal", "da_mcmc")  # the exact methods auto picks among
 LOGLINEAR_NS_PER_CELL_BLOCK = 300.0  # one iteration of the log-linear pseudo-marginal chain, per cell x block
 _LOGLINEAR_ITER_PER_ESS = 8.0
@@ -365,6 +373,26 @@ def _shift_plan(problem: Problem, centre, noise_var: float, priv, t_rec: float, 
             "ns_per_ess": per_iter * iat, "inflation": inflation, "no_refresh": no_refresh}
 
 
+def _ancillary_plan(problem: Problem, centre, shift: dict) -> dict | None:
+    """DA-MCMC with ancillary moves (:mod:`engine.kernels.orbit`: beta and the frame of w = (x, e) moved with the
+    records' configuration held) for linear_regression at n >= _ANC_MIN_N where J < SHIFT_IND_J (wide noise: the
+    frame carries nearly all of the posterior's spread, and the configuration, renewed by _ANC_WINDOW records an
+    iteration, little of it). Measured at n = 10^6, 4 x 2,000 draws, _ANC_MOVES moves, _ANC_WINDOW records and
+    _ANC_REFRESH refreshes an iteration: bulk ESS 6,000-7,500 (autocorrelation time about _ANC_IAT); a run took
+    13 s at Laplace epsilon = 0.1, 47 s at Gaussian epsilon = 0.01 and 152 s at Laplace epsilon = 0.01, where a
+    move evaluates the records near the clamp bound one by one (about 23 ns each, the count of the shift moves'
+    box, :func:`engine.methods.da_mcmc.shift_work`, 4,700 to 63,000). Where J >= SHIFT_IND_J the configuration
+    holds a share of beta's spread that only record moves renew (Gaussian epsilon = 0.1, J = 3.4: bulk ESS 87 of
+    8,000 for beta[1]), so the moves are not priced there. None where they do not apply."""
+    n = problem.model.n
+    if n < _ANC_MIN_N or shift["inflation"] >= SHIFT_IND_J:
+        return None
+    unsafe = shift_work(problem, 1, centre) / UNSAFE_SHARE
+    per_iter = _ANC_FIXED_NS + _ANC_MOVES * _ANC_UNSAFE_NS * unsafe
+    return {"ancillary_moves": _ANC_MOVES, "records_per_iteration": _ANC_WINDOW, "refresh": _ANC_REFRESH,
+            "ns_per_iteration": per_iter, "ns_per_ess": per_iter * _ANC_IAT}
+
+
 def _choose_regression(problem: Problem, rng: np.random.Generator) -> tuple[str, str, dict]:
     """linear_regression: DA-MCMC with partial sweeps against the pseudo-marginal sampler with its
     mixed (independence + random-walk) proposal, by record work per effective draw.
@@ -425,8 +453,17 @@ def _regression_da_plan(problem: Problem, centre) -> dict:
         refresh = _refreshed(n, clamped, window)
         cost_da = shift["ns_per_ess"]
         thin = int(min(math.ceil(iat / 2.0), max(1, _THIN_BUDGET_NS // (per_iter * _THIN_REFERENCE_DRAWS))))
+    # the ancillary moves where they beat that plan's estimate by _ANC_MARGIN (it runs high where J is near 1: at
+    # Gaussian epsilon = 0.01 it estimates 12 ms an effective draw, the shift chain ran at 3.4 ms a core, the
+    # ancillary one at 13; at Laplace epsilon = 0.1, 32 ms against the ancillary chain's 3.1 estimated, 3.3 run)
+    anc = _ancillary_plan(problem, centre, shift)
+    if anc is not None and anc["ns_per_ess"] * _ANC_MARGIN < cost_da:
+        window, iat, per_iter = anc["records_per_iteration"], _ANC_IAT, anc["ns_per_iteration"]
+        cost_da, refresh, thin = anc["ns_per_ess"], anc["refresh"], 1
+    else:
+        anc = None
     return {"infl": infl, "window": window, "iat": iat, "per_iter": per_iter, "cost_da": cost_da, "thin": thin,
-            "clamped": clamped, "refresh": refresh, "shift": shift}
+            "clamped": clamped, "refresh": refresh, "shift": shift, "ancillary": anc}
 
 
 def _regression_verdict(problem: Problem, da: dict, m, cv2) -> tuple[str, str, dict]:
@@ -444,7 +481,9 @@ def _regression_verdict(problem: Problem, da: dict, m, cv2) -> tuple[str, str, d
                "shift_inflation": shift["inflation"]}
     if refreshed < clamped:
         numbers["clamped_per_iteration"] = int(max(1, refreshed))
-    if shift["ns_per_ess"] <= cost_da:
+    if da["ancillary"]:
+        numbers["ancillary_moves"] = da["ancillary"]["ancillary_moves"]
+    elif shift["ns_per_ess"] <= cost_da:
         numbers["shifts"] = shift["shifts"]
         if shift["no_refresh"]:  # the clamped set outnumbers the window: no refresh (_shift_plan)
             numbers["clamped_per_iteration"] = 0
@@ -457,7 +496,9 @@ def _regression_verdict(problem: Problem, da: dict, m, cv2) -> tuple[str, str, d
                                    "proposals from an approximation of the posterior fitted in warm-up"), numbers
     sweep = (f"{window:,} of the n = {n:,} records per iteration" if window < n else f"all n = {n:,} records per "
              "iteration") + (f" with {numbers['shifts']} shift moves of β and the records' y" if "shifts" in numbers
-                             else "") + (f", keeping one iteration in {thin}" if thin > 1 else "")
+                             else "") + (f" with {numbers['ancillary_moves']} moves of β and of every record's frame"
+                                         if "ancillary_moves" in numbers else "") + (
+        f", keeping one iteration in {thin}" if thin > 1 else "")
     versus = (f"{_time_of(cost_pm)} for the pseudo-marginal sampler, which needs {_many(m, 'simulated data set')} "
               f"of n = {n:,} records per step" if m else
               f"at least {_time_of(cost_pm)} for the pseudo-marginal sampler (one simulated data set of n = {n:,} "
@@ -503,6 +544,8 @@ def settings_for(name: str, problem: Problem, numbers: dict) -> dict:
             out["thin"] = int(numbers["thin"])
         if numbers.get("shifts"):
             out["shifts"] = int(numbers["shifts"])
+        if numbers.get("ancillary_moves"):
+            out["ancillary_moves"] = int(numbers["ancillary_moves"])
         return out
     if name == "pseudo_marginal" and not problem.model.unknown_sigma:
         return {"proposal": "mixed"}
