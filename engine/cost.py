@@ -60,7 +60,7 @@ from .methods import mcem, validate_method
 from .methods.abc_rejection import abc_rejection
 from .methods.auto import choose, settings_for
 from .methods.bernstein_sheldon import chain_1d
-from .methods.da_mcmc import burn_passes, da_mcmc, shift_work
+from .methods.da_mcmc import ancillary_work, burn_passes, da_mcmc, shift_work
 from .methods.exact import exact
 from .methods.mean_ratio import planned_work
 from .methods.pseudo_marginal import _clean, _setup, choose_particles, moment_estimate, pseudo_marginal
@@ -380,8 +380,10 @@ def _run_cost(problem: Problem, method: dict, rates: dict | None = None, ceiling
             # the shift moves' split and record evaluations, in record updates per iteration (shift_work)
             refresh_s += chains * (warmup + draws) * shift_work(problem, int(settings.get("shifts", 0))) * per / _parallel(
                 chains, rates)
+            anc = int(settings.get("ancillary_moves", 0))  # and the ancillary moves' (ancillary_work)
+            refresh_s += chains * (warmup + draws) * ancillary_work(problem, anc) * per / _parallel(chains, rates)
             if m is not None and m < model.n:  # partial sweeps; warm-up makes burn_passes full passes at least
-                passes = burn_passes(problem, int(settings.get("shifts", 0)))
+                passes = burn_passes(problem, int(settings.get("shifts", 0)), anc)
                 units = chains * (draws * float(m) + warmup * max(float(m), min(model.n, passes * model.n
                                                                                 / max(warmup, 1))))
                 secs = units * per / _parallel(chains, rates) + refresh_s
