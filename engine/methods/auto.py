@@ -75,7 +75,7 @@ from ..mechanisms.ratio import OpenDPMean
 from ..models.custom import CustomModel
 from ..numerics.diagnostics import convergence
 from .base import Method
-from .da_mcmc import SHIFT_IND_J, UNSAFE_SHARE, da_mcmc, shift_work
+from .da_mcmc import SHIFT_IND_J, ancillary_work, da_mcmc, shift_work
 from .exact import exact, has_closed_form
 from .pseudo_marginal import _clean, _setup, choose_particles, moment_estimate, noise_variance, pseudo_marginal
 
@@ -117,8 +117,6 @@ _ANC_MIN_N = 100_000              # linear_regression, J < SHIFT_IND_J: from thi
 _ANC_MOVES = 20                   # their plan: moves, records and clamped records refreshed per iteration
 _ANC_WINDOW = 200
 _ANC_REFRESH = 100
-_ANC_FIXED_NS = 4e5               # an iteration's work besides the moves (n = 10^6, Laplace epsilon = 0.1)
-_ANC_UNSAFE_NS = 23.0             # per move, per record near a clamp bound (the shift box's count, shift_work)
 _ANC_IAT = 1.2                    # autocorrelation time (bulk ESS 6,000-7,500 of 8,000 draws, J < SHIFT_IND_J)
 _ANC_MARGIN = 3.0                 # picked only where this many times cheaper than the shift plan's estimate
 _CANDIDATES = ("exact", "pseudo_marginal", "da_mcmc")  # the exact methods auto picks among
@@ -380,15 +378,15 @@ def _ancillary_plan(problem: Problem, centre, shift: dict) -> dict | None:
     iteration, little of it). Measured at n = 10^6, 4 x 2,000 draws, _ANC_MOVES moves, _ANC_WINDOW records and
     _ANC_REFRESH refreshes an iteration: bulk ESS 6,000-7,500 (autocorrelation time about _ANC_IAT); a run took
     13 s at Laplace epsilon = 0.1, 47 s at Gaussian epsilon = 0.01 and 152 s at Laplace epsilon = 0.01, where a
-    move evaluates the records near the clamp bound one by one (about 23 ns each, the count of the shift moves'
-    box, :func:`engine.methods.da_mcmc.shift_work`, 4,700 to 63,000). Where J >= SHIFT_IND_J the configuration
+    move evaluates the records near the clamp bound one by one (4,700 to 63,000 of them): the moves' work is
+    :func:`engine.methods.da_mcmc.ancillary_work`, in record updates. Where J >= SHIFT_IND_J the configuration
     holds a share of beta's spread that only record moves renew (Gaussian epsilon = 0.1, J = 3.4: bulk ESS 87 of
     8,000 for beta[1]), so the moves are not priced there. None where they do not apply."""
     n = problem.model.n
     if n < _ANC_MIN_N or shift["inflation"] >= SHIFT_IND_J:
         return None
-    unsafe = shift_work(problem, 1, centre) / UNSAFE_SHARE
-    per_iter = _ANC_FIXED_NS + _ANC_MOVES * _ANC_UNSAFE_NS * unsafe
+    t_rec, _ = _UNIT_COST_NS["linear_regression"]
+    per_iter = t_rec * (_ANC_WINDOW + ancillary_work(problem, _ANC_MOVES, centre)) + _REFRESH_NS * _ANC_REFRESH
     return {"ancillary_moves": _ANC_MOVES, "records_per_iteration": _ANC_WINDOW, "refresh": _ANC_REFRESH,
             "ns_per_iteration": per_iter, "ns_per_ess": per_iter * _ANC_IAT}
 
@@ -455,7 +453,8 @@ def _regression_da_plan(problem: Problem, centre) -> dict:
         thin = int(min(math.ceil(iat / 2.0), max(1, _THIN_BUDGET_NS // (per_iter * _THIN_REFERENCE_DRAWS))))
     # the ancillary moves where they beat that plan's estimate by _ANC_MARGIN (it runs high where J is near 1: at
     # Gaussian epsilon = 0.01 it estimates 12 ms an effective draw, the shift chain ran at 3.4 ms a core, the
-    # ancillary one at 13; at Laplace epsilon = 0.1, 32 ms against the ancillary chain's 3.1 estimated, 3.3 run)
+    # ancillary one at 13 (estimated 8.3); at Laplace epsilon = 0.1, 32 ms against the ancillary chain's 3.8
+    # estimated, 3.3 run)
     anc = _ancillary_plan(problem, centre, shift)
     if anc is not None and anc["ns_per_ess"] * _ANC_MARGIN < cost_da:
         window, iat, per_iter = anc["records_per_iteration"], _ANC_IAT, anc["ns_per_iteration"]
