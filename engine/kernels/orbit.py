@@ -301,6 +301,16 @@ def _unclamped(nmat, tc, out, mm, tmp):
 
 
 @njit(cache=True, nogil=True)
+def _stat_at(G, gc, box, nmat, t0, sc, ur, cnt, rec, lo, hi, out, ng, mm, tmp, row, z, t):
+    """s at G into ``out``: from the split where G is in the box (True), else over every record (False)."""
+    if _in_box(G, gc, box):
+        _split_stat(G, nmat, t0, sc, ur, cnt, lo, hi, out, ng, mm, tmp, row, z, t)
+        return True
+    _full_stat(G, rec, lo, hi, out, row, z, t)
+    return False
+
+
+@njit(cache=True, nogil=True)
 def _full_stat(G, rec, lo, hi, out, row, z, t):
     """s at any G, over every record: O(n)."""
     out[:] = 0.0
@@ -484,12 +494,9 @@ def _moves(rng, rec, s, G, gc, tall, beta, sigma, x_mean, x_prec, prior_sd, lo, 
         if l1 < 0.0 and math.log(rng.random()) >= l1:
             continue
         counts[3] += 1
-        inside = _in_box(g2, gc, box)
-        if inside:
-            _split_stat(g2, nmat, t0, sc, ur, cnt, lo, hi, s2, ng, mm, tmp, row, z, t)
-        else:
+        inside = _stat_at(g2, gc, box, nmat, t0, sc, ur, cnt, rec, lo, hi, s2, ng, mm, tmp, row, z, t)
+        if not inside:
             counts[2] += 1
-            _full_stat(g2, rec, lo, hi, s2, row, z, t)
         lp2 = lm2 + log_eta(s2, s_dp, kernel, scale)
         for c in range(s.size):  # the reverse move's first stage, from the proposed state
             t[c] = s2[c] + f_cur[c] - f2[c]
@@ -798,12 +805,9 @@ def _ancillary_moves(rng, rec, s, G, gc, tall, beta, sigma, mu_w, p_w, prior_sd,
             l1 = lm2 + log_eta(t, s_dp, kernel, scale) - lp + lq
             if l1 < 0.0 and math.log(rng.random()) >= l1:
                 continue
-        inside = _in_box(g2, gc, box)
-        if inside:
-            _split_stat(g2, nmat, t0, sc, ur, cnt, lo, hi, s2, ng, mm, tmp, row, zz, t)
-        else:
+        inside = _stat_at(g2, gc, box, nmat, t0, sc, ur, cnt, rec, lo, hi, s2, ng, mm, tmp, row, zz, t)
+        if not inside:
             counts[4] += 1
-            _full_stat(g2, rec, lo, hi, s2, row, zz, t)
         lp2 = lm2 + log_eta(s2, s_dp, kernel, scale)
         la = lp2 - lp + lq
         if delayed:  # the reverse move's first stage, from the proposed state
