@@ -387,8 +387,9 @@ def _run_cost(problem: Problem, method: dict, rates: dict | None = None, ceiling
                 units = chains * (draws * float(m) + warmup * max(float(m), min(model.n, passes * model.n
                                                                                 / max(warmup, 1))))
                 secs = units * per / _parallel(chains, rates) + refresh_s
+                moves = f" and {anc} ancillary moves" if anc else ""
                 return Cost(name, units, "record updates", secs, f"{chains} chains x {warmup + draws:,} iterations x "
-                                                                    f"{m:,} of n = {model.n:,} records")
+                                                                    f"{m:,} of n = {model.n:,} records{moves}")
         if getattr(model, "name", "") == "linear_regression":
             units_s = units * per / _parallel(chains, rates) + refresh_s
         else:  # a custom model's chains run Python, which holds the GIL: one at a time

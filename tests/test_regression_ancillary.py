@@ -217,7 +217,9 @@ def test_auto_moves_the_frame_where_the_noise_is_wide_at_a_million_records():
     problem = engine.prepare({"seed": 1, "model": {"name": "linear_regression", "n": 1_000_000},
                               "mechanism": {"name": "laplace", "epsilon": 0.1},
                               "data": {"simulate": {"beta": [-1.79, -2.89, -0.66]}}})
-    with_moves = engine.estimate_cost(problem, {"name": "da_mcmc", **settings}).seconds
+    estimate = engine.estimate_cost(problem, {"name": "da_mcmc", **settings})
+    assert estimate.detail.endswith("200 of n = 1,000,000 records and 20 ancillary moves"), estimate.detail
+    with_moves = estimate.seconds
     without = engine.estimate_cost(problem, {"name": "da_mcmc", **settings, "ancillary_moves": 0}).seconds
     assert with_moves > 3 * without, (with_moves, without)
     for mech, eps in (("laplace", 0.01), ("gaussian", 0.1)):
