@@ -52,11 +52,13 @@ def test_the_frame_is_the_records_mean_and_scatter_of_x_and_the_residuals():
     model, problem, rec = _setting()
     beta = np.array([0.7, 2.4, -1.4])
     th = _kernel_frame(rec, beta, model.sigma)
-    np.testing.assert_allclose(th, da_module._frame_of(problem, rec, beta, model.sigma), rtol=1e-9, atol=1e-9)
+    np.testing.assert_array_equal(th, da_module._frame_of(rec, beta, model.sigma))
     e = (rec[:, 2] - beta[0] - rec[:, :2] @ beta[1:]) / model.sigma
+    np.testing.assert_array_equal(th[:3], beta)
     np.testing.assert_allclose(th[3:6], [rec[:, 0].mean(), rec[:, 1].mean(), e.mean()], rtol=1e-10, atol=1e-12)
     low = np.linalg.cholesky(np.cov(np.column_stack([rec[:, :2], e]), rowvar=False) * (len(rec) - 1))
     np.testing.assert_allclose(np.exp(th[[6, 8, 11]]), np.diag(low), rtol=1e-10)
+    np.testing.assert_allclose(th[[7, 9, 10]], low[[1, 2, 2], [0, 0, 1]], rtol=1e-9, atol=1e-9)
 
 
 @pytest.mark.parametrize("size", [1e-3, 0.3])

@@ -82,8 +82,8 @@ from numba import njit
 
 from .da_mcmc import (_is_clamped, _list_add, _list_remove, _regression_record_move, _tobit_draw, beta_draw,
                       sigma2_draw)
-from .shared import (cholesky_into, log_eta, log_t_mixture, plain_inverse, record_stat, statistics,
-                     t_mixture_point, t_mixture_weights)
+from .shared import (cholesky_into, log_eta, log_t_mixture, plain_inverse, random_walk_point, record_stat,
+                     statistics, t_mixture_point, t_mixture_weights)
 
 __all__ = ["orbit_chain", "orbit_free", "free_index", "normaliser", "frame", "frame_map", "frame_log_prior",
            "frame_size"]
@@ -603,26 +603,12 @@ def frame(G, tall, beta, sigma, tc, tmp, th):
     q = k - 1
     _congruence(G, tall, tc, tmp)
     n = tc[0, 0]
-    h = np.empty(k)
+    hm = np.eye(k)
     for a in range(q):
-        h[a] = -beta[a] / sigma
-    h[q] = 1.0 / sigma
+        hm[q, a] = -beta[a] / sigma
+    hm[q, q] = 1.0 / sigma
     tw = np.empty((k, k))
-    for a in range(q):
-        for b in range(q):
-            tw[a, b] = tc[a, b]
-    for a in range(k):
-        v = 0.0
-        for c in range(k):
-            v += h[c] * tc[c, a]
-        if a < q:
-            tw[q, a] = v
-            tw[a, q] = v
-    v = 0.0
-    for c in range(k):
-        for d in range(k):
-            v += h[c] * h[d] * tc[c, d]
-    tw[q, q] = v
+    _congruence(hm, tc, tw, tmp)
     wbar = np.empty(q)
     for a in range(q):
         wbar[a] = tw[a + 1, 0] / n
@@ -729,13 +715,11 @@ def _frame_map_into(th, th2, sigma, G, out, wk):
         hm[q, a] = -th[a] / sigma
     hm[q, q] = 1.0 / sigma
     _matmul(mm, hm, t1)
-    for j in range(k):  # row q of H(beta')^-1 t1: beta'_0 t1[0] + sum_a beta'_a t1[a] + sigma t1[q]
+    for j in range(k):  # row q of H(beta')^-1 t1 (column j alone): beta'_0 t1[0] + sum_a beta'_a t1[a] + sigma t1[q]
         v = sigma * t1[q, j]
         for a in range(q):
             v += th2[a] * t1[a, j]
-        hm[0, j] = v
-    for j in range(k):
-        t1[q, j] = hm[0, j]
+        t1[q, j] = v
     _matmul(t1, G, out)
 
 
@@ -746,9 +730,10 @@ def _ancillary_moves(rng, rec, s, G, gc, tall, beta, sigma, mu_w, p_w, prior_sd,
     """``moves`` Metropolis-Hastings steps on the frame coordinates theta = (beta, w-bar, L) given the records'
     ancillary configuration (module docstring of ``ancillary_moves``): with probability ``mix`` an independence
     proposal from the t mixture (ind_means, ind_chols, ind_log_w, nu), else a random walk theta + rw_chol z.
-    G, beta and s are updated in place on acceptance. ``delayed``: a first stage as ``_moves``'s (s moved by the
-    change of the unclamped statistic F(T') - F(T); the second stage corrects with the reverse move's first stage),
-    so that a proposal far from the posterior is rejected at O(k^3). ``counts`` gains (independence proposed,
+    G, beta and s are updated in place on acceptance. ``delayed``: a first stage like ``_moves``'s, with s moved by
+    the change of the class sums' part (``_class_stat``; the unsafe records held at their current share), the
+    second stage correcting with the reverse move's first stage, so that a proposal far from the posterior is
+    rejected at O(k^3). ``counts`` gains (independence proposed,
     accepted, random walk proposed, accepted, evaluated outside the box)."""
     k = G.shape[0]
     q = k - 1
@@ -785,11 +770,7 @@ def _ancillary_moves(rng, rec, s, G, gc, tall, beta, sigma, mu_w, p_w, prior_sd,
             t_mixture_point(rng, ind_means, ind_chols, cum, tot, nu, z, th2)
             counts[0] += 1
         else:
-            for j in range(d):
-                v = th[j]
-                for m in range(j + 1):
-                    v += rw_chol[j, m] * z[m]
-                th2[j] = v
+            random_walk_point(th, rw_chol, z, th2)
             counts[2] += 1
         _frame_map_into(th, th2, sigma, G, g2, wk)
         lm2 = _frame_log_prior_into(th2, q, n, mu_w, p_w, prior_sd, wk[0, :q, :q])
@@ -904,9 +885,10 @@ def orbit_chain(rng, rec, s, sig, chol, x_mean, x_prec, prior_sd, sig_a, sig_b, 
                              amoves, amix, ind_means, ind_chols, ind_log_w, nu, rw_chol, box, nmat, cls, t0, sc, uidx,
                              upos, ur, cidx, cpos, cnt, acounts, delayed)
             _lower_inverse(G, ginv)
-        if not frame(G, tall, beta, sig[0], tc, tmp, th_w):
-            th_w[:] = np.nan
-        out_w[it, :] = th_w
+        if amoves > 0:  # the frame, for the moves' fits over warm-up
+            if not frame(G, tall, beta, sig[0], tc, tmp, th_w):
+                th_w[:] = np.nan
+            out_w[it, :] = th_w
         for j in range(q):
             out_theta[it, j] = beta[j]
         _congruence(G, tall, tc, tmp)

@@ -49,7 +49,8 @@ import math
 import numpy as np
 from numba import njit
 
-from .shared import log_noise, log_t_mixture, simulate_into, t_mixture_point, t_mixture_weights
+from .shared import (log_noise, log_t_mixture, random_walk_point, simulate_into, t_mixture_point,
+                     t_mixture_weights)
 
 __all__ = ["pm_chain", "pm_chain_mixed", "log_eta_draws", "to_theta", "log_prior_jac", "loglik_estimate"]
 
@@ -362,11 +363,7 @@ def pm_chain_mixed(rng, code, par, sdp, kernel, scale, log_q, n_particles, chol,
         if independent:
             t_mixture_point(rng, ind_means, ind_chols, cum, tot, nu, z, prop)
         else:
-            for i in range(d):
-                v = phi[i]
-                for j in range(i + 1):
-                    v += chol[i, j] * z[j]
-                prop[i] = v
+            random_walk_point(phi, chol, z, prop)
         lp = log_prior_jac(code, prop, par, work)
         acc = 0.0
         moved = False

@@ -423,6 +423,16 @@ def t_mixture_weights(ind_log_w, ind_chols, cum):
     return tot
 
 
+@njit(cache=True, nogil=True, inline="always")
+def random_walk_point(phi, chol, z, out):
+    """A random-walk proposal out = phi + chol z, ``chol`` lower-triangular, from standard normals ``z``."""
+    for i in range(phi.size):
+        v = phi[i]
+        for j in range(i + 1):
+            v += chol[i, j] * z[j]
+        out[i] = v
+
+
 @njit(cache=True, nogil=True)
 def t_mixture_point(rng, ind_means, ind_chols, cum, tot, nu, z, out):
     """A draw of the t mixture into ``out`` from standard normals ``z`` already drawn: a component c by its

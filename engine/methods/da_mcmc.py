@@ -105,7 +105,7 @@ from ..core.results import Problem, Result
 from ..core.validation import fail, positive_int
 from ..kernels import da_mcmc as kernels
 from ..kernels.da_mcmc import regression_chain, regression_window_chain
-from ..kernels.orbit import frame_map, frame_size, free_index, orbit_chain
+from ..kernels.orbit import frame, frame_map, frame_size, free_index, orbit_chain
 from ..mechanisms import RandomizedResponse
 from ..mechanisms.clipped import compiled_noise
 from ..models.custom import CustomModel
@@ -371,13 +371,10 @@ def orbit_fit(problem: Problem, t_hist, theta_hist) -> tuple | None:
         jac[:len(free), :len(free)] = np.linalg.inv(lin)
     except np.linalg.LinAlgError:
         return None
-    ce = jac @ cov @ jac.T
-    ce = 0.5 * (ce + ce.T)
-    w, v = np.linalg.eigh(ce)
-    if not np.all(np.isfinite(w)) or w[-1] <= 0.0:
+    ce = _floored(jac @ cov @ jac.T)
+    if ce is None:
         return None
-    ce = (v * np.maximum(w, w[-1] * 1e-12)) @ v.T  # a degenerate direction keeps a tiny step
-    chol = np.linalg.cholesky(0.5 * (ce + ce.T)) * (2.38 / math.sqrt(d))
+    chol = _rw_chol(ce)
     box = np.zeros((k, k, k))
     for r in range(1, k):
         idx = [c for c, (a, _) in enumerate(free) if a == r]  # row r's entries, columns 0..r in order
@@ -385,14 +382,15 @@ def orbit_fit(problem: Problem, t_hist, theta_hist) -> tuple | None:
     return np.ascontiguousarray(chol), box
 
 
-def _frame_of(problem: Problem, rec: np.ndarray, beta: np.ndarray, sigma: float) -> np.ndarray:
-    """The frame coordinates (:func:`engine.kernels.orbit.frame`) of records ``rec`` at beta and sigma, in NumPy."""
-    p = problem.model.p
-    w = np.column_stack([rec[:, :p], (rec[:, p] - beta[0] - rec[:, :p] @ beta[1:p + 1]) / sigma])
-    wbar = w.mean(axis=0)
-    dev = w - wbar
-    low = np.linalg.cholesky(dev.T @ dev)
-    return np.concatenate([beta[:p + 1], wbar, _l_entries(low)])
+def _frame_of(rec: np.ndarray, beta: np.ndarray, sigma: float) -> np.ndarray:
+    """The frame coordinates (:func:`engine.kernels.orbit.frame`) of records ``rec`` at beta and sigma."""
+    z = np.column_stack([np.ones(rec.shape[0]), rec])
+    k = z.shape[1]
+    th = np.empty(frame_size(k - 2))
+    if not frame(np.eye(k), np.tril(z.T @ z), np.asarray(beta, float), float(sigma), np.empty((k, k)),
+                 np.empty((k, k)), th):
+        fail("data", "records", "have fewer than p + 2 distinct (x, y) rows: the ancillary moves need their scatter")
+    return th
 
 
 def _l_entries(low: np.ndarray) -> np.ndarray:
@@ -448,10 +446,18 @@ def ancillary_box(mean: np.ndarray, cov: np.ndarray, sigma: float, radius: float
     return box
 
 
-def _rw_chol(cov: np.ndarray) -> np.ndarray:
-    """(2.38 / sqrt(d)) x the Cholesky factor of ``cov``, a degenerate direction kept at a tiny step."""
+def _floored(cov: np.ndarray) -> np.ndarray | None:
+    """``cov`` symmetrised with its eigenvalues floored at 1e-12 of the largest (a degenerate direction keeps a tiny
+    step); None when they are not finite or none is positive."""
     w, v = np.linalg.eigh(0.5 * (cov + cov.T))
-    cov = (v * np.maximum(w, w[-1] * 1e-12)) @ v.T
+    if not np.all(np.isfinite(w)) or w[-1] <= 0.0:
+        return None
+    return (v * np.maximum(w, w[-1] * 1e-12)) @ v.T
+
+
+def _rw_chol(cov: np.ndarray) -> np.ndarray:
+    """(2.38 / sqrt(d)) x the Cholesky factor of a floored covariance (``_floored``): the random-walk scale of
+    Roberts, Gelman & Gilks (1997)."""
     return np.ascontiguousarray(np.linalg.cholesky(0.5 * (cov + cov.T)) * (2.38 / math.sqrt(cov.shape[0])))
 
 
@@ -582,7 +588,10 @@ class _Runner:
         if half.shape[0] < 2 * d:
             return
         mean, cov = half.mean(axis=0), np.cov(half, rowvar=False)
-        rw = _rw_chol(cov)
+        floored = _floored(cov)
+        if floored is None:
+            return
+        rw = _rw_chol(floored)
         box = ancillary_box(mean, cov, float(st.sig[0]), ANC_BOX_KEPT if final else ANC_BOX)
         ind = None
         if final:
@@ -602,8 +611,8 @@ class _Runner:
         if st.anc_fit is None:
             q = model.p + 1
             beta = moment_estimate(self.problem)[:q]
-            mean = _frame_of(self.problem, st.x, np.asarray(beta, float), float(st.sig[0]))
-            st.anc_fit = (_rw_chol(self.anc_cov0), ancillary_box(mean, self.anc_cov0, float(st.sig[0])), None)
+            mean = _frame_of(st.x, beta, st.sig[0])
+            st.anc_fit = (_rw_chol(_floored(self.anc_cov0)), ancillary_box(mean, self.anc_cov0, float(st.sig[0])), None)
         rw, box, ind = st.anc_fit
         means, chols, log_w, nu, mix = ind or (np.zeros((1, d)), np.eye(d)[None], np.zeros(1), ANC_NU, 0.0)
         return (self.ancillary, float(mix), means, chols, log_w, float(nu), rw, self.mu_w, self.p_w), box
