@@ -60,7 +60,7 @@ from .methods import mcem, validate_method
 from .methods.abc_rejection import abc_rejection
 from .methods.auto import choose, settings_for
 from .methods.bernstein_sheldon import chain_1d
-from .methods.da_mcmc import ancillary_work, burn_passes, da_mcmc, shift_work
+from .methods.da_mcmc import ancillary_work, burn_passes, da_mcmc, shift_work, tail_work
 from .methods.exact import exact
 from .methods.mean_ratio import planned_work
 from .methods.pseudo_marginal import _clean, _setup, choose_particles, moment_estimate, pseudo_marginal
@@ -382,12 +382,15 @@ def _run_cost(problem: Problem, method: dict, rates: dict | None = None, ceiling
                 chains, rates)
             anc = int(settings.get("ancillary_moves", 0))  # and the ancillary moves' (ancillary_work)
             refresh_s += chains * (warmup + draws) * ancillary_work(problem, anc) * per / _parallel(chains, rates)
+            tail = int(settings.get("tail_records", 0))  # and the tail moves' (tail_work)
+            refresh_s += chains * (warmup + draws) * tail_work(problem, tail) * per / _parallel(chains, rates)
             if m is not None and m < model.n:  # partial sweeps; warm-up makes burn_passes full passes at least
                 passes = burn_passes(problem, int(settings.get("shifts", 0)), anc)
                 units = chains * (draws * float(m) + warmup * max(float(m), min(model.n, passes * model.n
                                                                                 / max(warmup, 1))))
                 secs = units * per / _parallel(chains, rates) + refresh_s
-                moves = f" and {anc} ancillary moves" if anc else ""
+                moves = (f" and {anc} ancillary moves" if anc else "") + (f" and a tail scan of {tail:,} records"
+                                                                          if tail else "")
                 return Cost(name, units, "record updates", secs, f"{chains} chains x {warmup + draws:,} iterations x "
                                                                     f"{m:,} of n = {model.n:,} records{moves}")
         if getattr(model, "name", "") == "linear_regression":

@@ -10,6 +10,7 @@ clamped at n = 100, the naive posterior as the negative control; reproducibility
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -140,15 +141,21 @@ def test_the_frames_log_prior_is_the_normal_wishart_density_with_its_jacobian():
 
 # ---------------------------------------------------------------- (b) agreement with long runs
 
-def test_ancillary_moves_agree_with_full_sweeps():
-    """n = 300 at epsilon = 3, 20% of y clamped: 30 records and 20 ancillary moves per iteration against a long
-    full-sweep chain without them."""
+@functools.cache
+def full_sweep_reference():
+    """n = 300 at epsilon = 3, 20% of y clamped, and a long full-sweep chain without any moves (also the tail
+    moves' reference, tests/test_regression_tail.py)."""
     model = make_model("linear_regression", {"n": 300, **CLAMPED})
     problem = _problem(model, 3.0, np.random.default_rng(93), beta=[0.8, 2.5, -1.5])
+    return problem, da_mcmc(problem, np.random.Generator(np.random.SFC64(95)), chains=4, draws=12_000, warmup=300)
+
+
+def test_ancillary_moves_agree_with_full_sweeps():
+    """30 records and 20 ancillary moves per iteration against the long full-sweep chain."""
+    problem, old = full_sweep_reference()
     new = da_mcmc(problem, np.random.Generator(np.random.SFC64(94)), chains=4, draws=4000, warmup=600,
                   records_per_iteration=30, ancillary_moves=20)
     assert new.info["ancillary_moves"] == 20
-    old = da_mcmc(problem, np.random.Generator(np.random.SFC64(95)), chains=4, draws=12_000, warmup=300)
     _ks_agree(new, old)
 
 

@@ -72,6 +72,27 @@ the split as for the orbit moves, with a first stage (Christen & Fox 2005) in wh
 held at their current share. sigma (known, or the chain's current draw) is held by the move. Where the moves
 run, the chain carries beta from iteration to iteration instead of drawing it from beta | records (both are
 valid kernels; the draw undid what the moves gained, as the frame of w is defined through beta).
+
+Tail moves (``tail_records``, issue 23). What the frame moves leave to the record moves at n = 10^6 is which
+records the clamp reaches: the number of records with y clamped and their x sums, renewed only as record moves
+renew the records, about once per n record updates. A tail move renews the records near a bound directly. Given
+beta (and sigma), (x, y) is normal: y ~ N(mu_y, v_y), mu_y = beta_0 + m^T beta_{1:}, v_y = beta_{1:}^T Sigma
+beta_{1:} + sigma^2, and x | y ~ N(m + c (y - mu_y), Sigma - c c^T v_y), c = Sigma beta_{1:} / v_y. Fix a
+threshold c_lo and let T = {(x, y) : y <= c_lo}. For record i (all others, beta and sigma held), the kernel: if
+the current record is not in T, stay; else propose r' from the model restricted to T (y' from its normal law
+truncated to y' <= c_lo, Robert 1995, then x' | y'), accepted with min(1, eta(s_dp - s') / eta(s_dp - s)). The
+proposal density is f(r') 1_T(r') / P(T) with f the model's density of one record, so the Metropolis-Hastings
+ratio is
+
+    f(r') eta(s_dp - s') q(r | r') / (f(r) eta(s_dp - s) q(r' | r)) = eta(s_dp - s') / eta(s_dp - s),
+
+and as r' is in T whenever r is, the move is reversible with respect to the records' conditional and so keeps the
+joint posterior. The upper tail {y > c_hi} likewise (c_lo <= c_hi, so the two never overlap). A window of records
+is scanned in order, each with its own kernel (a composition of invariant kernels); the threshold is
+c_lo = lo_y + h sd_y, c_hi = hi_y - h sd_y with h drawn uniformly on a fixed range once an iteration, independent
+of the state (a state-independent mixture of invariant kernels; with a fixed h the count beyond c_lo could not
+change), and sd_y, a function of beta, is held by every move of the scan. Each accepted move is written back and
+reclassified like a record move.
 """
 from __future__ import annotations
 
@@ -80,8 +101,8 @@ import math
 import numpy as np
 from numba import njit
 
-from .da_mcmc import (_is_clamped, _list_add, _list_remove, _regression_record_move, _tobit_draw, beta_draw,
-                      sigma2_draw)
+from .da_mcmc import (_is_clamped, _list_add, _list_remove, _record_log_ratio, _regression_record_move, _tobit_draw,
+                      beta_draw, sigma2_draw, truncated_normal_above)
 from .shared import (cholesky_into, log_eta, log_t_mixture, plain_inverse, random_walk_point, record_stat,
                      statistics, t_mixture_point, t_mixture_weights)
 
@@ -590,6 +611,92 @@ def _sweep(rng, rec, s, G, ginv, tall, beta, chol, x_mean, sigma, lo, hi, s_dp, 
     return asum, nacc
 
 
+@njit(cache=True, nogil=True)
+def _tail_moves(rng, rec, s, G, ginv, tall, beta, chol, x_mean, sigma, lo, hi, s_dp, kernel, scale, start, m, h,
+                gc, box, cls, t0, sc, uidx, upos, ur, cidx, cpos, cnt):
+    """Tail moves over the window start..start + m - 1 (mod n) (module docstring, "Tail moves"): with sd_y the
+    sd of y's marginal given beta, each record whose current y is <= c_lo = lo_y + h sd_y (or > c_hi = hi_y - h sd_y)
+    gets a new record from the model given beta restricted to that same tail, accepted with the noise's ratio
+    alone (c_lo <= c_hi: both are capped at the clamp's midpoint). Returns (records moved, accepted)."""
+    n, q = rec.shape
+    p = q - 1
+    d = s.size
+    z = np.empty(q + 1)
+    t_old = np.empty(d)
+    t_new = np.empty(d)
+    prop = np.empty(q)
+    cur = np.empty(q)
+    w = np.empty(q)
+    # (x, y) | beta is normal: y ~ N(mu_y, v_y) and x | y ~ N(m + c (y - mu_y), Sigma - c c^T v_y), c = Sigma b / v_y
+    sig_x = np.zeros((p, p))
+    for a in range(p):
+        for b in range(p):
+            for j in range(p):
+                sig_x[a, b] += chol[a, j] * chol[b, j]
+    sb = np.zeros(p)
+    mu_y = beta[0]
+    for a in range(p):
+        mu_y += beta[a + 1] * x_mean[a]
+        for b in range(p):
+            sb[a] += sig_x[a, b] * beta[b + 1]
+    v_y = sigma * sigma
+    for a in range(p):
+        v_y += beta[a + 1] * sb[a]
+    sd_y = math.sqrt(v_y)
+    mid = 0.5 * (lo[p] + hi[p])
+    c_lo = min(lo[p] + h * sd_y, mid)
+    c_hi = max(hi[p] - h * sd_y, mid)
+    cond = np.empty((p, p))
+    for a in range(p):
+        for b in range(p):
+            cond[a, b] = sig_x[a, b] - sb[a] * sb[b] / v_y
+    cchol = np.zeros((p, p))
+    cholesky_into(cond, cchol)
+    e = np.empty(p)
+    fast, inv = plain_inverse(kernel, scale)
+    tried = 0
+    nacc = 0
+    for k_rec in range(m):
+        i = start + k_rec
+        if i >= n:
+            i -= n
+        y = G[q, 0]
+        for b in range(q):
+            y += G[q, b + 1] * rec[i, b]
+        if y <= c_lo:
+            prop[p] = mu_y - sd_y * truncated_normal_above(rng, (mu_y - c_lo) / sd_y)
+            if prop[p] > c_lo:
+                continue  # rounding at the threshold only
+        elif y > c_hi:
+            prop[p] = mu_y + sd_y * truncated_normal_above(rng, (c_hi - mu_y) / sd_y)
+            if prop[p] <= c_hi:
+                continue
+        else:
+            continue
+        tried += 1
+        for a in range(p):
+            e[a] = rng.standard_normal()
+        for a in range(p):
+            v = x_mean[a] + sb[a] * (prop[p] - mu_y) / v_y
+            for b in range(a + 1):
+                v += cchol[a, b] * e[b]
+            prop[a] = v
+        _current(G, rec, i, cur)
+        record_stat(cur, lo, hi, z, t_old)
+        record_stat(prop, lo, hi, z, t_new)
+        lr = _record_log_ratio(t_old, t_new, s, s_dp, fast, inv, kernel, scale)
+        if lr >= 0.0 or rng.random() < math.exp(lr):
+            _put(rec, i, cls, -1.0, t0, sc, uidx, upos, ur, cidx, cpos, cnt)
+            _set_base(rec, i, ginv, prop, tall, -1.0)
+            _set_base(rec, i, ginv, prop, tall, 1.0)
+            cls[i] = _classify(rec, i, gc, box, lo, hi, w)
+            _put(rec, i, cls, 1.0, t0, sc, uidx, upos, ur, cidx, cpos, cnt)
+            for c in range(d):
+                s[c] += t_new[c] - t_old[c]
+            nacc += 1
+    return tried, nacc
+
+
 # ------------------------------------------------------------------ ancillary moves (issue 23, n = 10^6)
 
 @njit(cache=True, nogil=True)
@@ -814,7 +921,8 @@ def _ancillary_moves(rng, rec, s, G, gc, tall, beta, sigma, mu_w, p_w, prior_sd,
 @njit(cache=True, nogil=True)
 def orbit_chain(rng, rec, s, sig, chol, x_mean, x_prec, prior_sd, sig_a, sig_b, lo, hi, s_dp, kernel, scale, start,
                 m, n_iter, out_theta, out_acc, out_frac, out_t, refresh, moves, move_chol, box, counts, delayed,
-                amoves, amix, ind_means, ind_chols, ind_log_w, nu, rw_chol, mu_w, p_w, out_w, acounts, beta_io):
+                amoves, amix, ind_means, ind_chols, ind_log_w, nu, rw_chol, mu_w, p_w, out_w, acounts, beta_io,
+                tail, tcounts):
     """``n_iter`` iterations of the regression chain with ``moves`` orbit moves each (module docstring): beta (and
     sigma^2) | records, the refresh of ``refresh`` clamped records (-1 all, 0 none), the orbit moves (proposal
     (E, D) = ``move_chol`` N(0, I); ``box[r]`` the Cholesky factor of row r's ellipsoid; ``delayed``: with the
@@ -889,6 +997,15 @@ def orbit_chain(rng, rec, s, sig, chol, x_mean, x_prec, prior_sd, sig_a, sig_b, 
             if not frame(G, tall, beta, sig[0], tc, tmp, th_w):
                 th_w[:] = np.nan
             out_w[it, :] = th_w
+        if tail[0] > 0:  # the tail moves' threshold h drawn anew each iteration (module docstring)
+            tm = int(tail[0])
+            h = tail[1] + rng.random() * (tail[2] - tail[1])
+            tried, tacc = _tail_moves(rng, rec, s, G, ginv, tall, beta, chol, x_mean, sig[0], lo, hi, s_dp, kernel,
+                                      scale, int(tail[3]), tm, h, gc, box, cls, t0, sc, uidx, upos, ur, cidx, cpos,
+                                      cnt)
+            tcounts[0] += tried
+            tcounts[1] += tacc
+            tail[3] = (tail[3] + tm) % n
         for j in range(q):
             out_theta[it, j] = beta[j]
         _congruence(G, tall, tc, tmp)
