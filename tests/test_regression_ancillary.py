@@ -207,8 +207,9 @@ def test_ancillary_moves_are_reproducible_and_their_setting_is_checked():
 def test_auto_moves_the_frame_where_the_noise_is_wide_at_a_million_records():
     """The live map's cells at n = 10^6 (bench/live_map.py, seed 1): Laplace epsilon = 0.1 (J = 1.2) gets the
     ancillary moves, priced far below the shift chain's estimate; Laplace epsilon = 0.01 (one move would evaluate
-    some 60,000 records near the clamp bound) keeps the shift moves, and Gaussian epsilon = 0.1 (J = 3.4, where
-    the configuration holds part of beta's spread) the record sweeps with shifts."""
+    some 60,000 records near the clamp bound) and Laplace epsilon = 1 (J = 13) keep the shift moves, and Gaussian
+    epsilon = 0.1 (J = 3.4, where the records the clamp reaches hold part of beta's spread) gets the ancillary moves
+    with the tail moves scanning 2% of the records an iteration."""
     from engine.methods.auto import choose, settings_for
 
     def plan(mech, eps):
@@ -231,6 +232,10 @@ def test_auto_moves_the_frame_where_the_noise_is_wide_at_a_million_records():
     with_moves = estimate.seconds
     without = engine.estimate_cost(problem, {"name": "da_mcmc", **settings, "ancillary_moves": 0}).seconds
     assert with_moves > 3 * without, (with_moves, without)
-    for mech, eps in (("laplace", 0.01), ("gaussian", 0.1)):
+    for mech, eps in (("laplace", 0.01), ("laplace", 1.0)):
         picked, why, settings = plan(mech, eps)
         assert picked == "da_mcmc" and "ancillary_moves" not in settings and settings.get("shifts"), (mech, settings)
+    picked, why, settings = plan("gaussian", 0.1)
+    assert picked == "da_mcmc" and "tail moves of the records near y's clamp bound (20,000 scanned)" in why, why
+    assert settings == {"records_per_iteration": 200, "clamped_per_iteration": 100, "ancillary_moves": 20,
+                        "tail_records": 20_000}

@@ -75,7 +75,7 @@ from ..mechanisms.ratio import OpenDPMean
 from ..models.custom import CustomModel
 from ..numerics.diagnostics import convergence
 from .base import Method
-from .da_mcmc import SHIFT_IND_J, ancillary_work, da_mcmc, shift_work
+from .da_mcmc import SHIFT_IND_J, ancillary_work, da_mcmc, shift_work, tail_work
 from .exact import exact, has_closed_form
 from .pseudo_marginal import _clean, _setup, choose_particles, moment_estimate, noise_variance, pseudo_marginal
 
@@ -119,6 +119,9 @@ _ANC_WINDOW = 200
 _ANC_REFRESH = 100
 _ANC_IAT = 1.2                    # autocorrelation time (bulk ESS 6,000-7,500 of 8,000 draws, J < SHIFT_IND_J)
 _ANC_MARGIN = 3.0                 # picked only where this many times cheaper than the shift plan's estimate
+_ANC_TAIL_J = 5.0                 # SHIFT_IND_J <= J < this: the ancillary plan adds the tail moves (tail_records)
+_ANC_TAIL_SHARE = 0.02            # ... scanning this share of the n records an iteration
+_ANC_TAIL_IAT = 4.3               # ... autocorrelation time (beta_1's bulk ESS 1,861-4,095 of 8,000, README)
 _CANDIDATES = ("exact", "pseudo_marginal", "da_mcmc")  # the exact methods auto picks among
 LOGLINEAR_NS_PER_CELL_BLOCK = 300.0  # one iteration of the log-linear pseudo-marginal chain, per cell x block
 _LOGLINEAR_ITER_PER_ESS = 8.0
@@ -375,7 +378,12 @@ def _ancillary_plan(problem: Problem, centre, shift: dict) -> dict | None:
     """DA-MCMC with ancillary moves (:mod:`engine.kernels.orbit`: beta and the frame of w = (x, e) moved with the
     records' configuration held) for linear_regression at n >= _ANC_MIN_N where J < SHIFT_IND_J (wide noise: the
     frame carries nearly all of the posterior's spread, and the configuration, renewed by _ANC_WINDOW records an
-    iteration, little of it). Measured at n = 10^6, 4 x 2,000 draws, _ANC_MOVES moves, _ANC_WINDOW records and
+    iteration, little of it), and with the tail moves (a scan of _ANC_TAIL_SHARE n records an iteration) where
+    SHIFT_IND_J <= J < _ANC_TAIL_J: there the records the clamp reaches hold part of beta_1's spread, which the tail
+    moves renew (measured with the release and chains from seeds 1, 2, 3: Gaussian epsilon = 0.1 at n = 10^6, J = 3.4,
+    beta_1's bulk ESS 1,861 / 4,095 / 2,238 of 8,000 in 19-20 s, against 343 / 500 / 103 and R-hat up to 1.028
+    without them; Laplace epsilon = 1 at n = 10^5, J = 2.6, 453-719 bulk ESS/s against 116-429). At Laplace
+    epsilon = 1 and n = 10^6 (J = 13) the ancillary chain did not converge in two of three runs, tail moves or not. Measured at n = 10^6, 4 x 2,000 draws, _ANC_MOVES moves, _ANC_WINDOW records and
     _ANC_REFRESH refreshes an iteration: bulk ESS 6,000-7,500 (autocorrelation time about _ANC_IAT); a run took
     13 s at Laplace epsilon = 0.1, 47 s at Gaussian epsilon = 0.01 and 152 s at Laplace epsilon = 0.01, where a
     move evaluates the records near the clamp bound one by one (4,700 to 63,000 of them): the moves' work is
@@ -383,12 +391,15 @@ def _ancillary_plan(problem: Problem, centre, shift: dict) -> dict | None:
     holds a share of beta's spread that only record moves renew (Gaussian epsilon = 0.1, J = 3.4: bulk ESS 87 of
     8,000 for beta[1]), so the moves are not priced there. None where they do not apply."""
     n = problem.model.n
-    if n < _ANC_MIN_N or shift["inflation"] >= SHIFT_IND_J:
+    if n < _ANC_MIN_N or shift["inflation"] >= _ANC_TAIL_J:
         return None
+    tail = int(_ANC_TAIL_SHARE * n) if shift["inflation"] >= SHIFT_IND_J else 0
+    iat = _ANC_TAIL_IAT if tail else _ANC_IAT
     t_rec, _ = _UNIT_COST_NS["linear_regression"]
-    per_iter = t_rec * (_ANC_WINDOW + ancillary_work(problem, _ANC_MOVES, centre)) + _REFRESH_NS * _ANC_REFRESH
+    per_iter = t_rec * (_ANC_WINDOW + ancillary_work(problem, _ANC_MOVES, centre) + tail_work(problem, tail, centre)) \
+        + _REFRESH_NS * _ANC_REFRESH
     return {"ancillary_moves": _ANC_MOVES, "records_per_iteration": _ANC_WINDOW, "refresh": _ANC_REFRESH,
-            "ns_per_iteration": per_iter, "ns_per_ess": per_iter * _ANC_IAT}
+            "tail_records": tail, "iat": iat, "ns_per_iteration": per_iter, "ns_per_ess": per_iter * iat}
 
 
 def _choose_regression(problem: Problem, rng: np.random.Generator) -> tuple[str, str, dict]:
@@ -457,7 +468,7 @@ def _regression_da_plan(problem: Problem, centre) -> dict:
     # estimated, 3.3 run)
     anc = _ancillary_plan(problem, centre, shift)
     if anc is not None and anc["ns_per_ess"] * _ANC_MARGIN < cost_da:
-        window, iat, per_iter = anc["records_per_iteration"], _ANC_IAT, anc["ns_per_iteration"]
+        window, iat, per_iter = anc["records_per_iteration"], anc["iat"], anc["ns_per_iteration"]
         cost_da, refresh, thin = anc["ns_per_ess"], anc["refresh"], 1
     else:
         anc = None
@@ -482,6 +493,8 @@ def _regression_verdict(problem: Problem, da: dict, m, cv2) -> tuple[str, str, d
         numbers["clamped_per_iteration"] = int(max(1, refreshed))
     if da["ancillary"]:
         numbers["ancillary_moves"] = da["ancillary"]["ancillary_moves"]
+        if da["ancillary"]["tail_records"]:
+            numbers["tail_records"] = da["ancillary"]["tail_records"]
     elif shift["ns_per_ess"] <= cost_da:
         numbers["shifts"] = shift["shifts"]
         if shift["no_refresh"]:  # the clamped set outnumbers the window: no refresh (_shift_plan)
@@ -497,6 +510,8 @@ def _regression_verdict(problem: Problem, da: dict, m, cv2) -> tuple[str, str, d
              "iteration") + (f" with {numbers['shifts']} shift moves of β and the records' y" if "shifts" in numbers
                              else "") + (f" with {numbers['ancillary_moves']} moves of β and of every record's frame"
                                          if "ancillary_moves" in numbers else "") + (
+        f" and tail moves of the records near y's clamp bound ({numbers['tail_records']:,} scanned)"
+        if "tail_records" in numbers else "") + (
         f", keeping one iteration in {thin}" if thin > 1 else "")
     versus = (f"{_time_of(cost_pm)} for the pseudo-marginal sampler, which needs {_many(m, 'simulated data set')} "
               f"of n = {n:,} records per step" if m else
@@ -545,6 +560,8 @@ def settings_for(name: str, problem: Problem, numbers: dict) -> dict:
             out["shifts"] = int(numbers["shifts"])
         if numbers.get("ancillary_moves"):
             out["ancillary_moves"] = int(numbers["ancillary_moves"])
+        if numbers.get("tail_records"):
+            out["tail_records"] = int(numbers["tail_records"])
         return out
     if name == "pseudo_marginal" and not problem.model.unknown_sigma:
         return {"proposal": "mixed"}
