@@ -158,3 +158,17 @@ def test_the_cost_estimate_counts_the_tail_moves():
     per_iteration = (with_tail.seconds - without.seconds) / (4 * 1500) * 2  # 4 chains x 1,500 iterations, 2 cores
     assert da_module.tail_work(problem, 0) == 0.0 and per_iteration > 0.0
     assert with_tail.seconds > 2 * without.seconds
+
+
+def test_the_best_methods_note_names_the_ancillary_and_tail_settings_of_its_own():
+    """Where auto's DA-MCMC runs with ancillary and tail moves and the DA-MCMC row without, the app's note says which
+    settings differ, in words (ui.narrative.auto_caption)."""
+    from ui.narrative import auto_caption
+
+    info = {"picked": "da_mcmc", "why": "DA-MCMC is cheaper per effective draw here",
+            "picked_info": {"records_per_iteration": 200, "clamped_per_iteration": 100, "ancillary_moves": 20,
+                            "tail_records": 20_000}}
+    note = auto_caption(info, {"records_per_iteration": 200, "clamped_per_iteration": 100})
+    assert "settings of its own (20 moves of β and the records' frame per iteration; 20,000 records scanned per " \
+           "iteration by the tail moves)" in note, note
+    assert note.endswith("(no moves of the records' frame; no tail moves)."), note

@@ -390,6 +390,9 @@ def auto_caption(info: Mapping[str, Any], row: Mapping[str, Any] | None = None) 
 _SETTINGS = {
     "shifts": (lambda k: f"{k} shift moves of β per iteration" if k else "no shift moves", 0),
     "orbit_moves": (lambda k: f"{k} orbit moves per iteration" if k else "no orbit moves", 0),
+    "ancillary_moves": (lambda k: f"{k} moves of β and the records' frame per iteration" if k else
+                        "no moves of the records' frame", 0),
+    "tail_records": (lambda k: f"{k:,} records scanned per iteration by the tail moves" if k else "no tail moves", 0),
     "records_per_iteration": (lambda m: f"{m:,} records swept per iteration" if m else "every record swept each "
                               "iteration", None),
     "clamped_per_iteration": (lambda k: "every clamped record's y redrawn each iteration" if k is None else
