@@ -378,18 +378,18 @@ def _ancillary_plan(problem: Problem, centre, shift: dict) -> dict | None:
     """DA-MCMC with ancillary moves (:mod:`engine.kernels.orbit`: beta and the frame of w = (x, e) moved with the
     records' configuration held) for linear_regression at n >= _ANC_MIN_N where J < SHIFT_IND_J (wide noise: the
     frame carries nearly all of the posterior's spread, and the configuration, renewed by _ANC_WINDOW records an
-    iteration, little of it), and with the tail moves (a scan of _ANC_TAIL_SHARE n records an iteration) where
-    SHIFT_IND_J <= J < _ANC_TAIL_J: there the records the clamp reaches hold part of beta_1's spread, which the tail
-    moves renew (measured with the release and chains from seeds 1, 2, 3: Gaussian epsilon = 0.1 at n = 10^6, J = 3.4,
-    beta_1's bulk ESS 1,861 / 4,095 / 2,238 of 8,000 in 19-20 s, against 343 / 500 / 103 and R-hat up to 1.028
-    without them; Laplace epsilon = 1 at n = 10^5, J = 2.6, 453-719 bulk ESS/s against 116-429). At Laplace
-    epsilon = 1 and n = 10^6 (J = 13) the ancillary chain did not converge in two of three runs, tail moves or not. Measured at n = 10^6, 4 x 2,000 draws, _ANC_MOVES moves, _ANC_WINDOW records and
+    iteration, little of it). Measured at n = 10^6, 4 x 2,000 draws, _ANC_MOVES moves, _ANC_WINDOW records and
     _ANC_REFRESH refreshes an iteration: bulk ESS 6,000-7,500 (autocorrelation time about _ANC_IAT); a run took
     13 s at Laplace epsilon = 0.1, 47 s at Gaussian epsilon = 0.01 and 152 s at Laplace epsilon = 0.01, where a
     move evaluates the records near the clamp bound one by one (4,700 to 63,000 of them): the moves' work is
-    :func:`engine.methods.da_mcmc.ancillary_work`, in record updates. Where J >= SHIFT_IND_J the configuration
-    holds a share of beta's spread that only record moves renew (Gaussian epsilon = 0.1, J = 3.4: bulk ESS 87 of
-    8,000 for beta[1]), so the moves are not priced there. None where they do not apply."""
+    :func:`engine.methods.da_mcmc.ancillary_work`, in record updates. Where SHIFT_IND_J <= J < _ANC_TAIL_J the
+    records the clamp reaches hold part of beta_1's spread, so the plan adds the tail moves, a scan of
+    _ANC_TAIL_SHARE n records an iteration (``tail_work``), which renew them (with the release and chains from
+    seeds 1, 2, 3: Gaussian epsilon = 0.1 at n = 10^6, J = 3.4, beta_1's bulk ESS 1,861 / 4,095 / 2,238 of 8,000
+    in 19-20 s, against 343 / 500 / 103 and R-hat up to 1.028 without them; Laplace epsilon = 1 at n = 10^5,
+    J = 2.6, 453-719 bulk ESS/s against 116-429). From _ANC_TAIL_J on, none: at Laplace epsilon = 1 and n = 10^6
+    (J = 13) the ancillary chain did not converge in two of three runs, tail moves or not. None where they do not
+    apply."""
     n = problem.model.n
     if n < _ANC_MIN_N or shift["inflation"] >= _ANC_TAIL_J:
         return None
