@@ -131,7 +131,7 @@ def test_the_split_gives_the_records_own_statistic_anywhere_in_its_box():
         assert not ob._in_box(far, gc, box)
 
 
-def _chain_args(model, problem, rec, moves, chol, box, m, iters, refresh=-1):
+def _chain_args(model, problem, rec, moves, chol, box, m, iters, refresh=-1, tail=0):
     kernel, scale = compiled_noise(problem.mechanism)
     q = model.p + 1
     return (rec, np.empty(model.stat_dim), np.array([model.sigma]), model.chol, np.asarray(model.x_mean, float),
@@ -140,15 +140,17 @@ def _chain_args(model, problem, rec, moves, chol, box, m, iters, refresh=-1):
             np.empty((iters, q)), np.empty(iters), np.empty(iters), np.empty((iters, len(FREE))), refresh, moves,
             chol, box, np.zeros(4, np.int64), 1,  # delayed = 1 given, as the method gives it
             0, 0.0, np.zeros((1, 1)), np.ones((1, 1, 1)), np.zeros(1), 7.0, np.eye(12), np.zeros(3), np.eye(3),
-            np.empty((iters, 12)), np.zeros(5, np.int64), np.full(3, np.nan))  # no ancillary moves
+            np.empty((iters, 12)), np.zeros(5, np.int64), np.full(3, np.nan),  # no ancillary moves
+            np.array([float(tail), -0.3, 0.9, 0.0]), np.zeros(2, np.int64))  # tail moves scanning ``tail`` records
 
 
-def test_a_run_with_moves_keeps_its_running_sums_and_writes_the_records_it_ends_with():
+@pytest.mark.parametrize("tail", [0, 150], ids=["orbit moves", "and tail moves"])
+def test_a_run_with_moves_keeps_its_running_sums_and_writes_the_records_it_ends_with(tail):
     """300 records, 20% clamped: 200 iterations with 30 orbit moves each in a small box (so that moves leave it
-    and the records are split again), refreshes of all clamped records and a 40-record window. The running s
-    equals the statistic of the records written back; T's free entries recorded at the last iteration are
-    those of the records (the last sweep moved only its window); moves were proposed, passed the first stage,
-    were accepted and left the box."""
+    and the records are split again), refreshes of all clamped records and a 40-record window (and tail moves
+    over 150 records an iteration). The running s equals the statistic of the records written back; T's free
+    entries recorded at the last iteration are those of the records (the last sweep moved only its window); moves
+    were proposed, passed the first stage, were accepted and left the box (and tail moves were accepted)."""
     model, rec, lo, hi = _records(300, [0.8, 2.5, -1.5], 3)
     problem = _problem(model, 20.0, np.random.default_rng(4), beta=[0.8, 2.5, -1.5])
     d = len(FREE) + 3
@@ -156,9 +158,10 @@ def test_a_run_with_moves_keeps_its_running_sums_and_writes_the_records_it_ends_
     box = np.zeros((K, K, K))
     for r in range(1, K):
         box[r, :r + 1, :r + 1] = 0.003 * np.eye(r + 1)
-    args = _chain_args(model, problem, rec, 30, chol, box, 40, 200)
+    args = _chain_args(model, problem, rec, 30, chol, box, 40, 200, tail=tail)
     ob.orbit_chain(np.random.Generator(np.random.SFC64(5)), *args)
     s, counts, out_t = args[1], args[25], args[20]
+    assert (args[-1][1] > 0) == (tail > 0)
     np.testing.assert_allclose(s, _stat(rec, lo, hi), rtol=1e-10, atol=1e-8)
     assert counts[0] == 6000 and 0 < counts[1] <= counts[3] < counts[0] and 0 < counts[2] <= counts[3], counts
     assert d == 12 and np.all(np.isfinite(out_t))
