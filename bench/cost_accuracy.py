@@ -13,7 +13,6 @@ against these measurements without timing anything in the suite. The README quot
 """
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -24,7 +23,7 @@ sys.path.insert(0, HERE)
 
 import engine  # noqa: E402
 from engine.cost import estimate_cost, machine_rates  # noqa: E402
-from live_map import cells_arguments, emit, planned, regression_spec  # noqa: E402
+from live_map import cells_arguments, emit, keep, planned, regression_spec  # noqa: E402
 
 LOGLINEAR = "2:2,3:3/3,4:4/4/4,5:3/3/3/3/3,3:5/5/5/5,6:2/2"
 DEFAULT = ("100:1:laplace,1000:1:laplace,10000:0.01:laplace,1000:10:laplace,10000:10:laplace,10000:1:laplace,"
@@ -63,9 +62,7 @@ def main(argv=None) -> int:
               for i, js in (c.split(":") for c in args.loglinear.split(",") if c)]
     rows = []
     for spec, method in cells:
-        row = run(spec, rates, method)
-        rows.append(row)
-        print(json.dumps(row), file=sys.stderr, flush=True)
+        keep(rows, run(spec, rates, method))
     emit({"rates": rates, "cells": rows}, args.out)
     return 0
 

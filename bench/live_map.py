@@ -145,9 +145,7 @@ def main(argv=None) -> int:
         return 2
     cells = []
     for key, n, eps, mech in plan(args.quick, models):
-        row = cell(key, n, eps, mech, args.max_seconds, not args.no_warm)
-        cells.append(row)
-        print(json.dumps(row), file=sys.stderr, flush=True)
+        keep(cells, cell(key, n, eps, mech, args.max_seconds, not args.no_warm))
     by_model = {m: f"{sum(c['live'] for c in cells if c['model'] == m)} of {sum(c['model'] == m for c in cells)}"
                 for m in models}
     res = {"goal_ess_per_s": GOAL, "r_hat_max": RHAT_MAX, "quick": args.quick, "cores": os.cpu_count(),
@@ -165,6 +163,21 @@ def emit(obj, out: str | None) -> None:
             fh.write(text)
     else:
         print(text)
+
+
+def keep(rows: list, row: dict) -> None:
+    """A benchmark's row kept for its JSON and printed at once to stderr, so a long run shows its progress (shared
+    with the regression_* and cost_accuracy scripts)."""
+    rows.append(row)
+    print(json.dumps(row), file=sys.stderr, flush=True)
+
+
+def cell_entries(cells: str):
+    """The regression benchmarks' --cells, entries n:eps:mech:v1/v2/..: (n, epsilon, mechanism, [v1, v2, ..]) for
+    each, the variants as text."""
+    for entry in cells.split(","):
+        n, eps, mech, variants = entry.split(":")
+        yield int(n), float(eps), mech, variants.split("/")
 
 
 def cells_arguments(doc: str, default: str, draws: bool = True) -> argparse.ArgumentParser:

@@ -12,7 +12,6 @@ worst coefficient, and the (I - 1) n it implies through IAT = 1 + 2 (I - 1) n / 
 """
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -25,7 +24,7 @@ sys.path.insert(0, HERE)
 
 import engine  # noqa: E402
 from engine.methods.da_mcmc import da_mcmc  # noqa: E402
-from live_map import cells_arguments, emit, regression_spec  # noqa: E402
+from live_map import cell_entries, cells_arguments, emit, keep, regression_spec  # noqa: E402
 
 DEFAULT = "10000:10:laplace:10000,10000:10:gaussian:6025,1000000:10:laplace:20000,1000000:10:gaussian:20000"
 
@@ -48,12 +47,9 @@ def run(n, eps, mech, m, refresh, draws):
 def main(argv=None) -> int:
     args = cells_arguments(__doc__, DEFAULT).parse_args(argv)
     rows = []
-    for cell in args.cells.split(","):
-        n, eps, mech, m = cell.split(":")
+    for n, eps, mech, (m,) in cell_entries(args.cells):
         for refresh in (0, None):
-            row = run(int(n), float(eps), mech, int(m), refresh, args.draws)
-            rows.append(row)
-            print(json.dumps(row), file=sys.stderr, flush=True)
+            keep(rows, run(n, eps, mech, int(m), refresh, args.draws))
     emit(rows, args.out)
     return 0
 

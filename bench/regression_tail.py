@@ -12,7 +12,6 @@ the tail moves.
 """
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -22,7 +21,7 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 
 import engine  # noqa: E402
-from live_map import cells_arguments, emit, regression_spec  # noqa: E402
+from live_map import cell_entries, cells_arguments, emit, keep, regression_spec  # noqa: E402
 
 DEFAULT = "1000000:0.1:gaussian:0/20000/100000,1000000:1:laplace:0/100000"
 PLAN = {"ancillary_moves": 20, "records_per_iteration": 200, "clamped_per_iteration": 100}
@@ -45,15 +44,12 @@ def main(argv=None) -> int:
     ap.add_argument("--seeds", default="1")
     args = ap.parse_args(argv)
     rows = []
-    for cell in args.cells.split(","):
-        n, eps, mech, tails = cell.split(":")
+    for n, eps, mech, tails in cell_entries(args.cells):
         for seed in (int(s) for s in args.seeds.split(",")):
-            problem = engine.prepare({**regression_spec(int(n), float(eps), mech), "seed": seed})
-            for tail in tails.split("/"):
-                row = {"n": int(n), "epsilon": float(eps), "mechanism": mech, "seed": seed,
-                       **run(problem, int(tail), args.draws, seed)}
-                rows.append(row)
-                print(json.dumps(row), file=sys.stderr, flush=True)
+            problem = engine.prepare({**regression_spec(n, eps, mech), "seed": seed})
+            for tail in tails:
+                keep(rows, {"n": n, "epsilon": eps, "mechanism": mech, "seed": seed,
+                            **run(problem, int(tail), args.draws, seed)})
     emit(rows, args.out)
     return 0
 

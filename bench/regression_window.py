@@ -13,7 +13,6 @@ holds the n = 10^6 regression cells back"); with D = 2000 (the default) they giv
 """
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -26,7 +25,7 @@ sys.path.insert(0, HERE)
 
 import engine  # noqa: E402
 from engine.methods.auto import choose  # noqa: E402
-from live_map import cells_arguments, emit, regression_spec  # noqa: E402
+from live_map import cell_entries, cells_arguments, emit, keep, regression_spec  # noqa: E402
 
 DEFAULT = ("1000000:10:laplace:20000/50000,1000000:1:gaussian:20000/60000/150000,"
            "1000000:10:gaussian:20000/50000/103804")
@@ -47,15 +46,12 @@ def run(problem, m: int, draws: int) -> dict:
 def main(argv=None) -> int:
     args = cells_arguments(__doc__, DEFAULT).parse_args(argv)
     rows = []
-    for cell in args.cells.split(","):
-        n, eps, mech, windows = cell.split(":")
-        problem = engine.prepare(regression_spec(int(n), float(eps), mech))
+    for n, eps, mech, windows in cell_entries(args.cells):
+        problem = engine.prepare(regression_spec(n, eps, mech))
         auto_window = choose(problem, np.random.default_rng(0))[2].get("records_per_iteration")
-        for m in windows.split("/"):
-            row = {"n": int(n), "epsilon": float(eps), "mechanism": mech, "auto_window": auto_window,
-                   **run(problem, int(m), args.draws)}
-            rows.append(row)
-            print(json.dumps(row), file=sys.stderr, flush=True)
+        for m in windows:
+            keep(rows, {"n": n, "epsilon": eps, "mechanism": mech, "auto_window": auto_window,
+                        **run(problem, int(m), args.draws)})
     emit(rows, args.out)
     return 0
 
