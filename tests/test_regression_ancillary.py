@@ -4,7 +4,7 @@ w = (x, e) with their ancillary configuration held, a Metropolis-Hastings step i
 
 Tiers: (a) the kernel's pieces: the frame against NumPy, the map to a proposed frame against the frame of the
 records it moves, the frame's log prior against SciPy's normal and Wishart densities with a numerical Jacobian;
-(b) agreement with a long full-sweep run without the moves;
+(b) agreement with a long full-sweep run without the moves (computed once, also the tail moves' reference);
 (c) simulation-based calibration (300 replicates) at n = 10 and n = 500, and with sigma^2 a parameter and y
 clamped at n = 100, the naive posterior as the negative control; reproducibility and bad settings named.
 """
@@ -143,8 +143,8 @@ def test_the_frames_log_prior_is_the_normal_wishart_density_with_its_jacobian():
 
 @functools.cache
 def full_sweep_reference():
-    """n = 300 at epsilon = 3, 20% of y clamped, and a long full-sweep chain without any moves (also the tail
-    moves' reference, tests/test_regression_tail.py)."""
+    """n = 300 at epsilon = 3, 20% of y clamped, and a long full-sweep chain without any moves (the reference of
+    the ancillary and the tail moves' agreement, computed once)."""
     model = make_model("linear_regression", {"n": 300, **CLAMPED})
     problem = _problem(model, 3.0, np.random.default_rng(93), beta=[0.8, 2.5, -1.5])
     return problem, da_mcmc(problem, np.random.Generator(np.random.SFC64(95)), chains=4, draws=12_000, warmup=300)
@@ -156,6 +156,17 @@ def test_ancillary_moves_agree_with_full_sweeps():
     new = da_mcmc(problem, np.random.Generator(np.random.SFC64(94)), chains=4, draws=4000, warmup=600,
                   records_per_iteration=30, ancillary_moves=20)
     assert new.info["ancillary_moves"] == 20
+    _ks_agree(new, old)
+
+
+def test_tail_moves_agree_with_full_sweeps():
+    """The tail moves (tests/test_regression_tail.py): 3 records, 20 ancillary moves and a tail scan of every record
+    an iteration, against the same long full-sweep chain."""
+    problem, old = full_sweep_reference()
+    new = da_mcmc(problem, np.random.Generator(np.random.SFC64(96)), chains=4, draws=4000, warmup=600,
+                  records_per_iteration=3, ancillary_moves=20, tail_records=300)
+    assert new.info["tail_records"] == 300
+    assert new.info["tail_moves"]["moved"] > 0 and 0 < new.info["tail_moves"]["accepted"] <= 1
     _ks_agree(new, old)
 
 

@@ -4,9 +4,9 @@ gets a new record from the model restricted to that same tail, accepted with the
 
 Tiers: (a) the kernel: with noise so wide that every move is accepted, the tail's records after the moves are the
 model's law restricted to the tail (KS against rejection draws), the other records are untouched, and the split and
-the running sums stay exact; (b) agreement with a long full-sweep run; (c) simulation-based calibration (300
-replicates, y clamped, sigma known and sigma^2 a parameter), the naive posterior as the negative control;
-reproducibility and bad settings.
+the running sums stay exact; (b) agreement with a long full-sweep run (in tests/test_regression_ancillary.py, which
+computes that run once for both); (c) simulation-based calibration (300 replicates, y clamped, sigma known and
+sigma^2 a parameter), the naive posterior as the negative control; reproducibility and bad settings.
 """
 from __future__ import annotations
 
@@ -21,8 +21,7 @@ from engine.methods import da_mcmc as da_module
 from engine.methods.da_mcmc import da_mcmc
 from engine.models import make_model
 from test_regression import _problem
-from test_regression_ancillary import full_sweep_reference
-from test_regression_fast import CLAMPED, CLAMPED_SIGMA, _ks_agree, _sbc
+from test_regression_fast import CLAMPED, CLAMPED_SIGMA, _sbc
 
 
 def _split(rec, lo, hi):
@@ -88,17 +87,6 @@ def test_tail_moves_draw_the_models_tail_and_keep_the_split_and_sums_exact():
     np.testing.assert_allclose(split["t0"], fresh["t0"], rtol=1e-9, atol=1e-6)
     np.testing.assert_allclose(split["sc"], fresh["sc"], rtol=1e-9, atol=1e-6)
     np.testing.assert_array_equal(split["cnt"], fresh["cnt"])
-
-
-def test_tail_moves_agree_with_full_sweeps():
-    """The ancillary test's problem (n = 300, epsilon = 3, 20% of y clamped) with 3 records, 20 ancillary moves
-    and a tail scan of every record an iteration, against the same long full-sweep chain."""
-    problem, old = full_sweep_reference()
-    new = da_mcmc(problem, np.random.Generator(np.random.SFC64(96)), chains=4, draws=4000, warmup=600,
-                  records_per_iteration=3, ancillary_moves=20, tail_records=300)
-    assert new.info["tail_records"] == 300
-    assert new.info["tail_moves"]["moved"] > 0 and 0 < new.info["tail_moves"]["accepted"] <= 1
-    _ks_agree(new, old)
 
 
 @pytest.mark.parametrize("design, epsilon, thin", [(CLAMPED, 3.0, 20), (CLAMPED_SIGMA, 5.0, 30)],
