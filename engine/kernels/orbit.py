@@ -154,29 +154,33 @@ def _current(G, rec, i, out):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _reach(box, r, rec, i):
-    """max |(G - G_c)[r] z| over the box's ellipsoid for row r, {L w : |w| <= 1} with L = box[r] (lower-
-    triangular, (r + 1) x (r + 1)): |L^T z[0..r]|, z = (1, b_i)."""
-    tot = 0.0
-    for j in range(r + 1):
-        v = 0.0
-        for m in range(j, r + 1):
-            v += box[r, m, j] * (1.0 if m == 0 else rec[i, m - 1])
-        tot += v * v
-    return math.sqrt(tot)
+def _load(rec, i, z):
+    """z = (1, b_i): record i's base values behind a constant, read once by the split's helpers."""
+    z[0] = 1.0
+    for a in range(rec.shape[1]):
+        z[a + 1] = rec[i, a]
 
 
-@njit(cache=True, nogil=True)
-def _classify(rec, i, gc, box, lo, hi, w):
-    """Record i's class for the box around ``gc`` (module docstring): 0 inside, 1 / 2 y below / above its
-    bound, 3 unsafe."""
-    q = rec.shape[1]
+@njit(cache=True, nogil=True, inline="always")
+def _classify(z, gc, box, lo, hi):
+    """The class of the record with base values z = (1, b) for the box around ``gc`` (module docstring): 0 inside,
+    1 / 2 y below / above its bound, 3 unsafe. Row r's reach is max |(G - G_c)[r] z| over its ellipsoid
+    {L w : |w| <= 1}, L = box[r] (lower-triangular, (r + 1) x (r + 1)): |L^T z[0..r]|."""
+    q = z.size - 1
     p = q - 1
-    _current(gc, rec, i, w)
     side = 0
     for a in range(q):
-        reach = _reach(box, a + 1, rec, i)
-        v = w[a]
+        r = a + 1
+        v = gc[r, 0]
+        for b in range(r):
+            v += gc[r, b + 1] * z[b + 1]
+        tot = 0.0
+        for j in range(r + 1):
+            u = 0.0
+            for m in range(j, r + 1):
+                u += box[r, m, j] * z[m]
+            tot += u * u
+        reach = math.sqrt(tot)
         if v - reach > lo[a] and v + reach < hi[a]:
             continue
         if a == p and v + reach < lo[a]:
@@ -188,17 +192,16 @@ def _classify(rec, i, gc, box, lo, hi, w):
     return side
 
 
-@njit(cache=True, nogil=True)
-def _put(rec, i, cls, sign, t0, sc, uidx, upos, ur, cidx, cpos, cnt):
-    """Add (sign 1) or take out (sign -1) record i's part of its class: class 0's sums of b b^T (t0), class
-    1 / 2's sums of (1, x)(1, x)^T (sc[0] / sc[1]) and the clamped list (cidx, cnt[1]), class 3's list (uidx,
-    cnt[0]) and its base values (ur)."""
-    q = rec.shape[1]
-    c = cls[i]
+@njit(cache=True, nogil=True, inline="always")
+def _put(z, i, c, sign, t0, sc, uidx, upos, ur, cidx, cpos, cnt):
+    """Add (sign 1) or take out (sign -1) the part of record i (base values z = (1, b_i)) in its class c: class 0's
+    sums of b b^T (t0), class 1 / 2's sums of (1, x)(1, x)^T (sc[0] / sc[1]) and the clamped list (cidx, cnt[1]),
+    class 3's list (uidx, cnt[0]) and its base values (ur)."""
+    q = z.size - 1
     if c == 3:  # ur keeps the unsafe records' base values in the list's order, for a contiguous pass
         if sign > 0:
             for a in range(q):
-                ur[cnt[0], a] = rec[i, a]
+                ur[cnt[0], a] = z[a + 1]
             _list_add(i, uidx, upos, cnt, 0)
         else:
             k = upos[i]
@@ -209,17 +212,13 @@ def _put(rec, i, cls, sign, t0, sc, uidx, upos, ur, cidx, cpos, cnt):
         return
     if c == 0:
         for a in range(q + 1):
-            za = 1.0 if a == 0 else rec[i, a - 1]
             for b in range(a + 1):
-                zb = 1.0 if b == 0 else rec[i, b - 1]
-                t0[a, b] += sign * za * zb
+                t0[a, b] += sign * z[a] * z[b]
         return
     s = sc[c - 1]
     for a in range(q):
-        za = 1.0 if a == 0 else rec[i, a - 1]
         for b in range(a + 1):
-            zb = 1.0 if b == 0 else rec[i, b - 1]
-            s[a, b] += sign * za * zb
+            s[a, b] += sign * z[a] * z[b]
     if sign > 0:
         _list_add(i, cidx, cpos, cnt, 1)
     else:
@@ -230,15 +229,41 @@ def _put(rec, i, cls, sign, t0, sc, uidx, upos, ur, cidx, cpos, cnt):
 def _resplit(rec, gc, box, lo, hi, cls, t0, sc, uidx, upos, ur, cidx, cpos, cnt):
     """The split around ``gc`` from scratch: O(n)."""
     q = rec.shape[1]
-    w = np.empty(q)
+    z = np.empty(q + 1)
     t0[:, :] = 0.0
     sc[:, :, :] = 0.0
     cnt[:] = 0
     for i in range(rec.shape[0]):
         upos[i] = -1
         cpos[i] = -1
-        cls[i] = _classify(rec, i, gc, box, lo, hi, w)
-        _put(rec, i, cls, 1.0, t0, sc, uidx, upos, ur, cidx, cpos, cnt)
+        _load(rec, i, z)
+        c = _classify(z, gc, box, lo, hi)
+        cls[i] = c
+        _put(z, i, c, 1.0, t0, sc, uidx, upos, ur, cidx, cpos, cnt)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _write_back(rec, i, ginv, cur, tall, gc, box, lo, hi, cls, t0, sc, uidx, upos, ur, cidx, cpos, cnt, z):
+    """Record i := G^-1 (1, cur), its old base values taken out of the running sums (tall, the sums of b b^T,
+    lower triangle) and of its class, the new ones added to both, reclassified for the box around ``gc``: O(1)."""
+    q = rec.shape[1]
+    _load(rec, i, z)
+    _put(z, i, cls[i], -1.0, t0, sc, uidx, upos, ur, cidx, cpos, cnt)
+    for a in range(q + 1):
+        for b in range(a + 1):
+            tall[a, b] += -1.0 * z[a] * z[b]
+    for a in range(q):
+        v = ginv[a + 1, 0]
+        for b in range(a + 1):
+            v += ginv[a + 1, b + 1] * cur[b]
+        rec[i, a] = v
+        z[a + 1] = v
+    for a in range(q + 1):
+        for b in range(a + 1):
+            tall[a, b] += 1.0 * z[a] * z[b]
+    c = _classify(z, gc, box, lo, hi)
+    cls[i] = c
+    _put(z, i, c, 1.0, t0, sc, uidx, upos, ur, cidx, cpos, cnt)
 
 
 @njit(cache=True, nogil=True)
@@ -434,23 +459,6 @@ def _in_box(G, gc, box):
 
 
 @njit(cache=True, nogil=True)
-def _set_base(rec, i, ginv, cur, tall, sign):
-    """Record i := G^-1 (1, cur) when sign > 0; tall (sums of b b^T, lower triangle) updated either way."""
-    q = rec.shape[1]
-    if sign > 0:
-        for a in range(q):
-            v = ginv[a + 1, 0]
-            for b in range(a + 1):
-                v += ginv[a + 1, b + 1] * cur[b]
-            rec[i, a] = v
-    for a in range(q + 1):
-        za = 1.0 if a == 0 else rec[i, a - 1]
-        for b in range(a + 1):
-            zb = 1.0 if b == 0 else rec[i, b - 1]
-            tall[a, b] += sign * za * zb
-
-
-@njit(cache=True, nogil=True)
 def _moves(rng, rec, s, G, gc, tall, beta, sigma, x_mean, x_prec, prior_sd, lo, hi, s_dp, kernel, scale, moves,
            move_chol, box, nmat, cls, t0, sc, uidx, upos, ur, cidx, cpos, cnt, counts, delayed):
     """``moves`` orbit moves (module docstring); G, beta and s are updated in place on acceptance. Delayed
@@ -546,7 +554,7 @@ def _refresh(rng, rec, G, ginv, tall, beta, sigma, lo, hi, gc, box, cls, t0, sc,
     q = rec.shape[1]
     p = q - 1
     cur = np.empty(q)
-    w = np.empty(q)
+    zb = np.empty(q + 1)
     nc = 0
     for j in range(cnt[1]):
         ids[nc] = cidx[j]
@@ -567,11 +575,7 @@ def _refresh(rng, rec, G, ginv, tall, beta, sigma, lo, hi, gc, box, cls, t0, sc,
         for a in range(p):
             mu += beta[a + 1] * cur[a]
         cur[p] = _tobit_draw(rng, cur[p], mu, sigma, lo[p], hi[p])
-        _put(rec, i, cls, -1.0, t0, sc, uidx, upos, ur, cidx, cpos, cnt)
-        _set_base(rec, i, ginv, cur, tall, -1.0)
-        _set_base(rec, i, ginv, cur, tall, 1.0)
-        cls[i] = _classify(rec, i, gc, box, lo, hi, w)
-        _put(rec, i, cls, 1.0, t0, sc, uidx, upos, ur, cidx, cpos, cnt)
+        _write_back(rec, i, ginv, cur, tall, gc, box, lo, hi, cls, t0, sc, uidx, upos, ur, cidx, cpos, cnt, zb)
 
 
 @njit(cache=True, nogil=True)
@@ -586,7 +590,7 @@ def _sweep(rng, rec, s, G, ginv, tall, beta, chol, x_mean, sigma, lo, hi, s_dp, 
     t_new = np.empty(d)
     prop = np.empty(q)
     cur = np.empty(q)
-    w = np.empty(q)
+    zb = np.empty(q + 1)
     e = np.empty(p)
     asum = 0.0
     nacc = 0
@@ -600,11 +604,7 @@ def _sweep(rng, rec, s, G, ginv, tall, beta, chol, x_mean, sigma, lo, hi, s_dp, 
                                      kernel, scale, e, prop, z, t_old, t_new)
         asum += al
         if al >= 1.0 or rng.random() < al:
-            _put(rec, i, cls, -1.0, t0, sc, uidx, upos, ur, cidx, cpos, cnt)
-            _set_base(rec, i, ginv, prop, tall, -1.0)
-            _set_base(rec, i, ginv, prop, tall, 1.0)
-            cls[i] = _classify(rec, i, gc, box, lo, hi, w)
-            _put(rec, i, cls, 1.0, t0, sc, uidx, upos, ur, cidx, cpos, cnt)
+            _write_back(rec, i, ginv, prop, tall, gc, box, lo, hi, cls, t0, sc, uidx, upos, ur, cidx, cpos, cnt, zb)
             for c in range(d):
                 s[c] += t_new[c] - t_old[c]
             nacc += 1
@@ -626,7 +626,7 @@ def _tail_moves(rng, rec, s, G, ginv, tall, beta, chol, x_mean, sigma, lo, hi, s
     t_new = np.empty(d)
     prop = np.empty(q)
     cur = np.empty(q)
-    w = np.empty(q)
+    zb = np.empty(q + 1)
     # (x, y) | beta is normal: y ~ N(mu_y, v_y) and x | y ~ N(m + c (y - mu_y), Sigma - c c^T v_y), c = Sigma b / v_y
     sig_x = np.zeros((p, p))
     for a in range(p):
@@ -686,11 +686,7 @@ def _tail_moves(rng, rec, s, G, ginv, tall, beta, chol, x_mean, sigma, lo, hi, s
         record_stat(prop, lo, hi, z, t_new)
         lr = _record_log_ratio(t_old, t_new, s, s_dp, fast, inv, kernel, scale)
         if lr >= 0.0 or rng.random() < math.exp(lr):
-            _put(rec, i, cls, -1.0, t0, sc, uidx, upos, ur, cidx, cpos, cnt)
-            _set_base(rec, i, ginv, prop, tall, -1.0)
-            _set_base(rec, i, ginv, prop, tall, 1.0)
-            cls[i] = _classify(rec, i, gc, box, lo, hi, w)
-            _put(rec, i, cls, 1.0, t0, sc, uidx, upos, ur, cidx, cpos, cnt)
+            _write_back(rec, i, ginv, prop, tall, gc, box, lo, hi, cls, t0, sc, uidx, upos, ur, cidx, cpos, cnt, zb)
             for c in range(d):
                 s[c] += t_new[c] - t_old[c]
             nacc += 1
