@@ -425,12 +425,6 @@ def _frame_of(rec: np.ndarray, beta: np.ndarray, sigma: float) -> np.ndarray:
     return th
 
 
-def _l_entries(low: np.ndarray) -> np.ndarray:
-    """L's entries in the frame's order: row by row, the diagonal as its log."""
-    q = low.shape[0]
-    return np.array([math.log(low[r, r]) if c == r else low[r, c] for r in range(q) for c in range(r + 1)])
-
-
 def frame_start(problem: Problem) -> np.ndarray:
     """The covariance of the ancillary moves' first random walk (before warm-up fits one): block-diagonal, the
     normal surrogate's Cov(beta | s_dp) for beta, Sigma_w / n for w-bar and, for L, the covariance of its entries
@@ -444,7 +438,12 @@ def frame_start(problem: Problem) -> np.ndarray:
     cov_w = np.eye(q)
     cov_w[:model.p, :model.p] = np.asarray(model.x_cov, float)
     draws = stats.wishart(df=model.n - 1, scale=cov_w).rvs(ANC_WISHART_DRAWS, random_state=np.random.default_rng(0))
-    ent = np.array([_l_entries(np.linalg.cholesky(s)) for s in draws])
+    low = np.linalg.cholesky(draws)  # one LAPACK call per draw, as each alone would give
+    rows, cols = np.tril_indices(q)
+    # L's entries in the frame's order (row by row, the diagonal as its log), C-ordered as np.cov's sums need
+    ent = np.ascontiguousarray(low[:, rows, cols])
+    diag = rows == cols
+    ent[:, diag] = np.array([[math.log(v) for v in row] for row in ent[:, diag]])
     d = frame_size(model.p)
     cov = np.zeros((d, d))
     cov[:q, :q] = priv[:q, :q]
