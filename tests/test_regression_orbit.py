@@ -15,11 +15,12 @@ import math
 
 import numpy as np
 import pytest
+from numba import njit
 from scipy.linalg import expm
 
 import engine
 from engine.kernels import orbit as ob
-from engine.kernels.shared import statistics
+from engine.kernels.shared import record_stat, statistics
 from engine.mechanisms.clipped import compiled_noise
 from engine.methods import da_mcmc as da_module
 from engine.methods.da_mcmc import da_mcmc
@@ -129,6 +130,42 @@ def test_the_split_gives_the_records_own_statistic_anywhere_in_its_box():
         far = gc.copy()
         far[3] += 1.01 * box[3] @ np.eye(K)[3]  # just outside row 3's ellipsoid
         assert not ob._in_box(far, gc, box)
+
+
+@njit(cache=True)
+def _stats_one_by_one(G, base, lo, hi, out):
+    """out += each record's t at G, one by one through _current and record_stat (what _add_stats writes out)."""
+    q = base.shape[1]
+    row, z, t = np.empty(q), np.empty(q + 1), np.empty(out.size)
+    for u in range(base.shape[0]):
+        ob._current(G, base, u, row)
+        record_stat(row, lo, hi, z, t)
+        for c in range(out.size):
+            out[c] += t[c]
+
+
+@pytest.mark.parametrize("p", [1, 2, 3])
+def test_the_statistic_of_a_list_of_records_is_the_records_own(p):
+    """_add_stats (the unsafe records of every move, all records outside the box): for p = 2 its scalar loop gives
+    the one-by-one sums to the bit, added to what out held; for any p the statistic of the records moved by G."""
+    model = make_model("linear_regression", {"n": 3000, "p": p, "lo": [-2.0] * (p + 1), "hi": [2.5] * (p + 1)})
+    rec = np.ascontiguousarray(model.sample_records(np.random.default_rng(p), np.linspace(-1.0, 2.0, p + 1)))
+    lo, hi = np.asarray(model.lo, float), np.asarray(model.hi, float)
+    rng = np.random.default_rng(10 + p)
+    k = p + 2
+    g = np.eye(k)
+    for a in range(1, k):
+        g[a, :a + 1] += rng.normal(size=a + 1) * 0.3
+    now = _moved(rec, g)
+    assert np.any(now < lo) and np.any(now > hi)  # clamping on both sides is part of what is summed
+    start = rng.normal(size=model.stat_dim)
+    got, one_by_one = start.copy(), start.copy()
+    ob._add_stats(g, rec, rec.shape[0], lo, hi, got, np.empty(p + 1), np.empty(k), np.empty(model.stat_dim))
+    _stats_one_by_one(g, rec, lo, hi, one_by_one)
+    np.testing.assert_array_equal(got, one_by_one)
+    s, xtx, xty, yty = np.empty(model.stat_dim), np.empty((p + 1, p + 1)), np.empty(p + 1), np.empty(1)
+    statistics(now, lo, hi, s, xtx, xty, yty)
+    np.testing.assert_allclose(got - start, s, rtol=1e-11, atol=1e-9)
 
 
 def _chain_args(model, problem, rec, moves, chol, box, m, iters, refresh=-1, tail=0):

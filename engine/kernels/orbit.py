@@ -595,11 +595,10 @@ def _refresh(rng, rec, G, ginv, tall, beta, sigma, lo, hi, gc, box, cls, t0, sc,
     for j in range(cnt[1]):
         ids[nc] = cidx[j]
         nc += 1
-    for j in range(cnt[0]):
-        i = uidx[j]
-        _current(G, rec, i, cur)
+    for j in range(cnt[0]):  # ur[j] holds record uidx[j]'s base values in the list's order: read in turn
+        _current(G, ur, j, cur)
         if _is_clamped(cur[p], lo[p], hi[p]):
-            ids[nc] = i
+            ids[nc] = uidx[j]
             nc += 1
     if nc == 0:
         return
