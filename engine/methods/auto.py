@@ -380,9 +380,12 @@ def _ancillary_plan(problem: Problem, centre, shift: dict) -> dict | None:
     frame carries nearly all of the posterior's spread, and the configuration, renewed by _ANC_WINDOW records an
     iteration, little of it). Measured at n = 10^6, 4 x 2,000 draws, _ANC_MOVES moves, _ANC_WINDOW records and
     _ANC_REFRESH refreshes an iteration: bulk ESS 6,000-7,500 (autocorrelation time about _ANC_IAT); a run took
-    13 s at Laplace epsilon = 0.1, 47 s at Gaussian epsilon = 0.01 and 152 s at Laplace epsilon = 0.01, where a
-    move evaluates the records near the clamp bound one by one (4,700 to 63,000 of them): the moves' work is
-    :func:`engine.methods.da_mcmc.ancillary_work`, in record updates. Where SHIFT_IND_J <= J < _ANC_TAIL_J the
+    9 s at Laplace epsilon = 0.1, 15 s at Gaussian epsilon = 0.01 and 34 s at Laplace epsilon = 0.01 (13, 47 and
+    152 s before the kernel's unsafe records and refresh candidates were read faster), where a move evaluates the
+    records near the clamp bound one by one (4,700 to 63,000 of them): the moves' work is
+    :func:`engine.methods.da_mcmc.ancillary_work`, in record updates. Of the live map's cells at n = 10^6 the plan
+    is picked at Laplace epsilon = 0.1 and Gaussian epsilon = 0.01 and 0.1; at Laplace epsilon = 0.01 the shift
+    chain's estimate stays under three times the plan's (it ran 7.8 s, the plan 34 s with a tenth of its tail ESS). Where SHIFT_IND_J <= J < _ANC_TAIL_J the
     records the clamp reaches hold part of beta_1's spread, so the plan adds the tail moves, a scan of
     _ANC_TAIL_SHARE n records an iteration (``tail_work``), which renew them (with the release and chains from
     seeds 1, 2, 3: Gaussian epsilon = 0.1 at n = 10^6, J = 3.4, beta_1's bulk ESS 1,861 / 4,095 / 2,238 of 8,000

@@ -192,9 +192,10 @@ ANC_BOX = 10.0
 #: stretch starts): at n = 10^6, Laplace epsilon = 0.1, 2,000 iterations in 3.6 s against 4.5 s at ANC_BOX.
 ANC_BOX_KEPT = 8.0
 #: An ancillary move's fixed work and one record evaluated by it, in record updates of the sweep (about 16 us and
-#: 23 ns against a record update of 200 ns as engine.cost prices it, n = 10^6; ``ancillary_work``).
+#: 10 ns against a record update of 200 ns as engine.cost prices it, n = 10^6; ``ancillary_work``). The share was
+#: 0.115 (23 ns) until the unsafe records' statistic was written out with scalars (orbit._add_stats, p = 2).
 ANC_MOVE_RECORDS = 80.0
-ANC_UNSAFE_SHARE = 0.115
+ANC_UNSAFE_SHARE = 0.05
 #: Draws of S ~ Wishart behind the ancillary moves' first random walk (``frame_start``); a fixed stream.
 ANC_WISHART_DRAWS = 400
 #: The tail moves' threshold (``tail_records``, engine.kernels.orbit): c = lo_y + h sd_y, h uniform on TAIL_RANGE
@@ -331,7 +332,7 @@ def ancillary_work(problem: Problem, moves: int, centre=None) -> float:
     """Work of one iteration's ancillary moves, in record updates of the sweep: per move, ANC_MOVE_RECORDS (the
     frame, the map and the class sums) plus the records near a clamp bound evaluated one by one, ANC_UNSAFE_SHARE
     of an update each, counted as for the shift moves' box (``shift_work``). Measured at n = 10^6, Laplace
-    epsilon = 0.1: 20 moves an iteration, about 2.5 ms. 0 when ``moves`` is 0."""
+    epsilon = 0.1: 20 moves an iteration, about 0.4 ms (2.5 ms before ``_add_stats``). 0 when ``moves`` is 0."""
     if not moves:
         return 0.0
     unsafe = shift_work(problem, 1, centre) / UNSAFE_SHARE
