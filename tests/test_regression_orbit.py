@@ -168,6 +168,35 @@ def test_the_statistic_of_a_list_of_records_is_the_records_own(p):
     np.testing.assert_allclose(got - start, s, rtol=1e-11, atol=1e-9)
 
 
+@njit(cache=True)
+def _split_one_by_one(rec, gc, box, lo, hi, cls, t0, sc, uidx, upos, ur, cidx, cpos, cnt):
+    """The split record by record through _load, _classify and _put (what _resplit_p2 writes out)."""
+    z = np.empty(rec.shape[1] + 1)
+    for i in range(rec.shape[0]):
+        upos[i] = -1
+        cpos[i] = -1
+        ob._load(rec, i, z)
+        cls[i] = ob._classify(z, gc, box, lo, hi)
+        ob._put(z, i, cls[i], 1.0, t0, sc, uidx, upos, ur, cidx, cpos, cnt)
+
+
+def test_the_split_of_p_2_is_the_one_record_by_record():
+    """_resplit's scalar pass for p = 2 gives the record-by-record split to the bit: every class, list, position,
+    unsafe copy and class sum, for a small and a wide box (records of every class)."""
+    model, rec, lo, hi = _records(5000, [0.8, 2.5, -1.5], 3)
+    rng = np.random.default_rng(4)
+    for size in (0.002, 0.08):
+        gc, box = expm(_lower(rng, 0.02)), _box(rng, size)
+        fast = _split(rec, gc, box, lo, hi)
+        slow = {key: np.zeros_like(v) for key, v in fast.items()}
+        _split_one_by_one(rec, gc, box, lo, hi, *slow.values())
+        assert set(np.unique(fast["cls"])) == {0, 1, 2, 3}
+        unsafe, clamped = fast["cnt"]
+        used = {"uidx": unsafe, "ur": unsafe, "cidx": clamped}  # the lists' entries in use
+        for key in fast:
+            np.testing.assert_array_equal(fast[key][:used.get(key)], slow[key][:used.get(key)], err_msg=key)
+
+
 def _chain_args(model, problem, rec, moves, chol, box, m, iters, refresh=-1, tail=0):
     kernel, scale = compiled_noise(problem.mechanism)
     q = model.p + 1
