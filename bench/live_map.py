@@ -172,6 +172,19 @@ def keep(rows: list, row: dict) -> None:
     print(json.dumps(row), file=sys.stderr, flush=True)
 
 
+def timed_run(problem, method: dict, seed: int) -> tuple:
+    """The regression scripts' run: ``run_method`` timed, and its row's fields (shared with regression_window and
+    regression_tail): (the result, {wall_s, ess_bulk and ess_bulk_per_s per coefficient, ess_tail_min, r_hat_max})."""
+    t0 = time.perf_counter()
+    res = engine.run_method(problem, method, seed)
+    wall = time.perf_counter() - t0
+    table = engine.summary(res)
+    bulk = [round(float(v)) for v in table["ess_bulk"]]
+    return res, {"wall_s": round(wall, 1), "ess_bulk": bulk, "ess_bulk_per_s": [round(b / wall, 1) for b in bulk],
+                 "ess_tail_min": round(float(table["ess_tail"].min())),
+                 "r_hat_max": round(float(table["r_hat"].max()), 4)}
+
+
 def cell_entries(cells: str):
     """The regression benchmarks' --cells, entries n:eps:mech:v1/v2/..: (n, epsilon, mechanism, [v1, v2, ..]) for
     each, the variants as text."""

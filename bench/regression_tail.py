@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 
 import engine  # noqa: E402
-from live_map import cell_entries, cells_arguments, emit, keep, regression_spec  # noqa: E402
+from live_map import cell_entries, cells_arguments, emit, keep, regression_spec, timed_run  # noqa: E402
 
 DEFAULT = "1000000:0.1:gaussian:0/20000/100000,1000000:1:laplace:0/100000"
 PLAN = {"ancillary_moves": 20, "records_per_iteration": 200, "clamped_per_iteration": 100}
@@ -29,14 +28,8 @@ PLAN = {"ancillary_moves": 20, "records_per_iteration": 200, "clamped_per_iterat
 
 def run(problem, tail: int, draws: int, seed: int) -> dict:
     method = {"name": "da_mcmc", "chains": 4, "draws": draws, "warmup": 500, **PLAN, "tail_records": tail}
-    t0 = time.perf_counter()
-    res = engine.run_method(problem, method, seed)
-    wall = time.perf_counter() - t0
-    table = engine.summary(res)
-    bulk = [round(float(v)) for v in table["ess_bulk"]]
-    return {"tail_records": tail, "wall_s": round(wall, 1), "ess_bulk": bulk,
-            "ess_bulk_per_s": [round(b / wall, 1) for b in bulk], "ess_tail_min": round(float(table["ess_tail"].min())),
-            "r_hat_max": round(float(table["r_hat"].max()), 4), "tail_moves": res.info.get("tail_moves")}
+    res, row = timed_run(problem, method, seed)
+    return {"tail_records": tail, **row, "tail_moves": res.info.get("tail_moves")}
 
 
 def main(argv=None) -> int:

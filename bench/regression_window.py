@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 
 import numpy as np
 
@@ -25,7 +24,7 @@ sys.path.insert(0, HERE)
 
 import engine  # noqa: E402
 from engine.methods.auto import choose  # noqa: E402
-from live_map import cell_entries, cells_arguments, emit, keep, regression_spec  # noqa: E402
+from live_map import cell_entries, cells_arguments, emit, keep, regression_spec, timed_run  # noqa: E402
 
 DEFAULT = ("1000000:10:laplace:20000/50000,1000000:1:gaussian:20000/60000/150000,"
            "1000000:10:gaussian:20000/50000/103804")
@@ -34,13 +33,7 @@ EXTRA = {"clamped_per_iteration": 1000, "shifts": 10}
 
 def run(problem, m: int, draws: int) -> dict:
     method = {"name": "da_mcmc", "records_per_iteration": m, "chains": 4, "draws": draws, "warmup": 500, **EXTRA}
-    t0 = time.perf_counter()
-    res = engine.run_method(problem, method, 1)
-    wall = time.perf_counter() - t0
-    table = engine.summary(res)
-    bulk = [round(float(v)) for v in table["ess_bulk"]]
-    return {"m": m, "wall_s": round(wall, 1), "ess_bulk": bulk, "ess_bulk_per_s": [round(b / wall, 1) for b in bulk],
-            "ess_tail_min": round(float(table["ess_tail"].min())), "r_hat_max": round(float(table["r_hat"].max()), 4)}
+    return {"m": m, **timed_run(problem, method, 1)[1]}
 
 
 def main(argv=None) -> int:
