@@ -385,14 +385,14 @@ def _ancillary_plan(problem: Problem, centre, shift: dict) -> dict | None:
     records near the clamp bound one by one (4,700 to 63,000 of them): the moves' work is
     :func:`engine.methods.da_mcmc.ancillary_work`, in record updates. Of the live map's cells at n = 10^6 the plan
     is picked at Laplace epsilon = 0.1 and Gaussian epsilon = 0.01 and 0.1; at Laplace epsilon = 0.01 the shift
-    chain's estimate stays under three times the plan's (it ran 7.8 s, the plan 34 s with a tenth of its tail ESS). Where SHIFT_IND_J <= J < _ANC_TAIL_J the
-    records the clamp reaches hold part of beta_1's spread, so the plan adds the tail moves, a scan of
-    _ANC_TAIL_SHARE n records an iteration (``tail_work``), which renew them (with the release and chains from
-    seeds 1, 2, 3: Gaussian epsilon = 0.1 at n = 10^6, J = 3.4, beta_1's bulk ESS 1,861 / 4,095 / 2,238 of 8,000
-    in 19-20 s, against 343 / 500 / 103 and R-hat up to 1.028 without them; Laplace epsilon = 1 at n = 10^5,
-    J = 2.6, 453-719 bulk ESS/s against 116-429). From _ANC_TAIL_J on, none: at Laplace epsilon = 1 and n = 10^6
-    (J = 13) the ancillary chain did not converge in two of three runs, tail moves or not. None where they do not
-    apply."""
+    chain's estimate stays under three times the plan's (it ran 7.8 s, the plan 34 s with a tenth of its tail ESS).
+    Where SHIFT_IND_J <= J < _ANC_TAIL_J the records the clamp reaches hold part of beta_1's spread, so the plan
+    adds the tail moves, a scan of _ANC_TAIL_SHARE n records an iteration (``tail_work``), which renew them (with
+    the release and chains from seeds 1, 2, 3: Gaussian epsilon = 0.1 at n = 10^6, J = 3.4, beta_1's bulk ESS 1,861
+    / 4,095 / 2,238 of 8,000 in 19-20 s, against 343 / 500 / 103 and R-hat up to 1.028 without them; Laplace epsilon
+    = 1 at n = 10^5, J = 2.6, 453-719 bulk ESS/s against 116-429). From _ANC_TAIL_J on, none: at Laplace epsilon = 1
+    and n = 10^6 (J = 13) the ancillary chain did not converge in two of three runs, tail moves or not. None where
+    they do not apply."""
     n = problem.model.n
     if n < _ANC_MIN_N or shift["inflation"] >= _ANC_TAIL_J:
         return None
