@@ -22,17 +22,9 @@ from engine.methods.da_mcmc import da_mcmc
 from engine.models import make_model
 from test_regression import _problem
 from test_regression_fast import CLAMPED, CLAMPED_SIGMA, _sbc
+from test_regression_orbit import _split
 
-
-def _split(rec, lo, hi):
-    """The orbit kernel's split of ``rec`` at G = I with a box of zero size (every record safe or clamped)."""
-    n, q = rec.shape
-    k = q + 1
-    arrays = dict(cls=np.empty(n, np.int64), t0=np.zeros((k, k)), sc=np.zeros((2, q, q)), uidx=np.empty(n, np.int64),
-                  upos=np.empty(n, np.int64), ur=np.empty((n, q)), cidx=np.empty(n, np.int64),
-                  cpos=np.empty(n, np.int64), cnt=np.zeros(2, np.int64))
-    ob._resplit(rec, np.eye(k), np.zeros((k, k, k)), lo, hi, *arrays.values())
-    return arrays
+NO_BOX = np.zeros((4, 4, 4))
 
 
 def test_tail_moves_draw_the_models_tail_and_keep_the_split_and_sums_exact():
@@ -49,7 +41,7 @@ def test_tail_moves_draw_the_models_tail_and_keep_the_split_and_sums_exact():
     problem = _problem(model, 1e-9, np.random.default_rng(42), beta=list(beta))
     runner = da_module._Runner(problem)
     lo, hi = np.asarray(model.lo, float), np.asarray(model.hi, float)
-    split = _split(rec, lo, hi)
+    split = _split(rec, np.eye(4), NO_BOX, lo, hi)  # the split at G = I, a box of zero size
     s, xtx, xty, yty = np.empty(9), np.empty((3, 3)), np.empty(3), np.empty(1)
     statistics(rec, lo, hi, s, xtx, xty, yty)
     z = np.column_stack([np.ones(n), rec])
@@ -82,7 +74,7 @@ def test_tail_moves_draw_the_models_tail_and_keep_the_split_and_sums_exact():
     s2, xtx2, xty2, yty2 = np.empty(9), np.empty((3, 3)), np.empty(3), np.empty(1)
     statistics(rec, lo, hi, s2, xtx2, xty2, yty2)
     np.testing.assert_allclose(s, s2, rtol=1e-9, atol=1e-7)
-    fresh = _split(rec, lo, hi)
+    fresh = _split(rec, np.eye(4), NO_BOX, lo, hi)
     np.testing.assert_array_equal(split["cls"], fresh["cls"])
     np.testing.assert_allclose(split["t0"], fresh["t0"], rtol=1e-9, atol=1e-6)
     np.testing.assert_allclose(split["sc"], fresh["sc"], rtol=1e-9, atol=1e-6)
