@@ -15,6 +15,7 @@ normal mean, coin randomized response on a 2x2 table), with the machinery of tes
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 
@@ -25,10 +26,12 @@ from scipy import stats
 import engine
 from engine.kernels import pseudo_marginal as pm_kernels
 from engine.mechanisms import make_mechanism
+from engine.methods import pseudo_marginal as pm_module
 from engine.methods.pseudo_marginal import _setup, choose_particles, pseudo_marginal
 from engine.models import make_model
 from test_engine_exactness import CASE_BY_ID, CASE_IDS, _check_against_exact, problem_of
 from test_engine_sbc import BINS, L, LEVEL, _ranks, _uniformity_pvalue
+from test_regression_fast import CLAMPED
 
 SETTINGS = {"name": "pseudo_marginal", "chains": 4, "draws": 2500, "warmup": 1000}
 
@@ -152,6 +155,73 @@ def test_particles_follow_the_noise_width_and_the_cap_is_reported():
                                    "max_particles": 5}, 2)
     assert r.info["particles_capped"] and r.info["particles"] == [5, 5]
     assert "da_mcmc" in r.info["note"]
+
+
+class _Counted:
+    """pm_kernels with the size of every log_eta_draws call recorded (the pilot's parts)."""
+
+    def __init__(self):
+        self.sizes = []
+
+    def __getattr__(self, name):
+        return getattr(pm_kernels, name)
+
+    def log_eta_draws(self, code, rng, theta, par, sdp, kernel, scale, size, out):
+        self.sizes.append(size)
+        pm_kernels.log_eta_draws(code, rng, theta, par, sdp, kernel, scale, size, out)
+
+
+def _regression(n, mechanism, seed=1, design=None, beta=(-1.79, -2.89, -0.66)):
+    """A regression release at n records (Ju et al.'s design unless ``design``)."""
+    return engine.prepare({"seed": seed, "model": {"name": "linear_regression", "n": n, **(design or {})},
+                           "mechanism": mechanism, "data": {"simulate": {"beta": list(beta)}}})
+
+
+def _pilot(problem, enough=None, parts=True, monkeypatch=None, seed=7):
+    """choose_particles on ``problem`` from the moment estimate: (M, CV^2, the sizes of the draws' calls, the
+    stream's next number after the pilot). ``parts`` False: each batch in one call (the pilot as it was before
+    the parts)."""
+    from engine.methods.pseudo_marginal import _clean, moment_estimate
+    counted = _Counted()
+    setup = dataclasses.replace(_setup(problem), kern=counted)
+    if not parts:
+        monkeypatch.setattr(pm_module, "_PILOT_HEAD_WORK", math.inf)
+    rng = np.random.Generator(np.random.SFC64(seed))
+    m, cv2 = choose_particles(rng, setup, _clean(setup, moment_estimate(problem)), cap=10**7, enough=enough)
+    if not parts:
+        monkeypatch.undo()
+    return m, cv2, counted.sizes, rng.random()
+
+
+def test_the_pilot_draws_a_costly_batch_in_parts_and_stops_where_they_decide(monkeypatch):
+    """Regression at n = 10^4 (a batch of 666 statistics of 10^4 records, 0.4 s). Laplace epsilon = 1 (M about
+    10): no part decides, so the parts 100, 100, 200, 266 give the batch, M, CV^2 and the stream of the batch
+    drawn in one call, to the bit. epsilon = 0.01 (flat weights): the first 100 draws decide M = 1, as the
+    whole batch does. Gaussian rho = 50 (narrow noise, M in the hundreds): with enough = 50 the pilot stops
+    at the first part whose weight is on one draw (ESS < 1.5) and that asks for more than 100 (the second: 100
+    draws cannot ask for more than 69), without it the whole batch is drawn. n = 1,000, Laplace epsilon = 3.5, the clamped design: a heavy tail, but not
+    one draw's (M over twelve seeds 31-136 after the pilot grows to 6,666 draws, and up to twice as much or
+    half as much part way): enough = 50 stops nothing, and the pilot grows as it did. n = 100: a cheap batch
+    (6 x 10^5 record draws), drawn whole."""
+    laplace = _regression(10_000, {"name": "laplace", "epsilon": 1.0})
+    m, cv2, sizes, after = _pilot(laplace)
+    assert sizes == [100, 100, 200, 266] and 2 <= m <= 50
+    assert (m, cv2, [666], after) == _pilot(laplace, parts=False, monkeypatch=monkeypatch)
+    wide = _regression(10_000, {"name": "laplace", "epsilon": 0.01})
+    m, cv2, sizes, _ = _pilot(wide)
+    m_all, cv2_all, sizes_all, _ = _pilot(wide, parts=False, monkeypatch=monkeypatch)
+    assert sizes == [100] and m == m_all == 1 and sizes_all == [666] and cv2 < 0.11 and cv2_all < 0.11
+    narrow = _regression(10_000, {"name": "gaussian", "rho": 50.0})
+    m, _, sizes, _ = _pilot(narrow, enough=50)
+    assert m > 100 and sizes == [100, 100], (m, sizes)
+    m_all, _, sizes_all, _ = _pilot(narrow)
+    assert m_all > 50 and sizes_all == [100, 100, 200, 266]
+    grown = _regression(1000, {"name": "laplace", "epsilon": 3.5}, seed=2, design=CLAMPED, beta=(0.5, 2.0, -1.0))
+    m, cv2, sizes, after = _pilot(grown, enough=50, seed=0)
+    assert sizes == [100, 100, 200, 400, 800, 400, 6666] and m > 2, (m, sizes)
+    assert (m, cv2, [2000, 6666], after) == _pilot(grown, enough=50, parts=False, monkeypatch=monkeypatch, seed=0)
+    _, _, sizes, _ = _pilot(_regression(100, {"name": "laplace", "epsilon": 1.0}))
+    assert sizes[0] == 2000 and len(set(sizes)) == len(sizes)  # whole batches (growing x8 while the ESS < 100)
 
 
 @pytest.mark.parametrize("table, field", [

@@ -119,6 +119,10 @@ _ANC_WINDOW = 200
 _ANC_REFRESH = 100
 _ANC_IAT = 1.2                    # autocorrelation time (bulk ESS 6,000-7,500 of 8,000 draws, J < SHIFT_IND_J)
 _ANC_MARGIN = 3.0                 # picked only where this many times cheaper than the shift plan's estimate
+_HOPELESS_PARTICLES = 50          # a regression or custom particle is n simulated records: past this many the
+                                  # pseudo-marginal fallback is not tried (auto)
+_PILOT_MARGIN = 4.0               # the regression pilot stops past this many times the particles at which the
+                                  # two estimates meet (choose_particles' ``enough``)
 _ANC_TAIL_J = 5.0                 # SHIFT_IND_J <= J < this: the ancillary plan adds the tail moves (tail_records)
 _ANC_TAIL_SHARE = 0.02            # ... scanning this share of the n records an iteration
 _ANC_TAIL_IAT = 4.3               # ... autocorrelation time (beta_1's bulk ESS 1,861-4,095 of 8,000, README)
@@ -423,12 +427,13 @@ def _choose_regression(problem: Problem, rng: np.random.Generator) -> tuple[str,
     centre = _clean(setup, moment_estimate(problem))
     n = model.n
     t_rec, t_sim = _UNIT_COST_NS["linear_regression"]
-    da = None
-    if not model.unknown_sigma and n >= _PILOT_SKIP_N:
-        da = _regression_da_plan(problem, centre)
-        if da["cost_da"] < t_sim * n * _REGRESSION_PM_ITER_PER_ESS:  # below even one particle's cost: no pilot
-            return _regression_verdict(problem, da, None, None)
-    m, cv2 = choose_particles(rng, setup, centre, cap=10**7)
+    da = None if model.unknown_sigma else _regression_da_plan(problem, centre)
+    if da is not None and n >= _PILOT_SKIP_N and da["cost_da"] < t_sim * n * _REGRESSION_PM_ITER_PER_ESS:
+        return _regression_verdict(problem, da, None, None)  # below even one particle's cost: no pilot
+    # the pilot may stop where its count could not matter: past _HOPELESS_PARTICLES (the fallback's limit) and
+    # _PILOT_MARGIN times the count at which the two estimates meet (sigma known), both (choose_particles' enough)
+    par = 0.0 if da is None else _PILOT_MARGIN * da["cost_da"] / (t_sim * n * _REGRESSION_PM_ITER_PER_ESS)
+    m, cv2 = choose_particles(rng, setup, centre, cap=10**7, enough=int(max(_HOPELESS_PARTICLES, par)))
     if model.unknown_sigma:  # no surrogate for sigma^2: one or two particles decide, as before
         numbers = {"particles_needed": m, "cv2": cv2}
         if m <= 2:
@@ -439,7 +444,7 @@ def _choose_regression(problem: Problem, rng: np.random.Generator) -> tuple[str,
         return "da_mcmc", (f"the noise is narrow next to the statistic's spread: the pseudo-marginal sampler would "
                            f"need about {_many(m, 'simulated data set')} of n = {n:,} records per step for a precise "
                            "likelihood estimate (the rule runs it at one or two)"), numbers
-    return _regression_verdict(problem, da or _regression_da_plan(problem, centre), m, cv2)
+    return _regression_verdict(problem, da, m, cv2)
 
 
 def _regression_da_plan(problem: Problem, centre) -> dict:
@@ -659,15 +664,16 @@ def auto(problem: Problem, rng: np.random.Generator, *, chains: int = 4, draws: 
     best = (result, verdict)
     if verdict.applicable and not verdict.converged:
         other = "da_mcmc" if picked == "pseudo_marginal" else "pseudo_marginal"
-        # a regression (or custom) particle is n simulated records: past 50 of them the other chain cannot do better;
-        # no pilot at all (particles_needed None) where DA-MCMC's estimate was below even one particle's cost
+        # a regression (or custom) particle is n simulated records: past _HOPELESS_PARTICLES of them the other chain
+        # cannot do better; no pilot at all (particles_needed None) where DA-MCMC's estimate was below even one
+        # particle's cost
         need = numbers.get("particles_needed", 0)
         hopeless = ((isinstance(problem.model, CustomModel) or problem.model.name == "linear_regression")
-                    and (need is None or need > 50))
+                    and (need is None or need > _HOPELESS_PARTICLES))
         skip = None
         if _release_serves(problem, other) and hopeless:
             skip = (f"the pilot asks for {_many(need, 'simulated data set')} of n = {problem.model.n:,} records per "
-                    "step (the limit is 50)" if need is not None else
+                    f"step (the limit is {_HOPELESS_PARTICLES})" if need is not None else
                     "DA-MCMC's estimated cost per effective draw is below that of one simulated data set of "
                     f"n = {problem.model.n:,} records per step")
             attempts.append({"method": other, "converged": None, "skipped": skip})
