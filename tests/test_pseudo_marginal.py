@@ -199,10 +199,10 @@ def test_the_pilot_draws_a_costly_batch_in_parts_and_stops_where_they_decide(mon
     drawn in one call, to the bit. epsilon = 0.01 (flat weights): the first 100 draws decide M = 1, as the
     whole batch does. Gaussian rho = 50 (narrow noise, M in the hundreds): with enough = 50 the pilot stops
     at the first part whose weight is on one draw (ESS < 1.5) and that asks for more than 100 (the second: 100
-    draws cannot ask for more than 69), without it the whole batch is drawn. n = 1,000, Laplace epsilon = 3.5, the clamped design: a heavy tail, but not
-    one draw's (M over twelve seeds 31-136 after the pilot grows to 6,666 draws, and up to twice as much or
-    half as much part way): enough = 50 stops nothing, and the pilot grows as it did. n = 100: a cheap batch
-    (6 x 10^5 record draws), drawn whole."""
+    draws cannot ask for more than 69), without it the whole batch is drawn. n = 1,000, Laplace epsilon = 3.5,
+    the clamped design: a heavy tail, but not one draw's (M over twelve seeds 31-136 after the pilot grows to
+    6,666 draws, and up to twice as much or half as much part way): enough = 50 stops nothing, and the pilot
+    grows as it did. n = 100: a cheap batch (6 x 10^5 record draws), drawn whole."""
     laplace = _regression(10_000, {"name": "laplace", "epsilon": 1.0})
     m, cv2, sizes, after = _pilot(laplace)
     assert sizes == [100, 100, 200, 266] and 2 <= m <= 50
