@@ -175,7 +175,7 @@ TARGET_LOG_SD = 1.2             # sd of log L_hat at the posterior bulk (Doucet 
 DEFAULT_MAX_PARTICLES = 20_000  # beyond this the noise is too narrow for the estimator: use da_mcmc
 _PILOT_MIN, _PILOT_MAX = 2_000, 512_000
 _PILOT_WORK = 20_000_000        # record draws a pilot may spend on the normal model (M x n each)
-_PILOT_HEAD = 100               # the first batch's head (a tenth of it where larger), read before the rest ...
+_PILOT_HEAD = 100               # the first batch's first part (then parts doubling what is drawn), each read ...
 _PILOT_HEAD_WORK = 2_000_000    # ... where the batch costs at least this many record draws (regression n >= 334)
 _PILOT_FLAT = 0.9               # draws whose weights' ESS is this share of them decide M = 1
 _PILOT_ONE = 1.5                # draws whose weights' ESS is below this carry their weight on one draw
