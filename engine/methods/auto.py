@@ -426,14 +426,15 @@ def _choose_regression(problem: Problem, rng: np.random.Generator) -> tuple[str,
     setup = _setup(problem)
     centre = _clean(setup, moment_estimate(problem))
     n = model.n
-    t_rec, t_sim = _UNIT_COST_NS["linear_regression"]
+    _, t_sim = _UNIT_COST_NS["linear_regression"]
+    one_particle = t_sim * n * _REGRESSION_PM_ITER_PER_ESS  # the pseudo-marginal cost per effective draw at M = 1
     da = None if model.unknown_sigma else _regression_da_plan(problem, centre)
-    if da is not None and n >= _PILOT_SKIP_N and da["cost_da"] < t_sim * n * _REGRESSION_PM_ITER_PER_ESS:
+    if da is not None and n >= _PILOT_SKIP_N and da["cost_da"] < one_particle:
         return _regression_verdict(problem, da, None, None)  # below even one particle's cost: no pilot
     # the pilot may stop where its count could not matter: past _HOPELESS_PARTICLES (the fallback's limit) and
     # _PILOT_MARGIN times the count at which the two estimates meet (sigma known), both (choose_particles' enough)
-    par = 0.0 if da is None else _PILOT_MARGIN * da["cost_da"] / (t_sim * n * _REGRESSION_PM_ITER_PER_ESS)
-    m, cv2 = choose_particles(rng, setup, centre, cap=10**7, enough=int(max(_HOPELESS_PARTICLES, par)))
+    meet = 0.0 if da is None else da["cost_da"] / one_particle
+    m, cv2 = choose_particles(rng, setup, centre, cap=10**7, enough=int(max(_HOPELESS_PARTICLES, _PILOT_MARGIN * meet)))
     if model.unknown_sigma:  # no surrogate for sigma^2: one or two particles decide, as before
         numbers = {"particles_needed": m, "cv2": cv2}
         if m <= 2:
